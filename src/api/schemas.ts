@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+/** Schemas shared by several resources. Resource-specific ones live beside their routes. */
+
+export const Role = z.enum(['owner', 'editor', 'commenter', 'viewer']);
+export const Visibility = z.enum(['private', 'org', 'unlisted', 'public']);
+export const Slug = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be kebab-case: lowercase letters and digits separated by single hyphens');
+export const Email = z.email().max(254);
+export const IsoDateTime = z.iso.datetime({ offset: true });
+
+export const Principal = z
+  .object({
+    principalType: z.enum(['user', 'agent']),
+    id: z.string(),
+    name: z.string(),
+    avatarUrl: z.string().nullable(),
+  })
+  .meta({ id: 'Principal' });
+
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+    requestId: z.string(),
+  })
+  .meta({ id: 'Error' });
+
+export const RateLimitedBody = z
+  .object({
+    code: z.literal('rate_limited'),
+    endpoint: z.string(),
+    limit: z.number().int(),
+    window: z.string(),
+    resetAt: IsoDateTime,
+    message: z.string(),
+    requestId: z.string(),
+  })
+  .meta({ id: 'RateLimited' });
+
+export const OverLimitBody = z
+  .object({
+    code: z.literal('over_limit'),
+    limit: z.string(),
+    current: z.number().int(),
+    cap: z.number().int(),
+    message: z.string(),
+    upgrade_url: z.string(),
+    details: z.object({ upgrade: z.record(z.string(), z.unknown()), increase: z.record(z.string(), z.unknown()) }),
+    requestId: z.string(),
+  })
+  .meta({ id: 'OverLimit' });
+
+export const Ok = z.object({ ok: z.literal(true) });
+
+/** Documented error responses, spread into a route's `response` map. */
+export const errorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+  422: ErrorBody,
+  429: RateLimitedBody,
+  500: ErrorBody,
+};
+
+export const toIso = (date: Date | string | null | undefined): string | null =>
+  date == null ? null : (date instanceof Date ? date : new Date(date)).toISOString();

@@ -1,0 +1,88 @@
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { registerRoutes } from './api/index';
+import { errors } from './errors';
+import { resolveActor } from './http/authenticate';
+import { handleError, handleNotFound } from './http/error-handler';
+import { registerOpenApi } from './http/openapi';
+import { requestIdFor } from './http/request-id';
+import type { App } from './http/types';
+import type { Services } from './services';
+
+export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
+
+/**
+ * The app factory shared by `main` and the tests: platform plugins first
+ * (ids, errors, CORS, cookies, OpenAPI, caller resolution), then every
+ * resource's routes. It does not listen; the caller decides.
+ */
+export async function buildApp(services: Services): Promise<App> {
+  const app = Fastify({
+    loggerInstance: services.log,
+    genReqId: requestIdFor,
+    bodyLimit: JSON_BODY_LIMIT,
+    trustProxy: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+  acceptEmptyJsonBodies(app);
+
+  app.decorateRequest('actor', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(cors, {
+    origin: true,
+    credentials: true,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    exposedHeaders: [
+      'x-request-id',
+      'retry-after',
+      'x-ratelimit-monthly-cap',
+      'x-ratelimit-monthly-used',
+      'x-ratelimit-monthly-reset',
+      'x-ratelimit-burst-remaining',
+      'x-ratelimit-burst-reset',
+      'idempotent-replayed',
+      'deprecation',
+      'link',
+    ],
+  });
+  await app.register(cookie);
+  await registerOpenApi(app, services);
+
+  app.addHook('onRequest', async (request) => {
+    // Unknown routes skip authentication so they answer 404, not 401.
+    const mode = request.routeOptions.url === undefined ? 'none' : (request.routeOptions.config?.auth ?? 'required');
+    if (mode === 'none') return;
+    const { actor, invalid } = await resolveActor(services, request);
+    const presentedBearer = Boolean(request.headers.authorization);
+    if (invalid && (presentedBearer || mode === 'required')) throw errors.unauthorized('Invalid or revoked credentials.');
+    if (!actor && mode === 'required') throw errors.unauthorized();
+    request.actor = actor;
+  });
+
+  await app.register(async (scope) => registerRoutes(scope as App, services));
+  return app;
+}
+
+/** Clients often send `Content-Type: application/json` with no body on POST/DELETE; that means "no body", not an error. */
+function acceptEmptyJsonBodies(app: FastifyInstance<any, any, any, any, any>) {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = (body as string).trim();
+    if (text === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(errors.badRequest('The request body is not valid JSON.'), undefined);
+    }
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * Every error a client can see. Routes and the domain throw these; the HTTP
+ * error handler turns them into the documented body, so no route formats
+ * an error by hand.
+ */
+
+export type ErrorDetail = { path: string[]; code: string; message: string };
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** The documented `{ error: { code, message, details? } }` body, without `requestId`. */
+  body(): Record<string, unknown> {
+    return {
+      error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) },
+    };
+  }
+}
+
+/** Errors whose body is not the standard envelope (the spec fixes their shape). */
+export class RateLimitedError extends ApiError {
+  constructor(
+    readonly endpoint: string,
+    readonly limit: number,
+    readonly window: string,
+    readonly resetAt: Date,
+    now: Date = new Date(),
+  ) {
+    const retryAfter = Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
+    super(429, 'rate_limited', `Too many requests to ${endpoint}: at most ${limit} per ${window}. Retry in ${retryAfter} s.`, undefined, {
+      'retry-after': String(retryAfter),
+    });
+  }
+  override body() {
+    return {
+      code: 'rate_limited',
+      endpoint: this.endpoint,
+      limit: this.limit,
+      window: this.window,
+      resetAt: this.resetAt.toISOString(),
+      message: this.message,
+    };
+  }
+}
+
+export type OverLimitHints = { plan: string; upgradeUrl: string };
+
+export class OverLimitError extends ApiError {
+  constructor(
+    readonly limit: string,
+    readonly current: number,
+    readonly cap: number,
+    readonly hints: OverLimitHints,
+  ) {
+    super(402, 'over_limit', `The ${hints.plan} plan allows ${cap} ${limit.replace(/_/g, ' ')}; this organisation is at ${current}.`);
+  }
+  override body() {
+    return {
+      code: 'over_limit',
+      limit: this.limit,
+      current: this.current,
+      cap: this.cap,
+      message: this.message,
+      upgrade_url: this.hints.upgradeUrl,
+      details: {
+        upgrade: {
+          message: 'Upgrade the plan to raise this cap at once.',
+          mcpTool: 'upgrade_plan',
+          api: 'POST /api/billing/upgrade',
+          plan: this.hints.plan === 'free' ? 'pro' : 'scale',
+        },
+        increase: { mcpTool: 'request_limit_increase', api: 'POST /api/billing/request-limit-increase' },
+      },
+    };
+  }
+}
+
+export const errors = {
+  badRequest: (message: string, details?: ErrorDetail[]) => new ApiError(400, 'bad_request', message, details),
+  validation: (message: string, details?: ErrorDetail[]) => new ApiError(422, 'validation', message, details),
+  unauthorized: (message = 'Authentication required: send a session cookie or an Authorization: Bearer key.') =>
+    new ApiError(401, 'unauthorized', message),
+  elevationRequired: (scope: string) =>
+    new ApiError(401, 'elevation_required', `This action needs a recent elevation for scope "${scope}": call POST /api/me/elevate.`, {
+      requiredScope: scope,
+    }),
+  forbidden: (message = 'You do not have permission to do this.') => new ApiError(403, 'forbidden', message),
+  notFound: (what = 'Resource') => new ApiError(404, 'not_found', `${what} not found.`),
+  conflict: (message: string, details?: unknown) => new ApiError(409, 'conflict', message, details),
+  ambiguousSlug: (slug: string, canonicalPaths: string[]) =>
+    new ApiError(400, 'ambiguous_slug', `The slug "${slug}" names workspaces in several organisations; use an org-prefixed path.`, {
+      hint: canonicalPaths,
+    }),
+  payloadTooLarge: (message: string) => new ApiError(413, 'payload_too_large', message),
+  storageQuota: (current: number, cap: number) =>
+    new ApiError(413, 'storage_quota', 'This upload would exceed the organisation storage quota.', { current, cap }),
+  internal: () => new ApiError(500, 'internal', 'Internal server error.'),
+};

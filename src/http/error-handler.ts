@@ -1,0 +1,64 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ApiError, errors, type ErrorDetail } from '../errors';
+
+/**
+ * Zod issue codes that mean the request has the wrong shape (400) rather
+ * than a well-shaped value breaking a constraint (422), per API-DECISIONS.
+ */
+const SHAPE_ISSUES = new Set(['invalid_type', 'invalid_value', 'unrecognized_keys', 'invalid_union', 'invalid_key', 'invalid_element']);
+
+type ValidationIssue = { keyword: string; instancePath: string; message: string };
+
+function detailsOf(context: string | undefined, issues: ValidationIssue[]): ErrorDetail[] {
+  return issues.map((issue) => {
+    const segments = issue.instancePath.split('/').filter(Boolean);
+    const root = context && context !== 'body' ? [context] : [];
+    return { path: [...root, ...segments], code: issue.keyword, message: issue.message };
+  });
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError & { validationContext?: string };
+  if (hasZodFastifySchemaValidationErrors(fastifyError)) {
+    const issues = fastifyError.validation as unknown as ValidationIssue[];
+    const details = detailsOf(fastifyError.validationContext, issues);
+    const isShapeProblem = issues.some((issue) => SHAPE_ISSUES.has(issue.keyword));
+    const summary = details.map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`).join('; ');
+    return isShapeProblem ? errors.badRequest(`Malformed request. ${summary}`, details) : errors.validation(`Invalid value. ${summary}`, details);
+  }
+  switch (fastifyError?.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.badRequest('The request body is not valid JSON.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+      return errors.payloadTooLarge('The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported_media_type', 'Unsupported Content-Type for this route.');
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return errors.badRequest('Expected a multipart/form-data body.');
+  }
+  if (fastifyError instanceof SyntaxError) return errors.badRequest('The request body is not valid JSON.');
+  const status = fastifyError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError(status, status === 404 ? 'not_found' : 'bad_request', fastifyError.message);
+  }
+  return errors.internal();
+}
+
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const apiError = toApiError(error);
+  if (apiError.statusCode >= 500) {
+    // The stack goes to the log, never to the client.
+    request.log.error({ err: error }, 'request failed');
+  }
+  if (apiError.headers) reply.headers(apiError.headers);
+  return reply.status(apiError.statusCode).send({ ...apiError.body(), requestId: request.id });
+}
+
+export function handleNotFound(request: FastifyRequest, reply: FastifyReply) {
+  return handleError(errors.notFound(`Route ${request.method} ${request.url.split('?')[0]}`), request, reply);
+}

@@ -1,0 +1,27 @@
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Actor } from './actor';
+import type { RateLimitRule } from '../limits/rules';
+
+/** The Fastify instance every route module receives, typed by zod schemas. */
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `required` (default): 401 without a caller. `optional`: anonymous allowed. `none`: credentials ignored. */
+    auth?: 'required' | 'optional' | 'none';
+    /** Burst limits checked before the handler, after validation (keys may read the body). */
+    rateLimits?: RateLimitRule[];
+    /** False for the documented exemptions from the monthly API-call counter. */
+    metered?: boolean;
+  }
+  interface FastifyRequest {
+    actor: Actor | null;
+  }
+}

@@ -1,0 +1,92 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { migrations } from './migrations/index';
+import { PGliteDialect } from './pglite-dialect';
+import type { Database } from './schema';
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+/** A repository function takes either the database or an open transaction. */
+export type Executor = Db | Tx;
+
+export type DatabaseHandle = {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+};
+
+const INT8_OID = 20;
+
+/**
+ * Opens Postgres when a URL is given, else embedded PGlite in `dataDir/pglite`,
+ * and runs pending migrations either way: both dialects share one migration set.
+ */
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<DatabaseHandle> {
+  const handle = options.databaseUrl
+    ? openPostgres(options.databaseUrl)
+    : await openPGlite(path.join(options.dataDir, 'pglite'));
+  try {
+    await migrateToLatest(handle.db);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return handle;
+}
+
+function kysely(dialect: ConstructorParameters<typeof Kysely<Database>>[0]['dialect']): Db {
+  // Nested keys are kept: JSON columns hold user data (row cells) whose keys are not ours.
+  return new Kysely<Database>({ dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] });
+}
+
+function openPostgres(url: string): DatabaseHandle {
+  // Counts and identities are int8; they stay far below 2^53, so plain numbers are safe.
+  pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const db = kysely(new PostgresDialect({ pool }));
+  return {
+    db,
+    kind: 'postgres',
+    ping: () => ping(db),
+    close: () => db.destroy(),
+  };
+}
+
+async function openPGlite(dir: string): Promise<DatabaseHandle> {
+  await fs.mkdir(dir, { recursive: true });
+  const pglite = await PGlite.create(dir, {
+    parsers: { [INT8_OID]: (value: string) => Number(value) },
+  });
+  const db = kysely(new PGliteDialect(pglite));
+  return {
+    db,
+    kind: 'pglite',
+    ping: () => ping(db),
+    close: () => db.destroy(),
+  };
+}
+
+async function ping(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${(error as Error)?.message ?? 'unknown error'}`);
+  }
+}

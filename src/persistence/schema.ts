@@ -1,0 +1,225 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Table types as Kysely sees them (camelCase through CamelCasePlugin). */
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export type Role = 'owner' | 'editor' | 'commenter' | 'viewer';
+export type PrincipalKind = 'user' | 'agent';
+export type Visibility = 'private' | 'org' | 'unlisted' | 'public';
+export type PlanName = 'free' | 'pro' | 'scale';
+export type SurfaceKind = 'table' | 'doc' | 'html' | 'files';
+
+export interface OrgsTable {
+  id: string;
+  slug: string;
+  name: string;
+  plan: ColumnType<PlanName, PlanName | undefined, PlanName>;
+  defaultWorkspaceVisibility: ColumnType<'org' | 'private', 'org' | 'private' | undefined, 'org' | 'private'>;
+  personal: ColumnType<boolean, boolean | undefined, boolean>;
+  paymentCustomerId: string | null;
+  paymentSubscriptionId: string | null;
+  pendingDowngradeAt: NullableTimestamp;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface PrincipalsTable {
+  id: string;
+  kind: PrincipalKind;
+  name: string;
+  avatarUrl: string | null;
+  createdAt: Timestamp;
+}
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  primaryOrgId: string | null;
+  createdAt: Timestamp;
+  lastSignInAt: NullableTimestamp;
+}
+
+export interface AgentsTable {
+  id: string;
+  orgId: string;
+  ownerUserId: string;
+  modelHint: string | null;
+  createdAt: Timestamp;
+  lastUsedAt: NullableTimestamp;
+}
+
+export interface OrgMembersTable {
+  orgId: string;
+  userId: string;
+  role: Role;
+  joinedAt: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  tokenHash: string;
+  userId: string;
+  createdAt: Timestamp;
+  lastSeenAt: Timestamp;
+  expiresAt: Timestamp;
+  revokedAt: NullableTimestamp;
+  userAgent: string | null;
+}
+
+export interface MagicLinksTable {
+  tokenHash: string;
+  email: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  usedAt: NullableTimestamp;
+}
+
+export interface ElevationGrantsTable {
+  sessionId: string;
+  scope: string;
+  expiresAt: Timestamp;
+}
+
+export interface ElevationCodesTable {
+  sessionId: string;
+  scope: string;
+  codeHash: string;
+  expiresAt: Timestamp;
+  attempts: ColumnType<number, number | undefined, number>;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  orgId: string;
+  slug: string;
+  name: string;
+  mode: 'table' | 'doc';
+  visibility: Visibility;
+  commentsOnPublicShare: ColumnType<boolean, boolean | undefined, boolean>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  archivedAt: NullableTimestamp;
+  archivedById: string | null;
+  archivedByType: PrincipalKind | null;
+}
+
+export interface SurfacesTable {
+  id: string;
+  workspaceId: string;
+  slug: string;
+  kind: SurfaceKind;
+  name: string;
+  position: number;
+  createdAt: Timestamp;
+  deletedAt: NullableTimestamp;
+}
+
+export interface MembershipsTable {
+  workspaceId: string;
+  principalId: string;
+  principalType: PrincipalKind;
+  role: Role;
+  viaUserId: string | null;
+  pinnedAt: NullableTimestamp;
+  joinedAt: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  orgId: string;
+  agentId: string;
+  ownerUserId: string;
+  name: string;
+  prefix: string;
+  secretHash: string;
+  scopeWorkspaceId: string | null;
+  role: Exclude<Role, 'owner'>;
+  createdAt: Timestamp;
+  lastUsedAt: NullableTimestamp;
+  revokedAt: NullableTimestamp;
+}
+
+export interface InvitesTable {
+  id: string;
+  kind: 'workspace' | 'org';
+  orgId: string;
+  workspaceId: string | null;
+  email: string;
+  role: Role;
+  tokenHash: string;
+  invitedById: string;
+  createdAt: Timestamp;
+  lastSentAt: Timestamp;
+  expiresAt: Timestamp;
+  acceptedAt: NullableTimestamp;
+  acceptedByUserId: string | null;
+  revokedAt: NullableTimestamp;
+}
+
+export interface WaitlistTable {
+  email: string;
+  source: string | null;
+  ref: string | null;
+  allowed: ColumnType<boolean, boolean | undefined, boolean>;
+  createdAt: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  owner: string;
+  key: string;
+  requestHash: string;
+  statusCode: number;
+  responseBody: string;
+  createdAt: Timestamp;
+}
+
+export interface ApiUsageTable {
+  orgId: string;
+  period: string;
+  calls: ColumnType<number, number | undefined, number>;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  orgId: string;
+  workspaceId: string | null;
+  event: string;
+  subjectId: string | null;
+  principalId: string | null;
+  record: ColumnType<unknown, string, string>;
+  createdAt: Timestamp;
+}
+
+export interface Database {
+  orgs: OrgsTable;
+  principals: PrincipalsTable;
+  users: UsersTable;
+  agents: AgentsTable;
+  orgMembers: OrgMembersTable;
+  sessions: SessionsTable;
+  magicLinks: MagicLinksTable;
+  elevationGrants: ElevationGrantsTable;
+  elevationCodes: ElevationCodesTable;
+  workspaces: WorkspacesTable;
+  surfaces: SurfacesTable;
+  memberships: MembershipsTable;
+  apiKeys: ApiKeysTable;
+  invites: InvitesTable;
+  waitlist: WaitlistTable;
+  idempotencyKeys: IdempotencyKeysTable;
+  apiUsage: ApiUsageTable;
+  events: EventsTable;
+}
+
+export type Org = Selectable<OrgsTable>;
+export type User = Selectable<UsersTable>;
+export type Workspace = Selectable<WorkspacesTable>;
+export type Surface = Selectable<SurfacesTable>;
+export type Membership = Selectable<MembershipsTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+export type NewWorkspace = Insertable<WorkspacesTable>;
+export type WorkspaceUpdate = Updateable<WorkspacesTable>;

@@ -1,0 +1,71 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { openDatabase } from '../../src/persistence/database';
+
+/**
+ * Test databases. A fresh PGlite directory takes seconds to initialise, so
+ * global setup migrates one template and every test copies it. On Postgres
+ * (TEST_DATABASE_URL) each test app gets its own database cloned from a
+ * migrated template database.
+ */
+
+export const TEMPLATE_DIR = path.resolve('.test-data/template');
+const TEMPLATE_DB = 'trellis_test_template';
+
+export function testDatabaseUrl(): string | undefined {
+  return process.env.TEST_DATABASE_URL || undefined;
+}
+
+export async function prepareTemplate(): Promise<void> {
+  const url = testDatabaseUrl();
+  if (url) {
+    await withAdminClient(url, async (client) => {
+      await client.query(`drop database if exists ${TEMPLATE_DB} with (force)`);
+      await client.query(`create database ${TEMPLATE_DB}`);
+    });
+    const handle = await openDatabase({ databaseUrl: withDatabase(url, TEMPLATE_DB), dataDir: os.tmpdir() });
+    await handle.close();
+    return;
+  }
+  await fs.rm(TEMPLATE_DIR, { recursive: true, force: true });
+  const handle = await openDatabase({ dataDir: TEMPLATE_DIR });
+  await handle.close();
+}
+
+/** A data dir (always) and, on Postgres, a database URL for one test app. */
+export async function freshDataStore(): Promise<{ dataDir: string; databaseUrl?: string; dispose(): Promise<void> }> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-test-'));
+  const url = testDatabaseUrl();
+  if (url) {
+    const name = `trellis_test_${path.basename(dataDir).replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+    await withAdminClient(url, (client) => client.query(`create database ${name} template ${TEMPLATE_DB}`));
+    return {
+      dataDir,
+      databaseUrl: withDatabase(url, name),
+      dispose: async () => {
+        await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`)).catch(() => {});
+        await fs.rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  await fs.cp(TEMPLATE_DIR, dataDir, { recursive: true });
+  return { dataDir, dispose: () => fs.rm(dataDir, { recursive: true, force: true }) };
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
