@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { elevate, ELEVATION_SCOPES } from '../domain/elevation';
+import { errors } from '../errors';
+import { requireActor } from '../http/authenticate';
+import type { Actor } from '../http/actor';
+import type { App } from '../http/types';
+import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, updatePrincipalProfile } from '../persistence/accounts';
+import { authorizeOrg } from '../policy/index';
+import type { Services } from '../services';
+import { errorResponses, Principal, toIso } from './schemas';
+
+const Me = z
+  .object({
+    principal: Principal,
+    user: z.object({ id: z.string(), email: z.string(), name: z.string(), avatarUrl: z.string().nullable(), createdAt: z.string() }),
+    agent: z.object({ id: z.string(), name: z.string(), keyId: z.string(), role: z.string(), scopeWorkspaceId: z.string().nullable() }).nullable(),
+    org: z.object({ id: z.string(), slug: z.string(), name: z.string(), plan: z.enum(['free', 'pro', 'scale']) }).nullable(),
+  })
+  .meta({ id: 'Me', description: 'The caller. For an API key, `agent` is the key\'s agent and `user` its owner.' });
+
+const ProfilePatch = z.strictObject({
+  name: z.string().trim().min(1).max(100).optional(),
+  avatarUrl: z.url().max(2000).nullable().optional(),
+});
+
+const OrgSettings = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    defaultWorkspaceVisibility: z.enum(['org', 'private']),
+    plan: z.enum(['free', 'pro', 'scale']),
+    role: z.enum(['owner', 'editor', 'commenter', 'viewer']),
+  })
+  .meta({ id: 'OrgSettings' });
+
+const OrgPatch = z.strictObject({
+  name: z.string().trim().min(1).max(100).optional(),
+  defaultWorkspaceVisibility: z.enum(['org', 'private']).optional(),
+});
+
+const ElevateRequest = z.strictObject({ scope: z.enum(ELEVATION_SCOPES), code: z.string().regex(/^\d{6}$/, 'must be the 6-digit code').optional() });
+const ElevateResponse = z.union([
+  z.object({ scope: z.enum(ELEVATION_SCOPES), expiresAt: z.string() }),
+  z.object({ status: z.literal('code_sent') }),
+]);
+
+async function presentMe(services: Services, actor: Actor): Promise<z.infer<typeof Me>> {
+  const [user, org] = await Promise.all([
+    findUserById(services.db, actor.userId),
+    actor.orgId ? findOrgById(services.db, actor.orgId) : undefined,
+  ]);
+  if (!user) throw errors.unauthorized();
+  return {
+    principal: actor.principal,
+    user: { id: user.id, email: user.email, name: user.name, avatarUrl: user.avatarUrl, createdAt: toIso(user.createdAt)! },
+    agent: actor.key
+      ? { id: actor.principal.id, name: actor.principal.name, keyId: actor.key.id, role: actor.key.role, scopeWorkspaceId: actor.key.scopeWorkspaceId }
+      : null,
+    org: org ? { id: org.id, slug: org.slug, name: org.name, plan: org.plan } : null,
+  };
+}
+
+async function presentOrg(services: Services, actor: Actor): Promise<z.infer<typeof OrgSettings>> {
+  if (!actor.orgId) throw errors.notFound('Organisation');
+  const [org, role] = await Promise.all([findOrgById(services.db, actor.orgId), findOrgRole(services.db, actor.orgId, actor.userId)]);
+  if (!org || !role) throw errors.notFound('Organisation');
+  return { id: org.id, slug: org.slug, name: org.name, defaultWorkspaceVisibility: org.defaultWorkspaceVisibility, plan: org.plan, role };
+}
+
+function requireHuman(actor: Actor) {
+  if (actor.via === 'key') throw errors.forbidden('This action is for people signed in with a session, not API keys.');
+}
+
+export async function meRoutes(app: App, services: Services) {
+  app.get(
+    '/api/me',
+    { schema: { summary: 'The caller and their organisation', tags: ['me'], response: { 200: Me, ...errorResponses } }, config: { metered: false } },
+    async (request) => presentMe(services, requireActor(request)),
+  );
+
+  app.patch(
+    '/api/me',
+    { schema: { summary: 'Update name or avatar', tags: ['me'], body: ProfilePatch, response: { 200: Me, ...errorResponses } } },
+    async (request) => {
+      const actor = requireActor(request);
+      requireHuman(actor);
+      await updatePrincipalProfile(services.db, actor.userId, request.body);
+      return presentMe(services, { ...actor, principal: { ...actor.principal, ...request.body } });
+    },
+  );
+
+  app.delete(
+    '/api/me/sessions',
+    {
+      schema: {
+        summary: 'Sign out every browser session',
+        description: 'Revokes sessions only; API keys stay valid (revoke them with DELETE /api/keys/{id}).',
+        tags: ['me'],
+        response: { 200: z.object({ revokedSessions: z.number().int() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      requireHuman(actor);
+      return { revokedSessions: await revokeUserSessions(services.db, actor.userId, services.clock.now()) };
+    },
+  );
+
+  app.get(
+    '/api/me/org',
+    { schema: { summary: 'Organisation settings', tags: ['me'], response: { 200: OrgSettings, ...errorResponses } } },
+    async (request) => presentOrg(services, requireActor(request)),
+  );
+
+  app.patch(
+    '/api/me/org',
+    { schema: { summary: 'Update organisation settings (owner)', tags: ['me'], body: OrgPatch, response: { 200: OrgSettings, ...errorResponses } } },
+    async (request) => {
+      const actor = requireActor(request);
+      requireHuman(actor);
+      if (!actor.orgId) throw errors.notFound('Organisation');
+      authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'update_org');
+      await updateOrg(services.db, actor.orgId, request.body);
+      return presentOrg(services, actor);
+    },
+  );
+
+  app.post(
+    '/api/me/elevate',
+    {
+      schema: {
+        summary: 'Elevate the session for one sensitive scope (sudo mode)',
+        description:
+          'Grants at once when the session signed in within 15 minutes; otherwise mails a 6-digit code (`{ status: "code_sent" }`) to send back as `code`. A grant lasts 15 minutes after its last use.',
+        tags: ['me'],
+        body: ElevateRequest,
+        response: { 200: ElevateResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const result = await elevate(services, requireActor(request), request.body.scope, request.body.code);
+      return 'expiresAt' in result ? { scope: result.scope, expiresAt: result.expiresAt.toISOString() } : result;
+    },
+  );
+}

@@ -1,0 +1,129 @@
+import { errors } from '../errors';
+import { newId } from '../lib/ids';
+import { hashToken, randomToken } from '../lib/secrets';
+import {
+  addOrgMember,
+  addToWaitlist,
+  consumeMagicLink,
+  findUserByEmail,
+  hasPendingInvite,
+  insertMagicLink,
+  insertOrg,
+  insertSession,
+  insertUser,
+  isAllowListed,
+  setPrimaryOrg,
+  slugTaken,
+  touchSignIn,
+} from '../persistence/accounts';
+import type { Executor, Tx } from '../persistence/database';
+import type { Services } from '../services';
+import { createWorkspace } from './workspaces';
+
+export const MAGIC_LINK_TTL_MS = 15 * 60 * 1000;
+export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+export const WELCOME_SLUG = 'welcome';
+
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * Sends a sign-in link, or puts an unknown address on the waitlist when
+ * sign-up is invite-only. Known users, allow-listed and invited addresses
+ * always get a link.
+ */
+export async function requestMagicLink(services: Services, rawEmail: string): Promise<{ ok: true } | { waitlisted: true }> {
+  const email = normaliseEmail(rawEmail);
+  if (services.config.signupMode === 'waitlist' && !(await mayJoin(services, email))) {
+    await addToWaitlist(services.db, { email, source: 'sign-in', ref: null });
+    return { waitlisted: true };
+  }
+  const token = randomToken();
+  const now = services.clock.now();
+  await insertMagicLink(services.db, { tokenHash: hashToken(token), email, expiresAt: new Date(now.getTime() + MAGIC_LINK_TTL_MS) });
+  const link = `${services.config.publicUrl}/api/auth?token=${encodeURIComponent(token)}`;
+  await services.mailer.send({
+    to: email,
+    subject: 'Your Trellis sign-in link',
+    text: `Sign in to Trellis:\n\n${link}\n\nThe link works once and expires in 15 minutes. If you did not ask for it, ignore this mail.`,
+    html: `<p><a href="${link}">Sign in to Trellis</a></p><p>The link works once and expires in 15 minutes. If you did not ask for it, ignore this mail.</p>`,
+  });
+  return { ok: true };
+}
+
+async function mayJoin(services: Services, email: string): Promise<boolean> {
+  if (await findUserByEmail(services.db, email)) return true;
+  if (await isAllowListed(services.db, email)) return true;
+  return hasPendingInvite(services.db, email, services.clock.now());
+}
+
+/**
+ * Redeems a magic link (once, within 15 minutes) into a session. The first
+ * sign-in creates the user, a personal organisation and its `welcome` workspace.
+ */
+export async function redeemMagicLink(
+  services: Services,
+  token: string,
+  userAgent: string | null,
+): Promise<{ sessionToken: string; orgSlug: string; userId: string; expiresAt: Date }> {
+  const now = services.clock.now();
+  return services.db.transaction().execute(async (tx) => {
+    const link = await consumeMagicLink(tx, hashToken(token), now);
+    if (!link) throw errors.unauthorized('This sign-in link is invalid, already used or expired. Request a new one.');
+    const account = await ensureAccount(services, tx, link.email);
+    await touchSignIn(tx, account.userId, now);
+    const sessionToken = randomToken();
+    const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+    await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
+    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt };
+  });
+}
+
+/** Finds or creates the user for an e-mail, with a personal org and welcome workspace on creation. */
+export async function ensureAccount(services: Services, tx: Tx, rawEmail: string, options: { name?: string; orgName?: string } = {}) {
+  const email = normaliseEmail(rawEmail);
+  const existing = await findUserByEmail(tx, email);
+  if (existing?.primaryOrgId) {
+    const org = await tx.selectFrom('orgs').select('slug').where('id', '=', existing.primaryOrgId).executeTakeFirstOrThrow();
+    return { userId: existing.id, orgId: existing.primaryOrgId, orgSlug: org.slug, created: false };
+  }
+  const userId = existing?.id ?? newId('usr');
+  const localPart = email.split('@')[0] ?? 'user';
+  if (!existing) await insertUser(tx, { id: userId, email, name: options.name ?? localPart, primaryOrgId: null });
+  const orgSlug = await uniqueOrgSlug(tx, options.orgName ?? localPart);
+  const orgId = newId('org');
+  await insertOrg(tx, { id: orgId, slug: orgSlug, name: options.orgName ?? `${options.name ?? localPart}'s workspace`, personal: true });
+  await addOrgMember(tx, { orgId, userId, role: 'owner' });
+  await setPrimaryOrg(tx, userId, orgId);
+  const principal = { principalType: 'user' as const, id: userId, name: options.name ?? localPart, avatarUrl: null };
+  await createWorkspace(services, tx, {
+    orgId,
+    slug: WELCOME_SLUG,
+    name: 'Welcome',
+    mode: 'table',
+    visibility: 'private',
+    createdBy: principal,
+    ownerUserId: userId,
+  });
+  return { userId, orgId, orgSlug, created: true };
+}
+
+export function slugify(text: string): string {
+  const slug = text
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
+    .replace(/-+$/g, '');
+  return slug || 'org';
+}
+
+async function uniqueOrgSlug(db: Executor, base: string): Promise<string> {
+  const root = slugify(base);
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? root : `${root}-${n}`;
+    if (!(await slugTaken(db, candidate))) return candidate;
+  }
+}

@@ -1,0 +1,64 @@
+import { errors } from '../errors';
+import { findOrgSlugs, findWorkspacesBySlug, loadCallerFacts } from '../persistence/access';
+import type { Workspace } from '../persistence/schema';
+import { authorize, workspaceAccess, type CallerFacts, type WorkspaceAccess, type WorkspaceAction } from '../policy/index';
+import type { Services } from '../services';
+import type { Actor } from './actor';
+
+export type WorkspaceAddress = {
+  /** The `{slug}` path segment; a workspace id is accepted too. */
+  slug: string;
+  /** Present on the canonical `/api/orgs/{orgSlug}/workspaces/{slug}` paths. */
+  orgSlug?: string;
+};
+
+export type ResolvedWorkspace = {
+  workspace: Workspace;
+  orgSlug: string;
+  access: WorkspaceAccess;
+  caller: CallerFacts;
+};
+
+/**
+ * Finds the workspace a request names and asks the policy whether the caller
+ * may take `action` on it. Every workspace route starts here.
+ *
+ * - Only workspaces the caller can see count: a slug that exists but is
+ *   invisible is 404, like one that does not exist.
+ * - Same-slug workspaces visible in several organisations are ambiguous
+ *   (400) unless the path names the org; key-scoped callers see only their
+ *   workspace, so they are never ambiguous.
+ * - Live workspaces win over archived ones with the same slug, except for
+ *   `preferArchived` (unarchive), which addresses the archived one.
+ */
+export async function resolveWorkspace(
+  services: Services,
+  actor: Actor | null,
+  address: WorkspaceAddress,
+  action: WorkspaceAction,
+  options: { preferArchived?: boolean } = {},
+): Promise<ResolvedWorkspace> {
+  const candidates = await findWorkspacesBySlug(services.db, address.slug, {
+    orgSlug: address.orgSlug,
+    onlyWorkspaceId: actor?.key?.scopeWorkspaceId ?? null,
+  });
+  const facts = await loadCallerFacts(services.db, actor, candidates);
+  const visible = candidates.filter((w) => workspaceAccess(facts.get(w.id)!, w).basis !== 'none');
+  if (visible.length === 0) throw errors.notFound('Workspace');
+
+  const live = visible.filter((w) => !w.archivedAt);
+  const archived = visible.filter((w) => w.archivedAt);
+  const pool = options.preferArchived ? (archived.length ? archived : live) : live.length ? live : archived;
+  const orgIds = new Set(pool.map((w) => w.orgId));
+  const orgSlugs = await findOrgSlugs(services.db, [...orgIds]);
+  if (orgIds.size > 1) {
+    throw errors.ambiguousSlug(
+      address.slug,
+      [...orgIds].map((orgId) => `/api/orgs/${orgSlugs.get(orgId)}/workspaces/${address.slug}`),
+    );
+  }
+  const workspace = pool[0]!;
+  const caller = facts.get(workspace.id)!;
+  const access = authorize(caller, workspace, action);
+  return { workspace, orgSlug: orgSlugs.get(workspace.orgId)!, access, caller };
+}

@@ -1,0 +1,71 @@
+import type { Actor } from '../http/actor';
+import type { CallerFacts, UserFacts } from '../policy/index';
+import type { Executor } from './database';
+import type { Role, Workspace } from './schema';
+
+/** Loads what the policy needs to know about a caller on each given workspace. */
+export async function loadCallerFacts(db: Executor, actor: Actor | null, workspaces: Workspace[]): Promise<Map<string, CallerFacts>> {
+  const facts = new Map<string, CallerFacts>();
+  if (workspaces.length === 0) return facts;
+  if (!actor) {
+    for (const w of workspaces) facts.set(w.id, { kind: 'anonymous' });
+    return facts;
+  }
+  const workspaceIds = workspaces.map((w) => w.id);
+  const orgIds = [...new Set(workspaces.map((w) => w.orgId))];
+  const principalIds = [actor.principal.id, actor.userId];
+  const [memberships, orgRoles] = await Promise.all([
+    db
+      .selectFrom('memberships')
+      .select(['workspaceId', 'principalId', 'role'])
+      .where('workspaceId', 'in', workspaceIds)
+      .where('principalId', 'in', principalIds)
+      .execute(),
+    db.selectFrom('orgMembers').select(['orgId', 'role']).where('userId', '=', actor.userId).where('orgId', 'in', orgIds).execute(),
+  ]);
+  const membershipRole = (workspaceId: string, principalId: string): Role | null =>
+    memberships.find((m) => m.workspaceId === workspaceId && m.principalId === principalId)?.role ?? null;
+  const orgRole = (orgId: string): Role | null => orgRoles.find((o) => o.orgId === orgId)?.role ?? null;
+
+  for (const w of workspaces) {
+    const user: UserFacts = { membershipRole: membershipRole(w.id, actor.userId), orgRole: orgRole(w.orgId) };
+    if (actor.principal.principalType === 'user') {
+      facts.set(w.id, { kind: 'user', ...user });
+    } else {
+      facts.set(w.id, {
+        kind: 'agent',
+        keyRole: actor.key?.role ?? 'viewer',
+        keyScopeWorkspaceId: actor.key?.scopeWorkspaceId ?? null,
+        membershipRole: membershipRole(w.id, actor.principal.id),
+        owner: user,
+      });
+    }
+  }
+  return facts;
+}
+
+/** Live workspaces first, then archived ones newest first; `idOrSlug` may be an id. */
+export async function findWorkspacesBySlug(
+  db: Executor,
+  idOrSlug: string,
+  options: { orgSlug?: string; onlyWorkspaceId?: string | null },
+): Promise<Workspace[]> {
+  let query = db
+    .selectFrom('workspaces')
+    .innerJoin('orgs', 'orgs.id', 'workspaces.orgId')
+    .selectAll('workspaces')
+    .where((eb) => eb.or([eb('workspaces.slug', '=', idOrSlug), eb('workspaces.id', '=', idOrSlug)]));
+  if (options.orgSlug) query = query.where('orgs.slug', '=', options.orgSlug);
+  if (options.onlyWorkspaceId) query = query.where('workspaces.id', '=', options.onlyWorkspaceId);
+  const rows = await query.execute();
+  return rows.sort((a, b) => {
+    if (!a.archivedAt !== !b.archivedAt) return a.archivedAt ? 1 : -1;
+    return (b.archivedAt?.getTime() ?? 0) - (a.archivedAt?.getTime() ?? 0);
+  });
+}
+
+export async function findOrgSlugs(db: Executor, orgIds: string[]): Promise<Map<string, string>> {
+  if (orgIds.length === 0) return new Map();
+  const rows = await db.selectFrom('orgs').select(['id', 'slug']).where('id', 'in', orgIds).execute();
+  return new Map(rows.map((r) => [r.id, r.slug]));
+}

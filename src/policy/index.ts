@@ -1,0 +1,126 @@
+import { ApiError, errors } from '../errors';
+import type { Role, Visibility } from '../persistence/schema';
+import {
+  lowerRole,
+  orgRoleCan,
+  roleCan,
+  type OrgAction,
+  type WorkspaceAction,
+} from './permissions';
+
+export * from './permissions';
+
+/**
+ * Who may do what on a workspace. Callers load facts (memberships, org
+ * role, key) and this module decides, purely, so REST, sync, SSE and MCP get
+ * the same answer and the whole matrix can be tested cell by cell.
+ */
+
+export type WorkspaceFacts = {
+  id: string;
+  orgId: string;
+  visibility: Visibility;
+  archivedAt: Date | null;
+  commentsOnPublicShare: boolean;
+};
+
+export type KeyRole = Exclude<Role, 'owner'>;
+
+export type UserFacts = { membershipRole: Role | null; orgRole: Role | null };
+
+export type CallerFacts =
+  | { kind: 'anonymous' }
+  | ({ kind: 'user' } & UserFacts)
+  | {
+      kind: 'agent';
+      keyRole: KeyRole;
+      keyScopeWorkspaceId: string | null;
+      membershipRole: Role | null;
+      /** The owning user's standing in this workspace: unscoped keys inherit through it. */
+      owner: UserFacts;
+    };
+
+/**
+ * Where access comes from. `member`: a membership row. `org`: a virtual
+ * editor through org visibility. `inherited`: an agent reaching through its
+ * owner. `public`: anyone's read of a public or unlisted workspace.
+ */
+export type Basis = 'member' | 'org' | 'inherited' | 'public' | 'none';
+export type WorkspaceAccess = { role: Role | null; basis: Basis };
+
+const NO_ACCESS: WorkspaceAccess = { role: null, basis: 'none' };
+
+function publicRead(workspace: WorkspaceFacts): WorkspaceAccess {
+  const open = workspace.visibility === 'public' || workspace.visibility === 'unlisted';
+  return open && !workspace.archivedAt ? { role: 'viewer', basis: 'public' } : NO_ACCESS;
+}
+
+function userAccess(user: UserFacts, workspace: WorkspaceFacts): WorkspaceAccess {
+  if (user.membershipRole) return { role: user.membershipRole, basis: 'member' };
+  if (workspace.visibility === 'org' && user.orgRole) return { role: 'editor', basis: 'org' };
+  return publicRead(workspace);
+}
+
+export function workspaceAccess(caller: CallerFacts, workspace: WorkspaceFacts): WorkspaceAccess {
+  switch (caller.kind) {
+    case 'anonymous':
+      return publicRead(workspace);
+    case 'user':
+      return userAccess(caller, workspace);
+    case 'agent': {
+      if (caller.keyScopeWorkspaceId && caller.keyScopeWorkspaceId !== workspace.id) return NO_ACCESS;
+      if (caller.membershipRole) return { role: lowerRole(caller.membershipRole, caller.keyRole), basis: 'member' };
+      if (!caller.keyScopeWorkspaceId) {
+        const owner = userAccess(caller.owner, workspace);
+        if (owner.basis === 'member' || owner.basis === 'org') return { role: lowerRole(owner.role!, caller.keyRole), basis: 'inherited' };
+      }
+      return publicRead(workspace);
+    }
+  }
+}
+
+/** Actions a non-member may take on a public or unlisted workspace. */
+function publicCan(action: WorkspaceAction, workspace: WorkspaceFacts): boolean {
+  if (action === 'read') return true;
+  if (action === 'read_comments') return workspace.commentsOnPublicShare;
+  return false;
+}
+
+export function can(access: WorkspaceAccess, action: WorkspaceAction, workspace: WorkspaceFacts): boolean {
+  if (access.basis === 'none' || !access.role) return false;
+  if (access.basis === 'public') return publicCan(action, workspace);
+  // Pins are stored on the membership row; virtual members have none.
+  if (action === 'pin' && access.basis !== 'member') return false;
+  return roleCan(access.role, action);
+}
+
+const READS: ReadonlySet<WorkspaceAction> = new Set(['read', 'read_comments']);
+
+/**
+ * The one gate every workspace route calls. Invisible workspaces are 404 so
+ * existence is not revealed; visible but not permitted is 403; a write to an
+ * archived workspace is 409 until it is unarchived.
+ */
+export function authorize(caller: CallerFacts, workspace: WorkspaceFacts, action: WorkspaceAction): WorkspaceAccess {
+  const access = workspaceAccess(caller, workspace);
+  if (access.basis === 'none') throw errors.notFound('Workspace');
+  if (!can(access, action, workspace)) throw forbiddenFor(action, access);
+  if (workspace.archivedAt && !READS.has(action) && action !== 'archive') {
+    throw errors.conflict('This workspace is archived; unarchive it before changing it.');
+  }
+  return access;
+}
+
+function forbiddenFor(action: WorkspaceAction, access: WorkspaceAccess): ApiError {
+  if (action === 'pin' && access.basis !== 'member') {
+    return errors.forbidden('Only members with a membership row can pin; access through org visibility or an owner does not pin.');
+  }
+  if (access.basis === 'public') return errors.forbidden('Writes need membership in this workspace.');
+  return errors.forbidden(`Your role (${access.role}) does not allow this action (${action}).`);
+}
+
+export function authorizeOrg(orgRole: Role | null, action: OrgAction): Role {
+  if (!orgRole) throw errors.notFound('Organisation');
+  if (!orgRoleCan(orgRole, action)) throw errors.forbidden(`Your organisation role (${orgRole}) does not allow this action (${action}).`);
+  return orgRole;
+}

@@ -1,0 +1,85 @@
+import type { Role } from '../persistence/schema';
+
+/**
+ * The permission table: which role may do what, as plain data. Every entry
+ * point (REST, sync, SSE, MCP) asks `roleCan(role, action)` through
+ * `policy/index.ts`; nothing compares role names anywhere else.
+ */
+
+export const WORKSPACE_ACTIONS = [
+  'read', // workspace detail, rows, columns, doc, html, files, members, audit log, live events
+  'read_comments',
+  'comment', // add comments and replies, react, resolve
+  'write_rows',
+  'edit_columns',
+  'edit_doc',
+  'write_files',
+  'manage_surfaces',
+  'update_settings', // name, mode
+  'share', // visibility, commentsOnPublicShare, e-mail invites
+  'manage_members', // change roles, remove members
+  'archive', // archive and unarchive
+  'pin',
+  'manage_webhooks',
+] as const;
+export type WorkspaceAction = (typeof WORKSPACE_ACTIONS)[number];
+
+const READ_ONLY = ['read', 'read_comments'] as const satisfies readonly WorkspaceAction[];
+const COMMENTING = [...READ_ONLY, 'comment', 'pin'] as const satisfies readonly WorkspaceAction[];
+const EDITING = [
+  ...COMMENTING,
+  'write_rows',
+  'edit_columns',
+  'edit_doc',
+  'write_files',
+  'manage_surfaces',
+  'update_settings',
+  'share',
+  'archive',
+  'manage_webhooks',
+] as const satisfies readonly WorkspaceAction[];
+
+export const WORKSPACE_PERMISSIONS = {
+  owner: [...EDITING, 'manage_members'],
+  editor: EDITING,
+  commenter: COMMENTING,
+  viewer: [...READ_ONLY, 'pin'],
+} as const satisfies Record<Role, readonly WorkspaceAction[]>;
+
+export const ORG_ACTIONS = [
+  'read_org',
+  'update_org', // name, default visibility
+  'invite_members',
+  'remove_members',
+  'mint_keys',
+  'manage_webhooks',
+  'manage_billing',
+  'create_workspaces',
+] as const;
+export type OrgAction = (typeof ORG_ACTIONS)[number];
+
+export const ORG_PERMISSIONS = {
+  owner: [...ORG_ACTIONS],
+  editor: ['read_org', 'invite_members', 'mint_keys', 'manage_webhooks', 'create_workspaces'],
+  commenter: ['read_org', 'mint_keys', 'create_workspaces'],
+  viewer: ['read_org', 'mint_keys', 'create_workspaces'],
+} as const satisfies Record<Role, readonly OrgAction[]>;
+
+export const ROLE_RANK: Record<Role, number> = { viewer: 0, commenter: 1, editor: 2, owner: 3 };
+
+export function roleCan(role: Role, action: WorkspaceAction): boolean {
+  return (WORKSPACE_PERMISSIONS[role] as readonly WorkspaceAction[]).includes(action);
+}
+
+export function orgRoleCan(role: Role, action: OrgAction): boolean {
+  return (ORG_PERMISSIONS[role] as readonly OrgAction[]).includes(action);
+}
+
+/** The lower of two roles: an agent never exceeds its key or its owner. */
+export function lowerRole(a: Role, b: Role): Role {
+  return ROLE_RANK[a] <= ROLE_RANK[b] ? a : b;
+}
+
+export function roleAtLeast(role: Role, minimum: Role): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[minimum];
+}
