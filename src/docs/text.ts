@@ -1,0 +1,77 @@
+/**
+ * Plain-text projections of a doc body: the `format=text` view and the
+ * per-heading sections that feed search. Browser-safe.
+ */
+import type { Node as PMNode } from 'prosemirror-model';
+
+/** Text of one textblock: hard breaks are newlines, mentions `@label`, images their alt text. */
+export function inlineText(block: PMNode): string {
+  let text = '';
+  block.forEach((child) => {
+    if (child.isText) text += child.text;
+    else if (child.type.name === 'hardBreak') text += '\n';
+    else if (child.type.name === 'mention') text += `@${child.attrs.label ?? ''}`;
+    else if (child.type.name === 'image') text += child.attrs.alt ?? '';
+  });
+  return text;
+}
+
+function collectBlockTexts(node: PMNode, out: string[]): void {
+  if (node.isTextblock) {
+    const text = inlineText(node);
+    if (text.trim() !== '') out.push(text);
+    return;
+  }
+  node.forEach((child) => collectBlockTexts(child, out));
+}
+
+function blockTexts(nodes: readonly PMNode[]): string[] {
+  const out: string[] = [];
+  for (const node of nodes) collectBlockTexts(node, out);
+  return out;
+}
+
+/** Plain text of a doc: every non-empty textblock (table cells included), separated by a blank line. */
+export function docToText(node: PMNode): string {
+  return blockTexts([node]).join('\n\n');
+}
+
+export interface DocSection {
+  /** Heading text, or null for the content before the first heading. */
+  heading: string | null;
+  /** Heading level 1-6; 0 for the untitled leading section. */
+  level: number;
+  /** Plain text of the blocks under the heading, up to the next top-level heading of any level. */
+  text: string;
+  /** Position of the section in the list (0-based), stable while headings above it are unchanged. */
+  index: number;
+  /** Index of the section's first top-level block in the doc. */
+  blockIndex: number;
+}
+
+interface SectionDraft {
+  heading: string | null;
+  level: number;
+  blockIndex: number;
+  blocks: PMNode[];
+}
+
+/**
+ * Splits a doc at its top-level headings (headings nested in lists or quotes
+ * are content). Leading content before any heading forms an untitled section
+ * only when it has text.
+ */
+export function docSections(doc: PMNode): DocSection[] {
+  const drafts: SectionDraft[] = [{ heading: null, level: 0, blockIndex: 0, blocks: [] }];
+  doc.forEach((block, _offset, i) => {
+    if (block.type.name === 'heading') {
+      drafts.push({ heading: inlineText(block).replace(/\n/g, ' '), level: block.attrs.level, blockIndex: i, blocks: [] });
+    } else {
+      drafts[drafts.length - 1].blocks.push(block);
+    }
+  });
+  return drafts
+    .map((d) => ({ ...d, text: blockTexts(d.blocks).join('\n\n') }))
+    .filter((d) => d.heading !== null || d.text !== '')
+    .map((d, index) => ({ heading: d.heading, level: d.level, text: d.text, index, blockIndex: d.blockIndex }));
+}
