@@ -27,6 +27,7 @@ const envSchema = z.object({
   SIGNUP_MODE: z.enum(['open', 'waitlist']).default('open'),
   COOKIE_SECURE: booleanString.optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanString.default(false),
+  API_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -52,6 +53,8 @@ export type Config = {
   signupMode: 'open' | 'waitlist';
   cookieSecure: boolean;
   webhookAllowPrivate: boolean;
+  /** Burst limit on writes per key or session (the spec's 300 per minute unless raised). */
+  apiWritesPerMinute: number;
   logLevel: string;
 };
 
@@ -98,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupMode: e.SIGNUP_MODE,
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    apiWritesPerMinute: e.API_WRITES_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -1,10 +1,6 @@
-import pino from 'pino';
 import { buildApp } from './app';
+import { createServices } from './bootstrap';
 import { ConfigError, loadConfig } from './config';
-import { systemClock } from './lib/clock';
-import { createMailer } from './mail/mailer';
-import { openDatabase } from './persistence/database';
-import type { Services } from './services';
 
 /** Wires configuration, database, mail and the app, then listens. Nothing else. */
 async function main() {
@@ -18,13 +14,8 @@ async function main() {
     }
     throw error;
   }
-  const log = pino({
-    level: config.logLevel,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
-  });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
-  const services: Services = { config, db: database.db, database, mailer, clock: systemClock, log };
+  const { services, close } = await createServices(config);
+  const { log, database } = services;
   const app = await buildApp(services);
 
   let closing = false;
@@ -35,8 +26,7 @@ async function main() {
     const force = setTimeout(() => process.exit(1), 10_000).unref();
     try {
       await app.close();
-      await mailer.close();
-      await database.close();
+      await close();
     } finally {
       clearTimeout(force);
       process.exit(0);

@@ -1,8 +1,11 @@
 import type { Logger } from 'pino';
 import type { Config } from './config';
+import type { EventBus } from './events/bus';
 import type { Clock } from './lib/clock';
+import type { Limits } from './limits/index';
 import type { Mailer } from './mail/mailer';
 import type { DatabaseHandle, Db } from './persistence/database';
+import type { SyncEngine } from './sync/engine';
 
 /**
  * Everything a route or domain function may reach, built once by `main` (or a
@@ -15,4 +18,12 @@ export type Services = {
   mailer: Mailer;
   clock: Clock;
   log: Logger;
+  /** Live fan-out of committed events (SSE, webhooks). */
+  events: EventBus;
+  /** Rate limiter, monthly API meter and idempotency store (enforced in src/http/limits.ts). */
+  limits: Limits;
+  /** Y documents over Hocuspocus, with the durable update log and the observer. */
+  sync: SyncEngine;
+  /** Uploaded bytes (doc images, later files): local disk under DATA_DIR/blobs, or S3. */
+  blobs: import('./files/blob-store').BlobStore;
 };

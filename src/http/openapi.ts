@@ -19,6 +19,8 @@ export async function registerOpenApi(app: App, services: Services) {
         description:
           'Realtime workspaces shared by people and agents: tables, docs, html pages and files. ' +
           'Errors use `{ error: { code, message, details? }, requestId }` (429 and 402 keep their documented bodies). ' +
+          'Every response carries `X-RateLimit-Monthly-Cap`, `-Used` and `-Reset` (ISO 8601); writes accept an `Idempotency-Key` header ' +
+          '(replays carry `Idempotent-Replayed: true`); docs/LIMITS.md lists every limit. ' +
           'See docs/ in the repository for decisions the specification left open.',
       },
       servers: [{ url: services.config.publicUrl }],

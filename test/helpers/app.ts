@@ -5,9 +5,13 @@ import { buildApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { App } from '../../src/http/types';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock';
+import { InProcessEventBus } from '../../src/events/bus';
+import { createBlobStore } from '../../src/files/blob-store';
+import { createLimits } from '../../src/limits/index';
 import { createMailer } from '../../src/mail/mailer';
 import { openDatabase } from '../../src/persistence/database';
 import type { Services } from '../../src/services';
+import { createSyncEngine } from '../../src/sync/index';
 import { freshDataStore } from './database';
 
 export type TestApp = {
@@ -47,6 +51,8 @@ export type TestAppOptions = {
   /** Reuse a data dir (restart tests); a fresh copy of the template otherwise. */
   dataDir?: string;
   databaseUrl?: string;
+  /** Test-only routes, registered before the server listens. */
+  routes?: (app: App, services: Services) => void | Promise<void>;
 };
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp & { store: { dataDir: string; databaseUrl?: string; dispose(): Promise<void> } }> {
@@ -65,8 +71,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
-  const services: Services = { config, db: database.db, database, mailer, clock: options.clock ?? systemClock, log };
+  const clock = options.clock ?? systemClock;
+  const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: `trellis-test:${path.basename(store.dataDir)}:` });
+  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config) };
+  const services: Services = { ...base, sync: createSyncEngine(base) };
   const app = await buildApp(services);
+  await options.routes?.(app, services);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

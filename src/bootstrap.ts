@@ -1,0 +1,46 @@
+import pino, { type Logger } from 'pino';
+import type { Config } from './config';
+import { systemClock, type Clock } from './lib/clock';
+import { InProcessEventBus } from './events/bus';
+import { createBlobStore } from './files/blob-store';
+import { createLimits } from './limits/index';
+import { createMailer } from './mail/mailer';
+import { openDatabase } from './persistence/database';
+import type { Services } from './services';
+import { createSyncEngine } from './sync/index';
+
+/**
+ * Builds the Services object from configuration: shared by `main` (the
+ * server) and the admin CLI, so both open the same database and mailer the
+ * same way. `close()` releases what was opened, newest first.
+ */
+export async function createServices(
+  config: Config,
+  options: { log?: Logger; clock?: Clock } = {},
+): Promise<{ services: Services; close(): Promise<void> }> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
+  const clock = options.clock ?? systemClock;
+  const limits = createLimits(config, database.db, clock, { log });
+  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config) };
+  const services: Services = { ...base, sync: createSyncEngine(base) };
+  return {
+    services,
+    close: async () => {
+      await services.events.close();
+      await limits.close();
+      await mailer.close();
+      await database.close();
+    },
+  };
+}
+
+/** The process logger; credentials in headers never reach the log. */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options = {
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

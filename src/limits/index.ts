@@ -1,0 +1,44 @@
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import type { Config } from '../config';
+import type { Clock } from '../lib/clock';
+import type { Db } from '../persistence/database';
+import { IdempotencyStore } from './idempotency';
+import { MemoryUsageCounter, MonthlyMeter, RedisUsageCounter } from './monthly-meter';
+import { MemoryRateLimitStore, RateLimiter, RedisRateLimitStore } from './rate-limiter';
+
+/** The shared state behind every limit (see src/http/limits.ts for where each is enforced). */
+export type Limits = {
+  rateLimiter: RateLimiter;
+  meter: MonthlyMeter;
+  idempotency: IdempotencyStore;
+  /** Flushes the meter and disconnects Redis. Safe to call more than once. */
+  close(): Promise<void>;
+};
+
+export type LimitsOptions = {
+  log?: Logger;
+  /** Namespaces Redis keys; tests use a fresh prefix so runs do not see each other's counts. */
+  redisKeyPrefix?: string;
+};
+
+/** In-process stores, or Redis shared by all instances when `REDIS_URL` is set. */
+export function createLimits(config: Pick<Config, 'redisUrl'>, db: Db, clock: Clock, options: LimitsOptions = {}): Limits {
+  const log = options.log ?? pino({ level: 'warn' });
+  const prefix = options.redisKeyPrefix ?? 'trellis:';
+  // lazyConnect: a process that never limits anything (the admin CLI) never connects.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : null;
+  const meter = new MonthlyMeter(db, clock, redis ? new RedisUsageCounter(redis, `${prefix}usage:`) : new MemoryUsageCounter(), log);
+  let closing: Promise<void> | null = null;
+  return {
+    rateLimiter: new RateLimiter(redis ? new RedisRateLimitStore(redis, `${prefix}rl:`) : new MemoryRateLimitStore(), clock),
+    meter,
+    idempotency: new IdempotencyStore(db, clock, log),
+    close: () =>
+      (closing ??= (async () => {
+        await meter.close();
+        if (redis?.status === 'wait') redis.disconnect();
+        else if (redis) await redis.quit().catch(() => redis.disconnect());
+      })()),
+  };
+}
