@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import { listVisibleKeys, mintKey, revokeKey } from '../domain/keys';
+import { requireElevation } from '../domain/elevation';
+import { errors } from '../errors';
+import type { Actor } from '../http/actor';
+import { requireActor } from '../http/authenticate';
+import type { App } from '../http/types';
+import type { KeyRecord } from '../persistence/keys';
+import type { Services } from '../services';
+import { errorResponses, IsoDateTime, Ok, OverLimitBody, Principal, toIso } from './schemas';
+
+export const KeyRole = z.enum(['editor', 'commenter', 'viewer']).describe('Never above the minting user\'s own role; keys never own.');
+
+export const ApiKey = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().describe('The first 12 characters of the secret, to recognise the key in lists'),
+    scopeSlug: z.string().nullable().describe('The workspace the key is scoped to; null for an unscoped key'),
+    scopeWorkspaceId: z.string().nullable(),
+    role: KeyRole,
+    agent: Principal,
+    owner: Principal.describe('The user who minted the key and owns its agent'),
+    createdAt: IsoDateTime,
+    lastUsedAt: IsoDateTime.nullable().describe('Stamped at most once a minute'),
+    revokedAt: IsoDateTime.nullable(),
+  })
+  .meta({ id: 'ApiKey', description: 'An API key without its secret; the secret is shown once, when the key is minted.' });
+
+const MintKeyRequest = z.strictObject({
+  name: z.string().trim().min(1).max(100).describe('What the key is for, e.g. "CI bot"'),
+  agentName: z.string().trim().min(1).max(100).describe('The agent the key acts as; an existing agent of yours with this name is reused'),
+  scopeSlug: z.string().min(1).max(100).nullish().describe('A workspace of your organisation you are a member of; omit for an unscoped key'),
+  role: KeyRole,
+  modelHint: z.string().trim().min(1).max(100).optional().describe('Free text shown in the agents overview, e.g. the model name'),
+});
+
+const MintedKey = z
+  .object({
+    key: ApiKey,
+    secret: z.string().describe('`svc_live_…`: returned only here; store it now'),
+  })
+  .meta({ id: 'MintedKey' });
+
+const KeyParams = z.object({ id: z.string().min(1).max(100) });
+
+/**
+ * Key and agent administration is for people in a browser session: a key (or
+ * a third-party OAuth token) that could list its sibling keys would turn one
+ * leaked credential into a map of the others.
+ */
+export function requireHumanSession(actor: Actor) {
+  if (actor.via !== 'session') throw errors.forbidden('This action is for people signed in with a session, not API keys or tokens.');
+}
+
+export function presentPrincipal(kind: 'user' | 'agent', id: string, name: string, avatarUrl: string | null): z.infer<typeof Principal> {
+  return { principalType: kind, id, name, avatarUrl };
+}
+
+export function presentKey(key: KeyRecord): z.infer<typeof ApiKey> {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    scopeSlug: key.scopeSlug,
+    scopeWorkspaceId: key.scopeWorkspaceId,
+    role: key.role,
+    agent: presentPrincipal('agent', key.agentId, key.agentName, key.agentAvatarUrl),
+    owner: presentPrincipal('user', key.ownerUserId, key.ownerName, key.ownerAvatarUrl),
+    createdAt: toIso(key.createdAt)!,
+    lastUsedAt: toIso(key.lastUsedAt),
+    revokedAt: toIso(key.revokedAt),
+  };
+}
+
+export async function keyRoutes(app: App, services: Services) {
+  app.post(
+    '/api/keys',
+    {
+      schema: {
+        summary: 'Mint an API key (elevation: keys)',
+        description:
+          'Creates or reuses your agent `agentName` and answers 200 with the key and its `secret`, which is never shown again. ' +
+          'The role is at most your own: your membership role in the scoped workspace, or your organisation role, and never owner. ' +
+          'A scoped key enrols its agent in that workspace. A new agent identity needs a free agent slot on the plan (402 over_limit). ' +
+          'Human sessions only, with a `keys` elevation (401 elevation_required otherwise); key callers get 403.',
+        tags: ['keys'],
+        body: MintKeyRequest,
+        response: { 200: MintedKey, 402: OverLimitBody, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      await requireElevation(services, actor, 'keys');
+      const { scopeSlug, ...input } = request.body;
+      const minted = await mintKey(services, actor, { ...input, scopeSlug: scopeSlug ?? undefined });
+      return { key: presentKey(minted.key), secret: minted.secret };
+    },
+  );
+
+  app.get(
+    '/api/keys',
+    {
+      schema: {
+        summary: 'List API keys',
+        description:
+          'Your keys in your organisation, including revoked ones, newest first; the organisation owner sees every key of the organisation. ' +
+          'Secrets and their hashes are never returned. Sessions only: keys and tokens get 403.',
+        tags: ['keys'],
+        response: { 200: z.object({ keys: z.array(ApiKey) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      requireHumanSession(actor);
+      const keys = await listVisibleKeys(services, actor);
+      return { keys: keys.map(presentKey) };
+    },
+  );
+
+  app.delete(
+    '/api/keys/:id',
+    {
+      schema: {
+        summary: 'Revoke an API key',
+        description:
+          'Takes effect at once: the next request with the key is 401. Allowed to the key\'s owner and the organisation owner; ' +
+          'a key may also revoke itself. Revoking an agent\'s last live key frees its plan slot. Idempotent.',
+        tags: ['keys'],
+        params: KeyParams,
+        response: { 200: Ok, ...errorResponses },
+      },
+    },
+    async (request) => {
+      await revokeKey(services, requireActor(request), request.params.id);
+      return { ok: true as const };
+    },
+  );
+}

@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import { primarySurfaceOf, type WorkspaceDetailView, type WorkspaceView } from '../domain/workspaces';
+import type { Surface as SurfaceRow } from '../persistence/schema';
+import { surfaceDocumentName } from '../sync/document-names';
+import { IsoDateTime, Principal, Role, Visibility } from './schemas';
+
+/**
+ * Workspace and surface records as every route shows them (SPEC, "Workspace"
+ * and "Surface"), with the presenters that build them from domain views.
+ * Other modules (export bundle, search) reuse these rather than shaping
+ * their own.
+ */
+
+export const SurfaceKind = z.enum(['table', 'doc', 'html', 'files']);
+export const WorkspaceMode = z.enum(['table', 'doc']);
+
+export const Surface = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    kind: SurfaceKind,
+    name: z.string(),
+    position: z.number().int().describe('Order among the workspace\'s surfaces, from 0; new surfaces go last'),
+    createdAt: IsoDateTime,
+    syncDocument: z
+      .string()
+      .nullable()
+      .describe('Name of the Y document to open at /api/sync for this surface; all table surfaces share one. Null for files surfaces, which have none.'),
+  })
+  .meta({ id: 'Surface' });
+
+export const Workspace = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    mode: WorkspaceMode.describe('Which kind of surface opens first; a hint only'),
+    visibility: Visibility,
+    createdAt: IsoDateTime,
+    archivedAt: IsoDateTime.nullable(),
+    pinnedAt: IsoDateTime.nullable().describe('When the calling principal pinned it; pins are per principal'),
+    role: Role.describe("The caller's effective role; `viewer` for public readers"),
+    createdBy: Principal.nullable().describe('Null on legacy rows that predate attribution'),
+    org: z.object({ slug: z.string() }),
+    primarySurface: Surface.optional().describe('The first surface of the workspace\'s mode, else the first surface; absent when it has none'),
+    commentsOnPublicShare: z.boolean(),
+    archivedByPrincipalId: z.string().optional().describe('Archived workspaces only'),
+    archivedByPrincipalType: z.enum(['user', 'agent']).optional().describe('Archived workspaces only'),
+  })
+  .meta({ id: 'Workspace' });
+
+/**
+ * A column as workspace detail shows it (SPEC, "ColumnDef"). Additional
+ * properties are kept, as the spec allows. Not registered under an id here:
+ * the columns routes own the shared ColumnDef schema.
+ */
+const DetailColumn = z.looseObject({
+  id: z.string(),
+  key: z.string(),
+  label: z.string(),
+  type: z.string(),
+  position: z.number().int(),
+  width: z.number().int().optional(),
+  hidden: z.boolean().optional(),
+  description: z.string().optional(),
+  options: z.array(z.looseObject({ value: z.string(), label: z.string(), color: z.string().optional() })).optional(),
+});
+
+export const WorkspaceDetail = Workspace.extend({
+  org: z.object({ slug: z.string(), name: z.string() }),
+  columns: z.array(DetailColumn).describe('Columns of the primary table surface (the first table surface); empty without one'),
+  memberCount: z.number().int().describe('Membership rows: humans and agents'),
+  surfaces: z.array(Surface).describe('Live surfaces in position order'),
+}).meta({ id: 'WorkspaceDetail' });
+
+export type SurfaceRecord = z.infer<typeof Surface>;
+export type WorkspaceRecord = z.infer<typeof Workspace>;
+export type WorkspaceDetailRecord = z.infer<typeof WorkspaceDetail>;
+
+export function presentSurface(surface: SurfaceRow): SurfaceRecord {
+  return {
+    id: surface.id,
+    slug: surface.slug,
+    kind: surface.kind,
+    name: surface.name,
+    position: surface.position,
+    createdAt: surface.createdAt.toISOString(),
+    syncDocument: surfaceDocumentName(surface.workspaceId, surface),
+  };
+}
+
+export function presentWorkspace(view: WorkspaceView): WorkspaceRecord {
+  const { workspace } = view;
+  const primary = primarySurfaceOf(workspace.mode, view.surfaces);
+  return {
+    id: workspace.id,
+    slug: workspace.slug,
+    name: workspace.name,
+    mode: workspace.mode,
+    visibility: workspace.visibility,
+    createdAt: workspace.createdAt.toISOString(),
+    archivedAt: workspace.archivedAt?.toISOString() ?? null,
+    pinnedAt: view.pinnedAt?.toISOString() ?? null,
+    role: view.role,
+    createdBy: view.createdBy,
+    org: { slug: view.orgSlug },
+    ...(primary ? { primarySurface: presentSurface(primary) } : {}),
+    commentsOnPublicShare: workspace.commentsOnPublicShare,
+    ...(workspace.archivedAt && workspace.archivedById && workspace.archivedByType
+      ? { archivedByPrincipalId: workspace.archivedById, archivedByPrincipalType: workspace.archivedByType }
+      : {}),
+  };
+}
+
+export function presentWorkspaceDetail(view: WorkspaceDetailView): WorkspaceDetailRecord {
+  return {
+    ...presentWorkspace(view),
+    org: { slug: view.orgSlug, name: view.orgName },
+    columns: view.columns,
+    memberCount: view.memberCount,
+    surfaces: view.surfaces.map(presentSurface),
+  };
+}
+
+/** A yes/no query parameter: `1` or `true` turns it on (`archived=1`, `force=1`). */
+export const QueryFlag = z.enum(['1', '0', 'true', 'false']);
+export const flagOn = (value: string | undefined): boolean => value === '1' || value === 'true';
+
+/**
+ * The params schema for one of `workspacePaths()`. `WorkspaceParams` lists
+ * `orgSlug` for both paths, which makes the OpenAPI description declare a
+ * path parameter that `/api/workspaces/{slug}` does not have (invalid
+ * OpenAPI); this drops it on the bare path. The static type stays the shared
+ * one (`orgSlug` optional), which is true of both paths.
+ */
+export function paramsFor<S extends z.ZodObject>(path: string, params: S): S {
+  if (path.includes(':orgSlug')) return params;
+  return (params as unknown as z.ZodObject<{ orgSlug: z.ZodOptional<z.ZodString> }>).omit({ orgSlug: true }) as unknown as S;
+}

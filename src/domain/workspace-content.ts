@@ -1,0 +1,43 @@
+import type { Surface, Workspace } from '../persistence/schema';
+import type { ColumnDef } from '../sync/table-types';
+import type { CreatedWorkspace } from './workspaces';
+
+/**
+ * What the workspace and surface routes need to know about a workspace's
+ * content, which lives in its Y documents rather than in SQL. The routes
+ * take an implementation as a parameter (`workspaceRoutes(app, services,
+ * content)`), so they do not depend on the sync engine; the sync engine
+ * supplies the real one, and until it does `placeholderContent` answers.
+ */
+export type WorkspaceContent = {
+  /**
+   * Fills a new workspace's documents once its rows are committed: the
+   * default columns of its table surface, the doc body from
+   * `initialMarkdown`. Called outside any database transaction (the sync
+   * engine commits through its own).
+   */
+  seedWorkspace(workspace: Workspace, surfaces: CreatedWorkspace['surfaces'], seed: { initialMarkdown?: string }): Promise<void>;
+  /**
+   * The columns of the workspace's primary table surface, in position
+   * order, for the workspace detail. `surface` is null when the workspace
+   * has no table surface.
+   */
+  primaryColumns(workspace: Workspace, surface: Surface | null): Promise<ColumnDef[]>;
+  /**
+   * Whether a table or doc surface holds data (rows in its sheet, a
+   * non-empty doc body). Deleting the last surface of its kind that holds
+   * data needs `?force=1`.
+   */
+  surfaceHoldsData(workspace: Workspace, surface: Surface): Promise<boolean>;
+};
+
+/**
+ * Used until the sync engine provides the real answers: no seeding, no columns, and
+ * every table or doc surface is assumed to hold data, so the last one of its
+ * kind is never deleted by accident.
+ */
+export const placeholderContent: WorkspaceContent = {
+  seedWorkspace: async () => {},
+  primaryColumns: async () => [],
+  surfaceHoldsData: async () => true,
+};
