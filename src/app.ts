@@ -6,9 +6,11 @@ import { registerRoutes } from './api/index';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
+import { registerLimitHooks } from './http/limits';
 import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
+import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
 import type { Services } from './services';
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
@@ -68,8 +70,20 @@ export async function buildApp(services: Services): Promise<App> {
     if (!actor && mode === 'required') throw errors.unauthorized();
     request.actor = actor;
   });
+  registerLimitHooks(app, services);
 
+  dropOrgSlugOnBarePaths(app);
+  // Kept for the OpenAPI completeness check and for operators listing what is served.
+  const registeredRoutes: Array<{ method: string; url: string }> = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
+  });
+  app.decorate('registeredRoutes', registeredRoutes);
   await app.register(async (scope) => registerRoutes(scope as App, services));
+
+  // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
+  services.sync.attach(app.server);
+  app.addHook('preClose', async () => services.sync.close());
   return app;
 }
 

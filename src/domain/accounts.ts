@@ -18,6 +18,7 @@ import {
 } from '../persistence/accounts';
 import type { Executor, Tx } from '../persistence/database';
 import type { Services } from '../services';
+import { seedCreatedWorkspace } from './workspace-documents';
 import { createWorkspace } from './workspaces';
 
 export const MAGIC_LINK_TTL_MS = 15 * 60 * 1000;
@@ -68,7 +69,7 @@ export async function redeemMagicLink(
   userAgent: string | null,
 ): Promise<{ sessionToken: string; orgSlug: string; userId: string; expiresAt: Date }> {
   const now = services.clock.now();
-  return services.db.transaction().execute(async (tx) => {
+  const session = await services.db.transaction().execute(async (tx) => {
     const link = await consumeMagicLink(tx, hashToken(token), now);
     if (!link) throw errors.unauthorized('This sign-in link is invalid, already used or expired. Request a new one.');
     const account = await ensureAccount(services, tx, link.email);
@@ -76,8 +77,11 @@ export async function redeemMagicLink(
     const sessionToken = randomToken();
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
     await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
-    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt };
+    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome };
   });
+  // Documents are seeded after the SQL rows commit (the sync engine commits through its own transaction).
+  if (session.welcome) await seedCreatedWorkspace(services, session.welcome);
+  return session;
 }
 
 /** Finds or creates the user for an e-mail, with a personal org and welcome workspace on creation. */
@@ -86,7 +90,7 @@ export async function ensureAccount(services: Services, tx: Tx, rawEmail: string
   const existing = await findUserByEmail(tx, email);
   if (existing?.primaryOrgId) {
     const org = await tx.selectFrom('orgs').select('slug').where('id', '=', existing.primaryOrgId).executeTakeFirstOrThrow();
-    return { userId: existing.id, orgId: existing.primaryOrgId, orgSlug: org.slug, created: false };
+    return { userId: existing.id, orgId: existing.primaryOrgId, orgSlug: org.slug, created: false, welcome: null };
   }
   const userId = existing?.id ?? newId('usr');
   const localPart = email.split('@')[0] ?? 'user';
@@ -97,7 +101,7 @@ export async function ensureAccount(services: Services, tx: Tx, rawEmail: string
   await addOrgMember(tx, { orgId, userId, role: 'owner' });
   await setPrimaryOrg(tx, userId, orgId);
   const principal = { principalType: 'user' as const, id: userId, name: options.name ?? localPart, avatarUrl: null };
-  await createWorkspace(services, tx, {
+  const welcome = await createWorkspace(services, tx, {
     orgId,
     slug: WELCOME_SLUG,
     name: 'Welcome',
@@ -106,7 +110,7 @@ export async function ensureAccount(services: Services, tx: Tx, rawEmail: string
     createdBy: principal,
     ownerUserId: userId,
   });
-  return { userId, orgId, orgSlug, created: true };
+  return { userId, orgId, orgSlug, created: true, welcome };
 }
 
 export function slugify(text: string): string {

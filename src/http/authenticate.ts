@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors';
 import { hashToken } from '../lib/secrets';
 import { findLiveKey, findLiveSession } from '../persistence/credentials';
+import { touchKeyLastUsed } from '../persistence/keys';
 import type { Services } from '../services';
 import type { Actor } from './actor';
 
@@ -31,10 +32,11 @@ export async function resolveActor(services: Services, request: FastifyRequest):
   return { actor: null, invalid: false };
 }
 
-async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {
+export async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {
   if (token.startsWith(API_KEY_PREFIX)) {
     const key = await findLiveKey(services.db, hashToken(token));
     if (!key) return null;
+    noteKeyUse(services, key.keyId, key.agentId);
     return {
       principal: { principalType: 'agent', id: key.agentId, name: key.agentName, avatarUrl: key.agentAvatarUrl },
       via: 'key',
@@ -57,6 +59,18 @@ export async function actorFromSessionToken(services: Services, token: string): 
     sessionId: session.sessionId,
     sessionCreatedAt: session.sessionCreatedAt,
   };
+}
+
+const KEY_USE_RESOLUTION_MS = 60_000;
+const lastKeyTouch = new Map<string, number>();
+
+/** `lastUsedAt` to the minute, without a write on every request. */
+function noteKeyUse(services: Services, keyId: string, agentId: string) {
+  const now = services.clock.now();
+  if (now.getTime() - (lastKeyTouch.get(keyId) ?? 0) < KEY_USE_RESOLUTION_MS) return;
+  if (lastKeyTouch.size > 50_000) lastKeyTouch.clear();
+  lastKeyTouch.set(keyId, now.getTime());
+  touchKeyLastUsed(services.db, { keyId, agentId, at: now }).catch((error) => services.log.warn({ err: error }, 'could not record key use'));
 }
 
 /** For handlers on `auth: 'required'` routes: the caller, guaranteed present. */

@@ -21,6 +21,10 @@ declare module 'fastify' {
     /** False for the documented exemptions from the monthly API-call counter. */
     metered?: boolean;
   }
+  interface FastifyInstance {
+    /** Every route the app serves (HEAD omitted), in registration order. */
+    registeredRoutes: Array<{ method: string; url: string }>;
+  }
   interface FastifyRequest {
     actor: Actor | null;
   }

@@ -47,6 +47,8 @@ function openPostgres(url: string): DatabaseHandle {
   // Counts and identities are int8; they stay far below 2^53, so plain numbers are safe.
   pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client dropped by the server (restart, failover) must not crash the process; the pool reconnects.
+  pool.on('error', () => {});
   const db = kysely(new PostgresDialect({ pool }));
   return {
     db,

@@ -194,6 +194,44 @@ export interface EventsTable {
   createdAt: Timestamp;
 }
 
+export interface DocumentUpdatesTable {
+  seq: Generated<number>;
+  document: string;
+  update: Uint8Array;
+  createdAt: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export interface DocumentSnapshotsTable {
+  document: string;
+  state: Uint8Array;
+  uptoSeq: number;
+  updatedAt: Timestamp;
+}
+
+export interface TableRowsTable {
+  id: string;
+  workspaceId: string;
+  surfaceId: string | null;
+  position: number;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  updatedById: string | null;
+  updatedByType: PrincipalKind | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface DocSectionsTable {
+  workspaceId: string;
+  surfaceId: string;
+  idx: number;
+  heading: string | null;
+  level: number;
+  text: string;
+  updatedAt: Timestamp;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -213,6 +251,10 @@ export interface Database {
   idempotencyKeys: IdempotencyKeysTable;
   apiUsage: ApiUsageTable;
   events: EventsTable;
+  documentUpdates: DocumentUpdatesTable;
+  documentSnapshots: DocumentSnapshotsTable;
+  tableRows: TableRowsTable;
+  docSections: DocSectionsTable;
 }
 
 export type Org = Selectable<OrgsTable>;

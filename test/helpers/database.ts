@@ -11,14 +11,18 @@ import { openDatabase } from '../../src/persistence/database';
  * migrated template database.
  */
 
-export const TEMPLATE_DIR = path.resolve('.test-data/template');
-const TEMPLATE_DB = 'trellis_test_template';
+// One template per test run (named by the runner's pid), so concurrent runs never share one.
+const RUN_ID = process.env.TRELLIS_TEST_RUN_ID ?? String(process.pid);
+export const TEMPLATE_DIR = path.resolve(`.test-data/template-${RUN_ID}`);
+const TEMPLATE_DB = `trellis_test_template_${RUN_ID}`;
 
 export function testDatabaseUrl(): string | undefined {
   return process.env.TEST_DATABASE_URL || undefined;
 }
 
 export async function prepareTemplate(): Promise<void> {
+  // Workers inherit this, so they find the template this process creates.
+  process.env.TRELLIS_TEST_RUN_ID = RUN_ID;
   const url = testDatabaseUrl();
   if (url) {
     await withAdminClient(url, async (client) => {
@@ -32,6 +36,12 @@ export async function prepareTemplate(): Promise<void> {
   await fs.rm(TEMPLATE_DIR, { recursive: true, force: true });
   const handle = await openDatabase({ dataDir: TEMPLATE_DIR });
   await handle.close();
+}
+
+export async function removeTemplate(): Promise<void> {
+  const url = testDatabaseUrl();
+  if (url) await withAdminClient(url, (client) => client.query(`drop database if exists ${TEMPLATE_DB} with (force)`)).catch(() => {});
+  await fs.rm(TEMPLATE_DIR, { recursive: true, force: true });
 }
 
 /** A data dir (always) and, on Postgres, a database URL for one test app. */

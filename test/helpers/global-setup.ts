@@ -1,5 +1,6 @@
-import { prepareTemplate } from './database';
+import { prepareTemplate, removeTemplate } from './database';
 
 export default async function setup() {
   await prepareTemplate();
+  return async () => removeTemplate();
 }

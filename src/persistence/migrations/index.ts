@@ -1,5 +1,8 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_platform';
+import * as m0003 from './0003_members';
+import * as m0005 from './0005_documents';
+import * as m0006 from './0006_docs';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -7,4 +10,7 @@ import * as m0001 from './0001_platform';
  */
 export const migrations: Record<string, Migration> = {
   '0001_platform': m0001,
+  '0003_members': m0003,
+  '0005_documents': m0005,
+  '0006_docs': m0006,
 };

@@ -1,0 +1,86 @@
+/**
+ * A server for the editing-trace replay of bench/doc.ts, in its own process
+ * so the replaying client in the parent does not share its core. `trellis`
+ * runs the real app (auth, the durable update log, the observer's events
+ * and projections); `bare` runs an in-memory Hocuspocus with
+ * `flushDelay: false` and the same websocket wiring, nothing else. Prints
+ * one JSON line when ready: `{ url, documentName, cookie? }`.
+ *
+ * `GET /bench/stats` (after the client has its acknowledgements) waits for
+ * the server's queued work, compacts the document's log and answers the
+ * server document's text and sizes.
+ */
+import http from 'node:http';
+import { Hocuspocus } from '@hocuspocus/server';
+import { sql } from 'kysely';
+import { WebSocketServer } from 'ws';
+import * as Y from 'yjs';
+import { readDocBody } from '../src/sync/doc-document';
+import { startTestApp } from '../test/helpers/app';
+import { prepareTemplate } from '../test/helpers/database';
+import { signIn } from '../test/helpers/sign-in';
+
+const mode = process.argv[2];
+
+type Stats = { text: string; stateV1Bytes: number; stateV2Bytes: number; storedBytes?: number; storedRows?: number; drainMs?: number; events?: number };
+
+function docStats(doc: Y.Doc): Stats {
+  return { text: readDocBody(doc).textContent, stateV1Bytes: Y.encodeStateAsUpdate(doc).byteLength, stateV2Bytes: Y.encodeStateAsUpdateV2(doc).byteLength };
+}
+
+async function trellis() {
+  await prepareTemplate();
+  let documentName = '';
+  let workspaceId = '';
+  const t = await startTestApp({
+    routes: (app, services) => {
+      app.get('/bench/stats', { config: { auth: 'none', metered: false } }, async () => {
+        const started = performance.now();
+        await services.sync.drain();
+        const drainMs = performance.now() - started;
+        await services.sync.compactNow(documentName);
+        const stats = await services.sync.read(documentName, docStats);
+        const updates = await sql<{ bytes: number | null; rows: number }>`
+          select coalesce(sum(octet_length(update)), 0)::int as bytes, count(*)::int as rows from document_updates where document = ${documentName}`.execute(services.db);
+        const snapshot = await sql<{ bytes: number | null }>`
+          select coalesce(sum(octet_length(state)), 0)::int as bytes from document_snapshots where document = ${documentName}`.execute(services.db);
+        const events = await sql<{ n: number }>`select count(*)::int as n from events where workspace_id = ${workspaceId}`.execute(services.db);
+        return {
+          ...stats,
+          storedBytes: Number(updates.rows[0]!.bytes) + Number(snapshot.rows[0]!.bytes),
+          storedRows: Number(updates.rows[0]!.rows),
+          drainMs,
+          events: Number(events.rows[0]!.n),
+        } satisfies Stats;
+      });
+    },
+  });
+  const { cookie } = await signIn(t, 'bench@example.com');
+  const created = await t.request('POST', '/api/workspaces', { as: { cookie }, body: { name: 'Trace', slug: 'trace', mode: 'doc' } });
+  if (created.status !== 200) throw new Error(`could not create the workspace: ${created.text}`);
+  documentName = created.body.primarySurface.syncDocument;
+  workspaceId = created.body.id;
+  console.log(JSON.stringify({ url: t.url, cookie, documentName }));
+}
+
+async function bare() {
+  const hocuspocus = new Hocuspocus({ quiet: true, flushDelay: false });
+  const documentName = 'bench/doc/trace';
+  const server = http.createServer((request, response) => {
+    const doc = hocuspocus.documents.get(documentName);
+    response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify(docStats(doc)) : '{}');
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 32 * 1024 * 1024 });
+  server.on('upgrade', (request, socket, head) => {
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      const client = hocuspocus.handleConnection(ws as never, new Request(`http://localhost${request.url}`));
+      ws.on('message', (data: Buffer) => client.handleMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
+      ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  console.log(JSON.stringify({ url: `http://127.0.0.1:${port}`, documentName }));
+}
+
+await (mode === 'bare' ? bare() : trellis());

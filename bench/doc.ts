@@ -1,0 +1,276 @@
+/**
+ * Doc figures (issue 5). Prints figures; asserts only that the replayed
+ * trace ends in the trace's own final text.
+ *
+ * 1. `PUT /doc` of a ~1 MB Markdown document through the real app (first
+ *    write into an empty doc, the same body again, one paragraph changed),
+ *    and reading it back as Markdown and as ProseMirror JSON.
+ * 2. The real editing trace ../shared/data/editing-traces/automerge-paper
+ *    (259,778 single-character edits) replayed through ONE real
+ *    @hocuspocus/provider into a doc surface's body, one Y transaction (so
+ *    one update, one websocket message) per edit, until the server has
+ *    acknowledged every one: against the real server (auth, the durable
+ *    log written before each acknowledgement, events, projections) and
+ *    against a bare in-memory Hocuspocus (`flushDelay: false`) with the
+ *    same websocket wiring, each in its own process. Then the stored bytes
+ *    of that document (log + snapshot after a compaction) against
+ *    `Y.encodeStateAsUpdate` of the final document.
+ *
+ *   npx tsx bench/doc.ts                    (whole trace)
+ *   npx tsx bench/doc.ts --edits 20000      (a prefix of the trace, for a quick look)
+ *
+ * `runDocBench()` returns the same figures for bench/run.ts.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import * as Y from 'yjs';
+import { startTestApp } from '../test/helpers/app';
+import { prepareTemplate } from '../test/helpers/database';
+import { signIn } from '../test/helpers/sign-in';
+import { acknowledged, connectClient, eventually, synced } from '../test/helpers/sync';
+
+type Figures = Record<string, number | string>;
+type Trace = { startContent: string; endContent: string; txns: Array<{ patches: Array<[number, number, string]> }> };
+
+export type DocBenchOptions = { edits?: number; skipPut?: boolean; skipTrace?: boolean };
+
+const TRACE_FILE = path.resolve(import.meta.dirname, '../../shared/data/editing-traces/automerge-paper.json.gz');
+
+export async function runDocBench(options: DocBenchOptions = {}): Promise<Figures> {
+  const figures: Figures = {};
+  if (!options.skipPut) Object.assign(figures, await putFigures());
+  if (!options.skipTrace) Object.assign(figures, await traceFigures(options.edits));
+  return figures;
+}
+
+// ------------------------------------------------------------------ PUT /doc
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** A deterministic ~`bytes` Markdown document with the constructs people write: headings, prose with marks and links, lists, tasks, code, tables, quotes. */
+export function makeMarkdown(bytes: number): string {
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const words = 'the a server client document edit merge replica update text field block list table heading cursor offline sync node mark link image review agent draft'.split(' ');
+  const word = () => words[Math.floor(random() * words.length)]!;
+  const sentence = () => {
+    const n = 6 + Math.floor(random() * 14);
+    const parts: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const w = word();
+      const r = random();
+      parts.push(r < 0.04 ? `**${w}**` : r < 0.08 ? `*${w}*` : r < 0.1 ? `\`${w}\`` : r < 0.12 ? `[${w}](https://example.com/${w})` : w);
+    }
+    const text = parts.join(' ');
+    return text[0]!.toUpperCase() + text.slice(1) + '.';
+  };
+  const blocks: string[] = [];
+  let size = 0;
+  let section = 0;
+  while (size < bytes) {
+    const r = random();
+    let block: string;
+    if (blocks.length % 12 === 0) block = `${'#'.repeat(1 + (section++ % 3))} Section ${section}: ${sentence().slice(0, 40)}`;
+    else if (r < 0.55) block = [sentence(), sentence(), sentence()].join(' ');
+    else if (r < 0.7) block = Array.from({ length: 4 }, () => `- ${sentence()}`).join('\n');
+    else if (r < 0.78) block = Array.from({ length: 3 }, (_, i) => `- [${i === 0 ? 'x' : ' '}] ${sentence()}`).join('\n');
+    else if (r < 0.85) block = '```ts\n' + Array.from({ length: 5 }, (_, i) => `const ${word()}${i} = "${word()}";`).join('\n') + '\n```';
+    else if (r < 0.92) block = '| Name | Status | Notes |\n| --- | :---: | --- |\n' + Array.from({ length: 4 }, () => `| ${word()} | ${word()} | ${sentence()} |`).join('\n');
+    else block = `> ${sentence()}\n> ${sentence()}`;
+    blocks.push(block);
+    size += block.length + 2;
+  }
+  return blocks.join('\n\n') + '\n';
+}
+
+async function putFigures(): Promise<Figures> {
+  await prepareTemplate();
+  const t = await startTestApp();
+  try {
+    const { cookie } = await signIn(t, 'bench@example.com');
+    const as = { cookie };
+    const markdown = makeMarkdown(1_000_000);
+    const lines = markdown.split('\n\n');
+    const figures: Figures = { docMarkdownBytes: Buffer.byteLength(markdown), docBlocks: lines.length };
+    const first: number[] = [];
+    const same: number[] = [];
+    const onePara: number[] = [];
+    const getMd: number[] = [];
+    const getJson: number[] = [];
+    for (let round_ = 0; round_ < 3; round_++) {
+      const slug = `big-${round_}`;
+      const created = await t.request('POST', '/api/workspaces', { as, body: { name: slug, slug, mode: 'doc' } });
+      if (created.status !== 200) throw new Error(created.text);
+      const base = `/api/workspaces/${slug}/doc`;
+      const timed = async (into: number[], method: string, url: string, body?: unknown, headers?: Record<string, string>) => {
+        const start = performance.now();
+        const res = await t.request(method, url, { as, body, headers });
+        into.push(performance.now() - start);
+        if (res.status !== 200) throw new Error(`${method} ${url}: ${res.status} ${res.text.slice(0, 300)}`);
+        return res;
+      };
+      await timed(first, 'PUT', base, { markdown });
+      await timed(same, 'PUT', base, { markdown });
+      const edited = [...lines];
+      const target = lines.findIndex((block, i) => i > lines.length / 2 && /^[A-Z]/.test(block));
+      edited[target] = `${edited[target]} One more sentence.`;
+      await timed(onePara, 'PUT', base, { markdown: edited.join('\n\n') });
+      const md = await timed(getMd, 'GET', `${base}?format=markdown`);
+      if (md.body.markdown !== edited.join('\n\n')) figures.docRoundTrip = 'differs (see docs/MARKDOWN.md for what Markdown normalises)';
+      await timed(getJson, 'GET', base);
+      if (round_ === 0) {
+        const stored = await t.services.db
+          .selectFrom('documentUpdates')
+          .select((eb) => eb.fn.sum<number>(eb.fn('octet_length', ['update'])).as('bytes'))
+          .where('document', '=', created.body.primarySurface.syncDocument)
+          .executeTakeFirst();
+        figures.docPutLoggedBytes = Number(stored?.bytes ?? 0);
+      }
+    }
+    figures.docRoundTrip ??= 'identical';
+    Object.assign(figures, {
+      docPut1MBFirstMs: round(median(first)),
+      docPut1MBUnchangedMs: round(median(same)),
+      docPut1MBOneParagraphMs: round(median(onePara)),
+      docGet1MBMarkdownMs: round(median(getMd)),
+      docGet1MBJsonMs: round(median(getJson)),
+    });
+    return figures;
+  } finally {
+    await t.close();
+    await t.store.dispose();
+  }
+}
+
+// --------------------------------------------------------------- the trace
+
+type ServerInfo = { url: string; documentName: string; cookie?: string };
+type ServerStats = { text: string; stateV1Bytes: number; stateV2Bytes: number; storedBytes?: number; storedRows?: number; drainMs?: number; events?: number };
+
+function loadTrace(): Trace {
+  return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
+}
+
+async function spawnServer(mode: 'trellis' | 'bare'): Promise<{ info: ServerInfo; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'doc-trace-server.ts'), mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, TRELLIS_TEST_RUN_ID: `bench-doc-${mode}-${process.pid}` },
+  });
+  const info = await new Promise<ServerInfo>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve(JSON.parse(line));
+    });
+    child.once('exit', (code) => reject(new Error(`${mode} server exited ${code}`)));
+  });
+  return { info, child };
+}
+
+/** The text a trace prefix leaves, applied like Array.prototype.splice. */
+function expectedText(trace: Trace, edits: number): string {
+  if (edits >= trace.txns.length) return trace.endContent;
+  const chars = [...trace.startContent];
+  for (let i = 0; i < edits; i++) for (const [pos, del, ins] of trace.txns[i]!.patches) chars.splice(pos, del, ...ins);
+  return chars.join('');
+}
+
+async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
+  const { info, child } = await spawnServer(mode);
+  try {
+    const client = connectClient(info.url, info.documentName, { cookie: info.cookie });
+    await synced(client, 60_000);
+    // The documented doc layout: one paragraph whose Y.XmlText takes the edits.
+    const text = new Y.XmlText();
+    client.doc.transact(() => {
+      const paragraph = new Y.XmlElement('paragraph');
+      client.doc.getXmlFragment('default').insert(0, [paragraph]);
+      paragraph.insert(0, [text]);
+      if (trace.startContent) text.insert(0, trace.startContent);
+    });
+    await acknowledged(client, 60_000);
+
+    const started = performance.now();
+    let patches = 0;
+    for (let i = 0; i < edits; i++) {
+      for (const [pos, del, ins] of trace.txns[i]!.patches) {
+        // Each patch its own transaction: its own update, its own message.
+        client.doc.transact(() => {
+          if (del > 0) text.delete(pos, del);
+          if (ins) text.insert(pos, ins);
+        });
+        patches++;
+      }
+      // Let the socket drain now and then, as a typist's event loop would.
+      if (i % 2000 === 1999) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const sentMs = performance.now() - started;
+    await eventually(() => client.provider.unsyncedChanges === 0, 3_600_000, 5);
+    const ackedMs = performance.now() - started;
+    const clientText = text.toString();
+    // Asked while the client is still connected: the bare server unloads the document when it leaves.
+    const stats = (await (await fetch(`${info.url}/bench/stats`)).json()) as ServerStats;
+    client.destroy();
+    return { patches, sentMs, ackedMs, stats, clientText };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function traceFigures(limit?: number): Promise<Figures> {
+  const trace = loadTrace();
+  const edits = Math.min(limit ?? trace.txns.length, trace.txns.length);
+  const expected = expectedText(trace, edits);
+  const figures: Figures = { traceEdits: edits };
+  const bare = await replay('bare', trace, edits);
+  const real = await replay('trellis', trace, edits);
+  for (const [name, run] of [
+    ['bare', bare],
+    ['trellis', real],
+  ] as const) {
+    const matches = run.stats.text === expected && run.clientText === expected;
+    figures[`${name}FinalTextEqualsEndContent`] = String(matches);
+    if (!matches) throw new Error(`${name}: the final text differs from the trace's endContent (${run.stats.text.length} vs ${expected.length} chars)`);
+    figures[`${name}ReplaySeconds`] = round(run.ackedMs / 1000, 2);
+    figures[`${name}EditsPerSecond`] = Math.round(run.patches / (run.ackedMs / 1000));
+    figures[`${name}ClientSendSeconds`] = round(run.sentMs / 1000, 2);
+  }
+  Object.assign(figures, {
+    trellisVsBareTime: round(real.ackedMs / bare.ackedMs, 2),
+    trellisEventsRecorded: real.stats.events ?? 'n/a',
+    trellisQueueDrainAfterAckMs: round(real.stats.drainMs ?? 0),
+    finalTextChars: expected.length,
+    storedBytesAfterCompaction: real.stats.storedBytes ?? 'n/a',
+    storedLogRowsAfterCompaction: real.stats.storedRows ?? 'n/a',
+    stateAsUpdateV1Bytes: real.stats.stateV1Bytes,
+    stateAsUpdateV2Bytes: real.stats.stateV2Bytes,
+    storedVsStateV1: round((real.stats.storedBytes ?? 0) / real.stats.stateV1Bytes, 3),
+  });
+  return figures;
+}
+
+const isEntryPoint = process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
+
+if (isEntryPoint) {
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+  };
+  const edits = arg('--edits');
+  const figures = await runDocBench({
+    edits: edits ? Number(edits) : undefined,
+    skipPut: process.argv.includes('--trace-only'),
+    skipTrace: process.argv.includes('--put-only'),
+  });
+  for (const [key, value] of Object.entries(figures)) console.log(`${key.padEnd(40)} ${value}`);
+  process.exit(0);
+}

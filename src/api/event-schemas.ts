@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { Principal } from './schemas';
+
+export const Event = z
+  .object({
+    eventId: z.string().describe('Increasing; use as Last-Event-ID to resume'),
+    event: z.string(),
+    ts: z.string(),
+    workspace: z.object({ id: z.string(), slug: z.string(), org: z.object({ slug: z.string() }) }).nullable(),
+    surface: z.object({ id: z.string(), slug: z.string() }).optional(),
+    principal: Principal.nullable(),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'Event' });

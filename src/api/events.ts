@@ -1,0 +1,144 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { EventRecord } from '../events/types';
+import { resolveActor } from '../http/authenticate';
+import type { App } from '../http/types';
+import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
+import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import { listWorkspaceEvents, listWorkspaceEventsAfter } from '../persistence/events';
+import { can } from '../policy/index';
+import type { Services } from '../services';
+import { Event } from './event-schemas';
+import { errorResponses } from './schemas';
+
+export const SSE_PING_MS = 15_000;
+const RESUME_BATCH = 500;
+
+const AuditQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  action: z.string().min(1).max(100).optional().describe('An event name, e.g. row.created'),
+  before: z.string().regex(/^\d+$/).optional().describe('The nextCursor of the previous page'),
+});
+
+const SubscribeQuery = z.strictObject({
+  lastEventId: z.string().regex(/^\d+$/).optional().describe('For clients that cannot send the Last-Event-ID header'),
+});
+
+/** Comment events reach public readers only when the workspace shares comments publicly. */
+function visibleTo(resolved: ResolvedWorkspace, record: EventRecord): boolean {
+  if (record.event.startsWith('comment.')) return can(resolved.access, 'read_comments', resolved.workspace);
+  return true;
+}
+
+function frame(record: EventRecord): string {
+  return `id: ${record.eventId}\nevent: ${record.event}\ndata: ${JSON.stringify(record)}\n\n`;
+}
+
+export async function eventRoutes(app: App, services: Services) {
+  for (const url of workspacePaths('/events')) {
+    app.get(
+      url,
+      {
+        schema: {
+          summary: 'Audit log, newest first',
+          tags: ['events'],
+          params: WorkspaceParams,
+          querystring: AuditQuery,
+          response: { 200: z.object({ events: z.array(Event), nextCursor: z.string().nullable() }), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
+        const { limit, action, before } = request.query;
+        const events = (
+          await listWorkspaceEvents(services.db, resolved.workspace.id, { limit, action, before: before === undefined ? undefined : Number(before) })
+        ).filter((e) => visibleTo(resolved, e));
+        return { events, nextCursor: events.length === limit ? events.at(-1)!.eventId : null };
+      },
+    );
+
+  }
+
+  for (const url of workspacePaths('/subscribe')) {
+    app.get(
+      url,
+      {
+        schema: {
+          summary: 'Live events (Server-Sent Events)',
+          description:
+            'A `text/event-stream` of every change: `id: <eventId>`, `event: <name>`, `data: <event record>`. Reconnect with `Last-Event-ID` to receive what was missed first. `: ping` every 15 s.',
+          tags: ['events'],
+          params: WorkspaceParams,
+          querystring: SubscribeQuery,
+          response: { 200: z.string().describe('text/event-stream'), ...errorResponses },
+        },
+        config: { auth: 'optional' },
+      },
+      async (request, reply) => {
+        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
+        const header = request.headers['last-event-id'];
+        const lastEventId = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : request.query.lastEventId ? Number(request.query.lastEventId) : null;
+        await streamEvents(services, request, reply, resolved, lastEventId);
+      },
+    );
+  }
+}
+
+async function streamEvents(services: Services, request: FastifyRequest, reply: FastifyReply, resolved: ResolvedWorkspace, lastEventId: number | null) {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': request.id,
+    'access-control-allow-origin': request.headers.origin ?? '*',
+    ...(request.headers.origin ? { 'access-control-allow-credentials': 'true', vary: 'Origin' } : {}),
+  });
+  raw.write(': connected\n\n');
+
+  // Subscribe before reading the log, so nothing committed in between is lost; duplicates are skipped by id.
+  let lastSent = lastEventId ?? 0;
+  let replaying = lastEventId !== null;
+  const buffered: EventRecord[] = [];
+  const send = (record: EventRecord) => {
+    if (Number(record.eventId) <= lastSent || !visibleTo(resolved, record)) return;
+    lastSent = Number(record.eventId);
+    raw.write(frame(record));
+  };
+  const unsubscribe = services.events.subscribeWorkspace(resolved.workspace.id, (record) => (replaying ? buffered.push(record) : send(record)));
+
+  const ping = setInterval(() => void keepAlive(), SSE_PING_MS);
+  const close = () => {
+    clearInterval(ping);
+    unsubscribe();
+    if (!raw.writableEnded) raw.end();
+  };
+  request.raw.on('close', close);
+
+  // Access is checked again at every ping: a revoked key or removed member stops receiving.
+  async function keepAlive() {
+    try {
+      const { actor } = await resolveActor(services, request);
+      await resolveWorkspace(services, actor, { slug: resolved.workspace.id }, 'read');
+      raw.write(': ping\n\n');
+    } catch {
+      close();
+    }
+  }
+
+  if (lastEventId !== null) {
+    try {
+      for (;;) {
+        const missed = await listWorkspaceEventsAfter(services.db, resolved.workspace.id, lastSent, RESUME_BATCH);
+        missed.forEach(send);
+        if (missed.length < RESUME_BATCH) break;
+      }
+    } finally {
+      replaying = false;
+      buffered.forEach(send);
+      buffered.length = 0;
+    }
+  }
+}

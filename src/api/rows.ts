@@ -1,0 +1,182 @@
+import { z } from 'zod';
+import {
+  bulkUpdateRows,
+  createRow,
+  deleteWorkspaceRow,
+  getWorkspaceRow,
+  listWorkspaceRows,
+  moveRowsToSurface,
+  rowHistory,
+  updateRow,
+} from '../domain/tables';
+import { requireActor } from '../http/authenticate';
+import type { App } from '../http/types';
+import { resolveWorkspace } from '../http/workspace-access';
+import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import type { Services } from '../services';
+import { Event } from './event-schemas';
+import { errorResponses, OverLimitBody } from './schemas';
+import { Row, RowData, SurfaceQuery } from './table-schemas';
+
+const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
+
+const ListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: z.string().max(2000).optional().describe('The nextCursor of the previous page'),
+  sort: z
+    .string()
+    .regex(/^-?[^\s]{1,64}$/)
+    .optional()
+    .describe('Column key to order by (ties by position); prefix with - for descending'),
+  ...SurfaceQuery,
+});
+
+const CreateBody = z.strictObject({ data: RowData, ...SurfaceQuery });
+const PatchBody = z.strictObject({
+  data: RowData.optional(),
+  ...SurfaceQuery,
+  position: z.number().int().min(0).optional(),
+});
+const BulkBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
+const MoveBody = z.strictObject({ rowIds: z.array(z.string().min(1).max(100)).min(1).max(500), surface: z.string().min(1).max(100) });
+
+const rowResponses = { 200: Row, ...errorResponses, 402: OverLimitBody };
+
+export async function rowRoutes(app: App, services: Services) {
+  for (const url of workspacePaths('/rows')) {
+    app.get(
+      url,
+      {
+        schema: {
+          summary: 'List rows',
+          description: 'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`.',
+          tags: ['rows'],
+          params: WorkspaceParams,
+          querystring: ListQuery,
+          response: { 200: z.object({ rows: z.array(Row), nextCursor: z.string().nullable() }), ...errorResponses },
+        },
+        config: { auth: 'optional' },
+      },
+      async (request) => {
+        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
+        return listWorkspaceRows(services, workspace, request.query);
+      },
+    );
+
+    app.post(
+      url,
+      {
+        schema: {
+          summary: 'Create a row',
+          description: 'Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns.',
+          tags: ['rows'],
+          params: WorkspaceParams,
+          body: CreateBody,
+          response: rowResponses,
+        },
+      },
+      async (request) => {
+        const actor = requireActor(request);
+        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
+        return createRow(services, actor, workspace, request.body);
+      },
+    );
+  }
+
+  for (const url of workspacePaths('/rows/bulk')) {
+    app.patch(
+      url,
+      {
+        schema: {
+          summary: 'Update up to 500 rows at once',
+          description: 'All or nothing: an unknown id or an invalid value writes nothing. One `row.updated` per row.',
+          tags: ['rows'],
+          params: WorkspaceParams,
+          body: BulkBody,
+          response: { 200: z.object({ rows: z.array(Row) }), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const actor = requireActor(request);
+        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
+        return { rows: await bulkUpdateRows(services, actor, workspace, request.body.updates) };
+      },
+    );
+  }
+
+  for (const url of workspacePaths('/rows/move')) {
+    app.post(
+      url,
+      {
+        schema: {
+          summary: 'Move up to 500 rows to another sheet',
+          description: 'One transaction: a row id outside the workspace fails the batch; rows already there are skipped; the rest land at the tail in the order given.',
+          tags: ['rows'],
+          params: WorkspaceParams,
+          body: MoveBody,
+          response: { 200: z.object({ moved: z.array(z.string()), skipped: z.number().int() }), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const actor = requireActor(request);
+        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
+        return moveRowsToSurface(services, actor, workspace, request.body);
+      },
+    );
+  }
+
+  for (const url of workspacePaths('/rows/:id')) {
+    app.get(
+      url,
+      { schema: { summary: 'One row', tags: ['rows'], params: RowParams, response: { 200: Row, ...errorResponses } }, config: { auth: 'optional' } },
+      async (request) => {
+        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
+        return getWorkspaceRow(services, workspace, request.params.id);
+      },
+    );
+
+    app.patch(
+      url,
+      {
+        schema: {
+          summary: 'Update a row (partial merge) or move it',
+          description: 'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`.',
+          tags: ['rows'],
+          params: RowParams,
+          body: PatchBody,
+          response: { 200: Row, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const actor = requireActor(request);
+        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
+        return (await updateRow(services, actor, workspace, request.params.id, request.body)).row;
+      },
+    );
+
+    app.delete(
+      url,
+      { schema: { summary: 'Delete a row', tags: ['rows'], params: RowParams, response: { 200: z.object({ ok: z.literal(true) }), ...errorResponses } } },
+      async (request) => {
+        const actor = requireActor(request);
+        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
+        await deleteWorkspaceRow(services, actor, workspace, request.params.id);
+        return { ok: true as const };
+      },
+    );
+  }
+
+  for (const url of workspacePaths('/rows/:id/history')) {
+    app.get(
+      url,
+      {
+        schema: { summary: 'Events of one row, oldest first', tags: ['rows'], params: RowParams, response: { 200: z.object({ events: z.array(Event) }), ...errorResponses } },
+        config: { auth: 'optional' },
+      },
+      async (request) => {
+        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
+        return { events: await rowHistory(services, workspace, request.params.id) };
+      },
+    );
+  }
+}

@@ -1,0 +1,71 @@
+import type { Principal } from '../http/actor';
+import type { Executor } from '../persistence/database';
+import type { Workspace } from '../persistence/schema';
+import { findWorkspaceById } from '../persistence/workspace-lookup';
+import type { Services } from '../services';
+import { tablesDocumentName } from '../sync/document-names';
+import { serverOrigin } from '../sync/origins';
+import { countRows, ensureSheet, readColumns, scaffoldDefaultColumns } from '../sync/table-document';
+import { docHoldsData, seedDocBody } from './docs';
+import type { WorkspaceContent } from './workspace-content';
+import type { CreatedWorkspace } from './workspaces';
+
+/** The real `WorkspaceContent`: answers from the workspace's Y documents through the sync engine. */
+export function documentContent(services: Services): WorkspaceContent {
+  return {
+    seedWorkspace: (workspace, surfaces, seed) => seedWorkspaceDocuments(services, workspace, surfaces, seed),
+    primaryColumns: async (workspace, surface) => {
+      if (!surface || surface.kind !== 'table') return [];
+      return services.sync.read(tablesDocumentName(workspace.id), (doc) => readColumns(doc, surface.id));
+    },
+    surfaceHoldsData: async (workspace, surface) => {
+      if (surface.kind === 'table') return services.sync.read(tablesDocumentName(workspace.id), (doc) => countRows(doc, surface.id) > 0);
+      if (surface.kind === 'doc') return docHoldsData(services, surface);
+      return true;
+    },
+  };
+}
+
+async function creatorOf(db: Executor, workspace: Workspace): Promise<Principal> {
+  const row = workspace.createdById
+    ? await db.selectFrom('principals').select(['id', 'kind', 'name', 'avatarUrl']).where('id', '=', workspace.createdById).executeTakeFirst()
+    : undefined;
+  return row
+    ? { principalType: row.kind, id: row.id, name: row.name, avatarUrl: row.avatarUrl }
+    : { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
+}
+
+/**
+ * Fills a new workspace's documents after its SQL rows are committed: the
+ * table surface gets its sheet and default columns (title, status, notes);
+ * `initialMarkdown` becomes the body of the doc surface.
+ * Must run outside any database transaction (the engine commits its own).
+ */
+export async function seedWorkspaceDocuments(
+  services: Services,
+  workspace: Workspace,
+  surfaces: CreatedWorkspace['surfaces'],
+  seed: { initialMarkdown?: string },
+): Promise<void> {
+  if (seed.initialMarkdown !== undefined) {
+    const doc = surfaces.find((s) => s.kind === 'doc');
+    if (doc) await seedDocBody(services, { id: doc.id, workspaceId: workspace.id }, seed.initialMarkdown, serverOrigin(await creatorOf(services.db, workspace), 'system'));
+    return;
+  }
+  const tables = surfaces.filter((s) => s.kind === 'table');
+  if (tables.length === 0) return;
+  const origin = serverOrigin(await creatorOf(services.db, workspace), 'system');
+  await services.sync.transact(tablesDocumentName(workspace.id), origin, (doc) => {
+    for (const surface of tables) {
+      ensureSheet(doc, surface.id, null);
+      if (readColumns(doc, surface.id).length === 0) scaffoldDefaultColumns(doc, surface.id, null);
+    }
+  });
+}
+
+/** Seeds by id, for callers that created the workspace inside a transaction they have now committed. */
+export async function seedCreatedWorkspace(services: Services, created: CreatedWorkspace, seed: { initialMarkdown?: string } = {}) {
+  const workspace = await findWorkspaceById(services.db, created.id);
+  if (workspace) await seedWorkspaceDocuments(services, workspace, created.surfaces, seed);
+}
+

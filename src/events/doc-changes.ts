@@ -1,0 +1,147 @@
+import type * as Y from 'yjs';
+import type { Principal } from '../http/actor';
+import type { Tx } from '../persistence/database';
+import { replaceDocSections, type DocSectionRow } from '../persistence/doc-sections';
+import type { Services } from '../services';
+import type { DocMention } from '../docs/mentions';
+import { docTransactionDelta, MentionTracker, summarizeDelta } from '../sync/doc-delta';
+import { docSections, readDocBody } from '../sync/doc-document';
+import { surfaceDocumentName, type ParsedDocumentName } from '../sync/document-names';
+import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
+import type { EventDraft } from './types';
+
+/**
+ * Doc and html documents, for the observer (src/events/observer.ts):
+ *
+ * - `doc.updated` for every committed transaction that changed something,
+ *   whoever made it, with `{ surfaceId, text }` (a one-line summary);
+ * - `doc.mention_added` when a transaction makes a mention (kind + id) new
+ *   to the body, with `{ surfaceId, mentions }` holding only the new ones;
+ * - the `doc_sections` projection: rebuilt with the change itself for
+ *   server-made changes (REST, MCP), and at most once per
+ *   `SECTIONS_DEBOUNCE_MS` per document for sync clients, who send a
+ *   transaction per keystroke. Events never lag; the projection may, by up
+ *   to that delay.
+ *
+ * `derive` runs inside Yjs's afterTransaction and looks only at the
+ * transaction's own structs (src/sync/doc-delta.ts); the whole body is read
+ * only for server-made changes and for the debounced projection.
+ */
+
+export const SECTIONS_DEBOUNCE_MS = 2_000;
+
+export type DocDerived = {
+  kind: 'doc' | 'html';
+  workspaceId: string;
+  surfaceId: string;
+  summary: string;
+  mentionsAdded: DocMention[];
+  /** Sections to project with this change (server-made changes to doc bodies), else null. */
+  sections: { generation: number; rows: DocSectionRow[] } | null;
+};
+
+type EventContext = {
+  id: string;
+  slug: string;
+  orgId: string;
+  orgSlug: string;
+  surfaces: Map<string, { id: string; slug: string }>;
+};
+
+/** Per document name: a counter of observed changes, the newest one projected, the pending debounce. */
+type ProjectionState = { generation: number; projected: number; timer: NodeJS.Timeout | null };
+
+export class DocChanges {
+  private readonly mentions = new MentionTracker();
+  private readonly watched = new WeakSet<Y.Doc>();
+  private readonly projections = new Map<string, ProjectionState>();
+
+  constructor(private readonly services: Services) {}
+
+  derive(documentName: string, parsed: ParsedDocumentName, doc: Y.Doc, transaction: Y.Transaction): DocDerived | null {
+    if (parsed.kind === 'tables' || !parsed.surfaceId) return null;
+    this.watch(doc);
+    const delta = docTransactionDelta(transaction);
+    if (!delta) return null;
+    const base = { workspaceId: parsed.workspaceId, surfaceId: parsed.surfaceId, summary: summarizeDelta(delta) };
+    if (parsed.kind === 'html') return { kind: 'html', ...base, mentionsAdded: [], sections: null };
+
+    const mentionsAdded = this.mentions.added(transaction, delta.mentionElements);
+    const state = this.projectionOf(documentName);
+    state.generation++;
+    let sections: DocDerived['sections'] = null;
+    if (isServerOrigin(transaction.origin)) {
+      // REST and MCP writes project at once; this also covers any client edit still waiting for the debounce.
+      if (state.timer) clearTimeout(state.timer);
+      state.timer = null;
+      sections = { generation: state.generation, rows: docSections(readDocBody(doc)) };
+    } else {
+      this.scheduleProjection(documentName, doc, parsed.workspaceId, parsed.surfaceId, state);
+    }
+    return { kind: 'doc', ...base, mentionsAdded, sections };
+  }
+
+  /** Events (and, for server-made changes, the projection) inside the engine's transaction. */
+  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Principal | null): Promise<EventDraft[]> {
+    const surface = context.surfaces.get(derived.surfaceId);
+    const common = {
+      orgId: context.orgId,
+      workspace: { id: context.id, slug: context.slug, org: { slug: context.orgSlug } },
+      ...(surface ? { surface: { id: surface.id, slug: surface.slug } } : {}),
+      principal,
+      subjectId: derived.surfaceId,
+    };
+    const drafts: EventDraft[] = [{ ...common, event: 'doc.updated', data: { surfaceId: derived.surfaceId, text: derived.summary } }];
+    if (derived.mentionsAdded.length > 0) {
+      drafts.push({ ...common, event: 'doc.mention_added', data: { surfaceId: derived.surfaceId, mentions: derived.mentionsAdded } });
+    }
+    if (derived.sections) {
+      const state = this.projectionOf(surfaceDocumentName(derived.workspaceId, { id: derived.surfaceId, kind: derived.kind })!);
+      if (derived.sections.generation >= state.projected) {
+        state.projected = derived.sections.generation;
+        await replaceDocSections(tx, derived.workspaceId, derived.surfaceId, derived.sections.rows, this.services.clock.now());
+      }
+    }
+    return drafts;
+  }
+
+  /** Changes the observer does not see (the load, updates relayed from another instance) make the mention counts stale. */
+  private watch(doc: Y.Doc) {
+    if (this.watched.has(doc)) return;
+    this.watched.add(doc);
+    doc.on('afterTransaction', (transaction: Y.Transaction) => {
+      if (!isServerOrigin(transaction.origin) && !isConnectionOrigin(transaction.origin)) this.mentions.forget(doc);
+    });
+  }
+
+  private projectionOf(documentName: string): ProjectionState {
+    let state = this.projections.get(documentName);
+    if (!state) {
+      state = { generation: 0, projected: 0, timer: null };
+      this.projections.set(documentName, state);
+    }
+    return state;
+  }
+
+  private scheduleProjection(documentName: string, doc: Y.Doc, workspaceId: string, surfaceId: string, state: ProjectionState) {
+    if (state.timer) return; // the pending run will read the document as it is then
+    state.timer = setTimeout(() => {
+      state.timer = null;
+      void this.project(doc, workspaceId, surfaceId, state);
+    }, SECTIONS_DEBOUNCE_MS);
+    state.timer.unref();
+  }
+
+  private async project(doc: Y.Doc, workspaceId: string, surfaceId: string, state: ProjectionState) {
+    const generation = state.generation;
+    if (generation <= state.projected) return;
+    try {
+      const rows = docSections(readDocBody(doc));
+      state.projected = generation;
+      await this.services.db.transaction().execute((tx) => replaceDocSections(tx, workspaceId, surfaceId, rows, this.services.clock.now()));
+    } catch (error) {
+      // The projection is rebuilt on the next change; the document itself is safe in the log.
+      this.services.log.warn({ err: error, surfaceId }, 'could not project doc sections');
+    }
+  }
+}

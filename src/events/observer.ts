@@ -1,0 +1,141 @@
+import type * as Y from 'yjs';
+import type { Principal } from '../http/actor';
+import { capsFor } from '../limits/plans';
+import type { Tx } from '../persistence/database';
+import {
+  countWorkspaceRows,
+  deleteRowProjections,
+  findWorkspaceEventContext,
+  upsertRows,
+  type RowProjection,
+} from '../persistence/table-rows';
+import type { Services } from '../services';
+import { parseDocumentName } from '../sync/document-names';
+import type { SyncEngine, TransactionObserver } from '../sync/engine';
+import { principalOfOrigin, serverOrigin } from '../sync/origins';
+import { deleteRow, diffTableTransaction, getRow, type TableChange, type TableRow } from '../sync/table-document';
+import { DocChanges, type DocDerived } from './doc-changes';
+import { recordEvents, publishEvents } from './emit';
+import type { EventDraft } from './types';
+
+/**
+ * The one observer: every committed change to a document, from REST, MCP or
+ * a sync client, becomes events (audit log, SSE, webhooks) attributed to the
+ * principal in its transaction origin, and updates the projections queries
+ * need. Nothing else emits row or doc events. Table documents are diffed
+ * here; doc and html documents in ./doc-changes.ts.
+ */
+
+type TableDerived = {
+  kind: 'tables';
+  workspaceId: string;
+  changes: TableChange[];
+  /** Row state right after the transaction (later transactions may change the doc before we persist). */
+  rows: Map<string, TableRow | null>;
+};
+
+type Derived = TableDerived | DocDerived;
+
+export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
+
+export class DocumentObserver implements TransactionObserver<Derived> {
+  constructor(
+    private readonly services: Services,
+    private readonly engine: SyncEngine,
+  ) {
+    this.docs = new DocChanges(services);
+  }
+
+  private readonly docs: DocChanges;
+
+  derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null {
+    const parsed = parseDocumentName(documentName);
+    if (!parsed) return null;
+    if (parsed.kind !== 'tables') return this.docs.derive(documentName, parsed, doc, transaction);
+    const changes = diffTableTransaction(transaction);
+    if (changes.length === 0) return null;
+    const rows = new Map<string, TableRow | null>();
+    for (const change of changes) {
+      if ('rowId' in change) rows.set(change.rowId, change.kind === 'row.deleted' ? null : getRow(doc, change.rowId));
+    }
+    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows };
+  }
+
+  async persist(tx: Tx, _documentName: string, derived: Derived, origin: unknown): Promise<() => void> {
+    const context = await findWorkspaceEventContext(tx, derived.workspaceId);
+    if (!context) return () => {};
+    const principal = principalOfOrigin(origin);
+    if (derived.kind !== 'tables') {
+      const records = await recordEvents(this.services, tx, await this.docs.persist(tx, context, derived, principal));
+      return () => publishEvents(this.services, records);
+    }
+    const now = this.services.clock.now();
+    const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
+    const surfaceRef = (surfaceId: string | null) => {
+      const surface = surfaceId ? context.surfaces.get(surfaceId) : undefined;
+      return surface ? { surface: { id: surface.id, slug: surface.slug } } : {};
+    };
+    const drafts: EventDraft[] = [];
+    const upserts: RowProjection[] = [];
+    const created = new Set<string>();
+    const deleted: string[] = [];
+
+    for (const change of derived.changes) {
+      if (change.kind === 'columns.updated') {
+        drafts.push({ event: 'columns.updated', orgId: context.orgId, workspace, ...surfaceRef(change.surfaceId), principal, data: { surfaceId: change.surfaceId } });
+        continue;
+      }
+      const row = derived.rows.get(change.rowId) ?? null;
+      if (change.kind === 'row.deleted' || !row) {
+        deleted.push(change.rowId);
+        drafts.push({
+          event: 'row.deleted',
+          orgId: context.orgId,
+          workspace,
+          ...surfaceRef(change.kind === 'row.deleted' ? change.surfaceId : null),
+          principal,
+          subjectId: change.rowId,
+          data: { id: change.rowId, surfaceId: change.kind === 'row.deleted' ? change.surfaceId : null },
+        });
+        continue;
+      }
+      if (change.kind === 'row.created') created.add(row.id);
+      upserts.push({ id: row.id, workspaceId: context.id, surfaceId: row.surfaceId, position: row.position, data: row.data });
+      const data: Record<string, unknown> = { id: row.id, data: row.data, position: row.position, surfaceId: row.surfaceId };
+      if (change.kind === 'row.updated') data.changedKeys = change.changedKeys;
+      if (change.kind === 'row.moved_surface') data.fromSurfaceId = change.fromSurfaceId;
+      drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });
+    }
+
+    const by = principal ? { id: principal.id, type: principal.principalType } : null;
+    await upsertRows(tx, dedupeById(upserts), by, now, created);
+    await deleteRowProjections(tx, deleted);
+    const records = await recordEvents(this.services, tx, drafts);
+    return () => publishEvents(this.services, records);
+  }
+
+  /**
+   * A CRDT cannot refuse a client's update, so the row cap is enforced after
+   * the fact: rows a sync client created beyond the plan's cap are removed
+   * again by the server (and their removal is an event the client sees).
+   */
+  async afterClientChange(documentName: string, derived: Derived): Promise<void> {
+    if (derived.kind !== 'tables') return;
+    const createdIds = derived.changes.filter((c) => c.kind === 'row.created').map((c) => (c as { rowId: string }).rowId);
+    if (createdIds.length === 0) return;
+    const context = await findWorkspaceEventContext(this.services.db, derived.workspaceId);
+    if (!context) return;
+    const cap = capsFor(context.plan).rowsPerWorkspace;
+    const excess = (await countWorkspaceRows(this.services.db, derived.workspaceId)) - cap;
+    if (excess <= 0) return;
+    const overflow = createdIds.slice(-excess);
+    this.services.log.info({ workspaceId: derived.workspaceId, removed: overflow.length, cap }, 'removed rows created over the plan cap');
+    await this.engine.transact(documentName, serverOrigin(SYSTEM_PRINCIPAL, 'system'), (doc) => {
+      for (const id of overflow) deleteRow(doc, id, null);
+    });
+  }
+}
+
+function dedupeById(rows: RowProjection[]): RowProjection[] {
+  return [...new Map(rows.map((r) => [r.id, r])).values()];
+}

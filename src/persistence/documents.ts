@@ -1,0 +1,66 @@
+import type { Executor } from './database';
+
+/** The durable Y update log and its snapshots. */
+
+export async function appendUpdate(db: Executor, document: string, update: Uint8Array): Promise<number> {
+  const row = await db.insertInto('documentUpdates').values({ document, update }).returning('seq').executeTakeFirstOrThrow();
+  return row.seq;
+}
+
+export type StoredDocument = {
+  snapshot: { state: Uint8Array; uptoSeq: number } | null;
+  updates: Array<{ seq: number; update: Uint8Array }>;
+  /** Bytes in the update tail: compaction is due when this or the count grows. */
+  tailBytes: number;
+};
+
+/** The snapshot (if any) and every update after it, in order. */
+export async function loadStoredDocument(db: Executor, document: string): Promise<StoredDocument> {
+  const snapshot = await db
+    .selectFrom('documentSnapshots')
+    .select(['state', 'uptoSeq'])
+    .where('document', '=', document)
+    .executeTakeFirst();
+  const uptoSeq = snapshot?.uptoSeq ?? 0;
+  const updates = await db
+    .selectFrom('documentUpdates')
+    .select(['seq', 'update'])
+    .where('document', '=', document)
+    .where('seq', '>', uptoSeq)
+    .orderBy('seq')
+    .execute();
+  return {
+    snapshot: snapshot ? { state: toBytes(snapshot.state), uptoSeq: snapshot.uptoSeq } : null,
+    updates: updates.map((u) => ({ seq: u.seq, update: toBytes(u.update) })),
+    tailBytes: updates.reduce((sum, u) => sum + u.update.byteLength, 0),
+  };
+}
+
+/**
+ * Replaces the snapshot and drops the updates it folds in, atomically. The
+ * snapshot was built from the log itself (never from memory), so it holds
+ * exactly the updates up to `uptoSeq`.
+ */
+export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date) {
+  await db
+    .insertInto('documentSnapshots')
+    .values({ document, state, uptoSeq, updatedAt: now })
+    .onConflict((oc) => oc.column('document').doUpdateSet({ state, uptoSeq, updatedAt: now }))
+    .execute();
+  await db.deleteFrom('documentUpdates').where('document', '=', document).where('seq', '<=', uptoSeq).execute();
+}
+
+export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
+  const row = await db
+    .selectFrom('documentUpdates')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+function toBytes(value: Uint8Array): Uint8Array {
+  // pg returns Buffer, PGlite Uint8Array; Yjs wants a plain view either way.
+  return value instanceof Uint8Array ? value : new Uint8Array(value as ArrayBufferLike);
+}

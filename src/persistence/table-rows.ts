@@ -1,0 +1,95 @@
+import type { Executor } from './database';
+import type { PrincipalKind } from './schema';
+
+/** The row projection the observer keeps: attribution, timestamps, counts and (later) search. */
+
+export type RowProjection = {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  position: number;
+  data: Record<string, unknown>;
+};
+
+export async function upsertRows(
+  db: Executor,
+  rows: RowProjection[],
+  by: { id: string; type: PrincipalKind } | null,
+  at: Date,
+  createdIds: ReadonlySet<string>,
+) {
+  for (const row of rows) {
+    const created = createdIds.has(row.id);
+    await db
+      .insertInto('tableRows')
+      .values({
+        id: row.id,
+        workspaceId: row.workspaceId,
+        surfaceId: row.surfaceId,
+        position: row.position,
+        data: JSON.stringify(row.data),
+        createdById: by?.id ?? null,
+        createdByType: by?.type ?? null,
+        updatedById: created ? null : (by?.id ?? null),
+        updatedByType: created ? null : (by?.type ?? null),
+        createdAt: at,
+        updatedAt: at,
+      })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({
+          surfaceId: row.surfaceId,
+          position: row.position,
+          data: JSON.stringify(row.data),
+          updatedById: by?.id ?? null,
+          updatedByType: by?.type ?? null,
+          updatedAt: at,
+        }),
+      )
+      .execute();
+  }
+}
+
+export async function deleteRowProjections(db: Executor, ids: string[]) {
+  if (ids.length === 0) return;
+  await db.deleteFrom('tableRows').where('id', 'in', ids).execute();
+}
+
+export async function countWorkspaceRows(db: Executor, workspaceId: string): Promise<number> {
+  const row = await db
+    .selectFrom('tableRows')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspaceId', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export type RowMeta = {
+  id: string;
+  createdById: string | null;
+  updatedById: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+export async function findRowMeta(db: Executor, ids: string[]): Promise<Map<string, RowMeta>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('tableRows')
+    .select(['id', 'createdById', 'updatedById', 'createdAt', 'updatedAt'])
+    .where('id', 'in', ids)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export async function findWorkspaceEventContext(db: Executor, workspaceId: string) {
+  const workspace = await db
+    .selectFrom('workspaces')
+    .innerJoin('orgs', 'orgs.id', 'workspaces.orgId')
+    .select(['workspaces.id', 'workspaces.slug', 'workspaces.orgId', 'orgs.slug as orgSlug', 'orgs.plan'])
+    .where('workspaces.id', '=', workspaceId)
+    .executeTakeFirst();
+  if (!workspace) return null;
+  const surfaces = await db.selectFrom('surfaces').select(['id', 'slug', 'kind']).where('workspaceId', '=', workspaceId).execute();
+  return { ...workspace, surfaces: new Map(surfaces.map((s) => [s.id, s])) };
+}
+

@@ -1,0 +1,174 @@
+import type { Hocuspocus, onAuthenticatePayload } from '@hocuspocus/server';
+import type { Actor } from '../http/actor';
+import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../http/authenticate';
+import { loadCallerFacts } from '../persistence/access';
+import { findLiveSurface, findWorkspaceById } from '../persistence/workspace-lookup';
+import { can, workspaceAccess, type WorkspaceAction } from '../policy/index';
+import type { Services } from '../services';
+import { parseDocumentName, type ParsedDocumentName } from './document-names';
+import type { ConnectionContext } from './origins';
+
+/** Typed close codes, as Hocuspocus uses them: the client can tell why it was dropped. */
+export const CLOSE_UNAUTHORIZED = { code: 4401, reason: 'unauthorized' };
+export const CLOSE_FORBIDDEN = { code: 4403, reason: 'forbidden' };
+
+const RECHECK_INTERVAL_MS = 500;
+
+/** Hocuspocus sends `reason` to the provider's onAuthenticationFailed. */
+class SyncAccessError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+type Decision = { read: boolean; write: boolean };
+
+function writeActionFor(document: ParsedDocumentName): WorkspaceAction {
+  return document.kind === 'tables' ? 'write_rows' : 'edit_doc';
+}
+
+function credentialOf(token: string | undefined, headers: Headers): ConnectionContext['credential'] | null {
+  if (token) return { kind: 'bearer', token };
+  const cookie = headers.get('cookie') ?? '';
+  const match = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(cookie);
+  return match ? { kind: 'session', token: decodeURIComponent(match[1]!) } : null;
+}
+
+async function actorFor(services: Services, credential: ConnectionContext['credential']): Promise<Actor | null> {
+  return credential.kind === 'bearer' ? actorFromBearer(services, credential.token) : actorFromSessionToken(services, credential.token);
+}
+
+/** The policy's answer for one caller on one document: the same `can` REST uses. */
+async function decide(services: Services, actor: Actor | null, document: ParsedDocumentName): Promise<Decision> {
+  const workspace = await findWorkspaceById(services.db, document.workspaceId);
+  if (!workspace) return { read: false, write: false };
+  if (document.surfaceId && !(await findLiveSurface(services.db, workspace.id, document.surfaceId))) return { read: false, write: false };
+  const facts = (await loadCallerFacts(services.db, actor, [workspace])).get(workspace.id)!;
+  const access = workspaceAccess(facts, workspace);
+  const read = can(access, 'read', workspace);
+  const write = read && !workspace.archivedAt && can(access, writeActionFor(document), workspace);
+  return { read, write };
+}
+
+/**
+ * Connections that present the same credential for the same document within
+ * a second share one decision: a thousand tabs (or benchmark clients)
+ * opening one document cost one lookup. The monitor re-decides twice a
+ * second anyway, so the cache adds no staleness beyond the guarantee.
+ */
+export class DecisionCache {
+  private readonly entries = new Map<string, { at: number; value: Promise<{ actor: Actor | null; decision: Decision }> }>();
+  constructor(private readonly ttlMs = 1000) {}
+
+  get(key: string, load: () => Promise<{ actor: Actor | null; decision: Decision }>) {
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    if (this.entries.size > 10_000) this.entries.clear();
+    const value = load();
+    this.entries.set(key, { at: now, value });
+    value.catch(() => this.entries.delete(key));
+    return value;
+  }
+}
+
+/**
+ * Hocuspocus `onAuthenticate`: the provider's token is an API key (or OAuth
+ * token), or empty in a browser that sends the session cookie. No read
+ * access rejects the connection; read without write makes it read-only,
+ * so Hocuspocus discards its updates.
+ */
+export async function authenticateConnection(
+  services: Services,
+  payload: onAuthenticatePayload,
+  cache: DecisionCache = new DecisionCache(0),
+): Promise<ConnectionContext> {
+  const document = parseDocumentName(payload.documentName);
+  const credential = credentialOf(payload.token, payload.requestHeaders);
+  if (!document || !credential) throw new SyncAccessError(CLOSE_UNAUTHORIZED.reason);
+  const { actor, decision } = await cache.get(`${credential.kind}:${credential.token}\u0000${payload.documentName}`, async () => {
+    const found = await actorFor(services, credential);
+    return { actor: found, decision: found ? await decide(services, found, document) : { read: false, write: false } };
+  });
+  if (!actor) throw new SyncAccessError(CLOSE_UNAUTHORIZED.reason);
+  if (!decision.read) throw new SyncAccessError(CLOSE_FORBIDDEN.reason);
+  payload.connectionConfig.readOnly = !decision.write;
+  return { actor, workspaceId: document.workspaceId, accessKey: `${credential.kind}:${credential.token}`, credential };
+}
+
+type LiveConnection = {
+  context: ConnectionContext;
+  readOnly: boolean;
+  document: { name: string };
+  close(event?: { code: number; reason: string }): void;
+  webSocket?: { close(code?: number, reason?: string): void };
+};
+
+/**
+ * Re-checks open connections twice a second, so a revoked key, an ended
+ * session, a removed member or a lowered role takes effect within a second.
+ * Connections sharing a credential and document are decided once.
+ */
+export class ConnectionAccessMonitor {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private readonly revoked = new WeakSet<object>();
+
+  constructor(
+    private readonly services: Services,
+    private readonly hocuspocus: () => Hocuspocus,
+  ) {}
+
+  start() {
+    this.timer = setInterval(() => void this.recheck(), RECHECK_INTERVAL_MS).unref();
+  }
+
+  stop() {
+    clearInterval(this.timer);
+  }
+
+  /** Called before every message: a connection found revoked handles nothing more. */
+  assertStillAllowed(connection: unknown) {
+    if (this.revoked.has(connection as object)) throw new SyncAccessError(CLOSE_FORBIDDEN.reason);
+  }
+
+  async recheck() {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const groups = new Map<string, LiveConnection[]>();
+      for (const document of this.hocuspocus().documents.values()) {
+        for (const connection of document.getConnections() as unknown as LiveConnection[]) {
+          const context = connection.context;
+          if (!context?.credential) continue;
+          const key = `${context.accessKey}\u0000${document.name}`;
+          groups.set(key, [...(groups.get(key) ?? []), connection]);
+        }
+      }
+      for (const connections of groups.values()) await this.apply(connections);
+    } catch (error) {
+      this.services.log.warn({ err: error }, 'sync access re-check failed');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async apply(connections: LiveConnection[]) {
+    const first = connections[0]!;
+    const document = parseDocumentName(first.document.name);
+    const actor = await actorFor(this.services, first.context.credential);
+    if (!actor || !document) return this.closeAll(connections, CLOSE_UNAUTHORIZED, true);
+    const decision = await decide(this.services, actor, document);
+    if (!decision.read) return this.closeAll(connections, CLOSE_FORBIDDEN, false);
+    for (const connection of connections) connection.readOnly = !decision.write;
+  }
+
+  private closeAll(connections: LiveConnection[], event: { code: number; reason: string }, dropSocket: boolean) {
+    for (const connection of connections) {
+      this.revoked.add(connection);
+      connection.close(event);
+      // A dead credential ends the whole socket (it may multiplex other documents with the same token).
+      if (dropSocket) connection.webSocket?.close(event.code, event.reason);
+    }
+  }
+}

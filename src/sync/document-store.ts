@@ -1,0 +1,51 @@
+import * as Y from 'yjs';
+import type { Db, Executor } from '../persistence/database';
+import { appendUpdate, loadStoredDocument, writeSnapshot } from '../persistence/documents';
+
+/**
+ * Loads Y documents from the durable log and folds the log into snapshots.
+ * Snapshots are built from the log (never from the live document), so a
+ * snapshot always holds exactly the updates up to its sequence number, and
+ * compaction can never drop an update that is in flight.
+ */
+
+/** Compaction is due when the tail since the last snapshot grows past either bound. */
+export const COMPACT_AFTER_UPDATES = 500;
+export const COMPACT_AFTER_BYTES = 2 * 1024 * 1024;
+
+export type LoadResult = { tailUpdates: number; tailBytes: number };
+
+/** Applies the stored state to `doc` in one transaction. Throws when the store fails: a doc is never served empty by mistake. */
+export async function loadInto(db: Executor, name: string, doc: Y.Doc): Promise<LoadResult> {
+  const stored = await loadStoredDocument(db, name);
+  Y.transact(doc, () => {
+    if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
+    for (const { update } of stored.updates) Y.applyUpdate(doc, update);
+  }, LOAD_ORIGIN);
+  return { tailUpdates: stored.updates.length, tailBytes: stored.tailBytes };
+}
+
+export const LOAD_ORIGIN = { source: 'load' } as const;
+
+export async function append(db: Executor, name: string, update: Uint8Array): Promise<number> {
+  return appendUpdate(db, name, update);
+}
+
+/** Rebuilds the snapshot from the stored log and drops the folded updates. */
+export async function compact(db: Db, name: string, now: Date): Promise<{ bytes: number; folded: number } | null> {
+  const stored = await loadStoredDocument(db, name);
+  if (stored.updates.length === 0) return null;
+  const scratch = new Y.Doc();
+  try {
+    Y.transact(scratch, () => {
+      if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state);
+      for (const { update } of stored.updates) Y.applyUpdate(scratch, update);
+    });
+    const state = Y.encodeStateAsUpdateV2(scratch);
+    const uptoSeq = stored.updates.at(-1)!.seq;
+    await db.transaction().execute((tx) => writeSnapshot(tx, name, state, uptoSeq, now));
+    return { bytes: state.byteLength, folded: stored.updates.length };
+  } finally {
+    scratch.destroy();
+  }
+}

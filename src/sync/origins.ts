@@ -1,0 +1,48 @@
+import type { Actor, Principal } from '../http/actor';
+
+/**
+ * Every change to a Y document carries an origin that names who made it.
+ * The shapes follow Hocuspocus's own: `{ source: 'connection', connection }`
+ * for a sync client's update (its context holds the caller), `{ source:
+ * 'local', context }` for changes the server makes (REST, MCP, system), and
+ * `{ source: 'redis' }` for updates relayed from another instance, which
+ * that instance has already logged and turned into events.
+ */
+
+export type ServerChangeContext = {
+  principal: Principal;
+  via: 'rest' | 'mcp' | 'system';
+};
+
+export type ServerOrigin = { source: 'local'; context: ServerChangeContext };
+
+/** What a sync connection carries from authentication to every message. */
+export type ConnectionContext = {
+  actor: Actor;
+  workspaceId: string;
+  /** Groups connections that share one access decision (same credential, same workspace). */
+  accessKey: string;
+  /** The presented credential, re-resolved on every access re-check. */
+  credential: { kind: 'bearer' | 'session'; token: string };
+};
+
+type ConnectionOrigin = { source: 'connection'; connection: { context: ConnectionContext } };
+
+export function serverOrigin(principal: Principal, via: ServerChangeContext['via'] = 'rest'): ServerOrigin {
+  return { source: 'local', context: { principal, via } };
+}
+
+export function isServerOrigin(origin: unknown): origin is ServerOrigin {
+  return typeof origin === 'object' && origin !== null && (origin as ServerOrigin).source === 'local' && Boolean((origin as ServerOrigin).context?.principal);
+}
+
+export function isConnectionOrigin(origin: unknown): origin is ConnectionOrigin {
+  return typeof origin === 'object' && origin !== null && (origin as ConnectionOrigin).source === 'connection';
+}
+
+/** The principal a change is attributed to, or null for changes relayed from elsewhere. */
+export function principalOfOrigin(origin: unknown): Principal | null {
+  if (isServerOrigin(origin)) return origin.context.principal;
+  if (isConnectionOrigin(origin)) return origin.connection.context?.actor?.principal ?? null;
+  return null;
+}

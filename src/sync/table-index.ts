@@ -1,0 +1,151 @@
+/**
+ * Where each row sits: one pass over every sheet's `order`, cached per doc.
+ * A row's position is not stored anywhere, and scanning the orders for every
+ * `getRow` would make an observer that reads 500 moved rows of a 50,000-row
+ * table do 25 million comparisons; with the cache it does one pass.
+ *
+ * The cache is dropped when a transaction touches what placements depend on
+ * (the `rows` keys, the `sheets` keys, a sheet's fields or an `order`). Our own
+ * write functions keep it right themselves, appending in place or dropping it,
+ * and flag their transactions so the drop is skipped for them.
+ */
+import * as Y from 'yjs';
+import { ORDER_FIELD, canonicalSheetIds, existingRoots, orderOf, rowsRoot, sheetMapOf } from './table-layout.js';
+
+export interface Placement {
+  surfaceId: string;
+  /** Index among the sheet's live rows, contiguous from 0. */
+  position: number;
+  /** Index in the sheet's `order` array; differs from `position` only when stray entries precede it. */
+  rawIndex: number;
+}
+
+/** An `order` entry that places no row: an id without a live row map, a repeat of an id placed earlier, or a non-string. */
+export interface StrayEntry {
+  surfaceId: string;
+  rawIndex: number;
+  rowId: unknown;
+}
+
+export interface TableIndex {
+  sheetIds: string[];
+  rowsBySheet: Map<string, string[]>;
+  placements: Map<string, Placement>;
+  strayEntries: StrayEntry[];
+}
+
+interface IndexCache {
+  index: TableIndex | null;
+  /** Values computed from the whole table (sorted listings), dropped by any change to it. */
+  derived: Map<string, unknown>;
+}
+
+const caches = new WeakMap<Y.Doc, IndexCache>();
+
+/** Set on transactions made by the table functions, which keep the index right themselves. */
+const INDEX_MAINTAINED = Symbol('table-index-maintained');
+
+export function tableIndex(doc: Y.Doc): TableIndex {
+  const cache = cacheOf(doc);
+  cache.index ??= buildIndex(doc);
+  return cache.index;
+}
+
+export function invalidateTableIndex(doc: Y.Doc): void {
+  const cache = caches.get(doc);
+  if (cache) cache.index = null;
+}
+
+/** The index if it is built, for writers that update it in place. */
+export function builtTableIndex(doc: Y.Doc): TableIndex | null {
+  return caches.get(doc)?.index ?? null;
+}
+
+/**
+ * Runs `write` in one transaction with `origin`. Nested in a caller's
+ * transaction it joins that one (and its origin), which is how several table
+ * functions are made atomic together.
+ */
+export function transactTable<T>(doc: Y.Doc, origin: unknown, write: (transaction: Y.Transaction) => T): T {
+  return doc.transact((transaction) => {
+    transaction.meta.set(INDEX_MAINTAINED, true);
+    return write(transaction);
+  }, origin);
+}
+
+function cacheOf(doc: Y.Doc): IndexCache {
+  let cache = caches.get(doc);
+  if (!cache) {
+    const created: IndexCache = { index: null, derived: new Map() };
+    // beforeObserverCalls runs before any observer or afterTransaction
+    // listener, so an observer reading positions never sees a stale index.
+    doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
+      if (created.index && !transaction.meta.has(INDEX_MAINTAINED) && touchesPlacements(transaction)) created.index = null;
+      if (transaction.changed.size > 0 || transaction.deleteSet.clients.size > 0) created.derived.clear();
+    });
+    caches.set(doc, created);
+    cache = created;
+  }
+  return cache;
+}
+
+/**
+ * A value computed from the table, kept until the next transaction that
+ * changes anything. Inside an open transaction nothing is kept: writes made
+ * later in it would not drop the value.
+ */
+export function derivedFromTable<T>(doc: Y.Doc, key: string, compute: () => T, keep = 2): T {
+  if (doc._transaction !== null) return compute();
+  const cache = cacheOf(doc);
+  if (cache.derived.has(key)) return cache.derived.get(key) as T;
+  const value = compute();
+  // Oldest first in insertion order: drop it to keep at most `keep` values.
+  if (cache.derived.size >= keep) cache.derived.delete(cache.derived.keys().next().value!);
+  cache.derived.set(key, value);
+  return value;
+}
+
+/** A value `derivedFromTable` kept for `key`, if any (never computes). */
+export function keptDerived<T>(doc: Y.Doc, key: string): T | undefined {
+  return doc._transaction === null ? (caches.get(doc)?.derived.get(key) as T | undefined) : undefined;
+}
+
+function touchesPlacements(transaction: Y.Transaction): boolean {
+  const { rows, sheets } = existingRoots(transaction.doc);
+  for (const type of transaction.changed.keys()) {
+    if (type === rows || type === sheets) return true;
+    const item = type._item;
+    if (item === null) continue;
+    if (item.parent === sheets) return true;
+    if (item.parentSub === ORDER_FIELD && item.parent instanceof Y.AbstractType && item.parent._item?.parent === sheets) return true;
+  }
+  return false;
+}
+
+function buildIndex(doc: Y.Doc): TableIndex {
+  const rows = rowsRoot(doc);
+  const index: TableIndex = {
+    sheetIds: canonicalSheetIds(doc),
+    rowsBySheet: new Map(),
+    placements: new Map(),
+    strayEntries: [],
+  };
+  for (const surfaceId of index.sheetIds) {
+    const placed: string[] = [];
+    index.rowsBySheet.set(surfaceId, placed);
+    const order = orderOf(sheetMapOf(doc, surfaceId)!);
+    if (!order) continue;
+    // Sheets in canonical order, first entry wins: every peer resolves a row
+    // listed twice (two concurrent moves) to the same place.
+    order.toArray().forEach((rowId: unknown, rawIndex) => {
+      const isLiveRow = typeof rowId === 'string' && !index.placements.has(rowId) && rows.get(rowId) instanceof Y.Map;
+      if (isLiveRow) {
+        index.placements.set(rowId, { surfaceId, position: placed.length, rawIndex });
+        placed.push(rowId);
+        return;
+      }
+      index.strayEntries.push({ surfaceId, rawIndex, rowId });
+    });
+  }
+  return index;
+}

@@ -1,0 +1,103 @@
+/**
+ * Checks cell values against their columns' types, for REST and MCP writes
+ * (sync peers write what they like; the document accepts any cell value).
+ * Issues use the 422 `details` shape. `null` clears a cell of any type; keys
+ * without a column are allowed (the caller seeds a text column for them)
+ * but must still hold a value a cell can store.
+ */
+import { isCellValue } from './table-layout.js';
+import type { ColumnDef, TableIssue } from './table-types.js';
+
+export interface CellValidationOptions {
+  /** Prefix of each issue's path; `['data']` by default, e.g. `['updates', '3', 'data']` in a bulk update. */
+  basePath?: string[];
+  /** Whether a string names a principal of the workspace; without it any non-empty string passes. */
+  isPrincipalId?: (id: string) => boolean;
+}
+
+type Check = (value: unknown, column: ColumnDef, options: CellValidationOptions) => { code: string; message: string } | null;
+
+export function validateCellValues(columns: readonly ColumnDef[], data: Record<string, unknown>, options: CellValidationOptions = {}): TableIssue[] {
+  const basePath = options.basePath ?? ['data'];
+  const byKey = new Map(columns.map((column) => [column.key, column]));
+  const issues: TableIssue[] = [];
+  for (const [key, value] of Object.entries(data)) {
+    if (value === undefined || value === null) continue;
+    const column = byKey.get(key);
+    const problem = !isCellValue(value)
+      ? { code: 'invalid_type', message: 'A cell holds a string, a finite number, a boolean, null or an array of strings.' }
+      : column
+        ? (CHECKS[column.type]?.(value, column, options) ?? null)
+        : null;
+    if (problem) issues.push({ path: [...basePath, key], ...problem });
+  }
+  return issues;
+}
+
+const CHECKS: Record<string, Check> = {
+  text: expectString,
+  longtext: expectString,
+  number: (value, column) => (typeof value === 'number' ? null : wrongType(column, 'a number')),
+  checkbox: (value, column) => (typeof value === 'boolean' ? null : wrongType(column, 'true or false')),
+  status: (value, column) => (typeof value === 'string' ? checkOption(value, column) : wrongType(column, 'one option value')),
+  select: (value, column) => {
+    if (typeof value === 'string') return checkOption(value, column);
+    if (Array.isArray(value)) return value.map((item) => checkOption(item, column)).find((issue) => issue !== null) ?? null;
+    return wrongType(column, 'an option value or an array of them');
+  },
+  date: (value, column) => {
+    if (typeof value !== 'string') return wrongType(column, 'an ISO 8601 date or date-time string');
+    return isIsoDateOrDateTime(value) ? null : { code: 'invalid_format', message: `${column.key} must be an ISO 8601 date (2024-05-31) or date-time (2024-05-31T09:30:00Z).` };
+  },
+  url: (value, column) => {
+    if (typeof value !== 'string') return wrongType(column, 'an absolute URL');
+    return isAbsoluteWebUrl(value) ? null : { code: 'invalid_format', message: `${column.key} must be an absolute http(s), mailto or tel URL.` };
+  },
+  person: (value, column, options) => {
+    const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : null;
+    if (!ids) return wrongType(column, 'a principal id or an array of them');
+    const unknown = ids.find((id) => id === '' || (options.isPrincipalId ? !options.isPrincipalId(id) : false));
+    return unknown === undefined ? null : { code: 'unknown_principal', message: `${column.key}: "${unknown}" is not a member of this workspace.` };
+  },
+};
+
+function expectString(value: unknown, column: ColumnDef) {
+  return typeof value === 'string' ? null : wrongType(column, 'a string');
+}
+
+function wrongType(column: ColumnDef, expected: string) {
+  return { code: 'invalid_type', message: `${column.key} is a ${column.type} column and takes ${expected}.` };
+}
+
+function checkOption(value: string, column: ColumnDef) {
+  const values = (column.options ?? []).map((option) => option.value);
+  if (values.includes(value)) return null;
+  return { code: 'invalid_option', message: `${column.key} takes one of: ${values.map((v) => JSON.stringify(v)).join(', ') || '(no options defined)'}.` };
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?$/;
+
+/** Calendar-checked: 2023-02-29 is rejected, which a regular expression alone would let through. */
+export function isIsoDateOrDateTime(text: string): boolean {
+  const match = ISO_DATE.exec(text) ?? ISO_DATE_TIME.exec(text);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (month < 1 || month > 12 || day < 1) return false;
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/**
+ * Absolute and of a scheme a link may safely carry: the web app renders url
+ * cells as links, and `javascript:` is an absolute URL too.
+ */
+export function isAbsoluteWebUrl(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url.hostname !== '';
+  return url.protocol === 'mailto:' || url.protocol === 'tel:';
+}

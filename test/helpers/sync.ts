@@ -1,0 +1,87 @@
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import WebSocket from 'ws';
+import * as Y from 'yjs';
+
+export type SyncClient = {
+  provider: HocuspocusProvider;
+  socket: HocuspocusProviderWebsocket;
+  doc: Y.Doc;
+  closed: Promise<{ code?: number; reason?: string }>;
+  authenticationFailed: Promise<string>;
+  destroy(): void;
+};
+
+/**
+ * A real @hocuspocus/provider in Node (which has no global WebSocket): the
+ * token is an API key, or a session cookie is sent as a browser would.
+ */
+export function connectClient(baseUrl: string, name: string, credential: { token?: string; cookie?: string }): SyncClient {
+  const cookie = credential.cookie;
+  class CookieWebSocket extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, cookie ? { headers: { cookie: `svc-session=${cookie}` } } : {});
+    }
+  }
+  const socket = new HocuspocusProviderWebsocket({
+    url: baseUrl.replace(/^http/, 'ws') + '/api/sync',
+    WebSocketPolyfill: CookieWebSocket,
+    maxAttempts: 1,
+  });
+  const doc = new Y.Doc();
+  let onClosed!: (value: { code?: number; reason?: string }) => void;
+  let onFailed!: (reason: string) => void;
+  const closed = new Promise<{ code?: number; reason?: string }>((resolve) => (onClosed = resolve));
+  const authenticationFailed = new Promise<string>((resolve) => (onFailed = resolve));
+  const provider = new HocuspocusProvider({
+    websocketProvider: socket,
+    name,
+    document: doc,
+    token: credential.token ?? '',
+    onAuthenticationFailed: ({ reason }) => onFailed(reason),
+    onClose: ({ event }) => onClosed({ code: event?.code, reason: event?.reason }),
+  });
+  provider.attach();
+  return {
+    provider,
+    socket,
+    doc,
+    closed,
+    authenticationFailed,
+    destroy: () => {
+      provider.destroy();
+      socket.destroy();
+    },
+  };
+}
+
+export function synced(client: SyncClient, timeoutMs = 5000): Promise<void> {
+  if (client.provider.isSynced) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('provider did not sync')), timeoutMs);
+    client.provider.on('synced', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** Polls until `check` passes (returns truthy) or the time runs out. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000, intervalMs = 20): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) throw lastError ?? new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Waits until the server has acknowledged every local change of this client. */
+export function acknowledged(client: SyncClient, timeoutMs = 5000): Promise<void> {
+  return eventually(() => client.provider.unsyncedChanges === 0, timeoutMs).then(() => {});
+}

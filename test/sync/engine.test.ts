@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { serverOrigin } from '../../src/sync/origins';
+import { tablesDocumentName } from '../../src/sync/document-names';
+import { ensureSheet, insertRow, getRow, listRows } from '../../src/sync/table-document';
+import { startTestApp } from '../helpers/app';
+import { signIn } from '../helpers/sign-in';
+import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';
+
+let t: Awaited<ReturnType<typeof startTestApp>>;
+let owner: { cookie: string; orgSlug: string };
+let workspaceId: string;
+let surfaceId: string;
+let docName: string;
+const ownerPrincipal = () => ({ principalType: 'user' as const, id: '', name: 'owner', avatarUrl: null });
+
+beforeAll(async () => {
+  t = await startTestApp();
+  owner = await signIn(t, 'owner@example.com');
+  const ws = await t.services.db
+    .selectFrom('workspaces')
+    .innerJoin('surfaces', 'surfaces.workspaceId', 'workspaces.id')
+    .select(['workspaces.id', 'surfaces.id as surfaceId', 'workspaces.createdById'])
+    .where('workspaces.slug', '=', 'welcome')
+    .executeTakeFirstOrThrow();
+  workspaceId = ws.id;
+  surfaceId = ws.surfaceId;
+  docName = tablesDocumentName(workspaceId);
+});
+afterAll(async () => {
+  await t.close();
+  await t.store.dispose();
+});
+
+describe('sync engine', () => {
+  it('delivers a server-side row to a connected client and records the attributed event', async () => {
+    const client = connectClient(t.url, docName, { cookie: owner.cookie });
+    await synced(client);
+    const user = await t.services.db.selectFrom('users').select('id').where('email', '=', 'owner@example.com').executeTakeFirstOrThrow();
+    const principal = { ...ownerPrincipal(), id: user.id };
+    await t.services.sync.transact(docName, serverOrigin(principal), (doc) => {
+      ensureSheet(doc, surfaceId, null);
+      insertRow(doc, { id: 'row-from-server', surfaceId, data: { title: 'hello' } }, null);
+    });
+    await eventually(() => getRow(client.doc, 'row-from-server')?.data.title === 'hello');
+    const events = await t.services.db.selectFrom('events').select(['event', 'principalId', 'subjectId']).where('workspaceId', '=', workspaceId).execute();
+    expect(events).toContainEqual({ event: 'row.created', principalId: user.id, subjectId: 'row-from-server' });
+    client.destroy();
+  });
+
+  it('logs a client edit before acknowledging it and attributes its event to the client', async () => {
+    const client = connectClient(t.url, docName, { cookie: owner.cookie });
+    await synced(client);
+    insertRow(client.doc, { id: 'row-from-client', surfaceId, data: { title: 'typed in a browser' } }, null);
+    await acknowledged(client);
+    const logged = await t.services.db.selectFrom('documentUpdates').select('seq').where('document', '=', docName).execute();
+    expect(logged.length).toBeGreaterThan(0);
+    const event = await eventually(() =>
+      t.services.db.selectFrom('events').selectAll().where('subjectId', '=', 'row-from-client').where('event', '=', 'row.created').executeTakeFirst(),
+    );
+    const user = await t.services.db.selectFrom('users').select('id').where('email', '=', 'owner@example.com').executeTakeFirstOrThrow();
+    expect(event!.principalId).toBe(user.id);
+    const serverRows = await t.services.sync.read(docName, (doc) => listRows(doc, { surfaceId }).rows.map((r) => r.id));
+    expect(serverRows).toContain('row-from-client');
+    client.destroy();
+  });
+
+  it('refuses a non-member and a connection without credentials', async () => {
+    const stranger = await signIn(t, 'stranger@example.com');
+    const client = connectClient(t.url, docName, { cookie: stranger.cookie });
+    expect(await client.authenticationFailed).toBe('forbidden');
+    client.destroy();
+    const anonymous = connectClient(t.url, docName, {});
+    expect(await anonymous.authenticationFailed).toBe('unauthorized');
+    anonymous.destroy();
+  });
+
+  it('reloads a document from the log after it is unloaded', async () => {
+    const before = await t.services.sync.read(docName, (doc) => Y.encodeStateVector(doc));
+    await t.services.sync.close();
+    const fresh = new Y.Doc();
+    const { loadInto } = await import('../../src/sync/document-store');
+    await loadInto(t.services.db, docName, fresh);
+    expect(Y.encodeStateVector(fresh)).toEqual(before);
+    expect(getRow(fresh, 'row-from-client')?.data.title).toBe('typed in a browser');
+  });
+});
