@@ -7,8 +7,8 @@ import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { authenticateConnection, ConnectionAccessMonitor, DecisionCache } from './connection-auth';
 import { append, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto } from './document-store';
+import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, type ServerOrigin } from './origins';
-import { documentUpdateOf } from './update-message';
 
 export const SYNC_PATH = '/api/sync';
 
@@ -21,6 +21,8 @@ export const SYNC_PATH = '/api/sync';
 export interface TransactionObserver<Derived = unknown> {
   derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null;
   persist(tx: Tx, documentName: string, derived: Derived, origin: unknown): Promise<() => void>;
+  /** Several consecutive changes of one document in one DB transaction (group commit); `persist` is used when absent. */
+  persistBatch?(tx: Tx, documentName: string, changes: Array<{ derived: Derived; origin: unknown }>): Promise<() => void>;
   /** After a client's change is durable: enforce caps that a CRDT cannot refuse up front. */
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
 }
@@ -48,12 +50,17 @@ export class SyncEngine {
   private readonly pending = new WeakMap<Y.Doc, PendingChange>();
   private readonly queuedOrigins = new WeakSet<object>();
   private readonly monitor: ConnectionAccessMonitor;
+  /** Group commit: client updates share log commits, and a document's queued changes persist as one batch. */
+  private readonly log: UpdateLog;
+  private readonly batches: ChangeBatches<PendingChange>;
   private readonly decisions = new DecisionCache();
   private sweeper: NodeJS.Timeout | undefined;
   private observer: TransactionObserver | undefined;
 
   constructor(private readonly services: Services) {
     this.monitor = new ConnectionAccessMonitor(services, () => this.hocuspocus);
+    this.log = new UpdateLog(services.db, (name, bytes) => this.noteAppended(name, bytes));
+    this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes));
     this.hocuspocus = new Hocuspocus({
       name: 'trellis',
       quiet: true,
@@ -72,8 +79,7 @@ export class SyncEngine {
       beforeHandleMessage: async ({ connection, update: message, documentName }) => {
         this.monitor.assertStillAllowed(connection);
         if (connection.readOnly) return;
-        const update = documentUpdateOf(message);
-        if (update) await this.appendLogged(documentName, update);
+        await this.log.logMessage(connection, documentName, message);
       },
       afterUnloadDocument: async ({ documentName }) => {
         this.tails.delete(documentName);
@@ -176,8 +182,38 @@ export class SyncEngine {
       if (!change || change.origin !== origin) return;
       change.update = update;
       if (typeof origin === 'object' && origin) this.queuedOrigins.add(origin);
-      void this.enqueue(documentName, () => this.persistChange(documentName, change));
+      this.batches.push(documentName, change);
     });
+  }
+
+  /** A batch of a document's changes in one database transaction; one by one if the batch fails, so one bad change fails alone. */
+  private async persistChanges(documentName: string, changes: PendingChange[]) {
+    if (changes.length > 1 && this.observer?.persistBatch && (await this.persistBatch(documentName, changes))) return;
+    for (const change of changes) await this.persistChange(documentName, change);
+  }
+
+  private async persistBatch(documentName: string, changes: PendingChange[]): Promise<boolean> {
+    let publish: (() => void) | undefined;
+    try {
+      await this.services.db.transaction().execute(async (tx) => {
+        for (const change of changes) if (isServerOrigin(change.origin)) await append(tx, documentName, change.update!);
+        const observed = changes.filter((c) => c.derived != null).map((c) => ({ derived: c.derived, origin: c.origin }));
+        if (observed.length > 0) publish = await this.observer!.persistBatch!(tx, documentName, observed);
+      });
+    } catch (error) {
+      this.services.log.warn({ err: error, documentName, changes: changes.length }, 'could not persist a batch of changes; retrying one by one');
+      return false;
+    }
+    for (const change of changes) if (isServerOrigin(change.origin)) this.noteAppended(documentName, change.update!.byteLength);
+    publish?.();
+    for (const change of changes) {
+      this.waiters.get(change.origin)?.resolve();
+      this.waiters.delete(change.origin);
+    }
+    for (const change of changes) {
+      if (!isServerOrigin(change.origin) && change.derived != null) await this.observer?.afterClientChange?.(documentName, change.derived);
+    }
+    return true;
   }
 
   private async persistChange(documentName: string, change: PendingChange) {
@@ -194,12 +230,21 @@ export class SyncEngine {
       if (serverMade) this.noteAppended(documentName, change.update!.byteLength);
       publish?.();
       waiter?.resolve();
-      if (!serverMade && change.derived != null) await this.observer?.afterClientChange?.(documentName, change.derived);
+      // Detached: a follow-up change made from inside this queue task would wait on the queue behind itself.
+      if (!serverMade && change.derived != null) this.afterClientChange(documentName, change.derived);
     } catch (error) {
       this.services.log.error({ err: error, documentName }, 'could not persist a document change');
       if (isServerOrigin(change.origin)) await this.discardMemoryState(documentName);
       waiter?.reject(error);
     }
+  }
+
+  private afterClientChange(documentName: string, derived: unknown) {
+    const follow = this.observer?.afterClientChange;
+    if (!follow) return;
+    setImmediate(() => {
+      follow.call(this.observer, documentName, derived).catch((error) => this.services.log.error({ err: error, documentName }, 'follow-up to a client change failed'));
+    });
   }
 
   /** The log is the truth: when a change could not be logged, drop the in-memory copy so it reloads from the log. */
@@ -208,11 +253,6 @@ export class SyncEngine {
     this.held.delete(documentName);
     this.hocuspocus.closeConnections(documentName);
     await held?.connection.disconnect().catch(() => {});
-  }
-
-  private async appendLogged(documentName: string, update: Uint8Array) {
-    await append(this.services.db, documentName, update);
-    this.noteAppended(documentName, update.byteLength);
   }
 
   private noteAppended(documentName: string, bytes: number) {
