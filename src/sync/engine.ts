@@ -32,6 +32,8 @@ type Waiter = { resolve(): void; reject(error: unknown): void };
 type Held = { connection: DirectConnection; lastUsed: number };
 
 const HOLD_IDLE_MS = 60_000;
+/** How long sync clients' changes may wait to share one events transaction (see group-commit.ts). */
+const CLIENT_BATCH_LINGER_MS = 20;
 const SWEEP_INTERVAL_MS = 10_000;
 
 /**
@@ -55,12 +57,16 @@ export class SyncEngine {
   private readonly batches: ChangeBatches<PendingChange>;
   private readonly decisions = new DecisionCache();
   private sweeper: NodeJS.Timeout | undefined;
+  private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
 
   constructor(private readonly services: Services) {
     this.monitor = new ConnectionAccessMonitor(services, () => this.hocuspocus);
     this.log = new UpdateLog(services.db, (name, bytes) => this.noteAppended(name, bytes));
-    this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes));
+    this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes), {
+      urgent: (change) => isServerOrigin(change.origin),
+      lingerMs: CLIENT_BATCH_LINGER_MS,
+    });
     this.hocuspocus = new Hocuspocus({
       name: 'trellis',
       quiet: true,
@@ -93,13 +99,15 @@ export class SyncEngine {
 
   /** Serves `/api/sync` on the app's own port and starts background work. */
   attach(server: HttpServer) {
+    this.monitor.start();
+    this.sweeper = setInterval(() => void this.releaseIdle(), SWEEP_INTERVAL_MS).unref();
+    if (this.attachedTo === server) return;
+    this.attachedTo = server;
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = (request.url ?? '').split('?')[0];
       if (path !== SYNC_PATH) return;
       this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, request));
     });
-    this.monitor.start();
-    this.sweeper = setInterval(() => void this.releaseIdle(), SWEEP_INTERVAL_MS).unref();
   }
 
   private accept(ws: WebSocket, request: IncomingMessage) {
@@ -302,6 +310,5 @@ export class SyncEngine {
     await this.drain();
     for (const [, held] of this.held) await held.connection.disconnect().catch(() => {});
     this.held.clear();
-    this.wss.close();
   }
 }

@@ -85,3 +85,37 @@ describe('sync engine', () => {
     expect(getRow(fresh, 'row-from-client')?.data.title).toBe('typed in a browser');
   });
 });
+
+describe('a document that fails to load', () => {
+  it('is not served empty and nothing is written over what is stored', async () => {
+    const t2 = await startTestApp();
+    try {
+      const person = await signIn(t2, 'broken@example.com');
+      const ws = await t2.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow();
+      const name = tablesDocumentName(ws.id);
+      await t2.request('POST', '/api/workspaces/welcome/rows', { as: { cookie: person.cookie }, body: { data: { title: 'kept' } } });
+      // Unload, then damage the stored log so the next load fails.
+      await t2.services.sync.close();
+      t2.services.sync.attach(t2.app.server);
+      const stored = await t2.services.db.selectFrom('documentUpdates').select(['seq']).where('document', '=', name).execute();
+      await t2.services.db.insertInto('documentUpdates').values({ document: name, update: new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x01, 0x02]) }).execute();
+
+      const rows = await t2.request('GET', '/api/workspaces/welcome/rows', { as: { cookie: person.cookie } });
+      expect(rows.status).toBe(500);
+      expect(rows.body.error.code).toBe('internal');
+      const write = await t2.request('POST', '/api/workspaces/welcome/rows', { as: { cookie: person.cookie }, body: { data: { title: 'x' } } });
+      expect(write.status).toBe(500);
+      const client = connectClient(t2.url, name, { cookie: person.cookie });
+      await expect(synced(client, 1500)).rejects.toThrow();
+      client.destroy();
+
+      const after = await t2.services.db.selectFrom('documentUpdates').select(['seq']).where('document', '=', name).execute();
+      expect(after.length).toBe(stored.length + 1);
+      const snapshots = await t2.services.db.selectFrom('documentSnapshots').select('document').where('document', '=', name).execute();
+      expect(snapshots).toEqual([]);
+    } finally {
+      await t2.close();
+      await t2.store.dispose();
+    }
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * `npm run bench`: every benchmark, printing figures (no pass/fail). Run
+ * with `--expose-gc` (the npm script does) for heap figures. Name parts to
+ * run only those: `npm run bench -- tables doc`.
+ */
+import os from 'node:os';
+
+type Figures = Record<string, number | string>;
+type Part = { name: string; run: () => Promise<Figures> };
+
+const parts: Part[] = [
+  { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
+  { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
+  { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
+];
+
+function print(name: string, figures: Figures) {
+  console.log(`\n## ${name}`);
+  for (const [key, value] of Object.entries(figures)) console.log(`${key.padEnd(58)} ${value}`);
+}
+
+const wanted = process.argv.slice(2);
+console.log(`# Trellis benchmarks, ${new Date().toISOString()}`);
+console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+for (const part of parts) {
+  if (wanted.length > 0 && !wanted.includes(part.name)) continue;
+  const started = performance.now();
+  try {
+    print(part.name, await part.run());
+  } catch (error) {
+    console.log(`\n## ${part.name}\nfailed: ${error instanceof Error ? error.stack : error}`);
+    process.exitCode = 1;
+  }
+  console.log(`(${part.name} took ${Math.round((performance.now() - started) / 1000)} s)`);
+}
+process.exit(process.exitCode ?? 0);
