@@ -16,18 +16,20 @@ import { createSyncEngine } from './sync/index';
  */
 export async function createServices(
   config: Config,
-  options: { log?: Logger; clock?: Clock } = {},
+  options: { log?: Logger; clock?: Clock; limitsKeyPrefix?: string } = {},
 ): Promise<{ services: Services; close(): Promise<void> }> {
   const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
-  const limits = createLimits(config, database.db, clock, { log });
+  const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
   const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config) };
   const services: Services = { ...base, sync: createSyncEngine(base) };
   return {
     services,
     close: async () => {
+      // The app's preClose stops sync for the server; a CLI may have written through it too.
+      await services.sync.drain();
       await services.events.close();
       await limits.close();
       await mailer.close();

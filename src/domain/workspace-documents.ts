@@ -1,10 +1,10 @@
 import type { Principal } from '../http/actor';
 import type { Executor } from '../persistence/database';
 import type { Workspace } from '../persistence/schema';
-import { findWorkspaceById } from '../persistence/workspace-lookup';
+import { findPrincipals, findWorkspaceById } from '../persistence/workspaces';
 import type { Services } from '../services';
 import { tablesDocumentName } from '../sync/document-names';
-import { serverOrigin } from '../sync/origins';
+import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { countRows, ensureSheet, readColumns, scaffoldDefaultColumns } from '../sync/table-document';
 import { docHoldsData, seedDocBody } from './docs';
 import type { WorkspaceContent } from './workspace-content';
@@ -27,12 +27,8 @@ export function documentContent(services: Services): WorkspaceContent {
 }
 
 async function creatorOf(db: Executor, workspace: Workspace): Promise<Principal> {
-  const row = workspace.createdById
-    ? await db.selectFrom('principals').select(['id', 'kind', 'name', 'avatarUrl']).where('id', '=', workspace.createdById).executeTakeFirst()
-    : undefined;
-  return row
-    ? { principalType: row.kind, id: row.id, name: row.name, avatarUrl: row.avatarUrl }
-    : { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
+  const creator = workspace.createdById ? (await findPrincipals(db, [workspace.createdById])).get(workspace.createdById) : undefined;
+  return creator ?? SYSTEM_PRINCIPAL;
 }
 
 /**

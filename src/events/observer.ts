@@ -12,11 +12,11 @@ import {
 import type { Services } from '../services';
 import { parseDocumentName } from '../sync/document-names';
 import type { SyncEngine, TransactionObserver } from '../sync/engine';
-import { principalOfOrigin, serverOrigin } from '../sync/origins';
+import { principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { deleteRow, diffTableTransaction, getRow, type TableChange, type TableRow } from '../sync/table-document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
-import type { EventDraft } from './types';
+import type { EventDraft, EventRecord } from './types';
 
 /**
  * The one observer: every committed change to a document, from REST, MCP or
@@ -36,7 +36,11 @@ type TableDerived = {
 
 type Derived = TableDerived | DocDerived;
 
-export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
+type WorkspaceEventContext = NonNullable<Awaited<ReturnType<typeof findWorkspaceEventContext>>>;
+
+// Seven parameters an event; Postgres allows 65,535 a statement.
+const EVENTS_PER_INSERT = 1_000;
+
 
 export class DocumentObserver implements TransactionObserver<Derived> {
   constructor(
@@ -61,14 +65,30 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows };
   }
 
-  async persist(tx: Tx, _documentName: string, derived: Derived, origin: unknown): Promise<() => void> {
-    const context = await findWorkspaceEventContext(tx, derived.workspaceId);
+  async persist(tx: Tx, documentName: string, derived: Derived, origin: unknown): Promise<() => void> {
+    return this.persistBatch(tx, documentName, [{ derived, origin }]);
+  }
+
+  /** Consecutive changes of one document (group commit): one context lookup, one audit-log insert per 1,000 events. */
+  async persistBatch(tx: Tx, _documentName: string, changes: Array<{ derived: Derived; origin: unknown }>): Promise<() => void> {
+    if (changes.length === 0) return () => {};
+    const context = await findWorkspaceEventContext(tx, changes[0]!.derived.workspaceId);
     if (!context) return () => {};
-    const principal = principalOfOrigin(origin);
-    if (derived.kind !== 'tables') {
-      const records = await recordEvents(this.services, tx, await this.docs.persist(tx, context, derived, principal));
-      return () => publishEvents(this.services, records);
+    const drafts: EventDraft[] = [];
+    for (const { derived, origin } of changes) {
+      const principal = principalOfOrigin(origin);
+      if (derived.kind === 'tables') drafts.push(...(await this.persistTables(tx, context, derived, principal)));
+      else drafts.push(...(await this.docs.persist(tx, context, derived, principal)));
     }
+    const records: EventRecord[] = [];
+    for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
+      records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
+    }
+    return () => publishEvents(this.services, records);
+  }
+
+  /** Row and column events of one table transaction, and the row projection. */
+  private async persistTables(tx: Tx, context: WorkspaceEventContext, derived: TableDerived, principal: Principal | null): Promise<EventDraft[]> {
     const now = this.services.clock.now();
     const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
     const surfaceRef = (surfaceId: string | null) => {
@@ -110,8 +130,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const by = principal ? { id: principal.id, type: principal.principalType } : null;
     await upsertRows(tx, dedupeById(upserts), by, now, created);
     await deleteRowProjections(tx, deleted);
-    const records = await recordEvents(this.services, tx, drafts);
-    return () => publishEvents(this.services, records);
+    return drafts;
   }
 
   /**

@@ -111,6 +111,16 @@ export async function findWorkspaceById(db: Executor, id: string): Promise<Works
   return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+export async function findLiveSurfaceById(db: Executor, workspaceId: string, surfaceId: string) {
+  return db
+    .selectFrom('surfaces')
+    .selectAll()
+    .where('workspaceId', '=', workspaceId)
+    .where('id', '=', surfaceId)
+    .where('deletedAt', 'is', null)
+    .executeTakeFirst();
+}
+
 /** The public shape of principals (users and agents) by id, for `createdBy` and similar fields. */
 export async function findPrincipals(db: Executor, ids: string[]): Promise<Map<string, Principal>> {
   const unique = [...new Set(ids)];

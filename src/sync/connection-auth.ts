@@ -2,7 +2,7 @@ import type { Hocuspocus, onAuthenticatePayload } from '@hocuspocus/server';
 import type { Actor } from '../http/actor';
 import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../http/authenticate';
 import { loadCallerFacts } from '../persistence/access';
-import { findLiveSurface, findWorkspaceById } from '../persistence/workspace-lookup';
+import { findLiveSurfaceById, findWorkspaceById } from '../persistence/workspaces';
 import { can, workspaceAccess, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
 import { parseDocumentName, type ParsedDocumentName } from './document-names';
@@ -42,7 +42,7 @@ async function actorFor(services: Services, credential: ConnectionContext['crede
 async function decide(services: Services, actor: Actor | null, document: ParsedDocumentName): Promise<Decision> {
   const workspace = await findWorkspaceById(services.db, document.workspaceId);
   if (!workspace) return { read: false, write: false };
-  if (document.surfaceId && !(await findLiveSurface(services.db, workspace.id, document.surfaceId))) return { read: false, write: false };
+  if (document.surfaceId && !(await findLiveSurfaceById(services.db, workspace.id, document.surfaceId))) return { read: false, write: false };
   const facts = (await loadCallerFacts(services.db, actor, [workspace])).get(workspace.id)!;
   const access = workspaceAccess(facts, workspace);
   const read = can(access, 'read', workspace);

@@ -28,6 +28,9 @@ export type ConnectionContext = {
 
 type ConnectionOrigin = { source: 'connection'; connection: { context: ConnectionContext } };
 
+/** Changes the server makes on its own (cap enforcement, seeding without a known creator). */
+export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
+
 export function serverOrigin(principal: Principal, via: ServerChangeContext['via'] = 'rest'): ServerOrigin {
   return { source: 'local', context: { principal, via } };
 }

@@ -2,16 +2,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { buildApp } from '../../src/app';
+import { createServices } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config';
 import type { App } from '../../src/http/types';
-import { ManualClock, systemClock, type Clock } from '../../src/lib/clock';
-import { InProcessEventBus } from '../../src/events/bus';
-import { createBlobStore } from '../../src/files/blob-store';
-import { createLimits } from '../../src/limits/index';
-import { createMailer } from '../../src/mail/mailer';
-import { openDatabase } from '../../src/persistence/database';
+import { ManualClock, type Clock } from '../../src/lib/clock';
 import type { Services } from '../../src/services';
-import { createSyncEngine } from '../../src/sync/index';
 import { freshDataStore } from './database';
 
 export type TestApp = {
@@ -68,13 +63,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
     ...options.env,
   });
-  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
-  const clock = options.clock ?? systemClock;
-  const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: `trellis-test:${path.basename(store.dataDir)}:` });
-  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config) };
-  const services: Services = { ...base, sync: createSyncEngine(base) };
+  const { services, close: closeServices } = await createServices(config, {
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    clock: options.clock,
+    limitsKeyPrefix: `trellis-test:${path.basename(store.dataDir)}:`,
+  });
   const app = await buildApp(services);
   await options.routes?.(app, services);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -121,8 +114,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     outbox,
     close: async () => {
       await app.close();
-      await mailer.close();
-      await database.close();
+      await closeServices();
     },
   };
 }
