@@ -3,6 +3,7 @@ import type { Role, Visibility } from '../persistence/schema';
 import {
   lowerRole,
   orgRoleCan,
+  roleAtLeast,
   roleCan,
   type OrgAction,
   type WorkspaceAction,
@@ -69,11 +70,19 @@ export function workspaceAccess(caller: CallerFacts, workspace: WorkspaceFacts):
       return userAccess(caller, workspace);
     case 'agent': {
       if (caller.keyScopeWorkspaceId && caller.keyScopeWorkspaceId !== workspace.id) return NO_ACCESS;
-      if (caller.membershipRole) return { role: lowerRole(caller.membershipRole, caller.keyRole), basis: 'member' };
+      let inherited: Role | null = null;
       if (!caller.keyScopeWorkspaceId) {
         const owner = userAccess(caller.owner, workspace);
-        if (owner.basis === 'member' || owner.basis === 'org') return { role: lowerRole(owner.role!, caller.keyRole), basis: 'inherited' };
+        if (owner.basis === 'member' || owner.basis === 'org') inherited = lowerRole(owner.role!, caller.keyRole);
       }
+      if (caller.membershipRole) {
+        // The agent's own row (a scoped key's enrolment) never lowers what an
+        // unscoped key reaches through its owner: removing the row would
+        // otherwise raise the key. The row still makes it a member (pins).
+        const own = lowerRole(caller.membershipRole, caller.keyRole);
+        return { role: inherited && !roleAtLeast(own, inherited) ? inherited : own, basis: 'member' };
+      }
+      if (inherited) return { role: inherited, basis: 'inherited' };
       return publicRead(workspace);
     }
   }

@@ -34,7 +34,7 @@ function credentialOf(token: string | undefined, headers: Headers): ConnectionCo
   return match ? { kind: 'session', token: decodeURIComponent(match[1]!) } : null;
 }
 
-async function actorFor(services: Services, credential: ConnectionContext['credential']): Promise<Actor | null> {
+async function actorFor(services: Services, credential: NonNullable<ConnectionContext['credential']>): Promise<Actor | null> {
   return credential.kind === 'bearer' ? actorFromBearer(services, credential.token) : actorFromSessionToken(services, credential.token);
 }
 
@@ -84,16 +84,22 @@ export async function authenticateConnection(
   cache: DecisionCache = new DecisionCache(0),
 ): Promise<ConnectionContext> {
   const document = parseDocumentName(payload.documentName);
+  if (!document) throw new SyncAccessError(CLOSE_FORBIDDEN.reason);
+  // No credential reads like an anonymous REST caller: public and unlisted workspaces, read-only.
   const credential = credentialOf(payload.token, payload.requestHeaders);
-  if (!document || !credential) throw new SyncAccessError(CLOSE_UNAUTHORIZED.reason);
-  const { actor, decision } = await cache.get(`${credential.kind}:${credential.token}\u0000${payload.documentName}`, async () => {
-    const found = await actorFor(services, credential);
-    return { actor: found, decision: found ? await decide(services, found, document) : { read: false, write: false } };
+  const { actor, decision } = await cache.get(`${accessKeyOf(credential)}\u0000${payload.documentName}`, async () => {
+    const found = credential ? await actorFor(services, credential) : null;
+    if (credential && !found) return { actor: null, decision: { read: false, write: false } };
+    return { actor: found, decision: await decide(services, found, document) };
   });
-  if (!actor) throw new SyncAccessError(CLOSE_UNAUTHORIZED.reason);
-  if (!decision.read) throw new SyncAccessError(CLOSE_FORBIDDEN.reason);
+  if (credential && !actor) throw new SyncAccessError(CLOSE_UNAUTHORIZED.reason);
+  if (!decision.read) throw new SyncAccessError(actor ? CLOSE_FORBIDDEN.reason : CLOSE_UNAUTHORIZED.reason);
   payload.connectionConfig.readOnly = !decision.write;
-  return { actor, workspaceId: document.workspaceId, accessKey: `${credential.kind}:${credential.token}`, credential };
+  return { actor, workspaceId: document.workspaceId, accessKey: accessKeyOf(credential), credential };
+}
+
+function accessKeyOf(credential: ConnectionContext['credential']): string {
+  return credential ? `${credential.kind}:${credential.token}` : 'anonymous';
 }
 
 type LiveConnection = {
@@ -140,7 +146,7 @@ export class ConnectionAccessMonitor {
       for (const document of this.hocuspocus().documents.values()) {
         for (const connection of document.getConnections() as unknown as LiveConnection[]) {
           const context = connection.context;
-          if (!context?.credential) continue;
+          if (!context?.accessKey) continue;
           const key = `${context.accessKey}\u0000${document.name}`;
           groups.set(key, [...(groups.get(key) ?? []), connection]);
         }
@@ -156,8 +162,9 @@ export class ConnectionAccessMonitor {
   private async apply(connections: LiveConnection[]) {
     const first = connections[0]!;
     const document = parseDocumentName(first.document.name);
-    const actor = await actorFor(this.services, first.context.credential);
-    if (!actor || !document) return this.closeAll(connections, CLOSE_UNAUTHORIZED, true);
+    const credential = first.context.credential;
+    const actor = credential ? await actorFor(this.services, credential) : null;
+    if ((credential && !actor) || !document) return this.closeAll(connections, CLOSE_UNAUTHORIZED, true);
     const decision = await decide(this.services, actor, document);
     if (!decision.read) return this.closeAll(connections, CLOSE_FORBIDDEN, false);
     for (const connection of connections) connection.readOnly = !decision.write;

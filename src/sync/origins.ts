@@ -18,12 +18,13 @@ export type ServerOrigin = { source: 'local'; context: ServerChangeContext };
 
 /** What a sync connection carries from authentication to every message. */
 export type ConnectionContext = {
-  actor: Actor;
+  /** Null for an anonymous reader of a public or unlisted workspace (always read-only). */
+  actor: Actor | null;
   workspaceId: string;
   /** Groups connections that share one access decision (same credential, same workspace). */
   accessKey: string;
-  /** The presented credential, re-resolved on every access re-check. */
-  credential: { kind: 'bearer' | 'session'; token: string };
+  /** The presented credential, re-resolved on every access re-check; null when none was presented. */
+  credential: { kind: 'bearer' | 'session'; token: string } | null;
 };
 
 type ConnectionOrigin = { source: 'connection'; connection: { context: ConnectionContext } };
