@@ -95,8 +95,8 @@ function acceptEmptyJsonBodies(app: FastifyInstance<any, any, any, any, any>) {
     if (text === '') return done(null, undefined);
     try {
       done(null, JSON.parse(text));
-    } catch {
-      done(errors.badRequest('The request body is not valid JSON.'), undefined);
+    } catch (error) {
+      done(errors.invalidJson(error instanceof SyntaxError ? error.message : undefined), undefined);
     }
   });
 }

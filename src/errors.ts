@@ -86,6 +86,9 @@ export class OverLimitError extends ApiError {
 
 export const errors = {
   badRequest: (message: string, details?: ErrorDetail[]) => new ApiError(400, 'bad_request', message, details),
+  /** A body that does not parse: still 400 `bad_request` with `details[]`, naming the whole body (path `[]`). */
+  invalidJson: (reason = 'Unexpected end of input') =>
+    new ApiError(400, 'bad_request', 'The request body is not valid JSON.', [{ path: [], code: 'invalid_json', message: reason }]),
   validation: (message: string, details?: ErrorDetail[]) => new ApiError(422, 'validation', message, details),
   unauthorized: (message = 'Authentication required: send a session cookie or an Authorization: Bearer key.') =>
     new ApiError(401, 'unauthorized', message),

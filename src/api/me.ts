@@ -20,7 +20,8 @@ const Me = z
 
 const ProfilePatch = z.strictObject({
   name: z.string().trim().min(1).max(100).optional(),
-  avatarUrl: z.url().max(2000).nullable().optional(),
+  // http(s) only: the web app renders it as an image source and link, so `javascript:` or `data:` URLs are refused (422).
+  avatarUrl: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000).nullable().optional(),
 });
 
 const OrgSettings = z
@@ -97,6 +98,9 @@ export async function meRoutes(app: App, services: Services) {
         summary: 'Sign out every browser session',
         description: 'Revokes sessions only; API keys stay valid (revoke them with DELETE /api/keys/{id}).',
         tags: ['me'],
+        // No options: an empty or absent body. Unknown fields are refused (400) rather than ignored, so a
+        // client that believes it is asking for something narrower never signs everyone out by mistake.
+        body: z.strictObject({}).nullish(),
         response: { 200: z.object({ revokedSessions: z.number().int() }), ...errorResponses },
       },
     },

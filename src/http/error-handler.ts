@@ -8,13 +8,18 @@ import { ApiError, errors, type ErrorDetail } from '../errors';
  */
 const SHAPE_ISSUES = new Set(['invalid_type', 'invalid_value', 'unrecognized_keys', 'invalid_union', 'invalid_key', 'invalid_element']);
 
-type ValidationIssue = { keyword: string; instancePath: string; message: string };
+type ValidationIssue = { keyword: string; instancePath: string; message: string; params?: { keys?: unknown } };
 
 function detailsOf(context: string | undefined, issues: ValidationIssue[]): ErrorDetail[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     const segments = issue.instancePath.split('/').filter(Boolean);
     const root = context && context !== 'body' ? [context] : [];
-    return { path: [...root, ...segments], code: issue.keyword, message: issue.message };
+    const unknownKeys = issue.keyword === 'unrecognized_keys' && Array.isArray(issue.params?.keys) ? issue.params.keys.map(String) : [];
+    // `details[]` names the field: one entry per unknown key, at that key's path, not one at its parent.
+    if (unknownKeys.length > 0) {
+      return unknownKeys.map((key) => ({ path: [...root, ...segments, key], code: issue.keyword, message: `Unknown field "${key}"` }));
+    }
+    return [{ path: [...root, ...segments], code: issue.keyword, message: issue.message }];
   });
 }
 
@@ -31,7 +36,7 @@ export function toApiError(error: unknown): ApiError {
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return errors.badRequest('The request body is not valid JSON.');
+      return errors.invalidJson();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_FILES_LIMIT':
@@ -41,7 +46,7 @@ export function toApiError(error: unknown): ApiError {
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return errors.badRequest('Expected a multipart/form-data body.');
   }
-  if (fastifyError instanceof SyntaxError) return errors.badRequest('The request body is not valid JSON.');
+  if (fastifyError instanceof SyntaxError) return errors.invalidJson();
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ApiError(status, status === 404 ? 'not_found' : 'bad_request', fastifyError.message);

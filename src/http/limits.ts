@@ -37,6 +37,8 @@ type RequestLimits = {
   claimed?: { owner: string; key: string };
   /** Refused by a limit (402 at the cap, 429): not a call, not an idempotent result. */
   refused?: boolean;
+  /** Passed schema validation. A request refused as bad input is not an idempotent result: its key stays free for the corrected retry. */
+  validated?: boolean;
 };
 
 export function registerLimitHooks(app: App, services: Services) {
@@ -70,6 +72,7 @@ export function registerLimitHooks(app: App, services: Services) {
   });
 
   app.addHook('preHandler', async (request, reply) => {
+    stateOf(request).validated = true;
     const checks: Array<{ endpoint: string; limit: number; windowMs: number; key: string }> = [];
     if (request.actor && WRITE_METHODS.has(request.method)) {
       checks.push({ ...API_WRITES, limit: services.config.apiWritesPerMinute, key: `api_writes:${writerBucket(request.actor)}` });
@@ -177,8 +180,10 @@ export function registerLimitHooks(app: App, services: Services) {
   ) {
     const status = reply.statusCode;
     const isJson = String(reply.getHeader('content-type') ?? '').startsWith('application/json');
-    // Only final answers are replayed: a 5xx, a cap or a burst limit may succeed on retry.
-    const replayable = status < 500 && status !== 402 && status !== 429 && !state.refused && typeof payload === 'string' && isJson;
+    // Only final answers are replayed: a 5xx, a cap or a burst limit may succeed on retry, and input
+    // refused by validation never ran (as with Stripe, the fixed request may reuse the key).
+    const replayable =
+      state.validated === true && status < 500 && status !== 402 && status !== 429 && !state.refused && typeof payload === 'string' && isJson;
     try {
       if (replayable) await limits.idempotency.complete(claimed.owner, claimed.key, status, payload);
       else await limits.idempotency.release(claimed.owner, claimed.key);

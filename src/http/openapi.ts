@@ -33,8 +33,32 @@ export async function registerOpenApi(app: App, services: Services) {
       security: [{ apiKey: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) => markOptionalBodies(jsonSchemaTransformObject(document) as OpenApiDocument),
   });
 
   app.get('/openapi.json', { schema: { summary: 'This OpenAPI 3.1 description', tags: ['platform'] }, config: { auth: 'none', metered: false } }, async () => app.swagger());
+}
+
+type JsonSchema = { anyOf?: JsonSchema[]; type?: unknown };
+type OpenApiDocument = {
+  paths?: Record<string, Record<string, { requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } }>>;
+};
+
+/**
+ * @fastify/swagger marks every request body `required`. A route whose body
+ * schema is `.nullish()` (no body, or an empty one, is fine) is documented as
+ * an optional body of the object type instead of a required `object | null`.
+ */
+function markOptionalBodies<T extends OpenApiDocument>(document: T): T {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      const json = operation.requestBody?.content?.['application/json'];
+      const branches = json?.schema?.anyOf;
+      if (!json || !branches?.some((branch) => branch.type === 'null')) continue;
+      const rest = branches.filter((branch) => branch.type !== 'null');
+      json.schema = rest.length === 1 ? rest[0] : { anyOf: rest };
+      operation.requestBody!.required = false;
+    }
+  }
+  return document;
 }
