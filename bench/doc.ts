@@ -78,13 +78,15 @@ export function makeMarkdown(bytes: number): string {
   while (size < bytes) {
     const r = random();
     let block: string;
-    if (blocks.length % 12 === 0) block = `${'#'.repeat(1 + (section++ % 3))} Section ${section}: ${sentence().slice(0, 40)}`;
+    if (blocks.length % 12 === 0) block = `${'#'.repeat(1 + (section++ % 3))} Section ${section}: ${word()} ${word()} ${word()}`;
     else if (r < 0.55) block = [sentence(), sentence(), sentence()].join(' ');
+    // Two lists in a row would read back as one list: a paragraph always separates them.
+    else if (r < 0.78 && blocks.at(-1)?.startsWith('- ')) block = sentence();
     else if (r < 0.7) block = Array.from({ length: 4 }, () => `- ${sentence()}`).join('\n');
     else if (r < 0.78) block = Array.from({ length: 3 }, (_, i) => `- [${i === 0 ? 'x' : ' '}] ${sentence()}`).join('\n');
     else if (r < 0.85) block = '```ts\n' + Array.from({ length: 5 }, (_, i) => `const ${word()}${i} = "${word()}";`).join('\n') + '\n```';
-    else if (r < 0.92) block = '| Name | Status | Notes |\n| --- | :---: | --- |\n' + Array.from({ length: 4 }, () => `| ${word()} | ${word()} | ${sentence()} |`).join('\n');
-    else block = `> ${sentence()}\n> ${sentence()}`;
+    else if (r < 0.92) block = '| Name | Status | Notes |\n| --- | :-: | --- |\n' + Array.from({ length: 4 }, () => `| ${word()} | ${word()} | ${sentence()} |`).join('\n');
+    else block = `> ${sentence()} ${sentence()}`;
     blocks.push(block);
     size += block.length + 2;
   }
@@ -127,12 +129,19 @@ async function putFigures(): Promise<Figures> {
       if (md.body.markdown !== edited.join('\n\n')) figures.docRoundTrip = 'differs (see docs/MARKDOWN.md for what Markdown normalises)';
       await timed(getJson, 'GET', base);
       if (round_ === 0) {
-        const stored = await t.services.db
+        const name = created.body.primarySurface.syncDocument as string;
+        await t.services.sync.compactNow(name);
+        const updates = await t.services.db
           .selectFrom('documentUpdates')
           .select((eb) => eb.fn.sum<number>(eb.fn('octet_length', ['update'])).as('bytes'))
-          .where('document', '=', created.body.primarySurface.syncDocument)
+          .where('document', '=', name)
           .executeTakeFirst();
-        figures.docPutLoggedBytes = Number(stored?.bytes ?? 0);
+        const snapshot = await t.services.db
+          .selectFrom('documentSnapshots')
+          .select((eb) => eb.fn.sum<number>(eb.fn('octet_length', ['state'])).as('bytes'))
+          .where('document', '=', name)
+          .executeTakeFirst();
+        figures.docStoredBytesAfterCompaction = Number(updates?.bytes ?? 0) + Number(snapshot?.bytes ?? 0);
       }
     }
     figures.docRoundTrip ??= 'identical';
@@ -153,16 +162,27 @@ async function putFigures(): Promise<Figures> {
 // --------------------------------------------------------------- the trace
 
 type ServerInfo = { url: string; documentName: string; cookie?: string };
-type ServerStats = { text: string; stateV1Bytes: number; stateV2Bytes: number; storedBytes?: number; storedRows?: number; drainMs?: number; events?: number };
+type ServerStats = {
+  text: string;
+  stateV1Bytes: number;
+  stateV2Bytes: number;
+  cpuMs: number;
+  storedBytes?: number;
+  storedRows?: number;
+  drainMs?: number;
+  events?: number;
+};
 
 function loadTrace(): Trace {
   return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
 }
 
 async function spawnServer(mode: 'trellis' | 'bare'): Promise<{ info: ServerInfo; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'doc-trace-server.ts'), mode], {
+  // BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the servers.
+  const extra = process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', path.resolve(import.meta.dirname, 'doc-trace-server.ts'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, TRELLIS_TEST_RUN_ID: `bench-doc-${mode}-${process.pid}` },
+    env: { ...process.env, TRELLIS_TEST_RUN_ID: `bench_doc_${mode}_${process.pid}` },
   });
   const info = await new Promise<ServerInfo>((resolve, reject) => {
     let out = '';
@@ -199,6 +219,7 @@ async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
     });
     await acknowledged(client, 60_000);
 
+    await fetch(`${info.url}/bench/mark`);
     const started = performance.now();
     let patches = 0;
     for (let i = 0; i < edits; i++) {
@@ -222,7 +243,9 @@ async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
     client.destroy();
     return { patches, sentMs, ackedMs, stats, clientText };
   } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    await exited;
   }
 }
 
@@ -243,9 +266,12 @@ async function traceFigures(limit?: number): Promise<Figures> {
     figures[`${name}ReplaySeconds`] = round(run.ackedMs / 1000, 2);
     figures[`${name}EditsPerSecond`] = Math.round(run.patches / (run.ackedMs / 1000));
     figures[`${name}ClientSendSeconds`] = round(run.sentMs / 1000, 2);
+    figures[`${name}ServerCpuSeconds`] = round(run.stats.cpuMs / 1000, 2);
+    figures[`${name}ServerCpuMicrosPerEdit`] = Math.round((run.stats.cpuMs * 1000) / run.patches);
   }
   Object.assign(figures, {
     trellisVsBareTime: round(real.ackedMs / bare.ackedMs, 2),
+    trellisVsBareServerCpu: round(real.stats.cpuMs / bare.stats.cpuMs, 2),
     trellisEventsRecorded: real.stats.events ?? 'n/a',
     trellisQueueDrainAfterAckMs: round(real.stats.drainMs ?? 0),
     finalTextChars: expected.length,

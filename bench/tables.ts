@@ -163,7 +163,7 @@ type ServerInfo = { url: string; documentName: string; rowsPath: string; cookie?
 async function spawnServer(mode: 'trellis' | 'bare'): Promise<{ info: ServerInfo; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/fanout-server.ts'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, TRELLIS_TEST_RUN_ID: `bench-${mode}-${process.pid}` },
+    env: { ...process.env, TRELLIS_TEST_RUN_ID: `bench_${mode}_${process.pid}` },
   });
   const info = await new Promise<ServerInfo>((resolve, reject) => {
     let out = '';

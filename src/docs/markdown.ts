@@ -7,7 +7,7 @@
  */
 import MarkdownItFactory from 'markdown-it';
 import type { MarkdownIt, Token } from 'markdown-it';
-import { MarkdownParser, MarkdownSerializer, type MarkdownSerializerState, type ParseSpec } from 'prosemirror-markdown';
+import { MarkdownParser, MarkdownSerializer, MarkdownSerializerState, type ParseSpec } from 'prosemirror-markdown';
 import { Fragment, type Mark, type Node as PMNode } from 'prosemirror-model';
 import { docSchema, CELL_ALIGNMENTS, type CellAlignment } from './schema.js';
 import { formatMentionHref, inlineTokensText, trellisMarkdownRules } from './markdown-rules.js';
@@ -599,8 +599,31 @@ function normalizeForMarkdown(node: PMNode): PMNode {
   return changed ? node.copy(Fragment.fromArray(children)) : node;
 }
 
+// The serializer and our escaping read the last characters of `state.out`,
+// and V8 copies a string built by `+=` in full on such a read: one growing
+// `out` made serializing quadratic (a 1 MB doc took 18 s). Top-level blocks
+// are rendered into a short `out` that is moved to `chunks` between blocks,
+// keeping a tail for the checks that look back (separators, escapes).
+const OUT_TAIL = 256;
+
+function serializeInChunks(container: PMNode): string {
+  // The constructor is @internal in the typings; serializer.serialize() calls it the same way.
+  const State = MarkdownSerializerState as unknown as new (nodes: unknown, marks: unknown, options: object) => SerializerState;
+  const state = new State(serializer.nodes, serializer.marks, { ...serializer.options, tightLists: true });
+  const chunks: string[] = [];
+  container.forEach((child, _offset, index) => {
+    state.render(child, container, index);
+    if (state.out.length > 4 * OUT_TAIL) {
+      chunks.push(state.out.slice(0, -OUT_TAIL));
+      state.out = state.out.slice(-OUT_TAIL);
+    }
+  });
+  chunks.push(state.out);
+  return chunks.join('');
+}
+
 /** Serializes a doc (or any block container) to CommonMark + GFM. */
 export function docToMarkdown(node: PMNode): string {
-  const out = serializer.serialize(normalizeForMarkdown(node), { tightLists: true }).replace(/^\n+/, '');
+  const out = serializeInChunks(normalizeForMarkdown(node)).replace(/^\n+/, '');
   return out === '' ? '' : `${out.replace(/\n*$/, '')}\n`;
 }

@@ -7,6 +7,7 @@ import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { authenticateConnection, ConnectionAccessMonitor, DecisionCache } from './connection-auth';
 import { append, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto } from './document-store';
+import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, type ServerOrigin } from './origins';
 
@@ -32,8 +33,8 @@ type Waiter = { resolve(): void; reject(error: unknown): void };
 type Held = { connection: DirectConnection; lastUsed: number };
 
 const HOLD_IDLE_MS = 60_000;
-/** How long sync clients' changes may wait to share one events transaction (see group-commit.ts). */
-const CLIENT_BATCH_LINGER_MS = 20;
+/** How long sync clients' changes to a doc or html body may wait to share one events transaction (see group-commit.ts). */
+const CLIENT_BATCH_LINGER_MS = 50;
 const SWEEP_INTERVAL_MS = 10_000;
 
 /**
@@ -65,7 +66,8 @@ export class SyncEngine {
     this.log = new UpdateLog(services.db, (name, bytes) => this.noteAppended(name, bytes));
     this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes), {
       urgent: (change) => isServerOrigin(change.origin),
-      lingerMs: CLIENT_BATCH_LINGER_MS,
+      // Doc and html bodies take a transaction per keystroke; table edits are rare enough to persist at once.
+      lingerMs: (name) => (parseDocumentName(name)?.kind === 'tables' ? 0 : CLIENT_BATCH_LINGER_MS),
     });
     this.hocuspocus = new Hocuspocus({
       name: 'trellis',
@@ -219,7 +221,7 @@ export class SyncEngine {
       this.waiters.delete(change.origin);
     }
     for (const change of changes) {
-      if (!isServerOrigin(change.origin) && change.derived != null) await this.observer?.afterClientChange?.(documentName, change.derived);
+      if (!isServerOrigin(change.origin) && change.derived != null) this.afterClientChange(documentName, change.derived);
     }
     return true;
   }

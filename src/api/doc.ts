@@ -1,0 +1,157 @@
+import { z } from 'zod';
+import { docToMarkdown, docToText } from '../docs/markdown';
+import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
+import { requireActor } from '../http/authenticate';
+import type { App } from '../http/types';
+import { resolveWorkspace } from '../http/workspace-access';
+import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import type { Services } from '../services';
+import { errorResponses } from './schemas';
+import { paramsFor } from './workspace-schemas';
+
+const DocSurfaceQuery = {
+  surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),
+  surfaceId: z.string().min(1).max(100).optional(),
+};
+
+const GetQuery = z.strictObject({
+  format: z.enum(['markdown', 'text']).optional().describe('`markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content`'),
+  ...DocSurfaceQuery,
+});
+
+const ProseMirrorDoc = z
+  .unknown()
+  .describe('ProseMirror JSON (`{ type: "doc", content: [...] }`) in the schema of docs/SYNC-DOCUMENTS.md; invalid content gives 400 with the path of the node')
+  .meta({ id: 'ProseMirrorDoc' });
+
+const DocContent = z.object({ surfaceId: z.string(), content: ProseMirrorDoc }).meta({ id: 'DocContent' });
+const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string(), markdown: z.string() }), z.object({ surfaceId: z.string(), text: z.string() })]);
+
+// One of the two is required; the domain answers 400 when both are missing.
+const PutBody = z.strictObject({
+  content: ProseMirrorDoc.optional(),
+  markdown: z.string().optional().describe('CommonMark + GFM; ignored when `content` is given'),
+});
+
+const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc') });
+
+/** Media types GET /doc can answer with, in the order preferred on a tie. */
+const RAW_TYPES = ['application/json', 'text/markdown', 'text/plain'] as const;
+type RawType = (typeof RAW_TYPES)[number];
+
+/**
+ * The doc body of a workspace's doc surface: ProseMirror JSON, Markdown or
+ * plain text (API-DECISIONS, "Sync documents" and "Workspaces and surfaces").
+ */
+export async function docRoutes(app: App, services: Services) {
+  for (const url of workspacePaths('/doc')) {
+    app.get(
+      url,
+      {
+        schema: {
+          summary: 'Read the doc body',
+          description:
+            'ProseMirror JSON in `content` by default; `format=markdown` gives `{ markdown }`, `format=text` gives `{ text }`. ' +
+            'Without `format`, `Accept: text/markdown` or `Accept: text/plain` returns the raw body with that Content-Type. ' +
+            '404 when the workspace has no doc surface.',
+          tags: ['doc'],
+          params: paramsFor(url, WorkspaceParams),
+          querystring: GetQuery,
+          response: {
+            200: {
+              description: 'The doc body',
+              content: {
+                'application/json': { schema: DocResponse },
+                'text/markdown': { schema: z.string().describe('The body as CommonMark + GFM') },
+                'text/plain': { schema: z.string().describe('The body as plain text') },
+              },
+            },
+            ...errorResponses,
+          },
+        },
+        config: { auth: 'optional' },
+      },
+      async (request, reply) => {
+        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
+        const { format, ...selector } = request.query;
+        const { surface, body } = await readDoc(services, workspace, selector);
+        reply.header('vary', 'Accept');
+        if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
+        if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };
+        const wanted = negotiate(request.headers.accept);
+        if (wanted === 'text/markdown') return reply.type('text/markdown; charset=utf-8').send(docToMarkdown(body));
+        if (wanted === 'text/plain') return reply.type('text/plain; charset=utf-8').send(docToText(body));
+        return { surfaceId: surface.id, content: body.toJSON() };
+      },
+    );
+
+    app.put(
+      url,
+      {
+        schema: {
+          summary: 'Replace the doc body',
+          description:
+            '`content` (ProseMirror JSON) or `markdown`; `content` wins when both are sent. Applied as one Y transaction that changes only the blocks ' +
+            'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored.',
+          tags: ['doc'],
+          params: paramsFor(url, WorkspaceParams),
+          querystring: z.strictObject(DocSurfaceQuery),
+          body: PutBody,
+          response: { 200: DocContent, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const actor = requireActor(request);
+        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
+        const { surface, body } = await replaceDoc(services, actor, resolved, request.query, request.body);
+        return { surfaceId: surface.id, content: body.toJSON() };
+      },
+    );
+  }
+
+  for (const url of workspacePaths('/doc/sections')) {
+    app.post(
+      url,
+      {
+        schema: {
+          summary: 'Append Markdown to the doc',
+          description: 'Parses `markdown` and appends its blocks at the end of the body without touching the others. Answers how many blocks were appended.',
+          tags: ['doc'],
+          params: paramsFor(url, WorkspaceParams),
+          querystring: z.strictObject(DocSurfaceQuery),
+          body: SectionsBody,
+          response: { 200: z.object({ surfaceId: z.string(), appendedBlocks: z.number().int() }), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const actor = requireActor(request);
+        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
+        const { surface, appendedBlocks } = await appendDoc(services, actor, resolved, request.query, request.body.markdown);
+        return { surfaceId: surface.id, appendedBlocks };
+      },
+    );
+  }
+}
+
+/**
+ * The best of JSON, Markdown and plain text for an Accept header: highest
+ * q wins, an exact type beats `text/*` beats `*\/*`, ties go to JSON. No
+ * header (or nothing acceptable) means JSON, the documented default.
+ */
+export function negotiate(accept: string | undefined): RawType {
+  if (!accept) return 'application/json';
+  const ranges = accept.split(',').map((part) => {
+    const [range = '', ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return { range: range.trim(), q: q ? Number(q.slice(2)) : 1 };
+  });
+  let best: { type: RawType; q: number; specificity: number } | null = null;
+  for (const type of RAW_TYPES) {
+    for (const { range, q } of ranges) {
+      const specificity = range === type ? 2 : range === `${type.split('/')[0]}/*` ? 1 : range === '*/*' ? 0 : -1;
+      if (specificity < 0 || !(q > 0)) continue;
+      if (!best || q > best.q || (q === best.q && specificity > best.specificity)) best = { type, q, specificity };
+    }
+  }
+  return best?.type ?? 'application/json';
+}

@@ -1,0 +1,177 @@
+import type { Node as PMNode } from 'prosemirror-model';
+import { docFromJSON, DocValidationError, markdownToDoc } from '../docs/markdown';
+import { errors } from '../errors';
+import type { Actor } from '../http/actor';
+import type { ResolvedWorkspace } from '../http/workspace-access';
+import { newId } from '../lib/ids';
+import type { Surface, Workspace } from '../persistence/schema';
+import { insertSurface, listSurfaces, lockWorkspace, nextSurfacePosition } from '../persistence/workspaces';
+import type { Services } from '../services';
+import { appendBlocks, readDocBody, replaceDocBody } from '../sync/doc-document';
+import { surfaceDocumentName } from '../sync/document-names';
+import { serverOrigin, type ServerChangeContext } from '../sync/origins';
+import { transactWithEvents, workspaceEvent } from './transact';
+
+/**
+ * Doc bodies over REST and MCP. The body lives in the doc surface's Y
+ * document (src/sync/doc-document.ts); every write is one Y transaction
+ * attributed to the caller that changes only the blocks that differ, and it
+ * is durable, with its `doc.updated` event, before the call returns.
+ */
+
+export type DocSelector = { surface?: string; surfaceId?: string };
+
+export type DocBody = { surface: Surface; body: PMNode };
+
+/** A doc body as a client sends it: ProseMirror JSON in `content`, or Markdown. `content` wins. */
+export type DocInput = { content?: unknown; markdown?: string };
+
+function docSurfaces(surfaces: Surface[]): Surface[] {
+  return surfaces.filter((s) => s.kind === 'doc');
+}
+
+function pickFrom(surfaces: Surface[], selector: DocSelector): Surface | null {
+  if (selector.surfaceId === undefined && selector.surface === undefined) return docSurfaces(surfaces)[0] ?? null;
+  const found = surfaces.find((s) => (selector.surfaceId !== undefined ? s.id === selector.surfaceId : s.slug === selector.surface));
+  if (!found || found.kind !== 'doc') throw errors.notFound('Doc surface');
+  return found;
+}
+
+/** The named doc surface, or the primary one (the first doc surface by position); 404 when there is none. */
+export async function pickDocSurface(services: Services, workspace: Workspace, selector: DocSelector): Promise<Surface> {
+  const surface = pickFrom(await listSurfaces(services.db, workspace.id), selector);
+  if (!surface) throw errors.notFound('Doc surface');
+  return surface;
+}
+
+/** A workspace without a doc surface gets one (`doc`) on its first doc write, recorded as `surface.created`. */
+async function docSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: DocSelector): Promise<Surface> {
+  const existing = pickFrom(await listSurfaces(services.db, resolved.workspace.id), selector);
+  if (existing) return existing;
+  const { workspace, orgSlug } = resolved;
+  return transactWithEvents(services, async (tx, events) => {
+    await lockWorkspace(tx, workspace.id);
+    // Under the lock: a concurrent first write may have created it already.
+    const all = await listSurfaces(tx, workspace.id);
+    const raced = docSurfaces(all)[0];
+    if (raced) return raced;
+    const surface: Surface = {
+      id: newId('sf'),
+      workspaceId: workspace.id,
+      slug: uniqueSlug('doc', new Set(all.map((s) => s.slug))),
+      kind: 'doc',
+      name: 'Doc',
+      position: await nextSurfacePosition(tx, workspace.id),
+      createdAt: services.clock.now(),
+      deletedAt: null,
+    };
+    await insertSurface(tx, surface);
+    events.push(
+      workspaceEvent('surface.created', { workspace, orgSlug, surface }, actor, {
+        id: surface.id,
+        slug: surface.slug,
+        kind: surface.kind,
+        name: surface.name,
+        position: surface.position,
+      }),
+    );
+    return surface;
+  });
+}
+
+function uniqueSlug(base: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+function documentOf(surface: Surface): string {
+  return surfaceDocumentName(surface.workspaceId, surface)!;
+}
+
+export async function readDoc(services: Services, workspace: Workspace, selector: DocSelector): Promise<DocBody> {
+  const surface = await pickDocSurface(services, workspace, selector);
+  const body = await services.sync.read(documentOf(surface), (doc) => readDocBody(doc));
+  return { surface, body };
+}
+
+/** Parses a client's body; invalid ProseMirror JSON is a 400 whose detail points at the offending node. */
+export function parseDocInput(input: DocInput): PMNode {
+  if (input.content !== undefined) {
+    try {
+      return docFromJSON(input.content);
+    } catch (error) {
+      if (!(error instanceof DocValidationError)) throw error;
+      const path = ['content', ...error.path.map(String)];
+      throw errors.badRequest(`Invalid ProseMirror content at /${path.join('/')}: ${error.detail}`, [
+        { path, code: 'invalid_content', message: error.detail },
+      ]);
+    }
+  }
+  if (input.markdown !== undefined) return markdownToDoc(input.markdown);
+  throw errors.badRequest('Send the body as `content` (ProseMirror JSON) or `markdown`.', [
+    { path: ['content'], code: 'invalid_type', message: 'content or markdown is required' },
+  ]);
+}
+
+/**
+ * Replaces the body: blocks equal to one already there are left alone, a
+ * changed block is edited in place, so a sync client typing in another
+ * block keeps its edit and its cursor. Returns the body as it is right after.
+ */
+export async function replaceDoc(
+  services: Services,
+  actor: Actor,
+  resolved: ResolvedWorkspace,
+  selector: DocSelector,
+  input: DocInput,
+  via: ServerChangeContext['via'] = 'rest',
+): Promise<DocBody> {
+  const node = parseDocInput(input);
+  const surface = await docSurfaceForWrite(services, actor, resolved, selector);
+  const origin = serverOrigin(actor.principal, via);
+  const body = await services.sync.transact(documentOf(surface), origin, (doc) => {
+    replaceDocBody(doc, node, origin);
+    return readDocBody(doc);
+  });
+  return { surface, body };
+}
+
+/** Appends the blocks of `markdown` at the end of the body; Markdown with no blocks appends nothing. */
+export async function appendDoc(
+  services: Services,
+  actor: Actor,
+  resolved: ResolvedWorkspace,
+  selector: DocSelector,
+  markdown: string,
+  via: ServerChangeContext['via'] = 'rest',
+): Promise<{ surface: Surface; appendedBlocks: number }> {
+  const blocks = blocksOf(markdownToDoc(markdown));
+  const surface = await docSurfaceForWrite(services, actor, resolved, selector);
+  if (blocks.length === 0) return { surface, appendedBlocks: 0 };
+  const origin = serverOrigin(actor.principal, via);
+  const appendedBlocks = await services.sync.transact(documentOf(surface), origin, (doc) => appendBlocks(doc, blocks, origin));
+  return { surface, appendedBlocks };
+}
+
+/** The blocks of a parsed doc, without the lone empty paragraph that stands for "no content". */
+function blocksOf(doc: PMNode): PMNode[] {
+  if (isEmptyBody(doc)) return [];
+  return [...doc.content.content];
+}
+
+/** A body with nothing in it: one empty paragraph (what an empty fragment reads as). */
+export function isEmptyBody(doc: PMNode): boolean {
+  return doc.childCount === 1 && doc.firstChild!.type.name === 'paragraph' && doc.firstChild!.content.size === 0;
+}
+
+/** Whether the doc surface's body holds anything (guards deleting the last doc surface). */
+export async function docHoldsData(services: Services, surface: Surface): Promise<boolean> {
+  return services.sync.read(documentOf(surface), (doc) => !isEmptyBody(readDocBody(doc)));
+}
+
+/** Seeds a new workspace's doc body from `initialMarkdown`; runs outside any database transaction. */
+export async function seedDocBody(services: Services, surface: { id: string; workspaceId: string }, markdown: string, origin: ReturnType<typeof serverOrigin>) {
+  const node = markdownToDoc(markdown);
+  if (isEmptyBody(node)) return;
+  await services.sync.transact(surfaceDocumentName(surface.workspaceId, { id: surface.id, kind: 'doc' })!, origin, (doc) => replaceDocBody(doc, node, origin));
+}

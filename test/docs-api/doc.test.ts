@@ -1,0 +1,360 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { docToMarkdown, markdownToDoc } from '../../src/docs/markdown';
+import { readDocBody, replaceDocBody } from '../../src/sync/doc-document';
+import { append } from '../../src/sync/document-store';
+import { startTestApp } from '../helpers/app';
+import { openSse } from '../helpers/sse';
+import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
+import { addMembership, createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
+
+let t: Awaited<ReturnType<typeof startTestApp>>;
+let ada: TestUser;
+const clients: SyncClient[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp();
+  ada = await signInUser(t, 'ada@example.com');
+});
+afterAll(async () => {
+  for (const client of clients) client.destroy();
+  await t.close();
+  await t.store.dispose();
+});
+
+/** A doc workspace and its doc surface's sync document name. */
+async function docWorkspace(slug: string, initialMarkdown?: string) {
+  const ws = await createWorkspace(t, ada, { name: slug, slug, mode: 'doc', ...(initialMarkdown === undefined ? {} : { initialMarkdown }) });
+  return { id: ws.id as string, surfaceId: ws.primarySurface.id as string, documentName: ws.primarySurface.syncDocument as string, base: `/api/workspaces/${slug}` };
+}
+
+function connect(documentName: string, credential: { token?: string; cookie?: string } = { cookie: ada.cookie }) {
+  const client = connectClient(t.url, documentName, credential);
+  clients.push(client);
+  return client;
+}
+
+async function events(workspaceId: string, event: string) {
+  const rows = await t.services.db
+    .selectFrom('events')
+    .select(['record', 'principalId'])
+    .where('workspaceId', '=', workspaceId)
+    .where('event', '=', event)
+    .orderBy('seq')
+    .execute();
+  return rows.map((r) => (typeof r.record === 'string' ? JSON.parse(r.record) : r.record));
+}
+
+async function sections(surfaceId: string) {
+  return t.services.db.selectFrom('docSections').select(['idx', 'heading', 'level', 'text']).where('surfaceId', '=', surfaceId).orderBy('idx').execute();
+}
+
+/** The Y.XmlText of the n-th top-level paragraph of a doc body (test-only reach into the documented layout). */
+function paragraphText(doc: Y.Doc, index: number): Y.XmlText {
+  const paragraph = doc.getXmlFragment('default').get(index) as Y.XmlElement;
+  return paragraph.get(0) as Y.XmlText;
+}
+
+describe('workspace creation with initialMarkdown', () => {
+  it('seeds the body, forces mode doc and projects the sections', async () => {
+    const res = await t.request('POST', '/api/workspaces', {
+      as: ada.as,
+      body: { name: 'Notes', slug: 'notes', mode: 'table', initialMarkdown: '# Notes\n\nHello **world**.\n\n## Next\n\n- [ ] ship it\n' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.mode).toBe('doc');
+    expect(res.body.primarySurface).toMatchObject({ kind: 'doc', slug: 'doc' });
+    const md = await t.request('GET', '/api/workspaces/notes/doc?format=markdown', { as: ada.as });
+    expect(md.status).toBe(200);
+    expect(md.body).toEqual({ surfaceId: res.body.primarySurface.id, markdown: '# Notes\n\nHello **world**.\n\n## Next\n\n- [ ] ship it\n' });
+    expect(await sections(res.body.primarySurface.id)).toEqual([
+      { idx: 0, heading: 'Notes', level: 1, text: 'Hello world.' },
+      { idx: 1, heading: 'Next', level: 2, text: 'ship it' },
+    ]);
+    const updated = await events(res.body.id, 'doc.updated');
+    expect(updated).toHaveLength(1);
+    expect(updated[0]).toMatchObject({ principal: { id: ada.userId }, surface: { id: res.body.primarySurface.id, slug: 'doc' }, data: { surfaceId: res.body.primarySurface.id } });
+    const columns = await t.request('GET', '/api/workspaces/notes/columns', { as: ada.as });
+    expect(columns.body.columns).toEqual([]);
+  });
+});
+
+describe('GET /doc', () => {
+  let ws: Awaited<ReturnType<typeof docWorkspace>>;
+  beforeAll(async () => {
+    ws = await docWorkspace('reading', '# Title\n\nSome *text* and `code`.\n');
+  });
+
+  it('answers ProseMirror JSON by default, Markdown and text by format', async () => {
+    const json = await t.request('GET', `${ws.base}/doc`, { as: ada.as });
+    expect(json.status).toBe(200);
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(json.body.surfaceId).toBe(ws.surfaceId);
+    expect(json.body.content).toEqual(markdownToDoc('# Title\n\nSome *text* and `code`.\n').toJSON());
+    const text = await t.request('GET', `${ws.base}/doc?format=text`, { as: ada.as });
+    expect(text.body).toEqual({ surfaceId: ws.surfaceId, text: 'Title\n\nSome text and code.' });
+    const bySlug = await t.request('GET', `${ws.base}/doc?format=markdown&surface=doc`, { as: ada.as });
+    expect(bySlug.body.markdown).toBe('# Title\n\nSome *text* and `code`.\n');
+    const byId = await t.request('GET', `${ws.base}/doc?format=markdown&surfaceId=${ws.surfaceId}`, { as: ada.as });
+    expect(byId.body.markdown).toBe(bySlug.body.markdown);
+    const canonical = await t.request('GET', `/api/orgs/${ada.orgSlug}/workspaces/reading/doc?format=text`, { as: ada.as });
+    expect(canonical.body.text).toBe(text.body.text);
+  });
+
+  it('negotiates text/markdown and text/plain when no format is given; format always answers JSON', async () => {
+    const md = await t.request('GET', `${ws.base}/doc`, { as: ada.as, headers: { accept: 'text/markdown' } });
+    expect(md.status).toBe(200);
+    expect(md.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(md.headers.get('vary')).toMatch(/accept/i);
+    expect(md.text).toBe('# Title\n\nSome *text* and `code`.\n');
+    const plain = await t.request('GET', `${ws.base}/doc`, { as: ada.as, headers: { accept: 'text/plain' } });
+    expect(plain.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(plain.text).toBe('Title\n\nSome text and code.');
+    const preferJson = await t.request('GET', `${ws.base}/doc`, { as: ada.as, headers: { accept: 'text/markdown;q=0.5, application/json' } });
+    expect(preferJson.body.content.type).toBe('doc');
+    const browser = await t.request('GET', `${ws.base}/doc`, { as: ada.as, headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(browser.body.content.type).toBe('doc');
+    const formatWins = await t.request('GET', `${ws.base}/doc?format=text`, { as: ada.as, headers: { accept: 'text/markdown' } });
+    expect(formatWins.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(formatWins.body.text).toBe('Title\n\nSome text and code.');
+  });
+
+  it('404s without a doc surface, for a surface that is not a doc, and for non-members; public docs read anonymously', async () => {
+    expect((await t.request('GET', '/api/workspaces/welcome/doc', { as: ada.as })).status).toBe(404);
+    expect((await t.request('GET', `${ws.base}/doc?surface=nope`, { as: ada.as })).status).toBe(404);
+    expect((await t.request('GET', `${ws.base}/doc?format=yaml`, { as: ada.as })).status).toBe(400);
+    const stranger = await signInUser(t, 'stranger@example.com');
+    expect((await t.request('GET', `${ws.base}/doc`, { as: stranger.as })).status).toBe(404);
+    expect((await t.request('GET', `${ws.base}/doc`)).status).toBe(404); // anonymous: a private workspace is invisible
+
+    const pub = await createWorkspace(t, ada, { name: 'Public', slug: 'public-doc', mode: 'doc', visibility: 'public', initialMarkdown: 'Open to all.' });
+    const anonymous = await t.request('GET', `/api/orgs/${ada.orgSlug}/workspaces/public-doc/doc?format=markdown`);
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body).toEqual({ surfaceId: pub.primarySurface.id, markdown: 'Open to all.\n' });
+  });
+});
+
+describe('PUT /doc', () => {
+  it('a Markdown PUT shows up in a connected client and emits doc.updated with a summary', async () => {
+    const ws = await docWorkspace('put-sync');
+    const client = connect(ws.documentName);
+    await synced(client);
+    const sse = openSse(`${t.url}${ws.base}/subscribe`, { cookie: `svc-session=${ada.cookie}` });
+    expect(await sse.ready).toBe(200);
+
+    const put = await t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: { markdown: '# Plan\n\nWrite the *spec*.\n' } });
+    expect(put.status).toBe(200);
+    expect(put.body).toEqual({ surfaceId: ws.surfaceId, content: markdownToDoc('# Plan\n\nWrite the *spec*.\n').toJSON() });
+    await eventually(() => docToMarkdown(readDocBody(client.doc)) === '# Plan\n\nWrite the *spec*.\n');
+
+    const frame = await eventually(() => sse.frames.find((f) => f.event === 'doc.updated'));
+    expect(frame.data).toMatchObject({
+      event: 'doc.updated',
+      workspace: { id: ws.id, slug: 'put-sync', org: { slug: ada.orgSlug } },
+      surface: { id: ws.surfaceId, slug: 'doc' },
+      principal: { principalType: 'user', id: ada.userId },
+      data: { surfaceId: ws.surfaceId, text: expect.stringContaining('Plan') },
+    });
+    expect(frame.id).toBe(frame.data.eventId);
+
+    // The same body again changes nothing and emits nothing.
+    const before = (await events(ws.id, 'doc.updated')).length;
+    expect((await t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: { markdown: '# Plan\n\nWrite the *spec*.\n' } })).status).toBe(200);
+    expect(await events(ws.id, 'doc.updated')).toHaveLength(before);
+    sse.close();
+  });
+
+  it('content wins over markdown; invalid ProseMirror JSON is 400 with the path of the node and writes nothing', async () => {
+    const ws = await docWorkspace('put-json', 'Original.');
+    const content = { type: 'doc', content: [{ type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'From JSON' }] }] };
+    const both = await t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: { content, markdown: 'ignored' } });
+    expect(both.status).toBe(200);
+    expect(both.body.content).toEqual(content);
+    const before = (await events(ws.id, 'doc.updated')).length;
+
+    const invalid = await t.request('PUT', `${ws.base}/doc`, {
+      as: ada.as,
+      body: { content: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'ok' }, { type: 'bogus' }] }] } },
+    });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.code).toBe('bad_request');
+    expect(invalid.body.error.details).toEqual([{ path: ['content', 'content', '0', 'content', '1', 'type'], code: 'invalid_content', message: expect.stringContaining('bogus') }]);
+
+    const badAttr = await t.request('PUT', `${ws.base}/doc`, {
+      as: ada.as,
+      body: { content: { type: 'doc', content: [{ type: 'heading', attrs: { level: 9 }, content: [{ type: 'text', text: 'x' }] }] } },
+    });
+    expect(badAttr.status).toBe(400);
+    expect(badAttr.body.error.details[0].path).toEqual(['content', 'content', '0', 'attrs', 'level']);
+
+    const notADoc = await t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: { content: [] } });
+    expect(notADoc.status).toBe(400);
+    const neither = await t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: {} });
+    expect(neither.status).toBe(400);
+    const unknownField = await t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: { markdown: 'x', html: '<p>' } });
+    expect(unknownField.status).toBe(400);
+
+    expect(await events(ws.id, 'doc.updated')).toHaveLength(before);
+    const md = await t.request('GET', `${ws.base}/doc?format=markdown`, { as: ada.as });
+    expect(md.body.markdown).toBe('## From JSON\n');
+  });
+
+  it('needs edit_doc: viewers and commenters get 403; a workspace without a doc surface gets one on the first PUT', async () => {
+    const ws = await docWorkspace('put-roles', 'Guarded.');
+    const viewer = await signInUser(t, 'viewer@example.com');
+    const commenter = await signInUser(t, 'commenter@example.com');
+    await addMembership(t, ws.id, viewer.userId, 'viewer');
+    await addMembership(t, ws.id, commenter.userId, 'commenter');
+    expect((await t.request('GET', `${ws.base}/doc?format=text`, { as: viewer.as })).body.text).toBe('Guarded.');
+    for (const who of [viewer, commenter]) {
+      expect((await t.request('PUT', `${ws.base}/doc`, { as: who.as, body: { markdown: 'Hijacked' } })).status).toBe(403);
+      expect((await t.request('POST', `${ws.base}/doc/sections`, { as: who.as, body: { markdown: 'Hijacked' } })).status).toBe(403);
+    }
+
+    const table = await createWorkspace(t, ada, { name: 'Sheet only', slug: 'sheet-only' });
+    expect((await t.request('GET', '/api/workspaces/sheet-only/doc', { as: ada.as })).status).toBe(404);
+    const created = await t.request('PUT', '/api/workspaces/sheet-only/doc', { as: ada.as, body: { markdown: 'Now with a doc.' } });
+    expect(created.status).toBe(200);
+    const surfaces = await t.request('GET', '/api/workspaces/sheet-only/surfaces', { as: ada.as });
+    expect(surfaces.body.surfaces.map((s: any) => [s.slug, s.kind])).toEqual([
+      ['table', 'table'],
+      ['doc', 'doc'],
+    ]);
+    expect(created.body.surfaceId).toBe(surfaces.body.surfaces[1].id);
+    expect((await events(table.id, 'surface.created')).map((e) => e.data.kind)).toEqual(['doc']);
+  });
+});
+
+describe('sync clients and REST on the same body', () => {
+  it("a client's edit shows up in GET ?format=markdown and emits doc.updated attributed to the client", async () => {
+    const ws = await docWorkspace('client-edit', '# Shared\n\nFirst.\n');
+    const key = await insertKey(t, ada, { role: 'editor', scopeWorkspaceId: ws.id, agentName: 'Scribe' });
+    const client = connect(ws.documentName, { token: (key.as as { bearer: string }).bearer });
+    await synced(client);
+    const sse = openSse(`${t.url}${ws.base}/subscribe`, { cookie: `svc-session=${ada.cookie}` });
+    await sse.ready;
+
+    // What a browser's y-prosemirror binding does: an edit to the body fragment in the documented layout.
+    replaceDocBody(client.doc, markdownToDoc('# Shared\n\nFirst.\n\nAdded by the **agent**.\n'), null);
+    await acknowledged(client);
+    const md = await eventually(async () => {
+      const res = await t.request('GET', `${ws.base}/doc?format=markdown`, { as: ada.as });
+      return res.body.markdown.includes('agent') ? res.body.markdown : null;
+    });
+    expect(md).toBe('# Shared\n\nFirst.\n\nAdded by the **agent**.\n');
+    const frame = await eventually(() => sse.frames.find((f) => f.event === 'doc.updated' && f.data.principal?.id === key.agentId));
+    expect(frame.data).toMatchObject({ principal: { principalType: 'agent', id: key.agentId, name: 'Scribe' }, data: { surfaceId: ws.surfaceId } });
+    sse.close();
+  });
+
+  it('a PUT that changes paragraph 1 keeps a concurrent client edit to paragraph 2', async () => {
+    const ws = await docWorkspace('concurrent', 'Paragraph one.\n\nParagraph two.\n');
+    const client = connect(ws.documentName);
+    await synced(client);
+    await eventually(() => client.doc.getXmlFragment('default').length === 2);
+
+    // The client types into paragraph 2 while the PUT, built from the pre-edit body, is in flight:
+    // its edit is made on a copy that has not seen the PUT and merged afterwards.
+    const offline = new Y.Doc();
+    Y.applyUpdate(offline, Y.encodeStateAsUpdate(client.doc));
+    const before = Y.encodeStateVector(offline);
+    paragraphText(offline, 1).insert('Paragraph two'.length, ' (typed in a browser)');
+    const edit = Y.encodeStateAsUpdate(offline, before);
+
+    const put = await t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: { markdown: 'Paragraph ONE, rewritten by an agent.\n\nParagraph two.\n' } });
+    expect(put.status).toBe(200);
+    await eventually(() => paragraphText(client.doc, 0).toString().includes('ONE'));
+    Y.applyUpdate(client.doc, edit);
+    await acknowledged(client);
+
+    const expected = 'Paragraph ONE, rewritten by an agent.\n\nParagraph two (typed in a browser).\n';
+    const md = await eventually(async () => {
+      const res = await t.request('GET', `${ws.base}/doc?format=markdown`, { as: ada.as });
+      return res.body.markdown === expected ? res.body.markdown : null;
+    });
+    expect(md).toBe(expected);
+    expect(docToMarkdown(readDocBody(client.doc))).toBe(expected);
+  });
+
+  it('projects sections from sync edits too, at most every 2 s', async () => {
+    const ws = await docWorkspace('sections-sync', '# One\n\nalpha\n');
+    const client = connect(ws.documentName);
+    await synced(client);
+    await eventually(() => client.doc.getXmlFragment('default').length === 2);
+    paragraphText(client.doc, 1).insert(5, ' beta');
+    await acknowledged(client);
+    await eventually(async () => (await sections(ws.surfaceId))[0]?.text === 'alpha beta', 6000);
+    expect(await sections(ws.surfaceId)).toEqual([{ idx: 0, heading: 'One', level: 1, text: 'alpha beta' }]);
+  });
+});
+
+describe('mentions', () => {
+  it('fire doc.mention_added once per new mention, not on every save', async () => {
+    const ws = await docWorkspace('mentions', 'Start.');
+    const put = (markdown: string) => t.request('PUT', `${ws.base}/doc`, { as: ada.as, body: { markdown } });
+    expect((await put('Ask [@Ada](mention:user/u_ada) to review.')).status).toBe(200);
+    expect((await put('Ask [@Ada](mention:user/u_ada) to review.')).status).toBe(200);
+    expect((await put('Ask [@Ada](mention:user/u_ada) to review today.')).status).toBe(200);
+    expect((await put('Ask [@Ada](mention:user/u_ada) to review today.\n\nAnd [@Ada](mention:user/u_ada) again.')).status).toBe(200);
+    let mentioned = await events(ws.id, 'doc.mention_added');
+    expect(mentioned.map((e) => e.data)).toEqual([{ surfaceId: ws.surfaceId, mentions: [{ kind: 'user', id: 'u_ada', label: 'Ada' }] }]);
+
+    expect((await put('Ask [@Ada](mention:user/u_ada) and [@Build Bot](mention:agent/ag_7) to review today.')).status).toBe(200);
+    mentioned = await events(ws.id, 'doc.mention_added');
+    expect(mentioned).toHaveLength(2);
+    expect(mentioned[1]).toMatchObject({
+      principal: { id: ada.userId },
+      surface: { id: ws.surfaceId },
+      data: { surfaceId: ws.surfaceId, mentions: [{ kind: 'agent', id: 'ag_7', label: 'Build Bot' }] },
+    });
+
+    // Swapping a mention in place (same node, new attributes) is a new mention; removing and re-adding one is too.
+    expect((await put('Ask [@Grace](mention:user/u_grace) and [@Build Bot](mention:agent/ag_7) to review today.')).status).toBe(200);
+    expect((await put('Nobody.')).status).toBe(200);
+    expect((await put('[@Build Bot](mention:agent/ag_7) is back.')).status).toBe(200);
+    mentioned = await events(ws.id, 'doc.mention_added');
+    expect(mentioned.slice(2).map((e) => e.data.mentions)).toEqual([[{ kind: 'user', id: 'u_grace', label: 'Grace' }], [{ kind: 'agent', id: 'ag_7', label: 'Build Bot' }]]);
+    expect((await events(ws.id, 'doc.updated')).length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('a mention typed by a sync client fires once, attributed to the client, on a freshly loaded document', async () => {
+    const ws = await docWorkspace('mentions-sync');
+    // The body is in the log before the server ever loads the document, so the tracker starts from a document it has never seen.
+    const stored = new Y.Doc();
+    replaceDocBody(stored, markdownToDoc('Hello [@Ada](mention:user/u_ada).'), null);
+    await append(t.services.db, ws.documentName, Y.encodeStateAsUpdate(stored));
+    const client = connect(ws.documentName);
+    await synced(client);
+    await eventually(() => client.doc.getXmlFragment('default').length === 1);
+    replaceDocBody(client.doc, markdownToDoc('Hello [@Ada](mention:user/u_ada) and [@Lin](mention:user/u_lin).'), null);
+    await acknowledged(client);
+    replaceDocBody(client.doc, markdownToDoc('Hello [@Ada](mention:user/u_ada) and [@Lin](mention:user/u_lin)!'), null);
+    await acknowledged(client);
+    const mentioned = await eventually(async () => {
+      const found = await events(ws.id, 'doc.mention_added');
+      return found.length >= 1 ? found : null;
+    });
+    await eventually(async () => (await events(ws.id, 'doc.updated')).length >= 2);
+    // Ada was already in the stored body; Lin is new once; the second save adds nothing.
+    expect(await events(ws.id, 'doc.mention_added')).toHaveLength(1);
+    expect(mentioned[0]).toMatchObject({ principal: { id: ada.userId }, data: { mentions: [{ kind: 'user', id: 'u_lin', label: 'Lin' }] } });
+  });
+});
+
+describe('POST /doc/sections', () => {
+  it('appends blocks at the end and answers how many', async () => {
+    const ws = await docWorkspace('append', '# Log\n\nFirst entry.\n');
+    const res = await t.request('POST', `${ws.base}/doc/sections`, { as: ada.as, body: { markdown: '## Tuesday\n\nSecond entry.\n\n- a\n- b\n' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ surfaceId: ws.surfaceId, appendedBlocks: 3 });
+    const md = await t.request('GET', `${ws.base}/doc?format=markdown`, { as: ada.as });
+    expect(md.body.markdown).toBe('# Log\n\nFirst entry.\n\n## Tuesday\n\nSecond entry.\n\n- a\n- b\n');
+    expect((await sections(ws.surfaceId)).map((s) => s.heading)).toEqual(['Log', 'Tuesday']);
+
+    const before = (await events(ws.id, 'doc.updated')).length;
+    const empty = await t.request('POST', `${ws.base}/doc/sections`, { as: ada.as, body: { markdown: '' } });
+    expect(empty.body).toEqual({ surfaceId: ws.surfaceId, appendedBlocks: 0 });
+    expect(await events(ws.id, 'doc.updated')).toHaveLength(before);
+    expect((await t.request('POST', `${ws.base}/doc/sections`, { as: ada.as, body: {} })).status).toBe(400);
+  });
+});
