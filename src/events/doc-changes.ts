@@ -8,6 +8,7 @@ import { docTransactionDelta, MentionTracker, summarizeDelta } from '../sync/doc
 import { docSections, readDocBody } from '../sync/doc-document';
 import { surfaceDocumentName, type ParsedDocumentName } from '../sync/document-names';
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
+import { emitEvents } from './emit';
 import type { EventDraft } from './types';
 
 /**
@@ -30,6 +31,20 @@ import type { EventDraft } from './types';
 
 export const SECTIONS_DEBOUNCE_MS = 2_000;
 
+/**
+ * A person typing commits a transaction per keystroke. Their `doc.updated`
+ * events are coalesced per (surface, principal) into one per burst: emitted
+ * after `TYPING_QUIET_MS` without an edit, or `TYPING_MAX_MS` after the
+ * burst began, whichever comes first. One event per keystroke would flood
+ * SSE subscribers, the audit log and webhook receivers (a free plan's
+ * monthly webhook deliveries would last a paragraph). REST and MCP writes
+ * each get their own event at once; mentions are never delayed.
+ */
+export const TYPING_QUIET_MS = 2_000;
+export const TYPING_MAX_MS = 10_000;
+
+type TypingBurst = { draft: EventDraft; summaries: string[]; changes: number; startedAt: number; timer: NodeJS.Timeout | null };
+
 export type DocDerived = {
   kind: 'doc' | 'html';
   workspaceId: string;
@@ -38,6 +53,8 @@ export type DocDerived = {
   mentionsAdded: DocMention[];
   /** Sections to project with this change (server-made changes to doc bodies), else null. */
   sections: { generation: number; rows: DocSectionRow[] } | null;
+  /** Made by a sync client (typing): its `doc.updated` is coalesced into the burst. */
+  fromClient: boolean;
 };
 
 type EventContext = {
@@ -64,7 +81,8 @@ export class DocChanges {
     const delta = docTransactionDelta(transaction);
     if (!delta) return null;
     const base = { workspaceId: parsed.workspaceId, surfaceId: parsed.surfaceId, summary: summarizeDelta(delta) };
-    if (parsed.kind === 'html') return { kind: 'html', ...base, mentionsAdded: [], sections: null };
+    const fromClient = !isServerOrigin(transaction.origin);
+    if (parsed.kind === 'html') return { kind: 'html', ...base, mentionsAdded: [], sections: null, fromClient };
 
     const mentionsAdded = this.mentions.added(transaction, delta.mentionElements);
     const state = this.projectionOf(documentName);
@@ -78,7 +96,7 @@ export class DocChanges {
     } else {
       this.scheduleProjection(documentName, doc, parsed.workspaceId, parsed.surfaceId, state);
     }
-    return { kind: 'doc', ...base, mentionsAdded, sections };
+    return { kind: 'doc', ...base, mentionsAdded, sections, fromClient };
   }
 
   /** Events (and, for server-made changes, the projection) inside the engine's transaction. */
@@ -91,7 +109,10 @@ export class DocChanges {
       principal,
       subjectId: derived.surfaceId,
     };
-    const drafts: EventDraft[] = [{ ...common, event: 'doc.updated', data: { surfaceId: derived.surfaceId, text: derived.summary } }];
+    const updated: EventDraft = { ...common, event: 'doc.updated', data: { surfaceId: derived.surfaceId, text: derived.summary } };
+    const drafts: EventDraft[] = [];
+    if (derived.fromClient) this.addToBurst(updated, derived.summary);
+    else drafts.push(updated);
     if (derived.mentionsAdded.length > 0) {
       drafts.push({ ...common, event: 'doc.mention_added', data: { surfaceId: derived.surfaceId, mentions: derived.mentionsAdded } });
     }
@@ -103,6 +124,41 @@ export class DocChanges {
       }
     }
     return drafts;
+  }
+
+  private readonly bursts = new Map<string, TypingBurst>();
+
+  private addToBurst(draft: EventDraft, summary: string) {
+    const key = `${draft.subjectId}\u0000${draft.principal?.id ?? ''}`;
+    const now = Date.now();
+    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null };
+    this.bursts.set(key, burst);
+    burst.changes++;
+    if (summary && burst.summaries.length < 5) burst.summaries.push(summary);
+    if (burst.timer) clearTimeout(burst.timer);
+    const wait = Math.max(0, Math.min(TYPING_QUIET_MS, burst.startedAt + TYPING_MAX_MS - now));
+    burst.timer = setTimeout(() => void this.flushBurst(key), wait);
+    burst.timer.unref();
+  }
+
+  private async flushBurst(key: string) {
+    const burst = this.bursts.get(key);
+    if (!burst) return;
+    this.bursts.delete(key);
+    const data = { ...burst.draft.data, text: burst.summaries.join(' … ').slice(0, 280), changes: burst.changes };
+    try {
+      await emitEvents(this.services, [{ ...burst.draft, data }]);
+    } catch (error) {
+      this.services.log.warn({ err: error }, 'could not record a doc.updated burst');
+    }
+  }
+
+  /** Emits every pending typing burst now (shutdown, tests). */
+  async flushBursts() {
+    for (const [key, burst] of this.bursts) {
+      if (burst.timer) clearTimeout(burst.timer);
+      await this.flushBurst(key);
+    }
   }
 
   /** Changes the observer does not see (the load, updates relayed from another instance) make the mention counts stale. */

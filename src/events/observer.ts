@@ -52,6 +52,10 @@ export class DocumentObserver implements TransactionObserver<Derived> {
 
   private readonly docs: DocChanges;
 
+  async flush() {
+    await this.docs.flushBursts();
+  }
+
   derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null {
     const parsed = parseDocumentName(documentName);
     if (!parsed) return null;

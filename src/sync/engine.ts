@@ -26,6 +26,8 @@ export interface TransactionObserver<Derived = unknown> {
   persistBatch?(tx: Tx, documentName: string, changes: Array<{ derived: Derived; origin: unknown }>): Promise<() => void>;
   /** After a client's change is durable: enforce caps that a CRDT cannot refuse up front. */
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
+  /** Records whatever it holds back (coalesced typing events) before shutdown. */
+  flush?(): Promise<void>;
 }
 
 type PendingChange = { origin: unknown; derived: unknown; update?: Uint8Array };
@@ -310,6 +312,7 @@ export class SyncEngine {
     this.hocuspocus.closeConnections();
     for (const client of this.wss.clients) client.terminate();
     await this.drain();
+    await this.observer?.flush?.();
     for (const [, held] of this.held) await held.connection.disconnect().catch(() => {});
     this.held.clear();
   }
