@@ -10,11 +10,20 @@ import { appendUpdate, loadStoredDocument, writeSnapshot } from '../persistence/
  * compaction can never drop an update that is in flight.
  */
 
-/** Compaction is due when the tail since the last snapshot grows past either bound. */
-export const COMPACT_AFTER_UPDATES = 500;
+/**
+ * Compaction is due when the tail since the last snapshot grows past either
+ * bound. The byte bound grows with the snapshot (half its size), so a large
+ * document is not re-encoded for every few megabytes of edits; the count
+ * bound keeps a typist's many tiny updates from making loads slow.
+ */
+export const COMPACT_AFTER_UPDATES = 5_000;
 export const COMPACT_AFTER_BYTES = 2 * 1024 * 1024;
 
-export type LoadResult = { tailUpdates: number; tailBytes: number };
+export function compactionDue(tail: { updates: number; bytes: number; snapshotBytes: number }): boolean {
+  return tail.updates >= COMPACT_AFTER_UPDATES || tail.bytes >= Math.max(COMPACT_AFTER_BYTES, tail.snapshotBytes / 2);
+}
+
+export type LoadResult = { tailUpdates: number; tailBytes: number; snapshotBytes: number };
 
 /** Applies the stored state to `doc` in one transaction. Throws when the store fails: a doc is never served empty by mistake. */
 export async function loadInto(db: Executor, name: string, doc: Y.Doc): Promise<LoadResult> {
@@ -25,7 +34,7 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc): Promise<
   }, LOAD_ORIGIN);
   // Decoding leaves oversized arrays behind; trimming them saves about a third of a large table's heap.
   compactDecodedContent(doc);
-  return { tailUpdates: stored.updates.length, tailBytes: stored.tailBytes };
+  return { tailUpdates: stored.updates.length, tailBytes: stored.tailBytes, snapshotBytes: stored.snapshot?.state.byteLength ?? 0 };
 }
 
 export const LOAD_ORIGIN = { source: 'load' } as const;

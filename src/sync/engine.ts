@@ -6,7 +6,7 @@ import type * as Y from 'yjs';
 import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { authenticateConnection, ConnectionAccessMonitor, DecisionCache } from './connection-auth';
-import { append, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto } from './document-store';
+import { append, compact, compactionDue, loadInto } from './document-store';
 import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, type ServerOrigin } from './origins';
@@ -51,7 +51,7 @@ export class SyncEngine {
   private readonly held = new Map<string, Held>();
   private readonly queues = new Map<string, Promise<void>>();
   private readonly waiters = new Map<unknown, Waiter>();
-  private readonly tails = new Map<string, { updates: number; bytes: number }>();
+  private readonly tails = new Map<string, { updates: number; bytes: number; snapshotBytes: number }>();
   private readonly pending = new WeakMap<Y.Doc, PendingChange>();
   private readonly queuedOrigins = new WeakSet<object>();
   private readonly monitor: ConnectionAccessMonitor;
@@ -83,7 +83,7 @@ export class SyncEngine {
       onAuthenticate: (payload) => authenticateConnection(services, payload, this.decisions),
       onLoadDocument: async ({ document, documentName }) => {
         const loaded = await loadInto(services.db, documentName, document);
-        this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes });
+        this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
       },
       afterLoadDocument: async ({ document, documentName }) => this.observe(documentName, document),
       beforeHandleMessage: async ({ connection, update: message, documentName }) => {
@@ -268,19 +268,21 @@ export class SyncEngine {
   }
 
   private noteAppended(documentName: string, bytes: number) {
-    const tail = this.tails.get(documentName) ?? { updates: 0, bytes: 0 };
+    const tail = this.tails.get(documentName) ?? { updates: 0, bytes: 0, snapshotBytes: 0 };
     tail.updates += 1;
     tail.bytes += bytes;
     this.tails.set(documentName, tail);
-    if (tail.updates >= COMPACT_AFTER_UPDATES || tail.bytes >= COMPACT_AFTER_BYTES) {
-      this.tails.set(documentName, { updates: 0, bytes: 0 });
+    if (compactionDue(tail)) {
+      this.tails.set(documentName, { updates: 0, bytes: 0, snapshotBytes: tail.snapshotBytes });
       void this.enqueue(documentName, () => this.compactNow(documentName));
     }
   }
 
   async compactNow(documentName: string) {
     try {
-      await compact(this.services.db, documentName, this.services.clock.now());
+      const result = await compact(this.services.db, documentName, this.services.clock.now());
+      const tail = this.tails.get(documentName);
+      if (result && tail) tail.snapshotBytes = result.bytes;
     } catch (error) {
       this.services.log.warn({ err: error, documentName }, 'compaction failed; the log still holds every update');
     }
