@@ -76,7 +76,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
   /** Consecutive changes of one document (group commit): one context lookup, one audit-log insert per 1,000 events. */
   async persistBatch(tx: Tx, _documentName: string, changes: Array<{ derived: Derived; origin: unknown }>): Promise<() => void> {
     if (changes.length === 0) return () => {};
-    const context = await findWorkspaceEventContext(tx, changes[0]!.derived.workspaceId);
+    const context = await this.contextFor(tx, changes[0]!.derived.workspaceId, changes.map((c) => c.derived));
     if (!context) return () => {};
     const drafts: EventDraft[] = [];
     for (const { derived, origin } of changes) {
@@ -89,6 +89,24 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
     return () => publishEvents(this.services, records);
+  }
+
+  private readonly contexts = new Map<string, { at: number; context: WorkspaceEventContext }>();
+
+  /**
+   * Slugs for event records, cached briefly: every write of a busy document
+   * would otherwise look them up inside its commit. A surface the cache does
+   * not know (just created) forces a fresh lookup; a renamed slug shows in
+   * events within CONTEXT_TTL_MS.
+   */
+  private async contextFor(tx: Tx, workspaceId: string, derived: Derived[]): Promise<WorkspaceEventContext | null> {
+    const cached = this.contexts.get(workspaceId);
+    const surfaceIds = derived.flatMap(surfaceIdsOf);
+    if (cached && Date.now() - cached.at < CONTEXT_TTL_MS && surfaceIds.every((id) => cached.context.surfaces.has(id))) return cached.context;
+    const context = await findWorkspaceEventContext(tx, workspaceId);
+    if (this.contexts.size > 10_000) this.contexts.clear();
+    if (context) this.contexts.set(workspaceId, { at: Date.now(), context });
+    return context ?? null;
   }
 
   /** Row and column events of one table transaction, and the row projection. */
@@ -157,6 +175,19 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       for (const id of overflow) deleteRow(doc, id, null);
     });
   }
+}
+
+const CONTEXT_TTL_MS = 2_000;
+
+function surfaceIdsOf(derived: Derived): string[] {
+  if (derived.kind !== 'tables') return [derived.surfaceId];
+  const ids: string[] = [];
+  for (const change of derived.changes) {
+    if ('surfaceId' in change && change.surfaceId) ids.push(change.surfaceId);
+    if ('toSurfaceId' in change) ids.push(change.toSurfaceId);
+  }
+  for (const row of derived.rows.values()) if (row) ids.push(row.surfaceId);
+  return ids;
 }
 
 function dedupeById(rows: RowProjection[]): RowProjection[] {
