@@ -48,8 +48,8 @@ export async function columnRoutes(app: App, services: Services) {
       },
       async (request) => {
         const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_columns');
-        return { columns: await putColumns(services, actor, workspace, request.query, request.body.columns as ReplacementColumn[]) };
+        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_columns');
+        return { columns: await putColumns(services, actor, resolved, request.query, request.body.columns as ReplacementColumn[]) };
       },
     );
 
@@ -68,8 +68,8 @@ export async function columnRoutes(app: App, services: Services) {
       },
       async (request) => {
         const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_columns');
-        return postColumn(services, actor, workspace, request.query, request.body.column as NewColumn);
+        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_columns');
+        return postColumn(services, actor, resolved, request.query, request.body.column as NewColumn);
       },
     );
   }

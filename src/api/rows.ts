@@ -77,8 +77,8 @@ export async function rowRoutes(app: App, services: Services) {
       },
       async (request) => {
         const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return createRow(services, actor, workspace, request.body);
+        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
+        return createRow(services, actor, resolved, request.body);
       },
     );
   }

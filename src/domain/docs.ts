@@ -3,14 +3,13 @@ import { docFromJSON, DocValidationError, markdownToDoc } from '../docs/markdown
 import { errors } from '../errors';
 import type { Actor } from '../http/actor';
 import type { ResolvedWorkspace } from '../http/workspace-access';
-import { newId } from '../lib/ids';
 import type { Surface, Workspace } from '../persistence/schema';
-import { insertSurface, listSurfaces, lockWorkspace, nextSurfacePosition } from '../persistence/workspaces';
+import { listSurfaces } from '../persistence/workspaces';
+import { ensureSurfaceOfKind } from './surfaces';
 import type { Services } from '../services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../sync/doc-document';
 import { surfaceDocumentName } from '../sync/document-names';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';
-import { transactWithEvents, workspaceEvent } from './transact';
 
 /**
  * Doc bodies over REST and MCP. The body lives in the doc surface's Y
@@ -48,40 +47,7 @@ export async function pickDocSurface(services: Services, workspace: Workspace, s
 async function docSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: DocSelector): Promise<Surface> {
   const existing = pickFrom(await listSurfaces(services.db, resolved.workspace.id), selector);
   if (existing) return existing;
-  const { workspace, orgSlug } = resolved;
-  return transactWithEvents(services, async (tx, events) => {
-    await lockWorkspace(tx, workspace.id);
-    // Under the lock: a concurrent first write may have created it already.
-    const all = await listSurfaces(tx, workspace.id);
-    const raced = docSurfaces(all)[0];
-    if (raced) return raced;
-    const surface: Surface = {
-      id: newId('sf'),
-      workspaceId: workspace.id,
-      slug: uniqueSlug('doc', new Set(all.map((s) => s.slug))),
-      kind: 'doc',
-      name: 'Doc',
-      position: await nextSurfacePosition(tx, workspace.id),
-      createdAt: services.clock.now(),
-      deletedAt: null,
-    };
-    await insertSurface(tx, surface);
-    events.push(
-      workspaceEvent('surface.created', { workspace, orgSlug, surface }, actor, {
-        id: surface.id,
-        slug: surface.slug,
-        kind: surface.kind,
-        name: surface.name,
-        position: surface.position,
-      }),
-    );
-    return surface;
-  });
-}
-
-function uniqueSlug(base: string, taken: ReadonlySet<string>): string {
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  return ensureSurfaceOfKind(services, actor, resolved, 'doc');
 }
 
 function documentOf(surface: Surface): string {

@@ -14,6 +14,8 @@ import {
   nextSurfacePosition,
   renameSurface,
 } from '../persistence/workspaces';
+import type { EventDraft } from '../events/types';
+import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { WorkspaceContent } from './workspace-content';
@@ -37,32 +39,59 @@ export async function findLiveSurface(services: Services, workspaceId: string, s
 
 /** Adds a surface after the last one; 409 when a live surface already has the slug. Records `surface.created`. */
 export async function addSurface(services: Services, actor: Actor, resolved: ResolvedWorkspace, input: NewSurface): Promise<Surface> {
-  const { workspace, orgSlug } = resolved;
   return transactWithEvents(services, async (tx, events) => {
-    await lockWorkspace(tx, workspace.id);
-    if (await liveSurfaceSlugTaken(tx, workspace.id, input.slug)) {
+    await lockWorkspace(tx, resolved.workspace.id);
+    if (await liveSurfaceSlugTaken(tx, resolved.workspace.id, input.slug)) {
       throw errors.conflict(`A surface with the slug "${input.slug}" already exists in this workspace.`);
     }
-    const surface: Surface = {
-      ...input,
-      id: newId('sf'),
-      workspaceId: workspace.id,
-      position: await nextSurfacePosition(tx, workspace.id),
-      createdAt: services.clock.now(),
-      deletedAt: null,
-    };
-    await insertSurface(tx, surface);
-    events.push(
-      workspaceEvent('surface.created', { workspace, orgSlug, surface }, actor, {
-        id: surface.id,
-        slug: surface.slug,
-        kind: surface.kind,
-        name: surface.name,
-        position: surface.position,
-      }),
-    );
-    return surface;
+    return insertSurfaceWithEvent(services, tx, events, actor, resolved, input);
   });
+}
+
+/**
+ * The first surface of a kind, created on a workspace's first row or doc
+ * write when it has none (a doc-only workspace gets its first sheet this
+ * way). Under the workspace lock, so concurrent first writes create one.
+ */
+export async function ensureSurfaceOfKind(services: Services, actor: Actor, resolved: ResolvedWorkspace, kind: 'table' | 'doc'): Promise<Surface> {
+  const existing = (await listSurfaces(services.db, resolved.workspace.id)).find((s) => s.kind === kind);
+  if (existing) return existing;
+  return transactWithEvents(services, async (tx, events) => {
+    await lockWorkspace(tx, resolved.workspace.id);
+    const all = await listSurfaces(tx, resolved.workspace.id);
+    const raced = all.find((s) => s.kind === kind);
+    if (raced) return raced;
+    const slug = uniqueSlug(kind, new Set(all.map((s) => s.slug)));
+    return insertSurfaceWithEvent(services, tx, events, actor, resolved, { kind, slug, name: kind === 'table' ? 'Table' : 'Doc' });
+  });
+}
+
+async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: Actor, resolved: ResolvedWorkspace, input: NewSurface): Promise<Surface> {
+  const { workspace, orgSlug } = resolved;
+  const surface: Surface = {
+    ...input,
+    id: newId('sf'),
+    workspaceId: workspace.id,
+    position: await nextSurfacePosition(tx, workspace.id),
+    createdAt: services.clock.now(),
+    deletedAt: null,
+  };
+  await insertSurface(tx, surface);
+  events.push(
+    workspaceEvent('surface.created', { workspace, orgSlug, surface }, actor, {
+      id: surface.id,
+      slug: surface.slug,
+      kind: surface.kind,
+      name: surface.name,
+      position: surface.position,
+    }),
+  );
+  return surface;
+}
+
+function uniqueSlug(base: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
 }
 
 /** Renames a surface and records `surface.updated` with `{ changes: { name: { from, to } } }`. */

@@ -1,12 +1,11 @@
 import { ApiError, errors, OverLimitError } from '../errors';
 import type { Actor } from '../http/actor';
-import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import { findOrgById } from '../persistence/accounts';
 import { listSubjectEvents } from '../persistence/events';
 import { findRowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
-import { insertSurface, listSurfaces } from '../persistence/workspaces';
+import { listSurfaces } from '../persistence/workspaces';
 import type { Services } from '../services';
 import { tablesDocumentName } from '../sync/document-names';
 import { serverOrigin } from '../sync/origins';
@@ -33,6 +32,8 @@ import {
   type RowData,
   type TableRow,
 } from '../sync/table-document';
+import type { ResolvedWorkspace } from '../http/workspace-access';
+import { ensureSurfaceOfKind } from './surfaces';
 import { upgradeUrl } from './workspaces';
 
 /**
@@ -88,22 +89,9 @@ export async function pickTableSurface(services: Services, workspace: Workspace,
   return surfaces[0] ?? null;
 }
 
-/** A doc-only workspace gets its first sheet on its first row or column write. */
-async function tableSurfaceForWrite(services: Services, workspace: Workspace, selector: SurfaceSelector): Promise<Surface> {
-  const picked = await pickTableSurface(services, workspace, selector);
-  if (picked) return picked;
-  const all = await listSurfaces(services.db, workspace.id);
-  const surface = {
-    id: newId('sf'),
-    workspaceId: workspace.id,
-    slug: all.some((s) => s.slug === 'table') ? `table-${all.length + 1}` : 'table',
-    kind: 'table' as const,
-    name: 'Table',
-    position: all.reduce((max, s) => Math.max(max, s.position + 1), 0),
-    createdAt: services.clock.now(),
-  };
-  await insertSurface(services.db, surface);
-  return { ...surface, deletedAt: null };
+/** A doc-only workspace gets its first sheet on its first row or column write (`surface.created`). */
+async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector): Promise<Surface> {
+  return (await pickTableSurface(services, resolved.workspace, selector)) ?? ensureSurfaceOfKind(services, actor, resolved, 'table');
 }
 
 async function present(services: Services, workspaceId: string, rows: TableRow[]): Promise<RowRecord[]> {
@@ -165,8 +153,9 @@ export async function getWorkspaceRow(services: Services, workspace: Workspace, 
   return (await present(services, workspace.id, [row]))[0]!;
 }
 
-export async function createRow(services: Services, actor: Actor, workspace: Workspace, input: SurfaceSelector & { data: Record<string, unknown> }): Promise<RowRecord> {
-  const surface = await tableSurfaceForWrite(services, workspace, input);
+export async function createRow(services: Services, actor: Actor, resolved: ResolvedWorkspace, input: SurfaceSelector & { data: Record<string, unknown> }): Promise<RowRecord> {
+  const { workspace } = resolved;
+  const surface = await tableSurfaceForWrite(services, actor, resolved, input);
   const { plan, cap } = await rowCap(services, workspace);
   const id = createTableId();
   const row = await services.sync
@@ -270,21 +259,23 @@ export async function getColumns(services: Services, workspace: Workspace, selec
   return services.sync.read(tablesDocumentName(workspace.id), (doc) => readColumns(doc, surface.id));
 }
 
-export async function putColumns(services: Services, actor: Actor, workspace: Workspace, selector: SurfaceSelector, columns: ReplacementColumn[]): Promise<ColumnDef[]> {
+export async function putColumns(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector, columns: ReplacementColumn[]): Promise<ColumnDef[]> {
+  const { workspace } = resolved;
   const positions = columns.map((c) => c.position).sort((a, b) => a - b);
   if (positions.some((p, i) => p !== i)) {
     throw errors.badRequest('Column positions must be contiguous from 0.', [{ path: ['columns'], code: 'non_contiguous_positions', message: `got ${positions.join(', ')}` }]);
   }
   const keys = columns.map((c) => c.key);
   if (new Set(keys).size !== keys.length) throw errors.badRequest('Column keys must be unique.', [{ path: ['columns'], code: 'duplicate_key', message: 'duplicate key' }]);
-  const surface = await tableSurfaceForWrite(services, workspace, selector);
+  const surface = await tableSurfaceForWrite(services, actor, resolved, selector);
   return services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => replaceColumns(doc, surface.id, columns, null))
     .catch(tableError);
 }
 
-export async function postColumn(services: Services, actor: Actor, workspace: Workspace, selector: SurfaceSelector, column: NewColumn) {
-  const surface = await tableSurfaceForWrite(services, workspace, selector);
+export async function postColumn(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector, column: NewColumn) {
+  const { workspace } = resolved;
+  const surface = await tableSurfaceForWrite(services, actor, resolved, selector);
   const { position: _ignored, ...rest } = column;
   return services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {

@@ -209,3 +209,19 @@ describe('rows over REST on the shared Y document', () => {
     expect(rows.some((r) => 'title' in r.data)).toBe(false);
   });
 });
+
+describe('a doc-only workspace', () => {
+  it('gets its first sheet on its first row write, recorded as surface.created', async () => {
+    const created = await t.request('POST', '/api/workspaces', { ...as(), body: { name: 'Notes', slug: 'notes-only', mode: 'doc' } });
+    expect(created.status).toBe(200);
+    expect((await t.request('GET', '/api/workspaces/notes-only/columns', as())).body).toEqual({ columns: [] });
+    const row = await t.request('POST', '/api/workspaces/notes-only/rows', { ...as(), body: { data: { title: 'first' } } });
+    expect(row.status).toBe(200);
+    const surfaces = (await t.request('GET', '/api/workspaces/notes-only/surfaces', as())).body.surfaces;
+    expect(surfaces.map((s: any) => s.kind).sort()).toEqual(['doc', 'table']);
+    const events = (await t.request('GET', '/api/workspaces/notes-only/events?action=surface.created', as())).body.events;
+    expect(events).toHaveLength(1);
+    expect(events[0].data).toMatchObject({ kind: 'table', slug: 'table' });
+    expect((await t.request('GET', '/api/workspaces/notes-only/columns', as())).body.columns.map((c: any) => c.key)).toEqual(['title']);
+  });
+});
