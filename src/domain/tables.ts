@@ -1,7 +1,6 @@
 import { ApiError, errors, OverLimitError } from '../errors';
 import type { Actor } from '../http/actor';
 import { capsFor } from '../limits/plans';
-import { findOrgById } from '../persistence/accounts';
 import { listSubjectEvents } from '../persistence/events';
 import { findRowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
@@ -113,11 +112,6 @@ async function present(services: Services, workspaceId: string, rows: TableRow[]
   });
 }
 
-async function rowCap(services: Services, workspace: Workspace) {
-  const org = await findOrgById(services.db, workspace.orgId);
-  return { plan: org?.plan ?? 'free', cap: capsFor(org?.plan ?? 'free').rowsPerWorkspace };
-}
-
 function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[]) {
   const issues = validateCellValues(columns, data, { basePath: path });
   if (issues.length > 0) throw errors.validation(`Invalid cell values: ${issues.map((i) => i.message).join('; ')}`, issues);
@@ -156,7 +150,8 @@ export async function getWorkspaceRow(services: Services, workspace: Workspace, 
 export async function createRow(services: Services, actor: Actor, resolved: ResolvedWorkspace, input: SurfaceSelector & { data: Record<string, unknown> }): Promise<RowRecord> {
   const { workspace } = resolved;
   const surface = await tableSurfaceForWrite(services, actor, resolved, input);
-  const { plan, cap } = await rowCap(services, workspace);
+  const plan = resolved.orgPlan;
+  const cap = capsFor(plan).rowsPerWorkspace;
   const id = createTableId();
   const row = await services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {

@@ -3,7 +3,7 @@ import type { Actor, Principal } from '../http/actor';
 import type { ResolvedWorkspace } from '../http/workspace-access';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
-import { findOrgSlugs, loadCallerFacts } from '../persistence/access';
+import { findOrgRefs, loadCallerFacts } from '../persistence/access';
 import { findOrgById, findOrgRole } from '../persistence/accounts';
 import type { Tx } from '../persistence/database';
 import type { Role, Surface, SurfaceKind, Visibility, Workspace } from '../persistence/schema';
@@ -198,14 +198,15 @@ export async function listWorkspacesFor(services: Services, actor: Actor, option
     onlyWorkspaceId: actor.key?.scopeWorkspaceId ?? null,
     archived: options.archived,
   });
-  const [facts, orgSlugs] = await Promise.all([
+  const [facts, orgs] = await Promise.all([
     loadCallerFacts(services.db, actor, candidates),
-    findOrgSlugs(services.db, [...new Set(candidates.map((w) => w.orgId))]),
+    findOrgRefs(services.db, [...new Set(candidates.map((w) => w.orgId))]),
   ]);
   const reached = candidates.flatMap((workspace) => {
     const caller = facts.get(workspace.id)!;
     const access = workspaceAccess(caller, workspace);
-    return access.basis === 'none' ? [] : [{ workspace, orgSlug: orgSlugs.get(workspace.orgId)!, access, caller }];
+    const org = orgs.get(workspace.orgId)!;
+    return access.basis === 'none' ? [] : [{ workspace, orgSlug: org.slug, orgPlan: org.plan, access, caller }];
   });
   const views = await describeWorkspaces(services, actor, reached);
   const pinTime = (v: WorkspaceView) => v.pinnedAt?.getTime() ?? -Infinity;
@@ -242,7 +243,7 @@ async function authorizeCreation(services: Services, actor: Actor): Promise<stri
  */
 export async function createWorkspaceFor(services: Services, actor: Actor, request: NewWorkspaceRequest, content: WorkspaceContent): Promise<string> {
   const orgId = await authorizeCreation(services, actor);
-  const orgSlug = (await findOrgSlugs(services.db, [orgId])).get(orgId)!;
+  const orgSlug = (await findOrgRefs(services.db, [orgId])).get(orgId)!.slug;
   const { workspace, surfaces } = await transactWithEvents(services, async (tx, events) => {
     const created = await createWorkspace(services, tx, { ...request, orgId, createdBy: actor.principal, ownerUserId: actor.userId });
     const workspace = (await findWorkspaceById(tx, created.id))!;

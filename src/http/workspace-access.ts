@@ -1,6 +1,6 @@
 import { errors } from '../errors';
-import { findOrgSlugs, findWorkspacesBySlug, loadCallerFacts } from '../persistence/access';
-import type { Workspace } from '../persistence/schema';
+import { findWorkspacesBySlug, loadCallerFacts } from '../persistence/access';
+import type { PlanName, Workspace } from '../persistence/schema';
 import { authorize, workspaceAccess, type CallerFacts, type WorkspaceAccess, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
 import type { Actor } from './actor';
@@ -15,6 +15,8 @@ export type WorkspaceAddress = {
 export type ResolvedWorkspace = {
   workspace: Workspace;
   orgSlug: string;
+  /** The organisation's plan, read with the workspace: caps check against it. */
+  orgPlan: PlanName;
   access: WorkspaceAccess;
   caller: CallerFacts;
 };
@@ -49,16 +51,15 @@ export async function resolveWorkspace(
   const live = visible.filter((w) => !w.archivedAt);
   const archived = visible.filter((w) => w.archivedAt);
   const pool = options.preferArchived ? (archived.length ? archived : live) : live.length ? live : archived;
-  const orgIds = new Set(pool.map((w) => w.orgId));
-  const orgSlugs = await findOrgSlugs(services.db, [...orgIds]);
-  if (orgIds.size > 1) {
+  const orgSlugs = [...new Set(pool.map((w) => w.orgSlug))];
+  if (orgSlugs.length > 1) {
     throw errors.ambiguousSlug(
       address.slug,
-      [...orgIds].map((orgId) => `/api/orgs/${orgSlugs.get(orgId)}/workspaces/${address.slug}`),
+      orgSlugs.map((orgSlug) => `/api/orgs/${orgSlug}/workspaces/${address.slug}`),
     );
   }
-  const workspace = pool[0]!;
+  const { orgSlug, orgPlan, ...workspace } = pool[0]!;
   const caller = facts.get(workspace.id)!;
   const access = authorize(caller, workspace, action);
-  return { workspace, orgSlug: orgSlugs.get(workspace.orgId)!, access, caller };
+  return { workspace, orgSlug, orgPlan, access, caller };
 }

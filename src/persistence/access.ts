@@ -1,7 +1,7 @@
 import type { Actor } from '../http/actor';
 import type { CallerFacts, UserFacts } from '../policy/index';
 import type { Executor } from './database';
-import type { Role, Workspace } from './schema';
+import type { PlanName, Role, Workspace } from './schema';
 
 /** Loads what the policy needs to know about a caller on each given workspace. */
 export async function loadCallerFacts(db: Executor, actor: Actor | null, workspaces: Workspace[]): Promise<Map<string, CallerFacts>> {
@@ -12,7 +12,7 @@ export async function loadCallerFacts(db: Executor, actor: Actor | null, workspa
     return facts;
   }
   const workspaceIds = workspaces.map((w) => w.id);
-  const orgIds = [...new Set(workspaces.map((w) => w.orgId))];
+  const orgVisibleIds = [...new Set(workspaces.filter((w) => w.visibility === 'org').map((w) => w.orgId))];
   const principalIds = [actor.principal.id, actor.userId];
   const [memberships, orgRoles] = await Promise.all([
     db
@@ -21,7 +21,10 @@ export async function loadCallerFacts(db: Executor, actor: Actor | null, workspa
       .where('workspaceId', 'in', workspaceIds)
       .where('principalId', 'in', principalIds)
       .execute(),
-    db.selectFrom('orgMembers').select(['orgId', 'role']).where('userId', '=', actor.userId).where('orgId', 'in', orgIds).execute(),
+    // The org role matters only where org visibility makes members virtual editors.
+    orgVisibleIds.length === 0
+      ? Promise.resolve([])
+      : db.selectFrom('orgMembers').select(['orgId', 'role']).where('userId', '=', actor.userId).where('orgId', 'in', orgVisibleIds).execute(),
   ]);
   const membershipRole = (workspaceId: string, principalId: string): Role | null =>
     memberships.find((m) => m.workspaceId === workspaceId && m.principalId === principalId)?.role ?? null;
@@ -44,16 +47,20 @@ export async function loadCallerFacts(db: Executor, actor: Actor | null, workspa
   return facts;
 }
 
+/** A workspace with what every request about it needs from its organisation. */
+export type WorkspaceWithOrg = Workspace & { orgSlug: string; orgPlan: PlanName };
+
 /** Live workspaces first, then archived ones newest first; `idOrSlug` may be an id. */
 export async function findWorkspacesBySlug(
   db: Executor,
   idOrSlug: string,
   options: { orgSlug?: string; onlyWorkspaceId?: string | null },
-): Promise<Workspace[]> {
+): Promise<WorkspaceWithOrg[]> {
   let query = db
     .selectFrom('workspaces')
     .innerJoin('orgs', 'orgs.id', 'workspaces.orgId')
     .selectAll('workspaces')
+    .select(['orgs.slug as orgSlug', 'orgs.plan as orgPlan'])
     .where((eb) => eb.or([eb('workspaces.slug', '=', idOrSlug), eb('workspaces.id', '=', idOrSlug)]));
   if (options.orgSlug) query = query.where('orgs.slug', '=', options.orgSlug);
   if (options.onlyWorkspaceId) query = query.where('workspaces.id', '=', options.onlyWorkspaceId);
@@ -64,8 +71,8 @@ export async function findWorkspacesBySlug(
   });
 }
 
-export async function findOrgSlugs(db: Executor, orgIds: string[]): Promise<Map<string, string>> {
+export async function findOrgRefs(db: Executor, orgIds: string[]): Promise<Map<string, { slug: string; plan: PlanName }>> {
   if (orgIds.length === 0) return new Map();
-  const rows = await db.selectFrom('orgs').select(['id', 'slug']).where('id', 'in', orgIds).execute();
-  return new Map(rows.map((r) => [r.id, r.slug]));
+  const rows = await db.selectFrom('orgs').select(['id', 'slug', 'plan']).where('id', 'in', orgIds).execute();
+  return new Map(rows.map((r) => [r.id, { slug: r.slug, plan: r.plan }]));
 }
