@@ -38,11 +38,29 @@ export async function createServices(
   };
 }
 
-/** The process logger; credentials in headers never reach the log. */
+/** Query parameters that carry credentials (magic links, invites, share tokens). */
+const SECRET_QUERY_PARAMS = /([?&](?:token|code|secret|access_token|refresh_token)=)[^&#]*/gi;
+
+/** Paths whose last segment is a bearer token (invite links, share links). */
+const SECRET_PATH_SEGMENTS = /^(\/api\/(?:org-)?invites\/|\/share\/files\/)[^/?#]+/;
+
+/** A URL as it may be logged: credential-bearing query values and path tokens replaced. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY_PARAMS, '$1[redacted]').replace(SECRET_PATH_SEGMENTS, '$1[redacted]');
+}
+
+/** The process logger; credentials in headers and query strings never reach the log. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  const options = {
+  const options: pino.LoggerOptions = {
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+    serializers: {
+      req: (req: { method?: string; url?: string; headers?: Record<string, unknown>; socket?: { remoteAddress?: string } }) => ({
+        method: req.method,
+        url: req.url === undefined ? undefined : redactUrl(req.url),
+        remoteAddress: req.socket?.remoteAddress,
+      }),
+    },
   };
   return destination ? pino(options, destination) : pino(options);
 }
