@@ -4,6 +4,7 @@ import { capsFor } from '../limits/plans';
 import type { Tx } from '../persistence/database';
 import {
   countWorkspaceRows,
+  newestRowIds,
   deleteRowProjections,
   findWorkspaceEventContext,
   upsertRows,
@@ -161,16 +162,25 @@ export class DocumentObserver implements TransactionObserver<Derived> {
    * again by the server (and their removal is an event the client sees).
    */
   async afterClientChange(documentName: string, derived: Derived): Promise<void> {
-    if (derived.kind !== 'tables') return;
-    const createdIds = derived.changes.filter((c) => c.kind === 'row.created').map((c) => (c as { rowId: string }).rowId);
-    if (createdIds.length === 0) return;
-    const context = await findWorkspaceEventContext(this.services.db, derived.workspaceId);
+    if (derived.kind !== 'tables' || !derived.changes.some((c) => c.kind === 'row.created')) return;
+    // One at a time per workspace, so two follow-ups never both trim for the same excess.
+    const previous = this.capChecks.get(derived.workspaceId) ?? Promise.resolve();
+    const next = previous.then(() => this.trimRowsOverCap(documentName, derived.workspaceId));
+    this.capChecks.set(derived.workspaceId, next.catch(() => {}));
+    await next;
+  }
+
+  private readonly capChecks = new Map<string, Promise<void>>();
+
+  /** The rows over the cap are the newest ones: whichever change comes last pays, whatever order follow-ups run in. */
+  private async trimRowsOverCap(documentName: string, workspaceId: string) {
+    const context = await findWorkspaceEventContext(this.services.db, workspaceId);
     if (!context) return;
     const cap = capsFor(context.plan).rowsPerWorkspace;
-    const excess = (await countWorkspaceRows(this.services.db, derived.workspaceId)) - cap;
+    const excess = (await countWorkspaceRows(this.services.db, workspaceId)) - cap;
     if (excess <= 0) return;
-    const overflow = createdIds.slice(-excess);
-    this.services.log.info({ workspaceId: derived.workspaceId, removed: overflow.length, cap }, 'removed rows created over the plan cap');
+    const overflow = await newestRowIds(this.services.db, workspaceId, excess);
+    this.services.log.info({ workspaceId, removed: overflow.length, cap }, 'removed rows created over the plan cap');
     await this.engine.transact(documentName, serverOrigin(SYSTEM_PRINCIPAL, 'system'), (doc) => {
       for (const id of overflow) deleteRow(doc, id, null);
     });

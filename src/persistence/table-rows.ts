@@ -63,6 +63,19 @@ export async function countWorkspaceRows(db: Executor, workspaceId: string): Pro
   return Number(row.n);
 }
 
+/** The most recently created rows of a workspace (the ones over a cap). */
+export async function newestRowIds(db: Executor, workspaceId: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('tableRows')
+    .select('id')
+    .where('workspaceId', '=', workspaceId)
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 export type RowMeta = {
   id: string;
   createdById: string | null;
