@@ -21,7 +21,6 @@
  *
  * `runDocBench()` returns the same figures for bench/run.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -31,6 +30,7 @@ import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
 import { acknowledged, connectClient, eventually, synced } from '../test/helpers/sync';
+import { spawnBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 type Trace = { startContent: string; endContent: string; txns: Array<{ patches: Array<[number, number, string]> }> };
@@ -177,23 +177,8 @@ function loadTrace(): Trace {
   return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
 }
 
-async function spawnServer(mode: 'trellis' | 'bare'): Promise<{ info: ServerInfo; child: ChildProcess }> {
-  // BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the servers.
-  const extra = process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', path.resolve(import.meta.dirname, 'doc-trace-server.ts'), mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, TRELLIS_TEST_RUN_ID: `bench_doc_${mode}_${process.pid}` },
-  });
-  const info = await new Promise<ServerInfo>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve(JSON.parse(line));
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited ${code}`)));
-  });
-  return { info, child };
+function spawnServer(mode: 'trellis' | 'bare') {
+  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode}_${process.pid}`);
 }
 
 /** The text a trace prefix leaves, applied like Array.prototype.splice. */

@@ -4,8 +4,6 @@
  * the log and from a snapshot, and fan-out of one write to many sync
  * clients against a bare Hocuspocus. Prints figures; asserts nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Fastify from 'fastify';
 import { Agent, request as undiciRequest } from 'undici';
@@ -17,6 +15,7 @@ import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
 import { connectClient, eventually, synced, type SyncClient } from '../test/helpers/sync';
+import { spawnBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 
@@ -158,21 +157,8 @@ async function coldLoadFigures(rows = 50_000): Promise<Figures> {
 
 type ServerInfo = { url: string; documentName: string; rowsPath: string; cookie?: string };
 
-async function spawnServer(mode: 'trellis' | 'bare'): Promise<{ info: ServerInfo; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/fanout-server.ts'), mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, TRELLIS_TEST_RUN_ID: `bench_${mode}_${process.pid}` },
-  });
-  const info = await new Promise<ServerInfo>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve(JSON.parse(line));
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited ${code}`)));
-  });
-  return { info, child };
+function spawnServer(mode: 'trellis' | 'bare') {
+  return spawnBenchServer<ServerInfo>('fanout-server.ts', mode, `bench_${mode}_${process.pid}`);
 }
 
 /** Median time from one server-side write until every connected client has it. */

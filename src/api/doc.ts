@@ -7,7 +7,6 @@ import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses } from './schemas';
-import { paramsFor } from './workspace-schemas';
 
 const DocSurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),
@@ -55,7 +54,7 @@ export async function docRoutes(app: App, services: Services) {
             'Without `format`, `Accept: text/markdown` or `Accept: text/plain` returns the raw body with that Content-Type. ' +
             '404 when the workspace has no doc surface.',
           tags: ['doc'],
-          params: paramsFor(url, WorkspaceParams),
+          params: WorkspaceParams,
           querystring: GetQuery,
           response: {
             200: {
@@ -94,7 +93,7 @@ export async function docRoutes(app: App, services: Services) {
             '`content` (ProseMirror JSON) or `markdown`; `content` wins when both are sent. Applied as one Y transaction that changes only the blocks ' +
             'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored.',
           tags: ['doc'],
-          params: paramsFor(url, WorkspaceParams),
+          params: WorkspaceParams,
           querystring: z.strictObject(DocSurfaceQuery),
           body: PutBody,
           response: { 200: DocContent, ...errorResponses },
@@ -117,7 +116,7 @@ export async function docRoutes(app: App, services: Services) {
           summary: 'Append Markdown to the doc',
           description: 'Parses `markdown` and appends its blocks at the end of the body without touching the others. Answers how many blocks were appended.',
           tags: ['doc'],
-          params: paramsFor(url, WorkspaceParams),
+          params: WorkspaceParams,
           querystring: z.strictObject(DocSurfaceQuery),
           body: SectionsBody,
           response: { 200: z.object({ surfaceId: z.string(), appendedBlocks: z.number().int() }), ...errorResponses },

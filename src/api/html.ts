@@ -6,7 +6,6 @@ import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses } from './schemas';
-import { paramsFor } from './workspace-schemas';
 
 const HtmlParams = WorkspaceParams.extend({ surfaceSlug: z.string().min(1).max(100).describe('Html surface slug (or id)') });
 const HtmlPage = z.object({ surfaceId: z.string(), html: z.string() }).meta({ id: 'HtmlPage' });
@@ -22,7 +21,7 @@ export async function htmlRoutes(app: App, services: Services) {
           summary: 'Read an html surface',
           description: 'The stored (sanitised) HTML of the surface. 404 when the surface is not an html surface.',
           tags: ['html'],
-          params: paramsFor(url, HtmlParams),
+          params: HtmlParams,
           response: { 200: HtmlPage, ...errorResponses },
         },
         config: { auth: 'optional' },
@@ -43,7 +42,7 @@ export async function htmlRoutes(app: App, services: Services) {
             'Sanitised on write: scripts, event handlers, `javascript:` URLs, iframes, objects, embeds and forms are removed; styles, inline SVG and ' +
             'MathML stay (see docs/SYNC-DOCUMENTS.md). Answers the HTML as stored. Emits `doc.updated` with the surface. Editor.',
           tags: ['html'],
-          params: paramsFor(url, HtmlParams),
+          params: HtmlParams,
           body: HtmlBody,
           response: { 200: HtmlPage, ...errorResponses },
         },

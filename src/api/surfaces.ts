@@ -7,7 +7,7 @@ import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses, Ok, Slug } from './schemas';
-import { flagOn, paramsFor, presentSurface, QueryFlag, Surface, SurfaceKind } from './workspace-schemas';
+import { flagOn, presentSurface, QueryFlag, Surface, SurfaceKind } from './workspace-schemas';
 
 const SurfaceName = z.string().trim().min(1).max(200);
 const SurfaceParams = WorkspaceParams.extend({ surfaceSlug: z.string().min(1).max(100).describe('Surface slug (or id)') });
@@ -36,7 +36,7 @@ export async function surfaceRoutes(app: App, services: Services, content: Works
           summary: 'List surfaces',
           description: 'Live surfaces in position order, each with the `syncDocument` to open at /api/sync.',
           tags: ['surfaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           response: { 200: SurfaceList, ...errorResponses },
         },
         config: { auth: 'optional' },
@@ -55,7 +55,7 @@ export async function surfaceRoutes(app: App, services: Services, content: Works
           summary: 'Add a surface',
           description: 'Editor. The new surface goes after the last one. 409 when a live surface already has the slug. Answers 200 with the surface.',
           tags: ['surfaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           body: NewSurfaceRequest,
           response: { 200: Surface, ...errorResponses },
         },
@@ -75,7 +75,7 @@ export async function surfaceRoutes(app: App, services: Services, content: Works
         schema: {
           summary: 'Rename a surface',
           tags: ['surfaces'],
-          params: paramsFor(path, SurfaceParams),
+          params: SurfaceParams,
           body: SurfacePatch,
           response: { 200: Surface, ...errorResponses },
         },
@@ -96,7 +96,7 @@ export async function surfaceRoutes(app: App, services: Services, content: Works
           description:
             'Editor. Soft delete. The last table or doc surface that holds data is refused with 409 unless `?force=1`.',
           tags: ['surfaces'],
-          params: paramsFor(path, SurfaceParams),
+          params: SurfaceParams,
           querystring: DeleteQuery,
           response: { 200: Ok, ...errorResponses },
         },

@@ -9,7 +9,6 @@ import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { ErrorBody, errorResponses } from './schemas';
-import { paramsFor } from './workspace-schemas';
 
 const UploadedImage = z
   .object({
@@ -52,7 +51,7 @@ export async function uploadRoutes(app: App, services: Services) {
               'Other types, or bytes that are not the image they claim to be, give 415 `unsupported_media_type`. Editor.',
             tags: ['doc'],
             consumes: ['multipart/form-data'],
-            params: paramsFor(url, WorkspaceParams),
+            params: WorkspaceParams,
             response: { 200: UploadedImage, ...errorResponses, 413: ErrorBody, 415: ErrorBody },
           },
         },

@@ -126,14 +126,3 @@ export function presentWorkspaceDetail(view: WorkspaceDetailView): WorkspaceDeta
 export const QueryFlag = z.enum(['1', '0', 'true', 'false']);
 export const flagOn = (value: string | undefined): boolean => value === '1' || value === 'true';
 
-/**
- * The params schema for one of `workspacePaths()`. `WorkspaceParams` lists
- * `orgSlug` for both paths, which makes the OpenAPI description declare a
- * path parameter that `/api/workspaces/{slug}` does not have (invalid
- * OpenAPI); this drops it on the bare path. The static type stays the shared
- * one (`orgSlug` optional), which is true of both paths.
- */
-export function paramsFor<S extends z.ZodObject>(path: string, params: S): S {
-  if (path.includes(':orgSlug')) return params;
-  return (params as unknown as z.ZodObject<{ orgSlug: z.ZodOptional<z.ZodString> }>).omit({ orgSlug: true }) as unknown as S;
-}

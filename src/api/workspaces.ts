@@ -18,7 +18,7 @@ import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-ro
 import { authorize, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
 import { errorResponses, IsoDateTime, OverLimitBody, Slug, toIso, Visibility } from './schemas';
-import { flagOn, paramsFor, presentWorkspace, presentWorkspaceDetail, QueryFlag, Workspace, WorkspaceDetail, WorkspaceMode } from './workspace-schemas';
+import { flagOn, presentWorkspace, presentWorkspaceDetail, QueryFlag, Workspace, WorkspaceDetail, WorkspaceMode } from './workspace-schemas';
 
 const WorkspaceName = z.string().trim().min(1).max(200);
 
@@ -116,7 +116,7 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
           summary: 'Workspace detail',
           description: 'Readable without credentials when the workspace is public or unlisted. Adds columns, member count, surfaces and the org name.',
           tags: ['workspaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           response: { 200: WorkspaceDetail, ...errorResponses },
         },
         config: { auth: 'optional' },
@@ -134,7 +134,7 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
           summary: 'Change workspace settings',
           description: '`name` and `mode` need the right to edit settings (editor); `visibility` and `commentsOnPublicShare` the right to share (editor).',
           tags: ['workspaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           body: SettingsPatch,
           response: { 200: Workspace, ...errorResponses },
         },
@@ -157,7 +157,7 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
           description:
             'Soft-archive (editor): stamps archivedAt and the archiving principal and frees the plan slot; rows, docs, members and events are kept. Needs a session elevated for `workspace_delete` (401 `elevation_required` otherwise; API keys get 403). Answers the archived workspace; repeating it changes nothing.',
           tags: ['workspaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           response: { 200: Workspace, ...errorResponses },
         },
       },
@@ -180,7 +180,7 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
           description:
             'Editor. Addresses the archived workspace with this slug (or pass its id). Idempotent on a live workspace; 409 when a live workspace has since taken the slug; 402 when the plan has no free workspace slot. Records `workspace.unarchived` with `previousArchivedAt`.',
           tags: ['workspaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           response: { 200: Workspace, 402: OverLimitBody, ...errorResponses },
         },
       },
@@ -207,7 +207,7 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
           summary: 'Pin a workspace for the calling principal',
           description: 'Pins are per principal and live on the membership row: access through org visibility or an owning user cannot pin (403). Repeating keeps the first pin time.',
           tags: ['workspaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           response: { 200: PinState, ...errorResponses },
         },
       },
@@ -225,7 +225,7 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
           summary: 'Unpin a workspace for the calling principal',
           description: 'Answers 200 with `pinnedAt: null` whether or not it was pinned.',
           tags: ['workspaces'],
-          params: paramsFor(path, WorkspaceParams),
+          params: WorkspaceParams,
           response: { 200: PinState, ...errorResponses },
         },
       },
