@@ -153,6 +153,16 @@ export class DocChanges {
     }
   }
 
+  /** The document's state was replaced (rebuilt from its log): forget what was tracked of it and project it again. */
+  async reproject(tx: Tx, documentName: string, parsed: ParsedDocumentName, doc: Y.Doc) {
+    this.mentions.forget(doc);
+    if (parsed.kind !== 'doc' || !parsed.surfaceId) return;
+    const state = this.projectionOf(documentName);
+    state.generation++;
+    state.projected = state.generation;
+    await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, docSections(readDocBody(doc)), this.services.clock.now());
+  }
+
   /** Emits every pending typing burst now (shutdown, tests). */
   async flushBursts() {
     for (const [key, burst] of this.bursts) {

@@ -7,6 +7,7 @@ import {
   newestRowIds,
   deleteRowProjections,
   findWorkspaceEventContext,
+  replaceRowProjections,
   upsertRows,
   type RowProjection,
 } from '../persistence/table-rows';
@@ -14,7 +15,7 @@ import type { Services } from '../services';
 import { parseDocumentName } from '../sync/document-names';
 import type { SyncEngine, TransactionObserver } from '../sync/engine';
 import { principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { deleteRow, diffTableTransaction, getRow, type TableChange, type TableRow } from '../sync/table-document';
+import { deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
 import type { EventDraft, EventRecord } from './types';
@@ -90,6 +91,17 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
     return () => publishEvents(this.services, records);
+  }
+
+  /** After the engine rebuilt a document from its log: projections from the rebuilt state, nothing derived from the old one. */
+  async reproject(tx: Tx, documentName: string, doc: Y.Doc): Promise<void> {
+    const parsed = parseDocumentName(documentName);
+    if (!parsed) return;
+    if (parsed.kind === 'tables') {
+      await replaceRowProjections(tx, parsed.workspaceId, listRows(doc).rows, this.services.clock.now());
+      return;
+    }
+    await this.docs.reproject(tx, documentName, parsed, doc);
   }
 
   private readonly contexts = new Map<string, { at: number; context: WorkspaceEventContext }>();

@@ -1,4 +1,5 @@
 import type { EventDraft, EventRecord } from '../events/types';
+import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 
 /** Appends events to the audit log, returning them with their ids. */
@@ -13,7 +14,7 @@ export async function insertEvents(db: Executor, drafts: EventDraft[], now: Date
         event: d.event,
         subjectId: d.subjectId ?? null,
         principalId: d.principal?.id ?? null,
-        record: JSON.stringify(recordOf(d, '0', d.ts ?? now.toISOString())),
+        record: JSON.stringify(storableJson(recordOf(d, '0', d.ts ?? now.toISOString()))),
         createdAt: d.ts ? new Date(d.ts) : now,
       })),
     )

@@ -1,5 +1,7 @@
+import * as random from 'lib0/random';
 import * as Y from 'yjs';
 import { compactDecodedContent } from './table-document';
+import { forgetTableCaches } from './table-index';
 import type { Db, Executor } from '../persistence/database';
 import { appendUpdate, loadStoredDocument, writeSnapshot } from '../persistence/documents';
 
@@ -38,6 +40,31 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc): Promise<
 }
 
 export const LOAD_ORIGIN = { source: 'load' } as const;
+
+/**
+ * Makes `target` hold exactly the state of `source`, in place: the object
+ * Hocuspocus serves and its connections stay, the content is swapped. For
+ * the one case where a loaded document must go back to what its log holds
+ * (a server change that never committed). Yjs has no rollback, so this sets
+ * the document's struct store and root types, re-homes every type, and
+ * takes a fresh client id so no id of the discarded change is ever reused.
+ * No update is emitted: clients never saw what is discarded.
+ */
+export function replaceDocumentState(target: Y.Doc, source: Y.Doc) {
+  if (target._transaction !== null || source._transaction !== null) throw new Error('cannot swap a document inside a transaction');
+  target.store = source.store;
+  target.share = source.share;
+  for (const type of target.share.values()) type.doc = target;
+  for (const structs of target.store.clients.values()) {
+    for (const struct of structs) {
+      if (struct instanceof Y.Item && struct.content instanceof Y.ContentType) struct.content.type.doc = target;
+    }
+  }
+  target.clientID = random.uint32();
+  forgetTableCaches(target);
+  source.store = new Y.Doc().store;
+  source.share = new Map();
+}
 
 export async function append(db: Executor, name: string, update: Uint8Array): Promise<number> {
   return appendUpdate(db, name, update);

@@ -91,6 +91,11 @@ export class UpdateLog {
     });
   }
 
+  /** Resolves once every append made so far is committed (or failed). */
+  async settled(): Promise<void> {
+    while (this.flushing || this.pending.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
   private async flush() {
     try {
       while (this.pending.length > 0) {
