@@ -9,10 +9,13 @@ import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { authenticateConnection, ConnectionAccessMonitor, DecisionCache } from './connection-auth';
 import type { DocumentSync } from './document-sync';
-import { append, compact, compactionDue, loadInto, replaceDocumentState } from './document-store';
+import type { Principal } from '../http/actor';
+import { markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
+import { findPrincipals } from '../persistence/workspaces';
+import { append, compact, compactionDue, loadInto, replaceDocumentState, replayUnderived } from './document-store';
 import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
-import { isConnectionOrigin, isServerOrigin, type ServerOrigin } from './origins';
+import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
 import { isSyncStep1 } from './update-message';
 import { repairMessageText } from './update-text';
 
@@ -22,24 +25,34 @@ export const SYNC_PATH = '/api/sync';
  * What the engine asks of the observer (src/events/observer.ts): derive a
  * summary of a committed transaction synchronously (Y transactions do not
  * outlive their callbacks), then persist it (events, projections) inside the
- * DB transaction that also logs the update when the server made the change.
+ * database transaction that also logs the update when the server made it.
  */
 export interface TransactionObserver<Derived = unknown> {
   derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null;
-  persist(tx: Tx, documentName: string, derived: Derived, origin: unknown): Promise<() => void>;
-  /** Several consecutive changes of one document in one DB transaction (group commit); `persist` is used when absent. */
-  persistBatch?(tx: Tx, documentName: string, changes: Array<{ derived: Derived; origin: unknown }>): Promise<() => void>;
+  /**
+   * Events and projections of consecutive changes of one document, in the
+   * engine's transaction. A change from a sync client carries the log
+   * sequence numbers of its update (`seqs`): its events get keys from them
+   * (so deriving the update twice records them once), and they are marked
+   * derived in this transaction unless the observer returns them as
+   * `deferred` (it then marks them itself when it records their events,
+   * e.g. coalesced typing).
+   */
+  persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[] }>;
   /** After a client's change is durable: enforce caps that a CRDT cannot refuse up front. */
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
   /** Records whatever it holds back (coalesced typing events) before shutdown. */
   flush?(): Promise<void>;
   /**
-   * After the engine rebuilt a document from its log (a commit failed):
-   * forget what was derived from the discarded state and rewrite the
-   * document's projections from `doc`, so they agree with the log again.
+   * After the engine rebuilt a document from its log (a commit failed) or
+   * derived missed events again: forget what was derived from the old state
+   * and rewrite the document's projections from `doc`, so they agree with
+   * the log.
    */
   reproject?(tx: Tx, documentName: string, doc: Y.Doc): Promise<void>;
 }
+
+export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[] };
 
 type PendingChange = {
   origin: unknown;
@@ -51,7 +64,11 @@ type PendingChange = {
   requestId?: string;
   /** Settles once a server change is committed or failed (reads and sync step 1 wait for it). */
   settled?: Waiter;
+  /** A sync client's change: the log sequence numbers of the update it applied. */
+  seqs: number[];
 };
+/** The logged update a connection is applying right now (Hocuspocus handles a connection's messages one at a time). */
+type Applying = { documentName: string; seq: number; queued: boolean };
 type Waiter = { resolve(): void; reject(error: unknown): void };
 type Held = { connection: DirectConnection; lastUsed: number };
 /** Hocuspocus broadcasts an update to a document's connections from here (flushDelay: false). */
@@ -92,6 +109,9 @@ export class SyncEngine implements DocumentSync {
   private readonly generations = new Map<string, number>();
   /** Documents being rebuilt from their log after a failed commit; everything else on them waits. */
   private readonly recovering = new Map<string, Promise<void>>();
+  private readonly applying = new WeakMap<object, Applying>();
+  /** Per document: logged client updates that changed nothing to derive; marked derived with the next commit. */
+  private readonly idleSeqs = new Map<string, number[]>();
   private sweeper: NodeJS.Timeout | undefined;
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
@@ -117,10 +137,13 @@ export class SyncEngine implements DocumentSync {
       onLoadDocument: async ({ document, documentName }) => {
         const loaded = await loadInto(services.db, documentName, document);
         this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
+        if (loaded.underived > 0) this.toDeriveAgain(documentName);
       },
       afterLoadDocument: async ({ document, documentName }) => {
         this.holdServerBroadcasts(document);
         this.observe(documentName, document);
+        // Events a crash (or a failed commit) kept from being recorded are derived again, before any new change's.
+        if (this.pendingDerivations.get(documentName)?.size === 0) void this.enqueue(documentName, () => this.deriveAgain(documentName));
       },
       beforeHandleMessage: async ({ connection, update: message, documentName }) => {
         this.monitor.assertStillAllowed(connection);
@@ -128,7 +151,14 @@ export class SyncEngine implements DocumentSync {
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
-        await this.log.logMessage(connection, documentName, message);
+        const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
+        if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false });
+      },
+      afterHandleMessage: async ({ connection }) => {
+        const applied = this.applying.get(connection);
+        this.applying.delete(connection);
+        // Nothing was queued for it (nothing to derive, or read-only since): still derived once the next commit of the document says so.
+        if (applied && !applied.queued && !connection.readOnly) this.noteIdle(applied.documentName, applied.seq);
       },
       afterUnloadDocument: async ({ documentName }) => {
         this.tails.delete(documentName);
@@ -252,6 +282,10 @@ export class SyncEngine implements DocumentSync {
 
   private async sweep() {
     for (const name of this.staleProjections) await this.enqueue(name, () => this.reproject(name)).catch(() => {});
+    for (const name of [...this.idleSeqs.keys()]) await this.enqueue(name, () => this.commitIdle(name)).catch(() => {});
+    for (const [name, seqs] of [...this.pendingDerivations]) {
+      await this.enqueue(name, () => this.deriveAgain(name, seqs.size > 0 ? [...seqs] : undefined)).catch(() => {});
+    }
     await this.releaseIdle();
   }
 
@@ -270,7 +304,8 @@ export class SyncEngine implements DocumentSync {
       const origin = transaction.origin;
       if (!isServerOrigin(origin) && !isConnectionOrigin(origin)) return this.pending.delete(doc);
       const derived = this.observer?.derive(documentName, doc, transaction) ?? null;
-      this.pending.set(doc, { origin, derived, generation: this.generationOf(documentName) });
+      const applying = isConnectionOrigin(origin) ? this.applying.get(origin.connection) : undefined;
+      this.pending.set(doc, { origin, derived, generation: this.generationOf(documentName), seqs: applying ? [applying.seq] : [] });
     });
     doc.on('update', (update: Uint8Array, origin: unknown) => {
       const change = this.pending.get(doc);
@@ -282,6 +317,10 @@ export class SyncEngine implements DocumentSync {
         this.lastServerChange.set(documentName, new Promise<void>((resolve, reject) => (settled = { resolve, reject })).catch(() => {}));
         change.settled = settled;
         change.requestId = currentRequestId();
+      }
+      if (isConnectionOrigin(origin)) {
+        const applying = this.applying.get(origin.connection);
+        if (applying && change.seqs.includes(applying.seq)) applying.queued = true;
       }
       if (typeof origin === 'object' && origin) this.queuedOrigins.add(origin);
       this.batches.push(documentName, change);
@@ -300,9 +339,9 @@ export class SyncEngine implements DocumentSync {
     const live = changes.filter((change) => !(isServerOrigin(change.origin) && change.generation < generation));
     for (const change of changes) if (!live.includes(change)) this.failServerChange(change, new DocumentWriteError(documentName, false));
     if (live.length === 0) return;
-    if (live.length > 1 && this.observer?.persistBatch && (await this.commit(documentName, live)) === null) return;
+    if (live.length > 1 && (await this.commit(documentName, live)) === null) return;
     let failed = false;
-    let clientFailed = false;
+    const clientFailed: number[] = [];
     for (const change of live) {
       if (failed && isServerOrigin(change.origin)) {
         this.failServerChange(change, new DocumentWriteError(documentName, false));
@@ -315,32 +354,34 @@ export class SyncEngine implements DocumentSync {
         failed = true;
         this.failServerChange(change, new DocumentWriteError(documentName, isInputError(error)));
       } else {
-        clientFailed = true;
+        clientFailed.push(...change.seqs);
       }
     }
     if (failed) await this.recover(documentName);
-    // A client's change stays applied (it is in the log): its projection is rewritten from the document instead.
-    else if (clientFailed) await this.reproject(documentName);
+    // A client's change stays applied (it is in the log): its events are derived again from the log, and projections rewritten.
+    if (clientFailed.length > 0) await this.deriveAgain(documentName, clientFailed);
   }
 
   /** Commits changes (server updates, and everyone's events and projections) in one transaction; the error, or null. */
   private async commit(documentName: string, changes: PendingChange[]): Promise<unknown> {
     let publish: (() => void) | undefined;
     const server = changes.filter((change) => isServerOrigin(change.origin));
+    const idle = this.idleSeqs.get(documentName) ?? [];
+    this.idleSeqs.delete(documentName);
     try {
       await this.services.db.transaction().execute(async (tx) => {
-        for (const change of server) await append(tx, documentName, change.update!);
-        const observed = changes.filter((c) => c.derived != null).map((c) => ({ derived: c.derived, origin: c.origin }));
-        if (observed.length > 0 && this.observer) {
-          publish =
-            observed.length > 1 && this.observer.persistBatch
-              ? await this.observer.persistBatch(tx, documentName, observed)
-              : await this.observer.persist(tx, documentName, observed[0]!.derived, observed[0]!.origin);
-        }
+        for (const change of server) await append(tx, documentName, change.update!, authorOf(change.origin));
+        const observed = changes.filter((c) => c.derived != null).map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs }));
+        let deferred: number[] = [];
+        if (observed.length > 0 && this.observer) ({ publish, deferred } = await this.observer.persist(tx, documentName, observed));
+        const derived = [...idle, ...changes.flatMap((c) => c.seqs)].filter((seq) => !deferred.includes(seq));
+        await markUpdatesDerived(tx, documentName, derived);
         this.services.failpoints.hit('document.commit');
         if (server.length < changes.length) this.services.failpoints.hit('document.derived.commit');
       });
     } catch (error) {
+      // Their updates are in the log, not derived: the next commit (or load) takes them.
+      for (const seq of idle) this.noteIdle(documentName, seq);
       if (changes.length > 1) this.services.log.warn({ err: error, documentName, changes: changes.length }, 'a batch of document changes did not commit; trying them one by one');
       return error;
     }
@@ -428,6 +469,102 @@ export class SyncEngine implements DocumentSync {
     return run;
   }
 
+  private noteIdle(documentName: string, seq: number) {
+    const idle = this.idleSeqs.get(documentName);
+    if (idle) idle.push(seq);
+    else this.idleSeqs.set(documentName, [seq]);
+  }
+
+  /** Marks idle updates derived when no change of their document came to carry them (the sweeper). */
+  private async commitIdle(documentName: string) {
+    const idle = this.idleSeqs.get(documentName);
+    if (!idle || idle.length === 0) return;
+    this.idleSeqs.delete(documentName);
+    await markUpdatesDerived(this.services.db, documentName, idle).catch((error) => {
+      for (const seq of idle) this.noteIdle(documentName, seq);
+      this.services.log.warn({ err: error, documentName }, 'could not mark updates derived; will try again');
+    });
+  }
+
+  /**
+   * At least once: the updates of a document whose events were never
+   * committed (the process died between a client's update and its events,
+   * or their commit failed) are replayed from the log in a scratch
+   * document, each in its own transaction attributed to its author, and
+   * their events and projections committed as if they had just arrived.
+   * Event keys come from the updates' sequence numbers, so events that did
+   * get recorded are not recorded twice. The loaded document's projections
+   * are then rewritten from its full state.
+   */
+  private async deriveAgain(documentName: string, only?: readonly number[]) {
+    const observer = this.observer;
+    if (!observer) return;
+    if (only) for (const seq of only) this.toDeriveAgain(documentName).add(seq);
+    const seqs = only ? new Set(this.toDeriveAgain(documentName)) : undefined;
+    const changes: ObservedChange[] = [];
+    const authors = await this.authorsOfUnderived(documentName);
+    try {
+      await replayUnderived(
+        this.services.db,
+        documentName,
+        (update) => serverOrigin(authors.get(update.seq) ?? SYSTEM_PRINCIPAL, 'replay'),
+        (doc, transaction, update) => {
+          const derived = observer.derive(documentName, doc, transaction);
+          changes.push({ derived, origin: transaction.origin, seqs: [update.seq] });
+        },
+        seqs,
+      );
+      let publish: (() => void) | undefined;
+      await this.services.db.transaction().execute(async (tx) => {
+        const observed = changes.filter((c) => c.derived != null);
+        if (observed.length > 0) ({ publish } = await observer.persist(tx, documentName, observed));
+        await markUpdatesDerived(
+          tx,
+          documentName,
+          changes.flatMap((c) => c.seqs),
+        );
+      });
+      publish?.();
+      for (const seq of seqs ?? []) this.pendingDerivations.get(documentName)?.delete(seq);
+      if (this.pendingDerivations.get(documentName)?.size === 0) this.pendingDerivations.delete(documentName);
+      if (changes.length > 0) this.services.log.info({ documentName, updates: changes.length }, 'derived the events of logged updates again');
+    } catch (error) {
+      this.services.log.error({ err: error, documentName }, 'could not derive the events of logged updates again; will try again');
+      if (!only) this.toDeriveAgain(documentName); // the sweeper retries the whole document
+      return;
+    }
+    await this.reproject(documentName);
+  }
+
+  /** Per document: logged updates whose events still have to be derived again (retried by the sweeper). */
+  private readonly pendingDerivations = new Map<string, Set<number>>();
+
+  private toDeriveAgain(documentName: string): Set<number> {
+    let pending = this.pendingDerivations.get(documentName);
+    if (!pending) this.pendingDerivations.set(documentName, (pending = new Set()));
+    return pending;
+  }
+
+  /** Who made each underived update of a document, as full principals. */
+  private async authorsOfUnderived(documentName: string): Promise<Map<number, Principal>> {
+    const rows = await this.services.db
+      .selectFrom('documentUpdates')
+      .select(['seq', 'principalId'])
+      .where('document', '=', documentName)
+      .where('derived', '=', false)
+      .execute();
+    const principals = await findPrincipals(
+      this.services.db,
+      rows.flatMap((r) => (r.principalId ? [r.principalId] : [])),
+    );
+    const authors = new Map<number, Principal>();
+    for (const row of rows) {
+      const principal = row.principalId ? principals.get(row.principalId) : undefined;
+      if (principal) authors.set(Number(row.seq), principal);
+    }
+    return authors;
+  }
+
   /** Documents whose projections could not be rewritten yet; the sweeper tries again. */
   private readonly staleProjections = new Set<string>();
 
@@ -502,4 +639,12 @@ export class SyncEngine implements DocumentSync {
 function isInputError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('22');
+}
+
+/** Who an update is attributed to in the log: a connection's caller, or a server change's principal (null for the system). */
+function authorOf(source: ConnectionContext | unknown): UpdateAuthor {
+  const principal =
+    source && typeof source === 'object' && 'actor' in source ? ((source as ConnectionContext).actor?.principal ?? null) : principalOfOrigin(source);
+  if (!principal || principal.id === SYSTEM_PRINCIPAL.id) return null;
+  return { principalType: principal.principalType, id: principal.id };
 }

@@ -141,7 +141,7 @@ describe('a REST write whose commit fails', () => {
 });
 
 describe("a sync client's change whose events and projections cannot be written", () => {
-  it('stays applied and logged, the others keep syncing, and the projection is repaired', async () => {
+  it('stays applied and logged, the others keep syncing, and its events and projection are derived again', async () => {
     const writer = connectClient(t.url, tables.docName, { cookie: owner.cookie });
     const other = connectClient(t.url, tables.docName, { cookie: owner.cookie });
     await Promise.all([synced(writer), synced(other)]);
@@ -172,6 +172,12 @@ describe("a sync client's change whose events and projections cannot be written"
     expect(read.status).toBe(200);
     expect(read.body.data).toMatchObject({ title: 'typed while the database refused its events', notes: 'second edit' });
     await eventually(async () => JSON.stringify(await projectedIds()) === JSON.stringify(rowIdsOf(other.doc)));
+    // Its events were derived again from the log: recorded once, attributed to the client.
+    const created = await eventually(async () => {
+      const rows = await t.services.db.selectFrom('events').select(['principalId']).where('subjectId', '=', 'client-row-1').where('event', '=', 'row.created').execute();
+      return rows.length > 0 ? rows : null;
+    });
+    expect(created).toEqual([{ principalId: owner.userId }]);
     expect(writerState.closed || otherState.closed).toBe(false);
     writer.destroy();
     other.destroy();
