@@ -4,7 +4,7 @@ import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
 import { findRowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
-import { listSurfaces } from '../persistence/workspaces';
+import { cachedLiveSurfaces } from '../http/context-cache';
 import type { Services } from '../services';
 import { tablesDocumentName } from '../sync/document-names';
 import { serverOrigin } from '../sync/origins';
@@ -74,7 +74,7 @@ export function tableError(error: unknown): never {
 }
 
 async function tableSurfaces(services: Services, workspaceId: string): Promise<Surface[]> {
-  return (await listSurfaces(services.db, workspaceId)).filter((s) => s.kind === 'table');
+  return (await cachedLiveSurfaces(services, workspaceId)).filter((s) => s.kind === 'table');
 }
 
 /** The named table surface, or the primary (first) one; 404 when a named one does not exist. */

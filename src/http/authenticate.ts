@@ -5,6 +5,7 @@ import { findLiveKey, findLiveSession } from '../persistence/credentials';
 import { touchKeyLastUsed } from '../persistence/keys';
 import type { Services } from '../services';
 import type { Actor } from './actor';
+import { cachedCaller } from './context-cache';
 
 export const SESSION_COOKIE = 'svc-session';
 export const API_KEY_PREFIX = 'svc_live_';
@@ -33,22 +34,29 @@ export async function resolveActor(services: Services, request: FastifyRequest):
 }
 
 export async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {
-  if (token.startsWith(API_KEY_PREFIX)) {
-    const key = await findLiveKey(services.db, hashToken(token));
-    if (!key) return null;
-    noteKeyUse(services, key.keyId, key.agentId);
-    return {
-      principal: { principalType: 'agent', id: key.agentId, name: key.agentName, avatarUrl: key.agentAvatarUrl },
-      via: 'key',
-      userId: key.ownerUserId,
-      orgId: key.orgId,
-      key: { id: key.keyId, role: key.role, scopeWorkspaceId: key.scopeWorkspaceId },
-    };
-  }
-  return null;
+  if (!token.startsWith(API_KEY_PREFIX)) return null;
+  const actor = await cachedCaller(services, 'key', token, () => actorFromKey(services, token));
+  if (actor?.key) noteKeyUse(services, actor.key.id, actor.principal.id);
+  return actor;
 }
 
-export async function actorFromSessionToken(services: Services, token: string): Promise<Actor | null> {
+async function actorFromKey(services: Services, token: string): Promise<Actor | null> {
+  const key = await findLiveKey(services.db, hashToken(token));
+  if (!key) return null;
+  return {
+    principal: { principalType: 'agent', id: key.agentId, name: key.agentName, avatarUrl: key.agentAvatarUrl },
+    via: 'key',
+    userId: key.ownerUserId,
+    orgId: key.orgId,
+    key: { id: key.keyId, role: key.role, scopeWorkspaceId: key.scopeWorkspaceId },
+  };
+}
+
+export function actorFromSessionToken(services: Services, token: string): Promise<Actor | null> {
+  return cachedCaller(services, 'session', token, () => actorFromSession(services, token));
+}
+
+async function actorFromSession(services: Services, token: string): Promise<Actor | null> {
   const session = await findLiveSession(services.db, hashToken(token), services.clock.now());
   if (!session) return null;
   return {
