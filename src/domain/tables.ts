@@ -2,7 +2,7 @@ import { ApiError, errors, OverLimitError } from '../errors';
 import type { Actor } from '../http/actor';
 import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
-import { findRowMeta } from '../persistence/table-rows';
+import { findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces } from '../http/context-cache';
 import type { Services } from '../services';
@@ -93,8 +93,10 @@ async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: 
   return (await pickTableSurface(services, resolved.workspace, selector)) ?? ensureSurfaceOfKind(services, actor, resolved, 'table');
 }
 
-async function present(services: Services, workspaceId: string, rows: TableRow[]): Promise<RowRecord[]> {
-  const meta = await findRowMeta(services.db, rows.map((r) => r.id));
+/** Rows as the API shows them; attribution from the commit's receipt when the caller has one, else from the projection. */
+async function present(services: Services, workspaceId: string, rows: TableRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
+  const missing = rows.filter((r) => !stored?.has(r.id)).map((r) => r.id);
+  const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, missing)), ...(stored ?? [])]);
   const now = services.clock.now().toISOString();
   return rows.map((row) => {
     const m = meta.get(row.id);
@@ -153,8 +155,8 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
   const plan = resolved.orgPlan;
   const cap = capsFor(plan).rowsPerWorkspace;
   const id = createTableId();
-  const row = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  const { result: row, receipt } = await services.sync
+    .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       const current = countRows(doc);
       if (current >= cap) throw new OverLimitError('rows', current, cap, { plan, upgradeUrl: upgradeUrl(services) });
       checkValues(readColumns(doc, surface.id), input.data, ['data']);
@@ -163,7 +165,7 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
       return insertRow(doc, { id, surfaceId: surface.id, data: input.data as RowData }, null);
     })
     .catch(tableError);
-  return (await present(services, workspace.id, [row]))[0]!;
+  return (await present(services, workspace.id, [row], receipt.rows))[0]!;
 }
 
 export async function updateRow(
@@ -175,8 +177,8 @@ export async function updateRow(
 ): Promise<{ row: RowRecord; moved: boolean }> {
   const target = input.surface !== undefined || input.surfaceId !== undefined ? await pickTableSurface(services, workspace, input) : null;
   let moved = false;
-  const row = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  const { result: row, receipt } = await services.sync
+    .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       const current = getRow(doc, rowId);
       if (!current) throw errors.notFound('Row');
       const sheetId = target?.id ?? current.surfaceId;
@@ -195,7 +197,7 @@ export async function updateRow(
       return getRow(doc, rowId)!;
     })
     .catch(tableError);
-  return { row: (await present(services, workspace.id, [row]))[0]!, moved };
+  return { row: (await present(services, workspace.id, [row], receipt.rows))[0]!, moved };
 }
 
 export async function bulkUpdateRows(
@@ -204,8 +206,8 @@ export async function bulkUpdateRows(
   workspace: Workspace,
   updates: Array<{ id: string; data: Record<string, unknown> }>,
 ): Promise<RowRecord[]> {
-  const rows = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  const { result: rows, receipt } = await services.sync
+    .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       // Everything is checked before the first write: one bad entry writes nothing.
       const missing = updates.flatMap((u, i) => (getRow(doc, u.id) ? [] : [{ path: ['updates', String(i), 'id'], code: 'row_not_found', message: `No row ${u.id}.` }]));
       if (missing.length > 0) throw new ApiError(404, 'not_found', 'A row in the batch does not exist; nothing was written.', missing);
@@ -215,7 +217,7 @@ export async function bulkUpdateRows(
       return updates.map((u) => getRow(doc, u.id)!);
     })
     .catch(tableError);
-  return present(services, workspace.id, rows);
+  return present(services, workspace.id, rows, receipt.rows);
 }
 
 export async function moveRowsToSurface(

@@ -9,10 +9,12 @@ import {
   findWorkspaceEventContext,
   replaceRowProjections,
   upsertRows,
-  type RowProjection,
+  type RowMeta,
+  type RowWrite,
 } from '../persistence/table-rows';
 import type { Services } from '../services';
 import { parseDocumentName } from '../sync/document-names';
+import type { CommitReceipt } from '../sync/document-sync';
 import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
 import { isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
@@ -73,24 +75,26 @@ export class DocumentObserver implements TransactionObserver<Derived> {
 
   /**
    * Consecutive changes of one document (group commit): one context lookup,
-   * one audit-log insert per 1,000 events. Events of a sync client's change
-   * are keyed by its update's sequence number, so deriving it again (after a
-   * crash) records them once.
+   * one projection write for all their rows, one audit-log insert per 1,000
+   * events. Events of a sync client's change are keyed by its update's
+   * sequence number, so deriving it again (after a crash) records them once.
+   * Each table change gets a receipt: its rows as stored.
    */
-  async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[] }> {
+  async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined> }> {
     const none = { publish: () => {}, deferred: [] };
     if (changes.length === 0) return none;
     const context = await this.contextFor(tx, changes[0]!.derived.workspaceId, changes.map((c) => c.derived));
     if (!context) return none;
     const drafts: EventDraft[] = [];
     const deferred: number[] = [];
+    const rows = new RowWrites();
     // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
     const replayedTyping = new Map<string, EventDraft>();
     for (const { derived, origin, seqs } of changes) {
       const principal = principalOfOrigin(origin);
       const made =
         derived.kind === 'tables'
-          ? await this.persistTables(tx, context, derived, principal)
+          ? this.tableEvents(context, derived, principal, rows)
           : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred });
       if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
       for (const draft of made) {
@@ -105,11 +109,13 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
+    const stored = await rows.write(tx, this.services.clock.now());
     const records: EventRecord[] = [];
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
-    return { publish: () => publishEvents(this.services, records), deferred };
+    const receipts = changes.map(({ derived }) => (derived.kind === 'tables' ? { rows: rowsOf(derived, stored) } : undefined));
+    return { publish: () => publishEvents(this.services, records), deferred, receipts };
   }
 
   /** After the engine rebuilt a document from its log: projections from the rebuilt state, nothing derived from the old one. */
@@ -141,19 +147,15 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     return context ?? null;
   }
 
-  /** Row and column events of one table transaction, and the row projection. */
-  private async persistTables(tx: Tx, context: WorkspaceEventContext, derived: TableDerived, principal: Principal | null): Promise<EventDraft[]> {
-    const now = this.services.clock.now();
+  /** Row and column events of one table transaction; its rows join the batch's projection write. */
+  private tableEvents(context: WorkspaceEventContext, derived: TableDerived, principal: Principal | null, rows: RowWrites): EventDraft[] {
     const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
     const surfaceRef = (surfaceId: string | null) => {
       const surface = surfaceId ? context.surfaces.get(surfaceId) : undefined;
       return surface ? { surface: { id: surface.id, slug: surface.slug } } : {};
     };
+    const by = principal ? { id: principal.id, type: principal.principalType } : null;
     const drafts: EventDraft[] = [];
-    const upserts: RowProjection[] = [];
-    const created = new Set<string>();
-    const deleted: string[] = [];
-
     for (const change of derived.changes) {
       if (change.kind === 'columns.updated') {
         drafts.push({ event: 'columns.updated', orgId: context.orgId, workspace, ...surfaceRef(change.surfaceId), principal, data: { surfaceId: change.surfaceId } });
@@ -161,7 +163,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
       const row = derived.rows.get(change.rowId) ?? null;
       if (change.kind === 'row.deleted' || !row) {
-        deleted.push(change.rowId);
+        rows.delete(change.rowId);
         drafts.push({
           event: 'row.deleted',
           orgId: context.orgId,
@@ -173,17 +175,12 @@ export class DocumentObserver implements TransactionObserver<Derived> {
         });
         continue;
       }
-      if (change.kind === 'row.created') created.add(row.id);
-      upserts.push({ id: row.id, workspaceId: context.id, surfaceId: row.surfaceId, position: row.position, data: row.data });
+      rows.put({ id: row.id, workspaceId: context.id, surfaceId: row.surfaceId, position: row.position, data: row.data }, by, change.kind === 'row.created');
       const data: Record<string, unknown> = { id: row.id, data: row.data, position: row.position, surfaceId: row.surfaceId };
       if (change.kind === 'row.updated') data.changedKeys = change.changedKeys;
       if (change.kind === 'row.moved_surface') data.fromSurfaceId = change.fromSurfaceId;
       drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });
     }
-
-    const by = principal ? { id: principal.id, type: principal.principalType } : null;
-    await upsertRows(tx, dedupeById(upserts), by, now, created);
-    await deleteRowProjections(tx, deleted);
     return drafts;
   }
 
@@ -235,6 +232,42 @@ function surfaceIdsOf(derived: Derived): string[] {
   return ids;
 }
 
-function dedupeById(rows: RowProjection[]): RowProjection[] {
-  return [...new Map(rows.map((r) => [r.id, r])).values()];
+/**
+ * The row projection's writes for a batch of changes: each row's final
+ * state, its creator if the batch created it, and its last writer; rows
+ * deleted last are deleted. One upsert and one delete for the whole batch.
+ */
+class RowWrites {
+  private readonly rows = new Map<string, RowWrite | null>();
+
+  put(row: Omit<RowWrite, 'createdBy' | 'updatedBy'>, by: RowWrite['createdBy'], created: boolean) {
+    const earlier = this.rows.get(row.id);
+    // Created earlier in this batch: still new to the projection, now also edited.
+    if (earlier && !created) this.rows.set(row.id, { ...row, createdBy: earlier.createdBy, updatedBy: by });
+    else this.rows.set(row.id, { ...row, createdBy: by, updatedBy: created ? null : by });
+  }
+
+  delete(id: string) {
+    this.rows.set(id, null);
+  }
+
+  async write(tx: Tx, at: Date): Promise<Map<string, RowMeta>> {
+    const upserts: RowWrite[] = [];
+    const deleted: string[] = [];
+    for (const [id, row] of this.rows) {
+      if (row) upserts.push(row);
+      else deleted.push(id);
+    }
+    await deleteRowProjections(tx, deleted);
+    return upsertRows(tx, upserts, at);
+  }
+}
+
+function rowsOf(derived: TableDerived, stored: Map<string, RowMeta>): Map<string, RowMeta> {
+  const rows = new Map<string, RowMeta>();
+  for (const id of derived.rows.keys()) {
+    const meta = stored.get(id);
+    if (meta) rows.set(id, meta);
+  }
+  return rows;
 }
