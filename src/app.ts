@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { FileTrashJob } from './domain/file-trash';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
@@ -80,6 +81,12 @@ export async function buildApp(services: Services): Promise<App> {
   });
   app.decorate('registeredRoutes', registeredRoutes);
   await app.register(async (scope) => registerRoutes(scope as App, services));
+
+  // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
+  const fileTrash = new FileTrashJob(services);
+  app.decorate('fileTrash', fileTrash);
+  app.addHook('onReady', async () => fileTrash.start());
+  app.addHook('preClose', async () => fileTrash.stop());
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);

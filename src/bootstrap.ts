@@ -32,6 +32,7 @@ export async function createServices(
       await services.sync.drain();
       await services.events.close();
       await limits.close();
+      services.blobs.close?.();
       await mailer.close();
       await database.close();
     },
