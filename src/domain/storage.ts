@@ -8,6 +8,7 @@ import {
   insertReservation,
   insertStoredBlobs,
   readOrgStorage,
+  setQuotaOverride,
   subtractUsage,
   takeExpiredReservations,
   takeReservation,
@@ -51,6 +52,11 @@ export async function storageCap(services: Services, db: Executor, orgId: string
 export async function storageUsage(services: Services, orgId: string): Promise<{ used: number; cap: number }> {
   const [{ usedBytes }, cap] = await Promise.all([readOrgStorage(services.db, orgId), storageCap(services, services.db, orgId)]);
   return { used: usedBytes, cap };
+}
+
+/** An operator's override of the plan's storage cap for one org (a granted increase); null goes back to the plan's. */
+export async function setStorageQuota(services: Services, orgId: string, quotaBytes: number | null): Promise<void> {
+  await setQuotaOverride(services.db, orgId, quotaBytes);
 }
 
 async function addWithinCap(services: Services, db: Executor, orgId: string, bytes: number) {

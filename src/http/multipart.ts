@@ -16,7 +16,8 @@ const MULTIPART_SLACK = 64 * 1024;
 
 export async function registerMultipart(scope: App, maxFileBytes: number) {
   // `files: 2` so a second file part reaches readMultipart and gets a clear 400 rather than a silent drop.
-  await scope.register(multipart, { limits: { fileSize: maxFileBytes, files: 2, fields: 20, fieldSize: 64 * 1024 }, throwFileSizeLimit: true });
+  // preservePath: a name like `../x` reaches the name check (and is refused) instead of being silently cut to `x`.
+  await scope.register(multipart, { limits: { fileSize: maxFileBytes, files: 2, fields: 20, fieldSize: 64 * 1024 }, throwFileSizeLimit: true, preservePath: true });
 }
 
 export type MultipartFile = { bytes: Buffer; filename: string; mimetype: string };
