@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Transform, type Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errors } from '../errors';
 import type { Actor, Principal } from '../http/actor';
@@ -346,17 +346,19 @@ export async function startDirectUpload(services: Services, actor: Actor, resolv
   }
 }
 
-/** Counts bytes through, failing as soon as there are more than `limit`. */
-function byteLimit(limit: number, onCount: (n: number) => void) {
+/**
+ * The body, failing as soon as more than `limit` bytes arrived. A generator
+ * rather than a piped transform: nothing is read (and nothing can fail
+ * unobserved) until the store's pipeline consumes it.
+ */
+async function* atMost(body: Readable, limit: number, onCount: (n: number) => void): AsyncGenerator<Buffer> {
   let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      seen += chunk.byteLength;
-      onCount(seen);
-      if (seen > limit) return done(errors.payloadTooLarge(`The upload was declared as ${limit} bytes; more were sent.`));
-      done(null, chunk);
-    },
-  });
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    seen += chunk.byteLength;
+    onCount(seen);
+    if (seen > limit) throw errors.payloadTooLarge(`The upload was declared as ${limit} bytes; more were sent.`);
+    yield chunk;
+  }
 }
 
 /**
@@ -374,7 +376,7 @@ export async function receiveDirectUpload(services: Services, uploadId: string, 
   }
   let received = 0;
   try {
-    await services.blobs.put(upload.blobKey, body.pipe(byteLimit(upload.size, (n) => (received = n))), upload.contentType);
+    await services.blobs.put(upload.blobKey, Readable.from(atMost(body, upload.size, (n) => (received = n))), upload.contentType);
   } catch (error) {
     await transitionUpload(services.db, uploadId, 'receiving', 'pending');
     if (error instanceof ApiError) throw error;
@@ -400,6 +402,9 @@ export async function completeDirectUpload(services: Services, actor: Actor, res
   if (upload.state === 'completed') {
     const { scope, file } = await findFileIn(services, resolved, upload.fileId!, { live: false });
     return viewFile(services.db, scope, file);
+  }
+  if (upload.expiresAt.getTime() + DIRECT_UPLOAD_GRACE_MS < services.clock.now().getTime()) {
+    throw errors.conflict('This upload expired before it was completed; start a new one.');
   }
   if (!(await transitionUpload(services.db, uploadId, 'pending', 'receiving'))) {
     throw errors.conflict('This upload is being received or completed by another request; try again in a moment.');

@@ -100,6 +100,29 @@ function compatible(declared: string, sniffed: string): boolean {
   return false;
 }
 
+/**
+ * Valid UTF-8 without control characters other than whitespace: text, even
+ * when a weak signature matches it (a line of `G`s starts like an MPEG
+ * transport stream). A cut multi-byte sequence at the end of a sample is
+ * not held against it.
+ */
+function looksLikeText(sample: Uint8Array, complete: boolean): boolean {
+  let bytes = sample;
+  if (!complete) {
+    let cut = bytes.byteLength;
+    while (cut > 0 && bytes.byteLength - cut < 3 && (bytes[cut - 1]! & 0xc0) === 0x80) cut--;
+    if (cut > 0 && bytes[cut - 1]! >= 0xc0) bytes = bytes.subarray(0, cut - 1);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return false;
+  }
+  // eslint-disable-next-line no-control-regex
+  return !/[\u0000-\u0008\u000e-\u001f\u007f]/.test(text);
+}
+
 function hasNulBytes(head: Uint8Array): boolean {
   // UTF-16 text carries NULs legitimately; its byte-order mark says so.
   if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return false;
@@ -124,6 +147,8 @@ export async function resolveContentType(head: Uint8Array, declaredType: string 
   }
   if (sniffed) {
     if (svg && (isTextLike(declared) || declared === 'application/xml')) return declared;
+    // Served as text with nosniff, text that happens to match a signature harms no one.
+    if (isTextLike(declared) && looksLikeText(sample, sample.byteLength === head.byteLength)) return declared;
     if (compatible(declared, sniffed)) return declared;
     throw new ContentMismatchError(`The file is declared as ${declared} but its bytes are ${sniffed}.`);
   }
