@@ -46,7 +46,9 @@ import { flagOn, QueryFlag } from './workspace-schemas';
  * are in ./file-uploads.ts and the public share pages in ./file-share-pages.ts.
  * Every route needs a member of the workspace: `read_files` to read,
  * `write_files` to change (editors); public readers of a public workspace
- * do not see files (a share link makes one file public).
+ * do not see files (403; a share link makes one file public), and reads
+ * without credentials answer as the policy does (404 for a private
+ * workspace, 403 for a public one).
  */
 
 const Id = z.string().min(1).max(100);
@@ -140,9 +142,10 @@ export async function fileRoutes(app: App, services: Services) {
           querystring: ListQuery,
           response: { 200: FileList, ...errorResponses },
         },
+        config: { auth: 'optional' },
       },
       async (request) => {
-        const { workspace, orgSlug } = await resolveWorkspace(services, requireActor(request), addressOf(request.params), 'read_files');
+        const { workspace, orgSlug } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_files');
         const { parentFolderId, archived, ...query } = request.query;
         const list = await listFilesOf(services, { workspace, orgSlug }, {
           ...query,
@@ -183,9 +186,12 @@ export async function fileRoutes(app: App, services: Services) {
   for (const url of workspacePaths('/files/:fileId')) {
     app.get(
       url,
-      { schema: { summary: 'One file', description: 'Archived files too (with `archivedAt`).', tags: ['files'], params: FileParams, response: { 200: FileRecord, ...errorResponses } } },
+      {
+        schema: { summary: 'One file', description: 'Archived files too (with `archivedAt`).', tags: ['files'], params: FileParams, response: { 200: FileRecord, ...errorResponses } },
+        config: { auth: 'optional' },
+      },
       async (request) => {
-        const { workspace, orgSlug } = await resolveWorkspace(services, requireActor(request), addressOf(request.params), 'read_files');
+        const { workspace, orgSlug } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_files');
         return presentFile(services, await getFile(services, { workspace, orgSlug }, request.params.fileId));
       },
     );
@@ -285,9 +291,10 @@ export async function fileRoutes(app: App, services: Services) {
           params: FileParams,
           response: { 200: z.object({ tokens: z.array(ShareTokenRecord) }), ...errorResponses },
         },
+        config: { auth: 'optional' },
       },
       async (request) => {
-        const { workspace, orgSlug } = await resolveWorkspace(services, requireActor(request), addressOf(request.params), 'read_files');
+        const { workspace, orgSlug } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_files');
         return { tokens: (await listShares(services, { workspace, orgSlug }, request.params.fileId)).map(presentShareToken) };
       },
     );
@@ -325,9 +332,10 @@ export async function fileRoutes(app: App, services: Services) {
           querystring: ContentQuery,
           response: BytesResponses,
         },
+        config: { auth: 'optional' },
       },
       async (request, reply) => {
-        const { workspace, orgSlug } = await resolveWorkspace(services, requireActor(request), addressOf(request.params), 'read_files');
+        const { workspace, orgSlug } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_files');
         const bytes = await openFileBytes(services, { workspace, orgSlug }, request.params.fileId, 'content');
         const disposition = flagOn(request.query.inline) ? 'inline' : 'attachment';
         return sendBytes(request, reply, bytes, { disposition, cache: 'private, no-cache', etag: bytes.file.sha256 });
@@ -347,10 +355,10 @@ export async function fileRoutes(app: App, services: Services) {
           querystring: ThumbQuery,
           response: BytesResponses,
         },
-        config: { metered: false },
+        config: { auth: 'optional', metered: false },
       },
       async (request, reply) => {
-        const { workspace, orgSlug } = await resolveWorkspace(services, requireActor(request), addressOf(request.params), 'read_files');
+        const { workspace, orgSlug } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_files');
         const bytes = await openFileBytes(services, { workspace, orgSlug }, request.params.fileId, 'thumbnail');
         return sendBytes(request, reply, bytes, { disposition: null, cache: 'private, max-age=31536000, immutable', etag: `thumb-${bytes.file.sha256}` });
       },
@@ -368,9 +376,10 @@ export async function fileRoutes(app: App, services: Services) {
           params: FileParams,
           response: BytesResponses,
         },
+        config: { auth: 'optional' },
       },
       async (request, reply) => {
-        const { workspace, orgSlug } = await resolveWorkspace(services, requireActor(request), addressOf(request.params), 'read_files');
+        const { workspace, orgSlug } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_files');
         const bytes = await previewFile(services, { workspace, orgSlug }, request.params.fileId);
         return sendBytes(request, reply, { ...bytes, contentType: 'text/plain; charset=utf-8' }, { disposition: 'inline', cache: 'private, no-cache', etag: bytes.file.sha256 });
       },

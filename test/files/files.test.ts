@@ -425,7 +425,8 @@ describe('access', () => {
     const refused = await t.request('GET', '/api/workspaces/public-drive/files', { as: reader.as });
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain('share link');
-    expect((await t.request('GET', '/api/workspaces/public-drive/files')).status).toBe(401);
+    expect((await t.request('GET', '/api/workspaces/public-drive/files')).status).toBe(403);
+    expect((await t.request('POST', '/api/workspaces/public-drive/files/folders', { body: { name: 'x' } })).status).toBe(401);
     expect((await t.request('GET', '/api/workspaces/public-drive/rows')).status).toBe(200);
     const sse = openSse(`${t.url}/api/workspaces/public-drive/subscribe`);
     expect(await sse.ready).toBe(200);

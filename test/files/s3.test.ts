@@ -84,7 +84,7 @@ describe('files on S3', () => {
   it('processes a directly uploaded image at completion: EXIF stripped in the bucket, thumbnail made', async () => {
     const photo = await photoWithExif(300, 200);
     const ticket = (await t.request('POST', base, { as: ada.as, body: { clientPayload: { surfaceSlug: 'files', name: 'direct.jpg', size: photo.byteLength, contentType: 'image/jpeg' } } })).body;
-    await fetch(ticket.uploadUrl, { method: 'PUT', body: photo, headers: ticket.headers });
+    await fetch(ticket.uploadUrl, { method: 'PUT', body: new Uint8Array(photo), headers: ticket.headers });
     const file = (await t.request('POST', `${base}/uploads/${ticket.uploadId}/complete`, { as: ada.as })).body;
     expect(file).toMatchObject({ exif: { width: 200, height: 300, orientation: 6 }, thumbUrl: expect.any(String) });
     const objects = await s3.objects();
