@@ -115,6 +115,18 @@ export async function findFileIn(services: Services, resolved: WorkspaceRef, fil
 }
 
 /**
+ * What a comment on a file (target type `file`) anchors to: a live file of
+ * the workspace, its files surface (comments list under it and carry its
+ * slug) and its uploader (the thread's default audience). 404 otherwise.
+ */
+export async function fileCommentTarget(services: Services, workspaceId: string, fileId: string): Promise<{ surface: Surface; uploaderId: string | null }> {
+  const file = await findFile(services.db, workspaceId, fileId);
+  const surface = file && !file.archivedAt ? await findSurface(services.db, workspaceId, file.surfaceId) : undefined;
+  if (!file || !surface) throw errors.notFound('File');
+  return { surface, uploaderId: file.createdById };
+}
+
+/**
  * A live folder of the scope's surface, or null for the root. A folder of
  * another surface is 400 (files do not move between surfaces); a missing
  * or archived one is 404.
