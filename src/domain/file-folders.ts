@@ -1,7 +1,7 @@
 import { errors } from '../errors';
 import type { Actor } from '../http/actor';
 import { newId } from '../lib/ids';
-import { archiveFilesInFolders, archiveFolders, findFolder, folderAncestors, folderSubtreeIds, insertFolder, updateFolder } from '../persistence/files';
+import { archiveFilesInFolders, archiveFolders, findFolder, folderAncestors, folderSubtreeIds, insertFolder, lockFolder, updateFolder } from '../persistence/files';
 import type { Executor } from '../persistence/database';
 import type { FolderRow } from '../persistence/schema';
 import { findSurface } from '../persistence/workspaces';
@@ -104,6 +104,7 @@ export async function patchFolder(
 export async function archiveFolder(services: Services, actor: Actor, resolved: WorkspaceRef, folderId: string): Promise<void> {
   const { scope } = await findLiveFolder(services, resolved, folderId);
   await transactWithEvents(services, async (tx, events) => {
+    await lockFolder(tx, resolved.workspace.id, folderId);
     const subtree = await folderSubtreeIds(tx, folderId);
     const by = byOf(actor.principal);
     const now = services.clock.now();

@@ -10,7 +10,7 @@ import { newId } from '../lib/ids';
 import { hashToken, randomToken, safeEqual } from '../lib/secrets';
 import { findWorkspacesBySlug } from '../persistence/access';
 import type { Tx } from '../persistence/database';
-import { findFolder, findUpload, insertFile, insertUpload, lockFile, markUploadCompleted, transitionUpload, updateFile } from '../persistence/files';
+import { deleteUpload, findUpload, insertFile, lockFolder, insertUpload, lockFile, markUploadCompleted, transitionUpload, updateFile } from '../persistence/files';
 import type { FileExif, FileRow, FileUploadRow } from '../persistence/schema';
 import type { LedgerEntry } from '../persistence/storage';
 import { findPrincipals, findSurface } from '../persistence/workspaces';
@@ -114,10 +114,10 @@ async function putPrepared(services: Services, keys: { blobKey: string; thumbKey
   return entries;
 }
 
-/** A folder checked at the start may have been archived meanwhile: checked again in the writing transaction. */
+/** A folder checked at the start may have been archived meanwhile: checked again, under its lock, in the writing transaction. */
 async function assertFolderStillLive(tx: Tx, workspaceId: string, folderId: string | null) {
   if (!folderId) return;
-  const folder = await findFolder(tx, workspaceId, folderId);
+  const folder = await lockFolder(tx, workspaceId, folderId);
   if (!folder || folder.archivedAt) throw errors.notFound('Folder');
 }
 
@@ -455,7 +455,7 @@ async function finishDirectUpload(services: Services, resolved: WorkspaceRef, pr
   } catch (error) {
     if (outcome === 'dead') {
       await releaseStorage(services, reservation);
-      await services.db.deleteFrom('fileUploads').where('id', '=', upload.id).execute();
+      await deleteUpload(services.db, upload.id);
     } else {
       await transitionUpload(services.db, upload.id, 'receiving', 'pending');
     }

@@ -123,6 +123,11 @@ export async function findFolder(db: Executor, workspaceId: string, folderId: st
   return db.selectFrom('fileFolders').selectAll().where('workspaceId', '=', workspaceId).where('id', '=', folderId).executeTakeFirst();
 }
 
+/** The folder row under a lock: an upload into it and an archive of it do not interleave. */
+export async function lockFolder(db: Executor, workspaceId: string, folderId: string): Promise<FolderRow | undefined> {
+  return db.selectFrom('fileFolders').selectAll().where('workspaceId', '=', workspaceId).where('id', '=', folderId).forUpdate().executeTakeFirst();
+}
+
 export async function updateFolder(db: Executor, folderId: string, patch: Updateable<FileFoldersTable>): Promise<FolderRow> {
   return db.updateTable('fileFolders').set(patch).where('id', '=', folderId).returningAll().executeTakeFirstOrThrow();
 }
@@ -264,6 +269,10 @@ export async function transitionUpload(db: Executor, uploadId: string, from: 'pe
 
 export async function markUploadCompleted(db: Executor, uploadId: string, fileId: string) {
   await db.updateTable('fileUploads').set({ state: 'completed', fileId }).where('id', '=', uploadId).execute();
+}
+
+export async function deleteUpload(db: Executor, uploadId: string) {
+  await db.deleteFrom('fileUploads').where('id', '=', uploadId).execute();
 }
 
 /** Forgets uploads that expired before `before` (their reservations are swept separately). */
