@@ -206,7 +206,7 @@ describe('proxy upload', () => {
     expect(barely.status).toBe(413);
     expect(barely.body.error.code).toBe('payload_too_large');
     expect(await localBlobFiles(t)).toEqual(before);
-  });
+  }, 180_000); // 51 MB through multipart: slow on a loaded machine, never wrong
 });
 
 describe('file records', () => {

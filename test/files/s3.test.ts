@@ -144,5 +144,5 @@ describe('files on S3', () => {
     expect(after.has(`${doomed.blobKey}.thumb.webp`)).toBe(false);
     const fresh = await signInUser(t, 'ada@example.com');
     expect((await t.request('GET', `${base}/${doomed.id}`, { as: fresh.as })).status).toBe(404);
-  });
+  }, 180_000); // 25 MB through multipart: slow on a loaded machine, never wrong
 });
