@@ -23,7 +23,7 @@ export async function createServices(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
-  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config) };
+  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: await createBlobStore(config) };
   const services: Services = { ...base, sync: createSyncEngine(base) };
   return {
     services,

@@ -5,7 +5,6 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config';
 import { randomToken } from '../lib/secrets';
-import { S3BlobStore } from './s3-blob-store';
 
 /**
  * Where uploaded bytes live: files, thumbnails, doc images, avatars. Keys are opaque to
@@ -167,9 +166,11 @@ function isMissing(error: unknown): boolean {
 
 /**
  * The configured store: S3 (or any S3-compatible store) when S3_BUCKET is
- * set, else files under DATA_DIR/blobs.
+ * set, else files under DATA_DIR/blobs. The AWS SDK is loaded only then:
+ * it takes a second or more to import, which every process start (the
+ * server, the admin CLI) would otherwise pay.
  */
-export function createBlobStore(config: Pick<Config, 'dataDir' | 's3'>): BlobStore {
-  if (config.s3) return new S3BlobStore(config.s3);
+export async function createBlobStore(config: Pick<Config, 'dataDir' | 's3'>): Promise<BlobStore> {
+  if (config.s3) return new (await import('./s3-blob-store')).S3BlobStore(config.s3);
   return new LocalBlobStore(path.join(config.dataDir, 'blobs'));
 }

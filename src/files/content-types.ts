@@ -1,4 +1,3 @@
-import { fileTypeFromBuffer, supportedMimeTypes } from 'file-type';
 import mime from 'mime-types';
 
 /**
@@ -20,6 +19,10 @@ import mime from 'mime-types';
  *   the OLE formats (doc, xls, ppt, msg) against each other, audio and video
  *   containers against each other (an m4a is an mp4), XML dialects.
  */
+
+/** file-type is loaded on first use: importing its ~175 detectors slows every process start otherwise. */
+let detector: Promise<typeof import('file-type')> | null = null;
+const fileType = () => (detector ??= import('file-type'));
 
 /** Bytes of the head that are sniffed (file-type reads at most a few KB for most formats; office formats need more). */
 const SNIFF_BYTES = 256 * 1024;
@@ -137,6 +140,7 @@ function hasNulBytes(head: Uint8Array): boolean {
 export async function resolveContentType(head: Uint8Array, declaredType: string | undefined, name: string): Promise<string> {
   const declared = baseType(declaredType);
   const sample = head.subarray(0, SNIFF_BYTES);
+  const { fileTypeFromBuffer, supportedMimeTypes } = await fileType();
   const signature = (await fileTypeFromBuffer(sample))?.mime;
   const svg = looksLikeSvg(sample);
   const sniffed = svg ? 'image/svg+xml' : signature;

@@ -149,7 +149,7 @@ const tally = new Map<number, number>();
 beforeAll(async () => {
   m = await buildMatrix();
   started = Date.now();
-});
+}, 180_000); // dozens of sign-ins, workspaces, surfaces and keys over HTTP: slow on a loaded machine
 afterAll(async () => {
   console.info(`policy matrix over HTTP: ${cells} cells in ${Date.now() - started} ms; statuses ${JSON.stringify(Object.fromEntries([...tally].sort()))}`);
   await m?.close();
