@@ -11,6 +11,7 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
+import { registerWebApp } from './http/web-app';
 import type { Services } from './services';
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
@@ -80,6 +81,8 @@ export async function buildApp(services: Services): Promise<App> {
   });
   app.decorate('registeredRoutes', registeredRoutes);
   await app.register(async (scope) => registerRoutes(scope as App, services));
+  // Last: its wildcard route answers only what no API route claims.
+  await registerWebApp(app);
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);
