@@ -46,13 +46,16 @@ function sharedSocket(): HocuspocusProviderWebsocket {
   socket = new HocuspocusProviderWebsocket({
     url,
     // Reconnect quickly after a drop (the default backs off to 30 s); a dead link is noticed within 10 s.
-    delay: 500,
-    factor: 1.6,
+    // (`delay` must not be below `minDelay`, or the retry loop throws before its first attempt.)
+    delay: 1000,
+    minDelay: 250,
+    factor: 1.5,
     maxDelay: 4000,
     maxAttempts: 0,
     messageReconnectTimeout: 10_000,
   });
   socket.on('status', refreshStatus);
+  socket.on('maxAttemptsFailed', ({ error }: { error?: unknown }) => console.warn('sync: stopped reconnecting', error));
   socket.on('close', refreshStatus);
   window.addEventListener('online', () => {
     // The browser knows before the retry timer does.

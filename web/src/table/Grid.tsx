@@ -280,7 +280,9 @@ export function Grid(props: GridProps) {
                   {value === true && <Icon name="check" size={12} />}
                 </span>
               ) : (
-                <CellDisplay column={column} value={value} people={props.people} />
+                <span class="cell-content">
+                  <CellDisplay column={column} value={value} people={props.people} />
+                </span>
               )}
               {peer && <span class="peer-tag">{peer.name}</span>}
               {isEditing && <CellEditor column={column} value={value} initialText={editing!.initialText} people={props.people} commit={finishEdit} cancel={() => finishEdit(undefined, 'stay')} />}

@@ -57,6 +57,7 @@ const PATHS: Record<string, string> = {
   copy: 'M5.5 5.5h8v8h-8zM10.5 5.5v-3h-8v8h3',
   table2: 'M2.5 3.5h11v9h-11zM2.5 6.5h11M2.5 9.5h11M6.5 3.5v9M10 3.5v9',
   hr: 'M2 8h12',
+  activity: 'M1.5 8h3l2-4.5 3 9 2-4.5h3',
 };
 
 export function Icon(props: { name: keyof typeof PATHS | string; size?: number; class?: string; title?: string }) {

@@ -81,7 +81,7 @@ function ActivityPanel(props: PanelProps) {
 
   if (error) return <p class="form-error">{error}</p>;
   if (!events) return <Spinner />;
-  if (events.length === 0) return <EmptyState icon="sync" title="No activity yet">Changes by people and agents show up here as they happen.</EmptyState>;
+  if (events.length === 0) return <EmptyState icon="activity" title="No activity yet">Changes by people and agents show up here as they happen.</EmptyState>;
   return (
     <ol class="activity">
       {events.map((event) => (

@@ -95,7 +95,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
         </div>
         <div class="workspace-actions">
           <Presence document={document} />
-          <IconButton icon="sync" label="Activity" active={panel?.kind === 'activity'} onClick={() => setPanel(panel?.kind === 'activity' ? null : { kind: 'activity' })} />
+          <IconButton icon="activity" label="Activity" active={panel?.kind === 'activity'} onClick={() => setPanel(panel?.kind === 'activity' ? null : { kind: 'activity' })} />
           <Button icon="users" onClick={() => setDialog('share')}>
             Share
           </Button>
