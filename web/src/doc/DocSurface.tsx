@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
 import { NEVER_TRUE, useStore } from '../lib/store';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
-import { showError, showToast } from '../ui/toast';
+import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace/surface-views';
 import { commands, createEditor, selectionInfo } from './editor';
 import type { MentionCandidate } from './mentions';
@@ -36,18 +36,22 @@ export function DocSurface(props: SurfaceViewProps) {
     const { workspace } = context;
     const form = new FormData();
     form.append('file', file);
-    showToast(`Uploading ${file.name}…`);
+    const notice = showToast(`Uploading ${file.name}…`, 'info', 60_000);
     try {
       const stored = await api<{ url: string }>('POST', workspacePath(workspace.org.slug, workspace.slug, '/upload'), form);
       return stored.url;
     } catch (error) {
       showError(error);
       return null;
+    } finally {
+      dismissToast(notice);
     }
   };
 
+  // The editor mounts once, as soon as there is content to show (the local copy or the server's).
+  const canMount = ready || synced;
   useEffect(() => {
-    if (!document || !mount.current || !(ready || synced) || view.current) return;
+    if (!document || !mount.current || !canMount) return;
     const editor = createEditor(mount.current, {
       doc: document.doc,
       awareness: document.provider.awareness,
@@ -60,9 +64,10 @@ export function DocSurface(props: SurfaceViewProps) {
     setState(editor.state);
     return () => {
       editor.destroy();
+      editor.dom.remove();
       view.current = null;
     };
-  }, [document, ready, synced]);
+  }, [document, canMount]);
 
   useEffect(() => {
     view.current?.setProps({ editable: () => editable });

@@ -58,9 +58,10 @@ export function createEditor(mount: HTMLElement, options: EditorOptions): Editor
     editable: () => options.editable,
     nodeViews: { taskItem: (node, view, getPos) => new TaskItemView(node, view, getPos as () => number | undefined) },
     attributes: { class: 'prose', spellcheck: 'true', 'aria-label': 'Document', role: 'textbox', 'aria-multiline': 'true' },
-    dispatchTransaction(transaction: Transaction) {
-      const next = view.state.apply(transaction);
-      view.updateState(next);
+    // `this` is the view: plugins may dispatch while the constructor is still running.
+    dispatchTransaction(this: EditorView, transaction: Transaction) {
+      const next = this.state.apply(transaction);
+      this.updateState(next);
       options.onStateChange(next);
     },
   });
@@ -93,7 +94,17 @@ export const commands = {
     const cell = (type: NodeType) => type.createAndFill()!;
     const row = (type: NodeType) => nodes.tableRow!.create(null, [cell(type), cell(type), cell(type)]);
     const table = nodes.table!.create(null, [row(nodes.tableHeader!), row(nodes.tableCell!), row(nodes.tableCell!)]);
-    if (dispatch) dispatch(state.tr.replaceSelectionWith(table).scrollIntoView());
+    if (!dispatch) return true;
+    const tr = state.tr.replaceSelectionWith(table);
+    // Put the cursor in the first header cell, ready to type.
+    let firstCell = -1;
+    tr.doc.nodesBetween(tr.mapping.map(state.selection.from, -1), tr.doc.content.size, (node, pos) => {
+      if (firstCell >= 0) return false;
+      if (node.type === nodes.tableHeader) firstCell = pos;
+      return firstCell < 0;
+    });
+    if (firstCell >= 0) tr.setSelection(TextSelection.create(tr.doc, firstCell + 2));
+    dispatch(tr.scrollIntoView());
     return true;
   }) as Command,
   link: (href: string | null): Command => (state, dispatch) => {

@@ -11,10 +11,12 @@ export interface Toast {
 const toasts = createStore<Toast[]>([]);
 let nextId = 1;
 
-export function showToast(message: string, kind: Toast['kind'] = 'info', ttlMs = kind === 'error' ? 7000 : 3500) {
+/** Shows a message for a while; returns its id, to take it down sooner with `dismissToast`. */
+export function showToast(message: string, kind: Toast['kind'] = 'info', ttlMs = kind === 'error' ? 7000 : 3500): number {
   const id = nextId++;
   toasts.update((list) => [...list.slice(-3), { id, kind, message }]);
-  setTimeout(() => dismiss(id), ttlMs);
+  setTimeout(() => dismissToast(id), ttlMs);
+  return id;
 }
 
 /** Every failed action ends here: the user sees what went wrong. */
@@ -22,7 +24,7 @@ export function showError(error: unknown) {
   showToast(messageOf(error), 'error');
 }
 
-function dismiss(id: number) {
+export function dismissToast(id: number) {
   toasts.update((list) => list.filter((toast) => toast.id !== id));
 }
 
@@ -33,7 +35,7 @@ export function Toasts() {
       {list.map((toast) => (
         <div key={toast.id} class={`toast toast-${toast.kind}`} role={toast.kind === 'error' ? 'alert' : undefined}>
           <span>{toast.message}</span>
-          <button class="icon-button" aria-label="Dismiss" onClick={() => dismiss(toast.id)}>
+          <button class="icon-button" aria-label="Dismiss" onClick={() => dismissToast(toast.id)}>
             <Icon name="x" size={14} />
           </button>
         </div>
