@@ -38,7 +38,15 @@ export function webBuildIsFresh(): boolean {
 export async function buildWeb(options: { ifStale?: boolean; quiet?: boolean } = {}): Promise<{ built: boolean }> {
   if (options.ifStale && webBuildIsFresh()) return { built: false };
   const { build } = await import('vite');
-  await build({ configFile: path.join(webRoot, 'vite.config.ts'), logLevel: options.quiet ? 'warn' : 'info' });
+  // Vite derives production mode from NODE_ENV, which the test runner sets to `test`.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({ configFile: path.join(webRoot, 'vite.config.ts'), mode: 'production', logLevel: options.quiet ? 'warn' : 'info' });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+  }
   const info = JSON.parse(readFileSync(path.join(WEB_DIST, 'build-info.json'), 'utf8')) as { sources: string[] };
   writeFileSync(STAMP, JSON.stringify({ sources: info.sources, fingerprint: fingerprint(info.sources) }));
   return { built: true };

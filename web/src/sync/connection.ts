@@ -57,6 +57,9 @@ function sharedSocket(): HocuspocusProviderWebsocket {
   socket.on('status', refreshStatus);
   socket.on('maxAttemptsFailed', ({ error }: { error?: unknown }) => console.warn('sync: stopped reconnecting', error));
   socket.on('close', refreshStatus);
+  socket.on('status', ({ status }: { status: string }) => {
+    if (status === 'connected') flushDirtyDocuments();
+  });
   window.addEventListener('online', () => {
     // The browser knows before the retry timer does.
     if (socket && socket.status !== 'connected') void socket.connect();
@@ -71,6 +74,7 @@ export function setIdentity(user: { id: string; name: string; principalType: 'us
   identity = { id: user.id, name: user.name, color: colorFor(user.id), kind: user.principalType };
   userId = user.id;
   for (const { entry } of open.values()) entry.provider.awareness?.setLocalStateField('user', identity);
+  flushDirtyDocuments();
 }
 
 export function openDocument(name: string): OpenDocument {
@@ -84,11 +88,28 @@ export function openDocument(name: string): OpenDocument {
   const synced = createStore(false);
   const provider = new HocuspocusProvider({ websocketProvider: sharedSocket(), name, document: doc, token: '' });
   provider.attach();
+  // Clean once the local copy is loaded (its edits are then in what we sent) and the server acknowledged everything.
+  let localLoaded = false;
+  const checkClean = () => {
+    if (localLoaded && provider.isSynced && !provider.hasUnsyncedChanges) markClean(name);
+  };
+  void persistence.whenSynced.then(() => {
+    localLoaded = true;
+    checkClean();
+  });
   provider.on('synced', () => {
     synced.set(true);
+    checkClean();
     refreshStatus();
   });
-  provider.on('unsyncedChanges', refreshStatus);
+  provider.on('unsyncedChanges', () => {
+    checkClean();
+    refreshStatus();
+  });
+  doc.on('update', (_update: Uint8Array, origin: unknown) => {
+    // Our own edit (not the server's, not the local copy loading): remember it until the server has it.
+    if (origin !== provider && origin !== persistence) markDirty(name);
+  });
   provider.on('status', refreshStatus);
   if (identity) provider.awareness?.setLocalStateField('user', identity);
   const entry: OpenDocument = {
@@ -100,6 +121,12 @@ export function openDocument(name: string): OpenDocument {
     release: () => {
       const slot = open.get(name);
       if (!slot || --slot.users > 0) return;
+      if (isDirty(name)) {
+        // Edits the server has not acknowledged yet: stay connected in the background until it has.
+        slot.users = 0;
+        lingerUntilClean(name);
+        return;
+      }
       open.delete(name);
       provider.destroy();
       void slot.persistence.destroy();
@@ -112,10 +139,78 @@ export function openDocument(name: string): OpenDocument {
   return entry;
 }
 
+// ---------------------------------------------------------------------------
+// Edits not yet acknowledged by the server, per document, kept across reloads:
+// a document edited offline and then closed (or a reload) is opened in the
+// background when the connection is back, so its edits still reach the server.
+
+function dirtyKey() {
+  return `${LOCAL_DB_PREFIX}:${userId}:unsynced`;
+}
+
+function dirtyNames(): string[] {
+  try {
+    const names = JSON.parse(localStorage.getItem(dirtyKey()) ?? '[]');
+    return Array.isArray(names) ? names.filter((name) => typeof name === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function isDirty(name: string) {
+  return dirtyNames().includes(name);
+}
+
+function markDirty(name: string) {
+  if (!userId || isDirty(name)) return;
+  localStorage.setItem(dirtyKey(), JSON.stringify([...dirtyNames(), name]));
+}
+
+function markClean(name: string) {
+  if (!userId || !isDirty(name)) return;
+  localStorage.setItem(dirtyKey(), JSON.stringify(dirtyNames().filter((other) => other !== name)));
+}
+
+const lingering = new Set<string>();
+
+function lingerUntilClean(name: string) {
+  if (lingering.has(name)) return;
+  const slot = open.get(name);
+  if (!slot) return;
+  lingering.add(name);
+  const check = () => {
+    const current = open.get(name);
+    if (!current || current.users > 0) return finish();
+    if (!isDirty(name)) {
+      current.users = 1;
+      finish();
+      current.entry.release();
+    }
+  };
+  const finish = () => {
+    lingering.delete(name);
+    slot.entry.provider.off('unsyncedChanges', check);
+    slot.entry.provider.off('synced', check);
+  };
+  slot.entry.provider.on('unsyncedChanges', check);
+  slot.entry.provider.on('synced', check);
+  check();
+}
+
+/** Opens, in the background, every document with local edits the server has not acknowledged. */
+function flushDirtyDocuments() {
+  if (!userId) return;
+  for (const name of dirtyNames()) {
+    if (open.has(name)) continue;
+    const document = openDocument(name);
+    document.release();
+  }
+}
+
 function refreshStatus() {
   const connected = socket?.status === 'connected' && navigator.onLine;
   if (!connected) return syncStatus.set('offline');
-  const pending = [...open.values()].some(({ entry }) => !entry.provider.isSynced || entry.provider.hasUnsyncedChanges);
+  const pending = [...open.values()].some(({ entry }) => !entry.provider.isSynced || entry.provider.hasUnsyncedChanges) || dirtyNames().length > 0;
   syncStatus.set(pending ? 'syncing' : 'online');
 }
 
