@@ -1,3 +1,4 @@
+import { Component } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
 import { CellDisplay, columnWidth, TYPE_LABELS, type PeopleDirectory } from './cells';
@@ -55,6 +56,7 @@ export function Grid(props: GridProps) {
   const [viewport, setViewport] = useState({ top: 0, height: 600 });
   const [editing, setEditing] = useState<{ rowId: string; key: string; initialText?: string } | null>(null);
   const frame = useRef(0);
+  const handlers = useRef<RowHandlers>(null as unknown as RowHandlers);
 
   useLayoutEffect(() => {
     const element = scroller.current!;
@@ -226,70 +228,43 @@ export function Grid(props: GridProps) {
     event.preventDefault();
   };
 
+  // Rows re-render only when something they show changed: while scrolling, only the rows that
+  // come into view render. Their event handlers go through this ref, so they never act on stale state.
+  handlers.current = {
+    select: (rowId, key) => {
+      focusGrid();
+      props.onActiveChange({ rowId, key });
+    },
+    edit: () => startEdit(),
+    toggle: (rowId, key, value) => write(rowId, key, !(value === true)),
+    rowMenu: (rowId, anchor) => props.onRowMenu(rowId, anchor),
+    finishEdit,
+  };
+  const layoutKey = columns.map((column, i) => `${column.id}:${column.key}:${column.type}:${widths[i]}:${column.label}`).join('|');
   const rows = [];
   for (let index = first; index < last; index++) {
     const rowId = rowIds[index]!;
-    const data = props.model.row(rowId) ?? {};
     const rowPeers = props.peers.filter((peer) => peer.rowId === rowId);
     rows.push(
-      <div key={rowId} class={`grid-row ${index === activeRow ? 'is-active-row' : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * ROW_HEIGHT}px)`, width: `${totalWidth}px` }}>
-        <div class="grid-gutter" role="rowheader">
-          <span class="row-number">{index + 1}</span>
-          {props.editable && (
-            <button
-              class="row-menu-button"
-              tabIndex={-1}
-              aria-label={`Row ${index + 1} options`}
-              onMouseDown={(event) => event.stopPropagation()}
-              onClick={(event) => props.onRowMenu(rowId, event.currentTarget as HTMLElement)}
-            >
-              <Icon name="more" size={14} />
-            </button>
-          )}
-        </div>
-        {columns.map((column, col) => {
-          const value = data[column.key];
-          const isActive = index === activeRow && col === activeCol;
-          const peer = rowPeers.find((p) => p.key === column.key);
-          const isEditing = editing && editing.rowId === rowId && editing.key === column.key;
-          return (
-            <div
-              key={column.id}
-              role="gridcell"
-              aria-colindex={col + 2}
-              aria-selected={isActive}
-              data-key={column.key}
-              class={`grid-cell type-${column.type} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''}`}
-              style={{ left: `${offsets[col]}px`, width: `${widths[col]}px`, ...(peer ? { '--peer': peer.color } : {}) }}
-              onMouseDown={(event) => {
-                if ((event.target as HTMLElement).closest('.cell-editor')) return;
-                event.preventDefault();
-                focusGrid();
-                props.onActiveChange({ rowId, key: column.key });
-              }}
-              onDblClick={() => startEdit()}
-            >
-              {column.type === 'checkbox' ? (
-                <span
-                  class={`checkbox ${value === true ? 'is-checked' : ''}`}
-                  role="checkbox"
-                  aria-checked={value === true}
-                  aria-label={column.label}
-                  onClick={() => props.editable && write(rowId, column.key, !(value === true))}
-                >
-                  {value === true && <Icon name="check" size={12} />}
-                </span>
-              ) : (
-                <span class="cell-content">
-                  <CellDisplay column={column} value={value} people={props.people} />
-                </span>
-              )}
-              {peer && <span class="peer-tag">{peer.name}</span>}
-              {isEditing && <CellEditor column={column} value={value} initialText={editing!.initialText} people={props.people} commit={finishEdit} cancel={() => finishEdit(undefined, 'stay')} />}
-            </div>
-          );
-        })}
-      </div>,
+      <GridRow
+        key={rowId}
+        rowId={rowId}
+        index={index}
+        version={props.version}
+        layoutKey={layoutKey}
+        columns={columns}
+        widths={widths}
+        offsets={offsets}
+        totalWidth={totalWidth}
+        model={props.model}
+        people={props.people}
+        editable={props.editable}
+        activeKey={index === activeRow && hasActive ? columns[activeCol]!.key : null}
+        editing={editing && editing.rowId === rowId ? editing : null}
+        peersKey={rowPeers.map((peer) => `${peer.key}:${peer.name}:${peer.color}`).join('|')}
+        peers={rowPeers}
+        handlers={handlers}
+      />,
     );
   }
 
@@ -342,6 +317,115 @@ export function Grid(props: GridProps) {
       </div>
     </div>
   );
+}
+
+interface RowHandlers {
+  select: (rowId: string, key: string) => void;
+  edit: () => void;
+  toggle: (rowId: string, key: string, value: CellValue | undefined) => void;
+  rowMenu: (rowId: string, anchor: HTMLElement) => void;
+  finishEdit: (value: CellValue | undefined, exit: EditExit) => void;
+}
+
+interface GridRowProps {
+  rowId: string;
+  index: number;
+  version: number;
+  /** Column ids, keys, types, widths and labels in one string: the row re-renders when it changes. */
+  layoutKey: string;
+  columns: ColumnDef[];
+  widths: number[];
+  offsets: number[];
+  totalWidth: number;
+  model: TableModel;
+  people: PeopleDirectory;
+  editable: boolean;
+  activeKey: string | null;
+  editing: { rowId: string; key: string; initialText?: string } | null;
+  peersKey: string;
+  peers: PeerCell[];
+  handlers: { current: RowHandlers };
+}
+
+const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'activeKey', 'editing', 'peersKey'];
+
+class GridRow extends Component<GridRowProps> {
+  override shouldComponentUpdate(next: GridRowProps) {
+    return ROW_PROPS_SHOWN.some((name) => next[name] !== this.props[name]);
+  }
+
+  override render() {
+    const { rowId, index, columns, widths, offsets, handlers, editing } = this.props;
+    const data = this.props.model.row(rowId) ?? {};
+    return (
+      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * ROW_HEIGHT}px)`, width: `${this.props.totalWidth}px` }}>
+        <div class="grid-gutter" role="rowheader">
+          <span class="row-number">{index + 1}</span>
+          {this.props.editable && (
+            <button
+              class="row-menu-button"
+              tabIndex={-1}
+              aria-label={`Row ${index + 1} options`}
+              onMouseDown={(event) => event.stopPropagation()}
+              onClick={(event) => handlers.current.rowMenu(rowId, event.currentTarget as HTMLElement)}
+            >
+              <Icon name="more" size={14} />
+            </button>
+          )}
+        </div>
+        {columns.map((column, col) => {
+          const value = data[column.key];
+          const isActive = this.props.activeKey === column.key;
+          const peer = this.props.peers.find((p) => p.key === column.key);
+          const isEditing = editing !== null && editing.key === column.key;
+          return (
+            <div
+              key={column.id}
+              role="gridcell"
+              aria-colindex={col + 2}
+              aria-selected={isActive}
+              data-key={column.key}
+              class={`grid-cell type-${column.type} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''}`}
+              style={{ left: `${offsets[col]}px`, width: `${widths[col]}px`, ...(peer ? { '--peer': peer.color } : {}) }}
+              onMouseDown={(event) => {
+                if ((event.target as HTMLElement).closest('.cell-editor')) return;
+                event.preventDefault();
+                handlers.current.select(rowId, column.key);
+              }}
+              onDblClick={() => handlers.current.edit()}
+            >
+              {column.type === 'checkbox' ? (
+                <span
+                  class={`checkbox ${value === true ? 'is-checked' : ''}`}
+                  role="checkbox"
+                  aria-checked={value === true}
+                  aria-label={column.label}
+                  onClick={() => this.props.editable && handlers.current.toggle(rowId, column.key, value)}
+                >
+                  {value === true && <Icon name="check" size={12} />}
+                </span>
+              ) : (
+                <span class="cell-content">
+                  <CellDisplay column={column} value={value} people={this.props.people} />
+                </span>
+              )}
+              {peer && <span class="peer-tag">{peer.name}</span>}
+              {isEditing && (
+                <CellEditor
+                  column={column}
+                  value={value}
+                  initialText={editing!.initialText}
+                  people={this.props.people}
+                  commit={(next, exit) => handlers.current.finishEdit(next, exit)}
+                  cancel={() => handlers.current.finishEdit(undefined, 'stay')}
+                />
+              )}
+            </div>
+          );
+        })}
+      </div>
+    );
+  }
 }
 
 /** Drag the header's right edge to resize; the width is written once, when the drag ends. */
