@@ -114,3 +114,16 @@ export async function sessionCookieOf(context: BrowserContext): Promise<string> 
 
 /** Where screenshots for the docs are written (docs/screenshots). */
 export const SCREENSHOT_DIR = new URL('../../docs/screenshots/', import.meta.url).pathname;
+
+/** The text of an element of the doc editor, without the name tags of other people's cursors. */
+export function editorText(page: Page, selector = ''): Promise<string> {
+  return page
+    .locator(`.ProseMirror ${selector}`.trim())
+    .first()
+    .evaluate((element) => {
+      const copy = element.cloneNode(true) as HTMLElement;
+      copy.querySelectorAll('.ProseMirror-yjs-cursor').forEach((cursor) => cursor.remove());
+      // innerText keeps the line breaks between blocks; a detached copy has none, so read the live root.
+      return copy.classList.contains('ProseMirror') ? (element as HTMLElement).innerText.replace(/\u2060[^\u2060]*\u2060/g, '') : (copy.textContent ?? '');
+    });
+}

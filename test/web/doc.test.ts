@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
-import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+import { editorText, launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
 /** A doc edited live by two people, read by a third who may only view it. */
 describe('doc editor in the browser', () => {
@@ -20,13 +20,7 @@ describe('doc editor in the browser', () => {
 
   const markdown = async () => (await t.request('GET', `${base}/doc?format=markdown`, { as: { cookie: annCookie } })).body.markdown as string;
   const editor = (person: Person) => person.page.locator('.ProseMirror');
-  /** The text of an element of the doc, without the name tags of other people's cursors. */
-  const text = (person: Person, selector: string) =>
-    person.page.locator(`.ProseMirror ${selector}`).first().evaluate((element) => {
-      const copy = element.cloneNode(true) as HTMLElement;
-      copy.querySelectorAll('.ProseMirror-yjs-cursor').forEach((cursor) => cursor.remove());
-      return copy.textContent;
-    });
+  const text = (person: Person, selector: string) => editorText(person.page, selector);
 
   beforeAll(async () => {
     t = await startTestApp();

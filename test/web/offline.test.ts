@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
-import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+import { editorText, launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
 /** How many updates this browser has stored for its documents in IndexedDB (y-indexeddb's `updates` stores). */
 function storedUpdates(page: Page): Promise<number> {
@@ -43,12 +43,7 @@ describe('offline editing in the browser', () => {
   let rowId: string;
 
   const status = (person: Person) => person.page.locator('.sync-indicator').getAttribute('data-status');
-  const docText = (person: Person) =>
-    person.page.locator('.ProseMirror').evaluate((element) => {
-      const copy = element.cloneNode(true) as HTMLElement;
-      copy.querySelectorAll('.ProseMirror-yjs-cursor').forEach((cursor) => cursor.remove());
-      return copy.innerText;
-    });
+  const docText = (person: Person) => editorText(person.page);
   const cellText = (person: Person, key: string) => person.page.locator(`[data-row-id="${rowId}"] [data-key="${key}"] .cell-content`).textContent();
   const openTab = async (person: Person, name: string) => {
     await person.page.getByRole('tab', { name }).click();
