@@ -38,7 +38,7 @@ describe('doc editor in the browser', () => {
       await person.page.goto(person.origin + path);
       await editor(person).waitFor();
     }
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await Promise.all([ann, ben, cleo].map((person) => person?.close()));

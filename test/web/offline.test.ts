@@ -79,7 +79,7 @@ describe('offline editing in the browser', () => {
     await eventually(() => ann.page.evaluate(() => Boolean(navigator.serviceWorker.controller)), 10_000);
     await ann.page.locator('.ProseMirror h1').waitFor();
     await eventually(async () => (await status(ann)) === 'online', 10_000);
-  }, 150_000);
+  }, 240_000);
 
   afterAll(async () => {
     await ann?.close();

@@ -18,7 +18,7 @@ describe('workspaces and keys in the browser', () => {
     ann = await signedInPerson(t, browser, 'ann@example.com');
     cookie = await sessionCookieOf(ann.context);
     await ann.page.waitForURL(/\/ann\/welcome$/);
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await ann?.close();
@@ -28,7 +28,7 @@ describe('workspaces and keys in the browser', () => {
 
   it('creates a workspace and opens it on the tab its mode picks', async () => {
     await ann.page.getByRole('button', { name: 'New workspace' }).first().click();
-    await ann.page.getByLabel('Name').fill('Q3 planning');
+    await ann.page.getByRole('dialog').getByLabel('Name', { exact: true }).fill('Q3 planning');
     await ann.page.locator('.choice', { hasText: 'Doc' }).click();
     await ann.page.getByRole('button', { name: 'Create workspace' }).click();
     await ann.page.waitForURL(/\/ann\/q3-planning$/);
@@ -45,7 +45,7 @@ describe('workspaces and keys in the browser', () => {
 
     await ann.page.getByRole('button', { name: 'More for Q3 planning' }).click();
     await ann.page.getByRole('menuitem', { name: 'Rename…' }).click();
-    await ann.page.getByLabel('Name').fill('Q3 roadmap');
+    await ann.page.getByRole('dialog').getByLabel('Name', { exact: true }).fill('Q3 roadmap');
     await ann.page.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => ann.page.locator('.workspace-list .workspace-name').allTextContents()).toEqual(['Welcome', 'Q3 roadmap']);
 
@@ -66,7 +66,7 @@ describe('workspaces and keys in the browser', () => {
 
   it('shows an error the server gives, in words', async () => {
     await ann.page.getByRole('button', { name: 'New workspace' }).first().click();
-    await ann.page.getByLabel('Name').fill('Welcome');
+    await ann.page.getByRole('dialog').getByLabel('Name', { exact: true }).fill('Welcome');
     await ann.page.getByRole('button', { name: 'Create workspace' }).click();
     await expect.poll(() => ann.page.locator('.dialog .form-error').textContent()).toMatch(/welcome|slug|taken|exists/i);
     await ann.page.keyboard.press('Escape');
@@ -75,8 +75,8 @@ describe('workspaces and keys in the browser', () => {
   it('mints an API key after elevation and shows the secret once', async () => {
     await ann.page.goto(`${ann.origin}/settings`);
     await ann.page.getByRole('button', { name: 'New key' }).click();
-    await ann.page.getByLabel('What is it for?').fill('Nightly report');
-    await ann.page.getByLabel('Agent name').fill('Report bot');
+    await ann.page.getByRole('dialog').getByLabel('What is it for?').fill('Nightly report');
+    await ann.page.getByRole('dialog').getByLabel('Agent name').fill('Report bot');
     await ann.page.getByRole('button', { name: 'Create key' }).click();
     const secret = await ann.page.getByTestId('api-key-secret').textContent();
     expect(secret).toMatch(/^svc_live_/);
