@@ -13,6 +13,7 @@ const parts: Part[] = [
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
+  { name: 'web', run: async () => (await import('./web')).runWebBench() },
 ];
 
 function print(name: string, figures: Figures) {
