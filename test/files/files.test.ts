@@ -216,7 +216,9 @@ describe('file records', () => {
     expect(renamed.status, renamed.text).toBe(200);
     expect(renamed.body).toMatchObject({ id: file.id, name: 'final.txt', blobKey: file.blobKey, sha256: file.sha256 });
     expect((await t.request('PATCH', `${base}/${file.id}`, { as: ada.as, body: { name: 'a/b' } })).status).toBe(422);
-    expect((await t.request('PATCH', `${base}/${file.id}`, { as: ada.as, body: { name: 'bad\ud800name' } })).status).toBe(422);
+    // A lone surrogate is repaired at the entrance (U+FFFD), as for all free text.
+    expect((await t.request('PATCH', `${base}/${file.id}`, { as: ada.as, body: { name: 'bad\ud800name' } })).body.name).toBe('bad\uFFFDname');
+    expect((await t.request('PATCH', `${base}/${file.id}`, { as: ada.as, body: { name: 'final.txt' } })).status).toBe(200);
 
     const folder = (await t.request('POST', `${base}/folders`, { as: ada.as, body: { surfaceSlug: 'files', parentFolderId: null, name: 'Reports' } })).body;
     const moved = await t.request('PATCH', `${base}/${file.id}`, { as: ada.as, body: { parentFolderId: folder.id } });
@@ -232,7 +234,7 @@ describe('file records', () => {
     const back = await t.request('PATCH', `${base}/${file.id}`, { as: ada.as, body: { parentFolderId: null } });
     expect(back.body.parentFolderId).toBeNull();
 
-    const renamedEvent = (await auditEvents(t, slug, ada.as, 'file.renamed')).find((e) => e.data.fileId === file.id);
+    const renamedEvent = (await auditEvents(t, slug, ada.as, 'file.renamed')).find((e) => e.data.fileId === file.id && e.data.previousName === 'draft.txt');
     expect(renamedEvent.data).toMatchObject({ fileId: file.id, name: 'final.txt', previousName: 'draft.txt', surfaceId: file.surfaceId });
     const movedEvents = (await auditEvents(t, slug, ada.as, 'file.moved')).filter((e) => e.data.fileId === file.id);
     expect(movedEvents.map((e) => [e.data.fromFolderId, e.data.toFolderId])).toEqual([
