@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { FileTrashJob } from './domain/file-trash';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
@@ -88,6 +89,12 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(async (scope) => registerRoutes(scope as App, services));
   // Last: its wildcard route answers only what no API route claims.
   await registerWebApp(app);
+
+  // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
+  const fileTrash = new FileTrashJob(services);
+  app.decorate('fileTrash', fileTrash);
+  app.addHook('onReady', async () => fileTrash.start());
+  app.addHook('preClose', async () => fileTrash.stop());
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);

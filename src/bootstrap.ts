@@ -24,7 +24,7 @@ export async function createServices(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
-  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config), failpoints: Failpoints.parse(config.failpoints) };
+  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: await createBlobStore(config), failpoints: Failpoints.parse(config.failpoints) };
   const services: Services = { ...base, sync: createSyncEngine(base) };
   return {
     services,
@@ -33,6 +33,7 @@ export async function createServices(
       await services.sync.drain();
       await services.events.close();
       await limits.close();
+      services.blobs.close?.();
       await mailer.close();
       await database.close();
     },

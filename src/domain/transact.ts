@@ -25,7 +25,7 @@ export async function transactWithEvents<T>(services: Services, work: (tx: Tx, e
 export function workspaceEvent(
   event: string,
   target: { workspace: Workspace; orgSlug: string; surface?: Surface },
-  actor: Actor,
+  actor: Pick<Actor, 'principal'>,
   data: Record<string, unknown>,
 ): EventDraft {
   const { workspace, orgSlug, surface } = target;
