@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
@@ -80,6 +81,10 @@ export async function buildApp(services: Services): Promise<App> {
   });
   app.decorate('registeredRoutes', registeredRoutes);
   await app.register(async (scope) => registerRoutes(scope as App, services));
+
+  // Webhook deliveries are sent while the app runs (src/webhooks).
+  app.addHook('onReady', async () => startWebhookDelivery(services));
+  app.addHook('preClose', async () => services.webhooks.stop());
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);

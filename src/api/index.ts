@@ -18,6 +18,7 @@ import { rowRoutes } from './rows';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
+import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -40,4 +41,5 @@ export async function registerRoutes(app: App, services: Services) {
   await docRoutes(app, services);
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
+  await webhookRoutes(app, services);
 }
