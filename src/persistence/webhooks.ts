@@ -115,7 +115,11 @@ export async function insertWebhook(
     .execute();
 }
 
+/** Turning a subscription back on also makes its queued deliveries due now: whoever fixed the receiver wants them. */
 export async function updateWebhook(tx: Tx, id: string, patch: { url?: string; events?: string[]; active?: boolean }, now: Date) {
+  if (patch.active === true) {
+    await tx.updateTable('webhookDeliveries').set({ nextAttemptAt: now }).where('webhookId', '=', id).where('status', '=', 'pending').where('nextAttemptAt', '>', now).execute();
+  }
   await tx
     .updateTable('webhooks')
     .set({

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { eventually } from '../helpers/sync';
+import { eventually as eventuallyWithin } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 import { Receiver } from './receiver';
 
@@ -35,6 +35,9 @@ async function addRow(user: TestUser, workspace: string, title: string) {
   expect(res.status, res.text).toBe(200);
   return res.body as { id: string };
 }
+
+/** Generous: a loaded machine runs many suites at once. */
+const eventually = <T>(check: () => T | Promise<T>) => eventuallyWithin(check, 20_000);
 
 const at = (path: string) => receiver.received.filter((r) => r.path === path);
 
@@ -159,7 +162,7 @@ describe('webhook delivery', () => {
     expect(listed.body.deliveries).toHaveLength(1);
   });
 
-  it('holds queued deliveries while paused and sends them, in order, once resumed', async () => {
+  it('holds queued deliveries while paused and sends them, in order, as soon as it is resumed', async () => {
     const user = await signInUser(t, 'held@example.com');
     let open = false;
     receiver.answer = (r) => (r.path === '/held' && !open ? 503 : 200);
@@ -172,14 +175,15 @@ describe('webhook delivery', () => {
     open = true;
     const retried = await t.request('GET', `/api/orgs/${user.orgSlug}/webhooks/${hook.id}/deliveries?status=pending`, { as: user.as });
     expect(retried.body.deliveries.map((d: any) => d.event)).toEqual(['row.created', 'row.created']);
-    // Resuming does not skip the retry schedule, but a manual retry of the head sends it now, and the queue follows.
+    // Resuming makes the queue due at once (the receiver was fixed): the head is retried, then the rest follows in order.
     await t.request('PATCH', `/api/orgs/${user.orgSlug}/webhooks/${hook.id}`, { as: user.as, body: { active: true } });
-    const head = retried.body.deliveries.at(-1);
-    const again = await t.request('POST', `/api/webhook-deliveries/${head.id}/retry`, { as: user.as });
-    expect(again.status, again.text).toBe(200);
-    expect(again.body).toMatchObject({ id: head.id, status: 'succeeded', attempts: 2, responseStatus: 200 });
     const got = await eventually(() => (at('/held').filter((r) => r.json.data.id === second.id).length > 0 ? at('/held') : null));
     expect(got.map((r) => r.json.data.id)).toEqual([first.id, first.id, second.id]);
+    const sent = await t.request('GET', `/api/orgs/${user.orgSlug}/webhooks/${hook.id}/deliveries`, { as: user.as });
+    expect(sent.body.deliveries.map((d: any) => [d.status, d.attempts])).toEqual([
+      ['succeeded', 1],
+      ['succeeded', 2],
+    ]);
     receiver.answer = () => 200;
   });
 });
