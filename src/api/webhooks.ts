@@ -33,7 +33,7 @@ const EventFilter = z
   .describe(`An event name, an area with \`.*\` (\`row.*\`), or \`*\` for every event. Names: ${EVENT_NAMES.map((n) => `\`${n}\``).join(', ')}.`);
 
 const WebhookUrl = z
-  .url({ protocol: /^https?$/, hostname: z.regexes.hostname })
+  .url({ protocol: /^https?$/ })
   .max(2048)
   .describe('Absolute http(s) URL whose host resolves only to public addresses (422 otherwise, also for user:password@). Redirects are not followed.');
 

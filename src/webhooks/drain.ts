@@ -69,7 +69,8 @@ export class WebhookDrain {
   private readonly unreadable = new Map<string, number>();
   private readonly abort = new AbortController();
   private loopDone: Promise<void> | null = null;
-  private stopped = true;
+  private started = false;
+  private stopped = false;
   private woken = false;
   private interrupt: (() => void) | null = null;
   private lastCatchUp = 0;
@@ -82,8 +83,8 @@ export class WebhookDrain {
   ) {}
 
   start() {
-    if (!this.stopped) return;
-    this.stopped = false;
+    if (this.started || this.stopped) return;
+    this.started = true;
     this.loopDone = this.loop();
   }
 
@@ -175,12 +176,13 @@ export class WebhookDrain {
     if (touched.length > 0) this.options.log.info({ webhookIds: touched }, 'webhook catch-up wrote missed deliveries');
   }
 
-  /** Leases what is due, starting a worker per subscription; returns how many were claimed. */
+  /** Leases what is due, starting a worker per subscription; returns how many workers it started. */
   private async claim(): Promise<number> {
     const free = this.options.concurrency - this.running.size;
     if (free <= 0 || this.stopped) return 0;
     const now = this.clock.now();
     const ids = await this.store.claim({ owner: this.options.owner, now, leaseUntil: this.later(now), limit: free });
+    let started = 0;
     for (const id of ids) {
       // Already ours: the clock passed the lease while a worker was busy; that worker goes on.
       if (this.running.has(id)) continue;
@@ -193,8 +195,9 @@ export class WebhookDrain {
         this.wake();
       });
       this.running.set(id, worker);
+      started++;
     }
-    return ids.length;
+    return started;
   }
 
   private async work(webhookId: string) {

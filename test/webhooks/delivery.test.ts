@@ -186,4 +186,20 @@ describe('webhook delivery', () => {
     ]);
     receiver.answer = () => 200;
   });
+
+  it('does not follow redirects: a 3xx is a failed attempt and its Location is never requested', async () => {
+    const user = await signInUser(t, 'redirect@example.com');
+    receiver.answer = (r) => (r.path === '/moved' ? 301 : 200);
+    const hook = await subscribe(user, '/moved', ['row.created']);
+    await addRow(user, 'welcome', 'moved');
+    const [delivery] = await eventually(async () => {
+      const res = await t.request('GET', `/api/orgs/${user.orgSlug}/webhooks/${hook.id}/deliveries`, { as: user.as });
+      return res.body.deliveries[0]?.attempts === 1 ? res.body.deliveries : null;
+    });
+    expect(delivery).toMatchObject({ status: 'pending', responseStatus: 301 });
+    expect(delivery.error).toMatch(/redirects are not followed/);
+    expect(at('/moved')).toHaveLength(1);
+    expect(at('/landing')).toHaveLength(0);
+    receiver.answer = () => 200;
+  });
 });

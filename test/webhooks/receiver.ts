@@ -38,7 +38,8 @@ export class Receiver {
           this.hanging.add(res);
           return;
         }
-        res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'nope');
+        const redirect = answer >= 300 && answer < 400 ? { location: `${this.url}/landing` } : {};
+        res.writeHead(answer, { 'content-type': 'text/plain', ...redirect }).end(answer < 300 ? 'ok' : 'nope');
       });
     });
   }
