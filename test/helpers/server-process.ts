@@ -51,3 +51,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       }),
   };
 }
+
+/** Signs in to a server process through its mail outbox file (no SMTP); returns the session cookie value. */
+export async function signInThroughOutboxFile(url: string, dataDir: string, email: string): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  await fetch(`${url}/api/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+  const outbox = await readFile(path.join(dataDir, 'outbox.jsonl'), 'utf8');
+  const token = /token=([A-Za-z0-9_-]+)/.exec(outbox.trim().split('\n').at(-1)!)![1]!;
+  const res = await fetch(`${url}/api/auth?token=${token}`, { redirect: 'manual' });
+  return /svc-session=([^;]+)/.exec(res.headers.get('set-cookie')!)![1]!;
+}
