@@ -20,7 +20,7 @@ import { HttpSender } from './sender';
  * See docs/WEBHOOKS.md.
  */
 export class Webhooks {
-  readonly outbox = new WebhookOutbox();
+  readonly outbox: WebhookOutbox;
   readonly secrets: SecretBox;
   private readonly sender: HttpSender;
   private readonly drain: WebhookDrain;
@@ -29,6 +29,7 @@ export class Webhooks {
 
   constructor(deps: { config: Config; database: DatabaseHandle; clock: Clock; log: Logger }) {
     const { config, database, clock, log } = deps;
+    this.outbox = new WebhookOutbox(() => clock.now().getTime());
     this.secrets = SecretBox.open({ configuredKey: config.webhookSecretKey, dataDir: config.dataDir });
     this.allowPrivate = config.webhookAllowPrivate;
     this.sender = new HttpSender({ allowPrivate: config.webhookAllowPrivate, timeoutMs: ATTEMPT_TIMEOUT_MS });

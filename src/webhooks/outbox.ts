@@ -36,7 +36,8 @@ export class WebhookOutbox {
   private readonly generations = new Map<string, number>();
   private readonly enqueued = new WeakSet<EventRecord>();
 
-  constructor(private readonly monotonicNow: () => number = () => performance.now()) {}
+  /** `now` is the services clock, so tests can hold a cache or expire it. */
+  constructor(private readonly now: () => number) {}
 
   /** Whether any of these events may need a delivery (reads the database only on a cache miss, through `db`). */
   async wants(db: Executor, drafts: readonly EventDraft[]): Promise<boolean> {
@@ -73,8 +74,9 @@ export class WebhookOutbox {
 
   private async filtersOf(db: Executor, orgId: string): Promise<SubscriptionFilter[]> {
     const cached = this.cache.get(orgId);
-    const now = this.monotonicNow();
-    if (cached && now - cached.loadedAt < CACHE_TTL_MS) return cached.filters;
+    const now = this.now();
+    // A clock that went back counts as expired, or a stale entry could outlive the catch-up window.
+    if (cached && now >= cached.loadedAt && now - cached.loadedAt < CACHE_TTL_MS) return cached.filters;
     const generation = this.generations.get(orgId) ?? 0;
     const filters = await listOrgSubscriptionFilters(db, orgId);
     // A change committed while we were reading: our answer may predate it, so it is used once and not kept.

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/lib/ids';
 import { monthOf } from '../../src/limits/monthly-meter';
+import { CATCH_UP_AFTER_MS } from '../../src/webhooks/outbox';
+import { newSigningSecret } from '../../src/webhooks/secret-box';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/schedule';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
 import { eventually as eventuallyWithin } from '../helpers/sync';
@@ -212,5 +215,40 @@ describe('retries on a fake clock', () => {
     clock.set(monthOf(clock.now()).resetAt.getTime() + 1_000);
     t.services.webhooks.wake();
     await eventually(() => at('/capped').some((r) => r.json.data.id === c.id));
+  });
+
+  it('catches up on the deliveries another instance missed while its cache did not know a new subscription', async () => {
+    const user = await signInUser(t, 'catchup@example.com');
+    // This instance has looked at the org (sign-in recorded events): its cache says "no webhooks" until it expires.
+    const before = await addRow(user, 'before the subscription');
+    // Another instance creates a subscription, as createWebhook does, without this instance hearing of it.
+    const { max } = await t.services.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('max')).executeTakeFirstOrThrow();
+    const id = newId('whk');
+    await t.services.db
+      .insertInto('webhooks')
+      .values({
+        id,
+        orgId: user.orgId,
+        workspaceId: null,
+        url: `${receiver.url}/catchup`,
+        events: ['row.created'],
+        secretCiphertext: t.services.webhooks.secrets.seal(newSigningSecret()),
+        createdById: user.userId,
+        createdAt: clock.now(),
+        updatedAt: clock.now(),
+        catchupAfterSeq: Number(max),
+      })
+      .execute();
+    const missed = await addRow(user, 'written with a stale cache');
+    expect(await deliveries(user, id)).toEqual([]);
+
+    // Once every instance's cache has expired, the catch-up writes what was missed, and it is sent.
+    advance(CATCH_UP_AFTER_MS);
+    const got = await eventually(() => at('/catchup').find((r) => r.json.data.id === missed.id));
+    expect(got.json.event).toBe('row.created');
+    const after = await addRow(user, 'with a fresh cache');
+    await eventually(() => at('/catchup').some((r) => r.json.data.id === after.id));
+    expect(at('/catchup').map((r) => r.json.data.id)).toEqual([missed.id, after.id]);
+    expect(at('/catchup').some((r) => r.json.data.id === before.id)).toBe(false);
   });
 });

@@ -48,6 +48,13 @@ describe('webhook subscriptions', () => {
     expect(stored.secretCiphertext).toMatch(/^v1\./);
     expect(t.services.webhooks.secrets.open(stored.secretCiphertext)).toBe(secret);
 
+    // The creator's data export lists it, without the secret.
+    const exported = await t.request('GET', '/api/me/export', { as: owner.as });
+    expect(exported.status).toBe(200);
+    expect(exported.body.webhooks).toEqual([expect.objectContaining({ id: created.body.id, url: TARGET, events: ['*', 'row.*', 'row.created'] })]);
+    expect(exported.text).not.toContain(secret.slice(6));
+    expect(exported.text).not.toContain(stored.secretCiphertext);
+
     expect((await t.request('DELETE', `${orgHooks()}/${created.body.id}`, { as: owner.as })).status).toBe(200);
     expect((await t.request('GET', `${orgHooks()}/${created.body.id}`, { as: owner.as })).status).toBe(404);
     expect((await t.request('DELETE', `${orgHooks()}/${created.body.id}`, { as: owner.as })).status).toBe(404);
