@@ -182,17 +182,18 @@ function matchesEvent(): RawBuilder<boolean> {
     and w.events && array['*', e.event, split_part(e.event, '.', 1) || '.*']::text[]`;
 }
 
-/** One delivery per (event, matching subscription), in the transaction that recorded the events. Returns how many. */
-export async function enqueueDeliveries(tx: Executor, eventSeqs: number[], now: Date): Promise<number> {
-  if (eventSeqs.length === 0) return 0;
-  const result = await sql`
+/** One delivery per (event, matching subscription), in the transaction that recorded the events. Returns the subscriptions that got some. */
+export async function enqueueDeliveries(tx: Executor, eventSeqs: number[], now: Date): Promise<string[]> {
+  if (eventSeqs.length === 0) return [];
+  const result = await sql<{ webhookId: string }>`
     insert into webhook_deliveries (webhook_id, org_id, event_seq, event, next_attempt_at, created_at)
     select w.id, w.org_id, e.seq, e.event, ${now}, ${now}
     from events e join webhooks w on ${matchesEvent()}
     where e.seq = any(${eventSeqs}::bigint[])
     on conflict (webhook_id, event_seq) do nothing
+    returning webhook_id
   `.execute(tx);
-  return Number(result.numAffectedRows ?? 0);
+  return [...new Set(result.rows.map((r) => r.webhookId))];
 }
 
 /**
@@ -368,45 +369,40 @@ export type AttemptRecord = {
   deactivate: boolean;
 };
 
-/** One attempt's outcome, in one transaction: the delivery, the subscription's failure streak, the usage of 2xx. */
-export async function recordAttempt(db: Db, attempt: AttemptRecord): Promise<void> {
+/**
+ * One attempt's outcome, in one statement (so one round trip, and atomic):
+ * the delivery, the subscription's failure streak (and deactivation), and
+ * the month's count of successful deliveries.
+ */
+export async function recordAttempt(db: Executor, attempt: AttemptRecord): Promise<void> {
   const { deliveryId, webhookId, orgId, now, period } = attempt;
-  await db.transaction().execute(async (tx) => {
-    if (!attempt.counted) {
-      await tx.updateTable('webhookDeliveries').set({ attemptingUntil: null }).where('id', '=', deliveryId).execute();
-      return;
-    }
-    await tx
-      .updateTable('webhookDeliveries')
-      .set({
-        status: attempt.status,
-        attempts: sql`attempts + 1`,
-        responseStatus: attempt.responseStatus,
-        error: attempt.error,
-        durationMs: attempt.durationMs,
-        lastAttemptAt: now,
-        nextAttemptAt: attempt.nextAttemptAt,
-        attemptingUntil: null,
-      })
-      .where('id', '=', deliveryId)
-      .execute();
-    if (attempt.status === 'succeeded') {
-      await sql`
-        insert into webhook_usage (org_id, period, delivered) values (${orgId}, ${period}, 1)
-        on conflict (org_id, period) do update set delivered = webhook_usage.delivered + 1
-      `.execute(tx);
-      await tx.updateTable('webhooks').set({ failingSince: null }).where('id', '=', webhookId).where('failingSince', 'is not', null).execute();
-      return;
-    }
-    await tx
-      .updateTable('webhooks')
-      .set({
-        failingSince: sql`coalesce(failing_since, ${now})`,
-        ...(attempt.deactivate ? { active: false, deactivatedAt: now, deactivationReason: 'failing', leaseOwner: null, leaseUntil: null, updatedAt: now } : {}),
-      })
-      .where('id', '=', webhookId)
-      .execute();
-  });
+  if (!attempt.counted) {
+    await unlockDelivery(db, deliveryId);
+    return;
+  }
+  const succeeded = attempt.status === 'succeeded';
+  await sql`
+    with delivery as (
+      update webhook_deliveries set
+        status = ${attempt.status}, attempts = attempts + 1, response_status = ${attempt.responseStatus}, error = ${attempt.error},
+        duration_ms = ${attempt.durationMs}, last_attempt_at = ${now}, next_attempt_at = ${attempt.nextAttemptAt}, attempting_until = null
+      where id = ${deliveryId}
+    ),
+    usage as (
+      insert into webhook_usage (org_id, period, delivered) select ${orgId}, ${period}, 1 where ${succeeded}::boolean
+      on conflict (org_id, period) do update set delivered = webhook_usage.delivered + 1
+    ),
+    streak as (
+      update webhooks set
+        failing_since = case when ${succeeded}::boolean then null else coalesce(failing_since, ${now}) end,
+        active = active and not ${attempt.deactivate}::boolean,
+        deactivated_at = case when ${attempt.deactivate}::boolean then ${now} else deactivated_at end,
+        deactivation_reason = case when ${attempt.deactivate}::boolean then 'failing' else deactivation_reason end,
+        updated_at = case when ${attempt.deactivate}::boolean then ${now} else updated_at end
+      where id = ${webhookId} and (not ${succeeded}::boolean or failing_since is not null)
+    )
+    select 1
+  `.execute(db);
 }
 
 export async function releaseSubscription(db: Executor, webhookId: string, owner: string) {

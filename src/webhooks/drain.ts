@@ -65,7 +65,8 @@ const CATCH_UP_EVERY_MS = 5_000;
 const UNREADABLE_SECRET_BACKOFF_MS = 60_000;
 
 export class WebhookDrain {
-  private readonly running = new Map<string, Promise<void>>();
+  /** Subscriptions this instance is sending to; `more` is set when new deliveries were written for one meanwhile. */
+  private readonly running = new Map<string, { done: Promise<void>; more: boolean }>();
   private readonly unreadable = new Map<string, number>();
   private readonly abort = new AbortController();
   private loopDone: Promise<void> | null = null;
@@ -88,8 +89,16 @@ export class WebhookDrain {
     this.loopDone = this.loop();
   }
 
-  /** Look for work now (after a commit that wrote deliveries). */
-  wake() {
+  /**
+   * Look for work now: after a commit that wrote deliveries (for these
+   * subscriptions, when known). A subscription this instance is already
+   * sending to only needs its worker told, not a new claim.
+   */
+  wake(webhookIds?: readonly string[]) {
+    if (webhookIds && webhookIds.every((id) => this.running.has(id))) {
+      for (const id of webhookIds) this.running.get(id)!.more = true;
+      return;
+    }
     this.woken = true;
     this.interrupt?.();
   }
@@ -101,7 +110,7 @@ export class WebhookDrain {
     this.abort.abort();
     this.interrupt?.();
     await this.loopDone;
-    await Promise.allSettled(this.running.values());
+    await Promise.allSettled([...this.running.values()].map((w) => w.done));
   }
 
   /**
@@ -135,7 +144,7 @@ export class WebhookDrain {
     for (;;) {
       const claimed = await this.claim();
       if (claimed === 0 && this.running.size === 0) return;
-      await Promise.allSettled(this.running.values());
+      await Promise.allSettled([...this.running.values()].map((w) => w.done));
     }
   }
 
@@ -190,9 +199,11 @@ export class WebhookDrain {
         await this.store.release(id, this.options.owner);
         continue;
       }
-      const worker = this.work(id).finally(() => {
+      const worker = { done: Promise.resolve(), more: false };
+      worker.done = this.work(id, worker).finally(() => {
         this.running.delete(id);
-        this.wake();
+        // New deliveries for it arrived after its last look, or a slot is free for others.
+        if (worker.more || this.running.size === this.options.concurrency - 1) this.wake();
       });
       this.running.set(id, worker);
       started++;
@@ -200,12 +211,16 @@ export class WebhookDrain {
     return started;
   }
 
-  private async work(webhookId: string) {
+  private async work(webhookId: string, worker: { more: boolean }) {
     try {
       for (let sent = 0; sent < this.options.batch && !this.stopped; sent++) {
         const now = this.clock.now();
         const delivery = await this.store.lockNext({ webhookId, owner: this.options.owner, now, leaseUntil: this.later(now), attemptUntil: this.later(now) });
-        if (!delivery) break;
+        if (!delivery) {
+          if (!worker.more) break;
+          worker.more = false;
+          continue;
+        }
         if (!(await this.attempt(delivery))) break;
       }
     } catch (error) {

@@ -60,7 +60,8 @@ export class Webhooks {
 
   /** After a commit: if it wrote deliveries, send them now rather than at the next poll. */
   committed(records: readonly EventRecord[]) {
-    if (this.outbox.hasDeliveries(records)) this.drain.wake();
+    const webhookIds = this.outbox.deliveredTo(records);
+    if (webhookIds.length > 0) this.drain.wake(webhookIds);
   }
 
   /** Looks for due deliveries now (after a subscription was re-activated, the clock moved in tests). */

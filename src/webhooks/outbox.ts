@@ -34,7 +34,8 @@ type Entry = { loadedAt: number; filters: SubscriptionFilter[] };
 export class WebhookOutbox {
   private readonly cache = new Map<string, Entry>();
   private readonly generations = new Map<string, number>();
-  private readonly enqueued = new WeakSet<EventRecord>();
+  /** Records whose transaction wrote deliveries → the subscriptions they went to. */
+  private readonly enqueued = new WeakMap<EventRecord, readonly string[]>();
 
   /** `now` is the services clock, so tests can hold a cache or expire it. */
   constructor(private readonly now: () => number) {}
@@ -51,19 +52,20 @@ export class WebhookOutbox {
   }
 
   /** Writes the deliveries of recorded events, inside their transaction. */
-  async enqueue(db: Executor, records: readonly EventRecord[], now: Date): Promise<number> {
-    const written = await enqueueDeliveries(
+  async enqueue(db: Executor, records: readonly EventRecord[], now: Date): Promise<void> {
+    const webhookIds = await enqueueDeliveries(
       db,
       records.map((r) => Number(r.eventId)),
       now,
     );
-    if (written > 0) for (const record of records) this.enqueued.add(record);
-    return written;
+    if (webhookIds.length > 0) for (const record of records) this.enqueued.set(record, webhookIds);
   }
 
-  /** Whether deliveries were written with these records (after commit: wake the drain). */
-  hasDeliveries(records: readonly EventRecord[]): boolean {
-    return records.some((r) => this.enqueued.has(r));
+  /** The subscriptions these records' transaction wrote deliveries for (after commit: wake the drain for them). */
+  deliveredTo(records: readonly EventRecord[]): string[] {
+    const ids = new Set<string>();
+    for (const record of records) for (const id of this.enqueued.get(record) ?? []) ids.add(id);
+    return [...ids];
   }
 
   /** After a subscription of this organisation changed. */

@@ -4,6 +4,7 @@ import type { LockedDelivery, RetryLock } from '../../src/persistence/webhooks';
 import { automaticOutcome, WebhookDrain, type AttemptOutcome, type DeliveryStore, type DrainOptions, type LockOptions } from '../../src/webhooks/drain';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/webhooks/schedule';
 import type { Attempt, AttemptResult, Sender } from '../../src/webhooks/sender';
+import { eventually } from '../helpers/sync';
 
 /**
  * The drain's logic with a fake store, a fake sender and a manual clock
@@ -261,6 +262,37 @@ describe('the webhook drain', () => {
       expect(order).toEqual([...order].sort((x, y) => x - y));
     }
     expect(sender.maxInFlightPerWebhook).toBe(1);
+  });
+
+  it('a wake for a subscription already being sent to reaches its worker: nothing waits for the next poll', async () => {
+    const clock = new ManualClock(0);
+    const store = new FakeStore();
+    const sender = new FakeSender();
+    // Polling is out of the picture: only wakes move this drain.
+    const { drain } = drainOver(store, sender, clock, { pollMs: 600_000 });
+    // New deliveries commit just after the worker found its queue empty, before it lets go of the lease.
+    const lockNext = store.lockNext.bind(store);
+    let injected = false;
+    store.lockNext = async (options) => {
+      const next = await lockNext(options);
+      if (!next && !injected) {
+        injected = true;
+        store.add('a', 2, 0);
+        drain.wake(['a']);
+      }
+      return next;
+    };
+    drain.start();
+    store.add('a', 1, 0);
+    drain.wake(['a']);
+    await eventually(() => sender.sent.length === 3, 2_000);
+    expect(sentOf(sender, 'a')).toEqual([1, 2, 3]);
+    // Once the worker has let go, a wake claims again.
+    await eventually(() => store.webhooks.get('a')!.leaseOwner === null, 2_000);
+    store.add('a', 1, 0);
+    drain.wake(['a']);
+    await eventually(() => sender.sent.length === 4, 2_000);
+    await drain.stop();
   });
 
   it('leaves a subscription whose secret this instance cannot open to the others, without an attempt', async () => {
