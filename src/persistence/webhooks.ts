@@ -405,6 +405,16 @@ export async function recordAttempt(db: Executor, attempt: AttemptRecord): Promi
   `.execute(db);
 }
 
+/** Deletes up to `limit` finished (succeeded or failed) deliveries created before `before`; returns how many. */
+export async function pruneFinishedDeliveries(db: Executor, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    delete from webhook_deliveries where id in (
+      select id from webhook_deliveries where status <> 'pending' and created_at < ${before} order by created_at limit ${limit}
+    )
+  `.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
 export async function releaseSubscription(db: Executor, webhookId: string, owner: string) {
   await db.updateTable('webhooks').set({ leaseOwner: null, leaseUntil: null }).where('id', '=', webhookId).where('leaseOwner', '=', owner).execute();
 }

@@ -36,6 +36,8 @@ export interface DeliveryStore {
   release(webhookId: string, owner: string): Promise<void>;
   /** Deliveries other instances' caches missed for new subscriptions (src/webhooks/outbox.ts). */
   catchUp(now: Date): Promise<string[]>;
+  /** Forgets finished deliveries past their retention; returns how many. */
+  prune(now: Date): Promise<number>;
   /** All leases, when no other instance can hold one (PGlite). */
   clearLeases(): Promise<void>;
 }
@@ -61,6 +63,7 @@ export type DrainOptions = {
 };
 
 const CATCH_UP_EVERY_MS = 5_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
 /** A subscription whose secret this instance cannot open is left to other instances for this long. */
 const UNREADABLE_SECRET_BACKOFF_MS = 60_000;
 
@@ -75,6 +78,7 @@ export class WebhookDrain {
   private woken = false;
   private interrupt: (() => void) | null = null;
   private lastCatchUp = 0;
+  private lastPrune = 0;
 
   constructor(
     private readonly store: DeliveryStore,
@@ -154,6 +158,7 @@ export class WebhookDrain {
       this.woken = false;
       try {
         await this.catchUpNow();
+        await this.pruneNow();
         await this.claim();
       } catch (error) {
         this.options.log.warn({ err: error }, 'webhook drain: claim failed; retrying');
@@ -183,6 +188,14 @@ export class WebhookDrain {
     this.lastCatchUp = now;
     const touched = await this.store.catchUp(this.clock.now());
     if (touched.length > 0) this.options.log.info({ webhookIds: touched }, 'webhook catch-up wrote missed deliveries');
+  }
+
+  private async pruneNow() {
+    const now = Date.now();
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    const pruned = await this.store.prune(this.clock.now());
+    if (pruned > 0) this.options.log.info({ pruned }, 'pruned finished webhook deliveries');
   }
 
   /** Leases what is due, starting a worker per subscription; returns how many workers it started. */

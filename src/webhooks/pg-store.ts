@@ -8,6 +8,7 @@ import {
   clearAllLeases,
   lockDeliveryForRetry,
   lockNextDelivery,
+  pruneFinishedDeliveries,
   recordAttempt,
   releaseSubscription,
   unlockDelivery,
@@ -15,6 +16,9 @@ import {
 } from '../persistence/webhooks';
 import type { AttemptOutcome, DeliveryStore, LockOptions } from './drain';
 import { CATCH_UP_AFTER_MS } from './outbox';
+
+/** How long succeeded and failed deliveries stay listed (and retriable). */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** Monthly caps of successful deliveries, from the plans table. */
 export const WEBHOOK_CAPS = Object.fromEntries(
@@ -51,6 +55,10 @@ export class PgDeliveryStore implements DeliveryStore {
 
   catchUp(now: Date) {
     return catchUpNewWebhooks(this.db, new Date(now.getTime() - CATCH_UP_AFTER_MS), CATCH_UP_AFTER_MS, now);
+  }
+
+  prune(now: Date) {
+    return pruneFinishedDeliveries(this.db, new Date(now.getTime() - DELIVERY_RETENTION_MS), 10_000);
   }
 
   clearLeases() {

@@ -107,6 +107,10 @@ class FakeStore implements DeliveryStore {
     return [];
   }
 
+  async prune() {
+    return 0;
+  }
+
   async clearLeases() {}
 }
 

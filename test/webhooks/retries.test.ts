@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids';
 import { monthOf } from '../../src/limits/monthly-meter';
 import { CATCH_UP_AFTER_MS } from '../../src/webhooks/outbox';
+import { DELIVERY_RETENTION_MS, PgDeliveryStore } from '../../src/webhooks/pg-store';
 import { newSigningSecret } from '../../src/webhooks/secret-box';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/schedule';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
@@ -250,5 +251,23 @@ describe('retries on a fake clock', () => {
     await eventually(() => at('/catchup').some((r) => r.json.data.id === after.id));
     expect(at('/catchup').map((r) => r.json.data.id)).toEqual([missed.id, after.id]);
     expect(at('/catchup').some((r) => r.json.data.id === before.id)).toBe(false);
+  });
+
+  it('forgets finished deliveries after the retention period, never pending ones', async () => {
+    const user = await signInUser(t, 'prune@example.com');
+    let failing = false;
+    receiver.answer = (r) => (r.path === '/prune' && failing ? 500 : 200);
+    const hook = await subscribe(user, '/prune', ['row.created']);
+    await addRow(user, 'delivered');
+    await eventually(async () => (await deliveries(user, hook.id))[0]?.status === 'succeeded');
+    failing = true;
+    await addRow(user, 'still pending');
+    await eventually(async () => (await deliveries(user, hook.id))[0]?.attempts === 1);
+
+    const store = new PgDeliveryStore(t.services.db);
+    await store.prune(new Date(clock.now().getTime() + DELIVERY_RETENTION_MS - 60_000));
+    expect((await deliveries(user, hook.id)).map((d) => d.status)).toEqual(['pending', 'succeeded']);
+    expect(await store.prune(new Date(clock.now().getTime() + DELIVERY_RETENTION_MS + 60_000))).toBeGreaterThan(0);
+    expect((await deliveries(user, hook.id)).map((d) => d.status)).toEqual(['pending']);
   });
 });

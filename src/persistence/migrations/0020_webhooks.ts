@@ -62,6 +62,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   `.execute(db);
   // The head of each subscription's queue.
   await sql`create index webhook_deliveries_pending_idx on webhook_deliveries (webhook_id, event_seq) where status = 'pending'`.execute(db);
+  // Finished deliveries are kept for a while, then pruned oldest first.
+  await sql`create index webhook_deliveries_done_idx on webhook_deliveries (created_at) where status <> 'pending'`.execute(db);
 
   await sql`
     create table webhook_usage (
