@@ -62,3 +62,34 @@ export class Receiver {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/**
+ * A subscription written straight to the database, as another instance (or
+ * an earlier DNS answer) would have left it: the app under test is not told.
+ */
+export async function insertWebhookBehindTheApp(
+  t: { services: import('../../src/services').Services },
+  owner: { orgId: string; userId: string },
+  values: { url: string; events: string[]; catchupAfterSeq?: number },
+): Promise<string> {
+  const { newId } = await import('../../src/lib/ids');
+  const { newSigningSecret } = await import('../../src/webhooks/secret-box');
+  const id = newId('whk');
+  const now = t.services.clock.now();
+  await t.services.db
+    .insertInto('webhooks')
+    .values({
+      id,
+      orgId: owner.orgId,
+      workspaceId: null,
+      url: values.url,
+      events: values.events,
+      secretCiphertext: t.services.webhooks.secrets.seal(newSigningSecret()),
+      createdById: owner.userId,
+      createdAt: now,
+      updatedAt: now,
+      catchupAfterSeq: values.catchupAfterSeq ?? null,
+    })
+    .execute();
+  return id;
+}

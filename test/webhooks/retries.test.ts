@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids';
 import { monthOf } from '../../src/limits/monthly-meter';
 import { CATCH_UP_AFTER_MS } from '../../src/webhooks/outbox';
 import { DELIVERY_RETENTION_MS, PgDeliveryStore } from '../../src/webhooks/pg-store';
-import { newSigningSecret } from '../../src/webhooks/secret-box';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/schedule';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
 import { eventually as eventuallyWithin } from '../helpers/sync';
 import { signInUser, type TestUser } from '../workspaces/helpers';
-import { Receiver } from './receiver';
+import { insertWebhookBehindTheApp, Receiver } from './receiver';
 
 /**
  * Time-driven behaviour on a fake clock: the automatic retry schedule, the
@@ -224,22 +222,7 @@ describe('retries on a fake clock', () => {
     const before = await addRow(user, 'before the subscription');
     // Another instance creates a subscription, as createWebhook does, without this instance hearing of it.
     const { max } = await t.services.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('max')).executeTakeFirstOrThrow();
-    const id = newId('whk');
-    await t.services.db
-      .insertInto('webhooks')
-      .values({
-        id,
-        orgId: user.orgId,
-        workspaceId: null,
-        url: `${receiver.url}/catchup`,
-        events: ['row.created'],
-        secretCiphertext: t.services.webhooks.secrets.seal(newSigningSecret()),
-        createdById: user.userId,
-        createdAt: clock.now(),
-        updatedAt: clock.now(),
-        catchupAfterSeq: Number(max),
-      })
-      .execute();
+    const id = await insertWebhookBehindTheApp(t, user, { url: `${receiver.url}/catchup`, events: ['row.created'], catchupAfterSeq: Number(max) });
     const missed = await addRow(user, 'written with a stale cache');
     expect(await deliveries(user, id)).toEqual([]);
 

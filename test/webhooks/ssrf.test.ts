@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids';
 import { forbiddenAddressReason } from '../../src/webhooks/address-guard';
-import { newSigningSecret } from '../../src/webhooks/secret-box';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { eventually } from '../helpers/sync';
 import { signInUser, type TestUser } from '../workspaces/helpers';
-import { Receiver } from './receiver';
+import { insertWebhookBehindTheApp, Receiver } from './receiver';
 
 /**
  * SSRF: without WEBHOOK_ALLOW_PRIVATE, targets on loopback, private,
@@ -97,19 +95,7 @@ describe('SSRF protection', () => {
 
   it('checks again at each delivery: a stored target that is internal is never connected to', async () => {
     // As if the name had resolved to a public address at creation and to loopback now: the row is written directly.
-    const id = newId('whk');
-    await t.services.db
-      .insertInto('webhooks')
-      .values({
-        id,
-        orgId: user.orgId,
-        workspaceId: null,
-        url: receiver.url.replace('127.0.0.1', 'localhost') + '/rebound',
-        events: ['row.created'],
-        secretCiphertext: t.services.webhooks.secrets.seal(newSigningSecret()),
-        createdById: user.userId,
-      })
-      .execute();
+    const id = await insertWebhookBehindTheApp(t, user, { url: receiver.url.replace('127.0.0.1', 'localhost') + '/rebound', events: ['row.created'] });
     t.services.webhooks.outbox.invalidate(user.orgId);
     const row = await t.request('POST', '/api/workspaces/welcome/rows', { as: user.as, body: { data: { title: 'not for internal eyes' } } });
     expect(row.status).toBe(200);
