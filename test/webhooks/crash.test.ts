@@ -30,7 +30,7 @@ function env() {
 
 describe('webhook deliveries across SIGKILL', () => {
   it('delivers every pending delivery after a restart', async () => {
-    server = await startServerProcess(env());
+    server = await startServerProcess(env(), { startTimeoutMs: 180_000 });
     const cookie = await signInThroughOutboxFile(server.url, store.dataDir, 'webhook-crash@example.com');
     const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
     const me = await (await fetch(`${server.url}/api/me`, { headers })).json();
@@ -54,7 +54,7 @@ describe('webhook deliveries across SIGKILL', () => {
     await server.kill('SIGKILL');
 
     receiver.answer = () => 200;
-    server = await startServerProcess(env());
+    server = await startServerProcess(env(), { startTimeoutMs: 180_000 });
     // On Postgres a dead instance's lease runs out first (15 s); PGlite, opened by one process only, clears it at start.
     const byDelivery = await eventually(() => {
       const seen = new Map<string, string>();
@@ -69,5 +69,5 @@ describe('webhook deliveries across SIGKILL', () => {
     expect(receiver.received.filter((r) => r.headers['webhook-id'] === first.headers['webhook-id']).length).toBeGreaterThanOrEqual(2);
     const order = receiver.received.slice(1).map((r) => rowIds.indexOf(r.json.data.id));
     expect(order).toEqual([...order].sort((a, b) => a - b));
-  }, 240_000);
+  }, 480_000);
 });
