@@ -83,8 +83,9 @@ export async function resolveTarget(hostname: string, options: { allowPrivate: b
     for (const { address } of addresses) {
       const reason = forbiddenAddressReason(address);
       if (reason) {
+        // The address itself is not named: that would turn webhooks into a probe of internal DNS.
         throw new ForbiddenTargetError(
-          `Webhook targets must be public: ${host === address ? address : `${host} resolves to ${address}`}, a ${reason}.`,
+          `Webhook targets must be public: ${host === address ? `${address} is` : `${host} resolves to`} a ${reason}.`,
           'forbidden_address',
         );
       }

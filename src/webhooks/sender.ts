@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { ForbiddenTargetError, pinnedLookup, resolveTarget } from './address-guard';
+import { bareHostname, ForbiddenTargetError, pinnedLookup, resolveTarget } from './address-guard';
 
 /**
  * One HTTP attempt of one delivery: Standard Webhooks headers signed with
@@ -80,7 +80,7 @@ export class HttpSender implements Sender {
       const request = client.request(
         {
           protocol: url.protocol,
-          hostname: url.hostname.replace(/^\[|\]$/g, ''),
+          hostname: bareHostname(url.hostname),
           port: url.port || undefined,
           path: `${url.pathname}${url.search}`,
           method: 'POST',
