@@ -41,7 +41,8 @@ const eventually = <T>(check: () => T | Promise<T>) => eventuallyWithin(check, 2
 
 const at = (path: string) => receiver.received.filter((r) => r.path === path);
 
-describe('webhook delivery', () => {
+// Many round trips through a real server: generous on a loaded machine (assertions wait for conditions).
+describe('webhook delivery', { timeout: 240_000 }, () => {
   it('signs each delivery so that the standardwebhooks verifier accepts it, and the body is the event record', async () => {
     const user = await signInUser(t, 'signed@example.com');
     const hook = await subscribe(user, '/signed', ['row.created']);

@@ -57,7 +57,8 @@ function advance(ms: number) {
   t.services.webhooks.wake();
 }
 
-describe('retries on a fake clock', () => {
+// Many round trips through a real server: generous on a loaded machine (assertions wait for conditions).
+describe('retries on a fake clock', { timeout: 240_000 }, () => {
   it('retries a failing delivery on the schedule, marks it failed after the last attempt, and a manual retry then succeeds', async () => {
     const user = await signInUser(t, 'retry@example.com');
     receiver.answer = (r) => (r.path === '/flaky' ? 500 : 200);

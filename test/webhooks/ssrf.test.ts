@@ -29,7 +29,7 @@ afterAll(async () => {
   await t?.store.dispose();
 });
 
-describe('SSRF protection', () => {
+describe('SSRF protection', { timeout: 240_000 }, () => {
   it('refuses internal targets at creation: 127.0.0.1, 10.0.0.1, 169.254.169.254, [::1], localhost and their disguises', async () => {
     const targets = [
       'http://127.0.0.1/hook',

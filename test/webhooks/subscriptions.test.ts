@@ -26,7 +26,7 @@ afterAll(async () => {
 
 const orgHooks = () => `/api/orgs/${owner.orgSlug}/webhooks`;
 
-describe('webhook subscriptions', () => {
+describe('webhook subscriptions', { timeout: 240_000 }, () => {
   it('returns the secret once, never lists it, and keeps it encrypted at rest', async () => {
     const created = await t.request('POST', orgHooks(), { as: owner.as, body: { url: TARGET, events: ['row.*', 'row.created', '*'] } });
     expect(created.status, created.text).toBe(200);
