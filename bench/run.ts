@@ -14,6 +14,7 @@ const parts: Part[] = [
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
   { name: 'web', run: async () => (await import('./web')).runWebBench() },
+  { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
 ];
 
 function print(name: string, figures: Figures) {

@@ -5,6 +5,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
 import { FileTrashJob } from './domain/file-trash';
+import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
@@ -95,6 +96,10 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorate('fileTrash', fileTrash);
   app.addHook('onReady', async () => fileTrash.start());
   app.addHook('preClose', async () => fileTrash.stop());
+
+  // Webhook deliveries are sent while the app runs (src/webhooks).
+  app.addHook('onReady', async () => startWebhookDelivery(services));
+  app.addHook('preClose', async () => services.webhooks.stop());
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);

@@ -21,6 +21,7 @@ import { rowRoutes } from './rows';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
+import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -46,4 +47,5 @@ export async function registerRoutes(app: App, services: Services) {
   await fileUploadRoutes(app, services);
   await fileRoutes(app, services);
   await fileSharePageRoutes(app, services);
+  await webhookRoutes(app, services);
 }

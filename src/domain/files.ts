@@ -1,3 +1,4 @@
+import type { EventName } from '../events/names';
 import type { Readable } from 'node:stream';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../events/types';
@@ -62,7 +63,7 @@ export type FolderView = FolderRow & { createdBy: Principal | null };
 export const byOf = (principal: Principal): By => ({ id: principal.id, type: principal.principalType });
 
 /** An event about a file, with the fields SPEC requires of every file event (`fileId`, `name`, `surfaceId`). */
-export function fileEvent(event: string, scope: FilesScope, principal: Principal, file: { id: string; name: string }, data: Record<string, unknown> = {}): EventDraft {
+export function fileEvent(event: EventName, scope: FilesScope, principal: Principal, file: { id: string; name: string }, data: Record<string, unknown> = {}): EventDraft {
   const { workspace, orgSlug } = scope.resolved;
   return {
     ...workspaceEvent(event, { workspace, orgSlug, surface: scope.surface }, { principal }, { fileId: file.id, name: file.name, surfaceId: scope.surface.id, ...data }),
@@ -71,7 +72,7 @@ export function fileEvent(event: string, scope: FilesScope, principal: Principal
 }
 
 /** An event about a folder: `folderId`, `name`, `surfaceId`, `parentFolderId` and what the change adds. */
-export function folderEvent(event: string, scope: FilesScope, principal: Principal, folder: FolderRow, data: Record<string, unknown> = {}): EventDraft {
+export function folderEvent(event: EventName, scope: FilesScope, principal: Principal, folder: FolderRow, data: Record<string, unknown> = {}): EventDraft {
   const { workspace, orgSlug } = scope.resolved;
   return {
     ...workspaceEvent(

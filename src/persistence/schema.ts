@@ -342,6 +342,50 @@ export interface StoredBlobsTable {
   createdAt: Timestamp;
 }
 
+export interface WebhooksTable {
+  id: string;
+  orgId: string;
+  workspaceId: string | null;
+  url: string;
+  events: string[];
+  secretCiphertext: string;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  createdById: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  failingSince: NullableTimestamp;
+  deactivatedAt: NullableTimestamp;
+  deactivationReason: string | null;
+  catchupAfterSeq: number | null;
+  leaseOwner: string | null;
+  leaseUntil: NullableTimestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  webhookId: string;
+  orgId: string;
+  eventSeq: number;
+  event: string;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number | null;
+  createdAt: Timestamp;
+  nextAttemptAt: NullableTimestamp;
+  lastAttemptAt: NullableTimestamp;
+  attemptingUntil: NullableTimestamp;
+}
+
+export interface WebhookUsageTable {
+  orgId: string;
+  period: string;
+  delivered: ColumnType<number, number | undefined, number>;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -372,6 +416,9 @@ export interface Database {
   orgStorage: OrgStorageTable;
   storageReservations: StorageReservationsTable;
   storedBlobs: StoredBlobsTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  webhookUsage: WebhookUsageTable;
 }
 
 export type Org = Selectable<OrgsTable>;

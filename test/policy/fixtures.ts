@@ -75,7 +75,8 @@ const KEY_ROLES: SpecKeyRole[] = ['viewer', 'commenter', 'editor'];
 export async function buildMatrix(): Promise<Matrix> {
   const clock = new ManualClock();
   // Hundreds of writes by one principal within a frozen minute: lift the burst limit (not what this test is about).
-  const t = await startTestApp({ clock, env: { API_WRITES_PER_MINUTE: '1000000' } });
+  // Webhook probes target a loopback port (see matrix.http.test.ts).
+  const t = await startTestApp({ clock, env: { API_WRITES_PER_MINUTE: '1000000', WEBHOOK_ALLOW_PRIVATE: 'true' } });
   const db = t.services.db;
 
   const alice = await signInUser(t, 'alice@example.com');
