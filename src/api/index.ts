@@ -7,6 +7,9 @@ import { columnRoutes } from './columns';
 import { docRoutes } from './doc';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
+import { fileSharePageRoutes } from './file-share-pages';
+import { fileUploadRoutes } from './file-uploads';
+import { fileRoutes } from './files';
 import { healthRoutes } from './health';
 import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
@@ -18,6 +21,7 @@ import { rowRoutes } from './rows';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
+import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -40,4 +44,8 @@ export async function registerRoutes(app: App, services: Services) {
   await docRoutes(app, services);
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
+  await fileUploadRoutes(app, services);
+  await fileRoutes(app, services);
+  await fileSharePageRoutes(app, services);
+  await webhookRoutes(app, services);
 }
