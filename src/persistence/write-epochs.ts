@@ -33,6 +33,16 @@ const CONTENT_TABLES = new Set([
   'elevation_codes',
   'elevation_grants',
   'invites',
+  // The webhooks outbox (recordEvents) and its drain; file contents and upload bookkeeping.
+  'webhook_deliveries',
+  'webhook_usage',
+  'files',
+  'file_folders',
+  'file_uploads',
+  'file_share_tokens',
+  'stored_blobs',
+  'org_storage',
+  'storage_reservations',
 ]);
 
 /** The tables a statement writes, read from its SQL (covers Kysely builders and raw `sql` alike). */
