@@ -192,11 +192,23 @@ describe('ChangeBatches (one events transaction for many changes)', () => {
     ]);
   });
 
+  it('changes made within one turn of the event loop share a commit, with no linger', async () => {
+    const { batches, persisted, idle } = setup(0);
+    // Another request, already waiting in this turn of the event loop, makes its change after the first one's.
+    const second = new Promise<void>((resolve) => setImmediate(() => resolve(batches.push('doc', { id: 2, urgent: true }))));
+    batches.push('doc', { id: 1, urgent: true });
+    await second;
+    await idle();
+    expect(persisted).toEqual([[1, 2]]);
+  });
+
   it('changes that arrive while a batch is being persisted go to the next batch', async () => {
     const { batches, persisted, idle, slowDown } = setup(0);
     const release = slowDown();
     batches.push('doc', { id: 1 });
-    await tick();
+    await tick(); // a batch waits one turn of the event loop before it is persisted...
+    await tick(); // ...and is being persisted after it
+    expect(persisted).toEqual([[1]]);
     batches.push('doc', { id: 2 });
     batches.push('doc', { id: 3 });
     release();
