@@ -50,9 +50,10 @@ async function coldSync(mode: 'trellis' | 'bare', stateFile: string, rows: numbe
     await synced(client, 120_000);
     const ms = performance.now() - started;
     const held = countRows(client.doc);
-    client.destroy();
     if (held !== rows) throw new Error(`${mode}: the client holds ${held} rows, not ${rows}`);
+    // While the client is connected: the document is loaded.
     const { heapMb } = (await (await fetch(`${info.stats}/heap`)).json()) as { heapMb: number };
+    client.destroy();
     return { ms, heapMb };
   } finally {
     await stopBenchServer(child);

@@ -1,3 +1,4 @@
+import { bytea } from './bytea';
 import type { Executor } from './database';
 import type { PrincipalKind } from './schema';
 
@@ -28,7 +29,7 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
       .values(
         chunk.map((r) => ({
           document: r.document,
-          update: r.update,
+          update: bytea(r.update),
           derived: r.derived,
           principalType: r.author?.principalType ?? null,
           principalId: r.author?.id ?? null,
