@@ -18,12 +18,12 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Hocuspocus } from '@hocuspocus/server';
 import * as Y from 'yjs';
-import { WebSocketServer } from 'ws';
 import { appendUpdates } from '../src/persistence/document-log';
 import { tablesDocumentName } from '../src/sync/document-names';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { listenBare } from './bare-hocuspocus';
 
 const mode = process.argv[2];
 const stateFile = process.env.BENCH_STATE_FILE!;
@@ -66,17 +66,8 @@ async function bare() {
   // Loaded before any client comes: this baseline serves the state from memory.
   await hocuspocus.openDirectConnection(documentName, {});
   const server = http.createServer();
-  const wss = new WebSocketServer({ noServer: true });
-  server.on('upgrade', (request, socket, head) => {
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      const client = hocuspocus.handleConnection(ws as never, new Request(`http://localhost${request.url}`));
-      ws.on('message', (data: Buffer) => client.handleMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
-      ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  console.log(JSON.stringify({ url: `http://127.0.0.1:${port}`, documentName, stats: await startStats() }));
+  const url = await listenBare(hocuspocus, server);
+  console.log(JSON.stringify({ url, documentName, stats: await startStats() }));
 }
 
 await (mode === 'bare' ? bare() : trellis());

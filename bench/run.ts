@@ -12,6 +12,7 @@ const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'rest', run: async () => (await import('./rest')).runRestBench() },
+  { name: 'cold-sync', run: async () => (await import('./cold-sync')).runColdSyncBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
   { name: 'web', run: async () => (await import('./web')).runWebBench() },
