@@ -4,6 +4,7 @@ import type { Services } from '../services';
 import { agentRoutes } from './agents';
 import { authRoutes } from './auth';
 import { columnRoutes } from './columns';
+import { commentRoutes } from './comments';
 import { docRoutes } from './doc';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
@@ -12,6 +13,7 @@ import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
 import { keyRoutes } from './keys';
 import { meRoutes } from './me';
+import { messageRoutes } from './messages';
 import { memberRoutes } from './members';
 import { orgRoutes } from './orgs';
 import { rowRoutes } from './rows';
@@ -40,4 +42,6 @@ export async function registerRoutes(app: App, services: Services) {
   await docRoutes(app, services);
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
+  await commentRoutes(app, services);
+  await messageRoutes(app, services);
 }

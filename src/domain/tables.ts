@@ -141,6 +141,17 @@ export async function listWorkspaceRows(
   return { rows: await present(services, workspace.id, page.rows), nextCursor: page.nextCursor };
 }
 
+/**
+ * A row must exist (404), and when the request names a sheet (`surface` or
+ * `surfaceId`, in the query or the body) the row must be on it: a row
+ * addressed on the wrong sheet is not found there.
+ */
+export async function assertRowOnSheet(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector): Promise<void> {
+  const named = selector.surface !== undefined || selector.surfaceId !== undefined ? await pickTableSurface(services, workspace, selector) : null;
+  const row = await services.sync.read(tablesDocumentName(workspace.id), (doc) => getRow(doc, rowId));
+  if (!row || (named && row.surfaceId !== named.id)) throw errors.notFound('Row');
+}
+
 export async function getWorkspaceRow(services: Services, workspace: Workspace, rowId: string): Promise<RowRecord> {
   const row = await services.sync.read(tablesDocumentName(workspace.id), (doc) => getRow(doc, rowId));
   if (!row) throw errors.notFound('Row');

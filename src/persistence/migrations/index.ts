@@ -3,6 +3,7 @@ import * as m0001 from './0001_platform';
 import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
+import * as m0010 from './0010_comments';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0003_members': m0003,
   '0005_documents': m0005,
   '0006_docs': m0006,
+  '0010_comments': m0010,
 };
