@@ -2,7 +2,8 @@
  * Anchors of doc-range comments: a range of the doc body stored as Yjs
  * relative positions in the body fragment of that surface's document, so it
  * follows every concurrent edit (text typed before it moves it, text typed
- * inside it grows it) instead of pointing at fixed offsets.
+ * inside it grows it, words typed over it replace it) instead of pointing at
+ * fixed offsets.
  *
  * The API speaks ProseMirror positions of the body exactly as `GET /doc`
  * returns it (`readDocBody`). y-prosemirror's own converters need the
@@ -42,9 +43,13 @@ export class DocAnchorError extends Error {
   }
 }
 
-// A range keeps the words it was made on: text typed at either edge stays outside it.
+// Both sides stick to the character after them. Text typed just before the range stays outside
+// it; text typed at its end, or replacing its words (a deleted character's position is where it
+// was, and new text goes after it), falls inside, so a changed word reads as what replaced it.
 const START_ASSOC = 0;
-const END_ASSOC = -1;
+const END_ASSOC = 0;
+// The block fallback of the end sticks to its block, so it stays after that block.
+const END_BLOCK_ASSOC = -1;
 
 /**
  * Anchors `[from, to]` (ProseMirror positions of the current body) and
@@ -64,7 +69,7 @@ export function anchorDocRange(ydoc: Y.Doc, from: number, to: number): { stored:
     start: encode(Y.createRelativePositionFromTypeIndex(start.type, start.index, START_ASSOC)),
     end: encode(Y.createRelativePositionFromTypeIndex(end.type, end.index, END_ASSOC)),
     startBlock: encode(Y.createRelativePositionFromTypeIndex(fragment, blockIndexAt(fragment, from, 'start'), START_ASSOC)),
-    endBlock: encode(Y.createRelativePositionFromTypeIndex(fragment, blockIndexAt(fragment, to, 'end'), END_ASSOC)),
+    endBlock: encode(Y.createRelativePositionFromTypeIndex(fragment, blockIndexAt(fragment, to, 'end'), END_BLOCK_ASSOC)),
   };
   return { stored, text: rangeText(body, from, to) };
 }

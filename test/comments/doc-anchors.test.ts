@@ -105,19 +105,41 @@ describe('doc-range anchors', () => {
     expect(anchorTextDrifted(text, moved.text)).toBe(false);
   });
 
-  it('text typed at its edges stays outside; text typed inside is part of it and counts as drift', () => {
+  it('text typed before it stays outside; text typed inside it or at its end is part of it and counts as drift', () => {
     const ydoc = docFrom('aaa bbb ccc');
     const { stored } = anchorDocRange(ydoc, 5, 8); // "bbb"
     expect(resolveDocAnchor(ydoc, stored)!.text).toBe('bbb');
     const run = bodyFragment(ydoc).get(0) as Y.XmlElement;
     const text = run.get(0) as Y.XmlText;
-    text.insert(7, 'X'); // after "bbb"
-    text.insert(4, 'Y'); // before "bbb"
+    text.insert(4, 'Y'); // just before "bbb"
     expect(resolveDocAnchor(ydoc, stored)!.text).toBe('bbb');
     text.insert(6, 'Z'); // inside: "bZbb"
+    text.insert(9, 's'); // at its end: "bZbbs"
     const drifted = resolveDocAnchor(ydoc, stored)!;
-    expect(drifted.text).toBe('bZbb');
+    expect(drifted.text).toBe('bZbbs');
     expect(anchorTextDrifted('bbb', drifted.text)).toBe(true);
+  });
+
+  it('words typed over it (on another replica) read as their replacement', () => {
+    const server = docFrom('The date is Friday the 13th.');
+    let start = -1;
+    readDocBody(server).descendants((node, pos) => {
+      if (node.isText) start = pos + node.text!.indexOf('Friday');
+    });
+    const { stored } = anchorDocRange(server, start, start + 6);
+    const client = replicaOf(server);
+    const text = (bodyFragment(client).get(0) as Y.XmlElement).get(0) as Y.XmlText;
+    const at = text.toString().indexOf('Friday');
+    // What an editor does when "Friday" is selected and "Monday" typed over it.
+    client.transact(() => {
+      text.delete(at, 6);
+      text.insert(at, 'M');
+    });
+    text.insert(at + 1, 'onday');
+    sync(client, server);
+    const resolved = resolveDocAnchor(server, stored)!;
+    expect(resolved).toEqual({ from: start, to: start + 6, text: 'Monday' });
+    expect(anchorTextDrifted('Friday', resolved.text)).toBe(true);
   });
 
   it('collapses to where its block was when the whole block is deleted, even after a reload', () => {
