@@ -59,6 +59,18 @@ const PROBES: Partial<Record<SpecAction, Probe>> = {
       expect(back.body.archivedAt).toBeNull();
     },
   },
+  read_comments: { method: 'GET', path: (ws) => `${base(ws)}/comments?limit=1` },
+  comment: {
+    method: 'POST',
+    path: (ws) => `${base(ws)}/comments`,
+    body: () => ({ target: { type: 'workspace' }, body: 'A matrix comment' }),
+    undo: async (ws, principal) => {
+      const mine = await m.t.request('GET', `${base(ws)}/comments?author=me&order=newest&limit=1`, { as: principal.as });
+      expect(mine.status, mine.text).toBe(200);
+      const removed = await m.t.request('DELETE', `/api/comments/${mine.body.comments[0].id}`, { as: principal.as });
+      expect(removed.status, removed.text).toBe(200);
+    },
+  },
   pin: {
     method: 'POST',
     path: (ws) => `${base(ws)}/pin`,
@@ -76,14 +88,6 @@ const PROBES: Partial<Record<SpecAction, Probe>> = {
  * is registered, so it cannot land without joining the matrix.
  */
 const NOT_ROUTED: Partial<Record<SpecAction, { routes: Array<{ method: string; url: string }>; note: string }>> = {
-  read_comments: {
-    routes: [{ method: 'GET', url: '/api/workspaces/:slug/comments' }],
-    note: 'comment routes come with the comments issue (SPEC "Comments"; not filed yet)',
-  },
-  comment: {
-    routes: [{ method: 'POST', url: '/api/workspaces/:slug/comments' }],
-    note: 'comment routes come with the comments issue (SPEC "Comments"; not filed yet)',
-  },
   write_files: {
     routes: [
       { method: 'POST', url: '/api/workspaces/:slug/files' },
