@@ -72,6 +72,20 @@ export async function findWorkspacesBySlug(
   });
 }
 
+/** Workspaces (by slug or id, in any organisation) where the user holds a membership row. */
+export async function findWorkspacesWithMembership(db: Executor, userId: string, idOrSlug: string): Promise<WorkspaceWithOrg[]> {
+  const rows = await db
+    .selectFrom('workspaces')
+    .innerJoin('orgs', 'orgs.id', 'workspaces.orgId')
+    .innerJoin('memberships', 'memberships.workspaceId', 'workspaces.id')
+    .selectAll('workspaces')
+    .select(['orgs.slug as orgSlug', 'orgs.plan as orgPlan'])
+    .where('memberships.principalId', '=', userId)
+    .where((eb) => eb.or([eb('workspaces.slug', '=', idOrSlug), eb('workspaces.id', '=', idOrSlug)]))
+    .execute();
+  return rows;
+}
+
 export async function findOrgRefs(db: Executor, orgIds: string[]): Promise<Map<string, { slug: string; plan: PlanName }>> {
   if (orgIds.length === 0) return new Map();
   const rows = await db.selectFrom('orgs').select(['id', 'slug', 'plan']).where('id', 'in', orgIds).execute();
