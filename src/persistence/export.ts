@@ -125,6 +125,63 @@ export async function exportKeys(db: Executor, userId: string, page: Page) {
     .execute();
 }
 
+/** Authored by the user or by one of their agents. */
+function byUserOrTheirAgents(userId: string) {
+  return (eb: ExpressionBuilder<Database, 'comments'>) =>
+    eb.or([
+      eb('comments.authorId', '=', userId),
+      eb('comments.authorId', 'in', eb.selectFrom('agents').select('agents.id').where('agents.ownerUserId', '=', userId)),
+    ]);
+}
+
+/** Comments the user or their agents wrote, with where they were made (the body is theirs; the thread around it is not). */
+export async function exportComments(db: Executor, userId: string, page: Page) {
+  return db
+    .selectFrom('comments')
+    .innerJoin('workspaces', 'workspaces.id', 'comments.workspaceId')
+    .select([
+      'comments.id',
+      'comments.workspaceId',
+      'workspaces.slug as workspaceSlug',
+      'comments.parentId',
+      'comments.targetType',
+      'comments.targetId',
+      'comments.body',
+      'comments.mentions',
+      'comments.authorId',
+      'comments.authorType as authorPrincipalType',
+      'comments.correlationId',
+      'comments.resolvedAt',
+      'comments.createdAt',
+      'comments.updatedAt',
+    ])
+    .where(byUserOrTheirAgents(userId))
+    .orderBy('comments.createdAt')
+    .orderBy('comments.id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+/** Reactions the user or their agents added. */
+export async function exportCommentReactions(db: Executor, userId: string, page: Page) {
+  return db
+    .selectFrom('commentReactions')
+    .select(['commentReactions.commentId', 'commentReactions.principalId', 'commentReactions.emoji', 'commentReactions.createdAt'])
+    .where((eb) =>
+      eb.or([
+        eb('commentReactions.principalId', '=', userId),
+        eb('commentReactions.principalId', 'in', eb.selectFrom('agents').select('agents.id').where('agents.ownerUserId', '=', userId)),
+      ]),
+    )
+    .orderBy('commentReactions.createdAt')
+    .orderBy('commentReactions.commentId')
+    .orderBy('commentReactions.emoji')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
 export async function exportSessions(db: Executor, userId: string, page: Page) {
   return db
     .selectFrom('sessions')

@@ -467,6 +467,32 @@ describe('bad input', () => {
   });
 });
 
+describe('the personal export', () => {
+  it('holds the comments and reactions of the caller and their agents, and nobody else\'s', async () => {
+    const agent = await insertKey(t, ada, { role: 'editor', scopeWorkspaceId: ws.id, agentName: 'exporter' });
+    const mine = await addComment(t, ada.as, 'plan', { target: { type: 'workspace' }, body: 'mine to export' });
+    const agents = await addComment(t, agent.as, 'plan', { target: { type: 'workspace' }, body: 'my agent wrote this' });
+    const bobs = await addComment(t, bob.as, 'plan', { target: { type: 'workspace' }, body: 'bob keeps this' });
+    await expectStatus(t.request('POST', `/api/comments/${bobs.id}/reactions`, { as: ada.as, body: { emoji: '✅' } }), 200);
+    await expectStatus(t.request('POST', `/api/comments/${mine.id}/reactions`, { as: bob.as, body: { emoji: '❌' } }), 200);
+
+    const bundle = JSON.parse((await expectStatus(t.request('GET', '/api/me/export', { as: ada.as }), 200)).text);
+    const ids = bundle.comments.map((c: { id: string }) => c.id);
+    expect(ids).toEqual(expect.arrayContaining([mine.id, agents.id]));
+    expect(ids).not.toContain(bobs.id);
+    expect(bundle.comments.find((c: { id: string }) => c.id === agents.id)).toMatchObject({
+      workspaceSlug: 'plan',
+      body: 'my agent wrote this',
+      authorId: agent.agentId,
+      authorPrincipalType: 'agent',
+      targetType: 'workspace',
+    });
+    expect(bundle.commentReactions).toContainEqual(expect.objectContaining({ commentId: bobs.id, principalId: ada.userId, emoji: '✅' }));
+    expect(bundle.commentReactions.every((r: { principalId: string }) => r.principalId === ada.userId)).toBe(true);
+    expect(JSON.stringify(bundle)).not.toContain('bob keeps this');
+  });
+});
+
 describe('OpenAPI', () => {
   it('describes every comment and inbox route, the legacy ones as deprecated', async () => {
     const doc = (await t.request('GET', '/openapi.json')).body;
