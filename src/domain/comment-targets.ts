@@ -3,7 +3,7 @@ import type { CommentRow } from '../persistence/comments';
 import type { CommentTargetType, Surface, SurfaceKind, Workspace } from '../persistence/schema';
 import { findSurface, listSurfaces } from '../persistence/workspaces';
 import type { Services } from '../services';
-import { anchorDocRange, anchorTextDrifted, DocAnchorError, resolveDocAnchor, type StoredDocAnchor } from '../sync/doc-anchors';
+import { anchorDocRange, anchorTextDrifted, DocAnchorError, resolveDocAnchors, type StoredDocAnchor } from '../sync/doc-anchors';
 import { surfaceDocumentName, tablesDocumentName } from '../sync/document-names';
 import { getRow, listSheetIds, readColumns, type ColumnDef } from '../sync/table-document';
 
@@ -236,7 +236,7 @@ export async function viewTargets(services: Services, workspace: Workspace, rows
     const onSurface = ranges.filter((r) => r.surfaceId === surfaceId);
     const surface = { id: surfaceId, slug: onSurface[0]!.surfaceSlug ?? surfaceId };
     const resolved = await services.sync.read(surfaceDocumentName(workspace.id, { id: surfaceId, kind: 'doc' })!, (doc) =>
-      onSurface.map((r) => resolveDocAnchor(doc, r.anchor as StoredDocRange)),
+      resolveDocAnchors(doc, onSurface.map((r) => r.anchor as StoredDocRange)),
     );
     onSurface.forEach((range, i) => {
       const stored = range.anchor as StoredDocRange;

@@ -1,6 +1,5 @@
-import type { ExpressionBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Executor } from './database';
-import type { Database } from './schema';
 
 /**
  * Reads for the personal data export (GET /api/me/export). Each selects its
@@ -32,13 +31,9 @@ export async function exportOrganisations(db: Executor, userId: string, page: Pa
     .execute();
 }
 
-/** Memberships of the user and of the agents they own: both are the user's data. */
-function heldByUserOrTheirAgents(userId: string) {
-  return (eb: ExpressionBuilder<Database, 'memberships'>) =>
-    eb.or([
-      eb('memberships.principalId', '=', userId),
-      eb('memberships.principalId', 'in', eb.selectFrom('agents').select('agents.id').where('agents.ownerUserId', '=', userId)),
-    ]);
+/** `column` holds the user or one of the agents they own: what either holds or wrote is the user's data. */
+function isUserOrTheirAgent(column: string, userId: string) {
+  return sql<boolean>`(${sql.ref(column)} = ${userId} or ${sql.ref(column)} in (select id from agents where owner_user_id = ${userId}))`;
 }
 
 export async function exportWorkspaces(db: Executor, userId: string, page: Page) {
@@ -62,7 +57,7 @@ export async function exportWorkspaces(db: Executor, userId: string, page: Page)
           .selectFrom('memberships')
           .select('memberships.workspaceId')
           .whereRef('memberships.workspaceId', '=', 'workspaces.id')
-          .where(heldByUserOrTheirAgents(userId)),
+          .where(isUserOrTheirAgent('memberships.principalId', userId)),
       ),
     )
     .orderBy('workspaces.id')
@@ -83,7 +78,7 @@ export async function exportMemberships(db: Executor, userId: string, page: Page
       'memberships.pinnedAt',
       'memberships.joinedAt',
     ])
-    .where(heldByUserOrTheirAgents(userId))
+    .where(isUserOrTheirAgent('memberships.principalId', userId))
     .orderBy('memberships.workspaceId')
     .orderBy('memberships.principalId')
     .limit(page.limit)
@@ -125,15 +120,6 @@ export async function exportKeys(db: Executor, userId: string, page: Page) {
     .execute();
 }
 
-/** Authored by the user or by one of their agents. */
-function byUserOrTheirAgents(userId: string) {
-  return (eb: ExpressionBuilder<Database, 'comments'>) =>
-    eb.or([
-      eb('comments.authorId', '=', userId),
-      eb('comments.authorId', 'in', eb.selectFrom('agents').select('agents.id').where('agents.ownerUserId', '=', userId)),
-    ]);
-}
-
 /** Comments the user or their agents wrote, with where they were made (the body is theirs; the thread around it is not). */
 export async function exportComments(db: Executor, userId: string, page: Page) {
   return db
@@ -155,7 +141,7 @@ export async function exportComments(db: Executor, userId: string, page: Page) {
       'comments.createdAt',
       'comments.updatedAt',
     ])
-    .where(byUserOrTheirAgents(userId))
+    .where(isUserOrTheirAgent('comments.authorId', userId))
     .orderBy('comments.createdAt')
     .orderBy('comments.id')
     .limit(page.limit)
@@ -168,12 +154,7 @@ export async function exportCommentReactions(db: Executor, userId: string, page:
   return db
     .selectFrom('commentReactions')
     .select(['commentReactions.commentId', 'commentReactions.principalId', 'commentReactions.emoji', 'commentReactions.createdAt'])
-    .where((eb) =>
-      eb.or([
-        eb('commentReactions.principalId', '=', userId),
-        eb('commentReactions.principalId', 'in', eb.selectFrom('agents').select('agents.id').where('agents.ownerUserId', '=', userId)),
-      ]),
-    )
+    .where(isUserOrTheirAgent('commentReactions.principalId', userId))
     .orderBy('commentReactions.createdAt')
     .orderBy('commentReactions.commentId')
     .orderBy('commentReactions.emoji')

@@ -74,18 +74,28 @@ export function anchorDocRange(ydoc: Y.Doc, from: number, to: number): { stored:
   return { stored, text: rangeText(body, from, to) };
 }
 
-/** Where a stored anchor points in the current body, and the text there. Null when nothing of it resolves. */
-export function resolveDocAnchor(ydoc: Y.Doc, stored: StoredDocAnchor): ResolvedDocRange | null {
+/**
+ * Where stored anchors point in the current body, and the text there; null
+ * for one of which nothing resolves. The body is read once for all of them.
+ */
+export function resolveDocAnchors(ydoc: Y.Doc, anchors: readonly StoredDocAnchor[]): Array<ResolvedDocRange | null> {
   const fragment = bodyFragment(ydoc);
   const body = readDocBody(ydoc);
   const size = body.content.size;
-  const from = resolveSide(ydoc, fragment, stored.start, stored.startBlock);
-  const to = resolveSide(ydoc, fragment, stored.end, stored.endBlock);
-  if (from === null || to === null) return null;
-  const start = Math.min(Math.max(from, 0), size);
-  // A collapsed range with text typed into it would otherwise end before it starts.
-  const end = Math.min(Math.max(to, start), size);
-  return { from: start, to: end, text: rangeText(body, start, end) };
+  const sizes = new Sizes();
+  return anchors.map((stored) => {
+    const from = resolveSide(ydoc, fragment, sizes, stored.start, stored.startBlock);
+    const to = resolveSide(ydoc, fragment, sizes, stored.end, stored.endBlock);
+    if (from === null || to === null) return null;
+    const start = Math.min(Math.max(from, 0), size);
+    // A collapsed range with text typed into it would otherwise end before it starts.
+    const end = Math.min(Math.max(to, start), size);
+    return { from: start, to: end, text: rangeText(body, start, end) };
+  });
+}
+
+export function resolveDocAnchor(ydoc: Y.Doc, stored: StoredDocAnchor): ResolvedDocRange | null {
+  return resolveDocAnchors(ydoc, [stored])[0]!;
 }
 
 /**
@@ -122,14 +132,31 @@ function nodeTypeOf(element: Y.XmlElement) {
   return docSchema.nodes[element.nodeName] as (typeof docSchema.nodes)[string] | undefined;
 }
 
-/** How many ProseMirror positions a Y child takes in the body the reader builds. */
-function sizeOf(child: YChild): number {
-  if (child instanceof Y.XmlText) return child.length;
-  if (!(child instanceof Y.XmlElement)) return 0;
-  const type = nodeTypeOf(child);
-  if (type?.isLeaf) return 1;
-  const inner = child.toArray().reduce((sum, grandchild) => sum + sizeOf(grandchild as YChild), 0);
-  return type ? inner + 2 : inner;
+/**
+ * How many ProseMirror positions a Y child takes in the body the reader
+ * builds, each element measured once per document read (resolving many
+ * anchors would otherwise re-measure the same blocks for each).
+ */
+class Sizes {
+  private readonly known = new Map<Y.XmlElement, number>();
+
+  of(child: YChild): number {
+    if (child instanceof Y.XmlText) return child.length;
+    if (!(child instanceof Y.XmlElement)) return 0;
+    let size = this.known.get(child);
+    if (size === undefined) {
+      const type = nodeTypeOf(child);
+      const inner = type?.isLeaf ? 0 : child.toArray().reduce((sum, grandchild) => sum + this.of(grandchild as YChild), 0);
+      size = type?.isLeaf ? 1 : type ? inner + 2 : inner;
+      this.known.set(child, size);
+    }
+    return size;
+  }
+
+  /** The positions taken by the first `count` children of a parent. */
+  ofFirst(parent: YParent, count: number): number {
+    return (parent.toArray() as YChild[]).slice(0, count).reduce((sum, child) => sum + this.of(child), 0);
+  }
 }
 
 /** Whether an element's content starts after an opening tag (known, non-leaf) or in place (unknown wrapper). */
@@ -146,7 +173,7 @@ function opensTag(child: YChild): boolean {
  * `parent`'s content. Inside text the location is in the text run, so it
  * follows character edits; between blocks it is an index of the parent.
  */
-function locate(parent: YParent, pos: number): YLocation | null {
+function locate(parent: YParent, pos: number, sizes = new Sizes()): YLocation | null {
   let index = 0;
   for (const child of parent.toArray() as YChild[]) {
     if (child instanceof Y.XmlText) {
@@ -154,10 +181,10 @@ function locate(parent: YParent, pos: number): YLocation | null {
       pos -= child.length;
     } else {
       if (pos === 0) return { type: parent, index };
-      const size = sizeOf(child);
+      const size = sizes.of(child);
       if (pos < size && child instanceof Y.XmlElement) {
-        if (opensTag(child)) return locate(child, pos - 1);
-        if (!nodeTypeOf(child)) return locate(child, pos);
+        if (opensTag(child)) return locate(child, pos - 1, sizes);
+        if (!nodeTypeOf(child)) return locate(child, pos, sizes);
       }
       pos -= size;
     }
@@ -169,9 +196,10 @@ function locate(parent: YParent, pos: number): YLocation | null {
 /** The index of the top-level block a position falls in (`start`) or ends (`end`, as the index after it). */
 function blockIndexAt(fragment: Y.XmlFragment, pos: number, side: 'start' | 'end'): number {
   let offset = 0;
+  const sizes = new Sizes();
   const children = fragment.toArray() as YChild[];
   for (let i = 0; i < children.length; i++) {
-    const size = sizeOf(children[i]!);
+    const size = sizes.of(children[i]!);
     if (side === 'start' ? pos < offset + size : pos <= offset + size) return side === 'start' ? i : i + 1;
     offset += size;
   }
@@ -180,11 +208,11 @@ function blockIndexAt(fragment: Y.XmlFragment, pos: number, side: 'start' | 'end
 
 // ------------------------------------------------------------------ Y -> ProseMirror position
 
-function resolveSide(ydoc: Y.Doc, fragment: Y.XmlFragment, encoded: string, encodedBlock: string): number | null {
+function resolveSide(ydoc: Y.Doc, fragment: Y.XmlFragment, sizes: Sizes, encoded: string, encodedBlock: string): number | null {
   const precise = Y.createAbsolutePositionFromRelativePosition(decode(encoded), ydoc);
-  if (precise && isLiveIn(precise.type, fragment)) return positionOf(fragment, precise.type, precise.index);
+  if (precise && isLiveIn(precise.type, fragment)) return positionOf(fragment, sizes, precise.type, precise.index);
   const block = Y.createAbsolutePositionFromRelativePosition(decode(encodedBlock), ydoc);
-  if (block && block.type === fragment) return positionOf(fragment, fragment, block.index);
+  if (block && block.type === fragment) return positionOf(fragment, sizes, fragment, block.index);
   return null;
 }
 
@@ -200,18 +228,15 @@ function isLiveIn(type: Y.AbstractType<any>, fragment: Y.XmlFragment): boolean {
 }
 
 /** The ProseMirror position of `index` inside `type`, counted from the start of the body. */
-function positionOf(fragment: Y.XmlFragment, type: Y.AbstractType<any>, index: number): number {
-  let pos =
-    type instanceof Y.XmlText
-      ? index
-      : ((type as YParent).toArray() as YChild[]).slice(0, index).reduce((sum, child) => sum + sizeOf(child), 0);
+function positionOf(fragment: Y.XmlFragment, sizes: Sizes, type: Y.AbstractType<any>, index: number): number {
+  let pos = type instanceof Y.XmlText ? index : sizes.ofFirst(type as YParent, index);
   let current = type;
   while (current !== fragment) {
     if (opensTag(current as YChild)) pos += 1;
     const parent = current._item!.parent as YParent;
     for (const sibling of parent.toArray() as YChild[]) {
       if (sibling === current) break;
-      pos += sizeOf(sibling);
+      pos += sizes.of(sibling);
     }
     current = parent;
   }

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as Y from 'yjs';
 import { docSchema } from '../../src/docs/schema';
 import { rangeText } from '../../src/sync/doc-anchors';
 import { startTestApp } from '../helpers/app';
-import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
+import { acknowledged, connectClient, paragraphText, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 import { addComment, expectStatus, rangeOf } from './helpers';
 
@@ -26,11 +25,6 @@ afterAll(async () => {
   await t.close();
   await t.store.dispose();
 });
-
-/** The Y.XmlText of the n-th top-level paragraph (the documented doc layout: the `default` fragment). */
-function paragraphText(doc: Y.Doc, index: number): Y.XmlText {
-  return (doc.getXmlFragment('default').get(index) as Y.XmlElement).get(0) as Y.XmlText;
-}
 
 async function bodyText(slug: string, anchor: { from: number; to: number }) {
   const content = (await expectStatus(t.request('GET', `/api/workspaces/${slug}/doc`, { as: ada.as }), 200)).body.content;
