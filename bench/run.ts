@@ -12,6 +12,7 @@ const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
+  { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },
 ];
 
 function print(name: string, figures: Figures) {

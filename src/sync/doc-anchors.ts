@@ -58,7 +58,7 @@ const END_BLOCK_ASSOC = -1;
  */
 export function anchorDocRange(ydoc: Y.Doc, from: number, to: number): { stored: StoredDocAnchor; text: string } {
   const fragment = bodyFragment(ydoc);
-  const body = readDocBody(ydoc);
+  const body = currentBody(ydoc);
   const size = body.content.size;
   if (from > to) throw new DocAnchorError('inverted', `from (${from}) is after to (${to}).`);
   if (from < 0 || to > size) throw new DocAnchorError('out_of_range', `The range ${from}..${to} is outside the doc body (0..${size}).`);
@@ -80,7 +80,7 @@ export function anchorDocRange(ydoc: Y.Doc, from: number, to: number): { stored:
  */
 export function resolveDocAnchors(ydoc: Y.Doc, anchors: readonly StoredDocAnchor[]): Array<ResolvedDocRange | null> {
   const fragment = bodyFragment(ydoc);
-  const body = readDocBody(ydoc);
+  const body = currentBody(ydoc);
   const size = body.content.size;
   const sizes = new Sizes();
   return anchors.map((stored) => {
@@ -96,6 +96,25 @@ export function resolveDocAnchors(ydoc: Y.Doc, anchors: readonly StoredDocAnchor
 
 export function resolveDocAnchor(ydoc: Y.Doc, stored: StoredDocAnchor): ResolvedDocRange | null {
   return resolveDocAnchors(ydoc, [stored])[0]!;
+}
+
+const bodies = new WeakMap<Y.Doc, { body: PMNode | null }>();
+
+/**
+ * The body as `GET /doc` reads it, kept until the document next changes:
+ * building it is the costly part of anchoring and resolving, and pages of
+ * comments are read far more often than the document is edited.
+ */
+function currentBody(ydoc: Y.Doc): PMNode {
+  let cached = bodies.get(ydoc);
+  if (!cached) {
+    const entry: { body: PMNode | null } = { body: null };
+    ydoc.on('afterTransaction', (transaction: Y.Transaction) => {
+      if (transaction.changed.size > 0 || transaction.deleteSet.clients.size > 0) entry.body = null;
+    });
+    bodies.set(ydoc, (cached = entry));
+  }
+  return (cached.body ??= readDocBody(ydoc));
 }
 
 /**
@@ -153,9 +172,34 @@ class Sizes {
     return size;
   }
 
+  private readonly offsets = new Map<YParent, { children: YChild[]; before: Map<YChild, number>; total: number[] }>();
+
+  /** Where each child of a parent starts, relative to the parent's content, worked out once per parent. */
+  private offsetsOf(parent: YParent) {
+    let known = this.offsets.get(parent);
+    if (!known) {
+      const children = parent.toArray() as YChild[];
+      const before = new Map<YChild, number>();
+      const total = [0];
+      children.forEach((child, i) => {
+        before.set(child, total[i]!);
+        total.push(total[i]! + this.of(child));
+      });
+      known = { children, before, total };
+      this.offsets.set(parent, known);
+    }
+    return known;
+  }
+
   /** The positions taken by the first `count` children of a parent. */
   ofFirst(parent: YParent, count: number): number {
-    return (parent.toArray() as YChild[]).slice(0, count).reduce((sum, child) => sum + this.of(child), 0);
+    const { total } = this.offsetsOf(parent);
+    return total[Math.min(count, total.length - 1)]!;
+  }
+
+  /** The positions taken by the children before `child` in its parent. */
+  before(parent: YParent, child: YChild): number {
+    return this.offsetsOf(parent).before.get(child) ?? 0;
   }
 }
 
@@ -234,10 +278,7 @@ function positionOf(fragment: Y.XmlFragment, sizes: Sizes, type: Y.AbstractType<
   while (current !== fragment) {
     if (opensTag(current as YChild)) pos += 1;
     const parent = current._item!.parent as YParent;
-    for (const sibling of parent.toArray() as YChild[]) {
-      if (sibling === current) break;
-      pos += sizes.of(sibling);
-    }
+    pos += sizes.before(parent, current as YChild);
     current = parent;
   }
   return pos;
