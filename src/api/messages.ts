@@ -111,7 +111,9 @@ export async function messageRoutes(app: App, services: Services) {
         if (!closed) raw.write(': ping\n\n');
       }
 
-      if (send(first)) await drain();
+      // Subscribed after the first read: a message delivered in between is picked up here.
+      send(first);
+      await drain();
     },
   );
 }

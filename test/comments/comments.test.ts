@@ -356,6 +356,19 @@ describe('who may do what', () => {
     expect((await postComment(t, eve.as, 'open', { target: { type: 'workspace' }, body: 'stranger' })).status).toBe(403);
     const open = await publicStreamFrames(async () => addComment(t, ada.as, 'open', { target: { type: 'workspace' }, body: 'seen' }));
     expect(open.comments).toEqual(['seen']);
+    // A signed-in stranger is a public reader too.
+    expect((await t.request('GET', '/api/workspaces/open/comments', { as: eve.as })).status).toBe(200);
+  });
+
+  it('the same holds for an unlisted workspace', async () => {
+    await createWorkspace(t, ada, { name: 'Link only', slug: 'link-only', visibility: 'unlisted' });
+    const comment = await addComment(t, ada.as, 'link-only', { target: { type: 'workspace' }, body: 'for people with the link' });
+    expect((await t.request('GET', '/api/workspaces/link-only/comments')).status).toBe(403);
+    expect((await t.request('GET', `/api/workspaces/link-only/comments/${comment.id}`)).status).toBe(403);
+    await expectStatus(t.request('PATCH', '/api/workspaces/link-only', { as: ada.as, body: { commentsOnPublicShare: true } }), 200);
+    expect((await expectStatus(t.request('GET', `/api/workspaces/link-only/comments/${comment.id}`), 200)).body.body).toBe('for people with the link');
+    await expectStatus(t.request('PATCH', '/api/workspaces/link-only', { as: ada.as, body: { commentsOnPublicShare: false } }), 200);
+    expect((await t.request('GET', '/api/workspaces/link-only/comments')).status).toBe(403);
   });
 
   it('an archived workspace keeps its comments readable and refuses new ones (409)', async () => {
