@@ -148,4 +148,5 @@ export const Emoji = z
   .max(64)
   .refine((s) => [...s].length <= 16, 'at most 16 characters')
   .refine((s) => !/[\s\p{Cc}]/u.test(s), 'must not contain whitespace or control characters')
-  .refine((s) => !/\p{Cs}/u.test(s), 'must not contain unpaired surrogates');
+  // Text with an unpaired surrogate arrives repaired to U+FFFD (docs/SYNC.md "Text"): not a reaction anyone chose.
+  .refine((s) => !/[\p{Cs}\uFFFD]/u.test(s), 'must not contain unpaired surrogates or U+FFFD');

@@ -8,6 +8,9 @@ import { commentRoutes } from './comments';
 import { docRoutes } from './doc';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
+import { fileSharePageRoutes } from './file-share-pages';
+import { fileUploadRoutes } from './file-uploads';
+import { fileRoutes } from './files';
 import { healthRoutes } from './health';
 import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
@@ -20,6 +23,7 @@ import { rowRoutes } from './rows';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
+import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -44,4 +48,8 @@ export async function registerRoutes(app: App, services: Services) {
   await htmlRoutes(app, services);
   await commentRoutes(app, services);
   await messageRoutes(app, services);
+  await fileUploadRoutes(app, services);
+  await fileRoutes(app, services);
+  await fileSharePageRoutes(app, services);
+  await webhookRoutes(app, services);
 }

@@ -2,6 +2,7 @@ import { ApiError, errors } from '../errors';
 import type { CommentRow } from '../persistence/comments';
 import type { CommentTargetType, Surface, SurfaceKind, Workspace } from '../persistence/schema';
 import { findSurface, listSurfaces } from '../persistence/workspaces';
+import { fileCommentTarget } from './files';
 import type { Services } from '../services';
 import { anchorDocRange, anchorTextDrifted, DocAnchorError, resolveDocAnchors, type StoredDocAnchor } from '../sync/doc-anchors';
 import { surfaceDocumentName, tablesDocumentName } from '../sync/document-names';
@@ -61,14 +62,17 @@ export type TargetView = {
 export type ResolvedTarget = { stored: StoredTarget; view: TargetView };
 
 /**
- * The file a `file` target names. Files come with their own issue (14):
- * until then no file exists, so every id answers 404. The files engineer
- * wires this to the files table: a live (not archived) file of this
- * workspace, 404 otherwise, returning its files surface so comments on it
- * list under `surface=` and carry `surfaceSlug`.
+ * The file a `file` target names: a live (not archived) file of this
+ * workspace, 404 otherwise. Its files surface places the thread, so comments
+ * on it list under `surface=` and carry `surfaceSlug`.
  */
-export async function resolveFileTarget(_services: Services, _workspace: Workspace, _fileId: string): Promise<{ surface: Surface | null }> {
-  throw errors.notFound('File');
+async function resolveFileTarget(services: Services, workspace: Workspace, fileId: string): Promise<{ surface: Surface }> {
+  try {
+    return await fileCommentTarget(services, workspace.id, fileId);
+  } catch (error) {
+    if (error instanceof ApiError && error.statusCode === 404) throw targetError(404, `File "${fileId}" not found.`, ['target', 'fileId'], 'file_not_found');
+    throw error;
+  }
 }
 
 function targetError(status: 404 | 422, message: string, path: string[], code: string): ApiError {
@@ -145,7 +149,7 @@ export async function resolveTargetForWrite(services: Services, workspace: Works
     case 'file': {
       const { surface } = await resolveFileTarget(services, workspace, input.fileId);
       return {
-        stored: { ...none, targetType: 'file', targetId: input.fileId, surfaceId: surface?.id ?? null },
+        stored: { ...none, targetType: 'file', targetId: input.fileId, surfaceId: surface.id },
         view: { target: { type: 'file', fileId: input.fileId }, surface: asView(surface) },
       };
     }

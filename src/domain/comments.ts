@@ -1,5 +1,6 @@
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../events/types';
+import type { EventName } from '../events/names';
 import type { Actor, Principal } from '../http/actor';
 import { resolveWorkspace, type ResolvedWorkspace, type WorkspaceAddress } from '../http/workspace-access';
 import { newId } from '../lib/ids';
@@ -136,7 +137,7 @@ export async function presentComments(services: Services, resolved: ResolvedWork
   return rows.map((row) => recordOf(row, views.get(row.id)!, principals, reactions.filter((r) => r.commentId === row.id)));
 }
 
-function commentEvent(event: string, resolved: ResolvedWorkspace, actor: Actor, comment: { id: string; surface: TargetView['surface'] }, data: Record<string, unknown>): EventDraft {
+function commentEvent(event: EventName, resolved: ResolvedWorkspace, actor: Actor, comment: { id: string; surface: TargetView['surface'] }, data: Record<string, unknown>): EventDraft {
   return { ...workspaceEvent(event, resolved, actor, data), ...(comment.surface ? { surface: comment.surface } : {}), subjectId: comment.id };
 }
 

@@ -10,6 +10,7 @@ import {
   exportOrganisations,
   exportProfile,
   exportSessions,
+  exportWebhooks,
   exportWorkspaces,
   type Page,
 } from '../persistence/export';
@@ -36,6 +37,7 @@ const SECTIONS: Array<[name: string, read: SectionReader]> = [
   ['sessions', exportSessions],
   ['comments', exportComments],
   ['commentReactions', exportCommentReactions],
+  ['webhooks', exportWebhooks],
 ];
 
 export type OpenedExport = { filename: string; chunks: AsyncGenerator<string> };
