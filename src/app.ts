@@ -11,6 +11,7 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
+import { ToolRegistry } from './mcp/registry';
 import type { Services } from './services';
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
@@ -55,6 +56,9 @@ export async function buildApp(services: Services): Promise<App> {
       'idempotent-replayed',
       'deprecation',
       'link',
+      'www-authenticate',
+      'mcp-session-id',
+      'mcp-protocol-version',
     ],
   });
   await app.register(cookie);
@@ -79,6 +83,7 @@ export async function buildApp(services: Services): Promise<App> {
     for (const method of [route.method].flat()) if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
   });
   app.decorate('registeredRoutes', registeredRoutes);
+  app.decorate('mcpTools', new ToolRegistry());
   await app.register(async (scope) => registerRoutes(scope as App, services));
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.

@@ -12,7 +12,9 @@ import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
 import { keyRoutes } from './keys';
 import { meRoutes } from './me';
+import { mcpRoutes } from './mcp';
 import { memberRoutes } from './members';
+import { oauthRoutes } from './oauth';
 import { orgRoutes } from './orgs';
 import { rowRoutes } from './rows';
 import { surfaceRoutes } from './surfaces';
@@ -40,4 +42,6 @@ export async function registerRoutes(app: App, services: Services) {
   await docRoutes(app, services);
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
+  await oauthRoutes(app, services);
+  await mcpRoutes(app, services);
 }

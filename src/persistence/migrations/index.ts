@@ -3,6 +3,8 @@ import * as m0001 from './0001_platform';
 import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
+import * as m0050 from './0050_oauth';
+import * as m0051 from './0051_mcp_confirmations';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -13,4 +15,6 @@ export const migrations: Record<string, Migration> = {
   '0003_members': m0003,
   '0005_documents': m0005,
   '0006_docs': m0006,
+  '0050_oauth': m0050,
+  '0051_mcp_confirmations': m0051,
 };
