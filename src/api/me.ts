@@ -69,8 +69,9 @@ async function presentOrg(services: Services, actor: Actor): Promise<z.infer<typ
   return { id: org.id, slug: org.slug, name: org.name, defaultWorkspaceVisibility: org.defaultWorkspaceVisibility, plan: org.plan, role };
 }
 
+/** Account settings are the person's own: not for keys, nor for apps holding an OAuth token. */
 function requireHuman(actor: Actor) {
-  if (actor.via === 'key') throw errors.forbidden('This action is for people signed in with a session, not API keys.');
+  if (actor.via !== 'session') throw errors.forbidden('This action is for people signed in with a session, not API keys or apps.');
 }
 
 export async function meRoutes(app: App, services: Services) {
