@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Actor } from '../auth/actor';
-import { parseScopes } from '../auth/callers';
-import { OAUTH_ACCESS_TOKEN_PREFIX } from '../auth/callers';
+import { OAUTH_ACCESS_TOKEN_PREFIX, parseScopes } from '../auth/callers';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../events/types';
 import { newId } from '../lib/ids';
