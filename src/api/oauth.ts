@@ -476,7 +476,8 @@ function consentFields(request: AuthorizationRequest): Record<string, string> {
   return {
     response_type: 'code',
     client_id: request.client.id,
-    redirect_uri: request.redirectUri,
+    // Left out when the app left it out (its one registered URI applies): the token request may then omit it too.
+    ...(request.redirectUriExplicit ? { redirect_uri: request.redirectUri } : {}),
     scope: scopeString(request.scopes),
     code_challenge: request.codeChallenge,
     code_challenge_method: 'S256',

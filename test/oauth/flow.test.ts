@@ -245,6 +245,19 @@ describe('failures at the token endpoint', () => {
     expect(res.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('redirect_uri') });
   });
 
+  it('an app with one registered redirect URI may leave it out of both requests', async () => {
+    const client = await registerClient(t);
+    const { verifier, challenge } = pkce();
+    const query = new URLSearchParams(authorizeQuery(client.client_id, challenge));
+    query.delete('redirect_uri');
+    const approved = await consent(t, user.cookie, query.toString());
+    const location = new URL(approved.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+    const code = location.searchParams.get('code')!;
+    const tokens = await postForm(t, '/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id });
+    expect(tokens.status).toBe(200);
+  });
+
   it("another client's code is invalid_grant and stays usable by its own client", async () => {
     const mine = await registerClient(t);
     const other = await registerClient(t);
