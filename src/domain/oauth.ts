@@ -352,7 +352,8 @@ export async function authenticateClient(services: Services, credentials: Client
   const secret = client.tokenEndpointAuthMethod === 'client_secret_basic' ? basic?.clientSecret : client.tokenEndpointAuthMethod === 'client_secret_post' ? credentials.clientSecret : undefined;
   if (client.tokenEndpointAuthMethod !== 'none') {
     if (!secret || !client.secretHash || !safeEqual(hashToken(secret), client.secretHash)) throw oauthErrors.invalidClient();
-  } else if (basic || credentials.clientSecret) {
+  } else if (basic?.clientSecret || credentials.clientSecret) {
+    // Some libraries send public clients as HTTP Basic with an empty secret; a secret that is not empty is a mistake worth refusing.
     throw oauthErrors.invalidClient('This client is public: it authenticates with client_id alone.');
   }
   return client;
