@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
 import { errors } from './errors';
@@ -11,6 +12,8 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
+import { runWithRequestId } from './lib/request-context';
+import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import { ToolRegistry } from './mcp/registry';
 import type { Services } from './services';
 
@@ -27,7 +30,7 @@ export async function buildApp(services: Services): Promise<App> {
     genReqId: requestIdFor,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: parseStorableQueryString },
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
@@ -37,8 +40,10 @@ export async function buildApp(services: Services): Promise<App> {
   acceptEmptyJsonBodies(app);
 
   app.decorateRequest('actor', null);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // The rest of the request runs inside this context (see src/lib/request-context.ts).
+    runWithRequestId(request.id, done);
   });
 
   await app.register(cors, {
@@ -98,10 +103,26 @@ function acceptEmptyJsonBodies(app: FastifyInstance<any, any, any, any, any>) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = (body as string).trim();
     if (text === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (error) {
-      done(errors.invalidJson(error instanceof SyntaxError ? error.message : undefined), undefined);
+      return done(errors.invalidJson(error instanceof SyntaxError ? error.message : undefined), undefined);
+    }
+    try {
+      done(null, storableJson(parsed, MAX_JSON_DEPTH));
+    } catch (error) {
+      if (!(error instanceof TooDeepError)) throw error;
+      done(errors.badRequest(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [{ path: [], code: 'too_deep', message: error.message }]), undefined);
     }
   });
+}
+
+/**
+ * Every string that enters over HTTP is storable text (src/lib/text.ts):
+ * JSON bodies above, query strings here. Lone surrogates and U+0000 become
+ * U+FFFD before any route sees them, so no write fails for its characters.
+ */
+function parseStorableQueryString(query: string): Record<string, unknown> {
+  return storableJson({ ...parseQueryString(query) });
 }

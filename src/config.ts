@@ -29,6 +29,8 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: booleanString.default(false),
   API_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Recovery tests only (src/lib/failpoints.ts). */
+  TRELLIS_FAILPOINTS: z.string().max(1000).optional(),
 });
 
 export type Config = {
@@ -56,6 +58,8 @@ export type Config = {
   /** Burst limit on writes per key or session (the spec's 300 per minute unless raised). */
   apiWritesPerMinute: number;
   logLevel: string;
+  /** Failpoints armed at start (recovery tests); empty in production. */
+  failpoints: string | undefined;
 };
 
 export class ConfigError extends Error {
@@ -103,5 +107,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     apiWritesPerMinute: e.API_WRITES_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
+    failpoints: e.TRELLIS_FAILPOINTS,
   };
 }

@@ -26,6 +26,7 @@ import { requireActor } from '../http/authenticate';
 import { handleError, toApiError } from '../http/error-handler';
 import type { App } from '../http/types';
 import { safeEqual } from '../lib/secrets';
+import { storableJson } from '../lib/text';
 import { HOUR, MINUTE } from '../limits/rules';
 import { findUserById } from '../persistence/accounts';
 import { OAUTH_SCOPES } from '../policy/permissions';
@@ -41,8 +42,7 @@ import { errorResponses, IsoDateTime, Ok, RateLimitedBody } from './schemas';
  * and revocation endpoints, and the user's list of grants.
  */
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const Text = (max: number) => z.string().max(max).refine((value) => !LONE_SURROGATE.test(value), 'must be well-formed Unicode');
+const Text = (max: number) => z.string().max(max);
 const WebUrl = z.url({ protocol: /^https?$/ }).max(2000);
 
 const ProtectedResourceMetadata = z
@@ -230,7 +230,8 @@ export async function oauthRoutes(app: App, services: Services) {
   // The protocol endpoints answer OAuth's own error shape and read form bodies, so they live in their own scope.
   await app.register(async (scope) => {
     const oauth = scope as App;
-    oauth.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(body as string)));
+    // Form text is made storable like every other entrance (src/lib/text.ts): a `%00` must not reach Postgres.
+    oauth.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, storableJson(parseForm(body as string))));
     oauth.setErrorHandler((error, request, reply) => answerError(error, request, reply));
     registerProtocolRoutes(oauth, services);
   });

@@ -21,4 +21,6 @@ export type EventDraft = Omit<EventRecord, 'eventId' | 'ts'> & {
   /** The row, comment or file the event is about, for per-subject history. */
   subjectId?: string | null;
   ts?: string;
+  /** Stable identity of an event derived from a logged update: recorded once however often it is derived. */
+  dedupeKey?: string;
 };

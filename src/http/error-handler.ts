@@ -56,7 +56,7 @@ export function toApiError(error: unknown): ApiError {
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   const apiError = toApiError(error);
-  if (apiError.statusCode >= 500) {
+  if (apiError.statusCode >= 500 && !(error as { logged?: boolean }).logged) {
     // The stack goes to the log, never to the client.
     request.log.error({ err: error }, 'request failed');
   }

@@ -194,6 +194,8 @@ export interface EventsTable {
   principalId: string | null;
   record: ColumnType<unknown, string, string>;
   createdAt: Timestamp;
+  /** Events derived from a logged update: `<document>:<seq>:<n>`, recorded once however often derived. */
+  dedupeKey: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface DocumentUpdatesTable {
@@ -201,6 +203,10 @@ export interface DocumentUpdatesTable {
   document: string;
   update: Uint8Array;
   createdAt: ColumnType<Date, Date | string | undefined, never>;
+  /** False while a sync client's update awaits its events; see migration 0007. */
+  derived: ColumnType<boolean, boolean | undefined, boolean>;
+  principalType: ColumnType<PrincipalKind | null, PrincipalKind | null | undefined, never>;
+  principalId: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface DocumentSnapshotsTable {

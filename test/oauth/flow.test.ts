@@ -341,8 +341,12 @@ describe('registration', () => {
     expect(badGrant.body.error).toBe('invalid_client_metadata');
     const badScope = await register({ redirect_uris: [REDIRECT_URI], scope: 'root' });
     expect(badScope.body.error).toBe('invalid_client_metadata');
-    const loneSurrogate = await register({ redirect_uris: [REDIRECT_URI], client_name: 'bad \ud800 name' });
-    expect(loneSurrogate.body.error).toBe('invalid_client_metadata');
+    // Text is made storable at the entrance, as everywhere: a lone surrogate becomes U+FFFD.
+    const loneSurrogate = await register({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', client_name: 'odd \ud800 name' });
+    expect(loneSurrogate.status).toBe(201);
+    expect(loneSurrogate.body.client_name).toBe('odd \ufffd name');
+    const nul = await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: 'ort_\u0000', client_id: 'oac_\u0000' });
+    expect(nul.body.error).toBe('invalid_client');
     const missing = await register({});
     expect(missing.body.error).toBe('invalid_client_metadata');
     const unknownFields = await register({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', __proto__: { x: 1 }, extra: { deep: [1, 2] } });

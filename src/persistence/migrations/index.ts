@@ -3,6 +3,7 @@ import * as m0001 from './0001_platform';
 import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
+import * as m0007 from './0007_update_attribution';
 import * as m0050 from './0050_oauth';
 import * as m0051 from './0051_mcp_confirmations';
 
@@ -15,6 +16,7 @@ export const migrations: Record<string, Migration> = {
   '0003_members': m0003,
   '0005_documents': m0005,
   '0006_docs': m0006,
+  '0007_update_attribution': m0007,
   '0050_oauth': m0050,
   '0051_mcp_confirmations': m0051,
 };
