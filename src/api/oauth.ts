@@ -247,12 +247,12 @@ function registerProtocolRoutes(app: App, services: Services) {
         summary: 'Register an app (RFC 7591 dynamic client registration)',
         description:
           'Open registration. Redirect URIs must be https, http on localhost, or a private-use scheme of a native app; they are matched exactly when authorizing. ' +
-          '`token_endpoint_auth_method` `none` registers a public client (PKCE only); the default, `client_secret_basic`, and `client_secret_post` get a secret, returned once. 30 per hour per IP.',
+          '`token_endpoint_auth_method` `none` registers a public client (PKCE only); the default, `client_secret_basic`, and `client_secret_post` get a secret, returned once. 60 per hour per IP.',
         tags: ['oauth'],
         body: ClientRegistrationRequest,
         response: { 201: ClientRegistrationResponse, ...oauthErrorResponses },
       },
-      config: { auth: 'none', metered: false, rateLimits: [{ endpoint: 'oauth_register', limit: 30, windowMs: HOUR, bucket: perIp }] },
+      config: { auth: 'none', metered: false, rateLimits: [{ endpoint: 'oauth_register', limit: 60, windowMs: HOUR, bucket: perIp }] },
     },
     async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await registerClient(services, request.body)),
   );
