@@ -8,23 +8,9 @@ import { request as undiciRequest } from 'undici';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { insertKey, signInUser } from '../test/workspaces/helpers';
+import { percentile, round, timeEach } from './tables';
 
 type Figures = Record<string, number | string>;
-
-function percentile(sorted: number[], p: number) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-const round = (n: number) => Math.round(n * 100) / 100;
-
-async function timeEach(n: number, fn: (i: number) => Promise<void>) {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const start = performance.now();
-    await fn(i);
-    times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b);
-}
 
 export async function runMcpBench(): Promise<Figures> {
   await prepareTemplate();
