@@ -13,6 +13,10 @@ const parts: Part[] = [
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
   { name: 'mcp', run: async () => (await import('./mcp')).runMcpBench() },
+  { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },
+  { name: 'files', run: async () => (await import('./files')).runFilesBench() },
+  { name: 'web', run: async () => (await import('./web')).runWebBench() },
+  { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
 ];
 
 function print(name: string, figures: Figures) {

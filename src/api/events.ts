@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { EventRecord } from '../events/types';
 import { resolveActor, SESSION_COOKIE } from '../http/authenticate';
+import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
 import { StreamAccessMonitor } from '../http/stream-access';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
@@ -12,7 +13,6 @@ import type { Services } from '../services';
 import { Event } from './event-schemas';
 import { errorResponses } from './schemas';
 
-export const SSE_PING_MS = 15_000;
 const RESUME_BATCH = 500;
 
 const AuditQuery = z.strictObject({
@@ -28,6 +28,8 @@ const SubscribeQuery = z.strictObject({
 /** Comment events reach public readers only when the workspace shares comments publicly. */
 function visibleTo(resolved: ResolvedWorkspace, record: EventRecord): boolean {
   if (record.event.startsWith('comment.')) return can(resolved.access, 'read_comments', resolved.workspace);
+  // File events carry names and share URLs: members only, like the files themselves.
+  if (record.event.startsWith('file.') || record.event.startsWith('folder.')) return can(resolved.access, 'read_files', resolved.workspace);
   return true;
 }
 
@@ -81,9 +83,8 @@ export async function eventRoutes(app: App, services: Services) {
       },
       async (request, reply) => {
         const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const header = request.headers['last-event-id'];
-        const lastEventId = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : request.query.lastEventId ? Number(request.query.lastEventId) : null;
-        await streamEvents(services, streams, request, reply, resolved, lastEventId);
+        const lastEventId = lastEventIdOf(request, request.query.lastEventId, /^\d+$/);
+        await streamEvents(services, streams, request, reply, resolved, lastEventId === null ? null : Number(lastEventId));
       },
     );
   }
@@ -97,18 +98,7 @@ async function streamEvents(
   resolved: ResolvedWorkspace,
   lastEventId: number | null,
 ) {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-    'access-control-allow-origin': request.headers.origin ?? '*',
-    ...(request.headers.origin ? { 'access-control-allow-credentials': 'true', vary: 'Origin' } : {}),
-  });
-  raw.write(': connected\n\n');
+  const raw = openEventStream(request, reply);
 
   // Subscribe before reading the log, so nothing committed in between is lost; duplicates are skipped by id.
   let lastSent = lastEventId ?? 0;
@@ -121,7 +111,7 @@ async function streamEvents(
   };
   const unsubscribe = services.events.subscribeWorkspace(resolved.workspace.id, (record) => (replaying ? buffered.push(record) : send(record)));
 
-  const ping = setInterval(() => raw.write(': ping\n\n'), SSE_PING_MS);
+  const ping = setInterval(() => void keepAlive(), SSE_PING_MS);
   // The stream ends within a second of its credential, or its access to the workspace, going away.
   const unwatch = streams.watch(`${credentialKey(request)}\u0000${resolved.workspace.id}`, () => stillAllowed(services, request, resolved.workspace.id), () => close());
   const close = () => {
@@ -131,6 +121,18 @@ async function streamEvents(
     if (!raw.writableEnded) raw.end();
   };
   request.raw.on('close', close);
+
+  // The monitor above ends the stream; each ping also refreshes what it may see, so a changed
+  // `commentsOnPublicShare` decides which comment events public readers get from then on.
+  async function keepAlive() {
+    try {
+      const { actor } = await resolveActor(services, request);
+      resolved = await resolveWorkspace(services, actor, { slug: resolved.workspace.id }, 'read');
+      raw.write(': ping\n\n');
+    } catch {
+      close();
+    }
+  }
 
   if (lastEventId !== null) {
     try {

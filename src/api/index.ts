@@ -4,15 +4,20 @@ import type { Services } from '../services';
 import { agentRoutes } from './agents';
 import { authRoutes } from './auth';
 import { columnRoutes } from './columns';
+import { commentRoutes } from './comments';
 import { docRoutes } from './doc';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
+import { fileSharePageRoutes } from './file-share-pages';
+import { fileUploadRoutes } from './file-uploads';
+import { fileRoutes } from './files';
 import { healthRoutes } from './health';
 import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
 import { keyRoutes } from './keys';
 import { meRoutes } from './me';
 import { mcpRoutes } from './mcp';
+import { messageRoutes } from './messages';
 import { memberRoutes } from './members';
 import { oauthRoutes } from './oauth';
 import { orgRoutes } from './orgs';
@@ -20,6 +25,7 @@ import { rowRoutes } from './rows';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
+import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -44,4 +50,10 @@ export async function registerRoutes(app: App, services: Services) {
   await htmlRoutes(app, services);
   await oauthRoutes(app, services);
   await mcpRoutes(app, services);
+  await commentRoutes(app, services);
+  await messageRoutes(app, services);
+  await fileUploadRoutes(app, services);
+  await fileRoutes(app, services);
+  await fileSharePageRoutes(app, services);
+  await webhookRoutes(app, services);
 }

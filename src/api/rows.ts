@@ -8,7 +8,9 @@ import {
   moveRowsToSurface,
   rowHistory,
   updateRow,
+  type SurfaceSelector,
 } from '../domain/tables';
+import { errors } from '../errors';
 import { requireCaller } from '../http/authenticate';
 import { defineOperation } from '../http/operation';
 import type { App } from '../http/types';
@@ -39,7 +41,36 @@ export const PatchRowBody = z.strictObject({
   position: z.number().int().min(0).optional(),
 });
 export const BulkUpdateBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
-export const MoveRowsBody = z.strictObject({ rowIds: z.array(z.string().min(1).max(100)).min(1).max(500), surface: z.string().min(1).max(100) });
+export const MoveRowsBody = z.strictObject({
+  rowIds: z.array(z.string().min(1).max(100)).min(1).max(500),
+  ...SurfaceQuery,
+  surface: SurfaceQuery.surface.describe('The sheet to move to (or `surfaceId`; either may be in the query instead)'),
+});
+/** Every row route takes the sheet selector in the query too. */
+export const SheetQuery = z.strictObject(SurfaceQuery);
+
+/**
+ * The sheet a request names, in the query or the body (clients use either);
+ * naming two different ones is 400.
+ */
+function sheetOf(query: SurfaceSelector, body: SurfaceSelector): SurfaceSelector {
+  const named = (s: SurfaceSelector) => s.surface !== undefined || s.surfaceId !== undefined;
+  if (named(query) && named(body) && (query.surface !== body.surface || query.surfaceId !== body.surfaceId)) {
+    throw errors.badRequest('The query and the body name different sheets; name it once.', [
+      { path: ['surface'], code: 'conflicting_surface', message: 'query and body disagree' },
+    ]);
+  }
+  const chosen = named(body) ? body : query;
+  return { surface: chosen.surface, surfaceId: chosen.surfaceId };
+}
+
+/**
+ * Routes whose body names the sheet also take it in the query; their
+ * operation (and its MCP tool) sees one selector, in the body.
+ */
+function withSheetFromQuery<B extends SurfaceSelector, Q extends { query: SurfaceSelector; body: B }>(request: Q): Q {
+  return { ...request, body: { ...request.body, ...sheetOf(request.query, request.body) } };
+}
 
 const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
 
@@ -61,11 +92,11 @@ export const rowOperations = {
     },
   ),
   bulkUpdate: defineOperation(
-    { params: WorkspaceParams, body: BulkUpdateBody, response: z.object({ rows: z.array(Row) }) },
-    async (services, actor, { params, body }) => {
+    { params: WorkspaceParams, query: SheetQuery, body: BulkUpdateBody, response: z.object({ rows: z.array(Row) }) },
+    async (services, actor, { params, query, body }) => {
       const caller = requireCaller(actor);
       const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      return { rows: await bulkUpdateRows(services, caller, workspace, body.updates) };
+      return { rows: await bulkUpdateRows(services, caller, workspace, body.updates, query) };
     },
   ),
   move: defineOperation(
@@ -73,14 +104,14 @@ export const rowOperations = {
     async (services, actor, { params, body }) => {
       const caller = requireCaller(actor);
       const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      return moveRowsToSurface(services, caller, workspace, body);
+      return moveRowsToSurface(services, caller, workspace, { rowIds: body.rowIds, surface: body.surface, surfaceId: body.surfaceId });
     },
   ),
   get: defineOperation(
-    { params: RowParams, response: Row },
-    async (services, actor, { params }) => {
+    { params: RowParams, query: SheetQuery, response: Row },
+    async (services, actor, { params, query }) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      return getWorkspaceRow(services, workspace, params.id);
+      return getWorkspaceRow(services, workspace, params.id, query);
     },
   ),
   update: defineOperation(
@@ -88,23 +119,23 @@ export const rowOperations = {
     async (services, actor, { params, body }) => {
       const caller = requireCaller(actor);
       const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      return (await updateRow(services, caller, workspace, params.id, body)).row;
+      return (await updateRow(services, caller, workspace, params.id, { data: body.data, position: body.position, surface: body.surface, surfaceId: body.surfaceId })).row;
     },
   ),
   remove: defineOperation(
-    { params: RowParams, response: Ok },
-    async (services, actor, { params }) => {
+    { params: RowParams, query: SheetQuery, response: Ok },
+    async (services, actor, { params, query }) => {
       const caller = requireCaller(actor);
       const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      await deleteWorkspaceRow(services, caller, workspace, params.id);
+      await deleteWorkspaceRow(services, caller, workspace, params.id, query);
       return { ok: true as const };
     },
   ),
   history: defineOperation(
-    { params: RowParams, response: z.object({ events: z.array(Event) }) },
-    async (services, actor, { params }) => {
+    { params: RowParams, query: SheetQuery, response: z.object({ events: z.array(Event) }) },
+    async (services, actor, { params, query }) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      return { events: await rowHistory(services, workspace, params.id) };
+      return { events: await rowHistory(services, workspace, params.id, query) };
     },
   ),
 };
@@ -136,11 +167,12 @@ export async function rowRoutes(app: App, services: Services) {
           description: 'Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns.',
           tags: ['rows'],
           params: create.params,
+          querystring: SheetQuery,
           body: create.body,
           response: { 200: create.response, ...errorResponses, 402: OverLimitBody },
         },
       },
-      async (request) => create.run(services, request.actor, request),
+      async (request) => create.run(services, request.actor, withSheetFromQuery(request)),
     );
   }
 
@@ -153,6 +185,7 @@ export async function rowRoutes(app: App, services: Services) {
           description: 'All or nothing: an unknown id or an invalid value writes nothing. One `row.updated` per row.',
           tags: ['rows'],
           params: bulkUpdate.params,
+          querystring: bulkUpdate.query,
           body: bulkUpdate.body,
           response: { 200: bulkUpdate.response, ...errorResponses },
         },
@@ -170,18 +203,29 @@ export async function rowRoutes(app: App, services: Services) {
           description: 'One transaction: a row id outside the workspace fails the batch; rows already there are skipped; the rest land at the tail in the order given.',
           tags: ['rows'],
           params: move.params,
+          querystring: SheetQuery,
           body: move.body,
           response: { 200: move.response, ...errorResponses },
         },
       },
-      async (request) => move.run(services, request.actor, request),
+      async (request) => move.run(services, request.actor, withSheetFromQuery(request)),
     );
   }
 
   for (const url of workspacePaths('/rows/:id')) {
     app.get(
       url,
-      { schema: { summary: 'One row', tags: ['rows'], params: get.params, response: { 200: get.response, ...errorResponses } }, config: { auth: 'optional' } },
+      {
+        schema: {
+          summary: 'One row',
+          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+          tags: ['rows'],
+          params: get.params,
+          querystring: get.query,
+          response: { 200: get.response, ...errorResponses },
+        },
+        config: { auth: 'optional' },
+      },
       async (request) => get.run(services, request.actor, request),
     );
 
@@ -193,16 +237,26 @@ export async function rowRoutes(app: App, services: Services) {
           description: 'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`.',
           tags: ['rows'],
           params: update.params,
+          querystring: SheetQuery,
           body: update.body,
           response: { 200: update.response, ...errorResponses },
         },
       },
-      async (request) => update.run(services, request.actor, request),
+      async (request) => update.run(services, request.actor, withSheetFromQuery(request)),
     );
 
     app.delete(
       url,
-      { schema: { summary: 'Delete a row', tags: ['rows'], params: remove.params, response: { 200: remove.response, ...errorResponses } } },
+      {
+        schema: {
+          summary: 'Delete a row',
+          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+          tags: ['rows'],
+          params: remove.params,
+          querystring: remove.query,
+          response: { 200: remove.response, ...errorResponses },
+        },
+      },
       async (request) => remove.run(services, request.actor, request),
     );
   }
@@ -211,7 +265,13 @@ export async function rowRoutes(app: App, services: Services) {
     app.get(
       url,
       {
-        schema: { summary: 'Events of one row, oldest first', tags: ['rows'], params: history.params, response: { 200: history.response, ...errorResponses } },
+        schema: {
+          summary: 'Events of one row, oldest first',
+          tags: ['rows'],
+          params: history.params,
+          querystring: history.query,
+          response: { 200: history.response, ...errorResponses },
+        },
         config: { auth: 'optional' },
       },
       async (request) => history.run(services, request.actor, request),

@@ -3,11 +3,14 @@ import type { Actor } from '../http/actor';
 import type { Executor } from '../persistence/database';
 import {
   exportAgents,
+  exportCommentReactions,
+  exportComments,
   exportKeys,
   exportMemberships,
   exportOrganisations,
   exportProfile,
   exportSessions,
+  exportWebhooks,
   exportWorkspaces,
   type Page,
 } from '../persistence/export';
@@ -32,6 +35,9 @@ const SECTIONS: Array<[name: string, read: SectionReader]> = [
   ['agents', exportAgents],
   ['keys', exportKeys],
   ['sessions', exportSessions],
+  ['comments', exportComments],
+  ['commentReactions', exportCommentReactions],
+  ['webhooks', exportWebhooks],
 ];
 
 export type OpenedExport = { filename: string; chunks: AsyncGenerator<string> };

@@ -3,6 +3,7 @@ import type { Actor } from '../auth/actor';
 import { OAUTH_ACCESS_TOKEN_PREFIX, parseScopes } from '../auth/callers';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../events/types';
+import type { EventName } from '../events/names';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken, safeEqual } from '../lib/secrets';
 import { findOrgById, findUserById } from '../persistence/accounts';
@@ -519,7 +520,7 @@ export async function revokeAllUserGrants(services: Services, actor: Actor): Pro
 
 type GrantFacts = { grantId: string; userId: string; client: Pick<OAuthClientRecord, 'id' | 'name'>; scopes: string };
 
-async function grantEvent(tx: Tx, event: string, facts: GrantFacts, extra: Record<string, unknown> = {}): Promise<EventDraft[]> {
+async function grantEvent(tx: Tx, event: EventName, facts: GrantFacts, extra: Record<string, unknown> = {}): Promise<EventDraft[]> {
   const user = await findUserById(tx, facts.userId);
   const org = user?.primaryOrgId ? await findOrgById(tx, user.primaryOrgId) : undefined;
   if (!user || !org) return [];

@@ -28,6 +28,8 @@ declare module 'fastify' {
     registeredRoutes: Array<{ method: string; url: string }>;
     /** The MCP endpoint's tools; tests may register more before the server listens. */
     mcpTools: import('../mcp/registry').ToolRegistry;
+    /** The trash pass of files surfaces (`runOnce()` for tests and operators). */
+    fileTrash: import('../domain/file-trash').FileTrashJob;
   }
   interface FastifyRequest {
     actor: Actor | null;

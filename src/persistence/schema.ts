@@ -240,6 +240,209 @@ export interface DocSectionsTable {
   updatedAt: Timestamp;
 }
 
+export type CommentTargetType = 'row' | 'cell' | 'doc_range' | 'html_element' | 'surface' | 'workspace' | 'file';
+
+export interface CommentsTable {
+  id: string;
+  workspaceId: string;
+  parentId: string | null;
+  targetType: CommentTargetType;
+  targetId: string;
+  surfaceId: string | null;
+  columnId: string | null;
+  columnKey: string | null;
+  anchor: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  body: string;
+  mentions: ColumnType<Array<{ kind: PrincipalKind; id: string; label: string }>, string, string>;
+  authorId: string;
+  authorType: PrincipalKind;
+  correlationId: string | null;
+  resolvedAt: NullableTimestamp;
+  resolvedById: string | null;
+  resolvedByType: PrincipalKind | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface CommentReactionsTable {
+  commentId: string;
+  principalId: string;
+  principalType: PrincipalKind;
+  emoji: string;
+  createdAt: Timestamp;
+}
+
+export interface InboxMessagesTable {
+  seq: Generated<number>;
+  id: string;
+  recipientId: string;
+  orgId: string;
+  workspaceId: string | null;
+  kind: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  createdAt: Timestamp;
+}
+
+export interface InboxWakeDedupTable {
+  recipientId: string;
+  threadKey: string;
+  wokenAt: Timestamp;
+}
+
+export interface MessageUsageTable {
+  orgId: string;
+  period: string;
+  delivered: ColumnType<number, number | undefined, number>;
+}
+
+export type FileExif = { width: number; height: number; orientation: number };
+type Json<T> = ColumnType<T, string, string>;
+
+export interface FileFoldersTable {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  parentFolderId: string | null;
+  name: string;
+  createdAt: Timestamp;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  updatedAt: Timestamp;
+  archivedAt: NullableTimestamp;
+  archivedById: string | null;
+  archivedByType: PrincipalKind | null;
+  archivedWithId: string | null;
+}
+
+export interface FilesTable {
+  id: string;
+  orgId: string;
+  workspaceId: string;
+  surfaceId: string;
+  parentFolderId: string | null;
+  name: string;
+  size: number;
+  contentType: string;
+  blobKey: string;
+  thumbKey: string | null;
+  sha256: string;
+  exif: ColumnType<FileExif | null, string | null, string | null>;
+  version: ColumnType<number, number | undefined, number>;
+  starred: ColumnType<boolean, boolean | undefined, boolean>;
+  starredAt: NullableTimestamp;
+  description: string | null;
+  tags: Json<string[]>;
+  createdAt: Timestamp;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  updatedAt: Timestamp;
+  updatedById: string | null;
+  updatedByType: PrincipalKind | null;
+  archivedAt: NullableTimestamp;
+  archivedById: string | null;
+  archivedByType: PrincipalKind | null;
+  archivedWithFolderId: string | null;
+}
+
+export interface FileShareTokensTable {
+  id: string;
+  fileId: string;
+  token: string;
+  createdAt: Timestamp;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  revokedAt: NullableTimestamp;
+}
+
+export interface FileUploadsTable {
+  id: string;
+  tokenHash: string;
+  orgId: string;
+  workspaceId: string;
+  surfaceId: string;
+  parentFolderId: string | null;
+  name: string;
+  size: number;
+  contentType: string;
+  blobKey: string;
+  reservationId: string;
+  state: ColumnType<'pending' | 'receiving' | 'completed', 'pending' | undefined, 'pending' | 'receiving' | 'completed'>;
+  fileId: string | null;
+  createdById: string;
+  createdByType: PrincipalKind;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export interface OrgStorageTable {
+  orgId: string;
+  usedBytes: ColumnType<number, number | undefined, number>;
+  quotaBytes: number | null;
+}
+
+export interface StorageReservationsTable {
+  id: string;
+  orgId: string;
+  bytes: number;
+  blobKeys: Json<string[]>;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export type StoredBlobKind = 'file' | 'thumbnail' | 'doc_image' | 'avatar' | 'support';
+
+export interface StoredBlobsTable {
+  key: string;
+  orgId: string;
+  size: number;
+  kind: StoredBlobKind;
+  createdAt: Timestamp;
+}
+
+export interface WebhooksTable {
+  id: string;
+  orgId: string;
+  workspaceId: string | null;
+  url: string;
+  events: string[];
+  secretCiphertext: string;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  createdById: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  failingSince: NullableTimestamp;
+  deactivatedAt: NullableTimestamp;
+  deactivationReason: string | null;
+  catchupAfterSeq: number | null;
+  leaseOwner: string | null;
+  leaseUntil: NullableTimestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  webhookId: string;
+  orgId: string;
+  eventSeq: number;
+  event: string;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number | null;
+  createdAt: Timestamp;
+  nextAttemptAt: NullableTimestamp;
+  lastAttemptAt: NullableTimestamp;
+  attemptingUntil: NullableTimestamp;
+}
+
+export interface WebhookUsageTable {
+  orgId: string;
+  period: string;
+  delivered: ColumnType<number, number | undefined, number>;
+}
+
 export type OAuthClientAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
 
 export interface OAuthClientsTable {
@@ -328,6 +531,21 @@ export interface Database {
   documentSnapshots: DocumentSnapshotsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
+  comments: CommentsTable;
+  commentReactions: CommentReactionsTable;
+  inboxMessages: InboxMessagesTable;
+  inboxWakeDedup: InboxWakeDedupTable;
+  messageUsage: MessageUsageTable;
+  fileFolders: FileFoldersTable;
+  files: FilesTable;
+  fileShareTokens: FileShareTokensTable;
+  fileUploads: FileUploadsTable;
+  orgStorage: OrgStorageTable;
+  storageReservations: StorageReservationsTable;
+  storedBlobs: StoredBlobsTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  webhookUsage: WebhookUsageTable;
   oauthClients: OAuthClientsTable;
   oauthGrants: OAuthGrantsTable;
   oauthAuthorizationCodes: OAuthAuthorizationCodesTable;
@@ -341,5 +559,8 @@ export type Workspace = Selectable<WorkspacesTable>;
 export type Surface = Selectable<SurfacesTable>;
 export type Membership = Selectable<MembershipsTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
+export type FileRow = Selectable<FilesTable>;
+export type FolderRow = Selectable<FileFoldersTable>;
+export type FileUploadRow = Selectable<FileUploadsTable>;
 export type NewWorkspace = Insertable<WorkspacesTable>;
 export type WorkspaceUpdate = Updateable<WorkspacesTable>;
