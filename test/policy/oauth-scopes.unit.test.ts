@@ -12,7 +12,7 @@ import type { Role } from '../../src/persistence/schema';
 const ROLES: Role[] = ['owner', 'editor', 'commenter', 'viewer'];
 const SCOPE_SETS: OAuthScope[][] = [['read'], ['read', 'write'], ['read', 'write', 'admin'], ['admin'], ['write']];
 
-const READ_ACTIONS = new Set(['read', 'read_comments']);
+const READ_ACTIONS = new Set(['read', 'read_comments', 'read_files']);
 const WRITE_ACTIONS = new Set([...READ_ACTIONS, 'comment', 'pin', 'write_rows', 'edit_columns', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings']);
 
 function scopeOpens(scopes: OAuthScope[], action: string): boolean {
