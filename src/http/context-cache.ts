@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { findWorkspacesBySlug, loadCallerFacts, type WorkspaceWithOrg } from '../persistence/access';
-import { ReadCache } from '../persistence/read-cache';
+import { readCacheOf, type ReadCache } from '../persistence/read-cache';
 import type { Surface, Workspace } from '../persistence/schema';
 import { listSurfaces } from '../persistence/workspaces';
 import type { CallerFacts } from '../policy/index';
@@ -15,26 +14,12 @@ import type { Actor } from './actor';
  * change an answer retire it at once; other instances' writes and expiry
  * show within a second (src/persistence/read-cache.ts, docs/PERFORMANCE.md).
  *
- * Caller resolution itself stays where it is (src/http/authenticate.ts);
- * this module only wraps its lookups.
+ * The caller behind a credential is cached where it is resolved
+ * (src/auth/callers.ts), in the same cache.
  */
-
-const caches = new WeakMap<object, ReadCache>();
 
 function cacheOf(services: Services): ReadCache {
-  let cache = caches.get(services.db);
-  if (!cache) caches.set(services.db, (cache = new ReadCache(services.database.epochs, services.clock)));
-  return cache;
-}
-
-/**
- * The caller a credential resolves to, null when it does not resolve (also
- * cached: a wrong or revoked credential costs no lookup either). The token is
- * kept only as a digest.
- */
-export function cachedCaller(services: Services, kind: string, token: string, load: () => Promise<Actor | null>): Promise<Actor | null> {
-  const digest = createHash('sha256').update(token).digest('base64url');
-  return cacheOf(services).get(`caller\u0000${kind}\u0000${digest}`, load);
+  return readCacheOf(services.database, services.clock);
 }
 
 /** `findWorkspacesBySlug`, cached. */

@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock';
+import type { DatabaseHandle } from './database';
 import type { WriteEpochs } from './write-epochs';
 
 /**
@@ -71,3 +72,12 @@ export class ReadCache {
 }
 
 type Entry = { value: Promise<unknown>; epoch: number; at: number; clockAt: number };
+
+const caches = new WeakMap<DatabaseHandle, ReadCache>();
+
+/** The one request-context cache of a database (every reader shares it, so one write retires it for all). */
+export function readCacheOf(database: DatabaseHandle, clock: Clock): ReadCache {
+  let cache = caches.get(database);
+  if (!cache) caches.set(database, (cache = new ReadCache(database.epochs, clock)));
+  return cache;
+}

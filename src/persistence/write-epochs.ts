@@ -43,6 +43,14 @@ const CONTENT_TABLES = new Set([
   'stored_blobs',
   'org_storage',
   'storage_reservations',
+  // Comments and what they wake; MCP confirmations and OAuth codes (a token's issue or revocation is not content).
+  'comments',
+  'comment_reactions',
+  'inbox_messages',
+  'inbox_wake_dedup',
+  'message_usage',
+  'mcp_confirmations',
+  'oauth_authorization_codes',
 ]);
 
 /** The tables a statement writes, read from its SQL (covers Kysely builders and raw `sql` alike). */
