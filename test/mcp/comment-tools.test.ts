@@ -195,12 +195,12 @@ describe('refusals', () => {
       expect(refusal(await call(name, args)), `${name} ${JSON.stringify(args)}`).toEqual({ error: { code: 'not_found', message: 'Comment not found.' }, status: 404 });
     }
     // The comment exists, but not in the workspace named.
-    const ours = (await call('list_comments', { slug: 'welcome', limit: 1 })).body.comments[0];
-    const other = await rest('POST', '/api/workspaces', { name: 'Elsewhere', slug: 'elsewhere' });
-    expect(other.status).toBe(200);
+    const ours = await addComment(t, owner.as, 'welcome', { target: { type: 'workspace' }, body: 'ours' });
+    const other = await rest('POST', '/api/workspaces', { name: 'Elsewhere', slug: 'elsewhere', mode: 'table' });
+    expect(other.status, other.text).toBe(200);
     expect(refusal(await call('get_comment_thread', { id: ours.id, slug: 'elsewhere' })).status).toBe(404);
 
-    const mismatch = refusal(await call('add_comment', { slug: 'welcome', target: { type: 'workspace' }, body: 'x', parentId: ours.id }));
+    const mismatch = refusal(await call('add_comment', { slug: 'welcome', target: { type: 'row', rowId }, body: 'x', parentId: ours.id }));
     expect(mismatch).toMatchObject({ status: 400, error: { details: [{ path: ['target'], code: 'target_mismatch' }] } });
   });
 

@@ -98,7 +98,7 @@ describe('tools/list', () => {
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      expect(tool.annotations?.readOnlyHint, tool.name).toBe(['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'explode'].includes(tool.name));
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'explode'].includes(tool.name));
     }
     expect(fields('delete_row_confirmed')).toContain('confirm_token');
   });
