@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type Credential } from '../helpers/app';
 import { addComment, auditEvents, rangeOf } from '../comments/helpers';
 import { mcpClient } from '../oauth/helpers';
+import { bearerOf, rpcError } from './helpers';
 import { insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
@@ -20,7 +20,6 @@ let readOnly: Client;
 let workspaceId: string;
 let rowId: string;
 
-const bearerOf = (credential: Credential) => (credential as { bearer: string }).bearer;
 const rest = (method: string, path: string, body?: unknown) => t.request(method, path, { as: owner.as, body });
 
 beforeAll(async () => {
@@ -45,15 +44,6 @@ async function call(name: string, args: Record<string, unknown>, client = mcp) {
   const text = JSON.parse((result.content as Array<{ text: string }>)[0]!.text);
   if (!result.isError) expect(text).toEqual(result.structuredContent);
   return { isError: Boolean(result.isError), body: result.isError ? text : (result.structuredContent as any) };
-}
-
-async function rpcError(promise: Promise<unknown>): Promise<McpError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
 }
 
 /** A comment as GET /api/comments/{id} answers it to the owner. */

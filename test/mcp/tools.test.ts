@@ -1,5 +1,4 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { rowOperations } from '../../src/api/rows';
@@ -10,6 +9,7 @@ import { insertRow } from '../../src/sync/table-document';
 import { ManualClock, startTestApp, type Credential } from '../helpers/app';
 import { insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 import { mcpClient } from '../oauth/helpers';
+import { bearerOf, rpcError } from './helpers';
 
 /**
  * The MCP endpoint through the SDK's own Client and StreamableHTTPClientTransport:
@@ -24,7 +24,6 @@ let editor: { as: Credential; agentId: string };
 let mcp: Client;
 const WRITES_PER_MINUTE = 20;
 
-const bearerOf = (credential: Credential) => (credential as { bearer: string }).bearer;
 
 beforeAll(async () => {
   t = await startTestApp({
@@ -69,15 +68,6 @@ async function call(name: string, args: Record<string, unknown>, client = mcp) {
   const result = await client.callTool({ name, arguments: args });
   expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(result.isError ? expect.anything() : result.structuredContent);
   return result;
-}
-
-async function rpcError(promise: Promise<unknown>): Promise<McpError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
 }
 
 const rest = (method: string, path: string, body?: unknown) => t.request(method, path, { as: owner.as, body });
