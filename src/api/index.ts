@@ -15,6 +15,7 @@ import { meRoutes } from './me';
 import { memberRoutes } from './members';
 import { orgRoutes } from './orgs';
 import { rowRoutes } from './rows';
+import { searchRoutes } from './search';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
@@ -40,4 +41,5 @@ export async function registerRoutes(app: App, services: Services) {
   await docRoutes(app, services);
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
+  await searchRoutes(app, services);
 }

@@ -188,10 +188,10 @@ export async function describeWorkspaceDetail(
  * Every workspace the caller reaches, live or archived: memberships (its own
  * and, for an unscoped key, its owner's), org-visibility workspaces of the
  * human's organisations, and for a scoped key its one workspace. The policy
- * decides each one and the caller's role there. Pinned ones come first
- * (latest pin first), then newest first.
+ * decides each one and the caller's role there. Newest first. Listing and
+ * search both start here, so they never disagree about what a caller sees.
  */
-export async function listWorkspacesFor(services: Services, actor: Actor, options: { archived: boolean }): Promise<WorkspaceView[]> {
+export async function reachableWorkspaces(services: Services, actor: Actor, options: { archived: boolean }): Promise<ResolvedWorkspace[]> {
   const candidates = await listReachableWorkspaces(services.db, {
     principalIds: [...new Set([actor.principal.id, actor.userId])],
     userId: actor.userId,
@@ -202,13 +202,17 @@ export async function listWorkspacesFor(services: Services, actor: Actor, option
     loadCallerFacts(services.db, actor, candidates),
     findOrgRefs(services.db, [...new Set(candidates.map((w) => w.orgId))]),
   ]);
-  const reached = candidates.flatMap((workspace) => {
+  return candidates.flatMap((workspace) => {
     const caller = facts.get(workspace.id)!;
     const access = workspaceAccess(caller, workspace);
     const org = orgs.get(workspace.orgId)!;
     return access.basis === 'none' ? [] : [{ workspace, orgSlug: org.slug, orgPlan: org.plan, access, caller }];
   });
-  const views = await describeWorkspaces(services, actor, reached);
+}
+
+/** The workspaces the caller reaches, described; pinned ones first (latest pin first), then newest first. */
+export async function listWorkspacesFor(services: Services, actor: Actor, options: { archived: boolean }): Promise<WorkspaceView[]> {
+  const views = await describeWorkspaces(services, actor, await reachableWorkspaces(services, actor, options));
   const pinTime = (v: WorkspaceView) => v.pinnedAt?.getTime() ?? -Infinity;
   return views.sort((a, b) => pinTime(b) - pinTime(a));
 }

@@ -3,6 +3,9 @@ import * as m0001 from './0001_platform';
 import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
+import * as m0040 from './0040_search';
+import * as m0041 from './0041_billing';
+import * as m0042 from './0042_support_referrals';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -13,4 +16,7 @@ export const migrations: Record<string, Migration> = {
   '0003_members': m0003,
   '0005_documents': m0005,
   '0006_docs': m0006,
+  '0040_search': m0040,
+  '0041_billing': m0041,
+  '0042_support_referrals': m0042,
 };
