@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
+import { LocalPaymentProvider } from './billing/local-payments';
 import { InProcessEventBus } from './events/bus';
 import { createBlobStore } from './files/blob-store';
 import { createLimits } from './limits/index';
@@ -23,7 +24,18 @@ export async function createServices(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
-  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config) };
+  const base = {
+    config,
+    db: database.db,
+    database,
+    mailer,
+    clock,
+    log,
+    events: new InProcessEventBus(),
+    limits,
+    blobs: createBlobStore(config),
+    payments: new LocalPaymentProvider(database.db, config),
+  };
   const services: Services = { ...base, sync: createSyncEngine(base) };
   return {
     services,

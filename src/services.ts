@@ -26,4 +26,6 @@ export type Services = {
   sync: SyncEngine;
   /** Uploaded bytes (doc images, later files): local disk under DATA_DIR/blobs, or S3. */
   blobs: import('./files/blob-store').BlobStore;
+  /** Plans are paid through this (local by default: src/billing/local-payments.ts). */
+  payments: import('./billing/payment-provider').PaymentProvider;
 };

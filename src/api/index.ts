@@ -1,8 +1,10 @@
 import type { App } from '../http/types';
 import { documentContent } from '../domain/workspace-documents';
 import type { Services } from '../services';
+import { LocalPaymentProvider } from '../billing/local-payments';
 import { agentRoutes } from './agents';
 import { authRoutes } from './auth';
+import { billingRoutes } from './billing';
 import { columnRoutes } from './columns';
 import { docRoutes } from './doc';
 import { eventRoutes } from './events';
@@ -11,6 +13,7 @@ import { healthRoutes } from './health';
 import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
 import { keyRoutes } from './keys';
+import { localCheckoutRoutes } from './local-checkout';
 import { meRoutes } from './me';
 import { memberRoutes } from './members';
 import { orgRoutes } from './orgs';
@@ -42,4 +45,6 @@ export async function registerRoutes(app: App, services: Services) {
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
   await searchRoutes(app, services);
+  await billingRoutes(app, services);
+  if (services.payments instanceof LocalPaymentProvider) await localCheckoutRoutes(app, services, services.payments);
 }
