@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import * as Y from 'yjs';
 import { switchPlan } from '../../src/domain/billing';
 import { randomToken } from '../../src/lib/secrets';
-import { appendUpdate } from '../../src/persistence/documents';
+import { writeSnapshot } from '../../src/persistence/documents';
 import type { PlanName } from '../../src/persistence/schema';
 import { tablesDocumentName } from '../../src/sync/document-names';
 import { ensureSheet, insertRows, scaffoldDefaultColumns } from '../../src/sync/table-document';
@@ -115,8 +115,8 @@ export async function addAgentsWithKeys(t: TestApp, owner: TestUser, count: numb
 
 /**
  * A table workspace whose document already holds `count` rows, written to
- * the update log before the document is first opened (as if it had been
- * filled long ago), so a 50,000-row table costs seconds, not minutes.
+ * its stored snapshot before the document is first opened (as if it had
+ * been filled long ago), so a 50,000-row table costs seconds, not minutes.
  */
 export async function addWorkspaceWithRows(t: TestApp, owner: TestUser, slug: string, count: number): Promise<{ id: string; surfaceId: string }> {
   const [workspace] = await addWorkspaces(t, owner, 1);
@@ -126,11 +126,9 @@ export async function addWorkspaceWithRows(t: TestApp, owner: TestUser, slug: st
   const doc = new Y.Doc();
   ensureSheet(doc, surfaceId, null);
   scaffoldDefaultColumns(doc, surfaceId, null);
-  for (let from = 0; from < count; from += 5_000) {
-    const size = Math.min(5_000, count - from);
-    insertRows(doc, Array.from({ length: size }, (_, i) => ({ id: `r${from + i}`, surfaceId, data: { title: `row ${from + i}` } })), null);
-  }
-  await appendUpdate(t.services.db, tablesDocumentName(workspace!.id), Y.encodeStateAsUpdate(doc));
+  insertRows(doc, Array.from({ length: count }, (_, i) => ({ id: `r${i}`, surfaceId, data: { title: `row ${i}` } })), null);
+  // As a compacted snapshot: loading it is what a long-lived table costs, without a compaction on first write.
+  await writeSnapshot(t.services.db, tablesDocumentName(workspace!.id), Y.encodeStateAsUpdateV2(doc), 0, new Date());
   doc.destroy();
   return { id: workspace!.id, surfaceId };
 }
