@@ -8,6 +8,7 @@ import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
 import type { Services } from './services';
+import { LocalTracker } from './support/tracker';
 import { createSyncEngine } from './sync/index';
 
 /**
@@ -35,6 +36,7 @@ export async function createServices(
     limits,
     blobs: createBlobStore(config),
     payments: new LocalPaymentProvider(database.db, config),
+    tracker: new LocalTracker(database.db, config),
   };
   const services: Services = { ...base, sync: createSyncEngine(base) };
   return {

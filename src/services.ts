@@ -28,4 +28,6 @@ export type Services = {
   blobs: import('./files/blob-store').BlobStore;
   /** Plans are paid through this (local by default: src/billing/local-payments.ts). */
   payments: import('./billing/payment-provider').PaymentProvider;
+  /** Support tickets are mirrored here (local by default: src/support/tracker.ts). */
+  tracker: import('./support/tracker').Tracker;
 };

@@ -5,11 +5,11 @@ import {
   checkoutFor,
   portalFor,
   requestLimitIncrease,
-  resolveBillingOrg,
   startPeriodEndJob,
   toggleDowngrade,
   upgradePlan,
 } from '../domain/billing';
+import { resolveCallerOrg } from '../domain/members';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { HOUR } from '../limits/rules';
@@ -118,7 +118,7 @@ const orgOf = (request: FastifyRequest) => {
 export async function billingRoutes(app: App, services: Services) {
   // Each budget is the organisation's, spent only by callers allowed to change its plan.
   const perOrg = (endpoint: string) =>
-    resolvedRateLimit({ endpoint, limit: 5, windowMs: HOUR }, async (request) => (await resolveBillingOrg(services, requireActor(request), orgOf(request), 'manage_billing')).id);
+    resolvedRateLimit({ endpoint, limit: 5, windowMs: HOUR }, async (request) => (await resolveCallerOrg(services, requireActor(request), orgOf(request), 'manage_billing')).id);
   const upgradeLimit = perOrg('billing_upgrade');
   const downgradeLimit = perOrg('billing_downgrade');
 
@@ -137,7 +137,7 @@ export async function billingRoutes(app: App, services: Services) {
       },
     },
     async (request) => {
-      const org = await resolveBillingOrg(services, requireActor(request), request.query.org, 'read_org');
+      const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
       return billingSummary(services, org);
     },
   );
@@ -160,7 +160,7 @@ export async function billingRoutes(app: App, services: Services) {
     },
     async (request) => {
       const actor = requireActor(request);
-      const org = await resolveBillingOrg(services, actor, request.query.org, 'manage_billing');
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
       return upgradePlan(services, actor, org, request.body.plan);
     },
   );
@@ -183,7 +183,7 @@ export async function billingRoutes(app: App, services: Services) {
     },
     async (request) => {
       const actor = requireActor(request);
-      const org = await resolveBillingOrg(services, actor, request.query.org, 'manage_billing');
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
       return toggleDowngrade(services, actor, org);
     },
   );
@@ -202,7 +202,7 @@ export async function billingRoutes(app: App, services: Services) {
     },
     async (request) => {
       const actor = requireActor(request);
-      const org = await resolveBillingOrg(services, actor, request.query.org, 'manage_billing');
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
       const page = await checkoutFor(services, actor, org, request.body.plan);
       return { url: page.url, expiresAt: page.expiresAt.toISOString() };
     },
@@ -222,7 +222,7 @@ export async function billingRoutes(app: App, services: Services) {
     },
     async (request) => {
       const actor = requireActor(request);
-      const org = await resolveBillingOrg(services, actor, request.query.org, 'manage_billing');
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
       const page = await portalFor(services, actor, org);
       return { url: page.url, expiresAt: page.expiresAt.toISOString() };
     },
@@ -243,7 +243,7 @@ export async function billingRoutes(app: App, services: Services) {
     },
     async (request) => {
       const actor = requireActor(request);
-      const org = await resolveBillingOrg(services, actor, request.query.org, 'read_org');
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'read_org');
       const stored = await requestLimitIncrease(services, actor, org, request.body);
       return {
         id: stored.id,

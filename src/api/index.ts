@@ -17,8 +17,10 @@ import { localCheckoutRoutes } from './local-checkout';
 import { meRoutes } from './me';
 import { memberRoutes } from './members';
 import { orgRoutes } from './orgs';
+import { referralRoutes } from './referrals';
 import { rowRoutes } from './rows';
 import { searchRoutes } from './search';
+import { supportRoutes } from './support';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
@@ -46,5 +48,7 @@ export async function registerRoutes(app: App, services: Services) {
   await htmlRoutes(app, services);
   await searchRoutes(app, services);
   await billingRoutes(app, services);
+  await supportRoutes(app, services);
+  await referralRoutes(app, services);
   if (services.payments instanceof LocalPaymentProvider) await localCheckoutRoutes(app, services, services.payments);
 }

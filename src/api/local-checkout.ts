@@ -1,10 +1,10 @@
-import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { LocalPaymentProvider, OpenSession } from '../billing/local-payments';
 import { checkTestCard, type CardCheck } from '../billing/test-cards';
 import { completePaidCheckout, recordCardUpdate } from '../domain/billing';
 import type { App } from '../http/types';
-import { escapeHtml, PAGE_HEADERS, renderPage } from '../lib/html';
+import { sendPage } from '../http/html-page';
+import { escapeHtml, renderPage } from '../lib/html';
 import { capsFor } from '../limits/plans';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
@@ -121,10 +121,6 @@ export async function localCheckoutRoutes(app: App, services: Services, provider
       },
     );
   });
-}
-
-function sendPage(reply: FastifyReply, status: number, html: string) {
-  return reply.code(status).headers(PAGE_HEADERS).send(html);
 }
 
 function expiredPage(kind: 'checkout' | 'portal') {

@@ -4,6 +4,7 @@ import { DOC_IMAGE_MAX_BYTES, storeDocImage } from '../domain/doc-images';
 import { errors } from '../errors';
 import { isValidBlobKey } from '../files/blob-store';
 import { requireActor } from '../http/authenticate';
+import { readUploadedFile } from '../http/file-upload';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
@@ -19,9 +20,6 @@ const UploadedImage = z
     height: z.number().int().optional(),
   })
   .meta({ id: 'UploadedImage' });
-
-/** Multipart overhead allowed on top of the file itself before the request is refused unread. */
-const MULTIPART_SLACK = 64 * 1024;
 
 const BlobParams = z.object({ key: z.string().min(1).max(512) });
 
@@ -58,21 +56,8 @@ export async function uploadRoutes(app: App, services: Services) {
         async (request) => {
           const actor = requireActor(request);
           await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
-          const declared = Number(request.headers['content-length']);
-          if (Number.isFinite(declared) && declared > DOC_IMAGE_MAX_BYTES + MULTIPART_SLACK) {
-            throw errors.payloadTooLarge('Images are limited to 10 MB.');
-          }
-          if (!request.isMultipart()) throw errors.badRequest('Expected a multipart/form-data body with a `file` field.');
-          const file = await request.file();
-          if (!file || file.fieldname !== 'file') {
-            throw errors.badRequest('Expected a multipart/form-data body with a `file` field.', [
-              { path: ['file'], code: 'invalid_type', message: 'a file field named "file" is required' },
-            ]);
-          }
-          const bytes = await file.toBuffer(); // over the limit: 413 (FST_REQ_FILE_TOO_LARGE), nothing stored
-          // toBuffer can miss a truncation that lands on the last chunk; busboy's flag does not.
-          if (file.file.truncated) throw errors.payloadTooLarge('Images are limited to 10 MB.');
-          const stored = await storeDocImage(services, { bytes, mimetype: file.mimetype });
+          const { bytes, mimetype } = await readUploadedFile(request, { maxBytes: DOC_IMAGE_MAX_BYTES, limitText: 'Images are limited to 10 MB.' });
+          const stored = await storeDocImage(services, { bytes, mimetype });
           return { url: stored.url, contentType: stored.contentType, size: stored.size, width: stored.width, height: stored.height };
         },
       );

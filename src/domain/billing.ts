@@ -19,9 +19,7 @@ import { countActiveAgents } from '../persistence/keys';
 import { countHumans } from '../persistence/members';
 import type { Org, PlanName } from '../persistence/schema';
 import { countLiveWorkspaces, findPrincipals, lockOrgForCapCheck } from '../persistence/workspaces';
-import type { OrgAction } from '../policy/index';
 import type { Services } from '../services';
-import { resolveOrg } from './members';
 import { transactWithEvents } from './transact';
 
 /**
@@ -306,17 +304,3 @@ function orgEvent(event: string, org: Org, principal: Principal | null, data: Re
   return { event, orgId: org.id, workspace: null, principal, subjectId: org.id, data };
 }
 
-/**
- * The organisation a billing request is about: `orgSlug` when given, else
- * the caller's own (the one whose plan meters it). The policy decides
- * (`read_org` to look, `manage_billing` to change); keys never manage billing.
- */
-export async function resolveBillingOrg(services: Services, actor: Actor, orgSlug: string | undefined, action: OrgAction): Promise<Org> {
-  let slug = orgSlug;
-  if (slug === undefined) {
-    const own = actor.orgId ? await findOrgById(services.db, actor.orgId) : undefined;
-    if (!own) throw errors.notFound('Organisation');
-    slug = own.slug;
-  }
-  return (await resolveOrg(services, actor, slug, action)).org;
-}

@@ -19,6 +19,19 @@ export function blobUrl(services: Services, key: string): string {
 }
 
 export async function storeDocImage(services: Services, upload: { bytes: Buffer; mimetype: string }): Promise<UploadedImage> {
+  return storeImage(services, upload, { maxBytes: DOC_IMAGE_MAX_BYTES, keyPrefix: 'img' });
+}
+
+/**
+ * Any image upload (doc images, support screenshots): processed, checked
+ * against `maxBytes` after processing (413), stored under an unguessable key.
+ * Unsupported or undecodable bytes are 415.
+ */
+export async function storeImage(
+  services: Services,
+  upload: { bytes: Buffer; mimetype: string },
+  options: { maxBytes: number; keyPrefix: string },
+): Promise<UploadedImage> {
   let image;
   try {
     image = await processImage(upload.bytes, upload.mimetype);
@@ -26,8 +39,10 @@ export async function storeDocImage(services: Services, upload: { bytes: Buffer;
     if (error instanceof UnsupportedImageError) throw new ApiError(415, 'unsupported_media_type', error.message);
     throw error;
   }
-  if (image.bytes.byteLength > DOC_IMAGE_MAX_BYTES) throw errors.payloadTooLarge('The processed image is larger than 10 MB.');
-  const key = `img_${randomToken(18)}.${image.extension}`;
+  if (image.bytes.byteLength > options.maxBytes) {
+    throw errors.payloadTooLarge(`The processed image is larger than ${Math.round(options.maxBytes / 1024 / 1024)} MB.`);
+  }
+  const key = `${options.keyPrefix}_${randomToken(18)}.${image.extension}`;
   const { size } = await services.blobs.put(key, image.bytes, image.contentType);
   return { url: blobUrl(services, key), key, contentType: image.contentType, size, width: image.width, height: image.height };
 }

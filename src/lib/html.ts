@@ -3,19 +3,6 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-/**
- * Headers for the few pages the server renders itself (local checkout,
- * portal, tracker): no scripts at all, forms post only back here, never
- * framed, never cached, and the token in the URL never leaves as a referrer.
- */
-export const PAGE_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-};
-
 /** A small self-contained page; `body` must already be escaped. */
 export function renderPage(title: string, body: string): string {
   return `<!doctype html>
@@ -30,6 +17,7 @@ export function renderPage(title: string, body: string): string {
   label { display: block; margin: .8rem 0 .2rem; font-weight: 600; }
   input { width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; border: 1px solid #8c959f; border-radius: 6px; }
   button { margin-top: 1.2rem; padding: .6rem 1.2rem; font: inherit; border: 0; border-radius: 6px; background: #1f6feb; color: #fff; }
+  .text, pre { white-space: pre-wrap; overflow-wrap: anywhere; }
   .error { color: #cf222e; } .muted { color: #57606a; font-size: .9rem; }
   dt { font-weight: 600; } dd { margin: 0 0 .6rem; }
 </style>
