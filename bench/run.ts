@@ -12,6 +12,7 @@ const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
+  { name: 'search', run: async () => (await import('./search')).runSearchBench() },
 ];
 
 function print(name: string, figures: Figures) {
