@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
   billingSummary,
@@ -15,14 +14,10 @@ import type { App } from '../http/types';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
 import { resolvedRateLimit } from './resolved-rate-limit';
-import { errorResponses, IsoDateTime } from './schemas';
+import { errorResponses, IsoDateTime, OrgQuery, orgQueryOf } from './schemas';
 
 const PlanName = z.enum(['free', 'pro', 'scale']);
 const PaidPlan = z.enum(['pro', 'scale']);
-
-const OrgQuery = z.strictObject({
-  org: z.string().min(1).max(100).optional().describe("Organisation slug; default: the caller's own organisation"),
-});
 
 const Card = z.object({ brand: z.string(), last4: z.string(), expMonth: z.number().int(), expYear: z.number().int() }).meta({ id: 'CardOnFile' });
 
@@ -109,16 +104,11 @@ const LimitIncreaseRequest = z
   })
   .meta({ id: 'LimitIncreaseRequest' });
 
-const orgOf = (request: FastifyRequest) => {
-  const org = (request.query as { org?: unknown } | undefined)?.org;
-  return typeof org === 'string' ? org : undefined;
-};
-
 /** Plans and payments (docs/BILLING.md). */
 export async function billingRoutes(app: App, services: Services) {
   // Each budget is the organisation's, spent only by callers allowed to change its plan.
   const perOrg = (endpoint: string) =>
-    resolvedRateLimit({ endpoint, limit: 5, windowMs: HOUR }, async (request) => (await resolveCallerOrg(services, requireActor(request), orgOf(request), 'manage_billing')).id);
+    resolvedRateLimit({ endpoint, limit: 5, windowMs: HOUR }, async (request) => (await resolveCallerOrg(services, requireActor(request), orgQueryOf(request), 'manage_billing')).id);
   const upgradeLimit = perOrg('billing_upgrade');
   const downgradeLimit = perOrg('billing_downgrade');
 

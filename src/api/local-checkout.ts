@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { LocalPaymentProvider, OpenSession } from '../billing/local-payments';
+import type { CardOnFile } from '../billing/payment-provider';
 import { checkTestCard, type CardCheck } from '../billing/test-cards';
 import { completePaidCheckout, recordCardUpdate } from '../domain/billing';
 import type { App } from '../http/types';
@@ -35,91 +36,82 @@ const cardAttempts = { endpoint: 'local_checkout', limit: 30, windowMs: HOUR, bu
 const price = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 const planLabel = (plan: string) => plan.charAt(0).toUpperCase() + plan.slice(1);
 
+type Session = NonNullable<OpenSession>;
+
+/** One page of the provider: what it shows for a live session, and what a valid card does there. */
+type SessionPage = {
+  kind: 'checkout' | 'portal';
+  show: { summary: string; description: string };
+  submit: { summary: string; description: string };
+  render(services: Services, session: Session, action: string, refused?: { check: CardCheck; expiry?: string }): string;
+  accept(services: Services, provider: LocalPaymentProvider, session: Session, card: CardOnFile, now: Date): Promise<void>;
+};
+
+const PAGES: SessionPage[] = [
+  {
+    kind: 'checkout',
+    show: { summary: 'Local checkout page (HTML)', description: 'The page a `checkoutUrl` of the local provider opens; after payment, the receipt.' },
+    submit: {
+      summary: 'Submit the local checkout (HTML form)',
+      description: 'Form fields `number`, `expiry` (MM/YY), `cvc`, `name`. A valid test card switches the plan at once and redirects (303) back to the page, now the receipt.',
+    },
+    render: (services, session, action, refused) =>
+      session.completedAt ? completedPage(services, session) : checkoutForm(session, action, refused?.check, refused?.expiry),
+    accept: async (services, provider, session, card, now) => {
+      // A double submit completes once; the second lands on the same receipt.
+      if (await provider.saveCard(session, card, now, { completeCheckout: true })) {
+        await completePaidCheckout(services, session.orgId, session.plan!, session.createdById);
+      }
+    },
+  },
+  {
+    kind: 'portal',
+    show: { summary: 'Local customer portal (HTML)', description: 'The page a portal `url` of the local provider opens: the plan and the card on file.' },
+    submit: { summary: 'Replace the card on file (HTML form)', description: 'Form fields `number`, `expiry` (MM/YY), `cvc`. Redirects (303) back to the portal.' },
+    render: (services, session, action, refused) => portalPage(services, session, action, refused?.check),
+    accept: async (services, provider, session, card, now) => {
+      await provider.saveCard(session, card, now, { completeCheckout: false });
+      await recordCardUpdate(services, session.orgId, card, session.createdById);
+    },
+  },
+];
+
 export async function localCheckoutRoutes(app: App, services: Services, provider: LocalPaymentProvider) {
   await app.register(async (scope: App) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
 
-    scope.get(
-      '/billing/checkout/:token',
-      {
-        schema: { summary: 'Local checkout page (HTML)', description: 'The page a `checkoutUrl` of the local provider opens.', tags: ['billing'], params: TokenParams, response: pageResponses },
-        config: { auth: 'none', metered: false },
-      },
-      async (request, reply) => {
-        const session = await provider.openSession('checkout', request.params.token, services.clock.now());
-        if (!session) return sendPage(reply, 404, expiredPage('checkout'));
-        if (session.completedAt) return sendPage(reply, 200, completedPage(services, session));
-        return sendPage(reply, 200, checkoutForm(session, request.url));
-      },
-    );
-
-    scope.post(
-      '/billing/checkout/:token',
-      {
-        schema: {
-          summary: 'Submit the local checkout (HTML form)',
-          description: 'Form fields `number`, `expiry` (MM/YY), `cvc`, `name`. A valid test card switches the plan at once and redirects (303) back to the page.',
-          tags: ['billing'],
-          params: TokenParams,
-          body: CardForm,
-          response: pageResponses,
+    for (const page of PAGES) {
+      const url = `/billing/${page.kind}/:token`;
+      scope.get(
+        url,
+        { schema: { ...page.show, tags: ['billing'], params: TokenParams, response: pageResponses }, config: { auth: 'none', metered: false } },
+        async (request, reply) => {
+          const session = await provider.openSession(page.kind, request.params.token, services.clock.now());
+          if (!session) return sendPage(reply, 404, expiredPage(page.kind));
+          return sendPage(reply, 200, page.render(services, session, request.url));
         },
-        config: { auth: 'none', metered: false, rateLimits: [cardAttempts] },
-      },
-      async (request, reply) => {
-        const now = services.clock.now();
-        const session = await provider.openSession('checkout', request.params.token, now);
-        if (!session) return sendPage(reply, 404, expiredPage('checkout'));
-        if (session.completedAt) return reply.redirect(request.url, 303);
-        const check = checkTestCard(request.body ?? {}, now);
-        if (!check.ok) return sendPage(reply, 422, checkoutForm(session, request.url, check, request.body?.expiry));
-        // A double submit completes once; the second lands on the same receipt.
-        if (await provider.saveCard(session, check.card, now, { completeCheckout: true })) {
-          await completePaidCheckout(services, session.orgId, session.plan!, session.createdById);
-        }
-        return reply.redirect(request.url, 303);
-      },
-    );
+      );
 
-    scope.get(
-      '/billing/portal/:token',
-      {
-        schema: { summary: 'Local customer portal (HTML)', description: 'The page a portal `url` of the local provider opens.', tags: ['billing'], params: TokenParams, response: pageResponses },
-        config: { auth: 'none', metered: false },
-      },
-      async (request, reply) => {
-        const session = await provider.openSession('portal', request.params.token, services.clock.now());
-        if (!session) return sendPage(reply, 404, expiredPage('portal'));
-        return sendPage(reply, 200, portalPage(services, session, request.url));
-      },
-    );
-
-    scope.post(
-      '/billing/portal/:token',
-      {
-        schema: {
-          summary: 'Replace the card on file (HTML form)',
-          description: 'Form fields `number`, `expiry` (MM/YY), `cvc`. Redirects (303) back to the portal.',
-          tags: ['billing'],
-          params: TokenParams,
-          body: CardForm,
-          response: pageResponses,
+      scope.post(
+        url,
+        {
+          schema: { ...page.submit, tags: ['billing'], params: TokenParams, body: CardForm, response: pageResponses },
+          config: { auth: 'none', metered: false, rateLimits: [cardAttempts] },
         },
-        config: { auth: 'none', metered: false, rateLimits: [cardAttempts] },
-      },
-      async (request, reply) => {
-        const now = services.clock.now();
-        const session = await provider.openSession('portal', request.params.token, now);
-        if (!session) return sendPage(reply, 404, expiredPage('portal'));
-        const check = checkTestCard(request.body ?? {}, now);
-        if (!check.ok) return sendPage(reply, 422, portalPage(services, session, request.url, check));
-        await provider.saveCard(session, check.card, now, { completeCheckout: false });
-        await recordCardUpdate(services, session.orgId, check.card, session.createdById);
-        return reply.redirect(request.url, 303);
-      },
-    );
+        async (request, reply) => {
+          const now = services.clock.now();
+          const session = await provider.openSession(page.kind, request.params.token, now);
+          if (!session) return sendPage(reply, 404, expiredPage(page.kind));
+          if (session.completedAt) return reply.redirect(request.url, 303);
+          const check = checkTestCard(request.body ?? {}, now);
+          if (!check.ok) return sendPage(reply, 422, page.render(services, session, request.url, { check, expiry: request.body?.expiry }));
+          await page.accept(services, provider, session, check.card, now);
+          return reply.redirect(request.url, 303);
+        },
+      );
+    }
   });
 }
 
@@ -140,7 +132,7 @@ function cardFields(check?: CardCheck, expiry?: string) {
 <p class="muted">Local test payments: no card is charged. Use 4242 4242 4242 4242 with any future expiry and any 3 digits; 4000 0000 0000 0002 is declined.</p>`;
 }
 
-function checkoutForm(session: NonNullable<OpenSession>, action: string, check?: CardCheck, expiry?: string) {
+function checkoutForm(session: Session, action: string, check?: CardCheck, expiry?: string) {
   const plan = session.plan!;
   return renderPage(
     `Upgrade to ${planLabel(plan)}`,
@@ -155,7 +147,7 @@ ${cardFields(check, expiry)}
   );
 }
 
-function completedPage(services: Services, session: NonNullable<OpenSession>) {
+function completedPage(services: Services, session: Session) {
   const card = session.card ? ` Paid with ${escapeHtml(session.card.brand)} ending ${escapeHtml(session.card.last4)}.` : '';
   return renderPage(
     'Payment complete',
@@ -165,7 +157,7 @@ function completedPage(services: Services, session: NonNullable<OpenSession>) {
   );
 }
 
-function portalPage(services: Services, session: NonNullable<OpenSession>, action: string, check?: CardCheck) {
+function portalPage(services: Services, session: Session, action: string, check?: CardCheck) {
   const card = session.card
     ? `${escapeHtml(session.card.brand)} ending ${escapeHtml(session.card.last4)}, expires ${String(session.card.expMonth).padStart(2, '0')}/${session.card.expYear}`
     : 'none';

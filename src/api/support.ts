@@ -1,5 +1,4 @@
 import multipart from '@fastify/multipart';
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { resolveCallerOrg } from '../domain/members';
 import { createTicket, getOrgTicket, getTicketByTrackerNumber, listOrgTickets, SCREENSHOT_MAX_BYTES, storeScreenshot, TICKET_KINDS, type Ticket } from '../domain/support';
@@ -11,11 +10,7 @@ import { escapeHtml, renderPage } from '../lib/html';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
 import { resolvedRateLimit } from './resolved-rate-limit';
-import { ErrorBody, errorResponses, IsoDateTime, Principal } from './schemas';
-
-const OrgQuery = z.strictObject({
-  org: z.string().min(1).max(100).optional().describe("Organisation slug; default: the caller's own organisation"),
-});
+import { ErrorBody, errorResponses, IsoDateTime, OrgQuery, orgQueryOf, Principal } from './schemas';
 
 const TicketBody = z.strictObject({
   kind: z.enum(TICKET_KINDS),
@@ -70,16 +65,11 @@ function presentTicket(ticket: Ticket) {
   };
 }
 
-const orgOf = (request: FastifyRequest) => {
-  const org = (request.query as { org?: unknown } | undefined)?.org;
-  return typeof org === 'string' ? org : undefined;
-};
-
 /** Support tickets, their screenshots, and the local tracker's issue page (docs/BILLING.md, "Support"). */
 export async function supportRoutes(app: App, services: Services) {
   const ticketLimit = resolvedRateLimit(
     { endpoint: 'support_tickets', limit: 10, windowMs: HOUR },
-    async (request) => (await resolveCallerOrg(services, requireActor(request), orgOf(request), 'read_org')).id,
+    async (request) => (await resolveCallerOrg(services, requireActor(request), orgQueryOf(request), 'read_org')).id,
   );
 
   app.get(

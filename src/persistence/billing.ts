@@ -1,5 +1,6 @@
 import type { Executor } from './database';
-import type { Org, PlanName, PrincipalKind } from './schema';
+import type { Selectable } from 'kysely';
+import type { LimitIncreaseRequestsTable, Org, PlanName } from './schema';
 
 /** Plans on organisations, usage counts for the billing summary, limit-increase requests. */
 
@@ -63,18 +64,7 @@ export async function countOrgRows(db: Executor, orgId: string, fullest: number)
   return { total: rows.reduce((sum, w) => sum + w.rows, 0), fullest: rows.slice(0, fullest) };
 }
 
-export type LimitIncreaseRequest = {
-  id: string;
-  orgId: string;
-  kind: string;
-  desiredValue: number;
-  currentCap: number | null;
-  plan: PlanName;
-  reason: string;
-  requestedById: string;
-  requestedByType: PrincipalKind;
-  createdAt: Date;
-};
+export type LimitIncreaseRequest = Selectable<LimitIncreaseRequestsTable>;
 
 export async function insertLimitIncreaseRequest(db: Executor, request: LimitIncreaseRequest): Promise<LimitIncreaseRequest> {
   const row = await db.insertInto('limitIncreaseRequests').values(request).returningAll().executeTakeFirstOrThrow();

@@ -16,7 +16,7 @@ const file = (user: { as: TestUser['as'] }, body: unknown) => t.request('POST', 
 
 async function upload(user: TestUser, bytes: Uint8Array, type: string, field = 'file') {
   const form = new FormData();
-  form.append(field, new Blob([bytes], { type }), 'shot');
+  form.append(field, new Blob([new Uint8Array(bytes)], { type }), "shot");
   const res = await fetch(`${t.url}/api/support/upload`, { method: 'POST', body: form, headers: { cookie: `svc-session=${user.cookie}` } });
   return { status: res.status, body: (await res.json()) as any };
 }
