@@ -94,6 +94,7 @@ describe('GET /api/search', () => {
     expect(section.id).toMatch(/^doc-section:sf_[A-Za-z0-9]+:\d+$/);
     expect(section.url).toMatch(new RegExp(`^${t.url}/${alice.orgSlug}/handbook/doc#section-\\d+$`));
 
+    expect((await search(alice, 'q=pelican&kind=row')).body.hits.map((h: { kind: string }) => h.kind)).toEqual(['row']);
     const workspaces = await search(alice, 'q=pelican&kind=workspace');
     expect(workspaces.body.hits).toEqual([
       expect.objectContaining({ kind: 'workspace', title: 'Pelican handbook', url: `${t.url}/${alice.orgSlug}/handbook`, surface: null }),
@@ -184,6 +185,15 @@ describe('GET /api/search', () => {
     await elevate(t, alice);
     expect((await t.request('DELETE', '/api/workspaces/ibis', { as: alice.as })).status).toBe(200);
     expect((await search(alice, 'q=cormorant')).body.hits.map((h: { title: string }) => h.title)).toEqual(['cormorant in roadmap']);
+  });
+
+  it('does not find rows of a deleted sheet', async () => {
+    const sheet = await t.request('POST', '/api/workspaces/roadmap/surfaces', { as: alice.as, body: { kind: 'table', slug: 'scratch', name: 'Scratch' } });
+    expect(sheet.status).toBe(200);
+    await t.request('POST', '/api/workspaces/roadmap/rows', { as: alice.as, body: { data: { title: 'albatross draft' }, surface: 'scratch' } });
+    expect((await search(alice, 'q=albatross')).body.hits[0]).toMatchObject({ surface: { slug: 'scratch' } });
+    expect((await t.request('DELETE', '/api/workspaces/roadmap/surfaces/scratch?force=1', { as: alice.as })).status).toBe(200);
+    expect((await search(alice, 'q=albatross')).body).toMatchObject({ hits: [], count: 0 });
   });
 
   it('answers an empty query with no hits, and refuses bad parameters without searching', async () => {

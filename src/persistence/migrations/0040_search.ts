@@ -6,9 +6,10 @@ import { sql, type Kysely } from 'kysely';
  * Trigram indexes for search (case-insensitive substring, `ILIKE '%q%'`):
  * workspace names, the text of row cells, and doc sections. pg_trgm ships
  * with Postgres (contrib) and with PGlite, which loads it when the database
- * is opened. The row text is an expression over the projection's `data`, so
- * the observer's writes keep the index current in the write's own
- * transaction and nothing else has to remember to fill a column.
+ * is opened. The searched text of rows and sections is a stored generated
+ * column: computed once when the observer writes the projection (in the
+ * write's own transaction), never at query time, and no writer has to
+ * remember to fill it.
  */
 const STATEMENTS = [
   `create extension if not exists pg_trgm`,
@@ -21,8 +22,10 @@ const STATEMENTS = [
        from jsonb_each(data)
        where jsonb_typeof(value) in ('string', 'number')
      $$`,
-  `create index table_rows_text_trgm_idx on table_rows using gin (trellis_row_text(data) gin_trgm_ops)`,
-  `create index doc_sections_text_trgm_idx on doc_sections using gin ((coalesce(heading, '') || chr(10) || text) gin_trgm_ops)`,
+  `alter table table_rows add column search_text text generated always as (trellis_row_text(data)) stored`,
+  `create index table_rows_search_trgm_idx on table_rows using gin (search_text gin_trgm_ops)`,
+  `alter table doc_sections add column search_text text generated always as (coalesce(heading, '') || chr(10) || text) stored`,
+  `create index doc_sections_search_trgm_idx on doc_sections using gin (search_text gin_trgm_ops)`,
   `create index workspaces_name_trgm_idx on workspaces using gin (name gin_trgm_ops)`,
 ];
 
@@ -32,7 +35,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop index if exists workspaces_name_trgm_idx`.execute(db);
-  await sql`drop index if exists doc_sections_text_trgm_idx`.execute(db);
-  await sql`drop index if exists table_rows_text_trgm_idx`.execute(db);
+  await sql`alter table doc_sections drop column if exists search_text`.execute(db);
+  await sql`alter table table_rows drop column if exists search_text`.execute(db);
   await sql`drop function if exists trellis_row_text(jsonb)`.execute(db);
 }
