@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import { Agent, request as undiciRequest } from 'undici';
 import * as Y from 'yjs';
 import { compact, loadInto } from '../src/sync/document-store';
-import { appendUpdate } from '../src/persistence/documents';
+import { append } from '../src/sync/document-store';
 import { ensureSheet, getRow, insertRows, scaffoldDefaultColumns } from '../src/sync/table-document';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
@@ -123,7 +123,7 @@ async function coldLoadFigures(rows = 50_000): Promise<Figures> {
         null,
       );
     }
-    for (const u of updates) await appendUpdate(t.services.db, name, u);
+    for (const u of updates) await append(t.services.db, name, u, null);
     const measure = async () => {
       globalThis.gc?.();
       const heapBefore = process.memoryUsage().heapUsed;

@@ -1,8 +1,11 @@
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { FileTrashJob } from './domain/file-trash';
+import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
@@ -11,6 +14,9 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
+import { registerWebApp } from './http/web-app';
+import { runWithRequestId } from './lib/request-context';
+import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import type { Services } from './services';
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
@@ -26,7 +32,7 @@ export async function buildApp(services: Services): Promise<App> {
     genReqId: requestIdFor,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: parseStorableQueryString },
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
@@ -36,8 +42,10 @@ export async function buildApp(services: Services): Promise<App> {
   acceptEmptyJsonBodies(app);
 
   app.decorateRequest('actor', null);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // The rest of the request runs inside this context (see src/lib/request-context.ts).
+    runWithRequestId(request.id, done);
   });
 
   await app.register(cors, {
@@ -80,6 +88,18 @@ export async function buildApp(services: Services): Promise<App> {
   });
   app.decorate('registeredRoutes', registeredRoutes);
   await app.register(async (scope) => registerRoutes(scope as App, services));
+  // Last: its wildcard route answers only what no API route claims.
+  await registerWebApp(app);
+
+  // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
+  const fileTrash = new FileTrashJob(services);
+  app.decorate('fileTrash', fileTrash);
+  app.addHook('onReady', async () => fileTrash.start());
+  app.addHook('preClose', async () => fileTrash.stop());
+
+  // Webhook deliveries are sent while the app runs (src/webhooks).
+  app.addHook('onReady', async () => startWebhookDelivery(services));
+  app.addHook('preClose', async () => services.webhooks.stop());
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);
@@ -93,10 +113,26 @@ function acceptEmptyJsonBodies(app: FastifyInstance<any, any, any, any, any>) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = (body as string).trim();
     if (text === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (error) {
-      done(errors.invalidJson(error instanceof SyntaxError ? error.message : undefined), undefined);
+      return done(errors.invalidJson(error instanceof SyntaxError ? error.message : undefined), undefined);
+    }
+    try {
+      done(null, storableJson(parsed, MAX_JSON_DEPTH));
+    } catch (error) {
+      if (!(error instanceof TooDeepError)) throw error;
+      done(errors.badRequest(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [{ path: [], code: 'too_deep', message: error.message }]), undefined);
     }
   });
+}
+
+/**
+ * Every string that enters over HTTP is storable text (src/lib/text.ts):
+ * JSON bodies above, query strings here. Lone surrogates and U+0000 become
+ * U+FFFD before any route sees them, so no write fails for its characters.
+ */
+function parseStorableQueryString(query: string): Record<string, unknown> {
+  return storableJson({ ...parseQueryString(query) });
 }

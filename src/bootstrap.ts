@@ -2,6 +2,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { LocalPaymentProvider } from './billing/local-payments';
+import { Failpoints } from './lib/failpoints';
 import { InProcessEventBus } from './events/bus';
 import { createBlobStore } from './files/blob-store';
 import { createLimits } from './limits/index';
@@ -10,6 +11,7 @@ import { openDatabase } from './persistence/database';
 import type { Services } from './services';
 import { LocalTracker } from './support/tracker';
 import { createSyncEngine } from './sync/index';
+import { Webhooks } from './webhooks/index';
 
 /**
  * Builds the Services object from configuration: shared by `main` (the
@@ -25,6 +27,7 @@ export async function createServices(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
+  const webhooks = new Webhooks({ config, database, clock, log });
   const base = {
     config,
     db: database.db,
@@ -34,7 +37,9 @@ export async function createServices(
     log,
     events: new InProcessEventBus(),
     limits,
-    blobs: createBlobStore(config),
+    blobs: await createBlobStore(config),
+    failpoints: Failpoints.parse(config.failpoints),
+    webhooks,
     payments: new LocalPaymentProvider(database.db, config),
     tracker: new LocalTracker(database.db, config),
   };
@@ -44,8 +49,10 @@ export async function createServices(
     close: async () => {
       // The app's preClose stops sync for the server; a CLI may have written through it too.
       await services.sync.drain();
+      await webhooks.stop();
       await services.events.close();
       await limits.close();
+      services.blobs.close?.();
       await mailer.close();
       await database.close();
     },

@@ -84,6 +84,26 @@ export class OverLimitError extends ApiError {
   }
 }
 
+/**
+ * A document change the database would not commit. The sync engine has
+ * logged it once, with the document and request ids; no client saw it.
+ * Postgres data exceptions (SQLSTATE class 22) mean the input was the cause.
+ */
+export class DocumentWriteError extends ApiError {
+  readonly logged = true;
+  constructor(
+    readonly documentName: string,
+    inputCaused: boolean,
+  ) {
+    super(
+      inputCaused ? 422 : 500,
+      inputCaused ? 'validation' : 'internal',
+      inputCaused ? 'The change holds a value the database cannot store; nothing was written.' : 'Internal server error.',
+    );
+    this.name = 'DocumentWriteError';
+  }
+}
+
 export const errors = {
   badRequest: (message: string, details?: ErrorDetail[]) => new ApiError(400, 'bad_request', message, details),
   /** A body that does not parse: still 400 `bad_request` with `details[]`, naming the whole body (path `[]`). */

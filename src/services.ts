@@ -2,10 +2,11 @@ import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { EventBus } from './events/bus';
 import type { Clock } from './lib/clock';
+import type { Failpoints } from './lib/failpoints';
 import type { Limits } from './limits/index';
 import type { Mailer } from './mail/mailer';
 import type { DatabaseHandle, Db } from './persistence/database';
-import type { SyncEngine } from './sync/engine';
+import type { DocumentSync } from './sync/document-sync';
 
 /**
  * Everything a route or domain function may reach, built once by `main` (or a
@@ -23,11 +24,15 @@ export type Services = {
   /** Rate limiter, monthly API meter and idempotency store (enforced in src/http/limits.ts). */
   limits: Limits;
   /** Y documents over Hocuspocus, with the durable update log and the observer. */
-  sync: SyncEngine;
+  sync: DocumentSync;
+  /** Webhook outbox and delivery (src/webhooks). */
+  webhooks: import('./webhooks/index').Webhooks;
   /** Uploaded bytes (doc images, later files): local disk under DATA_DIR/blobs, or S3. */
   blobs: import('./files/blob-store').BlobStore;
   /** Plans are paid through this (local by default: src/billing/local-payments.ts). */
   payments: import('./billing/payment-provider').PaymentProvider;
   /** Support tickets are mirrored here (local by default: src/support/tracker.ts). */
   tracker: import('./support/tracker').Tracker;
+  /** Deliberate failures for recovery tests; nothing is armed in production. */
+  failpoints: Failpoints;
 };

@@ -9,6 +9,9 @@ import { columnRoutes } from './columns';
 import { docRoutes } from './doc';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
+import { fileSharePageRoutes } from './file-share-pages';
+import { fileUploadRoutes } from './file-uploads';
+import { fileRoutes } from './files';
 import { healthRoutes } from './health';
 import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
@@ -24,6 +27,7 @@ import { supportRoutes } from './support';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { waitlistRoutes } from './waitlist';
+import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -51,4 +55,8 @@ export async function registerRoutes(app: App, services: Services) {
   await supportRoutes(app, services);
   await referralRoutes(app, services);
   if (services.payments instanceof LocalPaymentProvider) await localCheckoutRoutes(app, services, services.payments);
+  await fileUploadRoutes(app, services);
+  await fileRoutes(app, services);
+  await fileSharePageRoutes(app, services);
+  await webhookRoutes(app, services);
 }

@@ -10,7 +10,6 @@ const SearchQuery = z.strictObject({
   q: z
     .string()
     .max(200)
-    .refine((q) => !q.includes('\u0000'), 'must not contain NUL characters')
     .default('')
     .describe('Text to find, case-insensitive, anywhere in a name, cell or section (`%` and `_` match themselves). Empty: no hits.'),
   kind: z.enum(['all', 'workspace', 'row', 'doc-section']).default('all'),

@@ -1,9 +1,8 @@
-import multipart from '@fastify/multipart';
 import { z } from 'zod';
 import { resolveCallerOrg } from '../domain/members';
 import { createTicket, getOrgTicket, getTicketByTrackerNumber, listOrgTickets, SCREENSHOT_MAX_BYTES, storeScreenshot, TICKET_KINDS, type Ticket } from '../domain/support';
 import { requireActor } from '../http/authenticate';
-import { readUploadedFile } from '../http/file-upload';
+import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { sendPage } from '../http/html-page';
 import { escapeHtml, renderPage } from '../lib/html';
@@ -131,7 +130,7 @@ export async function supportRoutes(app: App, services: Services) {
   );
 
   await app.register(async (scope: App) => {
-    await scope.register(multipart, { limits: { fileSize: SCREENSHOT_MAX_BYTES, files: 1, fields: 10 }, throwFileSizeLimit: true });
+    await registerMultipart(scope, SCREENSHOT_MAX_BYTES);
     scope.post(
       '/api/support/upload',
       {
@@ -147,9 +146,9 @@ export async function supportRoutes(app: App, services: Services) {
         },
       },
       async (request) => {
-        await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
-        const upload = await readUploadedFile(request, { maxBytes: SCREENSHOT_MAX_BYTES, limitText: 'Screenshots are limited to 5 MB.' });
-        const stored = await storeScreenshot(services, upload);
+        const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
+        const { file } = await readMultipart(request, { fileField: 'file', fields: [], maxFileBytes: SCREENSHOT_MAX_BYTES, tooLarge: 'Screenshots are limited to 5 MB.' });
+        const stored = await storeScreenshot(services, org, file);
         return { url: stored.url, contentType: stored.contentType, size: stored.size, width: stored.width, height: stored.height };
       },
     );

@@ -1,8 +1,10 @@
 import type { BillingAccount, CardOnFile, HostedPage, PaidPlan } from '../billing/payment-provider';
 import { errors } from '../errors';
 import type { EventDraft } from '../events/types';
+import type { EventName } from '../events/names';
 import type { Actor, Principal } from '../http/actor';
 import { newId } from '../lib/ids';
+import { monthOf } from '../limits/monthly-meter';
 import { capsFor, PLAN_NAMES, PLANS } from '../limits/plans';
 import { findOrgById } from '../persistence/accounts';
 import {
@@ -16,10 +18,12 @@ import {
   type LimitIncreaseRequest,
 } from '../persistence/billing';
 import { countActiveAgents } from '../persistence/keys';
+import { webhookUsage } from '../persistence/webhooks';
 import { countHumans } from '../persistence/members';
 import type { Org, PlanName } from '../persistence/schema';
 import { countLiveWorkspaces, findPrincipals, lockOrgForCapCheck } from '../persistence/workspaces';
 import type { Services } from '../services';
+import { storageUsage } from './storage';
 import { transactWithEvents } from './transact';
 
 /**
@@ -52,9 +56,11 @@ export type BillingSummary = {
   apiCallsThisMonth: number;
   apiCallsPerMonthCap: number;
   apiCallsResetAt: string;
+  webhooksThisMonth: number;
   webhooksPerMonthCap: number;
   messagesBundlePerMonth: number;
   messagesHardCeilingPerMonth: number;
+  storageBytesUsed: number;
   storageBytesCap: number;
   monthlyTotalCents: number;
   periodEndsAt: string;
@@ -71,13 +77,15 @@ function accountOf(org: Org): BillingAccount {
 export async function billingSummary(services: Services, org: Org): Promise<BillingSummary> {
   const caps = capsFor(org.plan);
   const account = accountOf(org);
-  const [agents, humans, workspaces, rows, usage, card] = await Promise.all([
+  const [agents, humans, workspaces, rows, usage, card, storage, webhooks] = await Promise.all([
     countActiveAgents(services.db, org.id),
     countHumans(services.db, org.id),
     countLiveWorkspaces(services.db, org.id),
     countOrgRows(services.db, org.id, 5),
     services.limits.meter.read({ orgId: org.id }),
     services.payments.cardOnFile(account),
+    storageUsage(services, org.id),
+    webhookUsage(services.db, org.id, monthOf(services.clock.now()).period),
   ]);
   return {
     plan: org.plan,
@@ -94,10 +102,12 @@ export async function billingSummary(services: Services, org: Org): Promise<Bill
     apiCallsThisMonth: usage.used,
     apiCallsPerMonthCap: caps.apiCallsPerMonth,
     apiCallsResetAt: usage.resetAt.toISOString(),
+    webhooksThisMonth: webhooks.used,
     webhooksPerMonthCap: caps.webhookDeliveriesPerMonth,
     messagesBundlePerMonth: caps.messagesBundlePerMonth,
     messagesHardCeilingPerMonth: caps.messagesHardCeilingPerMonth,
-    storageBytesCap: caps.storageBytes,
+    storageBytesUsed: storage.used,
+    storageBytesCap: storage.cap,
     // The plan's price; metered messaging overage is added once the messages meter exists.
     monthlyTotalCents: caps.monthlyPriceCents,
     periodEndsAt: services.payments.periodEnd(account, services.clock.now()).toISOString(),
@@ -300,7 +310,7 @@ export async function requestLimitIncrease(services: Services, actor: Actor, org
 }
 
 /** Billing events concern the organisation, not one workspace (`workspace: null`); webhooks and the org's audit see them. */
-function orgEvent(event: string, org: Org, principal: Principal | null, data: Record<string, unknown>): EventDraft {
+function orgEvent(event: EventName, org: Org, principal: Principal | null, data: Record<string, unknown>): EventDraft {
   return { event, orgId: org.id, workspace: null, principal, subjectId: org.id, data };
 }
 

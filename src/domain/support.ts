@@ -85,9 +85,9 @@ export async function getTicketByTrackerNumber(services: Services, org: Org, num
   return ticket ? (await withCreators(services, [ticket]))[0]! : null;
 }
 
-/** A screenshot for `attachmentUrls`: an image, re-encoded without its metadata, at most 5 MB. */
-export async function storeScreenshot(services: Services, upload: { bytes: Buffer; mimetype: string }): Promise<UploadedImage> {
-  return storeImage(services, upload, { maxBytes: SCREENSHOT_MAX_BYTES, keyPrefix: 'sup' });
+/** A screenshot for `attachmentUrls`: an image, re-encoded without its metadata, at most 5 MB, counted against the org's storage. */
+export async function storeScreenshot(services: Services, org: Org, upload: { bytes: Buffer; mimetype: string }): Promise<UploadedImage> {
+  return storeImage(services, org.id, upload, { maxBytes: SCREENSHOT_MAX_BYTES, keyPrefix: 'sup', kind: 'support' });
 }
 
 async function withCreators(services: Services, tickets: TicketRow[]): Promise<Ticket[]> {

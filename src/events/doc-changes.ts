@@ -8,7 +8,8 @@ import { docTransactionDelta, MentionTracker, summarizeDelta } from '../sync/doc
 import { docSections, readDocBody } from '../sync/doc-document';
 import { surfaceDocumentName, type ParsedDocumentName } from '../sync/document-names';
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
-import { emitEvents } from './emit';
+import { markUpdatesDerived } from '../persistence/document-log';
+import { publishEvents, recordEvents } from './emit';
 import type { EventDraft } from './types';
 
 /**
@@ -43,7 +44,19 @@ export const SECTIONS_DEBOUNCE_MS = 2_000;
 export const TYPING_QUIET_MS = 2_000;
 export const TYPING_MAX_MS = 10_000;
 
-type TypingBurst = { draft: EventDraft; summaries: string[]; changes: number; startedAt: number; timer: NodeJS.Timeout | null };
+type TypingBurst = {
+  draft: EventDraft;
+  summaries: string[];
+  changes: number;
+  startedAt: number;
+  timer: NodeJS.Timeout | null;
+  /** The document and the log sequence numbers of the typed updates: marked derived when the burst's event is recorded. */
+  documentName: string;
+  seqs: number[];
+};
+
+/** Where a change's updates are in the log, for the typing bursts that take them over. */
+export type ChangeLog = { documentName: string; seqs: readonly number[]; deferred: number[] };
 
 export type DocDerived = {
   kind: 'doc' | 'html';
@@ -100,7 +113,7 @@ export class DocChanges {
   }
 
   /** Events (and, for server-made changes, the projection) inside the engine's transaction. */
-  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Principal | null): Promise<EventDraft[]> {
+  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Principal | null, log: ChangeLog): Promise<EventDraft[]> {
     const surface = context.surfaces.get(derived.surfaceId);
     const common = {
       orgId: context.orgId,
@@ -111,8 +124,13 @@ export class DocChanges {
     };
     const updated: EventDraft = { ...common, event: 'doc.updated', data: { surfaceId: derived.surfaceId, text: derived.summary } };
     const drafts: EventDraft[] = [];
-    if (derived.fromClient) this.addToBurst(updated, derived.summary);
-    else drafts.push(updated);
+    if (derived.fromClient) {
+      // The burst records this change's doc.updated later: until then its updates stay underived in the log.
+      this.addToBurst(updated, derived.summary, log);
+      log.deferred.push(...log.seqs);
+    } else {
+      drafts.push(updated);
+    }
     if (derived.mentionsAdded.length > 0) {
       drafts.push({ ...common, event: 'doc.mention_added', data: { surfaceId: derived.surfaceId, mentions: derived.mentionsAdded } });
     }
@@ -128,12 +146,13 @@ export class DocChanges {
 
   private readonly bursts = new Map<string, TypingBurst>();
 
-  private addToBurst(draft: EventDraft, summary: string) {
+  private addToBurst(draft: EventDraft, summary: string, log: ChangeLog) {
     const key = `${draft.subjectId}\u0000${draft.principal?.id ?? ''}`;
     const now = Date.now();
-    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null };
+    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null, documentName: log.documentName, seqs: [] };
     this.bursts.set(key, burst);
     burst.changes++;
+    burst.seqs.push(...log.seqs);
     if (summary && burst.summaries.length < 5) burst.summaries.push(summary);
     if (burst.timer) clearTimeout(burst.timer);
     const wait = Math.max(0, Math.min(TYPING_QUIET_MS, burst.startedAt + TYPING_MAX_MS - now));
@@ -146,11 +165,28 @@ export class DocChanges {
     if (!burst) return;
     this.bursts.delete(key);
     const data = { ...burst.draft.data, text: burst.summaries.join(' … ').slice(0, 280), changes: burst.changes };
+    const draft: EventDraft = { ...burst.draft, data, ...(burst.seqs.length > 0 ? { dedupeKey: `${burst.documentName}:${burst.seqs[0]}:typing` } : {}) };
     try {
-      await emitEvents(this.services, [{ ...burst.draft, data }]);
+      const records = await this.services.db.transaction().execute(async (tx) => {
+        const recorded = await recordEvents(this.services, tx, [draft]);
+        await markUpdatesDerived(tx, burst.documentName, burst.seqs);
+        return recorded;
+      });
+      publishEvents(this.services, records);
     } catch (error) {
+      // The typed updates stay underived in the log: the next load derives them again.
       this.services.log.warn({ err: error }, 'could not record a doc.updated burst');
     }
+  }
+
+  /** The document's state was replaced (rebuilt from its log): forget what was tracked of it and project it again. */
+  async reproject(tx: Tx, documentName: string, parsed: ParsedDocumentName, doc: Y.Doc) {
+    this.mentions.forget(doc);
+    if (parsed.kind !== 'doc' || !parsed.surfaceId) return;
+    const state = this.projectionOf(documentName);
+    state.generation++;
+    state.projected = state.generation;
+    await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, docSections(readDocBody(doc)), this.services.clock.now());
   }
 
   /** Emits every pending typing burst now (shutdown, tests). */

@@ -7,14 +7,15 @@ import {
   newestRowIds,
   deleteRowProjections,
   findWorkspaceEventContext,
+  replaceRowProjections,
   upsertRows,
   type RowProjection,
 } from '../persistence/table-rows';
 import type { Services } from '../services';
 import { parseDocumentName } from '../sync/document-names';
-import type { SyncEngine, TransactionObserver } from '../sync/engine';
-import { principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { deleteRow, diffTableTransaction, getRow, type TableChange, type TableRow } from '../sync/table-document';
+import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
+import { isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
+import { deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
 import type { EventDraft, EventRecord } from './types';
@@ -70,26 +71,56 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows };
   }
 
-  async persist(tx: Tx, documentName: string, derived: Derived, origin: unknown): Promise<() => void> {
-    return this.persistBatch(tx, documentName, [{ derived, origin }]);
-  }
-
-  /** Consecutive changes of one document (group commit): one context lookup, one audit-log insert per 1,000 events. */
-  async persistBatch(tx: Tx, _documentName: string, changes: Array<{ derived: Derived; origin: unknown }>): Promise<() => void> {
-    if (changes.length === 0) return () => {};
+  /**
+   * Consecutive changes of one document (group commit): one context lookup,
+   * one audit-log insert per 1,000 events. Events of a sync client's change
+   * are keyed by its update's sequence number, so deriving it again (after a
+   * crash) records them once.
+   */
+  async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[] }> {
+    const none = { publish: () => {}, deferred: [] };
+    if (changes.length === 0) return none;
     const context = await this.contextFor(tx, changes[0]!.derived.workspaceId, changes.map((c) => c.derived));
-    if (!context) return () => {};
+    if (!context) return none;
     const drafts: EventDraft[] = [];
-    for (const { derived, origin } of changes) {
+    const deferred: number[] = [];
+    // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
+    const replayedTyping = new Map<string, EventDraft>();
+    for (const { derived, origin, seqs } of changes) {
       const principal = principalOfOrigin(origin);
-      if (derived.kind === 'tables') drafts.push(...(await this.persistTables(tx, context, derived, principal)));
-      else drafts.push(...(await this.docs.persist(tx, context, derived, principal)));
+      const made =
+        derived.kind === 'tables'
+          ? await this.persistTables(tx, context, derived, principal)
+          : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred });
+      if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
+      for (const draft of made) {
+        if (!(isReplay(origin) && draft.event === 'doc.updated')) {
+          drafts.push(draft);
+          continue;
+        }
+        const key = `${draft.subjectId}\u0000${principal?.id ?? ''}`;
+        const first = replayedTyping.get(key);
+        if (!first) replayedTyping.set(key, { ...draft, data: { ...draft.data, changes: 1 } });
+        else first.data = { ...first.data, changes: Number(first.data.changes) + 1 };
+      }
     }
+    drafts.push(...replayedTyping.values());
     const records: EventRecord[] = [];
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
-    return () => publishEvents(this.services, records);
+    return { publish: () => publishEvents(this.services, records), deferred };
+  }
+
+  /** After the engine rebuilt a document from its log: projections from the rebuilt state, nothing derived from the old one. */
+  async reproject(tx: Tx, documentName: string, doc: Y.Doc): Promise<void> {
+    const parsed = parseDocumentName(documentName);
+    if (!parsed) return;
+    if (parsed.kind === 'tables') {
+      await replaceRowProjections(tx, parsed.workspaceId, listRows(doc).rows, this.services.clock.now());
+      return;
+    }
+    await this.docs.reproject(tx, documentName, parsed, doc);
   }
 
   private readonly contexts = new Map<string, { at: number; context: WorkspaceEventContext }>();
@@ -188,6 +219,10 @@ export class DocumentObserver implements TransactionObserver<Derived> {
 }
 
 const CONTEXT_TTL_MS = 2_000;
+
+function isReplay(origin: unknown): boolean {
+  return isServerOrigin(origin) && origin.context.via === 'replay';
+}
 
 function surfaceIdsOf(derived: Derived): string[] {
   if (derived.kind !== 'tables') return [derived.surfaceId];

@@ -24,6 +24,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route the app serves (HEAD omitted), in registration order. */
     registeredRoutes: Array<{ method: string; url: string }>;
+    /** The trash pass of files surfaces (`runOnce()` for tests and operators). */
+    fileTrash: import('../domain/file-trash').FileTrashJob;
   }
   interface FastifyRequest {
     actor: Actor | null;

@@ -1,3 +1,4 @@
+import { storableText } from '../lib/text';
 import type { Executor } from './database';
 
 /** The doc sections projection: the text under each top-level heading of a doc surface, for search. */
@@ -26,9 +27,9 @@ export async function replaceDocSections(db: Executor, workspaceId: string, surf
           workspaceId,
           surfaceId,
           idx: s.index,
-          heading: s.heading,
+          heading: s.heading === null ? null : storableText(s.heading),
           level: s.level,
-          text: s.text,
+          text: storableText(s.text),
           updatedAt: now,
         })),
       )

@@ -1,16 +1,48 @@
 import type { Executor } from './database';
+import type { PrincipalKind } from './schema';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
 
-// Two parameters a row; Postgres allows 65,535 parameters per statement.
+// Five parameters a row; Postgres allows 65,535 parameters per statement.
 const ROWS_PER_STATEMENT = 10_000;
 
-export async function appendUpdates(db: Executor, rows: ReadonlyArray<{ document: string; update: Uint8Array }>): Promise<void> {
+export type UpdateAuthor = { principalType: PrincipalKind; id: string } | null;
+
+export type LoggedUpdate = {
+  document: string;
+  update: Uint8Array;
+  /** Who made it (null: the system or unknown). */
+  author: UpdateAuthor;
+  /** False for a sync client's update, whose events are committed after it (see migration 0007). */
+  derived: boolean;
+};
+
+/** Appends updates in order and returns their sequence numbers, in the same order. */
+export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpdate>): Promise<number[]> {
+  const seqs: number[] = [];
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
-    await db
+    // One multi-row VALUES insert: Postgres assigns the identity in row order and returns the rows in that order.
+    const inserted = await db
       .insertInto('documentUpdates')
-      .values(chunk.map((r) => ({ document: r.document, update: r.update })))
+      .values(
+        chunk.map((r) => ({
+          document: r.document,
+          update: r.update,
+          derived: r.derived,
+          principalType: r.author?.principalType ?? null,
+          principalId: r.author?.id ?? null,
+        })),
+      )
+      .returning('seq')
       .execute();
+    for (const row of inserted) seqs.push(Number(row.seq));
   }
+  return seqs;
+}
+
+/** Records that the events and projections of these updates are committed (call in that transaction). */
+export async function markUpdatesDerived(db: Executor, document: string, seqs: readonly number[]): Promise<void> {
+  if (seqs.length === 0) return;
+  await db.updateTable('documentUpdates').set({ derived: true }).where('document', '=', document).where('seq', 'in', [...seqs]).execute();
 }

@@ -1,15 +1,13 @@
 import type { Executor } from './database';
+import type { UpdateAuthor } from './document-log';
 
 /** The durable Y update log and its snapshots. */
 
-export async function appendUpdate(db: Executor, document: string, update: Uint8Array): Promise<number> {
-  const row = await db.insertInto('documentUpdates').values({ document, update }).returning('seq').executeTakeFirstOrThrow();
-  return row.seq;
-}
+export type StoredUpdate = { seq: number; update: Uint8Array; derived: boolean; author: UpdateAuthor };
 
 export type StoredDocument = {
   snapshot: { state: Uint8Array; uptoSeq: number } | null;
-  updates: Array<{ seq: number; update: Uint8Array }>;
+  updates: StoredUpdate[];
   /** Bytes in the update tail: compaction is due when this or the count grows. */
   tailBytes: number;
 };
@@ -24,14 +22,19 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
   const uptoSeq = snapshot?.uptoSeq ?? 0;
   const updates = await db
     .selectFrom('documentUpdates')
-    .select(['seq', 'update'])
+    .select(['seq', 'update', 'derived', 'principalType', 'principalId'])
     .where('document', '=', document)
     .where('seq', '>', uptoSeq)
     .orderBy('seq')
     .execute();
   return {
-    snapshot: snapshot ? { state: toBytes(snapshot.state), uptoSeq: snapshot.uptoSeq } : null,
-    updates: updates.map((u) => ({ seq: u.seq, update: toBytes(u.update) })),
+    snapshot: snapshot ? { state: toBytes(snapshot.state), uptoSeq: Number(snapshot.uptoSeq) } : null,
+    updates: updates.map((u) => ({
+      seq: Number(u.seq),
+      update: toBytes(u.update),
+      derived: u.derived,
+      author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
+    })),
     tailBytes: updates.reduce((sum, u) => sum + u.update.byteLength, 0),
   };
 }

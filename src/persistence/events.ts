@@ -1,25 +1,43 @@
 import type { EventDraft, EventRecord } from '../events/types';
+import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 
-/** Appends events to the audit log, returning them with their ids. */
+/**
+ * Appends events to the audit log, returning them with their ids. An event
+ * whose `dedupeKey` is already recorded is skipped (and not returned): events
+ * derived twice from one logged update are recorded once.
+ */
 export async function insertEvents(db: Executor, drafts: EventDraft[], now: Date): Promise<EventRecord[]> {
   if (drafts.length === 0) return [];
-  const rows = await db
-    .insertInto('events')
-    .values(
-      drafts.map((d) => ({
-        orgId: d.orgId,
-        workspaceId: d.workspace?.id ?? null,
-        event: d.event,
-        subjectId: d.subjectId ?? null,
-        principalId: d.principal?.id ?? null,
-        record: JSON.stringify(recordOf(d, '0', d.ts ?? now.toISOString())),
-        createdAt: d.ts ? new Date(d.ts) : now,
-      })),
-    )
-    .returning(['seq'])
-    .execute();
-  return drafts.map((d, i) => recordOf(d, String(rows[i]!.seq), d.ts ?? now.toISOString()));
+  const keyed = drafts.some((d) => d.dedupeKey);
+  let query = db.insertInto('events').values(
+    drafts.map((d) => ({
+      orgId: d.orgId,
+      workspaceId: d.workspace?.id ?? null,
+      event: d.event,
+      subjectId: d.subjectId ?? null,
+      principalId: d.principal?.id ?? null,
+      record: JSON.stringify(storableJson(recordOf(d, '0', d.ts ?? now.toISOString()))),
+      createdAt: d.ts ? new Date(d.ts) : now,
+      dedupeKey: d.dedupeKey ?? null,
+    })),
+  );
+  if (!keyed) {
+    const rows = await query.returning(['seq']).execute();
+    return drafts.map((d, i) => recordOf(d, String(rows[i]!.seq), d.ts ?? now.toISOString()));
+  }
+  query = query.onConflict((oc) => oc.column('dedupeKey').where('dedupeKey', 'is not', null).doNothing());
+  const rows = await query.returning(['seq', 'dedupeKey']).execute();
+  // Rows come back in insertion order, without the skipped ones: match keyed drafts by key, the others in order.
+  const byKey = new Map(rows.filter((r) => r.dedupeKey).map((r) => [r.dedupeKey!, r.seq]));
+  const unkeyed = rows.filter((r) => !r.dedupeKey);
+  const records: EventRecord[] = [];
+  let next = 0;
+  for (const draft of drafts) {
+    const seq = draft.dedupeKey ? byKey.get(draft.dedupeKey) : unkeyed[next++]?.seq;
+    if (seq !== undefined) records.push(recordOf(draft, String(seq), draft.ts ?? now.toISOString()));
+  }
+  return records;
 }
 
 function recordOf(draft: EventDraft, eventId: string, ts: string): EventRecord {

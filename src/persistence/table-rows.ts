@@ -1,3 +1,4 @@
+import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 import type { PrincipalKind } from './schema';
 
@@ -20,6 +21,8 @@ export async function upsertRows(
 ) {
   for (const row of rows) {
     const created = createdIds.has(row.id);
+    // Sync clients may store text Postgres refuses (U+0000); the projection keeps U+FFFD instead.
+    const data = JSON.stringify(storableJson(row.data));
     await db
       .insertInto('tableRows')
       .values({
@@ -27,7 +30,7 @@ export async function upsertRows(
         workspaceId: row.workspaceId,
         surfaceId: row.surfaceId,
         position: row.position,
-        data: JSON.stringify(row.data),
+        data,
         createdById: by?.id ?? null,
         createdByType: by?.type ?? null,
         updatedById: created ? null : (by?.id ?? null),
@@ -39,12 +42,35 @@ export async function upsertRows(
         oc.column('id').doUpdateSet({
           surfaceId: row.surfaceId,
           position: row.position,
-          data: JSON.stringify(row.data),
+          data,
           updatedById: by?.id ?? null,
           updatedByType: by?.type ?? null,
           updatedAt: at,
         }),
       )
+      .execute();
+  }
+}
+
+/**
+ * Makes a workspace's row projection match `rows` (a table document just
+ * rebuilt from its log): data, sheet and position are rewritten, rows the
+ * document lacks are dropped. Attribution and timestamps stay as they were;
+ * a row the projection did not know gets none.
+ */
+export async function replaceRowProjections(db: Executor, workspaceId: string, rows: ReadonlyArray<Omit<RowProjection, 'workspaceId'>>, at: Date) {
+  const keep = new Set(rows.map((row) => row.id));
+  const known = await db.selectFrom('tableRows').select('id').where('workspaceId', '=', workspaceId).execute();
+  await deleteRowProjections(
+    db,
+    known.map((row) => row.id).filter((id) => !keep.has(id)),
+  );
+  for (const row of rows) {
+    const data = JSON.stringify(storableJson(row.data));
+    await db
+      .insertInto('tableRows')
+      .values({ id: row.id, workspaceId, surfaceId: row.surfaceId, position: row.position, data, createdAt: at, updatedAt: at })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ surfaceId: row.surfaceId, position: row.position, data }))
       .execute();
   }
 }

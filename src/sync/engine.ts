@@ -2,14 +2,22 @@ import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Hocuspocus, type DirectConnection, type Document } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type * as Y from 'yjs';
+import * as Y from 'yjs';
+import { DocumentWriteError } from '../errors';
+import { currentRequestId } from '../lib/request-context';
 import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { authenticateConnection, ConnectionAccessMonitor, DecisionCache } from './connection-auth';
-import { append, compact, compactionDue, loadInto } from './document-store';
+import type { DocumentSync } from './document-sync';
+import type { Principal } from '../http/actor';
+import { markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
+import { findPrincipals } from '../persistence/workspaces';
+import { append, compact, compactionDue, loadInto, replaceDocumentState, replayUnderived } from './document-store';
 import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
-import { isConnectionOrigin, isServerOrigin, type ServerOrigin } from './origins';
+import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
+import { isSyncStep1 } from './update-message';
+import { repairMessageText } from './update-text';
 
 export const SYNC_PATH = '/api/sync';
 
@@ -17,22 +25,54 @@ export const SYNC_PATH = '/api/sync';
  * What the engine asks of the observer (src/events/observer.ts): derive a
  * summary of a committed transaction synchronously (Y transactions do not
  * outlive their callbacks), then persist it (events, projections) inside the
- * DB transaction that also logs the update when the server made the change.
+ * database transaction that also logs the update when the server made it.
  */
 export interface TransactionObserver<Derived = unknown> {
   derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null;
-  persist(tx: Tx, documentName: string, derived: Derived, origin: unknown): Promise<() => void>;
-  /** Several consecutive changes of one document in one DB transaction (group commit); `persist` is used when absent. */
-  persistBatch?(tx: Tx, documentName: string, changes: Array<{ derived: Derived; origin: unknown }>): Promise<() => void>;
+  /**
+   * Events and projections of consecutive changes of one document, in the
+   * engine's transaction. A change from a sync client carries the log
+   * sequence numbers of its update (`seqs`): its events get keys from them
+   * (so deriving the update twice records them once), and they are marked
+   * derived in this transaction unless the observer returns them as
+   * `deferred` (it then marks them itself when it records their events,
+   * e.g. coalesced typing).
+   */
+  persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[] }>;
   /** After a client's change is durable: enforce caps that a CRDT cannot refuse up front. */
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
   /** Records whatever it holds back (coalesced typing events) before shutdown. */
   flush?(): Promise<void>;
+  /**
+   * After the engine rebuilt a document from its log (a commit failed) or
+   * derived missed events again: forget what was derived from the old state
+   * and rewrite the document's projections from `doc`, so they agree with
+   * the log.
+   */
+  reproject?(tx: Tx, documentName: string, doc: Y.Doc): Promise<void>;
 }
 
-type PendingChange = { origin: unknown; derived: unknown; update?: Uint8Array };
+export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[] };
+
+type PendingChange = {
+  origin: unknown;
+  derived: unknown;
+  update?: Uint8Array;
+  /** The document's recovery generation when the change was made: a server change from before a recovery was built on discarded state. */
+  generation: number;
+  /** The HTTP request that made a server change, for the one log line of a failure. */
+  requestId?: string;
+  /** Settles once a server change is committed or failed (reads and sync step 1 wait for it). */
+  settled?: Waiter;
+  /** A sync client's change: the log sequence numbers of the update it applied. */
+  seqs: number[];
+};
+/** The logged update a connection is applying right now (Hocuspocus handles a connection's messages one at a time). */
+type Applying = { documentName: string; seq: number; queued: boolean };
 type Waiter = { resolve(): void; reject(error: unknown): void };
 type Held = { connection: DirectConnection; lastUsed: number };
+/** Hocuspocus broadcasts an update to a document's connections from here (flushDelay: false). */
+type Broadcasting = { broadcastUpdate(update: Uint8Array): void };
 
 const HOLD_IDLE_MS = 60_000;
 /** How long sync clients' changes to a doc or html body may wait to share one events transaction (see group-commit.ts). */
@@ -45,7 +85,7 @@ const SWEEP_INTERVAL_MS = 10_000;
  * it, and a server-side change is logged (with its events) before the REST
  * call that made it returns. See docs/SYNC.md.
  */
-export class SyncEngine {
+export class SyncEngine implements DocumentSync {
   readonly hocuspocus: Hocuspocus;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 32 * 1024 * 1024 });
   private readonly held = new Map<string, Held>();
@@ -59,6 +99,19 @@ export class SyncEngine {
   private readonly log: UpdateLog;
   private readonly batches: ChangeBatches<PendingChange>;
   private readonly decisions = new DecisionCache();
+  /** Hocuspocus's own broadcast of each loaded document; server changes go out through it only once durable. */
+  private readonly broadcasters = new WeakMap<Document, (update: Uint8Array) => void>();
+  /** The document a server change is being applied to right now: its update is held back, not broadcast. */
+  private capturing: Document | null = null;
+  /** Per document: settles once the newest server change queued so far is committed or failed. */
+  private readonly lastServerChange = new Map<string, Promise<void>>();
+  /** Per document: bumped by every recovery; server changes from an older generation are void. */
+  private readonly generations = new Map<string, number>();
+  /** Documents being rebuilt from their log after a failed commit; everything else on them waits. */
+  private readonly recovering = new Map<string, Promise<void>>();
+  private readonly applying = new WeakMap<object, Applying>();
+  /** Per document: logged client updates that changed nothing to derive; marked derived with the next commit. */
+  private readonly idleSeqs = new Map<string, number[]>();
   private sweeper: NodeJS.Timeout | undefined;
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
@@ -84,12 +137,28 @@ export class SyncEngine {
       onLoadDocument: async ({ document, documentName }) => {
         const loaded = await loadInto(services.db, documentName, document);
         this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
+        if (loaded.underived > 0) this.toDeriveAgain(documentName);
       },
-      afterLoadDocument: async ({ document, documentName }) => this.observe(documentName, document),
+      afterLoadDocument: async ({ document, documentName }) => {
+        this.holdServerBroadcasts(document);
+        this.observe(documentName, document);
+        // Events a crash (or a failed commit) kept from being recorded are derived again, before any new change's.
+        if (this.pendingDerivations.get(documentName)?.size === 0) void this.enqueue(documentName, () => this.deriveAgain(documentName));
+      },
       beforeHandleMessage: async ({ connection, update: message, documentName }) => {
         this.monitor.assertStillAllowed(connection);
+        await this.settledRecovery(documentName);
+        // A client syncing now is sent the document's state: never a server change that may still fail.
+        if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
-        await this.log.logMessage(connection, documentName, message);
+        const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
+        if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false });
+      },
+      afterHandleMessage: async ({ connection }) => {
+        const applied = this.applying.get(connection);
+        this.applying.delete(connection);
+        // Nothing was queued for it (nothing to derive, or read-only since): still derived once the next commit of the document says so.
+        if (applied && !applied.queued && !connection.readOnly) this.noteIdle(applied.documentName, applied.seq);
       },
       afterUnloadDocument: async ({ documentName }) => {
         this.tails.delete(documentName);
@@ -104,7 +173,7 @@ export class SyncEngine {
   /** Serves `/api/sync` on the app's own port and starts background work. */
   attach(server: HttpServer) {
     this.monitor.start();
-    this.sweeper = setInterval(() => void this.releaseIdle(), SWEEP_INTERVAL_MS).unref();
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS).unref();
     if (this.attachedTo === server) return;
     this.attachedTo = server;
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -122,7 +191,8 @@ export class SyncEngine {
     }
     const webRequest = new Request(`http://localhost${request.url ?? SYNC_PATH}`, { headers });
     const client = this.hocuspocus.handleConnection(ws as never, webRequest, { remoteAddress: request.socket.remoteAddress });
-    ws.on('message', (data: Buffer) => client.handleMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
+    // Text inside updates is made well-formed before Hocuspocus logs, applies or relays anything (update-text.ts).
+    ws.on('message', (data: Buffer) => client.handleMessage(repairMessageText(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))));
     ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
     ws.on('error', () => ws.terminate());
   }
@@ -130,15 +200,30 @@ export class SyncEngine {
   /**
    * Runs `change` on the document as one Y transaction attributed to
    * `origin`, and resolves once the update and the events it produced are
-   * durable. Connected clients receive it at once.
+   * durable. Connected clients receive the update only then: until its
+   * commit, Hocuspocus's broadcast of it is held back (and a client that
+   * asks for the document's state waits), so a failed commit leaves nothing
+   * behind on any client.
    */
   async transact<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<T> {
-    const doc = await this.open(documentName);
+    let doc = await this.open(documentName);
+    // A recovery swaps the document's state: never apply a change to what is being replaced.
+    while (this.recovering.has(documentName)) {
+      await this.settledRecovery(documentName);
+      doc = await this.open(documentName);
+    }
     let waiter!: Waiter;
     const durable = new Promise<void>((resolve, reject) => (waiter = { resolve, reject }));
+    durable.catch(() => {}); // heard below, unless `change` throws first
     this.waiters.set(origin, waiter);
     try {
-      const result = doc.transact(() => change(doc), origin);
+      this.capturing = doc;
+      let result: T;
+      try {
+        result = doc.transact(() => change(doc), origin);
+      } finally {
+        this.capturing = null;
+      }
       // The update listener queues the change synchronously; nothing queued means nothing changed.
       if (this.queuedOrigins.has(origin)) await durable;
       return result;
@@ -147,12 +232,36 @@ export class SyncEngine {
     }
   }
 
-  /** Read access to a loaded (or loaded now) document; do not mutate it here. */
+  /** Reads the document as committed: waits for server changes still being committed (they may yet fail). */
   async read<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T> {
+    await this.settledRecovery(documentName);
     const doc = await this.open(documentName);
+    await this.serverChangesSettled(documentName);
     return reader(doc);
   }
 
+  private async settledRecovery(documentName: string) {
+    await this.recovering.get(documentName)?.catch(() => {});
+  }
+
+  private async serverChangesSettled(documentName: string) {
+    await this.lastServerChange.get(documentName)?.catch(() => {});
+  }
+
+  /** Hocuspocus broadcasts every update as it happens; a server change's update waits for its commit instead. */
+  private holdServerBroadcasts(document: Document) {
+    const hocuspocusDoc = document as unknown as Broadcasting;
+    const broadcast = hocuspocusDoc.broadcastUpdate.bind(document);
+    this.broadcasters.set(document, broadcast);
+    hocuspocusDoc.broadcastUpdate = (update: Uint8Array) => {
+      if (this.capturing !== document) broadcast(update);
+    };
+  }
+
+  private broadcastCommitted(documentName: string, update: Uint8Array) {
+    const document = this.hocuspocus.documents.get(documentName);
+    if (document) this.broadcasters.get(document)?.(update);
+  }
 
   /** Keeps a document loaded while the REST layer uses it, released when idle. */
   private async open(documentName: string): Promise<Document> {
@@ -171,6 +280,15 @@ export class SyncEngine {
     return document;
   }
 
+  private async sweep() {
+    for (const name of this.staleProjections) await this.enqueue(name, () => this.reproject(name)).catch(() => {});
+    for (const name of [...this.idleSeqs.keys()]) await this.enqueue(name, () => this.commitIdle(name)).catch(() => {});
+    for (const [name, seqs] of [...this.pendingDerivations]) {
+      await this.enqueue(name, () => this.deriveAgain(name, seqs.size > 0 ? [...seqs] : undefined)).catch(() => {});
+    }
+    await this.releaseIdle();
+  }
+
   private async releaseIdle() {
     const cutoff = Date.now() - HOLD_IDLE_MS;
     for (const [name, held] of this.held) {
@@ -186,69 +304,115 @@ export class SyncEngine {
       const origin = transaction.origin;
       if (!isServerOrigin(origin) && !isConnectionOrigin(origin)) return this.pending.delete(doc);
       const derived = this.observer?.derive(documentName, doc, transaction) ?? null;
-      this.pending.set(doc, { origin, derived });
+      const applying = isConnectionOrigin(origin) ? this.applying.get(origin.connection) : undefined;
+      this.pending.set(doc, { origin, derived, generation: this.generationOf(documentName), seqs: applying ? [applying.seq] : [] });
     });
     doc.on('update', (update: Uint8Array, origin: unknown) => {
       const change = this.pending.get(doc);
       this.pending.delete(doc);
       if (!change || change.origin !== origin) return;
       change.update = update;
+      if (isServerOrigin(origin)) {
+        let settled!: Waiter;
+        this.lastServerChange.set(documentName, new Promise<void>((resolve, reject) => (settled = { resolve, reject })).catch(() => {}));
+        change.settled = settled;
+        change.requestId = currentRequestId();
+      }
+      if (isConnectionOrigin(origin)) {
+        const applying = this.applying.get(origin.connection);
+        if (applying && change.seqs.includes(applying.seq)) applying.queued = true;
+      }
       if (typeof origin === 'object' && origin) this.queuedOrigins.add(origin);
       this.batches.push(documentName, change);
     });
   }
 
-  /** A batch of a document's changes in one database transaction; one by one if the batch fails, so one bad change fails alone. */
+  /**
+   * A batch of a document's changes in one database transaction. If it
+   * fails, the changes are tried one by one, so one bad change fails alone;
+   * a server change that cannot commit voids the server changes made after
+   * it (they were built on it), and the document is rebuilt from its log.
+   * Connections stay open: none of them saw a change that failed.
+   */
   private async persistChanges(documentName: string, changes: PendingChange[]) {
-    if (changes.length > 1 && this.observer?.persistBatch && (await this.persistBatch(documentName, changes))) return;
-    for (const change of changes) await this.persistChange(documentName, change);
+    const generation = this.generationOf(documentName);
+    const live = changes.filter((change) => !(isServerOrigin(change.origin) && change.generation < generation));
+    for (const change of changes) if (!live.includes(change)) this.failServerChange(change, new DocumentWriteError(documentName, false));
+    if (live.length === 0) return;
+    if (live.length > 1 && (await this.commit(documentName, live)) === null) return;
+    let failed = false;
+    const clientFailed: number[] = [];
+    for (const change of live) {
+      if (failed && isServerOrigin(change.origin)) {
+        this.failServerChange(change, new DocumentWriteError(documentName, false));
+        continue;
+      }
+      const error = await this.commit(documentName, [change]);
+      if (error === null) continue;
+      this.logFailure(documentName, change, error);
+      if (isServerOrigin(change.origin)) {
+        failed = true;
+        this.failServerChange(change, new DocumentWriteError(documentName, isInputError(error)));
+      } else {
+        clientFailed.push(...change.seqs);
+      }
+    }
+    if (failed) await this.recover(documentName);
+    // A client's change stays applied (it is in the log): its events are derived again from the log, and projections rewritten.
+    if (clientFailed.length > 0) await this.deriveAgain(documentName, clientFailed);
   }
 
-  private async persistBatch(documentName: string, changes: PendingChange[]): Promise<boolean> {
+  /** Commits changes (server updates, and everyone's events and projections) in one transaction; the error, or null. */
+  private async commit(documentName: string, changes: PendingChange[]): Promise<unknown> {
     let publish: (() => void) | undefined;
+    const server = changes.filter((change) => isServerOrigin(change.origin));
+    const idle = this.idleSeqs.get(documentName) ?? [];
+    this.idleSeqs.delete(documentName);
     try {
       await this.services.db.transaction().execute(async (tx) => {
-        for (const change of changes) if (isServerOrigin(change.origin)) await append(tx, documentName, change.update!);
-        const observed = changes.filter((c) => c.derived != null).map((c) => ({ derived: c.derived, origin: c.origin }));
-        if (observed.length > 0) publish = await this.observer!.persistBatch!(tx, documentName, observed);
+        for (const change of server) await append(tx, documentName, change.update!, authorOf(change.origin));
+        const observed = changes.filter((c) => c.derived != null).map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs }));
+        let deferred: number[] = [];
+        if (observed.length > 0 && this.observer) ({ publish, deferred } = await this.observer.persist(tx, documentName, observed));
+        const derived = [...idle, ...changes.flatMap((c) => c.seqs)].filter((seq) => !deferred.includes(seq));
+        await markUpdatesDerived(tx, documentName, derived);
+        this.services.failpoints.hit('document.commit');
+        if (server.length < changes.length) this.services.failpoints.hit('document.derived.commit');
       });
     } catch (error) {
-      this.services.log.warn({ err: error, documentName, changes: changes.length }, 'could not persist a batch of changes; retrying one by one');
-      return false;
+      // Their updates are in the log, not derived: the next commit (or load) takes them.
+      for (const seq of idle) this.noteIdle(documentName, seq);
+      if (changes.length > 1) this.services.log.warn({ err: error, documentName, changes: changes.length }, 'a batch of document changes did not commit; trying them one by one');
+      return error;
     }
-    for (const change of changes) if (isServerOrigin(change.origin)) this.noteAppended(documentName, change.update!.byteLength);
+    for (const change of server) {
+      this.noteAppended(documentName, change.update!.byteLength);
+      this.broadcastCommitted(documentName, change.update!);
+    }
     publish?.();
     for (const change of changes) {
+      change.settled?.resolve();
       this.waiters.get(change.origin)?.resolve();
       this.waiters.delete(change.origin);
     }
-    for (const change of changes) {
-      if (!isServerOrigin(change.origin) && change.derived != null) this.afterClientChange(documentName, change.derived);
-    }
-    return true;
+    // Detached: a follow-up change made from inside this queue task would wait on the queue behind itself.
+    for (const change of changes) if (!isServerOrigin(change.origin) && change.derived != null) this.afterClientChange(documentName, change.derived);
+    return null;
   }
 
-  private async persistChange(documentName: string, change: PendingChange) {
-    const waiter = this.waiters.get(change.origin);
+  private failServerChange(change: PendingChange, error: DocumentWriteError) {
+    change.settled?.resolve();
+    this.waiters.get(change.origin)?.reject(error);
     this.waiters.delete(change.origin);
-    try {
-      let publish: (() => void) | undefined;
-      const serverMade = isServerOrigin(change.origin);
-      await this.services.db.transaction().execute(async (tx) => {
-        // A client's update was logged before it was applied; a server change is logged here.
-        if (serverMade) await append(tx, documentName, change.update!);
-        if (change.derived != null && this.observer) publish = await this.observer.persist(tx, documentName, change.derived, change.origin);
-      });
-      if (serverMade) this.noteAppended(documentName, change.update!.byteLength);
-      publish?.();
-      waiter?.resolve();
-      // Detached: a follow-up change made from inside this queue task would wait on the queue behind itself.
-      if (!serverMade && change.derived != null) this.afterClientChange(documentName, change.derived);
-    } catch (error) {
-      this.services.log.error({ err: error, documentName }, 'could not persist a document change');
-      if (isServerOrigin(change.origin)) await this.discardMemoryState(documentName);
-      waiter?.reject(error);
-    }
+  }
+
+  /** One log line per failed change, naming the document and, for a server change, the request that made it. */
+  private logFailure(documentName: string, change: PendingChange, error: unknown) {
+    const serverMade = isServerOrigin(change.origin);
+    this.services.log.error(
+      { err: error, documentName, ...(change.requestId ? { reqId: change.requestId } : {}), source: serverMade ? 'server' : 'client' },
+      serverMade ? 'a document change did not commit; no client saw it' : "a sync client's change is in the log but its events and projections did not commit",
+    );
   }
 
   private afterClientChange(documentName: string, derived: unknown) {
@@ -259,12 +423,163 @@ export class SyncEngine {
     });
   }
 
-  /** The log is the truth: when a change could not be logged, drop the in-memory copy so it reloads from the log. */
-  private async discardMemoryState(documentName: string) {
-    const held = this.held.get(documentName);
-    this.held.delete(documentName);
-    this.hocuspocus.closeConnections(documentName);
-    await held?.connection.disconnect().catch(() => {});
+  private generationOf(documentName: string): number {
+    return this.generations.get(documentName) ?? 0;
+  }
+
+  /**
+   * The log is the truth. After a server change failed to commit, the
+   * loaded document still holds it (and whatever was built on it), though no
+   * client saw it. Rebuild the document's state from the log, in place, so
+   * every connection stays open, then rewrite its projections from it.
+   * Everything else on the document waits meanwhile: client messages (so
+   * nothing is applied to the state being replaced), server changes and
+   * reads.
+   */
+  private recover(documentName: string): Promise<void> {
+    const running = this.recovering.get(documentName);
+    if (running) return running;
+    this.generations.set(documentName, this.generationOf(documentName) + 1);
+    const run = (async () => {
+      // Messages that passed the gate before it closed finish logging first, so the rebuilt state holds them.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.log.settled();
+      const document = this.hocuspocus.documents.get(documentName);
+      if (!document) return; // unloaded meanwhile: the next load reads the log
+      const rebuilt = new Y.Doc({ gc: true });
+      try {
+        await loadInto(this.services.db, documentName, rebuilt);
+        replaceDocumentState(document, rebuilt);
+      } catch (error) {
+        // Could not even read the log: drop the document (closing its connections) so nobody edits a state the log lacks.
+        this.services.log.error({ err: error, documentName }, 'could not rebuild a document from its log; unloading it');
+        rebuilt.destroy();
+        this.hocuspocus.closeConnections(documentName);
+        const held = this.held.get(documentName);
+        this.held.delete(documentName);
+        await held?.connection.disconnect().catch(() => {});
+        return;
+      }
+      this.services.log.info({ documentName }, 'document rebuilt from its log after a failed commit');
+      await this.reproject(documentName);
+    })().finally(() => {
+      if (this.recovering.get(documentName) === run) this.recovering.delete(documentName);
+    });
+    this.recovering.set(documentName, run);
+    return run;
+  }
+
+  private noteIdle(documentName: string, seq: number) {
+    const idle = this.idleSeqs.get(documentName);
+    if (idle) idle.push(seq);
+    else this.idleSeqs.set(documentName, [seq]);
+  }
+
+  /** Marks idle updates derived when no change of their document came to carry them (the sweeper). */
+  private async commitIdle(documentName: string) {
+    const idle = this.idleSeqs.get(documentName);
+    if (!idle || idle.length === 0) return;
+    this.idleSeqs.delete(documentName);
+    await markUpdatesDerived(this.services.db, documentName, idle).catch((error) => {
+      for (const seq of idle) this.noteIdle(documentName, seq);
+      this.services.log.warn({ err: error, documentName }, 'could not mark updates derived; will try again');
+    });
+  }
+
+  /**
+   * At least once: the updates of a document whose events were never
+   * committed (the process died between a client's update and its events,
+   * or their commit failed) are replayed from the log in a scratch
+   * document, each in its own transaction attributed to its author, and
+   * their events and projections committed as if they had just arrived.
+   * Event keys come from the updates' sequence numbers, so events that did
+   * get recorded are not recorded twice. The loaded document's projections
+   * are then rewritten from its full state.
+   */
+  private async deriveAgain(documentName: string, only?: readonly number[]) {
+    const observer = this.observer;
+    if (!observer) return;
+    if (only) for (const seq of only) this.toDeriveAgain(documentName).add(seq);
+    const seqs = only ? new Set(this.toDeriveAgain(documentName)) : undefined;
+    const changes: ObservedChange[] = [];
+    const authors = await this.authorsOfUnderived(documentName);
+    try {
+      await replayUnderived(
+        this.services.db,
+        documentName,
+        (update) => serverOrigin(authors.get(update.seq) ?? SYSTEM_PRINCIPAL, 'replay'),
+        (doc, transaction, update) => {
+          const derived = observer.derive(documentName, doc, transaction);
+          changes.push({ derived, origin: transaction.origin, seqs: [update.seq] });
+        },
+        seqs,
+      );
+      let publish: (() => void) | undefined;
+      await this.services.db.transaction().execute(async (tx) => {
+        const observed = changes.filter((c) => c.derived != null);
+        if (observed.length > 0) ({ publish } = await observer.persist(tx, documentName, observed));
+        await markUpdatesDerived(
+          tx,
+          documentName,
+          changes.flatMap((c) => c.seqs),
+        );
+      });
+      publish?.();
+      for (const seq of seqs ?? []) this.pendingDerivations.get(documentName)?.delete(seq);
+      if (this.pendingDerivations.get(documentName)?.size === 0) this.pendingDerivations.delete(documentName);
+      if (changes.length > 0) this.services.log.info({ documentName, updates: changes.length }, 'derived the events of logged updates again');
+    } catch (error) {
+      this.services.log.error({ err: error, documentName }, 'could not derive the events of logged updates again; will try again');
+      if (!only) this.toDeriveAgain(documentName); // the sweeper retries the whole document
+      return;
+    }
+    await this.reproject(documentName);
+  }
+
+  /** Per document: logged updates whose events still have to be derived again (retried by the sweeper). */
+  private readonly pendingDerivations = new Map<string, Set<number>>();
+
+  private toDeriveAgain(documentName: string): Set<number> {
+    let pending = this.pendingDerivations.get(documentName);
+    if (!pending) this.pendingDerivations.set(documentName, (pending = new Set()));
+    return pending;
+  }
+
+  /** Who made each underived update of a document, as full principals. */
+  private async authorsOfUnderived(documentName: string): Promise<Map<number, Principal>> {
+    const rows = await this.services.db
+      .selectFrom('documentUpdates')
+      .select(['seq', 'principalId'])
+      .where('document', '=', documentName)
+      .where('derived', '=', false)
+      .execute();
+    const principals = await findPrincipals(
+      this.services.db,
+      rows.flatMap((r) => (r.principalId ? [r.principalId] : [])),
+    );
+    const authors = new Map<number, Principal>();
+    for (const row of rows) {
+      const principal = row.principalId ? principals.get(row.principalId) : undefined;
+      if (principal) authors.set(Number(row.seq), principal);
+    }
+    return authors;
+  }
+
+  /** Documents whose projections could not be rewritten yet; the sweeper tries again. */
+  private readonly staleProjections = new Set<string>();
+
+  /** Rewrites a loaded document's projections from its current state (after a failure left them behind). */
+  private async reproject(documentName: string) {
+    const document = this.hocuspocus.documents.get(documentName);
+    const observer = this.observer;
+    if (!document || !observer?.reproject) return;
+    try {
+      await this.services.db.transaction().execute((tx) => observer.reproject!(tx, documentName, document));
+      this.staleProjections.delete(documentName);
+    } catch (error) {
+      this.staleProjections.add(documentName);
+      this.services.log.error({ err: error, documentName }, 'could not rewrite projections; will try again');
+    }
   }
 
   private noteAppended(documentName: string, bytes: number) {
@@ -318,4 +633,18 @@ export class SyncEngine {
     for (const [, held] of this.held) await held.connection.disconnect().catch(() => {});
     this.held.clear();
   }
+}
+
+/** Postgres data exceptions (SQLSTATE class 22): the value was the problem, not the database. */
+function isInputError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
+/** Who an update is attributed to in the log: a connection's caller, or a server change's principal (null for the system). */
+function authorOf(source: ConnectionContext | unknown): UpdateAuthor {
+  const principal =
+    source && typeof source === 'object' && 'actor' in source ? ((source as ConnectionContext).actor?.principal ?? null) : principalOfOrigin(source);
+  if (!principal || principal.id === SYSTEM_PRINCIPAL.id) return null;
+  return { principalType: principal.principalType, id: principal.id };
 }

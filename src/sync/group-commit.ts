@@ -31,12 +31,12 @@
  */
 import * as decoding from 'lib0/decoding';
 import type { Db } from '../persistence/database';
-import { appendUpdates } from '../persistence/document-log';
+import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { documentUpdateOf } from './update-message';
 
-type Deferred = { resolve(): void; reject(error: unknown): void };
+type Deferred = { resolve(seq: number): void; reject(error: unknown): void };
 
-type PendingAppend = { document: string; update: Uint8Array; done: Deferred };
+type PendingAppend = { document: string; update: Uint8Array; author: UpdateAuthor; done: Deferred };
 
 /** The at-most rows one commit takes; the rest wait for the next. */
 const MAX_ROWS_PER_COMMIT = 20_000;
@@ -45,7 +45,7 @@ export class UpdateLog {
   private pending: PendingAppend[] = [];
   private flushing = false;
   /** Messages whose update was logged (or is being logged) ahead of their turn. */
-  private readonly ahead = new WeakMap<Uint8Array, Promise<void>>();
+  private readonly ahead = new WeakMap<Uint8Array, Promise<number>>();
 
   constructor(
     private readonly db: Db,
@@ -54,18 +54,21 @@ export class UpdateLog {
   ) {}
 
   /**
-   * Resolves once the update `message` carries (if any) is durable. Call
-   * from `beforeHandleMessage` with the connection handling the message.
+   * Resolves once the update `message` carries (if any) is durable, with its
+   * sequence number in the log (null: the message carries no update). Call
+   * from `beforeHandleMessage` with the connection handling the message and
+   * the principal it is attributed to. A client's update is logged as not
+   * yet derived: its events are committed after it is applied.
    */
-  logMessage(connection: unknown, documentName: string, message: Uint8Array): Promise<void> {
+  logMessage(connection: unknown, documentName: string, message: Uint8Array, author: UpdateAuthor): Promise<number | null> {
     const early = this.ahead.get(message);
     if (early) {
       this.ahead.delete(message);
       return early;
     }
     const update = documentUpdateOf(message);
-    if (!update) return Promise.resolve();
-    const own = this.append(documentName, update);
+    if (!update) return Promise.resolve(null);
+    const own = this.append(documentName, update, author);
     const queue = queuedMessages(connection);
     // Index 0 is the message being handled now; the rest arrived after it.
     for (let i = 1; i < queue.length; i++) {
@@ -73,17 +76,17 @@ export class UpdateLog {
       if (this.ahead.has(next) || addressOf(next) !== documentName) continue;
       const nextUpdate = documentUpdateOf(next);
       if (!nextUpdate) continue;
-      const logged = this.append(documentName, nextUpdate);
+      const logged = this.append(documentName, nextUpdate, author);
       logged.catch(() => {}); // its own turn reports the failure; nobody may be left to hear it
       this.ahead.set(next, logged);
     }
     return own;
   }
 
-  /** Appends one update with the next commit; resolves after that commit. Appends made in the same tick share it. */
-  append(document: string, update: Uint8Array): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ document, update, done: { resolve, reject } });
+  /** Appends one client update with the next commit; resolves with its sequence number after that commit. Appends made in the same tick share it. */
+  append(document: string, update: Uint8Array, author: UpdateAuthor): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.pending.push({ document, update, author, done: { resolve, reject } });
       if (!this.flushing) {
         this.flushing = true;
         queueMicrotask(() => void this.flush());
@@ -91,19 +94,25 @@ export class UpdateLog {
     });
   }
 
+  /** Resolves once every append made so far is committed (or failed). */
+  async settled(): Promise<void> {
+    while (this.flushing || this.pending.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
   private async flush() {
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_ROWS_PER_COMMIT);
+        const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, derived: false }));
+        let seqs: number[];
         try {
-          if (batch.length > 10_000) await this.db.transaction().execute((tx) => appendUpdates(tx, batch));
-          else await appendUpdates(this.db, batch);
+          seqs = batch.length > 10_000 ? await this.db.transaction().execute((tx) => appendUpdates(tx, rows)) : await appendUpdates(this.db, rows);
         } catch (error) {
           for (const item of batch) item.done.reject(error);
           continue;
         }
         for (const item of batch) this.onLogged(item.document, item.update.byteLength);
-        for (const item of batch) item.done.resolve();
+        batch.forEach((item, i) => item.done.resolve(seqs[i]!));
       }
     } finally {
       this.flushing = false;

@@ -11,7 +11,8 @@ import type { Actor, Principal } from '../http/actor';
 
 export type ServerChangeContext = {
   principal: Principal;
-  via: 'rest' | 'mcp' | 'system';
+  /** `replay`: a logged update derived again on a scratch copy (its events were never recorded). */
+  via: 'rest' | 'mcp' | 'system' | 'replay';
 };
 
 export type ServerOrigin = { source: 'local'; context: ServerChangeContext };

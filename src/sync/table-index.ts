@@ -56,6 +56,14 @@ export function invalidateTableIndex(doc: Y.Doc): void {
   if (cache) cache.index = null;
 }
 
+/** Drops everything cached for `doc` (its state was replaced wholesale). */
+export function forgetTableCaches(doc: Y.Doc): void {
+  const cache = caches.get(doc);
+  if (!cache) return;
+  cache.index = null;
+  cache.derived.clear();
+}
+
 /** The index if it is built, for writers that update it in place. */
 export function builtTableIndex(doc: Y.Doc): TableIndex | null {
   return caches.get(doc)?.index ?? null;

@@ -21,3 +21,18 @@ export function documentUpdateOf(message: Uint8Array): Uint8Array | null {
   if (syncType !== SYNC_STEP_2 && syncType !== SYNC_UPDATE) return null;
   return decoding.readVarUint8Array(decoder);
 }
+
+const SYNC_STEP_1 = 0;
+
+/** A client's sync step 1: it asks for the document's state (the server answers with step 2). */
+export function isSyncStep1(message: Uint8Array): boolean {
+  try {
+    const decoder = decoding.createDecoder(message);
+    decoding.readVarString(decoder);
+    const type = decoding.readVarUint(decoder);
+    if (type !== MESSAGE_SYNC && type !== MESSAGE_SYNC_REPLY) return false;
+    return decoding.readVarUint(decoder) === SYNC_STEP_1;
+  } catch {
+    return false;
+  }
+}

@@ -322,7 +322,7 @@ describe('mentions', () => {
     // The body is in the log before the server ever loads the document, so the tracker starts from a document it has never seen.
     const stored = new Y.Doc();
     replaceDocBody(stored, markdownToDoc('Hello [@Ada](mention:user/u_ada).'), null);
-    await append(t.services.db, ws.documentName, Y.encodeStateAsUpdate(stored));
+    await append(t.services.db, ws.documentName, Y.encodeStateAsUpdate(stored), null);
     const client = connect(ws.documentName);
     await synced(client);
     await eventually(() => client.doc.getXmlFragment('default').length === 1);

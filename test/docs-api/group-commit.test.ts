@@ -24,17 +24,21 @@ function fakeDb() {
   let hold: Promise<void> | null = null;
   let release = () => {};
   let failNext = false;
+  let seq = 0;
   const db = {
     insertInto: () => ({
       values: (rows: Array<{ document: string; update: Uint8Array }>) => ({
-        execute: async () => {
-          if (hold) await hold;
-          if (failNext) {
-            failNext = false;
-            throw new Error('disk full');
-          }
-          commits.push(rows);
-        },
+        returning: () => ({
+          execute: async () => {
+            if (hold) await hold;
+            if (failNext) {
+              failNext = false;
+              throw new Error('disk full');
+            }
+            commits.push(rows);
+            return rows.map(() => ({ seq: ++seq }));
+          },
+        }),
       }),
     }),
     transaction: () => ({ execute: (fn: (tx: unknown) => Promise<unknown>) => fn(db) }),
@@ -63,11 +67,11 @@ describe('UpdateLog (group commit of the update log)', () => {
     const logged: string[] = [];
     const log = new UpdateLog(fake.db, (document) => logged.push(document));
     fake.holdCommits();
-    const first = log.append('a', new Uint8Array([1]));
+    const first = log.append('a', new Uint8Array([1]), null);
     let firstDone = false;
     void first.then(() => (firstDone = true));
     await tick();
-    const later = [log.append('a', new Uint8Array([2])), log.append('b', new Uint8Array([3])), log.append('a', new Uint8Array([4]))];
+    const later = [log.append('a', new Uint8Array([2]), null), log.append('b', new Uint8Array([3]), null), log.append('a', new Uint8Array([4]), null)];
     await tick();
     expect(firstDone).toBe(false); // its commit is still in flight
     fake.releaseCommits();
@@ -91,14 +95,14 @@ describe('UpdateLog (group commit of the update log)', () => {
     const m2 = message('ws/doc/1', 'step2', new Uint8Array([12]));
     const m3 = message('ws/doc/1', 'update', new Uint8Array([13]));
     const connection = { messageQueue: [m0, m1, m2, m3] };
-    await log.logMessage(connection, 'ws/doc/1', m0);
+    await log.logMessage(connection, 'ws/doc/1', m0, null);
     expect(fake.commits).toHaveLength(1);
     expect(fake.commits[0]!.map((r) => r.update[0])).toEqual([10, 12, 13]);
 
     // Hocuspocus handles the rest in order: nothing is written again.
     connection.messageQueue.shift();
     for (const next of [m1, m2, m3]) {
-      await log.logMessage(connection, 'ws/doc/1', next);
+      await log.logMessage(connection, 'ws/doc/1', next, null);
       connection.messageQueue.shift();
     }
     expect(fake.commits).toHaveLength(1);
@@ -111,17 +115,17 @@ describe('UpdateLog (group commit of the update log)', () => {
     const m1 = message('d', 'update', new Uint8Array([2]));
     const connection = { messageQueue: [m0, m1] };
     fake.failNextCommit();
-    await expect(log.logMessage(connection, 'd', m0)).rejects.toThrow('disk full');
+    await expect(log.logMessage(connection, 'd', m0, null)).rejects.toThrow('disk full');
     // The message logged ahead reports the same failure on its turn (Hocuspocus then closes the connection).
-    await expect(log.logMessage(connection, 'd', m1)).rejects.toThrow('disk full');
-    await log.append('d', new Uint8Array([3]));
+    await expect(log.logMessage(connection, 'd', m1, null)).rejects.toThrow('disk full');
+    await log.append('d', new Uint8Array([3]), null);
     expect(fake.commits.map((rows) => rows.map((r) => r.update[0]))).toEqual([[3]]);
   });
 
   it('ignores messages that carry no update', async () => {
     const fake = fakeDb();
     const log = new UpdateLog(fake.db, () => {});
-    await log.logMessage({ messageQueue: [] }, 'd', message('d', 'awareness'));
+    await log.logMessage({ messageQueue: [] }, 'd', message('d', 'awareness'), null);
     expect(fake.commits).toEqual([]);
   });
 });

@@ -147,10 +147,12 @@ describe('support tickets', () => {
 });
 
 describe('screenshots and the tracker page', () => {
-  it('uploads an image (metadata dropped), refuses other types and anything over 5 MB', async () => {
+  it('uploads an image (metadata dropped, counted against storage), refuses other types and anything over 5 MB', async () => {
     const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#c00' } }).png().toBuffer();
+    const storedBefore = (await t.request('GET', '/api/billing', { as: ada.as })).body.storageBytesUsed;
     const shot = await upload(ada, png, 'image/png');
     expect(shot.status).toBe(200);
+    expect((await t.request('GET', '/api/billing', { as: ada.as })).body.storageBytesUsed).toBe(storedBefore + shot.body.size);
     expect(shot.body).toMatchObject({ contentType: 'image/png', width: 40, height: 30 });
     expect(shot.body.url).toMatch(new RegExp(`^${t.url}/api/blobs/sup_`));
     const served = await fetch(shot.body.url);

@@ -151,8 +151,9 @@ describe('all-or-nothing moves and the row cap', () => {
     const filler = connectClient(t.url, docName, { cookie: owner.cookie });
     await synced(filler);
     filler.doc.transact(() => fill.forEach((data, i) => insertRow(filler.doc, { id: `fill-${i}`, surfaceId, data }, null)));
-    await acknowledged(filler);
-    await eventually(async () => (await rowIds()).length === cap, 10_000);
+    // Hundreds of rows in one update: generous waits, the machine may be busy.
+    await acknowledged(filler, 30_000);
+    await eventually(async () => (await rowIds()).length === cap, 30_000);
 
     const refused = await t.request('POST', `${base}/rows`, { as: owner.as, body: { data: { title: 'one too many' } } });
     expect(refused.status).toBe(402);

@@ -3,6 +3,9 @@ import * as m0001 from './0001_platform';
 import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
+import * as m0007 from './0007_update_attribution';
+import * as m0020 from './0020_webhooks';
+import * as m0030 from './0030_files';
 import * as m0040 from './0040_search';
 import * as m0041 from './0041_billing';
 import * as m0042 from './0042_support_referrals';
@@ -16,6 +19,9 @@ export const migrations: Record<string, Migration> = {
   '0003_members': m0003,
   '0005_documents': m0005,
   '0006_docs': m0006,
+  '0007_update_attribution': m0007,
+  '0020_webhooks': m0020,
+  '0030_files': m0030,
   '0040_search': m0040,
   '0041_billing': m0041,
   '0042_support_referrals': m0042,

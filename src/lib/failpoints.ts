@@ -1,0 +1,62 @@
+/**
+ * Named places where a test can make the server fail on purpose, the way
+ * databases test their own recovery (FreeBSD's and TiKV's failpoints). A
+ * failpoint costs one map lookup when nothing is armed.
+ *
+ * In-process tests arm them through `services.failpoints`; a test that runs
+ * the server as a real process (a crash between two writes) sets
+ * `TRELLIS_FAILPOINTS`, e.g. `document.derived.commit=kill`. Production
+ * never sets it. Known names:
+ *
+ * - `document.commit`: inside the transaction that commits a document
+ *   change (a REST/MCP change's update, or the events and projections of a
+ *   client's change), before it commits.
+ * - `document.derived.commit`: the same, only for changes made by sync
+ *   clients (their updates are already in the log).
+ */
+
+export type FailpointAction = 'error' | 'kill';
+
+export class FailpointError extends Error {
+  constructor(readonly failpoint: string) {
+    super(`failpoint ${failpoint}`);
+    this.name = 'FailpointError';
+  }
+}
+
+type Armed = { action: FailpointAction; remaining: number };
+
+export class Failpoints {
+  private readonly armed = new Map<string, Armed>();
+
+  /** Arms from `name=action[:times],...` (the TRELLIS_FAILPOINTS format). */
+  static parse(spec: string | undefined): Failpoints {
+    const failpoints = new Failpoints();
+    for (const entry of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      const [name, rest = 'error'] = entry.split('=');
+      const [action, times] = rest.split(':');
+      if (!name || (action !== 'error' && action !== 'kill')) throw new Error(`bad failpoint "${entry}"`);
+      failpoints.arm(name, action, times ? Number(times) : Number.POSITIVE_INFINITY);
+    }
+    return failpoints;
+  }
+
+  arm(name: string, action: FailpointAction = 'error', times = 1) {
+    this.armed.set(name, { action, remaining: times });
+  }
+
+  disarm(name: string) {
+    this.armed.delete(name);
+  }
+
+  /** Fails here if `name` is armed. */
+  hit(name: string) {
+    if (this.armed.size === 0) return;
+    const armed = this.armed.get(name);
+    if (!armed) return;
+    armed.remaining -= 1;
+    if (armed.remaining <= 0) this.armed.delete(name);
+    if (armed.action === 'kill') process.kill(process.pid, 'SIGKILL');
+    throw new FailpointError(name);
+  }
+}

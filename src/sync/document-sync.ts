@@ -1,0 +1,28 @@
+import type { Server as HttpServer } from 'node:http';
+import type * as Y from 'yjs';
+import type { ServerOrigin } from './origins';
+
+/**
+ * What the rest of the server may ask of the sync engine (src/sync/engine.ts):
+ * apply a change to a document durably, read one, and the lifecycle. Routes
+ * and domain code depend on this, not on the engine, so `Services` does not
+ * import the engine that is built from it.
+ */
+export interface DocumentSync {
+  /**
+   * Runs `change` on the document as one Y transaction attributed to
+   * `origin`. Resolves once the update, its events and its projections are
+   * committed; only then do connected clients receive it. Rejects (and no
+   * client ever sees the change) when the commit fails.
+   */
+  transact<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<T>;
+  /** Reads the document as committed (never a change still being committed); do not mutate it. */
+  read<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T>;
+  /** Folds a document's log into a snapshot now (benchmarks, tests). */
+  compactNow(documentName: string): Promise<void>;
+  /** Serves `/api/sync` on the app's own port and starts background work. */
+  attach(server: HttpServer): void;
+  /** Waits until every queued persistence task has finished (tests, shutdown). */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
