@@ -23,6 +23,7 @@ const RUNS_PER_QUERY = 30;
 // Text from the project's own docs, sampled token by token, so word frequencies are those of
 // real English prose (a few words everywhere, most rare); each row also has a unique reference.
 const TOKENS = readdirSync(path.resolve(import.meta.dirname, '../docs'))
+  .filter((file) => file.endsWith('.md'))
   .map((file) => readFileSync(path.resolve(import.meta.dirname, '../docs', file), 'utf8'))
   .join(' ')
   .toLowerCase()

@@ -10,6 +10,7 @@ export const EVENT_NAMES = [
   'row.updated',
   'row.deleted',
   'row.moved_surface',
+  'row.refused',
   'columns.updated',
   // doc and html bodies (src/events/doc-changes.ts)
   'doc.updated',
