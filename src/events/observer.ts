@@ -262,9 +262,8 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     for (const key of ledger.forgotten) this.refusedRows.delete(key);
     for (const refusal of ledger.refusals) {
       for (const id of refusal.rowIds) this.refusedRows.add(refusedKey(refusal.workspaceId, id));
-      if (isConnectionOrigin(refusal.origin)) {
-        sendToConnection(refusal.origin, JSON.stringify({ type: ROWS_REFUSED_MESSAGE, reason: 'over_limit', limit: 'rows', cap: refusal.cap, rowIds: refusal.rowIds, message: `This workspace holds at most ${refusal.cap} rows on its plan; rows created past it were removed.` }));
-      }
+      const message = `This workspace holds at most ${refusal.cap} rows on its plan; rows created past it were removed.`;
+      sendToConnection(refusal.origin, JSON.stringify({ type: ROWS_REFUSED_MESSAGE, reason: 'over_limit', limit: 'rows', cap: refusal.cap, rowIds: refusal.rowIds, message }));
       this.services.log.info({ workspaceId: refusal.workspaceId, refused: refusal.rowIds.length, cap: refusal.cap }, 'refused rows a sync client created over the plan cap');
       setImmediate(() => {
         this.engine
