@@ -238,91 +238,59 @@ export interface DocSectionsTable {
   updatedAt: Timestamp;
 }
 
-export interface LocalPaymentCustomersTable {
-  id: string;
-  orgId: string;
-  cardBrand: string | null;
-  cardLast4: string | null;
-  cardExpMonth: number | null;
-  cardExpYear: number | null;
-  createdAt: Timestamp;
-  updatedAt: Timestamp;
-}
+export type CommentTargetType = 'row' | 'cell' | 'doc_range' | 'html_element' | 'surface' | 'workspace' | 'file';
 
-export interface LocalPaymentSessionsTable {
+export interface CommentsTable {
   id: string;
-  tokenHash: string;
-  kind: 'checkout' | 'portal';
-  orgId: string;
-  plan: Exclude<PlanName, 'free'> | null;
-  createdById: string;
-  createdAt: Timestamp;
-  expiresAt: Timestamp;
-  completedAt: NullableTimestamp;
-}
-
-export interface LimitIncreaseRequestsTable {
-  id: string;
-  orgId: string;
-  kind: string;
-  desiredValue: number;
-  currentCap: number | null;
-  plan: PlanName;
-  reason: string;
-  requestedById: string;
-  requestedByType: PrincipalKind;
-  createdAt: Timestamp;
-}
-
-export interface SupportTicketsTable {
-  id: string;
-  orgId: string;
-  kind: string;
-  title: string;
+  workspaceId: string;
+  parentId: string | null;
+  targetType: CommentTargetType;
+  targetId: string;
+  surfaceId: string | null;
+  columnId: string | null;
+  columnKey: string | null;
+  anchor: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   body: string;
-  context: ColumnType<Record<string, unknown> | null, string | null, string | null>;
-  attachmentUrls: ColumnType<string[], string, string>;
-  status: ColumnType<'open' | 'closed', 'open' | 'closed' | undefined, 'open' | 'closed'>;
-  trackerNumber: number | null;
-  trackerUrl: string | null;
-  createdById: string;
-  createdByType: PrincipalKind;
+  mentions: ColumnType<Array<{ kind: PrincipalKind; id: string; label: string }>, string, string>;
+  authorId: string;
+  authorType: PrincipalKind;
+  correlationId: string | null;
+  resolvedAt: NullableTimestamp;
+  resolvedById: string | null;
+  resolvedByType: PrincipalKind | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
 
-export interface LocalTrackerIssuesTable {
-  orgId: string;
-  number: number;
-  ticketId: string;
+export interface CommentReactionsTable {
+  commentId: string;
+  principalId: string;
+  principalType: PrincipalKind;
+  emoji: string;
   createdAt: Timestamp;
 }
 
-export interface LocalTrackerCountersTable {
-  orgId: string;
-  lastNumber: number;
-}
-
-export interface ReferralCodesTable {
-  userId: string;
-  code: string;
-  createdAt: Timestamp;
-}
-
-export interface ReferralClicksTable {
+export interface InboxMessagesTable {
+  seq: Generated<number>;
   id: string;
-  code: string;
-  refereeEmailHash: string | null;
-  via: string | null;
-  visitorHash: string;
+  recipientId: string;
+  orgId: string;
+  workspaceId: string | null;
+  kind: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
   createdAt: Timestamp;
 }
 
-export interface ReferralSignupsTable {
-  userId: string;
-  code: string;
-  signedUpAt: Timestamp;
-  activatedAt: NullableTimestamp;
+export interface InboxWakeDedupTable {
+  recipientId: string;
+  threadKey: string;
+  wokenAt: Timestamp;
+}
+
+export interface MessageUsageTable {
+  orgId: string;
+  period: string;
+  delivered: ColumnType<number, number | undefined, number>;
 }
 
 export type FileExif = { width: number; height: number; orientation: number };
@@ -473,6 +441,93 @@ export interface WebhookUsageTable {
   delivered: ColumnType<number, number | undefined, number>;
 }
 
+export interface LocalPaymentCustomersTable {
+  id: string;
+  orgId: string;
+  cardBrand: string | null;
+  cardLast4: string | null;
+  cardExpMonth: number | null;
+  cardExpYear: number | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface LocalPaymentSessionsTable {
+  id: string;
+  tokenHash: string;
+  kind: 'checkout' | 'portal';
+  orgId: string;
+  plan: Exclude<PlanName, 'free'> | null;
+  createdById: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  completedAt: NullableTimestamp;
+}
+
+export interface LimitIncreaseRequestsTable {
+  id: string;
+  orgId: string;
+  kind: string;
+  desiredValue: number;
+  currentCap: number | null;
+  plan: PlanName;
+  reason: string;
+  requestedById: string;
+  requestedByType: PrincipalKind;
+  createdAt: Timestamp;
+}
+
+export interface SupportTicketsTable {
+  id: string;
+  orgId: string;
+  kind: string;
+  title: string;
+  body: string;
+  context: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  attachmentUrls: ColumnType<string[], string, string>;
+  status: ColumnType<'open' | 'closed', 'open' | 'closed' | undefined, 'open' | 'closed'>;
+  trackerNumber: number | null;
+  trackerUrl: string | null;
+  createdById: string;
+  createdByType: PrincipalKind;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface LocalTrackerIssuesTable {
+  orgId: string;
+  number: number;
+  ticketId: string;
+  createdAt: Timestamp;
+}
+
+export interface LocalTrackerCountersTable {
+  orgId: string;
+  lastNumber: number;
+}
+
+export interface ReferralCodesTable {
+  userId: string;
+  code: string;
+  createdAt: Timestamp;
+}
+
+export interface ReferralClicksTable {
+  id: string;
+  code: string;
+  refereeEmailHash: string | null;
+  via: string | null;
+  visitorHash: string;
+  createdAt: Timestamp;
+}
+
+export interface ReferralSignupsTable {
+  userId: string;
+  code: string;
+  signedUpAt: Timestamp;
+  activatedAt: NullableTimestamp;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -496,15 +551,11 @@ export interface Database {
   documentSnapshots: DocumentSnapshotsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
-  localPaymentCustomers: LocalPaymentCustomersTable;
-  localPaymentSessions: LocalPaymentSessionsTable;
-  limitIncreaseRequests: LimitIncreaseRequestsTable;
-  supportTickets: SupportTicketsTable;
-  localTrackerIssues: LocalTrackerIssuesTable;
-  localTrackerCounters: LocalTrackerCountersTable;
-  referralCodes: ReferralCodesTable;
-  referralClicks: ReferralClicksTable;
-  referralSignups: ReferralSignupsTable;
+  comments: CommentsTable;
+  commentReactions: CommentReactionsTable;
+  inboxMessages: InboxMessagesTable;
+  inboxWakeDedup: InboxWakeDedupTable;
+  messageUsage: MessageUsageTable;
   fileFolders: FileFoldersTable;
   files: FilesTable;
   fileShareTokens: FileShareTokensTable;
@@ -515,6 +566,15 @@ export interface Database {
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;
   webhookUsage: WebhookUsageTable;
+  localPaymentCustomers: LocalPaymentCustomersTable;
+  localPaymentSessions: LocalPaymentSessionsTable;
+  limitIncreaseRequests: LimitIncreaseRequestsTable;
+  supportTickets: SupportTicketsTable;
+  localTrackerIssues: LocalTrackerIssuesTable;
+  localTrackerCounters: LocalTrackerCountersTable;
+  referralCodes: ReferralCodesTable;
+  referralClicks: ReferralClicksTable;
+  referralSignups: ReferralSignupsTable;
 }
 
 export type Org = Selectable<OrgsTable>;

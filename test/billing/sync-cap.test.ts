@@ -63,7 +63,7 @@ function burst(client: SyncClient, surfaceId: string, prefix: string, count: num
   return ids;
 }
 
-describe('the row cap on sync writes', () => {
+describe('the row cap on sync writes', { timeout: 300_000 }, () => {
   it('two clients, 3 bursts of 200 rows each at a 500-row cap: exactly 500 rows, none of the first acknowledged ones removed, both clients converge and are told', async () => {
     const ws = await tableWorkspace('bursts');
     await addMembership(t, ws.id, editor.userId, 'editor');
