@@ -1,3 +1,4 @@
+import { messagesOverageCents } from '../billing/messages-overage';
 import type { BillingAccount, CardOnFile, HostedPage, PaidPlan } from '../billing/payment-provider';
 import { errors } from '../errors';
 import type { EventDraft } from '../events/types';
@@ -58,6 +59,9 @@ export type BillingSummary = {
   apiCallsResetAt: string;
   webhooksThisMonth: number;
   webhooksPerMonthCap: number;
+  messagesThisMonth: number;
+  messagesOverage: number;
+  messagesOverageCents: number;
   messagesBundlePerMonth: number;
   messagesHardCeilingPerMonth: number;
   storageBytesUsed: number;
@@ -77,7 +81,7 @@ function accountOf(org: Org): BillingAccount {
 export async function billingSummary(services: Services, org: Org): Promise<BillingSummary> {
   const caps = capsFor(org.plan);
   const account = accountOf(org);
-  const [agents, humans, workspaces, rows, usage, card, storage, webhooks] = await Promise.all([
+  const [agents, humans, workspaces, rows, usage, card, storage, webhooks, messages] = await Promise.all([
     countActiveAgents(services.db, org.id),
     countHumans(services.db, org.id),
     countLiveWorkspaces(services.db, org.id),
@@ -86,7 +90,9 @@ export async function billingSummary(services: Services, org: Org): Promise<Bill
     services.payments.cardOnFile(account),
     storageUsage(services, org.id),
     webhookUsage(services.db, org.id, monthOf(services.clock.now()).period),
+    services.limits.messages.usage(org.id),
   ]);
+  const overageCents = messagesOverageCents(org.plan, messages.overage);
   return {
     plan: org.plan,
     monthlyPriceCents: caps.monthlyPriceCents,
@@ -104,12 +110,14 @@ export async function billingSummary(services: Services, org: Org): Promise<Bill
     apiCallsResetAt: usage.resetAt.toISOString(),
     webhooksThisMonth: webhooks.used,
     webhooksPerMonthCap: caps.webhookDeliveriesPerMonth,
+    messagesThisMonth: messages.delivered,
+    messagesOverage: messages.overage,
+    messagesOverageCents: overageCents,
     messagesBundlePerMonth: caps.messagesBundlePerMonth,
     messagesHardCeilingPerMonth: caps.messagesHardCeilingPerMonth,
     storageBytesUsed: storage.used,
     storageBytesCap: storage.cap,
-    // The plan's price; metered messaging overage is added once the messages meter exists.
-    monthlyTotalCents: caps.monthlyPriceCents,
+    monthlyTotalCents: caps.monthlyPriceCents + overageCents,
     periodEndsAt: services.payments.periodEnd(account, services.clock.now()).toISOString(),
     pendingDowngradeAt: org.pendingDowngradeAt?.toISOString() ?? null,
     payments: { provider: services.payments.name, customerId: org.paymentCustomerId, subscriptionId: org.paymentSubscriptionId, card },
