@@ -161,7 +161,7 @@ describe('all-or-nothing moves and the row cap', () => {
 
     insertRow(filler.doc, { id: 'over-cap', surfaceId, data: { title: 'over' } }, null);
     await acknowledged(filler);
-    await eventually(async () => !(await rowIds()).includes('over-cap') && !getRow(filler.doc, 'over-cap'), 5000);
+    await eventually(async () => !(await rowIds()).includes('over-cap') && !getRow(filler.doc, 'over-cap'), 30_000);
     expect((await rowIds()).length).toBe(cap);
     // The refusal is a durable event naming the rows and why (docs/LIMITS.md "Rows over sync").
     const refusal = await eventually(async () => {
