@@ -18,6 +18,7 @@ import {
 } from '../persistence/accounts';
 import type { Executor, Tx } from '../persistence/database';
 import type { Services } from '../services';
+import { attributeReferralSignup } from './referrals';
 import { seedCreatedWorkspace } from './workspace-documents';
 import { createWorkspace } from './workspaces';
 
@@ -101,7 +102,10 @@ export async function ensureAccount(services: Services, tx: Tx, rawEmail: string
   }
   const userId = existing?.id ?? newId('usr');
   const localPart = email.split('@')[0] ?? 'user';
-  if (!existing) await insertUser(tx, { id: userId, email, name: options.name ?? localPart, primaryOrgId: null });
+  if (!existing) {
+    await insertUser(tx, { id: userId, email, name: options.name ?? localPart, primaryOrgId: null });
+    await attributeReferralSignup(services, tx, userId, email);
+  }
   const orgSlug = await uniqueOrgSlug(tx, options.orgName ?? localPart);
   const orgId = newId('org');
   await insertOrg(tx, { id: orgId, slug: orgSlug, name: options.orgName ?? `${options.name ?? localPart}'s workspace`, personal: true });
