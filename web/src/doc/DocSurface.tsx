@@ -9,6 +9,7 @@ import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace/surface-views';
 import { commands, createEditor, selectionInfo } from './editor';
 import type { MentionCandidate } from './mentions';
+import { askLinkAddress } from './editor';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
 export function DocSurface(props: SurfaceViewProps) {
@@ -102,8 +103,7 @@ export function DocSurface(props: SurfaceViewProps) {
             active={info.link}
             onClick={() => {
               if (info.link) return run(commands.link(null));
-              const href = window.prompt('Link address');
-              if (href) run(commands.link(href.trim()));
+              void askLinkAddress().then((href) => href && run(commands.link(href)));
             }}
           />
           <span class="toolbar-divider" />

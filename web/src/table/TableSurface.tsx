@@ -11,6 +11,7 @@ import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog } from './OptionsDialog';
 import { COLUMN_TYPES, TableModel, type ColumnDef, type ColumnType } from './table-model';
+import { confirmDialog } from '../ui/dialogs';
 
 type OpenMenu = { kind: 'header'; column: ColumnDef; anchor: HTMLElement } | { kind: 'row'; rowId: string; anchor: HTMLElement } | { kind: 'hidden'; anchor: HTMLElement };
 type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | null;
@@ -116,7 +117,10 @@ export function TableSurface(props: SurfaceViewProps) {
         label: 'Delete column',
         icon: 'trash',
         danger: true,
-        onSelect: () => confirm(`Delete the column “${column.label}”? Its values stay in the rows.`) && run(() => model.removeColumn(surface.id, column.id)),
+        onSelect: () =>
+          void confirmDialog({ title: 'Delete column?', message: `The column “${column.label}” goes away; its values stay in the rows.`, confirmLabel: 'Delete column', danger: true }).then(
+            (confirmed) => confirmed && run(() => model.removeColumn(surface.id, column.id)),
+          ),
       },
     ];
   };

@@ -15,6 +15,7 @@ import { SidePanel, type PanelRequest } from './SidePanel';
 import { SURFACE_VIEWS } from './surface-views';
 import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from './types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
+import { confirmDialog } from '../ui/dialogs';
 
 export interface WorkspaceContext {
   workspace: WorkspaceDetail;
@@ -185,7 +186,8 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
   };
 
   const deleteSurface = async (surface: Surface) => {
-    if (!confirm(`Delete “${surface.name}” and everything in it? This cannot be undone.`)) return;
+    const confirmed = await confirmDialog({ title: `Delete ${surface.name}?`, message: `“${surface.name}” and everything in it will be deleted. This cannot be undone.`, confirmLabel: 'Delete', danger: true });
+    if (!confirmed) return;
     try {
       await api('DELETE', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(surface.slug)}?force=1`));
       await props.context.reload();
