@@ -4,8 +4,8 @@ import { api, workspacePath } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
-import type { Principal } from '../session';
 import type { WorkspaceContext } from './WorkspacePage';
+import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
 
 /**
  * What the side panel shows. The comments panel will be one more kind:
@@ -39,15 +39,6 @@ export function SidePanel(props: PanelProps & { onClose: () => void }) {
   );
 }
 
-interface WorkspaceEvent {
-  eventId: string;
-  event: string;
-  ts: string;
-  principal: Principal;
-  surface?: { id: string; slug: string };
-  data: Record<string, any>;
-}
-
 /** The workspace's audit log, newest first, with new events arriving live over SSE. */
 function ActivityPanel(props: PanelProps) {
   const { workspace } = props.context;
@@ -60,24 +51,13 @@ function ActivityPanel(props: PanelProps) {
       (page) => !closed && setEvents(page.events),
       (failure) => !closed && setError(failure.message),
     );
-    const source = new EventSource(workspacePath(workspace.org.slug, workspace.slug, '/subscribe'));
-    const onEvent = (message: MessageEvent) => {
-      try {
-        const record = JSON.parse(message.data) as WorkspaceEvent;
-        setEvents((list) => (list && !list.some((e) => e.eventId === record.eventId) ? [record, ...list].slice(0, 200) : list));
-      } catch {
-        // Not an event record (a ping): nothing to show.
-      }
-    };
-    source.onmessage = onEvent;
-    for (const name of ['row.created', 'row.updated', 'row.deleted', 'row.moved_surface', 'doc.updated', 'doc.mention_added', 'columns.updated', 'surface.created', 'member.added', 'comment.added']) {
-      source.addEventListener(name, onEvent as EventListener);
-    }
     return () => {
       closed = true;
-      source.close();
     };
   }, [workspace.id]);
+  useWorkspaceEvents(workspace, () => true, (record) =>
+    setEvents((list) => (list && !list.some((e) => e.eventId === record.eventId) ? [record, ...list].slice(0, 200) : list)),
+  );
 
   if (error) return <p class="form-error">{error}</p>;
   if (!events) return <Spinner />;

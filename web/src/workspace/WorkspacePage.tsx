@@ -171,13 +171,15 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
   const [renaming, setRenaming] = useState<Surface | null>(null);
   const base = `/${workspace.org.slug}/${workspace.slug}`;
 
-  const addSurface = async (kind: 'table' | 'doc') => {
+  const addSurface = async (kind: 'table' | 'doc' | 'files') => {
     const taken = new Set(props.surfaces.map((surface) => surface.slug));
-    const stem = kind === 'table' ? 'Table' : 'Doc';
+    const stem = { table: 'Table', doc: 'Doc', files: 'Files' }[kind];
     let n = props.surfaces.filter((surface) => surface.kind === kind).length + 1;
-    while (taken.has(slugify(`${stem} ${n}`))) n++;
+    // A workspace's first drive is just "Files"; tables and docs are numbered from the start.
+    const nameFor = (i: number) => (kind === 'files' && i === 1 ? stem : `${stem} ${i}`);
+    while (taken.has(slugify(nameFor(n)))) n++;
     try {
-      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, slug: slugify(`${stem} ${n}`), name: `${stem} ${n}` });
+      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, slug: slugify(nameFor(n)), name: nameFor(n) });
       await props.context.reload();
       navigate(`${base}/${created.slug}`);
     } catch (error) {
@@ -245,7 +247,7 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
           );
         })}
         {abilities.manage && (
-          <button class="tab-add" aria-label="Add a table or doc" title="Add a table or doc" onClick={addMenu.open}>
+          <button class="tab-add" aria-label="Add a surface" title="Add a table, doc or files" onClick={addMenu.open}>
             <Icon name="plus" />
           </button>
         )}
@@ -257,6 +259,7 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
           items={[
             { label: 'New table', icon: 'table', onSelect: () => void addSurface('table') },
             { label: 'New doc', icon: 'doc', onSelect: () => void addSurface('doc') },
+            { label: 'New files', icon: 'files', onSelect: () => void addSurface('files') },
           ]}
         />
       )}
