@@ -125,9 +125,32 @@ export function TableSurface(props: SurfaceViewProps) {
     ];
   };
 
+  const commentItems = (rowId: string): MenuItem[] => {
+    if (!context.abilities.comment) return [];
+    const title = rowTitle(rowId);
+    const cell = active?.rowId === rowId ? columns.find((column) => column.key === active.key) : undefined;
+    return [
+      { label: 'Comment on row', icon: 'comment', onSelect: () => context.openPanel({ kind: 'comments', focus: { target: { type: 'row', rowId }, label: title } }) },
+      ...(cell
+        ? [{ label: `Comment on “${cell.label}”`, icon: 'comment', onSelect: () => context.openPanel({ kind: 'comments', focus: { target: { type: 'cell', rowId, columnKey: cell.key }, label: `${title} · ${cell.label}` } }) }]
+        : []),
+    ];
+  };
+
+  /** How a row reads in the comments panel: its first column's text. */
+  const rowTitle = (rowId: string) => {
+    const first = columns[0];
+    const value = first ? model.row(rowId)?.[first.key] : undefined;
+    const text = value === undefined || value === null || value === '' ? '' : Array.isArray(value) ? value.join(', ') : String(value);
+    return text || `Row ${rowIds.indexOf(rowId) + 1}`;
+  };
+
   const rowItems = (rowId: string): MenuItem[] => {
     const index = rowIds.indexOf(rowId);
+    if (!editable) return commentItems(rowId);
     return [
+      ...commentItems(rowId),
+      ...(context.abilities.comment ? [{ separator: true, label: '' }] : []),
       { label: 'Insert above', icon: 'plus', onSelect: () => run(() => model.addRow(surface.id, {}, Math.max(0, index))) },
       { label: 'Insert below', icon: 'plus', onSelect: () => addRow(rowId) },
       { label: 'Move up', icon: 'arrowLeft', disabled: index <= 0, onSelect: () => run(() => model.moveRowTo(rowId, index - 1)) },
@@ -177,6 +200,7 @@ export function TableSurface(props: SurfaceViewProps) {
         rowIds={rowIds}
         version={version}
         editable={editable}
+        rowMenus={editable || context.abilities.comment}
         people={people}
         peers={peerCells}
         active={active}

@@ -5,14 +5,15 @@ import { timeAgo } from '../lib/format';
 import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import type { WorkspaceContext } from './WorkspacePage';
+import { CommentsPanel, type CommentFocus } from '../comments/CommentsPanel';
 import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
 
 /**
- * What the side panel shows. The comments panel will be one more kind:
- * `{ kind: 'comments', target: { type: 'row' | 'cell' | 'doc-range' | 'surface', ... } }`,
- * opened from a row's menu, a cell or a doc selection through `openPanel`.
+ * What the side panel shows: the activity log, or the comments of the open
+ * surface, optionally focused on one target (a row, a cell, a doc range)
+ * that a surface asked about through `openPanel`.
  */
-export type PanelRequest = { kind: 'activity' };
+export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null };
 
 interface PanelProps {
   request: PanelRequest;
@@ -21,7 +22,13 @@ interface PanelProps {
 
 const PANELS: Record<PanelRequest['kind'], { title: string; view: ComponentType<PanelProps> }> = {
   activity: { title: 'Activity', view: ActivityPanel },
+  comments: { title: 'Comments', view: CommentsView },
 };
+
+function CommentsView(props: PanelProps) {
+  const focus = props.request.kind === 'comments' ? (props.request.focus ?? null) : null;
+  return <CommentsPanel key={props.context.surface?.id} context={props.context} focus={focus} onFocusChange={(next) => props.context.openPanel({ kind: 'comments', focus: next })} />;
+}
 
 export function SidePanel(props: PanelProps & { onClose: () => void }) {
   const panel = PANELS[props.request.kind];

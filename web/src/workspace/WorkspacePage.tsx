@@ -21,6 +21,8 @@ export interface WorkspaceContext {
   workspace: WorkspaceDetail;
   members: Member[];
   abilities: ReturnType<typeof abilitiesOf>;
+  /** The surface on view (the comments panel lists its threads). */
+  surface?: Surface;
   /** Opens the side panel (comments, activity, ...) with what it should show. */
   openPanel: (panel: PanelRequest) => void;
   reload: () => Promise<void>;
@@ -74,7 +76,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   if (!workspace) return <Spinner />;
 
   const abilities = abilitiesOf(workspace.role, Boolean(workspace.archivedAt));
-  const context: WorkspaceContext = { workspace, members, abilities, openPanel: setPanel, reload: load };
+  const context: WorkspaceContext = { workspace, members, abilities, surface: active, openPanel: setPanel, reload: load };
   const View = active ? SURFACE_VIEWS[active.kind] : null;
   const myId = me.status === 'signed-in' ? me.me.principal.id : '';
 
@@ -96,6 +98,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
         </div>
         <div class="workspace-actions">
           <Presence document={document} />
+          <IconButton icon="comment" label="Comments" active={panel?.kind === 'comments'} onClick={() => setPanel(panel?.kind === 'comments' ? null : { kind: 'comments' })} />
           <IconButton icon="activity" label="Activity" active={panel?.kind === 'activity'} onClick={() => setPanel(panel?.kind === 'activity' ? null : { kind: 'activity' })} />
           <Button icon="users" onClick={() => setDialog('share')}>
             Share
