@@ -81,10 +81,12 @@ describe('comments in the browser', () => {
   it('reacts, replies and resolves', async () => {
     const comments$ = panel(ann);
     const thread = comments$.locator('.thread').first();
-    await thread.locator('.comment').last().getByRole('button', { name: 'Add reaction' }).click();
-    await thread.getByRole('button', { name: 'React 👍' }).click();
-    await thread.getByRole('button', { name: '👍 1' }).waitFor();
-    await expect.poll(async () => (await comments(`target_type=row`)).find((c) => c.parentId)?.reactions).toEqual([{ emoji: '👍', count: 1, principalIds: [expect.any(String)] }]);
+    const agentReply = thread.locator('.comment').last();
+    await agentReply.hover();
+    await agentReply.getByRole('button', { name: 'Add reaction' }).click();
+    await thread.getByRole('button', { name: 'React ❤️' }).click();
+    await thread.getByRole('button', { name: '❤️ 1' }).waitFor();
+    await expect.poll(async () => (await comments(`target_type=row`)).find((c) => c.parentId)?.reactions).toEqual([{ emoji: '❤️', count: 1, principalIds: [expect.any(String)] }]);
 
     await thread.getByRole('button', { name: 'Reply' }).click();
     await thread.getByLabel('Reply').fill('Great, then Friday it is.');

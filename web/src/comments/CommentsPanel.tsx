@@ -203,60 +203,59 @@ function CommentView(props: { comment: Comment; myId: string; canComment: boolea
         <time dateTime={comment.createdAt} title={new Date(comment.createdAt).toLocaleString()}>
           {timeAgo(comment.createdAt)}
         </time>
-        {mine && props.canComment && (
-          <IconButton
-            icon="trash"
-            label="Delete comment"
-            class="comment-delete"
-            onClick={async () => {
-              const confirmed = await confirmDialog({
-                title: comment.parentId ? 'Delete reply?' : 'Delete thread?',
-                message: comment.parentId ? 'Your reply is removed for everyone.' : 'Your comment and every reply to it are removed for everyone.',
-                confirmLabel: 'Delete',
-                danger: true,
-              });
-              if (confirmed) await props.act(() => deleteComment(workspace, comment));
-            }}
-          />
-        )}
+        <span class="comment-tools">
+          {props.canComment && <IconButton icon="smile" label="Add reaction" active={picking} onClick={() => setPicking(!picking)} />}
+          {mine && props.canComment && (
+            <IconButton
+              icon="trash"
+              label="Delete comment"
+              onClick={async () => {
+                const confirmed = await confirmDialog({
+                  title: comment.parentId ? 'Delete reply?' : 'Delete thread?',
+                  message: comment.parentId ? 'Your reply is removed for everyone.' : 'Your comment and every reply to it are removed for everyone.',
+                  confirmLabel: 'Delete',
+                  danger: true,
+                });
+                if (confirmed) await props.act(() => deleteComment(workspace, comment));
+              }}
+            />
+          )}
+        </span>
       </header>
       <p class="comment-body">{comment.body}</p>
-      <div class="reactions">
-        {comment.reactions.map((reaction) => (
-          <button
-            key={reaction.emoji}
-            class={`reaction ${reaction.principalIds.includes(props.myId) ? 'is-mine' : ''}`}
-            aria-pressed={reaction.principalIds.includes(props.myId)}
-            aria-label={`${reaction.emoji} ${reaction.count}`}
-            disabled={!props.canComment}
-            onClick={() => toggle(reaction.emoji)}
-          >
-            <span>{reaction.emoji}</span>
-            <span class="reaction-count">{reaction.count}</span>
-          </button>
-        ))}
-        {props.canComment && (
-          <span class="reaction-picker">
-            <IconButton icon="smile" label="Add reaction" active={picking} onClick={() => setPicking(!picking)} />
-            {picking && (
-              <span class="reaction-choices" role="group" aria-label="Reactions">
-                {QUICK_REACTIONS.map((emoji) => (
-                  <button
-                    key={emoji}
-                    aria-label={`React ${emoji}`}
-                    onClick={() => {
-                      setPicking(false);
-                      toggle(emoji);
-                    }}
-                  >
-                    {emoji}
-                  </button>
-                ))}
-              </span>
-            )}
-          </span>
-        )}
-      </div>
+      {(comment.reactions.length > 0 || picking) && (
+        <div class="reactions">
+          {comment.reactions.map((reaction) => (
+            <button
+              key={reaction.emoji}
+              class={`reaction ${reaction.principalIds.includes(props.myId) ? 'is-mine' : ''}`}
+              aria-pressed={reaction.principalIds.includes(props.myId)}
+              aria-label={`${reaction.emoji} ${reaction.count}`}
+              disabled={!props.canComment}
+              onClick={() => toggle(reaction.emoji)}
+            >
+              <span>{reaction.emoji}</span>
+              <span class="reaction-count">{reaction.count}</span>
+            </button>
+          ))}
+          {picking && (
+            <span class="reaction-choices" role="group" aria-label="Reactions">
+              {QUICK_REACTIONS.map((emoji) => (
+                <button
+                  key={emoji}
+                  aria-label={`React ${emoji}`}
+                  onClick={() => {
+                    setPicking(false);
+                    toggle(emoji);
+                  }}
+                >
+                  {emoji}
+                </button>
+              ))}
+            </span>
+          )}
+        </div>
+      )}
     </article>
   );
 }
