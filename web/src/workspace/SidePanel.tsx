@@ -104,7 +104,26 @@ function describe(event: WorkspaceEvent): string {
       return typeof event.data?.text === 'string' && event.data.text ? `edited the doc: ${event.data.text}` : 'edited the doc';
     case 'doc.mention_added':
       return `mentioned ${(event.data?.mentions ?? []).map((m: { label: string }) => `@${m.label}`).join(', ')}`;
+    case 'file.uploaded':
+      return `uploaded ${quoted(event.data?.name)}`;
+    case 'file.renamed':
+      return `renamed ${quoted(event.data?.previousName)} to ${quoted(event.data?.name)}`;
+    case 'file.archived':
+      return `deleted ${quoted(event.data?.name)}`;
+    case 'file.shared':
+      return `shared a link to ${quoted(event.data?.name)}`;
+    case 'folder.created':
+      return `created the folder ${quoted(event.data?.name)}`;
+    case 'comment.added':
+      return `${event.data?.parentId ? 'replied' : 'commented'}: ${quoted(event.data?.body)}`;
+    case 'comment.resolved':
+      return 'resolved a thread';
     default:
       return event.event.replace(/[._]/g, ' ');
   }
+}
+
+function quoted(text: unknown): string {
+  if (typeof text !== 'string' || !text) return 'a file';
+  return `“${text.length > 80 ? `${text.slice(0, 80)}…` : text}”`;
 }
