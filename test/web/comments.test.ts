@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
-import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+import { launchBrowser, openRowMenu, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
 /** The comments panel: threads on rows, cells and doc ranges; replies, reactions, resolve; an agent's reply arriving live. */
 describe('comments in the browser', () => {
@@ -18,11 +18,6 @@ describe('comments in the browser', () => {
 
   const panel = (person: Person) => person.page.getByRole('complementary', { name: 'Comments' });
   const comments = async (query: string) => (await t.request('GET', `${api}/comments?${query}`, { as: { cookie: annCookie } })).body.comments as Array<Record<string, any>>;
-  const openRowMenu = async (person: Person, rowId: string) => {
-    await person.page.locator(`[data-row-id="${rowId}"]`).hover();
-    await person.page.locator(`[data-row-id="${rowId}"] .row-menu-button`).click();
-  };
-
   beforeAll(async () => {
     t = await startTestApp();
     browser = await launchBrowser();
