@@ -74,6 +74,8 @@ export interface MagicLinksTable {
   createdAt: Timestamp;
   expiresAt: Timestamp;
   usedAt: NullableTimestamp;
+  /** Where the redeemed link goes (a path on this server), e.g. back to an OAuth consent page. */
+  returnTo: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ElevationGrantsTable {
@@ -441,6 +443,71 @@ export interface WebhookUsageTable {
   delivered: ColumnType<number, number | undefined, number>;
 }
 
+export type OAuthClientAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
+
+export interface OAuthClientsTable {
+  id: string;
+  secretHash: string | null;
+  name: string;
+  redirectUris: ColumnType<string[], string, string>;
+  tokenEndpointAuthMethod: OAuthClientAuthMethod;
+  scope: string | null;
+  /** The registered client metadata (RFC 7591) as stored, echoed by registration. */
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  createdAt: Timestamp;
+}
+
+export interface OAuthGrantsTable {
+  id: string;
+  clientId: string;
+  userId: string;
+  /** Space-separated, as OAuth writes scopes. */
+  scopes: string;
+  resource: string | null;
+  createdAt: Timestamp;
+  lastUsedAt: NullableTimestamp;
+  /** When its newest refresh token expires: an unused grant lapses then. */
+  expiresAt: Timestamp;
+  revokedAt: NullableTimestamp;
+  revokedReason: string | null;
+}
+
+export interface OAuthAuthorizationCodesTable {
+  codeHash: string;
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  redirectUriExplicit: boolean;
+  codeChallenge: string;
+  scopes: string;
+  resource: string | null;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  usedAt: NullableTimestamp;
+  grantId: string | null;
+}
+
+export interface OAuthTokensTable {
+  id: string;
+  grantId: string;
+  kind: 'access' | 'refresh';
+  tokenHash: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  /** Refresh tokens: when it was exchanged for a new pair. Presenting it again is reuse. */
+  rotatedAt: NullableTimestamp;
+  revokedAt: NullableTimestamp;
+}
+
+export interface McpConfirmationsTable {
+  tokenHash: string;
+  caller: string;
+  tool: string;
+  argumentsHash: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -479,6 +546,11 @@ export interface Database {
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;
   webhookUsage: WebhookUsageTable;
+  oauthClients: OAuthClientsTable;
+  oauthGrants: OAuthGrantsTable;
+  oauthAuthorizationCodes: OAuthAuthorizationCodesTable;
+  oauthTokens: OAuthTokensTable;
+  mcpConfirmations: McpConfirmationsTable;
 }
 
 export type Org = Selectable<OrgsTable>;

@@ -7,6 +7,8 @@ import * as m0007 from './0007_update_attribution';
 import * as m0010 from './0010_comments';
 import * as m0020 from './0020_webhooks';
 import * as m0030 from './0030_files';
+import * as m0050 from './0050_oauth';
+import * as m0051 from './0051_mcp_confirmations';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -21,4 +23,6 @@ export const migrations: Record<string, Migration> = {
   '0010_comments': m0010,
   '0020_webhooks': m0020,
   '0030_files': m0030,
+  '0050_oauth': m0050,
+  '0051_mcp_confirmations': m0051,
 };
