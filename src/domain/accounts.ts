@@ -1,4 +1,5 @@
 import { errors } from '../errors';
+import { RESERVED_ORG_SLUGS } from '../lib/app-paths';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';
 import {
@@ -139,6 +140,7 @@ async function uniqueOrgSlug(db: Executor, base: string): Promise<string> {
   const root = slugify(base);
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? root : `${root}-${n}`;
-    if (!(await slugTaken(db, candidate))) return candidate;
+    // A reserved slug counts as taken: signin@example.com gets `signin-2`, never the sign-in page's path.
+    if (!RESERVED_ORG_SLUGS.has(candidate) && !(await slugTaken(db, candidate))) return candidate;
   }
 }
