@@ -4,6 +4,7 @@ import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
 import * as m0007 from './0007_update_attribution';
+import * as m0070 from './0070_versions';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0005_documents': m0005,
   '0006_docs': m0006,
   '0007_update_attribution': m0007,
+  '0070_versions': m0070,
 };
