@@ -6,7 +6,7 @@ import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { errorResponses } from './schemas';
+import { BaseVersion, errorResponses, PreconditionFailed } from './schemas';
 
 const DocSurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),
@@ -30,6 +30,20 @@ const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string(), markd
 const PutBody = z.strictObject({
   content: ProseMirrorDoc.optional(),
   markdown: z.string().optional().describe('CommonMark + GFM; ignored when `content` is given'),
+  baseVersion: BaseVersion.optional(),
+});
+
+const DocConflict = z
+  .object({
+    at: z.number().int().describe('Index of the kept blocks in the stored body'),
+    base: z.string().describe('The blocks as they were in the base version (Markdown)'),
+    yours: z.string().describe('Your version of them, not applied (Markdown)'),
+    theirs: z.string().describe('What someone else made of them since, kept (Markdown)'),
+  })
+  .meta({ id: 'DocConflict' });
+
+const PutResponse = DocContent.extend({
+  conflicts: z.array(DocConflict).optional().describe('Only for a write with a base: blocks both you and someone else changed since the base'),
 });
 
 const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc') });
@@ -52,6 +66,7 @@ export async function docRoutes(app: App, services: Services) {
           description:
             'ProseMirror JSON in `content` by default; `format=markdown` gives `{ markdown }`, `format=text` gives `{ text }`. ' +
             'Without `format`, `Accept: text/markdown` or `Accept: text/plain` returns the raw body with that Content-Type. ' +
+            'The `ETag` header is the version token of what was read: send it back as `If-Match` (or `baseVersion`) with PUT. ' +
             '404 when the workspace has no doc surface.',
           tags: ['doc'],
           params: WorkspaceParams,
@@ -73,8 +88,9 @@ export async function docRoutes(app: App, services: Services) {
       async (request, reply) => {
         const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
         const { format, ...selector } = request.query;
-        const { surface, body } = await readDoc(services, workspace, selector);
+        const { surface, body, etag } = await readDoc(services, workspace, selector);
         reply.header('vary', 'Accept');
+        reply.header('etag', etag);
         if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
         if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };
         const wanted = negotiate(request.headers.accept);
@@ -91,19 +107,25 @@ export async function docRoutes(app: App, services: Services) {
           summary: 'Replace the doc body',
           description:
             '`content` (ProseMirror JSON) or `markdown`; `content` wins when both are sent. Applied as one Y transaction that changes only the blocks ' +
-            'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored.',
+            'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored. ' +
+            'With a base version (`If-Match: <ETag of the read>` or `baseVersion`), the body is merged as a diff against that base: only the blocks you ' +
+            'changed are applied, what others wrote since stays, and blocks both changed keep their version and are listed in `conflicts`; the answer is ' +
+            'then the current body with its new `ETag`. 412 when the token is not one of this doc, or `base_unavailable` when it is too old (docs/VERSIONS.md).',
           tags: ['doc'],
           params: WorkspaceParams,
           querystring: z.strictObject(DocSurfaceQuery),
           body: PutBody,
-          response: { 200: DocContent, ...errorResponses },
+          response: { 200: PutResponse, ...errorResponses, 412: PreconditionFailed },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const actor = requireActor(request);
         const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
-        const { surface, body } = await replaceDoc(services, actor, resolved, request.query, request.body);
-        return { surfaceId: surface.id, content: body.toJSON() };
+        const { baseVersion, ...input } = request.body;
+        const base = { ifMatch: request.headers['if-match'], baseVersion };
+        const { surface, body, etag, conflicts } = await replaceDoc(services, actor, resolved, request.query, { ...input, base });
+        if (etag) reply.header('etag', etag);
+        return { surfaceId: surface.id, content: body.toJSON(), ...(conflicts ? { conflicts } : {}) };
       },
     );
   }

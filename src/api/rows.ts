@@ -15,7 +15,7 @@ import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { Event } from './event-schemas';
-import { errorResponses, OverLimitBody } from './schemas';
+import { BaseVersion, errorResponses, OverLimitBody, PreconditionFailed } from './schemas';
 import { Row, RowData, SurfaceQuery } from './table-schemas';
 
 const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
@@ -36,6 +36,20 @@ const PatchBody = z.strictObject({
   data: RowData.optional(),
   ...SurfaceQuery,
   position: z.number().int().min(0).optional(),
+  baseVersion: BaseVersion.optional(),
+});
+
+const CellConflict = z
+  .object({
+    column: z.string(),
+    base: z.unknown().optional().describe('The value in the base version (absent: no value)'),
+    yours: z.unknown().describe('Your value, not written'),
+    theirs: z.unknown().optional().describe('The value someone else wrote since, kept (absent: they removed it)'),
+  })
+  .meta({ id: 'CellConflict' });
+
+const PatchResponse = Row.extend({
+  conflicts: z.array(CellConflict).optional().describe('Only for a write with a base: cells both you and someone else changed since the base'),
 });
 const BulkBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
 const MoveBody = z.strictObject({ rowIds: z.array(z.string().min(1).max(100)).min(1).max(500), surface: z.string().min(1).max(100) });
@@ -49,7 +63,9 @@ export async function rowRoutes(app: App, services: Services) {
       {
         schema: {
           summary: 'List rows',
-          description: 'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`.',
+          description:
+            'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
+            'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
           tags: ['rows'],
           params: WorkspaceParams,
           querystring: ListQuery,
@@ -57,9 +73,11 @@ export async function rowRoutes(app: App, services: Services) {
         },
         config: { auth: 'optional' },
       },
-      async (request) => {
+      async (request, reply) => {
         const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return listWorkspaceRows(services, workspace, request.query);
+        const { etag, ...page } = await listWorkspaceRows(services, workspace, request.query);
+        reply.header('etag', etag);
+        return page;
       },
     );
 
@@ -128,10 +146,15 @@ export async function rowRoutes(app: App, services: Services) {
   for (const url of workspacePaths('/rows/:id')) {
     app.get(
       url,
-      { schema: { summary: 'One row', tags: ['rows'], params: RowParams, response: { 200: Row, ...errorResponses } }, config: { auth: 'optional' } },
-      async (request) => {
+      {
+        schema: { summary: 'One row', description: 'With the `ETag` of the table as read (a base for PATCH).', tags: ['rows'], params: RowParams, response: { 200: Row, ...errorResponses } },
+        config: { auth: 'optional' },
+      },
+      async (request, reply) => {
         const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return getWorkspaceRow(services, workspace, request.params.id);
+        const { row, etag } = await getWorkspaceRow(services, workspace, request.params.id);
+        reply.header('etag', etag);
+        return row;
       },
     );
 
@@ -140,17 +163,24 @@ export async function rowRoutes(app: App, services: Services) {
       {
         schema: {
           summary: 'Update a row (partial merge) or move it',
-          description: 'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`.',
+          description:
+            'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`. With a base version (`If-Match: <ETag ' +
+            'of the read>` or `baseVersion`), each cell is written only if nobody else changed it since that version; cells someone else changed keep ' +
+            'their value and are listed in `conflicts`, and the answer is the row as it is now with its new `ETag` (docs/VERSIONS.md).',
           tags: ['rows'],
           params: RowParams,
           body: PatchBody,
-          response: { 200: Row, ...errorResponses },
+          response: { 200: PatchResponse, ...errorResponses, 412: PreconditionFailed },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const actor = requireActor(request);
         const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return (await updateRow(services, actor, workspace, request.params.id, request.body)).row;
+        const { baseVersion, ...input } = request.body;
+        const base = { ifMatch: request.headers['if-match'], baseVersion };
+        const { row, etag, conflicts } = await updateRow(services, actor, workspace, request.params.id, { ...input, base });
+        if (etag) reply.header('etag', etag);
+        return { ...row, ...(conflicts ? { conflicts } : {}) };
       },
     );
 
