@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { VersionRetention } from './domain/version-retention';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
@@ -60,6 +61,7 @@ export async function buildApp(services: Services): Promise<App> {
       'idempotent-replayed',
       'deprecation',
       'link',
+      'etag',
     ],
   });
   await app.register(cookie);
@@ -89,6 +91,10 @@ export async function buildApp(services: Services): Promise<App> {
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);
   app.addHook('preClose', async () => services.sync.close());
+  const versionRetention = new VersionRetention(services);
+  app.decorate('versionRetention', versionRetention);
+  versionRetention.start();
+  app.addHook('preClose', async () => versionRetention.stop());
   return app;
 }
 

@@ -17,6 +17,7 @@ import { orgRoutes } from './orgs';
 import { rowRoutes } from './rows';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
+import { versionRoutes } from './versions';
 import { waitlistRoutes } from './waitlist';
 import { workspaceRoutes } from './workspaces';
 
@@ -40,4 +41,5 @@ export async function registerRoutes(app: App, services: Services) {
   await docRoutes(app, services);
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
+  await versionRoutes(app, services);
 }

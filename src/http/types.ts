@@ -24,6 +24,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route the app serves (HEAD omitted), in registration order. */
     registeredRoutes: Array<{ method: string; url: string }>;
+    /** Removes automatic versions past each plan's window (an hourly timer; tests call `runOnce`). */
+    versionRetention: import('../domain/version-retention').VersionRetention;
   }
   interface FastifyRequest {
     actor: Actor | null;

@@ -21,6 +21,8 @@ export const WORKSPACE_ACTIONS = [
   'archive', // archive and unarchive
   'pin',
   'manage_webhooks',
+  'read_versions', // version history of docs, html pages and sheets
+  'write_versions', // name and restore versions
 ] as const;
 export type WorkspaceAction = (typeof WORKSPACE_ACTIONS)[number];
 
@@ -37,6 +39,8 @@ const EDITING = [
   'share',
   'archive',
   'manage_webhooks',
+  'read_versions',
+  'write_versions',
 ] as const satisfies readonly WorkspaceAction[];
 
 export const WORKSPACE_PERMISSIONS = {
