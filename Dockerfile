@@ -14,6 +14,7 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund && npm cache clean --force
 
 COPY . .
+RUN npm run build:web
 RUN mkdir -p /data && chown node:node /data
 
 USER node

@@ -4,7 +4,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { FileTrashJob } from './domain/file-trash';
 import { VersionRetention } from './domain/version-retention';
+import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
@@ -13,6 +15,7 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
+import { registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import type { Services } from './services';
@@ -87,13 +90,27 @@ export async function buildApp(services: Services): Promise<App> {
   });
   app.decorate('registeredRoutes', registeredRoutes);
   await app.register(async (scope) => registerRoutes(scope as App, services));
+  // Last: its wildcard route answers only what no API route claims.
+  await registerWebApp(app);
+
+  // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
+  const fileTrash = new FileTrashJob(services);
+  app.decorate('fileTrash', fileTrash);
+  app.addHook('onReady', async () => fileTrash.start());
+  app.addHook('preClose', async () => fileTrash.stop());
+
+  // Webhook deliveries are sent while the app runs (src/webhooks).
+  app.addHook('onReady', async () => startWebhookDelivery(services));
+  app.addHook('preClose', async () => services.webhooks.stop());
 
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);
   app.addHook('preClose', async () => services.sync.close());
+
+  // Automatic versions past the plan's window (docs/VERSIONS.md): swept on a timer while the app runs.
   const versionRetention = new VersionRetention(services);
   app.decorate('versionRetention', versionRetention);
-  versionRetention.start();
+  app.addHook('onReady', async () => versionRetention.start());
   app.addHook('preClose', async () => versionRetention.stop());
   return app;
 }

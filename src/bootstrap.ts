@@ -9,6 +9,7 @@ import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
 import type { Services } from './services';
 import { createSyncEngine } from './sync/index';
+import { Webhooks } from './webhooks/index';
 
 /**
  * Builds the Services object from configuration: shared by `main` (the
@@ -24,15 +25,30 @@ export async function createServices(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
-  const base = { config, db: database.db, database, mailer, clock, log, events: new InProcessEventBus(), limits, blobs: createBlobStore(config), failpoints: Failpoints.parse(config.failpoints) };
+  const webhooks = new Webhooks({ config, database, clock, log });
+  const base = {
+    config,
+    db: database.db,
+    database,
+    mailer,
+    clock,
+    log,
+    events: new InProcessEventBus(),
+    limits,
+    blobs: await createBlobStore(config),
+    failpoints: Failpoints.parse(config.failpoints),
+    webhooks,
+  };
   const services: Services = { ...base, sync: createSyncEngine(base) };
   return {
     services,
     close: async () => {
       // The app's preClose stops sync for the server; a CLI may have written through it too.
       await services.sync.drain();
+      await webhooks.stop();
       await services.events.close();
       await limits.close();
+      services.blobs.close?.();
       await mailer.close();
       await database.close();
     },

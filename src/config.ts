@@ -27,6 +27,10 @@ const envSchema = z.object({
   SIGNUP_MODE: z.enum(['open', 'waitlist']).default('open'),
   COOKIE_SECURE: booleanString.optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanString.default(false),
+  WEBHOOK_SECRET_KEY: z
+    .string()
+    .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes as 64 hex digits or base64')
+    .optional(),
   API_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Recovery tests only (src/lib/failpoints.ts). */
@@ -55,6 +59,8 @@ export type Config = {
   signupMode: 'open' | 'waitlist';
   cookieSecure: boolean;
   webhookAllowPrivate: boolean;
+  /** Encrypts webhook signing secrets at rest; unset: a key file in DATA_DIR (docs/WEBHOOKS.md). */
+  webhookSecretKey: string | undefined;
   /** Burst limit on writes per key or session (the spec's 300 per minute unless raised). */
   apiWritesPerMinute: number;
   logLevel: string;
@@ -77,7 +83,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
-        return `${name}: ${issue.message} (got ${JSON.stringify(present[name] ?? null)})`;
+        // Secrets are named, never echoed: a near-miss key is still a key.
+        const got = /SECRET|PASSWORD|TOKEN/.test(name) ? '[redacted]' : JSON.stringify(present[name] ?? null);
+        return `${name}: ${issue.message} (got ${got})`;
       }),
     );
   }
@@ -105,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupMode: e.SIGNUP_MODE,
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     apiWritesPerMinute: e.API_WRITES_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
     failpoints: e.TRELLIS_FAILPOINTS,

@@ -25,6 +25,8 @@ export type Services = {
   limits: Limits;
   /** Y documents over Hocuspocus, with the durable update log and the observer. */
   sync: DocumentSync;
+  /** Webhook outbox and delivery (src/webhooks). */
+  webhooks: import('./webhooks/index').Webhooks;
   /** Uploaded bytes (doc images, later files): local disk under DATA_DIR/blobs, or S3. */
   blobs: import('./files/blob-store').BlobStore;
   /** Deliberate failures for recovery tests; nothing is armed in production. */

@@ -27,6 +27,8 @@ const SubscribeQuery = z.strictObject({
 /** Comment events reach public readers only when the workspace shares comments publicly. */
 function visibleTo(resolved: ResolvedWorkspace, record: EventRecord): boolean {
   if (record.event.startsWith('comment.')) return can(resolved.access, 'read_comments', resolved.workspace);
+  // File events carry names and share URLs: members only, like the files themselves.
+  if (record.event.startsWith('file.') || record.event.startsWith('folder.')) return can(resolved.access, 'read_files', resolved.workspace);
   return true;
 }
 

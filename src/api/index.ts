@@ -7,6 +7,9 @@ import { columnRoutes } from './columns';
 import { docRoutes } from './doc';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
+import { fileSharePageRoutes } from './file-share-pages';
+import { fileUploadRoutes } from './file-uploads';
+import { fileRoutes } from './files';
 import { healthRoutes } from './health';
 import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
@@ -19,6 +22,7 @@ import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { versionRoutes } from './versions';
 import { waitlistRoutes } from './waitlist';
+import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -41,5 +45,9 @@ export async function registerRoutes(app: App, services: Services) {
   await docRoutes(app, services);
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
+  await fileUploadRoutes(app, services);
+  await fileRoutes(app, services);
+  await fileSharePageRoutes(app, services);
+  await webhookRoutes(app, services);
   await versionRoutes(app, services);
 }

@@ -1,9 +1,9 @@
-import multipart from '@fastify/multipart';
 import { z } from 'zod';
-import { DOC_IMAGE_MAX_BYTES, storeDocImage } from '../domain/doc-images';
+import { AVATAR_MAX_BYTES, DOC_IMAGE_MAX_BYTES, storeDocImage, uploadAvatar } from '../domain/doc-images';
 import { errors } from '../errors';
 import { isValidBlobKey } from '../files/blob-store';
 import { requireActor } from '../http/authenticate';
+import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
@@ -20,9 +20,6 @@ const UploadedImage = z
   })
   .meta({ id: 'UploadedImage' });
 
-/** Multipart overhead allowed on top of the file itself before the request is refused unread. */
-const MULTIPART_SLACK = 64 * 1024;
-
 const BlobParams = z.object({ key: z.string().min(1).max(512) });
 
 // Immutable: a key is never reused for other bytes.
@@ -31,13 +28,13 @@ const BLOB_CACHE = 'public, max-age=31536000, immutable';
 const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'";
 
 /**
- * Doc image uploads and the blobs they are served from. Multipart is
- * registered only in this plugin's scope: no other route accepts
- * multipart bodies by accident.
+ * Doc image and avatar uploads, and the blobs they are served from.
+ * Multipart is registered only in this plugin's scope: no other route
+ * accepts multipart bodies by accident.
  */
 export async function uploadRoutes(app: App, services: Services) {
   await app.register(async (scope: App) => {
-    await scope.register(multipart, { limits: { fileSize: DOC_IMAGE_MAX_BYTES, files: 1, fields: 10 }, throwFileSizeLimit: true });
+    await registerMultipart(scope, DOC_IMAGE_MAX_BYTES);
 
     for (const url of workspacePaths('/upload')) {
       scope.post(
@@ -48,7 +45,7 @@ export async function uploadRoutes(app: App, services: Services) {
             description:
               'multipart/form-data with one field `file`: an image (image/*, SVG included), at most 10 MB (413 `payload_too_large` beyond). ' +
               'Raster images are re-encoded without their metadata (EXIF is dropped after the orientation is applied); SVG is sanitised. ' +
-              'Other types, or bytes that are not the image they claim to be, give 415 `unsupported_media_type`. Editor.',
+              'Other types, or bytes that are not the image they claim to be, give 415 `unsupported_media_type`. Counts against the storage quota (413 `storage_quota`). Editor.',
             tags: ['doc'],
             consumes: ['multipart/form-data'],
             params: WorkspaceParams,
@@ -57,26 +54,34 @@ export async function uploadRoutes(app: App, services: Services) {
         },
         async (request) => {
           const actor = requireActor(request);
-          await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
-          const declared = Number(request.headers['content-length']);
-          if (Number.isFinite(declared) && declared > DOC_IMAGE_MAX_BYTES + MULTIPART_SLACK) {
-            throw errors.payloadTooLarge('Images are limited to 10 MB.');
-          }
-          if (!request.isMultipart()) throw errors.badRequest('Expected a multipart/form-data body with a `file` field.');
-          const file = await request.file();
-          if (!file || file.fieldname !== 'file') {
-            throw errors.badRequest('Expected a multipart/form-data body with a `file` field.', [
-              { path: ['file'], code: 'invalid_type', message: 'a file field named "file" is required' },
-            ]);
-          }
-          const bytes = await file.toBuffer(); // over the limit: 413 (FST_REQ_FILE_TOO_LARGE), nothing stored
-          // toBuffer can miss a truncation that lands on the last chunk; busboy's flag does not.
-          if (file.file.truncated) throw errors.payloadTooLarge('Images are limited to 10 MB.');
-          const stored = await storeDocImage(services, { bytes, mimetype: file.mimetype });
+          const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
+          const { file } = await readMultipart(request, { fileField: 'file', fields: [], maxFileBytes: DOC_IMAGE_MAX_BYTES, tooLarge: 'Images are limited to 10 MB.' });
+          const stored = await storeDocImage(services, workspace.orgId, { bytes: file.bytes, mimetype: file.mimetype });
           return { url: stored.url, contentType: stored.contentType, size: stored.size, width: stored.width, height: stored.height };
         },
       );
     }
+
+    scope.post(
+      '/api/me/avatar',
+      {
+        schema: {
+          summary: 'Upload an avatar',
+          description:
+            'multipart/form-data with one field `file`: any image up to 10 MB. Stored as a 512-px square webp (no metadata), set as the profile’s `avatarUrl` and answered with its blob URL; the previous uploaded avatar is deleted. Counts against the organisation’s storage quota. People signed in with a session only.',
+          tags: ['me'],
+          consumes: ['multipart/form-data'],
+          response: { 200: UploadedImage, ...errorResponses, 413: ErrorBody, 415: ErrorBody },
+        },
+      },
+      async (request) => {
+        const actor = requireActor(request);
+        if (actor.via !== 'session') throw errors.forbidden('This action is for people signed in with a session, not API keys.');
+        const { file } = await readMultipart(request, { fileField: 'file', fields: [], maxFileBytes: AVATAR_MAX_BYTES, tooLarge: 'Avatars are limited to 10 MB.' });
+        const stored = await uploadAvatar(services, actor, file.bytes);
+        return { url: stored.url, contentType: stored.contentType, size: stored.size, width: stored.width, height: stored.height };
+      },
+    );
   });
 
   app.get(

@@ -1,16 +1,21 @@
-import { errors, ApiError } from '../errors';
-import { processImage, UnsupportedImageError } from '../files/images';
+import { ApiError, errors } from '../errors';
+import type { Actor } from '../http/actor';
+import { processAvatar, processImage, UnsupportedImageError } from '../files/images';
 import { randomToken } from '../lib/secrets';
+import { updatePrincipalProfile } from '../persistence/accounts';
 import type { Services } from '../services';
+import { deleteBlobsQuietly, freeStoredBlobs, storeCountedBlob } from './storage';
 
 /**
- * Images embedded in doc bodies: processed (./files/images.ts), stored in the
- * blob store under an unguessable key and served at `/api/blobs/{key}` to
- * anyone holding the URL, as the `src` of an image node must load in any
- * viewer of the doc (public and unlisted ones included).
+ * Images served to anyone holding their URL, at `/api/blobs/{key}`: images
+ * embedded in doc bodies (the `src` of an image node must load in any
+ * viewer of the doc, public and unlisted ones included) and avatars.
+ * Processed first (./files/images.ts), stored under an unguessable key, and
+ * counted against the organisation's storage quota (./storage.ts).
  */
 
 export const DOC_IMAGE_MAX_BYTES = 10 * 1024 * 1024;
+export const AVATAR_MAX_BYTES = 10 * 1024 * 1024;
 
 export type UploadedImage = { url: string; key: string; contentType: string; size: number; width?: number; height?: number };
 
@@ -18,16 +23,40 @@ export function blobUrl(services: Services, key: string): string {
   return `${services.config.publicUrl}/api/blobs/${key}`;
 }
 
-export async function storeDocImage(services: Services, upload: { bytes: Buffer; mimetype: string }): Promise<UploadedImage> {
-  let image;
-  try {
-    image = await processImage(upload.bytes, upload.mimetype);
-  } catch (error) {
-    if (error instanceof UnsupportedImageError) throw new ApiError(415, 'unsupported_media_type', error.message);
-    throw error;
-  }
+function unsupported(error: unknown): never {
+  if (error instanceof UnsupportedImageError) throw new ApiError(415, 'unsupported_media_type', error.message);
+  throw error;
+}
+
+/** A doc image of the workspace's organisation. */
+export async function storeDocImage(services: Services, orgId: string, upload: { bytes: Buffer; mimetype: string }): Promise<UploadedImage> {
+  const image = await processImage(upload.bytes, upload.mimetype).catch(unsupported);
   if (image.bytes.byteLength > DOC_IMAGE_MAX_BYTES) throw errors.payloadTooLarge('The processed image is larger than 10 MB.');
   const key = `img_${randomToken(18)}.${image.extension}`;
-  const { size } = await services.blobs.put(key, image.bytes, image.contentType);
+  const { size } = await storeCountedBlob(services, { orgId, key, bytes: image.bytes, contentType: image.contentType, kind: 'doc_image' });
   return { url: blobUrl(services, key), key, contentType: image.contentType, size, width: image.width, height: image.height };
+}
+
+/** Avatar keys name their user, so replacing an avatar deletes only that user's own previous upload. */
+const avatarPrefix = (userId: string) => `avatar_${userId.replace(/[^A-Za-z0-9_-]/g, '')}_`;
+
+/**
+ * A person's avatar: a 512-px square webp, counted against the caller's
+ * organisation, set as the profile's `avatarUrl` in the same transaction.
+ * The previous uploaded avatar is deleted and stops counting.
+ */
+export async function uploadAvatar(services: Services, actor: Actor, bytes: Buffer): Promise<UploadedImage> {
+  if (!actor.orgId) throw errors.notFound('Organisation');
+  const image = await processAvatar(bytes).catch(unsupported);
+  const prefix = avatarPrefix(actor.userId);
+  const key = `${prefix}${randomToken(12)}.webp`;
+  const url = blobUrl(services, key);
+  const previous = /\/api\/blobs\/([A-Za-z0-9_.-]+)$/.exec(actor.principal.avatarUrl ?? '')?.[1];
+  const replaced = previous?.startsWith(prefix) ? [previous] : [];
+  const { size } = await storeCountedBlob(services, { orgId: actor.orgId, key, bytes: image.bytes, contentType: image.contentType, kind: 'avatar' }, async (tx) => {
+    await updatePrincipalProfile(tx, actor.userId, { avatarUrl: url });
+    await freeStoredBlobs(tx, replaced);
+  });
+  await deleteBlobsQuietly(services, replaced);
+  return { url, key, contentType: image.contentType, size, width: image.width, height: image.height };
 }

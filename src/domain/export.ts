@@ -8,6 +8,7 @@ import {
   exportOrganisations,
   exportProfile,
   exportSessions,
+  exportWebhooks,
   exportWorkspaces,
   type Page,
 } from '../persistence/export';
@@ -32,6 +33,7 @@ const SECTIONS: Array<[name: string, read: SectionReader]> = [
   ['agents', exportAgents],
   ['keys', exportKeys],
   ['sessions', exportSessions],
+  ['webhooks', exportWebhooks],
 ];
 
 export type OpenedExport = { filename: string; chunks: AsyncGenerator<string> };

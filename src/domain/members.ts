@@ -33,6 +33,7 @@ import { upsertMembership } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, roleAtLeast, type OrgAction } from '../policy/index';
 import type { Services } from '../services';
 import { transactWithEvents, workspaceEvent } from './transact';
+import type { EventName } from '../events/names';
 import { upgradeUrl } from './workspaces';
 
 /**
@@ -78,7 +79,7 @@ async function withInheritedAgents(db: Executor, workspaceId: string, rows: Memb
   );
 }
 
-function memberEvent(event: string, target: ResolvedWorkspace, actor: Actor, memberId: string, data: Record<string, unknown>): EventDraft {
+function memberEvent(event: EventName, target: ResolvedWorkspace, actor: Actor, memberId: string, data: Record<string, unknown>): EventDraft {
   return { ...workspaceEvent(event, target, actor, { memberId, ...data }), subjectId: memberId };
 }
 

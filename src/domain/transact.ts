@@ -1,4 +1,5 @@
 import { publishEvents, recordEvents } from '../events/emit';
+import type { EventName } from '../events/names';
 import type { EventDraft } from '../events/types';
 import type { Actor } from '../http/actor';
 import type { Tx } from '../persistence/database';
@@ -23,9 +24,9 @@ export async function transactWithEvents<T>(services: Services, work: (tx: Tx, e
 
 /** An event about a workspace (and optionally one of its surfaces), attributed to the caller. */
 export function workspaceEvent(
-  event: string,
+  event: EventName,
   target: { workspace: Workspace; orgSlug: string; surface?: Surface },
-  actor: Actor,
+  actor: Pick<Actor, 'principal'>,
   data: Record<string, unknown>,
 ): EventDraft {
   const { workspace, orgSlug, surface } = target;

@@ -4,16 +4,27 @@ import type { Services } from '../services';
 import type { EventDraft, EventRecord } from './types';
 
 /**
- * Records events in the audit log. Inside a transaction pass `tx` and
- * publish the returned records after commit (`publishEvents`), so nobody
- * hears of a change that was rolled back.
+ * Records events in the audit log, and in the same transaction the webhook
+ * deliveries they cause (the outbox: src/webhooks/outbox.ts). Every event
+ * goes through here, so no producer can forget webhooks. Inside a
+ * transaction pass `tx` and publish the returned records after commit
+ * (`publishEvents`), so nobody hears of a change that was rolled back.
  */
 export async function recordEvents(services: Services, db: Executor, drafts: EventDraft[]): Promise<EventRecord[]> {
-  return insertEvents(db, drafts, services.clock.now());
+  const now = services.clock.now();
+  const { outbox } = services.webhooks;
+  // The usual case, an organisation without a matching subscription, costs no query (the outbox caches).
+  if (drafts.length === 0 || !(await outbox.wants(db, drafts))) return insertEvents(db, drafts, now);
+  // Event and deliveries commit together or not at all.
+  if (!db.isTransaction) return db.transaction().execute((tx) => recordEvents(services, tx, drafts));
+  const records = await insertEvents(db, drafts, now);
+  await outbox.enqueue(db, records, now);
+  return records;
 }
 
 export function publishEvents(services: Services, records: EventRecord[]) {
   services.events.publish(records);
+  services.webhooks.committed(records);
 }
 
 /** Outside a transaction: record, then publish. */

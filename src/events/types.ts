@@ -1,4 +1,5 @@
 import type { Principal } from '../http/actor';
+import type { EventName } from './names';
 
 /**
  * One record serves the audit log, SSE frames, resume and webhooks
@@ -15,8 +16,9 @@ export type EventRecord = {
   data: Record<string, unknown>;
 };
 
-/** What a producer supplies; the log assigns `eventId` and `ts`. */
-export type EventDraft = Omit<EventRecord, 'eventId' | 'ts'> & {
+/** What a producer supplies; the log assigns `eventId` and `ts`. Names come from the central list (./names.ts). */
+export type EventDraft = Omit<EventRecord, 'eventId' | 'ts' | 'event'> & {
+  event: EventName;
   orgId: string;
   /** The row, comment or file the event is about, for per-subject history. */
   subjectId?: string | null;

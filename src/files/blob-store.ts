@@ -3,10 +3,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { Config } from '../config';
 import { randomToken } from '../lib/secrets';
 
 /**
- * Where uploaded bytes live: doc images now, files later. Keys are opaque to
+ * Where uploaded bytes live: files, thumbnails, doc images, avatars. Keys are opaque to
  * the store; callers choose them (random and unguessable for anything served
  * without a credential). The interface is the S3 one cut down: bodies are
  * bytes or streams both ways, `contentType` travels with the object, and a
@@ -31,13 +32,17 @@ export interface BlobStore {
   put(key: string, body: BlobBody, contentType: string): Promise<{ size: number }>;
   /** The object as a stream, or null when there is none. */
   get(key: string): Promise<StoredBlob | null>;
+  /** Size and type without the bytes, or null when there is no object. */
+  stat(key: string): Promise<{ size: number; contentType: string } | null>;
   exists(key: string): Promise<boolean>;
   /** Removes the object; removing a missing one is not an error. */
   delete(key: string): Promise<void>;
   /** A URL the client PUTs the bytes to directly (S3); absent when the store cannot. */
-  presignPut?(key: string, options: { contentType: string; expiresInSeconds: number }): Promise<PresignedUpload>;
+  presignPut?(key: string, options: { contentType: string; contentLength?: number; expiresInSeconds: number }): Promise<PresignedUpload>;
   /** A URL the client GETs the bytes from directly (S3); absent when the store cannot. */
   presignGet?(key: string, options: { expiresInSeconds: number }): Promise<string>;
+  /** Releases connections (S3); absent when there is nothing to release. */
+  close?(): void;
 }
 
 /** Keys are `/`-separated segments of letters, digits, `.`, `_` and `-`, none starting with `.` (so never `..`). */
@@ -126,6 +131,18 @@ export class LocalBlobStore implements BlobStore {
     return { body: handle.createReadStream(), contentType: meta.contentType, size };
   }
 
+  async stat(key: string): Promise<{ size: number; contentType: string } | null> {
+    if (!isValidBlobKey(key)) return null;
+    try {
+      const meta = JSON.parse(await fs.readFile(this.metaPath(key), 'utf8')) as LocalMeta;
+      const { size } = await fs.stat(this.dataPath(key));
+      return { size, contentType: meta.contentType };
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
   async exists(key: string): Promise<boolean> {
     if (!isValidBlobKey(key)) return false;
     try {
@@ -148,10 +165,12 @@ function isMissing(error: unknown): boolean {
 }
 
 /**
- * The configured store. Blobs live under DATA_DIR/blobs; the S3 store
- * (S3_BUCKET set) arrives with the files surface and implements the same
- * interface, presigning included.
+ * The configured store: S3 (or any S3-compatible store) when S3_BUCKET is
+ * set, else files under DATA_DIR/blobs. The AWS SDK is loaded only then:
+ * it takes a second or more to import, which every process start (the
+ * server, the admin CLI) would otherwise pay.
  */
-export function createBlobStore(config: { dataDir: string }): BlobStore {
+export async function createBlobStore(config: Pick<Config, 'dataDir' | 's3'>): Promise<BlobStore> {
+  if (config.s3) return new (await import('./s3-blob-store')).S3BlobStore(config.s3);
   return new LocalBlobStore(path.join(config.dataDir, 'blobs'));
 }

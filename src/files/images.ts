@@ -1,4 +1,5 @@
 import sharp, { type Metadata } from 'sharp';
+import { looksLikeSvg } from './content-types';
 import { sanitizeSvg } from './sanitize';
 
 /**
@@ -33,12 +34,25 @@ export type ProcessedImage = {
   height?: number;
 };
 
+/** A raster image of a files surface, after processing (see `processFileImage`). */
+export type FileImage = {
+  bytes: Buffer;
+  contentType: string;
+  /** Displayed size (after the orientation was applied) and the orientation the upload carried (1 to 8; 1 when none). */
+  exif: { width: number; height: number; orientation: number };
+  /** 256-px webp (the longer side; smaller images keep their size). */
+  thumbnail: Buffer;
+};
+
 /** Decompression bombs: a 10 MB file can declare billions of pixels. 100 megapixels covers any photo. */
 const MAX_PIXELS = 100_000_000;
 
 type Output = { format: 'jpeg' | 'png' | 'webp' | 'gif' | 'avif'; contentType: string; extension: string; options: Record<string, unknown> };
 
-const OUTPUTS: Record<string, Output> = {
+type OutputFormat = Output['format'] | 'tiff';
+type AnyOutput = Omit<Output, 'format'> & { format: OutputFormat };
+
+const OUTPUTS: Record<string, AnyOutput> = {
   jpeg: { format: 'jpeg', contentType: 'image/jpeg', extension: 'jpg', options: { quality: 90 } },
   png: { format: 'png', contentType: 'image/png', extension: 'png', options: {} },
   webp: { format: 'webp', contentType: 'image/webp', extension: 'webp', options: { quality: 90 } },
@@ -47,14 +61,18 @@ const OUTPUTS: Record<string, Output> = {
   tiff: { format: 'png', contentType: 'image/png', extension: 'png', options: {} },
 };
 
+/** Files keep their format: a TIFF in a drive stays a TIFF (doc images become PNG, which browsers show). */
+const FILE_OUTPUTS: Record<string, AnyOutput> = {
+  ...OUTPUTS,
+  jpeg: { ...OUTPUTS.jpeg!, options: { quality: 95 } },
+  tiff: { format: 'tiff', contentType: 'image/tiff', extension: 'tiff', options: {} },
+};
+
+const THUMBNAIL_PX = 256;
+
 /** Declared types we accept: any image/*; the bytes decide what it really is. */
 export function isImageType(mimetype: string): boolean {
   return /^image\/[a-z0-9.+-]+$/i.test(mimetype.trim());
-}
-
-function looksLikeSvg(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '').trimStart();
-  return /^(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head);
 }
 
 export async function processImage(bytes: Buffer, declaredType: string): Promise<ProcessedImage> {
@@ -63,14 +81,14 @@ export async function processImage(bytes: Buffer, declaredType: string): Promise
   return processRaster(bytes);
 }
 
-async function processRaster(bytes: Buffer): Promise<ProcessedImage> {
+async function processRaster(bytes: Buffer, outputs: Record<string, AnyOutput> = OUTPUTS): Promise<ProcessedImage & { orientation: number }> {
   let metadata: Metadata;
   try {
     metadata = await sharp(bytes, { limitInputPixels: MAX_PIXELS }).metadata();
   } catch {
     throw new UnsupportedImageError('The file is not an image we can read (JPEG, PNG, WebP, GIF, AVIF, TIFF or SVG).');
   }
-  const output = metadata.format ? OUTPUTS[metadata.format] : undefined;
+  const output = metadata.format ? outputs[metadata.format] : undefined;
   if (!output) throw new UnsupportedImageError(`Images of type ${metadata.format ?? 'unknown'} are not accepted.`);
   const animated = (metadata.pages ?? 1) > 1 && (output.format === 'gif' || output.format === 'webp');
   try {
@@ -78,9 +96,47 @@ async function processRaster(bytes: Buffer): Promise<ProcessedImage> {
     if (!animated) pipeline = pipeline.rotate();
     const { data, info } = await pipeline.toFormat(output.format, output.options).toBuffer({ resolveWithObject: true });
     const height = animated ? (info.pageHeight ?? info.height) : info.height;
-    return { bytes: data, contentType: output.contentType, extension: output.extension, width: info.width, height };
+    return { bytes: data, contentType: output.contentType, extension: output.extension, width: info.width, height, orientation: metadata.orientation ?? 1 };
   } catch {
     throw new UnsupportedImageError('The image could not be decoded.');
+  }
+}
+
+/**
+ * A raster image uploaded to a files surface: re-encoded in its own format
+ * without metadata (orientation applied first), with its size, the
+ * orientation it carried and a 256-px webp thumbnail. Null when sharp
+ * cannot decode it (a truncated file, a HEVC-coded HEIC): the caller stores
+ * such a file as it is, without a thumbnail.
+ */
+export async function processFileImage(bytes: Buffer): Promise<FileImage | null> {
+  try {
+    const image = await processRaster(bytes, FILE_OUTPUTS);
+    const thumbnail = await sharp(image.bytes, { limitInputPixels: MAX_PIXELS })
+      .resize(THUMBNAIL_PX, THUMBNAIL_PX, { fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 80 })
+      .toBuffer();
+    return { bytes: image.bytes, contentType: image.contentType, exif: { width: image.width!, height: image.height!, orientation: image.orientation }, thumbnail };
+  } catch {
+    // Whatever sharp cannot read (at decode or at the thumbnail) is kept as plain bytes.
+    return null;
+  }
+}
+
+/**
+ * An avatar: any image (SVG is rendered), upright, cropped to a centred
+ * square of 512 px and stored as webp, so no metadata and no markup survive.
+ */
+export async function processAvatar(bytes: Buffer): Promise<{ bytes: Buffer; contentType: string; width: number; height: number }> {
+  try {
+    const { data, info } = await sharp(bytes, { limitInputPixels: MAX_PIXELS })
+      .rotate()
+      .resize(512, 512, { fit: 'cover', position: 'centre', withoutEnlargement: false })
+      .webp({ quality: 85 })
+      .toBuffer({ resolveWithObject: true });
+    return { bytes: data, contentType: 'image/webp', width: info.width, height: info.height };
+  } catch {
+    throw new UnsupportedImageError('The file is not an image we can read (JPEG, PNG, WebP, GIF, AVIF, TIFF or SVG).');
   }
 }
 

@@ -23,6 +23,19 @@ function detailsOf(context: string | undefined, issues: ValidationIssue[]): Erro
   });
 }
 
+/** Zod issues of a value checked inside a handler (e.g. JSON text in a field), as the same 400/422 a schema would give; `prefix` locates the value. */
+export function zodIssuesError(issues: Array<{ code: string; path: PropertyKey[]; message: string; keys?: string[] }>, prefix: string[] = []): ApiError {
+  const details: ErrorDetail[] = issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path.map(String)];
+    if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
+      return issue.keys.map((key) => ({ path: [...path, key], code: issue.code, message: `Unknown field "${key}"` }));
+    }
+    return [{ path, code: issue.code, message: issue.message }];
+  });
+  const summary = details.map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`).join('; ');
+  return issues.some((issue) => SHAPE_ISSUES.has(issue.code)) ? errors.badRequest(`Malformed request. ${summary}`, details) : errors.validation(`Invalid value. ${summary}`, details);
+}
+
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError & { validationContext?: string };

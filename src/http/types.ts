@@ -26,6 +26,8 @@ declare module 'fastify' {
     registeredRoutes: Array<{ method: string; url: string }>;
     /** Removes automatic versions past each plan's window (an hourly timer; tests call `runOnce`). */
     versionRetention: import('../domain/version-retention').VersionRetention;
+    /** The trash pass of files surfaces (`runOnce()` for tests and operators). */
+    fileTrash: import('../domain/file-trash').FileTrashJob;
   }
   interface FastifyRequest {
     actor: Actor | null;

@@ -125,6 +125,18 @@ export async function exportKeys(db: Executor, userId: string, page: Page) {
     .execute();
 }
 
+/** Webhooks the user created; never their signing secrets. */
+export async function exportWebhooks(db: Executor, userId: string, page: Page) {
+  return db
+    .selectFrom('webhooks')
+    .select(['webhooks.id', 'webhooks.orgId', 'webhooks.workspaceId', 'webhooks.url', 'webhooks.events', 'webhooks.active', 'webhooks.createdAt', 'webhooks.updatedAt'])
+    .where('webhooks.createdById', '=', userId)
+    .orderBy('webhooks.id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
 export async function exportSessions(db: Executor, userId: string, page: Page) {
   return db
     .selectFrom('sessions')

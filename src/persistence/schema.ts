@@ -270,6 +270,154 @@ export interface DocumentHoldsTable {
   seq: ColumnType<number, number, number>;
 }
 
+export type FileExif = { width: number; height: number; orientation: number };
+type Json<T> = ColumnType<T, string, string>;
+
+export interface FileFoldersTable {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  parentFolderId: string | null;
+  name: string;
+  createdAt: Timestamp;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  updatedAt: Timestamp;
+  archivedAt: NullableTimestamp;
+  archivedById: string | null;
+  archivedByType: PrincipalKind | null;
+  archivedWithId: string | null;
+}
+
+export interface FilesTable {
+  id: string;
+  orgId: string;
+  workspaceId: string;
+  surfaceId: string;
+  parentFolderId: string | null;
+  name: string;
+  size: number;
+  contentType: string;
+  blobKey: string;
+  thumbKey: string | null;
+  sha256: string;
+  exif: ColumnType<FileExif | null, string | null, string | null>;
+  version: ColumnType<number, number | undefined, number>;
+  starred: ColumnType<boolean, boolean | undefined, boolean>;
+  starredAt: NullableTimestamp;
+  description: string | null;
+  tags: Json<string[]>;
+  createdAt: Timestamp;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  updatedAt: Timestamp;
+  updatedById: string | null;
+  updatedByType: PrincipalKind | null;
+  archivedAt: NullableTimestamp;
+  archivedById: string | null;
+  archivedByType: PrincipalKind | null;
+  archivedWithFolderId: string | null;
+}
+
+export interface FileShareTokensTable {
+  id: string;
+  fileId: string;
+  token: string;
+  createdAt: Timestamp;
+  createdById: string | null;
+  createdByType: PrincipalKind | null;
+  revokedAt: NullableTimestamp;
+}
+
+export interface FileUploadsTable {
+  id: string;
+  tokenHash: string;
+  orgId: string;
+  workspaceId: string;
+  surfaceId: string;
+  parentFolderId: string | null;
+  name: string;
+  size: number;
+  contentType: string;
+  blobKey: string;
+  reservationId: string;
+  state: ColumnType<'pending' | 'receiving' | 'completed', 'pending' | undefined, 'pending' | 'receiving' | 'completed'>;
+  fileId: string | null;
+  createdById: string;
+  createdByType: PrincipalKind;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export interface OrgStorageTable {
+  orgId: string;
+  usedBytes: ColumnType<number, number | undefined, number>;
+  quotaBytes: number | null;
+}
+
+export interface StorageReservationsTable {
+  id: string;
+  orgId: string;
+  bytes: number;
+  blobKeys: Json<string[]>;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export type StoredBlobKind = 'file' | 'thumbnail' | 'doc_image' | 'avatar' | 'support';
+
+export interface StoredBlobsTable {
+  key: string;
+  orgId: string;
+  size: number;
+  kind: StoredBlobKind;
+  createdAt: Timestamp;
+}
+
+export interface WebhooksTable {
+  id: string;
+  orgId: string;
+  workspaceId: string | null;
+  url: string;
+  events: string[];
+  secretCiphertext: string;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  createdById: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  failingSince: NullableTimestamp;
+  deactivatedAt: NullableTimestamp;
+  deactivationReason: string | null;
+  catchupAfterSeq: number | null;
+  leaseOwner: string | null;
+  leaseUntil: NullableTimestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  webhookId: string;
+  orgId: string;
+  eventSeq: number;
+  event: string;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number | null;
+  createdAt: Timestamp;
+  nextAttemptAt: NullableTimestamp;
+  lastAttemptAt: NullableTimestamp;
+  attemptingUntil: NullableTimestamp;
+}
+
+export interface WebhookUsageTable {
+  orgId: string;
+  period: string;
+  delivered: ColumnType<number, number | undefined, number>;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -296,6 +444,16 @@ export interface Database {
   surfaceVersions: SurfaceVersionsTable;
   versionCursors: VersionCursorsTable;
   documentHolds: DocumentHoldsTable;
+  fileFolders: FileFoldersTable;
+  files: FilesTable;
+  fileShareTokens: FileShareTokensTable;
+  fileUploads: FileUploadsTable;
+  orgStorage: OrgStorageTable;
+  storageReservations: StorageReservationsTable;
+  storedBlobs: StoredBlobsTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  webhookUsage: WebhookUsageTable;
 }
 
 export type Org = Selectable<OrgsTable>;
@@ -304,5 +462,8 @@ export type Workspace = Selectable<WorkspacesTable>;
 export type Surface = Selectable<SurfacesTable>;
 export type Membership = Selectable<MembershipsTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
+export type FileRow = Selectable<FilesTable>;
+export type FolderRow = Selectable<FileFoldersTable>;
+export type FileUploadRow = Selectable<FileUploadsTable>;
 export type NewWorkspace = Insertable<WorkspacesTable>;
 export type WorkspaceUpdate = Updateable<WorkspacesTable>;

@@ -103,7 +103,7 @@ export function can(access: WorkspaceAccess, action: WorkspaceAction, workspace:
   return roleCan(access.role, action);
 }
 
-const READS: ReadonlySet<WorkspaceAction> = new Set(['read', 'read_comments', 'read_versions']);
+const READS: ReadonlySet<WorkspaceAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions']);
 
 /**
  * The one gate every workspace route calls. Invisible workspaces are 404 so
@@ -123,6 +123,9 @@ export function authorize(caller: CallerFacts, workspace: WorkspaceFacts, action
 function forbiddenFor(action: WorkspaceAction, access: WorkspaceAccess): ApiError {
   if (action === 'pin' && access.basis !== 'member') {
     return errors.forbidden('Only members with a membership row can pin; access through org visibility or an owner does not pin.');
+  }
+  if (access.basis === 'public' && action === 'read_files') {
+    return errors.forbidden('Files are visible to members of this workspace only; share a file with a share link instead.');
   }
   if (access.basis === 'public') return errors.forbidden('Writes need membership in this workspace.');
   return errors.forbidden(`Your role (${access.role}) does not allow this action (${action}).`);

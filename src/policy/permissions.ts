@@ -7,8 +7,9 @@ import type { Role } from '../persistence/schema';
  */
 
 export const WORKSPACE_ACTIONS = [
-  'read', // workspace detail, rows, columns, doc, html, files, members, audit log, live events
+  'read', // workspace detail, rows, columns, doc, html, members, audit log, live events
   'read_comments',
+  'read_files', // files and folders: members only (SPEC "Files"), never public readers
   'comment', // add comments and replies, react, resolve
   'write_rows',
   'edit_columns',
@@ -26,7 +27,7 @@ export const WORKSPACE_ACTIONS = [
 ] as const;
 export type WorkspaceAction = (typeof WORKSPACE_ACTIONS)[number];
 
-const READ_ONLY = ['read', 'read_comments'] as const satisfies readonly WorkspaceAction[];
+const READ_ONLY = ['read', 'read_comments', 'read_files'] as const satisfies readonly WorkspaceAction[];
 const COMMENTING = [...READ_ONLY, 'comment', 'pin'] as const satisfies readonly WorkspaceAction[];
 const EDITING = [
   ...COMMENTING,

@@ -16,8 +16,11 @@ export async function freePort(): Promise<number> {
 
 export type ServerProcess = { url: string; child: ChildProcess; output: () => string; kill(signal?: NodeJS.Signals): Promise<number | null> };
 
-/** Runs `src/main.ts` as a real process, as `npm start` does, and waits for /api/health. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Runs `src/main.ts` as a real process, as `npm start` does, and waits for
+ * /api/health (up to `startTimeoutMs`; a child that does not come up is killed).
+ */
+export async function startServerProcess(env: Record<string, string>, options: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
   const port = await freePort();
   let output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts')], {
@@ -27,7 +30,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
     try {
@@ -36,7 +39,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`server did not start: ${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not start: ${output}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
@@ -45,9 +51,20 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     output: () => output,
     kill: (signal = 'SIGKILL') =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        // A child ended by a signal has no exit code, only a signal code.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill(signal);
       }),
   };
+}
+
+/** Signs in to a server process through its mail outbox file (no SMTP); returns the session cookie value. */
+export async function signInThroughOutboxFile(url: string, dataDir: string, email: string): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  await fetch(`${url}/api/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+  const outbox = await readFile(path.join(dataDir, 'outbox.jsonl'), 'utf8');
+  const token = /token=([A-Za-z0-9_-]+)/.exec(outbox.trim().split('\n').at(-1)!)![1]!;
+  const res = await fetch(`${url}/api/auth?token=${token}`, { redirect: 'manual' });
+  return /svc-session=([^;]+)/.exec(res.headers.get('set-cookie')!)![1]!;
 }

@@ -33,6 +33,8 @@ export type MatrixWorkspace = {
   archived: boolean;
   /** The primary table surface (the table document's sheet). */
   tableSurfaceId: string;
+  /** A folder in the files surface `files` (file routes need a files surface). */
+  filesFolderId: string;
 };
 
 export type MatrixPrincipal = {
@@ -73,7 +75,8 @@ const KEY_ROLES: SpecKeyRole[] = ['viewer', 'commenter', 'editor'];
 export async function buildMatrix(): Promise<Matrix> {
   const clock = new ManualClock();
   // Hundreds of writes by one principal within a frozen minute: lift the burst limit (not what this test is about).
-  const t = await startTestApp({ clock, env: { API_WRITES_PER_MINUTE: '1000000' } });
+  // Webhook probes target a loopback port (see matrix.http.test.ts).
+  const t = await startTestApp({ clock, env: { API_WRITES_PER_MINUTE: '1000000', WEBHOOK_ALLOW_PRIVATE: 'true' } });
   const db = t.services.db;
 
   const alice = await signInUser(t, 'alice@example.com');
@@ -101,7 +104,10 @@ export async function buildMatrix(): Promise<Matrix> {
         .where('workspaceId', '=', created.id)
         .where('kind', '=', 'table')
         .executeTakeFirstOrThrow();
-      workspaces.push({ slug, id: created.id, name: created.name, visibility, archived, tableSurfaceId: surface.id });
+      await expectOk(await t.request('POST', `/api/workspaces/${slug}/surfaces`, { as: alice.as, body: { kind: 'files', slug: 'files', name: 'Files' } }));
+      const folder = await t.request('POST', `/api/workspaces/${slug}/files/folders`, { as: alice.as, body: { surfaceSlug: 'files', name: 'Matrix folder' } });
+      await expectOk(folder);
+      workspaces.push({ slug, id: created.id, name: created.name, visibility, archived, tableSurfaceId: surface.id, filesFolderId: folder.body.id });
     }
   }
 

@@ -18,6 +18,7 @@ export type SpecVisibility = 'private' | 'org' | 'unlisted' | 'public';
 export const SPEC_WORKSPACE_ACTIONS = [
   'read',
   'read_comments',
+  'read_files',
   'comment',
   'write_rows',
   'edit_columns',
@@ -69,6 +70,7 @@ const lower = (a: SpecRole, b: SpecRole): SpecRole => (RANK[a] <= RANK[b] ? a : 
 export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   read: 'viewer',
   read_comments: 'viewer',
+  read_files: 'viewer',
   pin: 'viewer',
   comment: 'commenter',
   write_rows: 'editor',
@@ -86,7 +88,7 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
 };
 
 /** Reads (history too) stay open on an archived workspace; archive itself is how it is unarchived (docs/WORKSPACES.md). */
-const ALLOWED_WHILE_ARCHIVED: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_versions', 'archive']);
+const ALLOWED_WHILE_ARCHIVED: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'archive']);
 
 /** What the caller is, relative to one workspace. */
 export type SpecPerson = {
@@ -164,6 +166,8 @@ function agentStanding(caller: Extract<SpecCaller, { kind: 'agent' }>, ws: SpecW
  *   require explicit membership" (SPEC rule 4), so a reader without
  *   membership may read, and read comments only with `commentsOnPublicShare`
  *   (SPEC Workspace table). Archiving stops public reads (docs/WORKSPACES.md).
+ *   Files are not among what readers read: "All routes [of Files] ...
+ *   require membership" (SPEC "Files"); a file is made public by a share link.
  * - Visible but not permitted: `forbidden` (SPEC "Authentication" 4).
  * - A permitted write to an archived workspace: `conflict` until unarchived
  *   (docs/WORKSPACES.md). A refused action stays `forbidden`.

@@ -4,6 +4,8 @@ import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
 import * as m0007 from './0007_update_attribution';
+import * as m0020 from './0020_webhooks';
+import * as m0030 from './0030_files';
 import * as m0070 from './0070_versions';
 
 /**
@@ -16,5 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0005_documents': m0005,
   '0006_docs': m0006,
   '0007_update_attribution': m0007,
+  '0020_webhooks': m0020,
+  '0030_files': m0030,
   '0070_versions': m0070,
 };

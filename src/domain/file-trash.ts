@@ -1,0 +1,105 @@
+import { publishEvents, recordEvents } from '../events/emit';
+import type { EventDraft } from '../events/types';
+import { findWorkspacesBySlug } from '../persistence/access';
+import { deleteArchivedFiles, deleteEmptyArchivedFolders, deleteExpiredUploads } from '../persistence/files';
+import type { Executor } from '../persistence/database';
+import type { FileRow } from '../persistence/schema';
+import { findSurface } from '../persistence/workspaces';
+import type { Services } from '../services';
+import { FILE_LIMITS } from './files';
+import { deleteBlobsQuietly, freeStoredBlobs, sweepExpiredReservations } from './storage';
+
+/**
+ * The trash: files archived more than 30 days ago are deleted for good
+ * (row, share links, blob and thumbnail), their bytes stop counting against
+ * the quota, and `file.purged` is recorded (no principal: the service did
+ * it). Archived folders left empty by that go too. The same pass gives back
+ * the storage of reservations that expired uncommitted (abandoned direct
+ * uploads, crashes between write and commit) and forgets expired uploads.
+ *
+ * `FileTrashJob` runs the pass on a timer in the process (every instance
+ * may run it: each deletion is one `DELETE ... RETURNING`, so two passes
+ * never free the same bytes twice). Time comes from `services.clock`.
+ */
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const BATCH = 100;
+
+export type TrashPass = { files: number; folders: number; reservations: number; uploads: number };
+
+export async function purgeTrash(services: Services): Promise<TrashPass> {
+  const now = services.clock.now();
+  const before = new Date(now.getTime() - FILE_LIMITS.trashRetentionDays * DAY_MS);
+  let files = 0;
+  for (;;) {
+    const { purged, records } = await services.db.transaction().execute(async (tx) => {
+      const purged = await deleteArchivedFiles(tx, before, BATCH);
+      await freeStoredBlobs(tx, purged.flatMap((f) => [f.blobKey, ...(f.thumbKey ? [f.thumbKey] : [])]));
+      const records = await recordEvents(services, tx, await purgedEvents(tx, purged));
+      return { purged, records };
+    });
+    publishEvents(services, records);
+    await deleteBlobsQuietly(services, purged.flatMap((f) => [f.blobKey, ...(f.thumbKey ? [f.thumbKey] : [])]));
+    files += purged.length;
+    if (purged.length < BATCH) break;
+  }
+  let folders = 0;
+  for (let removed = -1; removed !== 0; folders += removed) removed = await deleteEmptyArchivedFolders(services.db, before, 1000);
+  const reservations = await sweepExpiredReservations(services);
+  const uploads = await deleteExpiredUploads(services.db, new Date(now.getTime() - DAY_MS));
+  return { files, folders, reservations, uploads };
+}
+
+async function purgedEvents(tx: Executor, files: FileRow[]): Promise<EventDraft[]> {
+  const drafts: EventDraft[] = [];
+  for (const file of files) {
+    const [workspace] = await findWorkspacesBySlug(tx, file.workspaceId, { onlyWorkspaceId: file.workspaceId });
+    if (!workspace) continue;
+    const surface = await findSurface(tx, file.workspaceId, file.surfaceId);
+    drafts.push({
+      event: 'file.purged',
+      orgId: file.orgId,
+      workspace: { id: workspace.id, slug: workspace.slug, org: { slug: workspace.orgSlug } },
+      ...(surface ? { surface: { id: surface.id, slug: surface.slug } } : {}),
+      subjectId: file.id,
+      principal: null,
+      data: { fileId: file.id, name: file.name, surfaceId: file.surfaceId, archivedAt: file.archivedAt?.toISOString() ?? null, size: file.size },
+    });
+  }
+  return drafts;
+}
+
+/** The trash pass on a timer: started and stopped with the app. */
+export class FileTrashJob {
+  private timer: NodeJS.Timeout | null = null;
+  private first: NodeJS.Timeout | null = null;
+  private running: Promise<TrashPass> | null = null;
+
+  constructor(
+    private readonly services: Services,
+    private readonly options: { intervalMs: number; firstRunAfterMs: number } = { intervalMs: 60 * 60 * 1000, firstRunAfterMs: 60 * 1000 },
+  ) {}
+
+  start() {
+    if (this.timer) return;
+    const tick = () => void this.runOnce().catch((error) => this.services.log.error({ err: error }, 'file trash pass failed'));
+    this.first = setTimeout(tick, this.options.firstRunAfterMs).unref();
+    this.timer = setInterval(tick, this.options.intervalMs).unref();
+  }
+
+  /** One pass now; a pass already under way is joined rather than doubled. */
+  runOnce(): Promise<TrashPass> {
+    this.running ??= purgeTrash(this.services).finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Stops the timer and waits for a pass under way. */
+  async stop() {
+    if (this.first) clearTimeout(this.first);
+    if (this.timer) clearInterval(this.timer);
+    this.first = this.timer = null;
+    await this.running?.catch(() => {});
+  }
+}

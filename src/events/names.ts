@@ -1,0 +1,80 @@
+/**
+ * Every event name the service emits, in one list. `EventDraft.event` is
+ * typed from it, so a producer cannot emit a name that is missing here, and
+ * webhook subscriptions (`events`) are checked against it. Adding an event
+ * is one line in this list (keep each area together).
+ */
+export const EVENT_NAMES = [
+  // rows and columns (the observer, src/events/observer.ts)
+  'row.created',
+  'row.updated',
+  'row.deleted',
+  'row.moved_surface',
+  'columns.updated',
+  // doc and html bodies (src/events/doc-changes.ts)
+  'doc.updated',
+  'doc.mention_added',
+  // workspaces and surfaces
+  'workspace.created',
+  'workspace.updated',
+  'workspace.archived',
+  'workspace.unarchived',
+  'surface.created',
+  'surface.updated',
+  'surface.deleted',
+  // workspace members and invites
+  'member.invited',
+  'member.added',
+  'member.role_changed',
+  'member.removed',
+  // organisation members and invites
+  'org.member_invited',
+  'org.member_added',
+  'org.member_removed',
+  'org.invite_revoked',
+  // API keys
+  'key.created',
+  'key.revoked',
+  // files and folders (src/domain/files.ts, the trash job)
+  'file.uploaded',
+  'file.renamed',
+  'file.moved',
+  'file.archived',
+  'file.restored',
+  'file.purged',
+  'file.version_replaced',
+  'file.starred',
+  'file.tagged',
+  'file.described',
+  'file.shared',
+  'file.share_revoked',
+  'folder.created',
+  'folder.renamed',
+  'folder.moved',
+  'folder.archived',
+  // webhook subscriptions (src/domain/webhooks.ts, the drain's deactivation)
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.deactivated',
+  // version history (src/domain/versions.ts)
+  'version.created',
+  'version.restored',
+] as const;
+
+export type EventName = (typeof EVENT_NAMES)[number];
+
+const KNOWN: ReadonlySet<string> = new Set(EVENT_NAMES);
+
+export function isEventName(name: string): name is EventName {
+  return KNOWN.has(name);
+}
+
+/** The part before the dot: `row` for `row.created`. */
+export function eventArea(name: string): string {
+  const dot = name.indexOf('.');
+  return dot === -1 ? name : name.slice(0, dot);
+}
+
+/** Areas that have at least one event, for `area.*` filters. */
+export const EVENT_AREAS: ReadonlySet<string> = new Set(EVENT_NAMES.map(eventArea));

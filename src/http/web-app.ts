@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { handleNotFound } from './error-handler';
+import type { App } from './types';
+
+/** Where `npm run build:web` puts the web app (built at install, start or test setup; never committed). */
+export const WEB_DIST_DIR = path.resolve(import.meta.dirname, '../../web/dist');
+
+/**
+ * Paths that belong to the API and its protocols: an unknown one answers the
+ * JSON 404, never the app's HTML, so a client that mistypes an endpoint gets
+ * an error it can read.
+ */
+const RESERVED_PREFIXES = ['/api/', '/api', '/openapi.json', '/share/', '/oauth/', '/.well-known/'];
+
+/** Fingerprinted by the bundler: the name changes when the content does, so browsers may keep them forever. */
+const IMMUTABLE_PREFIX = '/assets/';
+
+/**
+ * The app's HTML may load only our own scripts; images may come from
+ * anywhere (docs embed images by URL); sockets go to our own origin.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob: http: https:",
+  "connect-src 'self' ws: wss:",
+  "frame-src 'self' blob: data:",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function isReservedPath(urlPath: string): boolean {
+  return RESERVED_PREFIXES.some((prefix) => urlPath === prefix || urlPath.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+}
+
+/**
+ * Serves the built web app on the API's port: files from web/dist, and the
+ * app's HTML for any other GET that is not an API path (the client-side
+ * router reads `/{orgSlug}/{workspaceSlug}` and friends). Registered last,
+ * as one wildcard route, so every API route and every other plugin's route
+ * (`/share/*`, `/oauth/*`, `/.well-known/*`) is matched before it.
+ */
+export async function registerWebApp(app: App, distDir = WEB_DIST_DIR) {
+  await app.register(fastifyStatic, { root: distDir, serve: false });
+  app.get(
+    '/*',
+    { schema: { hide: true }, config: { auth: 'none', metered: false } },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const urlPath = decodeURIComponentSafe(request.url.split('?')[0]!);
+      if (urlPath === null || isReservedPath(urlPath)) return handleNotFound(request, reply);
+      if (!existsSync(path.join(distDir, 'index.html'))) return notBuilt(reply);
+      const lastSegment = urlPath.slice(urlPath.lastIndexOf('/') + 1);
+      if (urlPath.startsWith(IMMUTABLE_PREFIX)) {
+        return reply.sendFile(urlPath.slice(1), { maxAge: '365d', immutable: true });
+      }
+      if (lastSegment.includes('.')) {
+        // sw.js, icons, the manifest: revalidated on every load so a new build is picked up.
+        return reply.sendFile(urlPath.slice(1), { maxAge: 0, cacheControl: true });
+      }
+      return sendAppShell(reply);
+    },
+  );
+}
+
+function sendAppShell(reply: FastifyReply) {
+  reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('referrer-policy', 'same-origin');
+  return reply.sendFile('index.html', { maxAge: 0, cacheControl: false }).header('cache-control', 'no-cache');
+}
+
+function notBuilt(reply: FastifyReply) {
+  return reply
+    .status(503)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send('<!doctype html><title>Trellis</title><p>The web app is not built yet. Run <code>npm run build:web</code> (or restart with <code>npm start</code>, which builds it).</p>');
+}
+
+function decodeURIComponentSafe(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}

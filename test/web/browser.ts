@@ -1,0 +1,129 @@
+import net from 'node:net';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { TestApp } from '../helpers/app';
+import { latestMagicToken } from '../helpers/sign-in';
+
+/** Debian's Chromium, headless (STACK-NOTES: no browser is downloaded). */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/**
+ * A TCP proxy in front of the server, one per browser context. `sever()`
+ * cuts every open connection (the sync websocket included) and refuses new
+ * ones until `restore()`: Chromium's offline emulation alone leaves an open
+ * websocket running, so a test of offline editing must cut the wire too.
+ */
+export interface LinkProxy {
+  url: string;
+  sever(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+export async function startLinkProxy(targetUrl: string): Promise<LinkProxy> {
+  const target = new URL(targetUrl);
+  const open = new Set<net.Socket>();
+  let severed = false;
+  const server = net.createServer((client) => {
+    if (severed) return client.destroy();
+    const upstream = net.connect(Number(target.port), target.hostname);
+    open.add(client).add(upstream);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    sever() {
+      severed = true;
+      for (const socket of open) socket.destroy();
+      open.clear();
+    },
+    restore() {
+      severed = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface Person {
+  context: BrowserContext;
+  page: Page;
+  proxy: LinkProxy;
+  /** The app's origin as this browser sees it (through its proxy). */
+  origin: string;
+  /** Takes this browser off the network: the emulated offline state and a cut wire. */
+  goOffline(): Promise<void>;
+  goOnline(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A browser context behind its own proxy, signed in through the real magic link. */
+export async function signedInPerson(t: TestApp, browser: Browser, email: string): Promise<Person> {
+  const proxy = await startLinkProxy(t.url);
+  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  const sent = await t.request('POST', '/api/auth', { body: { email } });
+  if (sent.status !== 200) throw new Error(`POST /api/auth answered ${sent.status}`);
+  const token = await latestMagicToken(t, email);
+  await page.goto(`${proxy.url}/api/auth?token=${encodeURIComponent(token)}`);
+  return {
+    context,
+    page,
+    proxy,
+    origin: proxy.url,
+    async goOffline() {
+      await context.setOffline(true);
+      proxy.sever();
+    },
+    async goOnline() {
+      proxy.restore();
+      await context.setOffline(false);
+    },
+    async close() {
+      await context.close();
+      await proxy.close();
+    },
+  };
+}
+
+/** The session cookie a browser context holds, for REST calls made as the same person. */
+export async function sessionCookieOf(context: BrowserContext): Promise<string> {
+  const cookie = (await context.cookies()).find((c) => c.name === 'svc-session');
+  if (!cookie) throw new Error('the browser has no session cookie');
+  return cookie.value;
+}
+
+/** Where screenshots for the docs are written (docs/screenshots). */
+export const SCREENSHOT_DIR = new URL('../../docs/screenshots/', import.meta.url).pathname;
+
+/** The text of an element of the doc editor, without the name tags of other people's cursors. */
+export function editorText(page: Page, selector = ''): Promise<string> {
+  return page
+    .locator(`.ProseMirror ${selector}`.trim())
+    .first()
+    .evaluate((element) => {
+      const copy = element.cloneNode(true) as HTMLElement;
+      copy.querySelectorAll('.ProseMirror-yjs-cursor').forEach((cursor) => cursor.remove());
+      // innerText keeps the line breaks between blocks; a detached copy has none, so read the live root.
+      return copy.classList.contains('ProseMirror') ? (element as HTMLElement).innerText.replace(/\u2060[^\u2060]*\u2060/g, '') : (copy.textContent ?? '');
+    });
+}

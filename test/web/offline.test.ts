@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { eventually } from '../helpers/sync';
+import { addMembership, createWorkspace } from '../workspaces/helpers';
+import { editorText, launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+
+/** How many updates this browser has stored for its documents in IndexedDB (y-indexeddb's `updates` stores). */
+function storedUpdates(page: Page): Promise<number> {
+  return page.evaluate(async () => {
+    let total = 0;
+    for (const { name } of await indexedDB.databases()) {
+      if (!name?.startsWith('trellis:')) continue;
+      total += await new Promise<number>((resolve) => {
+        const open = indexedDB.open(name);
+        open.onsuccess = () => {
+          const db = open.result;
+          if (!db.objectStoreNames.contains('updates')) return resolve((db.close(), 0));
+          const count = db.transaction('updates').objectStore('updates').count();
+          count.onsuccess = () => resolve((db.close(), count.result));
+          count.onerror = () => resolve((db.close(), 0));
+        };
+        open.onerror = () => resolve(0);
+      });
+    }
+    return total;
+  });
+}
+
+/**
+ * Offline for real: the browser's offline emulation and its wire cut (the
+ * proxy drops the open websocket), edits on a doc and a table made while
+ * offline, a reload while offline, then the reconnect merges both ways.
+ */
+describe('offline editing in the browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let ann: Person;
+  let ben: Person;
+  let annCookie: string;
+  let base: string;
+  let path: string;
+  let rowId: string;
+
+  const status = (person: Person) => person.page.locator('.sync-indicator').getAttribute('data-status');
+  const docText = (person: Person) => editorText(person.page);
+  const cellText = (person: Person, key: string) => person.page.locator(`[data-row-id="${rowId}"] [data-key="${key}"] .cell-content`).textContent();
+  const openTab = async (person: Person, name: string) => {
+    await person.page.getByRole('tab', { name }).click();
+    await person.page.locator(name === 'Notes' ? '.ProseMirror' : '.grid-row').first().waitFor();
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    browser = await launchBrowser();
+    [ann, ben] = await Promise.all(['ann@example.com', 'ben@example.com'].map((email) => signedInPerson(t, browser, email)));
+    annCookie = await sessionCookieOf(ann.context);
+    const workspace = await createWorkspace(t, { as: { cookie: annCookie } }, { name: 'Field trip', slug: 'field-trip', initialMarkdown: '# Field trip\n\nMeet at the station.\n' });
+    base = `/api/orgs/${workspace.org.slug}/workspaces/${workspace.slug}`;
+    path = `/${workspace.org.slug}/${workspace.slug}`;
+    const renamed = await t.request('PATCH', `${base}/surfaces/doc`, { as: { cookie: annCookie }, body: { name: 'Notes' } });
+    expect(renamed.status).toBe(200);
+    const table = await t.request('POST', `${base}/surfaces`, { as: { cookie: annCookie }, body: { kind: 'table', slug: 'packing', name: 'Packing' } });
+    expect(table.status).toBe(200);
+    const row = await t.request('POST', `${base}/rows`, { as: { cookie: annCookie }, body: { surface: 'packing', data: { title: 'Water bottle' } } });
+    expect(row.status).toBe(200);
+    rowId = row.body.id;
+    const benUser = await t.services.db.selectFrom('users').select('id').where('email', '=', 'ben@example.com').executeTakeFirstOrThrow();
+    await addMembership(t, workspace.id, benUser.id, 'editor');
+
+    for (const person of [ann, ben]) {
+      await person.page.goto(`${person.origin}${path}/packing`);
+      await person.page.locator('.grid-row').first().waitFor();
+      await openTab(person, 'Notes');
+    }
+    // Ann's page is controlled by the service worker, and what it fetched since is cached for offline use.
+    await ann.page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+    await ann.page.reload();
+    await eventually(() => ann.page.evaluate(() => Boolean(navigator.serviceWorker.controller)), 10_000);
+    await ann.page.locator('.ProseMirror h1').waitFor();
+    await eventually(async () => (await status(ann)) === 'online', 10_000);
+  }, 240_000);
+
+  afterAll(async () => {
+    await ann?.close();
+    await ben?.close();
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('keeps editing a doc and a table offline, and shows it is offline', async () => {
+    await ann.goOffline();
+    await expect.poll(() => status(ann), { timeout: 10_000 }).toBe('offline');
+    const storedBefore = await storedUpdates(ann.page);
+
+    await ann.page.locator('.ProseMirror p').last().click();
+    await ann.page.keyboard.press('End');
+    await ann.page.keyboard.press('Enter');
+    await ann.page.keyboard.type('Written on the train, offline.');
+    await openTab(ann, 'Packing');
+    await ann.page.locator(`[data-row-id="${rowId}"] [data-key="title"]`).click();
+    await ann.page.keyboard.type('Water bottle and map');
+    await ann.page.keyboard.press('Enter');
+    expect(await cellText(ann, 'title')).toBe('Water bottle and map');
+
+    // Ben, online, keeps working on the same doc.
+    await ben.page.locator('.ProseMirror h1').click();
+    await ben.page.keyboard.press('End');
+    await ben.page.keyboard.type(' (Saturday)');
+    await eventually(async () => (await t.request('GET', `${base}/doc?format=markdown`, { as: { cookie: annCookie } })).body.markdown.includes('# Field trip (Saturday)'));
+
+    // Nothing of Ann's reached the server or Ben.
+    expect((await t.request('GET', `${base}/rows/${rowId}`, { as: { cookie: annCookie } })).body.data.title).toBe('Water bottle');
+    expect(await docText(ben)).not.toContain('Written on the train');
+    // Both edits are on this device, in IndexedDB.
+    await eventually(async () => (await storedUpdates(ann.page)) >= storedBefore + 2, 5000);
+  });
+
+  it('still shows the app and the synced doc after a reload while offline', async () => {
+    await ann.page.reload();
+    await ann.page.locator('.grid-row').first().waitFor();
+    expect(await ann.page.locator('.workspace-title h1').textContent()).toBe('Field trip');
+    expect(await status(ann)).toBe('offline');
+    expect(await cellText(ann, 'title')).toBe('Water bottle and map');
+    await openTab(ann, 'Notes');
+    await expect.poll(() => docText(ann)).toContain('Written on the train, offline.');
+    expect(await docText(ann)).toContain('Meet at the station.');
+    await ann.page.screenshot({ path: `${SCREENSHOT_DIR}offline.png` });
+  });
+
+  it('sends the offline edits when the connection comes back, and receives what it missed', async () => {
+    await ann.goOnline();
+    await expect.poll(() => status(ann), { timeout: 15_000 }).toBe('online');
+    await expect.poll(() => docText(ben), { timeout: 10_000 }).toContain('Written on the train, offline.');
+    await expect.poll(() => docText(ann), { timeout: 10_000 }).toContain('Field trip (Saturday)');
+    const markdown = (await t.request('GET', `${base}/doc?format=markdown`, { as: { cookie: annCookie } })).body.markdown;
+    expect(markdown).toBe('# Field trip (Saturday)\n\nMeet at the station.\n\nWritten on the train, offline.\n');
+
+    await openTab(ben, 'Packing');
+    await expect.poll(() => cellText(ben, 'title')).toBe('Water bottle and map');
+    await eventually(async () => (await t.request('GET', `${base}/rows/${rowId}`, { as: { cookie: annCookie } })).body.data.title === 'Water bottle and map');
+  });
+});

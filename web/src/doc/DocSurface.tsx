@@ -1,0 +1,177 @@
+import type { EditorState } from 'prosemirror-state';
+import { addColumnAfter, addRowAfter, deleteColumn, deleteRow, deleteTable } from 'prosemirror-tables';
+import type { EditorView } from 'prosemirror-view';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, workspacePath } from '../lib/api';
+import { NEVER_TRUE, useStore } from '../lib/store';
+import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
+import { dismissToast, showError, showToast } from '../ui/toast';
+import type { SurfaceViewProps } from '../workspace/surface-views';
+import { commands, createEditor, selectionInfo } from './editor';
+import type { MentionCandidate } from './mentions';
+
+/** A doc surface: a collaborative rich-text editor over the surface's document. */
+export function DocSurface(props: SurfaceViewProps) {
+  const { document, context } = props;
+  const mount = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const [state, setState] = useState<EditorState | null>(null);
+  const [ready, setReady] = useState(false);
+  const synced = useStore(document?.synced ?? NEVER_TRUE);
+  const editable = context.abilities.edit;
+  const candidates = useRef<MentionCandidate[]>([]);
+  const fileInput = useRef<HTMLInputElement>(null);
+
+  candidates.current = context.members.flatMap((member): MentionCandidate[] => [
+    { kind: member.principalType, id: member.principal.id, label: member.principal.name, detail: member.email },
+    ...(member.inheritedAgents ?? []).map((agent) => ({ kind: 'agent' as const, id: agent.id, label: agent.name })),
+  ]);
+
+  useEffect(() => {
+    if (!document) return;
+    void document.localReady.then(() => setReady(true));
+  }, [document]);
+
+  const upload = async (file: File): Promise<string | null> => {
+    const { workspace } = context;
+    const form = new FormData();
+    form.append('file', file);
+    const notice = showToast(`Uploading ${file.name}…`, 'info', 60_000);
+    try {
+      const stored = await api<{ url: string }>('POST', workspacePath(workspace.org.slug, workspace.slug, '/upload'), form);
+      return stored.url;
+    } catch (error) {
+      showError(error);
+      return null;
+    } finally {
+      dismissToast(notice);
+    }
+  };
+
+  // The editor mounts once, as soon as there is content to show (the local copy or the server's).
+  const canMount = ready || synced;
+  useEffect(() => {
+    if (!document || !mount.current || !canMount) return;
+    const editor = createEditor(mount.current, {
+      doc: document.doc,
+      awareness: document.provider.awareness,
+      editable,
+      mentionCandidates: () => candidates.current,
+      uploadImage: upload,
+      onStateChange: setState,
+    });
+    view.current = editor;
+    setState(editor.state);
+    return () => {
+      editor.destroy();
+      editor.dom.remove();
+      view.current = null;
+    };
+  }, [document, canMount]);
+
+  useEffect(() => {
+    view.current?.setProps({ editable: () => editable });
+  }, [editable]);
+
+  const run = (command: (state: EditorState, dispatch?: EditorView['dispatch'], view?: EditorView) => boolean) => {
+    const editor = view.current;
+    if (!editor) return;
+    command(editor.state, editor.dispatch, editor);
+    editor.focus();
+  };
+
+  const info = state ? selectionInfo(state) : null;
+  const blockMenu = useMenu();
+  const tableMenu = useMenu();
+
+  return (
+    <div class="doc-surface">
+      {editable && info && (
+        <div class="doc-toolbar" role="toolbar" aria-label="Formatting">
+          <button class="block-select" onClick={blockMenu.open} aria-haspopup="menu" aria-label="Text style">
+            {BLOCK_LABELS[info.block] ?? 'Text'}
+          </button>
+          <span class="toolbar-divider" />
+          <IconButton icon="bold" label="Bold (Ctrl+B)" active={info.bold} onClick={() => run(commands.bold)} />
+          <IconButton icon="italic" label="Italic (Ctrl+I)" active={info.italic} onClick={() => run(commands.italic)} />
+          <IconButton icon="strike" label="Strikethrough" active={info.strike} onClick={() => run(commands.strike)} />
+          <IconButton icon="code" label="Code (Ctrl+E)" active={info.code} onClick={() => run(commands.code)} />
+          <IconButton
+            icon="link"
+            label="Link (Ctrl+K)"
+            active={info.link}
+            onClick={() => {
+              if (info.link) return run(commands.link(null));
+              const href = window.prompt('Link address');
+              if (href) run(commands.link(href.trim()));
+            }}
+          />
+          <span class="toolbar-divider" />
+          <IconButton icon="listBullet" label="Bulleted list" active={info.list === 'bulletList'} onClick={() => run(commands.bulletList)} />
+          <IconButton icon="listOrdered" label="Numbered list" active={info.list === 'orderedList'} onClick={() => run(commands.orderedList)} />
+          <IconButton icon="listTask" label="Task list" active={info.list === 'taskList'} onClick={() => run(commands.taskList)} />
+          <IconButton icon="quote" label="Quote" onClick={() => run(commands.blockquote)} />
+          <span class="toolbar-divider" />
+          <IconButton icon="table2" label={info.inTable ? 'Table options' : 'Insert table'} active={info.inTable} onClick={(event) => (info.inTable ? tableMenu.open(event) : run(commands.insertTable))} />
+          <IconButton icon="image" label="Insert image" onClick={() => fileInput.current?.click()} />
+          <IconButton icon="hr" label="Divider" onClick={() => run(commands.horizontalRule)} />
+          <span class="toolbar-spacer" />
+          <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => run(commands.undo)} />
+          <IconButton icon="redo" label="Redo (Ctrl+Shift+Z)" onClick={() => run(commands.redo)} />
+          <input
+            ref={fileInput}
+            type="file"
+            accept="image/*"
+            hidden
+            onChange={async (event) => {
+              const input = event.target as HTMLInputElement;
+              const file = input.files?.[0];
+              input.value = '';
+              if (!file) return;
+              const src = await upload(file);
+              if (src) run(commands.insertImage(src, file.name.replace(/\.[^.]+$/, '')));
+            }}
+          />
+        </div>
+      )}
+      {!editable && (
+        <div class="doc-readonly" role="note">
+          {context.workspace.archivedAt ? 'This workspace is archived.' : `You can read this doc${context.abilities.comment ? ' and comment' : ''}, not edit it.`}
+        </div>
+      )}
+      <div class="doc-scroll">
+        {!(ready || synced) && <Spinner label="Opening the doc…" />}
+        <div class="doc-page" ref={mount} />
+      </div>
+      {blockMenu.anchor && (
+        <Menu
+          anchor={blockMenu.anchor}
+          onClose={blockMenu.close}
+          items={[
+            { label: 'Text', onSelect: () => run(commands.paragraph), checked: info?.block === 'paragraph' },
+            { label: 'Heading 1', onSelect: () => run(commands.heading(1)), checked: info?.block === 'h1' },
+            { label: 'Heading 2', onSelect: () => run(commands.heading(2)), checked: info?.block === 'h2' },
+            { label: 'Heading 3', onSelect: () => run(commands.heading(3)), checked: info?.block === 'h3' },
+            { label: 'Code block', onSelect: () => run(commands.codeBlock), checked: info?.block === 'codeBlock' },
+          ]}
+        />
+      )}
+      {tableMenu.anchor && (
+        <Menu
+          anchor={tableMenu.anchor}
+          onClose={tableMenu.close}
+          items={[
+            { label: 'Add row below', icon: 'plus', onSelect: () => run(addRowAfter) },
+            { label: 'Add column right', icon: 'plus', onSelect: () => run(addColumnAfter) },
+            { separator: true, label: '' },
+            { label: 'Delete row', icon: 'trash', onSelect: () => run(deleteRow) },
+            { label: 'Delete column', icon: 'trash', onSelect: () => run(deleteColumn) },
+            { label: 'Delete table', icon: 'trash', danger: true, onSelect: () => run(deleteTable) },
+          ]}
+        />
+      )}
+    </div>
+  );
+}
+
+const BLOCK_LABELS: Record<string, string> = { paragraph: 'Text', h1: 'Heading 1', h2: 'Heading 2', h3: 'Heading 3', h4: 'Heading 4', h5: 'Heading 5', h6: 'Heading 6', codeBlock: 'Code block' };

@@ -1,0 +1,350 @@
+/**
+ * The doc editor: ProseMirror in the service's own schema (`src/docs/schema.ts`,
+ * shared with the server) bound to the document's `default` fragment with
+ * y-prosemirror, the same binding the server uses to write REST edits, so a
+ * browser and the server always read and write the same encoding.
+ */
+import { baseKeymap, chainCommands, exitCode, setBlockType, toggleMark, wrapIn } from 'prosemirror-commands';
+import { dropCursor } from 'prosemirror-dropcursor';
+import { gapCursor } from 'prosemirror-gapcursor';
+import { ellipsis, emDash, InputRule, inputRules, textblockTypeInputRule, wrappingInputRule } from 'prosemirror-inputrules';
+import { keymap } from 'prosemirror-keymap';
+import type { MarkType, Node as PMNode, NodeType } from 'prosemirror-model';
+import { liftListItem, sinkListItem, splitListItem, wrapInList } from 'prosemirror-schema-list';
+import { EditorState, Plugin, TextSelection, type Command, type Transaction } from 'prosemirror-state';
+import { goToNextCell, tableEditing } from 'prosemirror-tables';
+import { Decoration, DecorationSet, EditorView, type NodeView } from 'prosemirror-view';
+import { redo, undo, yCursorPlugin, ySyncPlugin, yUndoPlugin } from 'y-prosemirror';
+import type * as Y from 'yjs';
+import { docSchema } from '../../../src/docs/schema';
+import { DOC_BODY_FIELD } from '../../../src/sync/doc-document';
+import { mentionPlugin, type MentionCandidate } from './mentions';
+
+export { docSchema };
+const nodes = docSchema.nodes;
+const marks = docSchema.marks;
+
+/** The body fragment: the one place the web app names it (Tiptap's field name, `default`). */
+export function bodyFragment(doc: Y.Doc): Y.XmlFragment {
+  return doc.getXmlFragment(DOC_BODY_FIELD);
+}
+
+export interface EditorOptions {
+  doc: Y.Doc;
+  awareness: import('y-protocols/awareness').Awareness | null;
+  editable: boolean;
+  mentionCandidates: () => MentionCandidate[];
+  uploadImage: (file: File) => Promise<string | null>;
+  onStateChange: (state: EditorState) => void;
+}
+
+export function createEditor(mount: HTMLElement, options: EditorOptions): EditorView {
+  const plugins: Plugin[] = [
+    ySyncPlugin(bodyFragment(options.doc)),
+    ...(options.awareness ? [yCursorPlugin(options.awareness)] : []),
+    yUndoPlugin(),
+    mentionPlugin(options.mentionCandidates),
+    inputRules({ rules: buildInputRules() }),
+    keymap(buildKeymap()),
+    keymap(baseKeymap),
+    tableEditing(),
+    dropCursor({ color: '#3b5bdb', width: 2 }),
+    gapCursor(),
+    placeholderPlugin('Start writing… Type # for a heading, - for a list, [ ] for a task, @ to mention someone.'),
+    imageDropPlugin(options.uploadImage),
+  ];
+  const view: EditorView = new EditorView(mount, {
+    state: EditorState.create({ schema: docSchema, plugins }),
+    editable: () => options.editable,
+    nodeViews: { taskItem: (node, view, getPos) => new TaskItemView(node, view, getPos as () => number | undefined) },
+    attributes: { class: 'prose', spellcheck: 'true', 'aria-label': 'Document', role: 'textbox', 'aria-multiline': 'true' },
+    // `this` is the view: plugins may dispatch while the constructor is still running.
+    dispatchTransaction(this: EditorView, transaction: Transaction) {
+      const next = this.state.apply(transaction);
+      this.updateState(next);
+      options.onStateChange(next);
+    },
+  });
+  if (!options.editable) view.dom.setAttribute('aria-readonly', 'true');
+  return view;
+}
+
+// ---------------------------------------------------------------------------
+// Commands for the toolbar and the keymap
+
+export const commands = {
+  bold: toggleMark(marks.bold!),
+  italic: toggleMark(marks.italic!),
+  strike: toggleMark(marks.strike!),
+  code: toggleMark(marks.code!),
+  paragraph: setBlockType(nodes.paragraph!),
+  heading: (level: number) => setBlockType(nodes.heading!, { level }),
+  codeBlock: setBlockType(nodes.codeBlock!),
+  bulletList: wrapInList(nodes.bulletList!),
+  orderedList: wrapInList(nodes.orderedList!),
+  taskList: wrapInTaskList(false),
+  blockquote: wrapIn(nodes.blockquote!),
+  undo,
+  redo,
+  horizontalRule: ((state, dispatch) => {
+    if (dispatch) dispatch(state.tr.replaceSelectionWith(nodes.horizontalRule!.create()).scrollIntoView());
+    return true;
+  }) as Command,
+  insertTable: ((state, dispatch) => {
+    const cell = (type: NodeType) => type.createAndFill()!;
+    const row = (type: NodeType) => nodes.tableRow!.create(null, [cell(type), cell(type), cell(type)]);
+    const table = nodes.table!.create(null, [row(nodes.tableHeader!), row(nodes.tableCell!), row(nodes.tableCell!)]);
+    if (!dispatch) return true;
+    const tr = state.tr.replaceSelectionWith(table);
+    // Put the cursor in the first header cell, ready to type.
+    let firstCell = -1;
+    tr.doc.nodesBetween(tr.mapping.map(state.selection.from, -1), tr.doc.content.size, (node, pos) => {
+      if (firstCell >= 0) return false;
+      if (node.type === nodes.tableHeader) firstCell = pos;
+      return firstCell < 0;
+    });
+    if (firstCell >= 0) tr.setSelection(TextSelection.create(tr.doc, firstCell + 2));
+    dispatch(tr.scrollIntoView());
+    return true;
+  }) as Command,
+  link: (href: string | null): Command => (state, dispatch) => {
+    const { from, to, empty } = state.selection;
+    if (!dispatch) return true;
+    if (!href) return toggleMark(marks.link!)(state, dispatch) || true;
+    if (empty) {
+      const text = docSchema.text(href, [marks.link!.create({ href })]);
+      dispatch(state.tr.replaceSelectionWith(text, false).scrollIntoView());
+    } else dispatch(state.tr.removeMark(from, to, marks.link!).addMark(from, to, marks.link!.create({ href })).scrollIntoView());
+    return true;
+  },
+  insertImage: (src: string, alt: string | null): Command => (state, dispatch) => {
+    if (dispatch) dispatch(state.tr.replaceSelectionWith(nodes.image!.create({ src, alt })).scrollIntoView());
+    return true;
+  },
+};
+
+/** Which marks and blocks the selection is in, for the toolbar's pressed states. */
+export function selectionInfo(state: EditorState) {
+  const { from, $from, to, empty } = state.selection;
+  const markActive = (type: MarkType) => (empty ? Boolean(type.isInSet(state.storedMarks ?? $from.marks())) : state.doc.rangeHasMark(from, to, type));
+  const parent = $from.parent;
+  let list: string | null = null;
+  for (let depth = $from.depth; depth > 0; depth--) {
+    const name = $from.node(depth).type.name;
+    if (name === 'bulletList' || name === 'orderedList' || name === 'taskList') {
+      list = name;
+      break;
+    }
+  }
+  let inTable = false;
+  for (let depth = $from.depth; depth > 0; depth--) if ($from.node(depth).type === nodes.table) inTable = true;
+  return {
+    bold: markActive(marks.bold!),
+    italic: markActive(marks.italic!),
+    strike: markActive(marks.strike!),
+    code: markActive(marks.code!),
+    link: markActive(marks.link!),
+    block: parent.type === nodes.heading ? `h${parent.attrs.level}` : parent.type.name,
+    list,
+    inTable,
+  };
+}
+
+function wrapInTaskList(checked: boolean): Command {
+  return (state, dispatch) => {
+    const range = state.selection.$from.blockRange(state.selection.$to);
+    if (!range) return false;
+    if (dispatch) dispatch(state.tr.wrap(range, [{ type: nodes.taskList! }, { type: nodes.taskItem!, attrs: { checked } }]).scrollIntoView());
+    return true;
+  };
+}
+
+function buildKeymap(): Record<string, Command> {
+  const hardBreak: Command = (state, dispatch) => {
+    if (dispatch) dispatch(state.tr.replaceSelectionWith(nodes.hardBreak!.create()).scrollIntoView());
+    return true;
+  };
+  const promptLink: Command = (state, dispatch) => {
+    if (!dispatch) return true;
+    if (selectionInfo(state).link) return commands.link(null)(state, dispatch);
+    const href = window.prompt('Link address');
+    return href ? commands.link(href.trim())(state, dispatch) : false;
+  };
+  return {
+    'Mod-z': undo,
+    'Mod-y': redo,
+    'Mod-Shift-z': redo,
+    'Mod-b': commands.bold,
+    'Mod-i': commands.italic,
+    'Mod-e': commands.code,
+    'Mod-Shift-s': commands.strike,
+    'Mod-Shift-x': commands.strike,
+    'Mod-k': promptLink,
+    'Mod-Alt-0': commands.paragraph,
+    'Mod-Alt-1': commands.heading(1),
+    'Mod-Alt-2': commands.heading(2),
+    'Mod-Alt-3': commands.heading(3),
+    'Mod-Shift-7': commands.orderedList,
+    'Mod-Shift-8': commands.bulletList,
+    'Mod-Shift-9': commands.taskList,
+    'Shift-Enter': chainCommands(exitCode, hardBreak),
+    'Mod-Enter': chainCommands(exitCode, hardBreak),
+    Enter: chainCommands(splitListItem(nodes.listItem!), splitListItem(nodes.taskItem!)),
+    Tab: chainCommands(goToNextCell(1), sinkListItem(nodes.listItem!), sinkListItem(nodes.taskItem!)),
+    'Shift-Tab': chainCommands(goToNextCell(-1), liftListItem(nodes.listItem!), liftListItem(nodes.taskItem!)),
+    'Mod-[': chainCommands(liftListItem(nodes.listItem!), liftListItem(nodes.taskItem!)),
+    'Mod-]': chainCommands(sinkListItem(nodes.listItem!), sinkListItem(nodes.taskItem!)),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Input rules: Markdown habits become formatting as you type.
+
+/**
+ * `**bold**`-style rules. The handler runs before the last typed character is
+ * inserted, so the closing delimiter is in the document minus that character.
+ */
+function markInputRule(pattern: RegExp, type: MarkType): InputRule {
+  return new InputRule(pattern, (state, match, start, end) => {
+    const [whole, prefix = '', text] = match;
+    if (!text) return null;
+    const delimiter = (whole!.length - prefix.length - text.length) / 2;
+    const openStart = start + prefix.length;
+    const textStart = openStart + delimiter;
+    const textEnd = textStart + text.length;
+    const tr = state.tr.delete(textEnd, end).delete(openStart, textStart);
+    tr.addMark(openStart, openStart + text.length, type.create());
+    tr.removeStoredMark(type);
+    return tr;
+  });
+}
+
+function buildInputRules(): InputRule[] {
+  return [
+    ellipsis,
+    emDash,
+    textblockTypeInputRule(/^(#{1,6})\s$/, nodes.heading!, (match) => ({ level: match[1]!.length })),
+    wrappingInputRule(/^\s*>\s$/, nodes.blockquote!),
+    wrappingInputRule(/^\s*([-+*])\s$/, nodes.bulletList!),
+    wrappingInputRule(/^(\d+)\.\s$/, nodes.orderedList!, (match) => ({ start: Number(match[1]) }), (match, node) => node.childCount + node.attrs.start === Number(match[1])),
+    new InputRule(/^\s*\[([ xX]?)\]\s$/, (state, match, start, end) => {
+      const tr = state.tr.delete(start, end);
+      const $start = tr.doc.resolve(start);
+      const range = $start.blockRange();
+      if (!range) return null;
+      return tr.wrap(range, [{ type: nodes.taskList! }, { type: nodes.taskItem!, attrs: { checked: match[1]!.toLowerCase() === 'x' } }]);
+    }),
+    textblockTypeInputRule(/^```([a-zA-Z0-9+#-]*)\s$/, nodes.codeBlock!, (match) => ({ language: match[1] || null })),
+    new InputRule(/^(?:---|\*\*\*|___)$/, (state, _match, start, end) => {
+      const $start = state.doc.resolve(start);
+      if ($start.parent.type !== nodes.paragraph) return null;
+      const tr = state.tr.delete(start, end);
+      const paragraphStart = tr.mapping.map($start.before());
+      tr.replaceWith(paragraphStart, paragraphStart + tr.doc.resolve(paragraphStart).nodeAfter!.nodeSize, [nodes.horizontalRule!.create(), nodes.paragraph!.create()]);
+      return tr.setSelection(TextSelection.near(tr.doc.resolve(paragraphStart + 2)));
+    }),
+    markInputRule(/(^|[^*])\*\*([^*\s](?:[^*]*[^*\s])?)\*\*$/, marks.bold!),
+    markInputRule(/(^|[^*\w])\*([^*\s](?:[^*]*[^*\s])?)\*$/, marks.italic!),
+    markInputRule(/(^|[^_\w])_([^_\s](?:[^_]*[^_\s])?)_$/, marks.italic!),
+    markInputRule(/(^|[^~])~~([^~\s](?:[^~]*[^~\s])?)~~$/, marks.strike!),
+    markInputRule(/(^|[^`])`([^`]+)`$/, marks.code!),
+  ];
+}
+
+// ---------------------------------------------------------------------------
+// Task items: a real checkbox before the content.
+
+class TaskItemView implements NodeView {
+  dom: HTMLLIElement;
+  contentDOM: HTMLElement;
+  private checkbox: HTMLInputElement;
+
+  constructor(
+    private node: PMNode,
+    private view: EditorView,
+    private getPos: () => number | undefined,
+  ) {
+    this.dom = document.createElement('li');
+    this.dom.dataset.type = 'taskItem';
+    const label = document.createElement('label');
+    label.contentEditable = 'false';
+    this.checkbox = document.createElement('input');
+    this.checkbox.type = 'checkbox';
+    this.checkbox.setAttribute('aria-label', 'Done');
+    this.checkbox.addEventListener('mousedown', (event) => event.preventDefault());
+    this.checkbox.addEventListener('change', () => {
+      const pos = this.getPos();
+      if (!this.view.editable || pos === undefined) {
+        this.checkbox.checked = this.node.attrs.checked;
+        return;
+      }
+      this.view.dispatch(this.view.state.tr.setNodeMarkup(pos, undefined, { ...this.node.attrs, checked: this.checkbox.checked }));
+    });
+    label.append(this.checkbox);
+    this.contentDOM = document.createElement('div');
+    this.dom.append(label, this.contentDOM);
+    this.render();
+  }
+
+  private render() {
+    this.checkbox.checked = Boolean(this.node.attrs.checked);
+    this.dom.dataset.checked = String(Boolean(this.node.attrs.checked));
+  }
+
+  update(node: PMNode): boolean {
+    if (node.type !== this.node.type) return false;
+    this.node = node;
+    this.render();
+    return true;
+  }
+
+  ignoreMutation(mutation: MutationRecord | { type: 'selection' }): boolean {
+    return mutation.type !== 'selection' && !this.contentDOM.contains(mutation.target as Node);
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+function placeholderPlugin(text: string): Plugin {
+  return new Plugin({
+    props: {
+      decorations(state) {
+        const doc = state.doc;
+        if (doc.childCount !== 1 || !doc.firstChild!.isTextblock || doc.firstChild!.content.size > 0) return null;
+        return DecorationSet.create(doc, [Decoration.node(0, doc.firstChild!.nodeSize, { class: 'is-empty', 'data-placeholder': text })]);
+      },
+    },
+  });
+}
+
+/** Images pasted or dropped into the doc are uploaded, then inserted where they landed. */
+function imageDropPlugin(upload: (file: File) => Promise<string | null>): Plugin {
+  const insertFiles = (view: EditorView, files: File[], at: number | null) => {
+    for (const file of files) {
+      void upload(file).then((src) => {
+        if (!src) return;
+        const position = at === null ? view.state.selection.from : Math.min(at, view.state.doc.content.size);
+        const node = nodes.image!.create({ src, alt: file.name.replace(/\.[^.]+$/, '') });
+        view.dispatch(view.state.tr.insert(position, node).scrollIntoView());
+      });
+    }
+  };
+  const imagesOf = (list: FileList | null | undefined) => [...(list ?? [])].filter((file) => file.type.startsWith('image/'));
+  return new Plugin({
+    props: {
+      handlePaste(view, event) {
+        const files = imagesOf(event.clipboardData?.files);
+        if (files.length === 0 || !view.editable) return false;
+        insertFiles(view, files, null);
+        return true;
+      },
+      handleDrop(view, event) {
+        const files = imagesOf((event as DragEvent).dataTransfer?.files);
+        if (files.length === 0 || !view.editable) return false;
+        const at = view.posAtCoords({ left: (event as DragEvent).clientX, top: (event as DragEvent).clientY })?.pos ?? null;
+        insertFiles(view, files, at);
+        return true;
+      },
+    },
+  });
+}

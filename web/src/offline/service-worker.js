@@ -1,0 +1,82 @@
+/* Trellis service worker. Built by web/vite.config.ts, which fills in the shell's file list. */
+const SHELL_VERSION = '__SHELL_VERSION__';
+const SHELL_FILES = __SHELL_FILES__;
+const SHELL_CACHE = `trellis-shell-${SHELL_VERSION}`;
+const ASSET_CACHE = 'trellis-assets';
+const API_CACHE = 'trellis-api';
+
+/** API reads the app needs to draw a workspace offline; answered from the network first, from here when it fails. */
+const CACHED_API = [
+  /^\/api\/me$/,
+  /^\/api\/me\/org$/,
+  /^\/api\/workspaces$/,
+  /^\/api\/orgs\/[^/]+\/workspaces\/[^/]+$/,
+  /^\/api\/orgs\/[^/]+\/workspaces\/[^/]+\/(members|surfaces)$/,
+];
+
+/** Never the app: the API, sync and protocol paths the server owns. */
+const SERVER_PATHS = /^\/(api|openapi\.json|share|oauth|\.well-known)(\/|$)/;
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    caches
+      .open(SHELL_CACHE)
+      .then((cache) => cache.addAll(SHELL_FILES))
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((names) => Promise.all(names.filter((name) => name.startsWith('trellis-shell-') && name !== SHELL_CACHE).map((name) => caches.delete(name))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  if (request.method !== 'GET') return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+
+  if (request.mode === 'navigate' && !SERVER_PATHS.test(url.pathname)) {
+    event.respondWith(networkFirst(request, SHELL_CACHE, '/'));
+    return;
+  }
+  if (url.pathname.startsWith('/assets/')) {
+    event.respondWith(cacheFirst(request));
+    return;
+  }
+  if (CACHED_API.some((pattern) => pattern.test(url.pathname)) && !url.search) {
+    event.respondWith(networkFirst(request, API_CACHE));
+  }
+});
+
+/** The network's answer (kept for later), or the cached one when the network fails. */
+async function networkFirst(request, cacheName, fallbackKey) {
+  const cache = await caches.open(cacheName);
+  try {
+    const response = await fetch(request);
+    if (response.ok) await cache.put(fallbackKey ?? request, response.clone());
+    // A signed-out answer must not leave yesterday's data behind.
+    if (response.status === 401 && cacheName === API_CACHE) await caches.delete(API_CACHE);
+    return response;
+  } catch (error) {
+    const cached = (await cache.match(fallbackKey ?? request)) ?? (fallbackKey ? await caches.match(fallbackKey) : undefined);
+    if (cached) return cached;
+    throw error;
+  }
+}
+
+async function cacheFirst(request) {
+  const cached = await caches.match(request);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (response.ok) {
+    const cache = await caches.open(ASSET_CACHE);
+    await cache.put(request, response.clone());
+  }
+  return response;
+}

@@ -1,0 +1,294 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, messageOf } from '../lib/api';
+import { timeAgo } from '../lib/format';
+import { useStore } from '../lib/store';
+import { loadSession, session, type Principal } from '../session';
+import { withElevation } from '../ui/elevation';
+import { Icon } from '../ui/icons';
+import { Button, Dialog, EmptyState, IconButton, Spinner } from '../ui/primitives';
+import { showError, showToast } from '../ui/toast';
+import { workspaceList } from '../workspace/workspaces-store';
+
+interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  scopeSlug: string | null;
+  role: 'editor' | 'commenter' | 'viewer';
+  agent: Principal;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** The person's profile, and the API keys their agents use. */
+export function AccountPage() {
+  const state = useStore(session);
+  const me = state.status === 'signed-in' ? state.me : null;
+  const [name, setName] = useState(me?.user?.name ?? '');
+  const [saving, setSaving] = useState(false);
+
+  const saveName = async (event: Event) => {
+    event.preventDefault();
+    setSaving(true);
+    try {
+      await api('PATCH', '/api/me', { name: name.trim() });
+      await loadSession();
+      showToast('Profile saved.', 'success');
+    } catch (error) {
+      showError(error);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <div class="page page-narrow">
+      <header class="page-header">
+        <div>
+          <h1>Account</h1>
+          <p class="muted">{me?.user?.email}</p>
+        </div>
+      </header>
+      <section class="card">
+        <h2>Profile</h2>
+        <form class="inline-form" onSubmit={saveName}>
+          <label class="field">
+            <span>Display name</span>
+            <input name="name" value={name} maxLength={100} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </label>
+          <Button type="submit" busy={saving} disabled={!name.trim() || name.trim() === me?.user?.name}>
+            Save
+          </Button>
+        </form>
+      </section>
+      <ApiKeys />
+      <section class="card">
+        <h2>Sessions</h2>
+        <p class="muted">Sign out of Trellis in every browser. API keys keep working; revoke them above.</p>
+        <Button
+          variant="danger"
+          icon="signOut"
+          onClick={async () => {
+            try {
+              const { revokedSessions } = await api<{ revokedSessions: number }>('DELETE', '/api/me/sessions');
+              showToast(`Signed out of ${revokedSessions} ${revokedSessions === 1 ? 'session' : 'sessions'}.`);
+              await loadSession();
+            } catch (error) {
+              showError(error);
+            }
+          }}
+        >
+          Sign out everywhere
+        </Button>
+      </section>
+    </div>
+  );
+}
+
+function ApiKeys() {
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [minting, setMinting] = useState(false);
+  const [secret, setSecret] = useState<{ key: ApiKey; secret: string } | null>(null);
+  const load = () => api<{ keys: ApiKey[] }>('GET', '/api/keys').then(({ keys }) => setKeys(keys), showError);
+  useEffect(() => {
+    void load();
+  }, []);
+  const live = (keys ?? []).filter((key) => !key.revokedAt);
+
+  return (
+    <section class="card">
+      <div class="card-header">
+        <div>
+          <h2>API keys</h2>
+          <p class="muted">Each key acts as one of your agents, with at most your own access.</p>
+        </div>
+        <Button variant="primary" icon="key" onClick={() => setMinting(true)}>
+          New key
+        </Button>
+      </div>
+      {keys === null ? (
+        <Spinner />
+      ) : live.length === 0 ? (
+        <EmptyState icon="key" title="No API keys">
+          Create a key to let an agent or a script read and write your workspaces.
+        </EmptyState>
+      ) : (
+        <table class="key-table">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Agent</th>
+              <th>Access</th>
+              <th>Last used</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {live.map((key) => (
+              <tr key={key.id}>
+                <td>
+                  <strong>{key.name}</strong>
+                  <code class="key-prefix">{key.prefix}…</code>
+                </td>
+                <td>
+                  <Icon name="agent" size={12} /> {key.agent.name}
+                </td>
+                <td>
+                  {key.role}
+                  {key.scopeSlug ? ` · ${key.scopeSlug} only` : ' · all your workspaces'}
+                </td>
+                <td>{key.lastUsedAt ? timeAgo(key.lastUsedAt) : 'never'}</td>
+                <td>
+                  <IconButton
+                    icon="trash"
+                    label={`Revoke ${key.name}`}
+                    onClick={async () => {
+                      if (!confirm(`Revoke “${key.name}”? Anything using it stops working at once.`)) return;
+                      try {
+                        await api('DELETE', `/api/keys/${key.id}`);
+                        await load();
+                      } catch (error) {
+                        showError(error);
+                      }
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {minting && (
+        <MintKeyDialog
+          onClose={() => setMinting(false)}
+          onMinted={(minted) => {
+            setMinting(false);
+            setSecret(minted);
+            void load();
+          }}
+        />
+      )}
+      {secret && <SecretDialog minted={secret} onClose={() => setSecret(null)} />}
+    </section>
+  );
+}
+
+function MintKeyDialog(props: { onClose: () => void; onMinted: (minted: { key: ApiKey; secret: string }) => void }) {
+  const workspaces = useStore(workspaceList).items;
+  const [name, setName] = useState('');
+  const [agentName, setAgentName] = useState('');
+  const [role, setRole] = useState<'editor' | 'commenter' | 'viewer'>('editor');
+  const [scope, setScope] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const me = session.get();
+  const orgSlug = me.status === 'signed-in' ? me.me.org?.slug : undefined;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body = { name: name.trim(), agentName: agentName.trim() || name.trim(), role, ...(scope ? { scopeSlug: scope } : {}) };
+      const minted = await withElevation('keys', () => api<{ key: ApiKey; secret: string }>('POST', '/api/keys', body));
+      props.onMinted(minted);
+    } catch (failure) {
+      setError(messageOf(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog
+      title="New API key"
+      onClose={props.onClose}
+      footer={
+        <>
+          <Button variant="ghost" onClick={props.onClose}>
+            Cancel
+          </Button>
+          <Button variant="primary" type="submit" form="mint-key" busy={busy} disabled={!name.trim()}>
+            Create key
+          </Button>
+        </>
+      }
+    >
+      <form id="mint-key" class="form" onSubmit={submit}>
+        <label class="field">
+          <span>What is it for?</span>
+          <input name="name" required maxLength={100} placeholder="Nightly report bot" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <label class="field">
+          <span>Agent name</span>
+          <input name="agentName" maxLength={100} placeholder={name || 'Report bot'} value={agentName} onInput={(e) => setAgentName((e.target as HTMLInputElement).value)} />
+          <small>People see this name on the agent's edits and comments. An agent of yours with this name is reused.</small>
+        </label>
+        <div class="field-row">
+          <label class="field">
+            <span>Access</span>
+            <select name="role" value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as typeof role)}>
+              <option value="editor">Can edit</option>
+              <option value="commenter">Can comment</option>
+              <option value="viewer">Can read</option>
+            </select>
+          </label>
+          <label class="field">
+            <span>Workspaces</span>
+            <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value)}>
+              <option value="">All of mine</option>
+              {workspaces
+                .filter((workspace) => workspace.org.slug === orgSlug)
+                .map((workspace) => (
+                  <option key={workspace.id} value={workspace.slug}>
+                    Only {workspace.name}
+                  </option>
+                ))}
+            </select>
+          </label>
+        </div>
+        {error && (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+    </Dialog>
+  );
+}
+
+/** The secret exists only in this dialog: once closed, nobody can see it again. */
+function SecretDialog(props: { minted: { key: ApiKey; secret: string }; onClose: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <Dialog
+      title="Copy your new key"
+      onClose={props.onClose}
+      footer={
+        <Button variant="primary" onClick={props.onClose}>
+          I have stored it
+        </Button>
+      }
+    >
+      <p class="muted">This is the only time the key is shown. Store it in your agent's secrets now; if you lose it, revoke it and create another.</p>
+      <div class="secret-box">
+        <code data-testid="api-key-secret">{props.minted.secret}</code>
+        <Button
+          icon={copied ? 'check' : 'copy'}
+          onClick={() =>
+            navigator.clipboard.writeText(props.minted.secret).then(
+              () => setCopied(true),
+              () => showToast('Select the key and copy it by hand.'),
+            )
+          }
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </Button>
+      </div>
+      <p class="fine-print">
+        Acts as <strong>{props.minted.key.agent.name}</strong> with {props.minted.key.role} access{props.minted.key.scopeSlug ? ` to ${props.minted.key.scopeSlug}` : ''}.
+      </p>
+    </Dialog>
+  );
+}

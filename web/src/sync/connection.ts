@@ -1,0 +1,253 @@
+/**
+ * Live documents for the app: one websocket to `/api/sync` (the session
+ * cookie goes with the handshake, so the provider's token is empty) shared
+ * by every open document, each document also kept in IndexedDB so it opens
+ * and edits offline, and one status everyone can show: online, syncing or
+ * offline.
+ */
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import { IndexeddbPersistence } from 'y-indexeddb';
+import * as Y from 'yjs';
+import { colorFor } from '../lib/format';
+import { createStore, type Store } from '../lib/store';
+
+export type SyncStatus = 'online' | 'syncing' | 'offline';
+
+export interface PresenceUser {
+  id: string;
+  name: string;
+  color: string;
+  kind: 'user' | 'agent';
+}
+
+export interface OpenDocument {
+  name: string;
+  doc: Y.Doc;
+  provider: HocuspocusProvider;
+  /** Resolves once the local IndexedDB copy is loaded (immediately useful offline). */
+  localReady: Promise<void>;
+  /** True once the server's state has been merged in at least once this session. */
+  synced: Store<boolean>;
+  release(): void;
+}
+
+const LOCAL_DB_PREFIX = 'trellis';
+
+export const syncStatus = createStore<SyncStatus>(navigator.onLine ? 'syncing' : 'offline');
+
+let socket: HocuspocusProviderWebsocket | null = null;
+const open = new Map<string, { entry: OpenDocument; users: number; persistence: IndexeddbPersistence }>();
+let identity: PresenceUser | null = null;
+let userId = '';
+
+function sharedSocket(): HocuspocusProviderWebsocket {
+  if (socket) return socket;
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/sync`;
+  socket = new HocuspocusProviderWebsocket({
+    url,
+    // Reconnect quickly after a drop (the default backs off to 30 s); a dead link is noticed within 10 s.
+    // (`delay` must not be below `minDelay`, or the retry loop throws before its first attempt.)
+    delay: 1000,
+    minDelay: 250,
+    factor: 1.5,
+    maxDelay: 4000,
+    maxAttempts: 0,
+    messageReconnectTimeout: 10_000,
+  });
+  socket.on('status', refreshStatus);
+  socket.on('maxAttemptsFailed', ({ error }: { error?: unknown }) => console.warn('sync: stopped reconnecting', error));
+  socket.on('close', refreshStatus);
+  socket.on('status', ({ status }: { status: string }) => {
+    if (status === 'connected') flushDirtyDocuments();
+  });
+  window.addEventListener('online', () => {
+    // The browser knows before the retry timer does.
+    if (socket && socket.status !== 'connected') void socket.connect();
+    refreshStatus();
+  });
+  window.addEventListener('offline', refreshStatus);
+  return socket;
+}
+
+/** Who this tab is, for presence and cursors; also scopes local storage per account. */
+export function setIdentity(user: { id: string; name: string; principalType: 'user' | 'agent' }) {
+  identity = { id: user.id, name: user.name, color: colorFor(user.id), kind: user.principalType };
+  userId = user.id;
+  for (const { entry } of open.values()) entry.provider.awareness?.setLocalStateField('user', identity);
+  flushDirtyDocuments();
+}
+
+export function openDocument(name: string): OpenDocument {
+  const existing = open.get(name);
+  if (existing) {
+    existing.users++;
+    return existing.entry;
+  }
+  const doc = new Y.Doc();
+  const persistence = new IndexeddbPersistence(localDatabaseName(userId, name), doc);
+  const synced = createStore(false);
+  const provider = new HocuspocusProvider({ websocketProvider: sharedSocket(), name, document: doc, token: '' });
+  provider.attach();
+  // Clean once the local copy is loaded (its edits are then in what we sent) and the server acknowledged everything.
+  let localLoaded = false;
+  const checkClean = () => {
+    if (localLoaded && provider.isSynced && !provider.hasUnsyncedChanges) markClean(name);
+  };
+  void persistence.whenSynced.then(() => {
+    localLoaded = true;
+    checkClean();
+  });
+  provider.on('synced', () => {
+    synced.set(true);
+    checkClean();
+    refreshStatus();
+  });
+  provider.on('unsyncedChanges', () => {
+    checkClean();
+    refreshStatus();
+  });
+  doc.on('update', (_update: Uint8Array, origin: unknown) => {
+    // Our own edit (not the server's, not the local copy loading): remember it until the server has it.
+    if (origin !== provider && origin !== persistence) markDirty(name);
+  });
+  provider.on('status', refreshStatus);
+  if (identity) provider.awareness?.setLocalStateField('user', identity);
+  const entry: OpenDocument = {
+    name,
+    doc,
+    provider,
+    localReady: persistence.whenSynced.then(() => undefined),
+    synced,
+    release: () => {
+      const slot = open.get(name);
+      if (!slot || --slot.users > 0) return;
+      if (isDirty(name)) {
+        // Edits the server has not acknowledged yet: stay connected in the background until it has.
+        slot.users = 0;
+        lingerUntilClean(name);
+        return;
+      }
+      open.delete(name);
+      provider.destroy();
+      void slot.persistence.destroy();
+      doc.destroy();
+      refreshStatus();
+    },
+  };
+  open.set(name, { entry, users: 1, persistence });
+  refreshStatus();
+  return entry;
+}
+
+// ---------------------------------------------------------------------------
+// Edits not yet acknowledged by the server, per document, kept across reloads:
+// a document edited offline and then closed (or a reload) is opened in the
+// background when the connection is back, so its edits still reach the server.
+
+function dirtyKey() {
+  return `${LOCAL_DB_PREFIX}:${userId}:unsynced`;
+}
+
+function dirtyNames(): string[] {
+  try {
+    const names = JSON.parse(localStorage.getItem(dirtyKey()) ?? '[]');
+    return Array.isArray(names) ? names.filter((name) => typeof name === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function isDirty(name: string) {
+  return dirtyNames().includes(name);
+}
+
+function markDirty(name: string) {
+  if (!userId || isDirty(name)) return;
+  localStorage.setItem(dirtyKey(), JSON.stringify([...dirtyNames(), name]));
+}
+
+function markClean(name: string) {
+  if (!userId || !isDirty(name)) return;
+  localStorage.setItem(dirtyKey(), JSON.stringify(dirtyNames().filter((other) => other !== name)));
+}
+
+const lingering = new Set<string>();
+
+function lingerUntilClean(name: string) {
+  if (lingering.has(name)) return;
+  const slot = open.get(name);
+  if (!slot) return;
+  lingering.add(name);
+  const check = () => {
+    const current = open.get(name);
+    if (!current || current.users > 0) return finish();
+    if (!isDirty(name)) {
+      current.users = 1;
+      finish();
+      current.entry.release();
+    }
+  };
+  const finish = () => {
+    lingering.delete(name);
+    slot.entry.provider.off('unsyncedChanges', check);
+    slot.entry.provider.off('synced', check);
+  };
+  slot.entry.provider.on('unsyncedChanges', check);
+  slot.entry.provider.on('synced', check);
+  check();
+}
+
+/** Opens, in the background, every document with local edits the server has not acknowledged. */
+function flushDirtyDocuments() {
+  if (!userId) return;
+  for (const name of dirtyNames()) {
+    if (open.has(name)) continue;
+    const document = openDocument(name);
+    document.release();
+  }
+}
+
+function refreshStatus() {
+  const connected = socket?.status === 'connected' && navigator.onLine;
+  if (!connected) return syncStatus.set('offline');
+  const pending = [...open.values()].some(({ entry }) => !entry.provider.isSynced || entry.provider.hasUnsyncedChanges) || dirtyNames().length > 0;
+  syncStatus.set(pending ? 'syncing' : 'online');
+}
+
+function localDatabaseName(owner: string, documentName: string) {
+  return `${LOCAL_DB_PREFIX}:${owner}:${documentName}`;
+}
+
+/** Deletes this account's local document copies (sign-out). */
+export async function forgetLocalDocuments(owner: string): Promise<void> {
+  for (const { entry } of [...open.values()]) entry.release();
+  const databases = 'databases' in indexedDB ? await indexedDB.databases() : [];
+  const prefix = `${LOCAL_DB_PREFIX}:${owner}:`;
+  await Promise.all(
+    databases
+      .filter((db) => db.name?.startsWith(prefix))
+      .map(
+        (db) =>
+          new Promise<void>((resolve) => {
+            const request = indexedDB.deleteDatabase(db.name!);
+            request.onsuccess = request.onerror = request.onblocked = () => resolve();
+          }),
+      ),
+  );
+}
+
+/** Awareness states of the other people on a document, newest first, one per principal. */
+export function peersOf(document: OpenDocument): Array<{ clientId: number; user: PresenceUser; state: Record<string, unknown> }> {
+  const awareness = document.provider.awareness;
+  if (!awareness) return [];
+  const seen = new Set<string>();
+  const peers: Array<{ clientId: number; user: PresenceUser; state: Record<string, unknown> }> = [];
+  for (const [clientId, state] of awareness.getStates()) {
+    if (clientId === awareness.clientID) continue;
+    const user = state.user as PresenceUser | undefined;
+    if (!user?.id) continue;
+    peers.push({ clientId, user, state });
+    seen.add(user.id);
+  }
+  return peers;
+}

@@ -1,0 +1,127 @@
+import type { JSX } from 'preact';
+import { formatDate } from '../lib/format';
+import { Icon } from '../ui/icons';
+import { Avatar } from '../ui/primitives';
+import { isAbsoluteWebUrl, type CellValue, type ColumnDef, type ColumnOption } from './table-model';
+
+/** Names the grid resolves person ids with (members and agents of the workspace). */
+export type PeopleDirectory = Map<string, { id: string; name: string; avatarUrl: string | null; kind: 'user' | 'agent' }>;
+
+const OPTION_COLORS: Record<string, string> = {
+  gray: '#868e96',
+  grey: '#868e96',
+  blue: '#1c7ed6',
+  green: '#2f9e44',
+  red: '#e03131',
+  yellow: '#f08c00',
+  orange: '#e8590c',
+  purple: '#7048e8',
+  pink: '#d6336c',
+  teal: '#0c8599',
+};
+const FALLBACK = ['#868e96', '#1c7ed6', '#2f9e44', '#f08c00', '#7048e8', '#d6336c', '#0c8599', '#e8590c'];
+
+export function optionColor(option: ColumnOption | undefined, index: number): string {
+  const named = option?.color ? (OPTION_COLORS[option.color.toLowerCase()] ?? (/^#[0-9a-f]{3,8}$/i.test(option.color) ? option.color : undefined)) : undefined;
+  return named ?? FALLBACK[index % FALLBACK.length]!;
+}
+
+function OptionPill(props: { column: ColumnDef; value: string }) {
+  const options = props.column.options ?? [];
+  const index = options.findIndex((option) => option.value === props.value);
+  const option = options[index];
+  const color = optionColor(option, index < 0 ? 0 : index);
+  return (
+    <span class="pill" style={{ '--pill': color }}>
+      {option?.label ?? props.value}
+    </span>
+  );
+}
+
+/** A cell as displayed (not edited). Values of the wrong type are shown as text rather than hidden. */
+export function CellDisplay(props: { column: ColumnDef; value: CellValue | undefined; people: PeopleDirectory }): JSX.Element | null {
+  const { column, value } = props;
+  if (value === null || value === undefined || value === '') return null;
+  switch (column.type) {
+    case 'checkbox':
+      return null;
+    case 'number':
+      return <span class="cell-number">{typeof value === 'number' ? value.toLocaleString() : String(value)}</span>;
+    case 'status':
+    case 'select': {
+      const values = Array.isArray(value) ? value : [String(value)];
+      return (
+        <span class="pills">
+          {values.map((item) => (
+            <OptionPill key={item} column={column} value={item} />
+          ))}
+        </span>
+      );
+    }
+    case 'date':
+      return <span>{typeof value === 'string' ? formatDate(value) : String(value)}</span>;
+    case 'url':
+      return typeof value === 'string' && isAbsoluteWebUrl(value) ? (
+        <a class="cell-link" href={value} target="_blank" rel="noopener noreferrer" onMouseDown={(event) => event.stopPropagation()}>
+          {value.replace(/^https?:\/\//, '')}
+        </a>
+      ) : (
+        <span>{String(value)}</span>
+      );
+    case 'person': {
+      const ids = Array.isArray(value) ? value : [String(value)];
+      return (
+        <span class="people">
+          {ids.map((id) => {
+            const person = props.people.get(id);
+            return (
+              <span key={id} class="person">
+                <Avatar id={id} name={person?.name ?? id} url={person?.avatarUrl} size={20} />
+                <span>{person?.name ?? id}</span>
+                {person?.kind === 'agent' && <Icon name="agent" size={12} />}
+              </span>
+            );
+          })}
+        </span>
+      );
+    }
+    case 'longtext':
+      return <span class="cell-text">{String(value).split('\n')[0]}</span>;
+    default:
+      return <span class="cell-text">{Array.isArray(value) ? value.join(', ') : String(value)}</span>;
+  }
+}
+
+export const TYPE_LABELS: Record<string, { label: string; icon: string }> = {
+  text: { label: 'Text', icon: 'text' },
+  longtext: { label: 'Long text', icon: 'longtext' },
+  number: { label: 'Number', icon: 'number' },
+  status: { label: 'Status', icon: 'status' },
+  select: { label: 'Select', icon: 'select' },
+  checkbox: { label: 'Checkbox', icon: 'checkbox' },
+  date: { label: 'Date', icon: 'calendar' },
+  url: { label: 'URL', icon: 'url' },
+  person: { label: 'Person', icon: 'person' },
+};
+
+/** Default display widths by type when a column has none. */
+export function columnWidth(column: ColumnDef): number {
+  if (typeof column.width === 'number' && column.width > 0) return Math.max(60, Math.min(column.width, 1200));
+  switch (column.type) {
+    case 'checkbox':
+      return 96;
+    case 'number':
+    case 'date':
+      return 140;
+    case 'status':
+      return 150;
+    case 'longtext':
+      return 300;
+    case 'url':
+    case 'select':
+    case 'person':
+      return 200;
+    default:
+      return column.key === 'title' ? 280 : 200;
+  }
+}

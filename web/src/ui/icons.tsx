@@ -1,0 +1,71 @@
+/** Inline icons (stroke, 16 px grid): no icon font, nothing to fetch offline. */
+const PATHS: Record<string, string> = {
+  plus: 'M8 3v10M3 8h10',
+  table: 'M2.5 3.5h11v9h-11zM2.5 6.5h11M6.5 6.5v6',
+  doc: 'M4 2.5h5l3 3v8H4zM9 2.5v3h3M6 8.5h4M6 11h4',
+  html: 'M5.5 5 2.5 8l3 3M10.5 5l3 3-3 3M9 3.5 7 12.5',
+  files: 'M2.5 4.5h4l1.5 1.5h5.5v6.5h-11z',
+  share: 'M10.5 5.5a2 2 0 1 0 0-.01M5 8a2 2 0 1 0 0-.01M10.5 12.5a2 2 0 1 0 0-.01M6.8 7l2-1.2M6.8 9l2 1.2',
+  more: 'M4 8h.01M8 8h.01M12 8h.01',
+  chevronDown: 'M4.5 6.5 8 10l3.5-3.5',
+  chevronRight: 'M6.5 4.5 10 8l-3.5 3.5',
+  check: 'M3.5 8.5 6.5 11.5 12.5 5',
+  x: 'M4.5 4.5l7 7M11.5 4.5l-7 7',
+  pin: 'M6 2.5h4l-.5 4 2 2H4.5l2-2zM8 8.5v5',
+  archive: 'M2.5 3.5h11v3h-11zM3.5 6.5v6h9v-6M6.5 9h3',
+  search: 'M7 11.5a4.5 4.5 0 1 0 0-9 4.5 4.5 0 0 0 0 9zM10.5 10.5l3 3',
+  key: 'M6 10a3 3 0 1 1 2.1-.9L13.5 14.5M11 12l1.5-1.5M12.5 13.5 14 12',
+  settings: 'M8 10a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM8 1.5v2M8 12.5v2M1.5 8h2M12.5 8h2M3.4 3.4l1.4 1.4M11.2 11.2l1.4 1.4M3.4 12.6l1.4-1.4M11.2 4.8l1.4-1.4',
+  users: 'M6 7.5a2.5 2.5 0 1 0 0-5 2.5 2.5 0 0 0 0 5zM1.5 13.5c0-2.5 2-4 4.5-4s4.5 1.5 4.5 4M10.5 2.7a2.5 2.5 0 0 1 0 4.6M12 9.7c1.5.5 2.5 1.8 2.5 3.8',
+  eye: 'M1.5 8S4 3.5 8 3.5 14.5 8 14.5 8 12 12.5 8 12.5 1.5 8 1.5 8zM8 10a2 2 0 1 0 0-4 2 2 0 0 0 0 4z',
+  eyeOff: 'M2 2l12 12M6.5 4c.5-.3 1-.5 1.5-.5 4 0 6.5 4.5 6.5 4.5l-1.5 2M10 12c-.6.3-1.3.5-2 .5-4 0-6.5-4.5-6.5-4.5S2.7 6 4.2 4.8',
+  arrowLeft: 'M12.5 8h-9M7 4.5 3.5 8 7 11.5',
+  arrowRight: 'M3.5 8h9M9 4.5 12.5 8 9 11.5',
+  trash: 'M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.5 9h6l.5-9',
+  edit: 'M10.5 3 13 5.5 6 12.5H3.5V10z',
+  move: 'M2.5 8h11M10.5 5l3 3-3 3M5.5 3.5v9',
+  bold: 'M4.5 3h4a2.5 2.5 0 0 1 0 5h-4zM4.5 8h4.5a2.5 2.5 0 0 1 0 5H4.5z',
+  italic: 'M10 3H7M9 13H6M8.5 3l-1 10',
+  strike: 'M3 8h10M10.5 5.5c0-1.5-1.2-2.5-2.5-2.5S5.5 3.8 5.5 5M5.5 10.5c0 1.5 1.2 2.5 2.5 2.5s2.5-1 2.5-2.5',
+  code: 'M5.5 5 2.5 8l3 3M10.5 5l3 3-3 3',
+  link: 'M7 9a3 3 0 0 0 4.2 0l2-2a3 3 0 0 0-4.2-4.2l-.8.8M9 7a3 3 0 0 0-4.2 0l-2 2A3 3 0 0 0 7 13.2l.8-.8',
+  listBullet: 'M6 4h8M6 8h8M6 12h8M2.5 4h.01M2.5 8h.01M2.5 12h.01',
+  listOrdered: 'M6.5 4h7M6.5 8h7M6.5 12h7M2 3l1-.5V6M2 10h2l-2 2.5h2',
+  listTask: 'M2 3h3v3H2zM2 10h3v3H2zM2.7 11.5l.8.8 1.2-1.6M7 4.5h7M7 11.5h7',
+  quote: 'M3 5h3v3H3zM3 8c0 2 1 3 2.5 3.5M9 5h3v3H9zM9 8c0 2 1 3 2.5 3.5',
+  image: 'M2.5 3.5h11v9h-11zM2.5 10l3-3 3 3 2-2 3 3M10.5 6.5h.01',
+  heading: 'M3.5 3v10M10.5 3v10M3.5 8h7',
+  undo: 'M5 6.5H10a3 3 0 0 1 0 6H7M5 6.5 7.5 4M5 6.5 7.5 9',
+  redo: 'M11 6.5H6a3 3 0 0 0 0 6h3M11 6.5 8.5 4M11 6.5 8.5 9',
+  cloud: 'M4.5 12.5a3 3 0 0 1-.3-6 4 4 0 0 1 7.6-.5 3 3 0 0 1 .2 6.5z',
+  cloudOff: 'M2 2l12 12M4.5 12.5a3 3 0 0 1-.3-6M6.5 3.7a4 4 0 0 1 5.3 2.3 3 3 0 0 1 1.5 5.3',
+  sync: 'M13 8a5 5 0 0 1-9 3M3 8a5 5 0 0 1 9-3M12 2.5V5H9.5M4 13.5V11h2.5',
+  signOut: 'M6 2.5H3.5v11H6M10 5l3 3-3 3M13 8H6',
+  comment: 'M2.5 3.5h11v7.5H7l-3 2.5V11H2.5z',
+  hash: 'M6 2.5 5 13.5M11 2.5l-1 11M2.5 6h11M2 10h11',
+  calendar: 'M2.5 3.5h11v10h-11zM2.5 6.5h11M5.5 2v3M10.5 2v3',
+  person: 'M8 7.5a2.5 2.5 0 1 0 0-5 2.5 2.5 0 0 0 0 5zM3 13.5c0-2.5 2.2-4 5-4s5 1.5 5 4',
+  checkbox: 'M3 3h10v10H3zM5.5 8l2 2 3.5-4',
+  text: 'M3 4h10M8 4v9',
+  longtext: 'M2.5 4h11M2.5 7h11M2.5 10h11M2.5 13h6',
+  number: 'M6 2.5 5 13.5M11 2.5l-1 11M2.5 6h11M2 10h11',
+  status: 'M8 13.5a5.5 5.5 0 1 0 0-11 5.5 5.5 0 0 0 0 11zM8 11a3 3 0 1 0 0-6',
+  select: 'M3 4.5h10M3 8h10M3 11.5h6',
+  url: 'M7 9a3 3 0 0 0 4.2 0l2-2a3 3 0 0 0-4.2-4.2l-.8.8M9 7a3 3 0 0 0-4.2 0l-2 2A3 3 0 0 0 7 13.2l.8-.8',
+  grip: 'M6 4h.01M10 4h.01M6 8h.01M10 8h.01M6 12h.01M10 12h.01',
+  agent: 'M4 5.5h8v7H4zM8 3v2.5M6 8.5h.01M10 8.5h.01M6.5 10.5h3',
+  copy: 'M5.5 5.5h8v8h-8zM10.5 5.5v-3h-8v8h3',
+  table2: 'M2.5 3.5h11v9h-11zM2.5 6.5h11M2.5 9.5h11M6.5 3.5v9M10 3.5v9',
+  hr: 'M2 8h12',
+  activity: 'M1.5 8h3l2-4.5 3 9 2-4.5h3',
+};
+
+export function Icon(props: { name: keyof typeof PATHS | string; size?: number; class?: string; title?: string }) {
+  const size = props.size ?? 16;
+  return (
+    <svg class={`icon ${props.class ?? ''}`} width={size} height={size} viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linecap="round" stroke-linejoin="round" aria-hidden={props.title ? undefined : 'true'} role={props.title ? 'img' : undefined}>
+      {props.title && <title>{props.title}</title>}
+      <path d={PATHS[props.name] ?? ''} />
+    </svg>
+  );
+}

@@ -1,0 +1,284 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, ApiError, messageOf, workspacePath } from '../lib/api';
+import { slugify } from '../lib/format';
+import { Link, navigate } from '../lib/router';
+import { useStore } from '../lib/store';
+import { session } from '../session';
+import { useOpenDocument } from '../sync/use-document';
+import { Icon } from '../ui/icons';
+import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
+import { showError, showToast } from '../ui/toast';
+import { Presence } from './Presence';
+import { RenameDialog } from './RenameDialog';
+import { ShareDialog } from './ShareDialog';
+import { SidePanel, type PanelRequest } from './SidePanel';
+import { SURFACE_VIEWS } from './surface-views';
+import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from './types';
+import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
+
+export interface WorkspaceContext {
+  workspace: WorkspaceDetail;
+  members: Member[];
+  abilities: ReturnType<typeof abilitiesOf>;
+  /** Opens the side panel (comments, activity, ...) with what it should show. */
+  openPanel: (panel: PanelRequest) => void;
+  reload: () => Promise<void>;
+}
+
+/** A workspace: its surfaces as tabs, the open surface, and the side panel. */
+export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlug?: string }) {
+  const [workspace, setWorkspace] = useState<WorkspaceDetail | null>(null);
+  const [members, setMembers] = useState<Member[]>([]);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [panel, setPanel] = useState<PanelRequest | null>(null);
+  const [dialog, setDialog] = useState<'share' | 'rename' | null>(null);
+  const me = useStore(session);
+
+  const load = useCallback(async () => {
+    try {
+      const [detail, memberList] = await Promise.all([
+        api<WorkspaceDetail>('GET', workspacePath(props.orgSlug, props.slug)),
+        api<{ members: Member[] }>('GET', workspacePath(props.orgSlug, props.slug, '/members')).catch(() => ({ members: [] as Member[] })),
+      ]);
+      setWorkspace(detail);
+      setMembers(memberList.members);
+      setError(null);
+    } catch (failure) {
+      setError(failure instanceof ApiError ? failure : new ApiError(0, 'error', messageOf(failure)));
+    }
+  }, [props.orgSlug, props.slug]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const surfaces = workspace ? [...workspace.surfaces].sort((a, b) => a.position - b.position) : [];
+  const active = workspace ? (surfaces.find((surface) => surface.slug === props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
+  const document = useOpenDocument(active?.syncDocument ?? null);
+
+  useEffect(() => {
+    // An unknown surface slug in the address falls back to the first tab.
+    if (workspace && props.surfaceSlug && active && active.slug !== props.surfaceSlug) navigate(`/${props.orgSlug}/${props.slug}/${active.slug}`, { replace: true });
+  }, [workspace, props.surfaceSlug, active?.slug]);
+
+  if (error) {
+    return (
+      <div class="page">
+        <EmptyState icon="search" title={error.status === 404 ? 'Workspace not found' : 'This workspace could not be opened'} action={<Button onClick={() => navigate(`/${props.orgSlug}`)}>All workspaces</Button>}>
+          {error.status === 404 ? 'It does not exist, or you have no access to it.' : error.message}
+        </EmptyState>
+      </div>
+    );
+  }
+  if (!workspace) return <Spinner />;
+
+  const abilities = abilitiesOf(workspace.role, Boolean(workspace.archivedAt));
+  const context: WorkspaceContext = { workspace, members, abilities, openPanel: setPanel, reload: load };
+  const View = active ? SURFACE_VIEWS[active.kind] : null;
+  const myId = me.status === 'signed-in' ? me.me.principal.id : '';
+
+  return (
+    <div class={`workspace ${panel ? 'with-panel' : ''}`}>
+      <header class="workspace-header">
+        <div class="workspace-title">
+          <Link href={`/${props.orgSlug}`} class="crumb">
+            {workspace.org.name ?? props.orgSlug}
+          </Link>
+          <Icon name="chevronRight" size={14} class="crumb-sep" />
+          <h1>{workspace.name}</h1>
+          {workspace.role !== 'owner' && workspace.role !== 'editor' && <span class="badge badge-muted">{workspace.role === 'viewer' ? 'View only' : 'Can comment'}</span>}
+          <WorkspaceMenu
+            context={context}
+            onRename={() => setDialog('rename')}
+            onArchived={() => navigate(`/${props.orgSlug}`)}
+          />
+        </div>
+        <div class="workspace-actions">
+          <Presence document={document} />
+          <IconButton icon="activity" label="Activity" active={panel?.kind === 'activity'} onClick={() => setPanel(panel?.kind === 'activity' ? null : { kind: 'activity' })} />
+          <Button icon="users" onClick={() => setDialog('share')}>
+            Share
+          </Button>
+        </div>
+      </header>
+      {workspace.archivedAt && (
+        <div class="banner" role="note">
+          This workspace is archived: everything is kept, and nothing can be changed until it is restored.
+          {(workspace.role === 'owner' || workspace.role === 'editor') && (
+            <Button variant="ghost" onClick={() => unarchiveWorkspace(workspace).then(load, showError)}>
+              Restore
+            </Button>
+          )}
+        </div>
+      )}
+      <SurfaceTabs context={context} surfaces={surfaces} active={active} />
+      <div class="workspace-body">
+        <section class="surface" aria-label={active?.name ?? 'Surface'}>
+          {View && active ? (
+            <View key={active.id} context={context} surface={active} surfaces={surfaces} document={document} myId={myId} />
+          ) : (
+            <EmptyState icon="table2" title="Nothing here yet">
+              Add a table or a doc to start.
+            </EmptyState>
+          )}
+        </section>
+        {panel && <SidePanel request={panel} context={context} onClose={() => setPanel(null)} />}
+      </div>
+      {dialog === 'share' && <ShareDialog context={context} onClose={() => setDialog(null)} />}
+      {dialog === 'rename' && (
+        <RenameDialog title="Rename workspace" initial={workspace.name} onClose={() => setDialog(null)} onSubmit={(name) => renameWorkspace(workspace, name).then(load)} />
+      )}
+    </div>
+  );
+}
+
+function WorkspaceMenu(props: { context: WorkspaceContext; onRename: () => void; onArchived: () => void }) {
+  const menu = useMenu();
+  const { workspace, abilities } = props.context;
+  const canManage = workspace.role === 'owner' || workspace.role === 'editor';
+  const items: MenuItem[] = [
+    { label: workspace.pinnedAt ? 'Unpin' : 'Pin to top', icon: 'pin', onSelect: () => setPinned(workspace, !workspace.pinnedAt).then(props.context.reload, showError) },
+    { label: 'Rename…', icon: 'edit', onSelect: props.onRename, disabled: !abilities.manage },
+    { separator: true, label: '' },
+    {
+      label: 'Archive workspace',
+      icon: 'archive',
+      danger: true,
+      disabled: !canManage || Boolean(workspace.archivedAt),
+      onSelect: () =>
+        archiveWorkspace(workspace).then(() => {
+          showToast(`Archived ${workspace.name}.`, 'success');
+          props.onArchived();
+        }, showError),
+    },
+  ];
+  return (
+    <>
+      <IconButton icon="more" label="Workspace options" onClick={menu.open} aria-haspopup="menu" />
+      {menu.anchor && <Menu anchor={menu.anchor} items={items} onClose={menu.close} />}
+    </>
+  );
+}
+
+const KIND_ICONS: Record<string, string> = { table: 'table', doc: 'doc', html: 'html', files: 'files' };
+
+function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; active: Surface | undefined }) {
+  const { workspace, abilities } = props.context;
+  const addMenu = useMenu();
+  const tabMenu = useMenu();
+  const [menuFor, setMenuFor] = useState<Surface | null>(null);
+  const [renaming, setRenaming] = useState<Surface | null>(null);
+  const base = `/${workspace.org.slug}/${workspace.slug}`;
+
+  const addSurface = async (kind: 'table' | 'doc') => {
+    const taken = new Set(props.surfaces.map((surface) => surface.slug));
+    const stem = kind === 'table' ? 'Table' : 'Doc';
+    let n = props.surfaces.filter((surface) => surface.kind === kind).length + 1;
+    while (taken.has(slugify(`${stem} ${n}`))) n++;
+    try {
+      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, slug: slugify(`${stem} ${n}`), name: `${stem} ${n}` });
+      await props.context.reload();
+      navigate(`${base}/${created.slug}`);
+    } catch (error) {
+      showError(error);
+    }
+  };
+
+  const deleteSurface = async (surface: Surface) => {
+    if (!confirm(`Delete “${surface.name}” and everything in it? This cannot be undone.`)) return;
+    try {
+      await api('DELETE', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(surface.slug)}?force=1`));
+      await props.context.reload();
+      navigate(base, { replace: true });
+    } catch (error) {
+      showError(error);
+    }
+  };
+
+  const onTabKey = (event: KeyboardEvent, index: number) => {
+    const next = event.key === 'ArrowRight' ? index + 1 : event.key === 'ArrowLeft' ? index - 1 : null;
+    if (next === null) return;
+    const surface = props.surfaces[(next + props.surfaces.length) % props.surfaces.length];
+    if (!surface) return;
+    event.preventDefault();
+    navigate(`${base}/${surface.slug}`);
+    requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-surface-tab="${surface.slug}"]`)?.focus());
+  };
+
+  return (
+    <div class="tabs-bar">
+      <div class="tabs" role="tablist" aria-label="Surfaces">
+        {props.surfaces.map((surface, index) => {
+          const selected = surface.id === props.active?.id;
+          return (
+            <div key={surface.id} class={`tab ${selected ? 'is-selected' : ''}`}>
+              <a
+                role="tab"
+                href={`${base}/${surface.slug}`}
+                aria-selected={selected}
+                tabIndex={selected ? 0 : -1}
+                data-surface-tab={surface.slug}
+                onKeyDown={(event) => onTabKey(event, index)}
+                onClick={(event) => {
+                  event.preventDefault();
+                  navigate(`${base}/${surface.slug}`);
+                }}
+              >
+                <Icon name={KIND_ICONS[surface.kind] ?? 'doc'} />
+                <span>{surface.name}</span>
+              </a>
+              {selected && abilities.manage && (
+                <button
+                  class="tab-menu"
+                  aria-label={`Options for ${surface.name}`}
+                  onClick={(event) => {
+                    setMenuFor(surface);
+                    tabMenu.open(event);
+                  }}
+                >
+                  <Icon name="chevronDown" size={12} />
+                </button>
+              )}
+            </div>
+          );
+        })}
+        {abilities.manage && (
+          <button class="tab-add" aria-label="Add a table or doc" title="Add a table or doc" onClick={addMenu.open}>
+            <Icon name="plus" />
+          </button>
+        )}
+      </div>
+      {addMenu.anchor && (
+        <Menu
+          anchor={addMenu.anchor}
+          onClose={addMenu.close}
+          items={[
+            { label: 'New table', icon: 'table', onSelect: () => void addSurface('table') },
+            { label: 'New doc', icon: 'doc', onSelect: () => void addSurface('doc') },
+          ]}
+        />
+      )}
+      {tabMenu.anchor && menuFor && (
+        <Menu
+          anchor={tabMenu.anchor}
+          onClose={tabMenu.close}
+          items={[
+            { label: 'Rename…', icon: 'edit', onSelect: () => setRenaming(menuFor) },
+            { label: 'Delete', icon: 'trash', danger: true, onSelect: () => void deleteSurface(menuFor), disabled: props.surfaces.length <= 1 },
+          ]}
+        />
+      )}
+      {renaming && (
+        <RenameDialog
+          title={`Rename ${renaming.kind}`}
+          initial={renaming.name}
+          onClose={() => setRenaming(null)}
+          onSubmit={async (name) => {
+            await api('PATCH', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(renaming.slug)}`), { name });
+            await props.context.reload();
+          }}
+        />
+      )}
+    </div>
+  );
+}
