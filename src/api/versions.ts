@@ -255,8 +255,9 @@ export async function versionRoutes(app: App, services: Services) {
 }
 
 function offsetOf(cursor: string): number {
-  const offset = Number(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!Number.isSafeInteger(offset) || offset < 0) {
+  const decoded = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const offset = /^\d{1,15}$/.test(decoded) ? Number(decoded) : NaN;
+  if (!Number.isSafeInteger(offset)) {
     throw errors.badRequest('Invalid cursor: pass the nextCursor of the previous page.', [{ path: ['after'], code: 'invalid_cursor', message: 'not a cursor of this version' }]);
   }
   return offset;

@@ -81,14 +81,16 @@ async function present(services: Services, versions: StoredVersion[]): Promise<V
   }));
 }
 
+type ListPosition = { seq: number; kind: 'auto' | 'named'; id: string };
+
 function encodeListCursor(version: StoredVersion): string {
-  return Buffer.from(JSON.stringify([version.seq, version.id])).toString('base64url');
+  return Buffer.from(JSON.stringify([version.seq, version.kind, version.id])).toString('base64url');
 }
 
-function decodeListCursor(raw: string): { seq: number; id: string } {
+function decodeListCursor(raw: string): ListPosition {
   try {
-    const [seq, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    if (typeof seq === 'number' && Number.isSafeInteger(seq) && typeof id === 'string') return { seq, id };
+    const [seq, kind, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    if (typeof seq === 'number' && Number.isSafeInteger(seq) && (kind === 'auto' || kind === 'named') && typeof id === 'string') return { seq, kind, id };
   } catch {
     // fall through
   }

@@ -158,18 +158,22 @@ export async function writeVersions(db: Executor, versions: ReadonlyArray<Prepar
   }
 }
 
-/** Versions of a surface, newest first (by log position, then id). */
+/**
+ * Versions of a surface, newest first: by log position; at one position a
+ * named version comes before the automatic one (it was named once that
+ * state existed), then by id.
+ */
 export async function listVersions(
   db: Executor,
   surfaceId: string,
-  options: { limit: number; before?: { seq: number; id: string } },
+  options: { limit: number; before?: { seq: number; kind: VersionKind; id: string } },
 ): Promise<StoredVersion[]> {
   let query = db.selectFrom('surfaceVersions').select(META).where('surfaceId', '=', surfaceId);
   if (options.before) {
-    const { seq, id } = options.before;
-    query = query.where((eb) => eb.or([eb('seq', '<', seq), eb.and([eb('seq', '=', seq), eb('id', '<', id)])]));
+    const { seq, kind, id } = options.before;
+    query = query.where((eb) => eb(eb.refTuple('seq', 'kind', 'id'), '<', eb.tuple(seq, kind, id)));
   }
-  const rows = await query.orderBy('seq', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+  const rows = await query.orderBy('seq', 'desc').orderBy('kind', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
   return rows.map((row) => toVersion(row as MetaRow));
 }
 

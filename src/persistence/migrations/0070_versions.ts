@@ -38,7 +38,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     )
   `.execute(db);
   await sql`create unique index surface_versions_auto_idx on surface_versions (surface_id, seq) where kind = 'auto'`.execute(db);
-  await sql`create index surface_versions_list_idx on surface_versions (surface_id, seq desc, id desc)`.execute(db);
+  await sql`create index surface_versions_list_idx on surface_versions (surface_id, seq desc, kind desc, id desc)`.execute(db);
   await sql`create index surface_versions_retention_idx on surface_versions (created_at) where kind = 'auto'`.execute(db);
   await sql`create index surface_versions_workspace_idx on surface_versions (workspace_id)`.execute(db);
   await sql`
