@@ -15,6 +15,7 @@ const parts: Part[] = [
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
   { name: 'web', run: async () => (await import('./web')).runWebBench() },
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
+  { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
 ];
 
 function print(name: string, figures: Figures) {

@@ -73,6 +73,9 @@ const PROBES: Partial<Record<SpecAction, Probe>> = {
       for (const hook of listed.body.webhooks) await expectOk(await m.t.request('DELETE', `${base(ws)}/webhooks/${hook.id}`, { as: m.alice.as }));
     },
   },
+  read_versions: { method: 'GET', path: (ws) => `${base(ws)}/surfaces/${ws.tableSurfaceId}/versions?limit=1` },
+  // A named version more changes nothing any other cell reads.
+  write_versions: { method: 'POST', path: (ws) => `${base(ws)}/surfaces/${ws.tableSurfaceId}/versions`, body: () => ({ name: 'Matrix version' }) },
   pin: {
     method: 'POST',
     path: (ws) => `${base(ws)}/pin`,
