@@ -58,6 +58,7 @@ const PATHS: Record<string, string> = {
   table2: 'M2.5 3.5h11v9h-11zM2.5 6.5h11M2.5 9.5h11M6.5 3.5v9M10 3.5v9',
   hr: 'M2 8h12',
   activity: 'M1.5 8h3l2-4.5 3 9 2-4.5h3',
+  history: 'M2.5 8a5.5 5.5 0 1 0 1.6-3.9M2.5 2.5v2.5H5M8 5v3.2l2 1.3',
 };
 
 export function Icon(props: { name: keyof typeof PATHS | string; size?: number; class?: string; title?: string }) {

@@ -5,6 +5,8 @@ import { timeAgo } from '../lib/format';
 import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import type { Principal } from '../session';
+import { HistoryPanel } from './HistoryPanel';
+import type { Surface } from './types';
 import type { WorkspaceContext } from './WorkspacePage';
 
 /**
@@ -12,7 +14,7 @@ import type { WorkspaceContext } from './WorkspacePage';
  * `{ kind: 'comments', target: { type: 'row' | 'cell' | 'doc-range' | 'surface', ... } }`,
  * opened from a row's menu, a cell or a doc selection through `openPanel`.
  */
-export type PanelRequest = { kind: 'activity' };
+export type PanelRequest = { kind: 'activity' } | { kind: 'history'; surface: Surface };
 
 interface PanelProps {
   request: PanelRequest;
@@ -21,6 +23,7 @@ interface PanelProps {
 
 const PANELS: Record<PanelRequest['kind'], { title: string; view: ComponentType<PanelProps> }> = {
   activity: { title: 'Activity', view: ActivityPanel },
+  history: { title: 'History', view: (props) => (props.request.kind === 'history' ? <HistoryPanel key={props.request.surface.id} context={props.context} surface={props.request.surface} /> : null) },
 };
 
 export function SidePanel(props: PanelProps & { onClose: () => void }) {
