@@ -127,6 +127,7 @@ export async function versionRoutes(app: App, services: Services) {
           querystring: ListQuery,
           response: { 200: ListResponse, ...errorResponses },
         },
+        config: { auth: 'optional' },
       },
       async (request) => {
         const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_versions');
@@ -180,6 +181,7 @@ export async function versionRoutes(app: App, services: Services) {
             ...errorResponses,
           },
         },
+        config: { auth: 'optional' },
       },
       async (request, reply) => {
         const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_versions');
@@ -220,6 +222,7 @@ export async function versionRoutes(app: App, services: Services) {
           querystring: DiffQuery,
           response: { 200: DiffResponse, ...errorResponses },
         },
+        config: { auth: 'optional' },
       },
       async (request) => {
         const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_versions');
