@@ -12,6 +12,7 @@ const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
+  { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
   { name: 'web', run: async () => (await import('./web')).runWebBench() },
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },

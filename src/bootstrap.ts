@@ -3,6 +3,7 @@ import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { Failpoints } from './lib/failpoints';
 import { InProcessEventBus } from './events/bus';
+import { InboxFeed } from './events/inbox-feed';
 import { createBlobStore } from './files/blob-store';
 import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
@@ -34,6 +35,7 @@ export async function createServices(
     clock,
     log,
     events: new InProcessEventBus(),
+    inbox: new InboxFeed(),
     limits,
     blobs: await createBlobStore(config),
     failpoints: Failpoints.parse(config.failpoints),

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { EventRecord } from '../events/types';
 import { resolveActor } from '../http/authenticate';
+import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
@@ -11,7 +12,6 @@ import type { Services } from '../services';
 import { Event } from './event-schemas';
 import { errorResponses } from './schemas';
 
-export const SSE_PING_MS = 15_000;
 const RESUME_BATCH = 500;
 
 const AuditQuery = z.strictObject({
@@ -78,27 +78,15 @@ export async function eventRoutes(app: App, services: Services) {
       },
       async (request, reply) => {
         const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const header = request.headers['last-event-id'];
-        const lastEventId = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : request.query.lastEventId ? Number(request.query.lastEventId) : null;
-        await streamEvents(services, request, reply, resolved, lastEventId);
+        const lastEventId = lastEventIdOf(request, request.query.lastEventId, /^\d+$/);
+        await streamEvents(services, request, reply, resolved, lastEventId === null ? null : Number(lastEventId));
       },
     );
   }
 }
 
 async function streamEvents(services: Services, request: FastifyRequest, reply: FastifyReply, resolved: ResolvedWorkspace, lastEventId: number | null) {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-    'access-control-allow-origin': request.headers.origin ?? '*',
-    ...(request.headers.origin ? { 'access-control-allow-credentials': 'true', vary: 'Origin' } : {}),
-  });
-  raw.write(': connected\n\n');
+  const raw = openEventStream(request, reply);
 
   // Subscribe before reading the log, so nothing committed in between is lost; duplicates are skipped by id.
   let lastSent = lastEventId ?? 0;
@@ -119,11 +107,12 @@ async function streamEvents(services: Services, request: FastifyRequest, reply: 
   };
   request.raw.on('close', close);
 
-  // Access is checked again at every ping: a revoked key or removed member stops receiving.
+  // Access is checked again at every ping: a revoked key or removed member stops receiving, and a
+  // changed `commentsOnPublicShare` decides which comment events public readers get from then on.
   async function keepAlive() {
     try {
       const { actor } = await resolveActor(services, request);
-      await resolveWorkspace(services, actor, { slug: resolved.workspace.id }, 'read');
+      resolved = await resolveWorkspace(services, actor, { slug: resolved.workspace.id }, 'read');
       raw.write(': ping\n\n');
     } catch {
       close();

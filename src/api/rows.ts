@@ -8,7 +8,9 @@ import {
   moveRowsToSurface,
   rowHistory,
   updateRow,
+  type SurfaceSelector,
 } from '../domain/tables';
+import { errors } from '../errors';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
@@ -52,7 +54,28 @@ const PatchResponse = Row.extend({
   conflicts: z.array(CellConflict).optional().describe('Only for a write with a base: cells both you and someone else changed since the base'),
 });
 const BulkBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
-const MoveBody = z.strictObject({ rowIds: z.array(z.string().min(1).max(100)).min(1).max(500), surface: z.string().min(1).max(100) });
+const MoveBody = z.strictObject({
+  rowIds: z.array(z.string().min(1).max(100)).min(1).max(500),
+  ...SurfaceQuery,
+  surface: SurfaceQuery.surface.describe('The sheet to move to (or `surfaceId`; either may be in the query instead)'),
+});
+/** Every row route takes the sheet selector in the query too. */
+const SheetQuery = z.strictObject(SurfaceQuery);
+
+/**
+ * The sheet a request names, in the query or the body (clients use either);
+ * naming two different ones is 400.
+ */
+function sheetOf(query: SurfaceSelector, body: SurfaceSelector): SurfaceSelector {
+  const named = (s: SurfaceSelector) => s.surface !== undefined || s.surfaceId !== undefined;
+  if (named(query) && named(body) && (query.surface !== body.surface || query.surfaceId !== body.surfaceId)) {
+    throw errors.badRequest('The query and the body name different sheets; name it once.', [
+      { path: ['surface'], code: 'conflicting_surface', message: 'query and body disagree' },
+    ]);
+  }
+  const chosen = named(body) ? body : query;
+  return { surface: chosen.surface, surfaceId: chosen.surfaceId };
+}
 
 const rowResponses = { 200: Row, ...errorResponses, 402: OverLimitBody };
 
@@ -89,6 +112,7 @@ export async function rowRoutes(app: App, services: Services) {
           description: 'Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns.',
           tags: ['rows'],
           params: WorkspaceParams,
+          querystring: SheetQuery,
           body: CreateBody,
           response: rowResponses,
         },
@@ -96,7 +120,7 @@ export async function rowRoutes(app: App, services: Services) {
       async (request) => {
         const actor = requireActor(request);
         const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return createRow(services, actor, resolved, request.body);
+        return createRow(services, actor, resolved, { data: request.body.data, ...sheetOf(request.query, request.body) });
       },
     );
   }
@@ -110,6 +134,7 @@ export async function rowRoutes(app: App, services: Services) {
           description: 'All or nothing: an unknown id or an invalid value writes nothing. One `row.updated` per row.',
           tags: ['rows'],
           params: WorkspaceParams,
+          querystring: SheetQuery,
           body: BulkBody,
           response: { 200: z.object({ rows: z.array(Row) }), ...errorResponses },
         },
@@ -117,7 +142,7 @@ export async function rowRoutes(app: App, services: Services) {
       async (request) => {
         const actor = requireActor(request);
         const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return { rows: await bulkUpdateRows(services, actor, workspace, request.body.updates) };
+        return { rows: await bulkUpdateRows(services, actor, workspace, request.body.updates, request.query) };
       },
     );
   }
@@ -131,6 +156,7 @@ export async function rowRoutes(app: App, services: Services) {
           description: 'One transaction: a row id outside the workspace fails the batch; rows already there are skipped; the rest land at the tail in the order given.',
           tags: ['rows'],
           params: WorkspaceParams,
+          querystring: SheetQuery,
           body: MoveBody,
           response: { 200: z.object({ moved: z.array(z.string()), skipped: z.number().int() }), ...errorResponses },
         },
@@ -138,7 +164,7 @@ export async function rowRoutes(app: App, services: Services) {
       async (request) => {
         const actor = requireActor(request);
         const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return moveRowsToSurface(services, actor, workspace, request.body);
+        return moveRowsToSurface(services, actor, workspace, { rowIds: request.body.rowIds, ...sheetOf(request.query, request.body) });
       },
     );
   }
@@ -147,12 +173,19 @@ export async function rowRoutes(app: App, services: Services) {
     app.get(
       url,
       {
-        schema: { summary: 'One row', description: 'With the `ETag` of the table as read (a base for PATCH).', tags: ['rows'], params: RowParams, response: { 200: Row, ...errorResponses } },
+        schema: {
+          summary: 'One row',
+          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). The `ETag` header is the version token of the table as read (a base for PATCH).',
+          tags: ['rows'],
+          params: RowParams,
+          querystring: SheetQuery,
+          response: { 200: Row, ...errorResponses },
+        },
         config: { auth: 'optional' },
       },
       async (request, reply) => {
         const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const { row, etag } = await getWorkspaceRow(services, workspace, request.params.id);
+        const { row, etag } = await getWorkspaceRow(services, workspace, request.params.id, request.query);
         reply.header('etag', etag);
         return row;
       },
@@ -169,6 +202,7 @@ export async function rowRoutes(app: App, services: Services) {
             'their value and are listed in `conflicts`, and the answer is the row as it is now with its new `ETag` (docs/VERSIONS.md).',
           tags: ['rows'],
           params: RowParams,
+          querystring: SheetQuery,
           body: PatchBody,
           response: { 200: PatchResponse, ...errorResponses, 412: PreconditionFailed },
         },
@@ -176,9 +210,9 @@ export async function rowRoutes(app: App, services: Services) {
       async (request, reply) => {
         const actor = requireActor(request);
         const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        const { baseVersion, ...input } = request.body;
+        const { data, position, baseVersion } = request.body;
         const base = { ifMatch: request.headers['if-match'], baseVersion };
-        const { row, etag, conflicts } = await updateRow(services, actor, workspace, request.params.id, { ...input, base });
+        const { row, etag, conflicts } = await updateRow(services, actor, workspace, request.params.id, { data, position, base, ...sheetOf(request.query, request.body) });
         if (etag) reply.header('etag', etag);
         return { ...row, ...(conflicts ? { conflicts } : {}) };
       },
@@ -186,11 +220,20 @@ export async function rowRoutes(app: App, services: Services) {
 
     app.delete(
       url,
-      { schema: { summary: 'Delete a row', tags: ['rows'], params: RowParams, response: { 200: z.object({ ok: z.literal(true) }), ...errorResponses } } },
+      {
+        schema: {
+          summary: 'Delete a row',
+          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+          tags: ['rows'],
+          params: RowParams,
+          querystring: SheetQuery,
+          response: { 200: z.object({ ok: z.literal(true) }), ...errorResponses },
+        },
+      },
       async (request) => {
         const actor = requireActor(request);
         const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        await deleteWorkspaceRow(services, actor, workspace, request.params.id);
+        await deleteWorkspaceRow(services, actor, workspace, request.params.id, request.query);
         return { ok: true as const };
       },
     );
@@ -200,12 +243,18 @@ export async function rowRoutes(app: App, services: Services) {
     app.get(
       url,
       {
-        schema: { summary: 'Events of one row, oldest first', tags: ['rows'], params: RowParams, response: { 200: z.object({ events: z.array(Event) }), ...errorResponses } },
+        schema: {
+          summary: 'Events of one row, oldest first',
+          tags: ['rows'],
+          params: RowParams,
+          querystring: SheetQuery,
+          response: { 200: z.object({ events: z.array(Event) }), ...errorResponses },
+        },
         config: { auth: 'optional' },
       },
       async (request) => {
         const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return { events: await rowHistory(services, workspace, request.params.id) };
+        return { events: await rowHistory(services, workspace, request.params.id, request.query) };
       },
     );
   }

@@ -52,6 +52,13 @@ export const EVENT_NAMES = [
   'folder.renamed',
   'folder.moved',
   'folder.archived',
+  // comments and reactions (src/domain/comments.ts)
+  'comment.added',
+  'comment.deleted',
+  'comment.resolved',
+  'comment.unresolved',
+  'comment.reaction_added',
+  'comment.reaction_removed',
   // webhook subscriptions (src/domain/webhooks.ts, the drain's deactivation)
   'webhook.created',
   'webhook.updated',

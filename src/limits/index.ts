@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import type { Clock } from '../lib/clock';
 import type { Db } from '../persistence/database';
 import { IdempotencyStore } from './idempotency';
+import { MessagesMeter } from './messages-meter';
 import { MemoryUsageCounter, MonthlyMeter, RedisUsageCounter } from './monthly-meter';
 import { MemoryRateLimitStore, RateLimiter, RedisRateLimitStore } from './rate-limiter';
 
@@ -12,6 +13,8 @@ export type Limits = {
   rateLimiter: RateLimiter;
   meter: MonthlyMeter;
   idempotency: IdempotencyStore;
+  /** Delivered messages (agent wake-ups) per organisation and month, with the plan's bundle and hard ceiling. */
+  messages: MessagesMeter;
   /** Flushes the meter and disconnects Redis. Safe to call more than once. */
   close(): Promise<void>;
 };
@@ -34,6 +37,7 @@ export function createLimits(config: Pick<Config, 'redisUrl'>, db: Db, clock: Cl
     rateLimiter: new RateLimiter(redis ? new RedisRateLimitStore(redis, `${prefix}rl:`) : new MemoryRateLimitStore(), clock),
     meter,
     idempotency: new IdempotencyStore(db, clock, log),
+    messages: new MessagesMeter(db, clock),
     close: () =>
       (closing ??= (async () => {
         await meter.close();

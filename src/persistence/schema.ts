@@ -270,6 +270,61 @@ export interface DocumentHoldsTable {
   seq: ColumnType<number, number, number>;
 }
 
+export type CommentTargetType = 'row' | 'cell' | 'doc_range' | 'html_element' | 'surface' | 'workspace' | 'file';
+
+export interface CommentsTable {
+  id: string;
+  workspaceId: string;
+  parentId: string | null;
+  targetType: CommentTargetType;
+  targetId: string;
+  surfaceId: string | null;
+  columnId: string | null;
+  columnKey: string | null;
+  anchor: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  body: string;
+  mentions: ColumnType<Array<{ kind: PrincipalKind; id: string; label: string }>, string, string>;
+  authorId: string;
+  authorType: PrincipalKind;
+  correlationId: string | null;
+  resolvedAt: NullableTimestamp;
+  resolvedById: string | null;
+  resolvedByType: PrincipalKind | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface CommentReactionsTable {
+  commentId: string;
+  principalId: string;
+  principalType: PrincipalKind;
+  emoji: string;
+  createdAt: Timestamp;
+}
+
+export interface InboxMessagesTable {
+  seq: Generated<number>;
+  id: string;
+  recipientId: string;
+  orgId: string;
+  workspaceId: string | null;
+  kind: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  createdAt: Timestamp;
+}
+
+export interface InboxWakeDedupTable {
+  recipientId: string;
+  threadKey: string;
+  wokenAt: Timestamp;
+}
+
+export interface MessageUsageTable {
+  orgId: string;
+  period: string;
+  delivered: ColumnType<number, number | undefined, number>;
+}
+
 export type FileExif = { width: number; height: number; orientation: number };
 type Json<T> = ColumnType<T, string, string>;
 
@@ -444,6 +499,11 @@ export interface Database {
   surfaceVersions: SurfaceVersionsTable;
   versionCursors: VersionCursorsTable;
   documentHolds: DocumentHoldsTable;
+  comments: CommentsTable;
+  commentReactions: CommentReactionsTable;
+  inboxMessages: InboxMessagesTable;
+  inboxWakeDedup: InboxWakeDedupTable;
+  messageUsage: MessageUsageTable;
   fileFolders: FileFoldersTable;
   files: FilesTable;
   fileShareTokens: FileShareTokensTable;

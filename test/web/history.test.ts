@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -22,7 +23,7 @@ describe('version history in the browser', () => {
     const workspace = await createWorkspace(t, { as: { cookie } }, { name: 'Plans', slug: 'plans', mode: 'doc', initialMarkdown: '# Plans\n\nThe first draft.\n' });
     base = `/api/orgs/${workspace.org.slug}/workspaces/${workspace.slug}`;
     // A later session rewrites the draft (the log aged past the 10-minute session window).
-    await t.services.db.updateTable('documentUpdates').set({ createdAt: new Date(Date.now() - 30 * 60_000) }).where('document', '=', workspace.primarySurface.syncDocument).execute();
+    await sql`update document_updates set created_at = created_at - interval '30 minutes' where document = ${workspace.primarySurface.syncDocument}`.execute(t.services.db);
     const put = await t.request('PUT', `${base}/doc`, { as: { cookie }, body: { markdown: '# Plans\n\nA rewrite nobody liked.\n' } });
     expect(put.status).toBe(200);
     await ann.page.goto(`${ann.origin}/${workspace.org.slug}/${workspace.slug}`);

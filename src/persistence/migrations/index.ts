@@ -4,6 +4,7 @@ import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
 import * as m0007 from './0007_update_attribution';
+import * as m0010 from './0010_comments';
 import * as m0020 from './0020_webhooks';
 import * as m0030 from './0030_files';
 import * as m0070 from './0070_versions';
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0005_documents': m0005,
   '0006_docs': m0006,
   '0007_update_attribution': m0007,
+  '0010_comments': m0010,
   '0020_webhooks': m0020,
   '0030_files': m0030,
   '0070_versions': m0070,
