@@ -5,6 +5,9 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { createWorkspace } from '../workspaces/helpers';
 import { editorText, launchBrowser, sessionCookieOf, signedInPerson, type Person } from './browser';
 
+// Generous: the first list runs a history pass, and the machine may be loaded.
+const POLL = { timeout: 20_000 };
+
 /** The History panel: a doc's versions listed, one previewed, and restored into the open editor. */
 describe('version history in the browser', () => {
   let t: TestApp;
@@ -39,22 +42,22 @@ describe('version history in the browser', () => {
   it('lists the versions, previews one and restores it into the open editor', async () => {
     await ann.page.getByRole('button', { name: 'History' }).click();
     const items = ann.page.locator('.history-list > li');
-    await expect.poll(() => items.count()).toBe(2);
+    await expect.poll(() => items.count(), POLL).toBe(2);
     await items.nth(1).locator('.history-item').click();
-    await expect.poll(() => ann.page.locator('.history-text').textContent()).toBe('# Plans\n\nThe first draft.\n');
+    await expect.poll(() => ann.page.locator('.history-text').textContent(), POLL).toBe('# Plans\n\nThe first draft.\n');
 
     ann.page.once('dialog', (dialog) => void dialog.accept());
     await items.nth(1).getByRole('button', { name: 'Restore this version' }).click();
-    await expect.poll(() => editorText(ann.page, 'p')).toBe('The first draft.');
-    await expect.poll(markdown).toBe('# Plans\n\nThe first draft.\n');
+    await expect.poll(() => editorText(ann.page, 'p'), POLL).toBe('The first draft.');
+    await expect.poll(markdown, POLL).toBe('# Plans\n\nThe first draft.\n');
     // The restore is itself in the history (a new version on top).
-    await expect.poll(() => items.count()).toBe(3);
+    await expect.poll(() => items.count(), POLL).toBe(3);
   });
 
   it('names the current state', async () => {
     await ann.page.getByLabel('Version name').fill('Before the offsite');
     await ann.page.getByRole('button', { name: 'Save' }).click();
-    await expect.poll(() => ann.page.locator('.history-list > li strong').first().textContent()).toBe('Before the offsite');
+    await expect.poll(() => ann.page.locator('.history-list > li strong').first().textContent(), POLL).toBe('Before the offsite');
     const listed = await t.request('GET', `${base}/surfaces/doc/versions`, { as: { cookie } });
     expect(listed.body.versions[0]).toMatchObject({ kind: 'named', name: 'Before the offsite' });
   });
