@@ -12,11 +12,13 @@ const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
+  { name: 'mcp', run: async () => (await import('./mcp')).runMcpBench() },
   { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
   { name: 'web', run: async () => (await import('./web')).runWebBench() },
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
   { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
+  { name: 'search', run: async () => (await import('./search')).runSearchBench() },
 ];
 
 function print(name: string, figures: Figures) {

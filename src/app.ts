@@ -15,9 +15,10 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
-import { registerWebApp } from './http/web-app';
+import { directUploadOrigins, registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
+import { ToolRegistry } from './mcp/registry';
 import type { Services } from './services';
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
@@ -65,6 +66,9 @@ export async function buildApp(services: Services): Promise<App> {
       'deprecation',
       'link',
       'etag',
+      'www-authenticate',
+      'mcp-session-id',
+      'mcp-protocol-version',
     ],
   });
   await app.register(cookie);
@@ -89,9 +93,10 @@ export async function buildApp(services: Services): Promise<App> {
     for (const method of [route.method].flat()) if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
   });
   app.decorate('registeredRoutes', registeredRoutes);
+  app.decorate('mcpTools', new ToolRegistry());
   await app.register(async (scope) => registerRoutes(scope as App, services));
   // Last: its wildcard route answers only what no API route claims.
-  await registerWebApp(app);
+  await registerWebApp(app, { uploadOrigins: directUploadOrigins(services.config.s3) });
 
   // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
   const fileTrash = new FileTrashJob(services);

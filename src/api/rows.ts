@@ -11,18 +11,19 @@ import {
   type SurfaceSelector,
 } from '../domain/tables';
 import { errors } from '../errors';
-import { requireActor } from '../http/authenticate';
+import { requireCaller } from '../http/authenticate';
+import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { Event } from './event-schemas';
-import { BaseVersion, errorResponses, OverLimitBody, PreconditionFailed } from './schemas';
+import { BaseVersion, errorResponses, Ok, OverLimitBody, PreconditionFailed } from './schemas';
 import { Row, RowData, SurfaceQuery } from './table-schemas';
 
-const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
+export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
 
-const ListQuery = z.strictObject({
+export const ListRowsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   after: z.string().max(2000).optional().describe('The nextCursor of the previous page'),
   sort: z
@@ -33,8 +34,8 @@ const ListQuery = z.strictObject({
   ...SurfaceQuery,
 });
 
-const CreateBody = z.strictObject({ data: RowData, ...SurfaceQuery });
-const PatchBody = z.strictObject({
+export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery });
+export const PatchRowBody = z.strictObject({
   data: RowData.optional(),
   ...SurfaceQuery,
   position: z.number().int().min(0).optional(),
@@ -50,17 +51,17 @@ const CellConflict = z
   })
   .meta({ id: 'CellConflict' });
 
-const PatchResponse = Row.extend({
+const PatchRowResponse = Row.extend({
   conflicts: z.array(CellConflict).optional().describe('Only for a write with a base: cells both you and someone else changed since the base'),
 });
-const BulkBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
-const MoveBody = z.strictObject({
+export const BulkUpdateBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
+export const MoveRowsBody = z.strictObject({
   rowIds: z.array(z.string().min(1).max(100)).min(1).max(500),
   ...SurfaceQuery,
   surface: SurfaceQuery.surface.describe('The sheet to move to (or `surfaceId`; either may be in the query instead)'),
 });
 /** Every row route takes the sheet selector in the query too. */
-const SheetQuery = z.strictObject(SurfaceQuery);
+export const SheetQuery = z.strictObject(SurfaceQuery);
 
 /**
  * The sheet a request names, in the query or the body (clients use either);
@@ -77,9 +78,92 @@ function sheetOf(query: SurfaceSelector, body: SurfaceSelector): SurfaceSelector
   return { surface: chosen.surface, surfaceId: chosen.surfaceId };
 }
 
-const rowResponses = { 200: Row, ...errorResponses, 402: OverLimitBody };
+/**
+ * Routes whose body names the sheet also take it in the query; their
+ * operation (and its MCP tool) sees one selector, in the body.
+ */
+function withSheetFromQuery<B extends SurfaceSelector, Q extends { query: SurfaceSelector; body: B }>(request: Q): Q {
+  return { ...request, body: { ...request.body, ...sheetOf(request.query, request.body) } };
+}
+
+const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
+
+/** Each route's policy check and domain call; the MCP tools (src/mcp/tools.ts) run the same ones. */
+export const rowOperations = {
+  list: defineOperation(
+    { params: WorkspaceParams, query: ListRowsQuery, response: RowList },
+    async (services, actor, { params, query }, http) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, query);
+      http?.header('etag', etag);
+      return page;
+    },
+  ),
+  create: defineOperation(
+    { params: WorkspaceParams, body: CreateRowBody, response: Row },
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const resolved = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return createRow(services, caller, resolved, body);
+    },
+  ),
+  bulkUpdate: defineOperation(
+    { params: WorkspaceParams, query: SheetQuery, body: BulkUpdateBody, response: z.object({ rows: z.array(Row) }) },
+    async (services, actor, { params, query, body }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return { rows: await bulkUpdateRows(services, caller, workspace, body.updates, query) };
+    },
+  ),
+  move: defineOperation(
+    { params: WorkspaceParams, body: MoveRowsBody, response: z.object({ moved: z.array(z.string()), skipped: z.number().int() }) },
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return moveRowsToSurface(services, caller, workspace, { rowIds: body.rowIds, surface: body.surface, surfaceId: body.surfaceId });
+    },
+  ),
+  get: defineOperation(
+    { params: RowParams, query: SheetQuery, response: Row },
+    async (services, actor, { params, query }, http) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { row, etag } = await getWorkspaceRow(services, workspace, params.id, query);
+      http?.header('etag', etag);
+      return row;
+    },
+  ),
+  update: defineOperation(
+    { params: RowParams, body: PatchRowBody, response: PatchRowResponse },
+    async (services, actor, { params, body }, http) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      const { data, position, surface, surfaceId, baseVersion } = body;
+      const base = { ifMatch: http?.ifMatch, baseVersion };
+      const { row, etag, conflicts } = await updateRow(services, caller, workspace, params.id, { data, position, surface, surfaceId, base });
+      if (etag) http?.header('etag', etag);
+      return { ...row, ...(conflicts ? { conflicts } : {}) };
+    },
+  ),
+  remove: defineOperation(
+    { params: RowParams, query: SheetQuery, response: Ok },
+    async (services, actor, { params, query }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      await deleteWorkspaceRow(services, caller, workspace, params.id, query);
+      return { ok: true as const };
+    },
+  ),
+  history: defineOperation(
+    { params: RowParams, query: SheetQuery, response: z.object({ events: z.array(Event) }) },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      return { events: await rowHistory(services, workspace, params.id, query) };
+    },
+  ),
+};
 
 export async function rowRoutes(app: App, services: Services) {
+  const { list, create, bulkUpdate, move, get, update, remove, history } = rowOperations;
   for (const url of workspacePaths('/rows')) {
     app.get(
       url,
@@ -90,18 +174,13 @@ export async function rowRoutes(app: App, services: Services) {
             'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
             'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
           tags: ['rows'],
-          params: WorkspaceParams,
-          querystring: ListQuery,
-          response: { 200: z.object({ rows: z.array(Row), nextCursor: z.string().nullable() }), ...errorResponses },
+          params: list.params,
+          querystring: list.query,
+          response: { 200: list.response, ...errorResponses },
         },
         config: { auth: 'optional' },
       },
-      async (request, reply) => {
-        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const { etag, ...page } = await listWorkspaceRows(services, workspace, request.query);
-        reply.header('etag', etag);
-        return page;
-      },
+      async (request, reply) => list.run(services, request.actor, request, httpExchange(request, reply)),
     );
 
     app.post(
@@ -111,17 +190,13 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Create a row',
           description: 'Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns.',
           tags: ['rows'],
-          params: WorkspaceParams,
+          params: create.params,
           querystring: SheetQuery,
-          body: CreateBody,
-          response: rowResponses,
+          body: create.body,
+          response: { 200: create.response, ...errorResponses, 402: OverLimitBody },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return createRow(services, actor, resolved, { data: request.body.data, ...sheetOf(request.query, request.body) });
-      },
+      async (request) => create.run(services, request.actor, withSheetFromQuery(request)),
     );
   }
 
@@ -133,17 +208,13 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Update up to 500 rows at once',
           description: 'All or nothing: an unknown id or an invalid value writes nothing. One `row.updated` per row.',
           tags: ['rows'],
-          params: WorkspaceParams,
-          querystring: SheetQuery,
-          body: BulkBody,
-          response: { 200: z.object({ rows: z.array(Row) }), ...errorResponses },
+          params: bulkUpdate.params,
+          querystring: bulkUpdate.query,
+          body: bulkUpdate.body,
+          response: { 200: bulkUpdate.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return { rows: await bulkUpdateRows(services, actor, workspace, request.body.updates, request.query) };
-      },
+      async (request) => bulkUpdate.run(services, request.actor, request),
     );
   }
 
@@ -155,17 +226,13 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Move up to 500 rows to another sheet',
           description: 'One transaction: a row id outside the workspace fails the batch; rows already there are skipped; the rest land at the tail in the order given.',
           tags: ['rows'],
-          params: WorkspaceParams,
+          params: move.params,
           querystring: SheetQuery,
-          body: MoveBody,
-          response: { 200: z.object({ moved: z.array(z.string()), skipped: z.number().int() }), ...errorResponses },
+          body: move.body,
+          response: { 200: move.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return moveRowsToSurface(services, actor, workspace, { rowIds: request.body.rowIds, ...sheetOf(request.query, request.body) });
-      },
+      async (request) => move.run(services, request.actor, withSheetFromQuery(request)),
     );
   }
 
@@ -177,18 +244,13 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'One row',
           description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). The `ETag` header is the version token of the table as read (a base for PATCH).',
           tags: ['rows'],
-          params: RowParams,
-          querystring: SheetQuery,
-          response: { 200: Row, ...errorResponses },
+          params: get.params,
+          querystring: get.query,
+          response: { 200: get.response, ...errorResponses },
         },
         config: { auth: 'optional' },
       },
-      async (request, reply) => {
-        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const { row, etag } = await getWorkspaceRow(services, workspace, request.params.id, request.query);
-        reply.header('etag', etag);
-        return row;
-      },
+      async (request, reply) => get.run(services, request.actor, request, httpExchange(request, reply)),
     );
 
     app.patch(
@@ -201,21 +263,13 @@ export async function rowRoutes(app: App, services: Services) {
             'of the read>` or `baseVersion`), each cell is written only if nobody else changed it since that version; cells someone else changed keep ' +
             'their value and are listed in `conflicts`, and the answer is the row as it is now with its new `ETag` (docs/VERSIONS.md).',
           tags: ['rows'],
-          params: RowParams,
+          params: update.params,
           querystring: SheetQuery,
-          body: PatchBody,
-          response: { 200: PatchResponse, ...errorResponses, 412: PreconditionFailed },
+          body: update.body,
+          response: { 200: update.response, ...errorResponses, 412: PreconditionFailed },
         },
       },
-      async (request, reply) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        const { data, position, baseVersion } = request.body;
-        const base = { ifMatch: request.headers['if-match'], baseVersion };
-        const { row, etag, conflicts } = await updateRow(services, actor, workspace, request.params.id, { data, position, base, ...sheetOf(request.query, request.body) });
-        if (etag) reply.header('etag', etag);
-        return { ...row, ...(conflicts ? { conflicts } : {}) };
-      },
+      async (request, reply) => update.run(services, request.actor, withSheetFromQuery(request), httpExchange(request, reply)),
     );
 
     app.delete(
@@ -225,17 +279,12 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Delete a row',
           description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
           tags: ['rows'],
-          params: RowParams,
-          querystring: SheetQuery,
-          response: { 200: z.object({ ok: z.literal(true) }), ...errorResponses },
+          params: remove.params,
+          querystring: remove.query,
+          response: { 200: remove.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        await deleteWorkspaceRow(services, actor, workspace, request.params.id, request.query);
-        return { ok: true as const };
-      },
+      async (request) => remove.run(services, request.actor, request),
     );
   }
 
@@ -246,16 +295,13 @@ export async function rowRoutes(app: App, services: Services) {
         schema: {
           summary: 'Events of one row, oldest first',
           tags: ['rows'],
-          params: RowParams,
-          querystring: SheetQuery,
-          response: { 200: z.object({ events: z.array(Event) }), ...errorResponses },
+          params: history.params,
+          querystring: history.query,
+          response: { 200: history.response, ...errorResponses },
         },
         config: { auth: 'optional' },
       },
-      async (request) => {
-        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return { events: await rowHistory(services, workspace, request.params.id, request.query) };
-      },
+      async (request) => history.run(services, request.actor, request),
     );
   }
 }

@@ -64,6 +64,16 @@ export const BaseVersion = z.string().min(1).max(100).describe('The `ETag` a rea
 
 /** 412: `precondition_failed` (not a version token of this surface) or `base_unavailable` (too old to merge against). */
 export const PreconditionFailed = ErrorBody;
+/** `?org=<slug>` on routes about an organisation that carry no slug in the path (billing, support). */
+export const OrgQuery = z.strictObject({
+  org: z.string().min(1).max(100).optional().describe("Organisation slug; default: the caller's own organisation"),
+});
+
+/** The `org` query parameter as sent, for hooks that run before validation (rate-limit buckets). */
+export function orgQueryOf(request: { query: unknown }): string | undefined {
+  const org = (request.query as { org?: unknown } | undefined)?.org;
+  return typeof org === 'string' ? org : undefined;
+}
 
 /** Documented error responses, spread into a route's `response` map. */
 export const errorResponses = {

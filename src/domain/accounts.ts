@@ -1,4 +1,5 @@
 import { errors } from '../errors';
+import { RESERVED_ORG_SLUGS } from '../lib/app-paths';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';
 import {
@@ -18,6 +19,7 @@ import {
 } from '../persistence/accounts';
 import type { Executor, Tx } from '../persistence/database';
 import type { Services } from '../services';
+import { attributeReferralSignup } from './referrals';
 import { seedCreatedWorkspace } from './workspace-documents';
 import { createWorkspace } from './workspaces';
 
@@ -29,12 +31,18 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** A path on this server a redeemed link may lead to: relative, and never `//host` or `/\\host` (which browsers read as another site). */
+export function isSafeReturnPath(path: string): boolean {
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(path) && path.length <= 4000;
+}
+
 /**
  * Sends a sign-in link, or puts an unknown address on the waitlist when
  * sign-up is invite-only. Known users, allow-listed and invited addresses
- * always get a link.
+ * always get a link. `returnTo` (a path here, such as an OAuth consent page)
+ * is where the redeemed link goes instead of the welcome workspace.
  */
-export async function requestMagicLink(services: Services, rawEmail: string): Promise<{ ok: true } | { waitlisted: true }> {
+export async function requestMagicLink(services: Services, rawEmail: string, options: { returnTo?: string } = {}): Promise<{ ok: true } | { waitlisted: true }> {
   const email = normaliseEmail(rawEmail);
   if (services.config.signupMode === 'waitlist' && !(await mayJoin(services, email))) {
     await addToWaitlist(services.db, { email, source: 'sign-in', ref: null });
@@ -42,7 +50,8 @@ export async function requestMagicLink(services: Services, rawEmail: string): Pr
   }
   const token = randomToken();
   const now = services.clock.now();
-  await insertMagicLink(services.db, { tokenHash: hashToken(token), email, expiresAt: new Date(now.getTime() + MAGIC_LINK_TTL_MS) });
+  const returnTo = options.returnTo !== undefined && isSafeReturnPath(options.returnTo) ? options.returnTo : null;
+  await insertMagicLink(services.db, { tokenHash: hashToken(token), email, expiresAt: new Date(now.getTime() + MAGIC_LINK_TTL_MS), returnTo });
   const link = `${services.config.publicUrl}/api/auth?token=${encodeURIComponent(token)}`;
   await services.mailer.send({
     to: email,
@@ -67,7 +76,7 @@ export async function redeemMagicLink(
   services: Services,
   token: string,
   userAgent: string | null,
-): Promise<{ sessionToken: string; orgSlug: string; userId: string; expiresAt: Date }> {
+): Promise<{ sessionToken: string; orgSlug: string; userId: string; expiresAt: Date; returnTo: string | null }> {
   const now = services.clock.now();
   const session = await services.db.transaction().execute(async (tx) => {
     const link = await consumeMagicLink(tx, hashToken(token), now);
@@ -77,7 +86,7 @@ export async function redeemMagicLink(
     const sessionToken = randomToken();
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
     await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
-    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome };
+    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome, returnTo: link.returnTo };
   });
   // Documents are seeded after the SQL rows commit (the sync engine commits through its own transaction).
   if (session.welcome) await seedCreatedWorkspace(services, session.welcome);
@@ -94,7 +103,10 @@ export async function ensureAccount(services: Services, tx: Tx, rawEmail: string
   }
   const userId = existing?.id ?? newId('usr');
   const localPart = email.split('@')[0] ?? 'user';
-  if (!existing) await insertUser(tx, { id: userId, email, name: options.name ?? localPart, primaryOrgId: null });
+  if (!existing) {
+    await insertUser(tx, { id: userId, email, name: options.name ?? localPart, primaryOrgId: null });
+    await attributeReferralSignup(services, tx, userId, email);
+  }
   const orgSlug = await uniqueOrgSlug(tx, options.orgName ?? localPart);
   const orgId = newId('org');
   await insertOrg(tx, { id: orgId, slug: orgSlug, name: options.orgName ?? `${options.name ?? localPart}'s workspace`, personal: true });
@@ -128,6 +140,7 @@ async function uniqueOrgSlug(db: Executor, base: string): Promise<string> {
   const root = slugify(base);
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? root : `${root}-${n}`;
-    if (!(await slugTaken(db, candidate))) return candidate;
+    // A reserved slug counts as taken: signin@example.com gets `signin-2`, never the sign-in page's path.
+    if (!RESERVED_ORG_SLUGS.has(candidate) && !(await slugTaken(db, candidate))) return candidate;
   }
 }

@@ -10,6 +10,7 @@ export const EVENT_NAMES = [
   'row.updated',
   'row.deleted',
   'row.moved_surface',
+  'row.refused',
   'columns.updated',
   // doc and html bodies (src/events/doc-changes.ts)
   'doc.updated',
@@ -59,6 +60,9 @@ export const EVENT_NAMES = [
   'comment.unresolved',
   'comment.reaction_added',
   'comment.reaction_removed',
+  // OAuth grants (src/domain/oauth.ts): in the audit log of the user's organisation
+  'oauth.grant_created',
+  'oauth.grant_revoked',
   // webhook subscriptions (src/domain/webhooks.ts, the drain's deactivation)
   'webhook.created',
   'webhook.updated',
@@ -67,6 +71,14 @@ export const EVENT_NAMES = [
   // version history (src/domain/versions.ts)
   'version.created',
   'version.restored',
+  // plans and billing (src/domain/billing.ts, the period-end downgrade job)
+  'billing.plan_changed',
+  'billing.downgrade_scheduled',
+  'billing.downgrade_canceled',
+  'billing.payment_method_updated',
+  'billing.limit_increase_requested',
+  // support tickets (src/domain/support.ts)
+  'support.ticket_created',
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

@@ -1,4 +1,4 @@
-import type { Actor } from '../http/actor';
+import type { Actor } from '../auth/actor';
 import type { AgentReach } from '../policy/comments';
 import type { CallerFacts, UserFacts } from '../policy/index';
 import type { Executor } from './database';
@@ -34,7 +34,7 @@ export async function loadCallerFacts(db: Executor, actor: Actor | null, workspa
   for (const w of workspaces) {
     const user: UserFacts = { membershipRole: membershipRole(w.id, actor.userId), orgRole: orgRole(w.orgId) };
     if (actor.principal.principalType === 'user') {
-      facts.set(w.id, { kind: 'user', ...user });
+      facts.set(w.id, actor.oauth ? { kind: 'user', ...user, scopes: actor.oauth.scopes } : { kind: 'user', ...user });
     } else {
       facts.set(w.id, {
         kind: 'agent',

@@ -74,6 +74,8 @@ export interface MagicLinksTable {
   createdAt: Timestamp;
   expiresAt: Timestamp;
   usedAt: NullableTimestamp;
+  /** Where the redeemed link goes (a path on this server), e.g. back to an OAuth consent page. */
+  returnTo: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ElevationGrantsTable {
@@ -473,6 +475,158 @@ export interface WebhookUsageTable {
   delivered: ColumnType<number, number | undefined, number>;
 }
 
+export type OAuthClientAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
+
+export interface OAuthClientsTable {
+  id: string;
+  secretHash: string | null;
+  name: string;
+  redirectUris: ColumnType<string[], string, string>;
+  tokenEndpointAuthMethod: OAuthClientAuthMethod;
+  scope: string | null;
+  /** The registered client metadata (RFC 7591) as stored, echoed by registration. */
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  createdAt: Timestamp;
+}
+
+export interface OAuthGrantsTable {
+  id: string;
+  clientId: string;
+  userId: string;
+  /** Space-separated, as OAuth writes scopes. */
+  scopes: string;
+  resource: string | null;
+  createdAt: Timestamp;
+  lastUsedAt: NullableTimestamp;
+  /** When its newest refresh token expires: an unused grant lapses then. */
+  expiresAt: Timestamp;
+  revokedAt: NullableTimestamp;
+  revokedReason: string | null;
+}
+
+export interface OAuthAuthorizationCodesTable {
+  codeHash: string;
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  redirectUriExplicit: boolean;
+  codeChallenge: string;
+  scopes: string;
+  resource: string | null;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  usedAt: NullableTimestamp;
+  grantId: string | null;
+}
+
+export interface OAuthTokensTable {
+  id: string;
+  grantId: string;
+  kind: 'access' | 'refresh';
+  tokenHash: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  /** Refresh tokens: when it was exchanged for a new pair. Presenting it again is reuse. */
+  rotatedAt: NullableTimestamp;
+  revokedAt: NullableTimestamp;
+}
+
+export interface McpConfirmationsTable {
+  tokenHash: string;
+  caller: string;
+  tool: string;
+  argumentsHash: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export interface LocalPaymentCustomersTable {
+  id: string;
+  orgId: string;
+  cardBrand: string | null;
+  cardLast4: string | null;
+  cardExpMonth: number | null;
+  cardExpYear: number | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface LocalPaymentSessionsTable {
+  id: string;
+  tokenHash: string;
+  kind: 'checkout' | 'portal';
+  orgId: string;
+  plan: Exclude<PlanName, 'free'> | null;
+  createdById: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  completedAt: NullableTimestamp;
+}
+
+export interface LimitIncreaseRequestsTable {
+  id: string;
+  orgId: string;
+  kind: string;
+  desiredValue: number;
+  currentCap: number | null;
+  plan: PlanName;
+  reason: string;
+  requestedById: string;
+  requestedByType: PrincipalKind;
+  createdAt: Timestamp;
+}
+
+export interface SupportTicketsTable {
+  id: string;
+  orgId: string;
+  kind: string;
+  title: string;
+  body: string;
+  context: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  attachmentUrls: ColumnType<string[], string, string>;
+  status: ColumnType<'open' | 'closed', 'open' | 'closed' | undefined, 'open' | 'closed'>;
+  trackerNumber: number | null;
+  trackerUrl: string | null;
+  createdById: string;
+  createdByType: PrincipalKind;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface LocalTrackerIssuesTable {
+  orgId: string;
+  number: number;
+  ticketId: string;
+  createdAt: Timestamp;
+}
+
+export interface LocalTrackerCountersTable {
+  orgId: string;
+  lastNumber: number;
+}
+
+export interface ReferralCodesTable {
+  userId: string;
+  code: string;
+  createdAt: Timestamp;
+}
+
+export interface ReferralClicksTable {
+  id: string;
+  code: string;
+  refereeEmailHash: string | null;
+  via: string | null;
+  visitorHash: string;
+  createdAt: Timestamp;
+}
+
+export interface ReferralSignupsTable {
+  userId: string;
+  code: string;
+  signedUpAt: Timestamp;
+  activatedAt: NullableTimestamp;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -514,6 +668,20 @@ export interface Database {
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;
   webhookUsage: WebhookUsageTable;
+  oauthClients: OAuthClientsTable;
+  oauthGrants: OAuthGrantsTable;
+  oauthAuthorizationCodes: OAuthAuthorizationCodesTable;
+  oauthTokens: OAuthTokensTable;
+  mcpConfirmations: McpConfirmationsTable;
+  localPaymentCustomers: LocalPaymentCustomersTable;
+  localPaymentSessions: LocalPaymentSessionsTable;
+  limitIncreaseRequests: LimitIncreaseRequestsTable;
+  supportTickets: SupportTicketsTable;
+  localTrackerIssues: LocalTrackerIssuesTable;
+  localTrackerCounters: LocalTrackerCountersTable;
+  referralCodes: ReferralCodesTable;
+  referralClicks: ReferralClicksTable;
+  referralSignups: ReferralSignupsTable;
 }
 
 export type Org = Selectable<OrgsTable>;

@@ -84,7 +84,8 @@ export async function signedInPerson(t: TestApp, browser: Browser, email: string
   const sent = await t.request('POST', '/api/auth', { body: { email } });
   if (sent.status !== 200) throw new Error(`POST /api/auth answered ${sent.status}`);
   const token = await latestMagicToken(t, email);
-  await page.goto(`${proxy.url}/api/auth?token=${encodeURIComponent(token)}`);
+  // A loaded machine (several browser files at once) can take well over Playwright's default 30 s for a first load.
+  await page.goto(`${proxy.url}/api/auth?token=${encodeURIComponent(token)}`, { timeout: 120_000 });
   return {
     context,
     page,
@@ -103,6 +104,12 @@ export async function signedInPerson(t: TestApp, browser: Browser, email: string
       await proxy.close();
     },
   };
+}
+
+/** Opens a grid row's menu (the button in its gutter shows on hover). */
+export async function openRowMenu(person: Person, rowId: string) {
+  await person.page.locator(`[data-row-id="${rowId}"]`).hover();
+  await person.page.locator(`[data-row-id="${rowId}"] .row-menu-button`).click();
 }
 
 /** The session cookie a browser context holds, for REST calls made as the same person. */
