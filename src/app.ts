@@ -5,6 +5,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
 import { FileTrashJob } from './domain/file-trash';
+import { VersionRetention } from './domain/version-retention';
 import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
@@ -64,6 +65,7 @@ export async function buildApp(services: Services): Promise<App> {
       'idempotent-replayed',
       'deprecation',
       'link',
+      'etag',
       'www-authenticate',
       'mcp-session-id',
       'mcp-protocol-version',
@@ -109,6 +111,12 @@ export async function buildApp(services: Services): Promise<App> {
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);
   app.addHook('preClose', async () => services.sync.close());
+
+  // Automatic versions past the plan's window (docs/VERSIONS.md): swept on a timer while the app runs.
+  const versionRetention = new VersionRetention(services);
+  app.decorate('versionRetention', versionRetention);
+  app.addHook('onReady', async () => versionRetention.start());
+  app.addHook('preClose', async () => versionRetention.stop());
   return app;
 }
 

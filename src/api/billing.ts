@@ -58,7 +58,7 @@ const BillingSummary = z
       card: Card.nullable().describe('The card on file (brand, last four, expiry); null when none: an upgrade then needs a checkout'),
     }),
     plans: z
-      .array(z.object({ plan: PlanName, monthlyPriceCents: z.number().int(), caps: z.record(z.string(), z.number()) }))
+      .array(z.object({ plan: PlanName, monthlyPriceCents: z.number().int(), caps: z.record(z.string(), z.number().nullable()).describe('Each cap of the plan; null: unlimited') }))
       .describe('Every plan with its price and caps, for a plan picker'),
   })
   .meta({ id: 'BillingSummary' });

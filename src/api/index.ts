@@ -30,6 +30,7 @@ import { searchRoutes } from './search';
 import { supportRoutes } from './support';
 import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
+import { versionRoutes } from './versions';
 import { waitlistRoutes } from './waitlist';
 import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
@@ -67,4 +68,5 @@ export async function registerRoutes(app: App, services: Services) {
   await fileRoutes(app, services);
   await fileSharePageRoutes(app, services);
   await webhookRoutes(app, services);
+  await versionRoutes(app, services);
 }

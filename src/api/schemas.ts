@@ -59,6 +59,11 @@ export const OverLimitBody = z
 
 export const Ok = z.object({ ok: z.literal(true) });
 
+/** A version token a read returned (`ETag`), named by a write as what it was based on (docs/VERSIONS.md). */
+export const BaseVersion = z.string().min(1).max(100).describe('The `ETag` a read returned (also accepted as the `If-Match` header): merge against that version');
+
+/** 412: `precondition_failed` (not a version token of this surface) or `base_unavailable` (too old to merge against). */
+export const PreconditionFailed = ErrorBody;
 /** `?org=<slug>` on routes about an organisation that carry no slug in the path (billing, support). */
 export const OrgQuery = z.strictObject({
   org: z.string().min(1).max(100).optional().describe("Organisation slug; default: the caller's own organisation"),

@@ -70,7 +70,7 @@ export type BillingSummary = {
   periodEndsAt: string;
   pendingDowngradeAt: string | null;
   payments: { provider: string; customerId: string | null; subscriptionId: string | null; card: CardOnFile | null };
-  plans: Array<{ plan: PlanName; monthlyPriceCents: number; caps: Record<string, number> }>;
+  plans: Array<{ plan: PlanName; monthlyPriceCents: number; caps: Record<string, number | null> }>;
 };
 
 function accountOf(org: Org): BillingAccount {

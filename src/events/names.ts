@@ -68,6 +68,9 @@ export const EVENT_NAMES = [
   'webhook.updated',
   'webhook.deleted',
   'webhook.deactivated',
+  // version history (src/domain/versions.ts)
+  'version.created',
+  'version.restored',
   // plans and billing (src/domain/billing.ts, the period-end downgrade job)
   'billing.plan_changed',
   'billing.downgrade_scheduled',

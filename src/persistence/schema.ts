@@ -240,6 +240,38 @@ export interface DocSectionsTable {
   updatedAt: Timestamp;
 }
 
+export interface SurfaceVersionsTable {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  document: string;
+  kind: 'auto' | 'named';
+  name: string | null;
+  seq: ColumnType<number, number, number>;
+  startPoint: ColumnType<boolean, boolean | undefined, boolean>;
+  createdAt: Timestamp;
+  principalType: PrincipalKind | null;
+  principalId: string | null;
+  editors: ColumnType<unknown, string, string>;
+  changes: ColumnType<unknown, string, string>;
+  content: Uint8Array;
+  contentBytes: number;
+}
+
+export interface VersionCursorsTable {
+  document: string;
+  uptoSeq: ColumnType<number, number, number>;
+  historyFromSeq: ColumnType<number, number, number>;
+  historyFrom: NullableTimestamp;
+  sessions: ColumnType<unknown, string, string>;
+}
+
+export interface DocumentHoldsTable {
+  document: string;
+  bucket: Timestamp;
+  seq: ColumnType<number, number, number>;
+}
+
 export type CommentTargetType = 'row' | 'cell' | 'doc_range' | 'html_element' | 'surface' | 'workspace' | 'file';
 
 export interface CommentsTable {
@@ -618,6 +650,9 @@ export interface Database {
   documentSnapshots: DocumentSnapshotsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
+  surfaceVersions: SurfaceVersionsTable;
+  versionCursors: VersionCursorsTable;
+  documentHolds: DocumentHoldsTable;
   comments: CommentsTable;
   commentReactions: CommentReactionsTable;
   inboxMessages: InboxMessagesTable;

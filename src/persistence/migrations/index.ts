@@ -12,6 +12,7 @@ import * as m0041 from './0041_billing';
 import * as m0042 from './0042_support_referrals';
 import * as m0050 from './0050_oauth';
 import * as m0051 from './0051_mcp_confirmations';
+import * as m0070 from './0070_versions';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0042_support_referrals': m0042,
   '0050_oauth': m0050,
   '0051_mcp_confirmations': m0051,
+  '0070_versions': m0070,
 };

@@ -58,6 +58,7 @@ const PATHS: Record<string, string> = {
   table2: 'M2.5 3.5h11v9h-11zM2.5 6.5h11M2.5 9.5h11M6.5 3.5v9M10 3.5v9',
   hr: 'M2 8h12',
   activity: 'M1.5 8h3l2-4.5 3 9 2-4.5h3',
+  history: 'M2.5 8a5.5 5.5 0 1 0 1.6-3.9M2.5 2.5v2.5H5M8 5v3.2l2 1.3',
   upload: 'M8 10.5v-8M4.5 6 8 2.5 11.5 6M2.5 10.5v3h11v-3',
   download: 'M8 2.5v8M4.5 7 8 10.5 11.5 7M2.5 10.5v3h11v-3',
   file: 'M4 2.5h5l3 3v8H4zM9 2.5v3h3',

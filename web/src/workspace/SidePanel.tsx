@@ -4,6 +4,9 @@ import { api, workspacePath } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
+import type { Principal } from '../session';
+import { HistoryPanel } from './HistoryPanel';
+import type { Surface } from './types';
 import type { WorkspaceContext } from './WorkspacePage';
 import { CommentsPanel, type CommentFocus } from '../comments/CommentsPanel';
 import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
@@ -13,7 +16,7 @@ import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
  * surface, optionally focused on one target (a row, a cell, a doc range)
  * that a surface asked about through `openPanel`.
  */
-export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null };
+export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null } | { kind: 'history'; surface: Surface };
 
 interface PanelProps {
   request: PanelRequest;
@@ -22,6 +25,7 @@ interface PanelProps {
 
 const PANELS: Record<PanelRequest['kind'], { title: string; view: ComponentType<PanelProps> }> = {
   activity: { title: 'Activity', view: ActivityPanel },
+  history: { title: 'History', view: (props) => (props.request.kind === 'history' ? <HistoryPanel key={props.request.surface.id} context={props.context} surface={props.request.surface} /> : null) },
   comments: { title: 'Comments', view: CommentsView },
 };
 

@@ -98,6 +98,14 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
         </div>
         <div class="workspace-actions">
           <Presence document={document} />
+          {active && active.kind !== 'files' && (workspace.role === 'owner' || workspace.role === 'editor') && (
+            <IconButton
+              icon="history"
+              label="History"
+              active={panel?.kind === 'history'}
+              onClick={() => setPanel(panel?.kind === 'history' ? null : { kind: 'history', surface: active })}
+            />
+          )}
           <IconButton icon="comment" label="Comments" active={panel?.kind === 'comments'} onClick={() => setPanel(panel?.kind === 'comments' ? null : { kind: 'comments' })} />
           <IconButton icon="activity" label="Activity" active={panel?.kind === 'activity'} onClick={() => setPanel(panel?.kind === 'activity' ? null : { kind: 'activity' })} />
           <Button icon="users" onClick={() => setDialog('share')}>
