@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/sync/document-names';
 import { insertRow } from '../../src/sync/table-document';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
-import { acknowledged, connectClient, synced } from '../helpers/sync';
+import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';
 import { addMembership, addOrgMember, createWorkspace, elevate, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
 let t: TestApp & { store: { dispose(): Promise<void> } };
@@ -61,13 +61,15 @@ describe('GET /api/search', () => {
     expect(row.body).toMatchObject({ id: rowId, data: { title: 'Ship the Pelican importer' } });
   });
 
-  it('finds a row written over sync once the client has its acknowledgement', async () => {
+  it('finds a row written over sync once its update has been derived', async () => {
     const client = connectClient(t.url, tablesDocumentName(roadmap.id), { cookie: alice.cookie });
     try {
       await synced(client);
       const surfaceId = (await t.services.db.selectFrom('surfaces').select('id').where('workspaceId', '=', roadmap.id).executeTakeFirstOrThrow()).id;
       insertRow(client.doc, { id: 'row-from-sync-flamingo', surfaceId, data: { title: 'Flamingo over the wire' } }, null);
       await acknowledged(client);
+      // Acknowledged means logged; the projection search reads is written by the derive that follows (docs/SEARCH.md, Freshness).
+      await eventually(() => t.services.db.selectFrom('tableRows').select('id').where('id', '=', 'row-from-sync-flamingo').executeTakeFirst(), 15_000);
       const res = await search(alice, 'q=flamingo');
       expect(ids(res)).toEqual(['row:row-from-sync-flamingo']);
     } finally {
