@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app';
@@ -119,8 +122,14 @@ export async function sessionCookieOf(context: BrowserContext): Promise<string> 
   return cookie.value;
 }
 
-/** Where screenshots for the docs are written (docs/screenshots). */
-export const SCREENSHOT_DIR = new URL('../../docs/screenshots/', import.meta.url).pathname;
+/**
+ * Where the browser tests write their screenshots: docs/screenshots when
+ * `UPDATE_SCREENSHOTS=1` (to refresh the docs on purpose), else a temporary
+ * directory, so a test run leaves the working tree as it found it.
+ */
+export const SCREENSHOT_DIR = process.env.UPDATE_SCREENSHOTS === '1'
+  ? new URL('../../docs/screenshots/', import.meta.url).pathname
+  : `${mkdtempSync(path.join(os.tmpdir(), 'trellis-screenshots-'))}/`;
 
 /** The text of an element of the doc editor, without the name tags of other people's cursors. */
 export function editorText(page: Page, selector = ''): Promise<string> {
