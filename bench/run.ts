@@ -19,6 +19,8 @@ const parts: Part[] = [
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
   { name: 'web', run: async () => (await import('./web')).runWebBench() },
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
+  { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
+  { name: 'search', run: async () => (await import('./search')).runSearchBench() },
 ];
 
 function print(name: string, figures: Figures) {

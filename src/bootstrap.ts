@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
+import { LocalPaymentProvider } from './billing/local-payments';
 import { Failpoints } from './lib/failpoints';
 import { InProcessEventBus } from './events/bus';
 import { InboxFeed } from './events/inbox-feed';
@@ -9,6 +10,7 @@ import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
 import type { Services } from './services';
+import { LocalTracker } from './support/tracker';
 import { createSyncEngine } from './sync/index';
 import { Webhooks } from './webhooks/index';
 
@@ -40,6 +42,8 @@ export async function createServices(
     blobs: await createBlobStore(config),
     failpoints: Failpoints.parse(config.failpoints),
     webhooks,
+    payments: new LocalPaymentProvider(database.db, config),
+    tracker: new LocalTracker(database.db, config),
   };
   const services: Services = { ...base, sync: createSyncEngine(base) };
   return {

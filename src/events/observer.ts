@@ -4,9 +4,9 @@ import { capsFor } from '../limits/plans';
 import type { Tx } from '../persistence/database';
 import {
   countWorkspaceRows,
-  newestRowIds,
   deleteRowProjections,
   findWorkspaceEventContext,
+  lockWorkspaceForRowCap,
   replaceRowProjections,
   upsertRows,
   type RowMeta,
@@ -16,7 +16,7 @@ import type { Services } from '../services';
 import { parseDocumentName } from '../sync/document-names';
 import type { CommitReceipt } from '../sync/document-sync';
 import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
-import { isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
+import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
@@ -41,6 +41,15 @@ type TableDerived = {
 type Derived = TableDerived | DocDerived;
 
 type WorkspaceEventContext = NonNullable<Awaited<ReturnType<typeof findWorkspaceEventContext>>>;
+
+/** Rows a sync client created past the row cap, refused in the commit that recorded them (docs/LIMITS.md "Rows over sync"). */
+type Refusal = { workspaceId: string; rowIds: string[]; cap: number; origin: unknown };
+
+/** What one `persist` call learns about refused rows; applied once its transaction has committed. */
+type RefusalLedger = { refusals: Refusal[]; refusedNow: Set<string>; forgotten: string[] };
+
+/** The message a sync client gets on its connection (Hocuspocus stateless) when its rows are refused. */
+export const ROWS_REFUSED_MESSAGE = 'trellis.rows_refused';
 
 // Seven parameters an event; Postgres allows 65,535 a statement.
 const EVENTS_PER_INSERT = 1_000;
@@ -88,13 +97,15 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const drafts: EventDraft[] = [];
     const deferred: number[] = [];
     const rows = new RowWrites();
+    const stored = new Map<string, RowMeta>();
+    const ledger: RefusalLedger = { refusals: [], refusedNow: new Set(), forgotten: [] };
     // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
     const replayedTyping = new Map<string, EventDraft>();
     for (const { derived, origin, seqs } of changes) {
       const principal = principalOfOrigin(origin);
       const made =
         derived.kind === 'tables'
-          ? this.tableEvents(context, derived, principal, rows)
+          ? await this.tableEvents(tx, context, derived, principal, { rows, stored, origin, ledger })
           : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred });
       if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
       for (const draft of made) {
@@ -109,13 +120,20 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
-    const stored = await rows.write(tx, this.services.clock.now());
+    for (const [id, meta] of await rows.write(tx, this.services.clock.now())) stored.set(id, meta);
     const records: EventRecord[] = [];
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
     const receipts = changes.map(({ derived }) => (derived.kind === 'tables' ? { rows: rowsOf(derived, stored) } : undefined));
-    return { publish: () => publishEvents(this.services, records), deferred, receipts };
+    return {
+      publish: () => {
+        publishEvents(this.services, records);
+        this.afterRefusals(documentName, ledger);
+      },
+      deferred,
+      receipts,
+    };
   }
 
   /** After the engine rebuilt a document from its log: projections from the rebuilt state, nothing derived from the old one. */
@@ -147,8 +165,19 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     return context ?? null;
   }
 
-  /** Row and column events of one table transaction; its rows join the batch's projection write. */
-  private tableEvents(context: WorkspaceEventContext, derived: TableDerived, principal: Principal | null, rows: RowWrites): EventDraft[] {
+  /**
+   * Row and column events of one table transaction; its rows join the
+   * batch's projection write. A sync client's new rows are held to the
+   * workspace's row cap: the batch so far is written first, so the count
+   * sees every earlier change.
+   */
+  private async tableEvents(
+    tx: Tx,
+    context: WorkspaceEventContext,
+    derived: TableDerived,
+    principal: Principal | null,
+    { rows, stored, origin, ledger }: { rows: RowWrites; stored: Map<string, RowMeta>; origin: unknown; ledger: RefusalLedger },
+  ): Promise<EventDraft[]> {
     const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
     const surfaceRef = (surfaceId: string | null) => {
       const surface = surfaceId ? context.surfaces.get(surfaceId) : undefined;
@@ -156,9 +185,15 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     };
     const by = principal ? { id: principal.id, type: principal.principalType } : null;
     const drafts: EventDraft[] = [];
+    const created = new Set<string>();
     for (const change of derived.changes) {
       if (change.kind === 'columns.updated') {
         drafts.push({ event: 'columns.updated', orgId: context.orgId, workspace, ...surfaceRef(change.surfaceId), principal, data: { surfaceId: change.surfaceId } });
+        continue;
+      }
+      // A refused row is gone for everyone but the client that made it, until the server's removal reaches it: its later changes are not events.
+      if (ledger.refusedNow.has(change.rowId) || this.refusedRows.has(refusedKey(context.id, change.rowId))) {
+        if (change.kind === 'row.deleted') ledger.forgotten.push(refusedKey(context.id, change.rowId));
         continue;
       }
       const row = derived.rows.get(change.rowId) ?? null;
@@ -175,47 +210,89 @@ export class DocumentObserver implements TransactionObserver<Derived> {
         });
         continue;
       }
+      if (change.kind === 'row.created') created.add(row.id);
       rows.put({ id: row.id, workspaceId: context.id, surfaceId: row.surfaceId, position: row.position, data: row.data }, by, change.kind === 'row.created');
       const data: Record<string, unknown> = { id: row.id, data: row.data, position: row.position, surfaceId: row.surfaceId };
       if (change.kind === 'row.updated') data.changedKeys = change.changedKeys;
       if (change.kind === 'row.moved_surface') data.fromSurfaceId = change.fromSurfaceId;
       drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });
     }
-    return drafts;
+    if (!capsSyncWrites(origin) || created.size === 0) return drafts;
+    for (const [id, meta] of await rows.write(tx, this.services.clock.now())) stored.set(id, meta);
+    const { refused, cap, plan } = await this.rowsOverCap(tx, context.id, created);
+    if (refused.length === 0) return drafts;
+    const out = new Set(refused);
+    await deleteRowProjections(tx, refused);
+    for (const id of refused) {
+      stored.delete(id);
+      ledger.refusedNow.add(id);
+    }
+    ledger.refusals.push({ workspaceId: context.id, rowIds: refused, cap, origin });
+    const kept = drafts.filter((draft) => !(draft.subjectId && out.has(draft.subjectId)));
+    kept.push({
+      event: 'row.refused',
+      orgId: context.orgId,
+      workspace,
+      principal: SYSTEM_PRINCIPAL,
+      data: { rowIds: refused, reason: 'over_limit', limit: 'rows', cap, plan, author: principal },
+    });
+    return kept;
   }
 
   /**
-   * A CRDT cannot refuse a client's update, so the row cap is enforced after
-   * the fact: rows a sync client created beyond the plan's cap are removed
-   * again by the server (and their removal is an event the client sees).
+   * The rows of this change past the workspace's row cap: the cap is counted
+   * in this transaction, under a lock on the workspace, with the change's
+   * deletions and its new rows already written (so they are taken off the
+   * count), so changes committed earlier (from any client, any instance)
+   * keep their rows and this one takes what is left, in the order it
+   * created them. Rows that existed before are never refused, even over the
+   * cap (after a downgrade).
    */
-  async afterClientChange(documentName: string, derived: Derived): Promise<void> {
-    if (derived.kind !== 'tables' || !derived.changes.some((c) => c.kind === 'row.created')) return;
-    // One at a time per workspace, so two follow-ups never both trim for the same excess.
-    const previous = this.capChecks.get(derived.workspaceId) ?? Promise.resolve();
-    const next = previous.then(() => this.trimRowsOverCap(documentName, derived.workspaceId));
-    this.capChecks.set(derived.workspaceId, next.catch(() => {}));
-    await next;
+  private async rowsOverCap(tx: Tx, workspaceId: string, created: ReadonlySet<string>) {
+    const plan = await lockWorkspaceForRowCap(tx, workspaceId);
+    if (!plan) return { refused: [], cap: 0, plan };
+    const cap = capsFor(plan).rowsPerWorkspace;
+    const room = Math.max(0, cap - ((await countWorkspaceRows(tx, workspaceId)) - created.size));
+    return { refused: [...created].slice(room), cap, plan };
   }
 
-  private readonly capChecks = new Map<string, Promise<void>>();
+  /** Refused rows not yet removed from the document, as `workspaceId\0rowId`. */
+  private readonly refusedRows = new Set<string>();
 
-  /** The rows over the cap are the newest ones: whichever change comes last pays, whatever order follow-ups run in. */
-  private async trimRowsOverCap(documentName: string, workspaceId: string) {
-    const context = await findWorkspaceEventContext(this.services.db, workspaceId);
-    if (!context) return;
-    const cap = capsFor(context.plan).rowsPerWorkspace;
-    const excess = (await countWorkspaceRows(this.services.db, workspaceId)) - cap;
-    if (excess <= 0) return;
-    const overflow = await newestRowIds(this.services.db, workspaceId, excess);
-    this.services.log.info({ workspaceId, removed: overflow.length, cap }, 'removed rows created over the plan cap');
-    await this.engine.transact(documentName, serverOrigin(SYSTEM_PRINCIPAL, 'system'), (doc) => {
-      for (const id of overflow) deleteRow(doc, id, null);
-    });
+  /**
+   * Once refusals are committed: the client is told on its connection, and
+   * the server removes the rows from the document (a change every client
+   * receives). Detached, as a change made from inside the commit queue
+   * would wait behind itself.
+   */
+  private afterRefusals(documentName: string, ledger: RefusalLedger) {
+    for (const key of ledger.forgotten) this.refusedRows.delete(key);
+    for (const refusal of ledger.refusals) {
+      for (const id of refusal.rowIds) this.refusedRows.add(refusedKey(refusal.workspaceId, id));
+      const message = `This workspace holds at most ${refusal.cap} rows on its plan; rows created past it were removed.`;
+      sendToConnection(refusal.origin, JSON.stringify({ type: ROWS_REFUSED_MESSAGE, reason: 'over_limit', limit: 'rows', cap: refusal.cap, rowIds: refusal.rowIds, message }));
+      this.services.log.info({ workspaceId: refusal.workspaceId, refused: refusal.rowIds.length, cap: refusal.cap }, 'refused rows a sync client created over the plan cap');
+      setImmediate(() => {
+        this.engine
+          .transact(documentName, serverOrigin(SYSTEM_PRINCIPAL, 'system'), (doc) => {
+            for (const id of refusal.rowIds) if (getRow(doc, id)) deleteRow(doc, id, null);
+          })
+          .catch((error) => this.services.log.error({ err: error, documentName }, 'could not remove refused rows from the document'));
+      });
+    }
   }
 }
 
 const CONTEXT_TTL_MS = 2_000;
+
+function refusedKey(workspaceId: string, rowId: string) {
+  return `${workspaceId}\u0000${rowId}`;
+}
+
+/** Row caps hold sync clients' changes (and those changes derived again from the log); REST and MCP check before they write. */
+function capsSyncWrites(origin: unknown): boolean {
+  return isConnectionOrigin(origin) || isReplay(origin);
+}
 
 function isReplay(origin: unknown): boolean {
   return isServerOrigin(origin) && origin.context.via === 'replay';
@@ -251,6 +328,7 @@ class RowWrites {
     this.rows.set(id, null);
   }
 
+  /** Writes what was collected and starts afresh. */
   async write(tx: Tx, at: Date): Promise<Map<string, RowMeta>> {
     const upserts: RowWrite[] = [];
     const deleted: string[] = [];
@@ -258,6 +336,7 @@ class RowWrites {
       if (row) upserts.push(row);
       else deleted.push(id);
     }
+    this.rows.clear();
     await deleteRowProjections(tx, deleted);
     return upsertRows(tx, upserts, at);
   }

@@ -5,6 +5,7 @@ import { forgetTableCaches } from './table-index';
 import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { loadStoredDocument, writeSnapshot, type StoredUpdate } from '../persistence/documents';
+import { foldableUpTo, runHistoryPass, withHistoryLock } from './version-index';
 
 /**
  * Loads Y documents from the durable log and folds the log into snapshots.
@@ -126,24 +127,34 @@ export async function append(db: Executor, name: string, update: Uint8Array, aut
   return seq!;
 }
 
-/** Rebuilds the snapshot from the stored log and drops the folded updates. */
+/**
+ * Rebuilds the snapshot from the stored log and drops the folded updates.
+ * The log is first turned into versions (version-index.ts), and only what
+ * that pass covered, and no base version a recent read handed out, is
+ * folded: history never loses a listed version to compaction.
+ */
 export async function compact(db: Db, name: string, now: Date): Promise<{ bytes: number; folded: number } | null> {
-  const stored = await loadStoredDocument(db, name);
-  // Never fold an update whose events are still to be derived: its turn comes on the next load.
-  const firstUnderived = stored.updates.findIndex((u) => !u.derived);
-  const folded = firstUnderived === -1 ? stored.updates : stored.updates.slice(0, firstUnderived);
-  if (folded.length === 0) return null;
-  const scratch = new Y.Doc();
-  try {
-    Y.transact(scratch, () => {
-      if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state);
-      for (const { update } of folded) Y.applyUpdate(scratch, update);
-    });
-    const state = Y.encodeStateAsUpdateV2(scratch);
-    const uptoSeq = folded.at(-1)!.seq;
-    await db.transaction().execute((tx) => writeSnapshot(tx, name, state, uptoSeq, now));
-    return { bytes: state.byteLength, folded: folded.length };
-  } finally {
-    scratch.destroy();
-  }
+  return withHistoryLock(name, async () => {
+    const pass = await runHistoryPass(db, name);
+    const limit = await foldableUpTo(db, name, pass, now);
+    const stored = await loadStoredDocument(db, name);
+    // Never fold an update whose events are still to be derived: its turn comes on the next load.
+    const firstUnderived = stored.updates.findIndex((u) => !u.derived);
+    const foldable = firstUnderived === -1 ? stored.updates : stored.updates.slice(0, firstUnderived);
+    const folded = limit === null ? foldable : foldable.filter((u) => u.seq <= limit);
+    if (folded.length === 0) return null;
+    const scratch = new Y.Doc();
+    try {
+      Y.transact(scratch, () => {
+        if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state);
+        for (const { update } of folded) Y.applyUpdate(scratch, update);
+      });
+      const state = Y.encodeStateAsUpdateV2(scratch);
+      const uptoSeq = folded.at(-1)!.seq;
+      await db.transaction().execute((tx) => writeSnapshot(tx, name, state, uptoSeq, now));
+      return { bytes: state.byteLength, folded: folded.length };
+    } finally {
+      scratch.destroy();
+    }
+  });
 }
