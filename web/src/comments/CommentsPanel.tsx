@@ -26,7 +26,7 @@ const QUICK_REACTIONS = ['👍', '🎉', '❤️', '👀', '✅', '😄'];
  * resolve. Every `comment.*` event of the workspace reloads the list, so an
  * agent's reply made over REST shows up while the panel is open.
  */
-export function CommentsPanel(props: { context: WorkspaceContext; focus: CommentFocus | null; onFocusChange: (focus: CommentFocus | null) => void }) {
+export function CommentsPanel(props: { context: WorkspaceContext; focus: CommentFocus | null; onFocusChange: (focus: CommentFocus | null) => void; highlight?: string }) {
   const { workspace, abilities, surface } = props.context;
   const [status, setStatus] = useState<'open' | 'resolved'>('open');
   const [threads, setThreads] = useState<Thread[] | null>(null);
@@ -71,6 +71,11 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
     await load();
     return true;
   };
+
+  // A thread the panel was opened on (from the inbox) is scrolled to once it is listed.
+  useEffect(() => {
+    if (props.highlight && threads) document.querySelector(`.comments [data-thread="${CSS.escape(props.highlight)}"]`)?.scrollIntoView({ block: 'nearest' });
+  }, [props.highlight, threads !== null]);
 
   if (!surface) return <EmptyState icon="comment" title="No surface open" />;
   const focus = props.focus;
@@ -118,7 +123,7 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
       {shown && shown.length > 0 && (
         <ol class="threads">
           {shown.map((thread) => (
-            <ThreadView key={thread.root.id} thread={thread} myId={myId} canComment={abilities.comment} showTarget={!focus} act={act} context={props.context} />
+            <ThreadView key={thread.root.id} highlighted={thread.root.id === props.highlight} thread={thread} myId={myId} canComment={abilities.comment} showTarget={!focus} act={act} context={props.context} />
           ))}
         </ol>
       )}
@@ -126,13 +131,13 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
   );
 }
 
-function ThreadView(props: { thread: Thread; myId: string; canComment: boolean; showTarget: boolean; act: (action: () => Promise<unknown>) => Promise<boolean>; context: WorkspaceContext }) {
+function ThreadView(props: { highlighted?: boolean; thread: Thread; myId: string; canComment: boolean; showTarget: boolean; act: (action: () => Promise<unknown>) => Promise<boolean>; context: WorkspaceContext }) {
   const { root, replies } = props.thread;
   const { workspace } = props.context;
   const [replying, setReplying] = useState(false);
   const resolved = Boolean(root.resolvedAt);
   return (
-    <li class={`thread ${resolved ? 'is-resolved' : ''}`} data-thread={root.id}>
+    <li class={`thread ${resolved ? 'is-resolved' : ''} ${props.highlighted ? 'is-highlighted' : ''}`} data-thread={root.id}>
       {props.showTarget && (
         <div class="thread-target">
           <span class="target-chip">{targetKindLabel(root.target)}</span>

@@ -3,12 +3,13 @@ import { addColumnAfter, addRowAfter, deleteColumn, deleteRow, deleteTable } fro
 import type { EditorView } from 'prosemirror-view';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
+import { useLocation } from '../lib/router';
 import { NEVER_TRUE, useStore } from '../lib/store';
 import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace/surface-views';
-import { askLinkAddress, commands, createEditor, selectionInfo } from './editor';
+import { askLinkAddress, commands, createEditor, revealSection, selectionInfo } from './editor';
 import type { MentionCandidate } from './mentions';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
@@ -73,6 +74,15 @@ export function DocSurface(props: SurfaceViewProps) {
   useEffect(() => {
     view.current?.setProps({ editable: () => editable });
   }, [editable]);
+
+  // A search hit links to `#section-{index}`: once the server's content is in, the caret goes there.
+  const { hash } = useLocation();
+  const revealed = useRef<string | null>(null);
+  useEffect(() => {
+    const section = /^#section-(\d+)$/.exec(hash);
+    if (!section || !view.current || !synced || revealed.current === hash) return;
+    if (revealSection(view.current, Number(section[1]))) revealed.current = hash;
+  }, [hash, synced, state !== null]);
 
   const run = (command: (state: EditorState, dispatch?: EditorView['dispatch'], view?: EditorView) => boolean) => {
     const editor = view.current;

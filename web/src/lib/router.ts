@@ -11,13 +11,13 @@ import { createStore, useStore } from './store';
 const location = createStore(currentLocation());
 
 function currentLocation() {
-  return { path: window.location.pathname, search: window.location.search };
+  return { path: window.location.pathname, search: window.location.search, hash: window.location.hash };
 }
 
 window.addEventListener('popstate', () => location.set(currentLocation()));
 
 export function navigate(to: string, options: { replace?: boolean } = {}) {
-  if (to === window.location.pathname + window.location.search) return;
+  if (to === window.location.pathname + window.location.search + window.location.hash) return;
   if (options.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
   location.set(currentLocation());

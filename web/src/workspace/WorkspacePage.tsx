@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf, workspacePath } from '../lib/api';
 import { slugify } from '../lib/format';
-import { Link, navigate } from '../lib/router';
+import { Link, navigate, useLocation } from '../lib/router';
 import { useStore } from '../lib/store';
 import { session } from '../session';
 import { useOpenDocument } from '../sync/use-document';
@@ -58,6 +58,12 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   const surfaces = workspace ? [...workspace.surfaces].sort((a, b) => a.position - b.position) : [];
   const active = workspace ? (surfaces.find((surface) => surface.slug === props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
   const document = useOpenDocument(active?.syncDocument ?? null);
+
+  // An inbox entry links to `?comment={id}`: the comments panel opens on that thread.
+  const linkedComment = new URLSearchParams(useLocation().search).get('comment');
+  useEffect(() => {
+    if (linkedComment) setPanel({ kind: 'comments', highlight: linkedComment });
+  }, [linkedComment]);
 
   useEffect(() => {
     // An unknown surface slug in the address falls back to the first tab.
