@@ -3,6 +3,7 @@ import { navigate, segmentsOf, useLocation } from './lib/router';
 import { useStore } from './lib/store';
 import { AccountPage } from './pages/AccountPage';
 import { HomePage } from './pages/HomePage';
+import { OrgSettingsPage } from './settings/OrgSettingsPage';
 import { InvitePage, resumePendingInvite } from './pages/InvitePage';
 import { SignInPage } from './pages/SignInPage';
 import { loadSession, session } from './session';
@@ -59,11 +60,7 @@ function SignedIn(props: { segments: string[]; orgSlug: string | null }) {
   }, [first, props.orgSlug]);
 
   if (first === 'settings') {
-    return (
-      <Shell>
-        <AccountPage />
-      </Shell>
-    );
+    return <Shell>{second === 'organisation' ? <OrgSettingsPage tab={third} /> : <AccountPage />}</Shell>;
   }
   if (!first || APP_PAGES.has(first)) return <Spinner />;
   return (

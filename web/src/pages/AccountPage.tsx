@@ -9,6 +9,8 @@ import { Button, Dialog, EmptyState, IconButton, Spinner } from '../ui/primitive
 import { showError, showToast } from '../ui/toast';
 import { workspaceList } from '../workspace/workspaces-store';
 import { confirmDialog } from '../ui/dialogs';
+import { SecretDialog } from '../ui/SecretDialog';
+import { ConnectedApps } from '../settings/ConnectedApps';
 
 interface ApiKey {
   id: string;
@@ -64,6 +66,7 @@ export function AccountPage() {
         </form>
       </section>
       <ApiKeys />
+      <ConnectedApps />
       <section class="card">
         <h2>Sessions</h2>
         <p class="muted">Sign out of Trellis in every browser. API keys keep working; revoke them above.</p>
@@ -171,7 +174,7 @@ function ApiKeys() {
           }}
         />
       )}
-      {secret && <SecretDialog minted={secret} onClose={() => setSecret(null)} />}
+      {secret && <KeySecretDialog minted={secret} onClose={() => setSecret(null)} />}
     </section>
   );
 }
@@ -261,36 +264,18 @@ function MintKeyDialog(props: { onClose: () => void; onMinted: (minted: { key: A
 }
 
 /** The secret exists only in this dialog: once closed, nobody can see it again. */
-function SecretDialog(props: { minted: { key: ApiKey; secret: string }; onClose: () => void }) {
-  const [copied, setCopied] = useState(false);
+function KeySecretDialog(props: { minted: { key: ApiKey; secret: string }; onClose: () => void }) {
   return (
-    <Dialog
+    <SecretDialog
       title="Copy your new key"
+      intro="This is the only time the key is shown. Store it in your agent's secrets now; if you lose it, revoke it and create another."
+      secret={props.minted.secret}
+      testId="api-key-secret"
       onClose={props.onClose}
-      footer={
-        <Button variant="primary" onClick={props.onClose}>
-          I have stored it
-        </Button>
-      }
     >
-      <p class="muted">This is the only time the key is shown. Store it in your agent's secrets now; if you lose it, revoke it and create another.</p>
-      <div class="secret-box">
-        <code data-testid="api-key-secret">{props.minted.secret}</code>
-        <Button
-          icon={copied ? 'check' : 'copy'}
-          onClick={() =>
-            navigator.clipboard.writeText(props.minted.secret).then(
-              () => setCopied(true),
-              () => showToast('Select the key and copy it by hand.'),
-            )
-          }
-        >
-          {copied ? 'Copied' : 'Copy'}
-        </Button>
-      </div>
       <p class="fine-print">
         Acts as <strong>{props.minted.key.agent.name}</strong> with {props.minted.key.role} access{props.minted.key.scopeSlug ? ` to ${props.minted.key.scopeSlug}` : ''}.
       </p>
-    </Dialog>
+    </SecretDialog>
   );
 }

@@ -98,7 +98,7 @@ export function SearchDialog(props: { onClose: () => void }) {
 
   return (
     <Dialog title="Search" onClose={props.onClose} wide>
-      <div class="search-box">
+      <div class="search-field">
         <Icon name="search" />
         <input
           type="search"
