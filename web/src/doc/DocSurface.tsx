@@ -10,7 +10,7 @@ import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace/surface-views';
 import { askLinkAddress, commands, createEditor, revealSection, selectionInfo } from './editor';
-import type { MentionCandidate } from './mentions';
+import { mentionCandidatesOf, type MentionCandidate } from './mentions';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
 export function DocSurface(props: SurfaceViewProps) {
@@ -24,10 +24,7 @@ export function DocSurface(props: SurfaceViewProps) {
   const candidates = useRef<MentionCandidate[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
 
-  candidates.current = context.members.flatMap((member): MentionCandidate[] => [
-    { kind: member.principalType, id: member.principal.id, label: member.principal.name, detail: member.email },
-    ...(member.inheritedAgents ?? []).map((agent) => ({ kind: 'agent' as const, id: agent.id, label: agent.name })),
-  ]);
+  candidates.current = mentionCandidatesOf(context.members);
 
   useEffect(() => {
     if (!document) return;
