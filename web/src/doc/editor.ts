@@ -372,6 +372,7 @@ export function revealSection(view: EditorView, index: number): boolean {
   let pos = 0;
   for (let i = 0; i < section.blockIndex; i++) pos += view.state.doc.child(i).nodeSize;
   view.dispatch(view.state.tr.setSelection(TextSelection.near(view.state.doc.resolve(pos + 1))));
+  view.focus();
   (view.nodeDOM(pos) as HTMLElement | null)?.scrollIntoView({ block: 'start' });
   return true;
 }

@@ -72,7 +72,7 @@ export function workspacePath(orgSlug: string, slug: string, suffix = ''): strin
 export function onThisOrigin(url: string): string {
   try {
     const parsed = new URL(url, window.location.origin);
-    return parsed.pathname + parsed.search;
+    return parsed.pathname + parsed.search + parsed.hash;
   } catch {
     return url;
   }

@@ -4,7 +4,7 @@ import { createStore, useStore } from './store';
 /**
  * A small history router: the location is a store, links push state, and
  * pages match on path segments. App paths are `/{orgSlug}`,
- * `/{orgSlug}/{workspaceSlug}[/{surfaceSlug}]`, `/signin`, `/settings`, `/settings/organisation[/{tab}]`,
+ * `/{orgSlug}/{workspaceSlug}[/{surfaceSlug}]`, `/signin`, `/settings`, `/settings/billing`, `/settings/webhooks`,
  * `/invites/{token}` and `/org-invites/{token}` (the server answers the
  * app's HTML for any of them).
  */

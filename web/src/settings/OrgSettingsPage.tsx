@@ -11,8 +11,11 @@ const TABS = [
   { slug: 'webhooks', label: 'Webhooks', action: 'manage_webhooks' },
 ] as const;
 
+/** `/settings/{tab}` paths of this page (`/settings` alone is the account page); the payment pages link back to `/settings/billing`. */
+export const ORG_SETTINGS_TABS: readonly string[] = TABS.map((tab) => tab.slug);
+
 /**
- * The organisation's settings (`/settings/organisation/{tab}`): billing for
+ * The organisation's settings (`/settings/billing`, `/settings/webhooks`): billing for
  * every member (changing the plan for owners), webhooks for those who may
  * manage them. Each tab is offered only to a role the API would serve.
  */
@@ -63,7 +66,7 @@ export function OrgSettingsPage(props: { tab?: string }) {
               role="tab"
               aria-selected={candidate.slug === tab.slug}
               class={candidate.slug === tab.slug ? 'is-selected' : ''}
-              onClick={() => navigate(`/settings/organisation/${candidate.slug}`, { replace: true })}
+              onClick={() => navigate(`/settings/${candidate.slug}`, { replace: true })}
             >
               {candidate.label}
             </button>

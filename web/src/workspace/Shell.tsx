@@ -118,7 +118,7 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
                 onClose={account.close}
                 items={[
                   { label: 'Account and API keys', icon: 'key', onSelect: () => navigate('/settings') },
-                  { label: 'Organisation settings', icon: 'building', onSelect: () => navigate('/settings/organisation') },
+                  { label: 'Organisation settings', icon: 'building', onSelect: () => navigate('/settings/billing') },
                   { label: 'Sign out', icon: 'signOut', onSelect: () => void signOut().then(() => navigate('/signin')) },
                 ]}
               />
