@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, messageOf } from '../lib/api';
+import { api } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { useStore } from '../lib/store';
 import { loadSession, session, type Principal } from '../session';
 import { withElevation } from '../ui/elevation';
 import { Icon } from '../ui/icons';
-import { Button, Dialog, EmptyState, IconButton, Spinner } from '../ui/primitives';
+import { FormDialog } from '../ui/FormDialog';
+import { Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { workspaceList } from '../workspace/workspaces-store';
 import { confirmDialog } from '../ui/dialogs';
@@ -185,81 +186,50 @@ function MintKeyDialog(props: { onClose: () => void; onMinted: (minted: { key: A
   const [agentName, setAgentName] = useState('');
   const [role, setRole] = useState<'editor' | 'commenter' | 'viewer'>('editor');
   const [scope, setScope] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const me = session.get();
   const orgSlug = me.status === 'signed-in' ? me.me.org?.slug : undefined;
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = { name: name.trim(), agentName: agentName.trim() || name.trim(), role, ...(scope ? { scopeSlug: scope } : {}) };
-      const minted = await withElevation('keys', () => api<{ key: ApiKey; secret: string }>('POST', '/api/keys', body));
-      props.onMinted(minted);
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    const body = { name: name.trim(), agentName: agentName.trim() || name.trim(), role, ...(scope ? { scopeSlug: scope } : {}) };
+    const minted = await withElevation('keys', () => api<{ key: ApiKey; secret: string }>('POST', '/api/keys', body));
+    props.onMinted(minted);
   };
 
   return (
-    <Dialog
-      title="New API key"
-      onClose={props.onClose}
-      footer={
-        <>
-          <Button variant="ghost" onClick={props.onClose}>
-            Cancel
-          </Button>
-          <Button variant="primary" type="submit" form="mint-key" busy={busy} disabled={!name.trim()}>
-            Create key
-          </Button>
-        </>
-      }
-    >
-      <form id="mint-key" class="form" onSubmit={submit}>
+    <FormDialog title="New API key" id="mint-key" submitLabel="Create key" disabled={!name.trim()} onClose={props.onClose} onSubmit={submit}>
+      <label class="field">
+        <span>What is it for?</span>
+        <input name="name" required maxLength={100} placeholder="Nightly report bot" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+      </label>
+      <label class="field">
+        <span>Agent name</span>
+        <input name="agentName" maxLength={100} placeholder={name || 'Report bot'} value={agentName} onInput={(e) => setAgentName((e.target as HTMLInputElement).value)} />
+        <small>People see this name on the agent's edits and comments. An agent of yours with this name is reused.</small>
+      </label>
+      <div class="field-row">
         <label class="field">
-          <span>What is it for?</span>
-          <input name="name" required maxLength={100} placeholder="Nightly report bot" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <span>Access</span>
+          <select name="role" value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as typeof role)}>
+            <option value="editor">Can edit</option>
+            <option value="commenter">Can comment</option>
+            <option value="viewer">Can read</option>
+          </select>
         </label>
         <label class="field">
-          <span>Agent name</span>
-          <input name="agentName" maxLength={100} placeholder={name || 'Report bot'} value={agentName} onInput={(e) => setAgentName((e.target as HTMLInputElement).value)} />
-          <small>People see this name on the agent's edits and comments. An agent of yours with this name is reused.</small>
+          <span>Workspaces</span>
+          <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value)}>
+            <option value="">All of mine</option>
+            {workspaces
+              .filter((workspace) => workspace.org.slug === orgSlug)
+              .map((workspace) => (
+                <option key={workspace.id} value={workspace.slug}>
+                  Only {workspace.name}
+                </option>
+              ))}
+          </select>
         </label>
-        <div class="field-row">
-          <label class="field">
-            <span>Access</span>
-            <select name="role" value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as typeof role)}>
-              <option value="editor">Can edit</option>
-              <option value="commenter">Can comment</option>
-              <option value="viewer">Can read</option>
-            </select>
-          </label>
-          <label class="field">
-            <span>Workspaces</span>
-            <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value)}>
-              <option value="">All of mine</option>
-              {workspaces
-                .filter((workspace) => workspace.org.slug === orgSlug)
-                .map((workspace) => (
-                  <option key={workspace.id} value={workspace.slug}>
-                    Only {workspace.name}
-                  </option>
-                ))}
-            </select>
-          </label>
-        </div>
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
-      </form>
-    </Dialog>
+      </div>
+    </FormDialog>
   );
 }
 

@@ -4,25 +4,7 @@ import { api, messageOf, onThisOrigin } from '../lib/api';
 import { navigate } from '../lib/router';
 import { Icon } from '../ui/icons';
 import { Dialog, Spinner } from '../ui/primitives';
-
-/** One hit of `GET /api/search` (docs/SEARCH.md). */
-export interface SearchHit {
-  id: string;
-  kind: 'workspace' | 'row' | 'doc-section';
-  title: string;
-  snippet?: string;
-  score: number;
-  workspace: { id: string; slug: string; name: string; mode: 'table' | 'doc'; org: { slug: string; name: string } };
-  surface: { id: string; slug: string } | null;
-  url: string;
-  updatedAt: string;
-}
-
-interface SearchResult {
-  hits: SearchHit[];
-  count: number;
-  took: number;
-}
+import type { SearchHit, SearchResult } from '../../../src/domain/search';
 
 const GROUPS: Array<{ kind: SearchHit['kind']; label: string; icon: string }> = [
   { kind: 'workspace', label: 'Workspaces', icon: 'table2' },

@@ -3,40 +3,14 @@ import { api, messageOf, onThisOrigin } from '../lib/api';
 import { formatDate } from '../lib/format';
 import { formatBytes } from '../files/files-api';
 import { confirmDialog } from '../ui/dialogs';
-import { Button, Dialog, Spinner } from '../ui/primitives';
+import { FormDialog } from '../ui/FormDialog';
+import { Button, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { formatCents, orgCan, type OrgSettings } from './org-settings';
+import type { BillingSummary } from '../../../src/domain/billing';
 
-type PlanName = 'free' | 'pro' | 'scale';
-
-/** `GET /api/billing` (docs/BILLING.md "BillingSummary"), the fields this page shows. */
-interface BillingSummary {
-  plan: PlanName;
-  monthlyPriceCents: number;
-  monthlyTotalCents: number;
-  activeAgents: number;
-  agentCap: number;
-  activeMembers: number;
-  memberCap: number;
-  activeWorkspaces: number;
-  workspaceCap: number;
-  rowsPerWorkspaceCap: number;
-  fullestWorkspaces: Array<{ id: string; slug: string; name: string; rows: number }>;
-  apiCallsThisMonth: number;
-  apiCallsPerMonthCap: number;
-  webhooksThisMonth: number;
-  webhooksPerMonthCap: number;
-  messagesThisMonth: number;
-  messagesBundlePerMonth: number;
-  messagesOverage: number;
-  messagesOverageCents: number;
-  storageBytesUsed: number;
-  storageBytesCap: number;
-  periodEndsAt: string;
-  pendingDowngradeAt: string | null;
-  payments: { card: { brand: string; last4: string; expMonth: number; expYear: number } | null };
-  plans: Array<{ plan: PlanName; monthlyPriceCents: number; caps: Record<string, number | null> }>;
-}
+/** `GET /api/billing` answers the domain's summary as it is (docs/BILLING.md "BillingSummary"). */
+type PlanName = BillingSummary['plan'];
 
 type UpgradeResult =
   | { plan: PlanName; status: 'switched'; previousPlan: PlanName; prorationCents: number }
@@ -284,66 +258,35 @@ function LimitIncreaseDialog(props: { onClose: () => void }) {
   const [kind, setKind] = useState<'agents' | 'workspaces' | 'rows' | 'other'>('rows');
   const [desired, setDesired] = useState('');
   const [reason, setReason] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const value = Number(desired.replace(/[,\s]/g, ''));
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api('POST', '/api/billing/request-limit-increase', { kind, desiredValue: value, reason: reason.trim() });
-      showToast('Request sent. We will answer by e-mail.', 'success');
-      props.onClose();
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    await api('POST', '/api/billing/request-limit-increase', { kind, desiredValue: value, reason: reason.trim() });
+    showToast('Request sent. We will answer by e-mail.', 'success');
+    props.onClose();
   };
 
   return (
-    <Dialog
-      title="Request a higher limit"
-      onClose={props.onClose}
-      footer={
-        <>
-          <Button variant="ghost" onClick={props.onClose}>
-            Cancel
-          </Button>
-          <Button variant="primary" type="submit" form="limit-increase" busy={busy} disabled={!Number.isInteger(value) || value < 1 || !reason.trim()}>
-            Send request
-          </Button>
-        </>
-      }
-    >
-      <form id="limit-increase" class="form" onSubmit={submit}>
-        <div class="field-row">
-          <label class="field">
-            <span>Limit</span>
-            <select name="kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as typeof kind)}>
-              <option value="rows">Rows per workspace</option>
-              <option value="workspaces">Workspaces</option>
-              <option value="agents">Agents</option>
-              <option value="other">Something else</option>
-            </select>
-          </label>
-          <label class="field">
-            <span>How many do you need?</span>
-            <input name="desiredValue" inputMode="numeric" required value={desired} onInput={(e) => setDesired((e.target as HTMLInputElement).value)} />
-          </label>
-        </div>
+    <FormDialog title="Request a higher limit" id="limit-increase" submitLabel="Send request" disabled={!Number.isInteger(value) || value < 1 || !reason.trim()} onClose={props.onClose} onSubmit={submit}>
+      <div class="field-row">
         <label class="field">
-          <span>What for?</span>
-          <textarea name="reason" rows={4} required maxLength={2000} value={reason} onInput={(e) => setReason((e.target as HTMLTextAreaElement).value)} />
+          <span>Limit</span>
+          <select name="kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as typeof kind)}>
+            <option value="rows">Rows per workspace</option>
+            <option value="workspaces">Workspaces</option>
+            <option value="agents">Agents</option>
+            <option value="other">Something else</option>
+          </select>
         </label>
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
-      </form>
-    </Dialog>
+        <label class="field">
+          <span>How many do you need?</span>
+          <input name="desiredValue" inputMode="numeric" required value={desired} onInput={(e) => setDesired((e.target as HTMLInputElement).value)} />
+        </label>
+      </div>
+      <label class="field">
+        <span>What for?</span>
+        <textarea name="reason" rows={4} required maxLength={2000} value={reason} onInput={(e) => setReason((e.target as HTMLTextAreaElement).value)} />
+      </label>
+    </FormDialog>
   );
 }

@@ -3,7 +3,8 @@ import { EVENT_NAMES } from '../../../src/events/names';
 import { api, messageOf } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { confirmDialog } from '../ui/dialogs';
-import { Button, Dialog, EmptyState, IconButton, Spinner } from '../ui/primitives';
+import { FormDialog } from '../ui/FormDialog';
+import { Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { SecretDialog } from '../ui/SecretDialog';
 import { showError, showToast } from '../ui/toast';
 import type { OrgSettings } from './org-settings';
@@ -227,8 +228,6 @@ function CreateWebhookDialog(props: { base: string; onClose: () => void; onCreat
   const [url, setUrl] = useState('');
   const [all, setAll] = useState(false);
   const [picked, setPicked] = useState<Set<string>>(new Set(['row.*']));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const events = all ? ['*'] : [...picked];
 
   const toggle = (filter: string, on: boolean) => {
@@ -240,76 +239,46 @@ function CreateWebhookDialog(props: { base: string; onClose: () => void; onCreat
     setPicked(next);
   };
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const created = await api<{ url: string; secret: string }>('POST', props.base, { url: url.trim(), events });
-      props.onCreated(created);
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    const created = await api<{ url: string; secret: string }>('POST', props.base, { url: url.trim(), events });
+    props.onCreated(created);
   };
 
   return (
-    <Dialog
-      title="New webhook"
-      wide
-      onClose={props.onClose}
-      footer={
-        <>
-          <Button variant="ghost" onClick={props.onClose}>
-            Cancel
-          </Button>
-          <Button variant="primary" type="submit" form="new-webhook" busy={busy} disabled={!url.trim() || events.length === 0}>
-            Create webhook
-          </Button>
-        </>
-      }
-    >
-      <form id="new-webhook" class="form" onSubmit={submit}>
-        <label class="field">
-          <span>Address</span>
-          <input name="url" type="url" required maxLength={2048} placeholder="https://example.com/trellis-events" value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
-          <small>A public http(s) address. Redirects are not followed.</small>
+    <FormDialog title="New webhook" id="new-webhook" submitLabel="Create webhook" wide disabled={!url.trim() || events.length === 0} onClose={props.onClose} onSubmit={submit}>
+      <label class="field">
+        <span>Address</span>
+        <input name="url" type="url" required maxLength={2048} placeholder="https://example.com/trellis-events" value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+        <small>A public http(s) address. Redirects are not followed.</small>
+      </label>
+      <fieldset class="field event-picker">
+        <legend>Events</legend>
+        <label class="check">
+          <input type="checkbox" checked={all} onChange={(e) => setAll((e.target as HTMLInputElement).checked)} />
+          Every event
         </label>
-        <fieldset class="field event-picker">
-          <legend>Events</legend>
-          <label class="check">
-            <input type="checkbox" checked={all} onChange={(e) => setAll((e.target as HTMLInputElement).checked)} />
-            Every event
-          </label>
-          {!all && (
-            <div class="event-areas">
-              {AREAS.map((group) => {
-                const whole = picked.has(`${group.area}.*`);
-                return (
-                  <div key={group.area} class="event-area">
-                    <label class="check event-area-name">
-                      <input type="checkbox" checked={whole} onChange={(e) => toggle(`${group.area}.*`, (e.target as HTMLInputElement).checked)} />
-                      {group.area}.*
+        {!all && (
+          <div class="event-areas">
+            {AREAS.map((group) => {
+              const whole = picked.has(`${group.area}.*`);
+              return (
+                <div key={group.area} class="event-area">
+                  <label class="check event-area-name">
+                    <input type="checkbox" checked={whole} onChange={(e) => toggle(`${group.area}.*`, (e.target as HTMLInputElement).checked)} />
+                    {group.area}.*
+                  </label>
+                  {group.names.map((name) => (
+                    <label key={name} class="check">
+                      <input type="checkbox" disabled={whole} checked={whole || picked.has(name)} onChange={(e) => toggle(name, (e.target as HTMLInputElement).checked)} />
+                      {name}
                     </label>
-                    {group.names.map((name) => (
-                      <label key={name} class="check">
-                        <input type="checkbox" disabled={whole} checked={whole || picked.has(name)} onChange={(e) => toggle(name, (e.target as HTMLInputElement).checked)} />
-                        {name}
-                      </label>
-                    ))}
-                  </div>
-                );
-              })}
-            </div>
-          )}
-        </fieldset>
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
+                  ))}
+                </div>
+              );
+            })}
+          </div>
         )}
-      </form>
-    </Dialog>
+      </fieldset>
+    </FormDialog>
   );
 }

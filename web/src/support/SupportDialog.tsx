@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, messageOf, onThisOrigin } from '../lib/api';
+import { api, onThisOrigin } from '../lib/api';
+import { FormDialog } from '../ui/FormDialog';
 import { Button, Dialog } from '../ui/primitives';
 
 interface Ticket {
@@ -27,22 +28,11 @@ export function SupportDialog(props: { onClose: () => void }) {
   const [kind, setKind] = useState('question');
   const [title, setTitle] = useState('');
   const [body, setBody] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [ticket, setTicket] = useState<Ticket | null>(null);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const context = { page: window.location.pathname, userAgent: navigator.userAgent, viewport: `${window.innerWidth}x${window.innerHeight}` };
-      setTicket(await api<Ticket>('POST', '/api/support', { kind, title: title.trim(), body: body.trim(), context }));
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    const context = { page: window.location.pathname, userAgent: navigator.userAgent, viewport: `${window.innerWidth}x${window.innerHeight}` };
+    setTicket(await api<Ticket>('POST', '/api/support', { kind, title: title.trim(), body: body.trim(), context }));
   };
 
   if (ticket) {
@@ -74,46 +64,26 @@ export function SupportDialog(props: { onClose: () => void }) {
   }
 
   return (
-    <Dialog
-      title="Help and support"
-      onClose={props.onClose}
-      footer={
-        <>
-          <Button variant="ghost" onClick={props.onClose}>
-            Cancel
-          </Button>
-          <Button variant="primary" type="submit" form="support-ticket" busy={busy} disabled={!title.trim() || !body.trim()}>
-            Send
-          </Button>
-        </>
-      }
-    >
-      <form id="support-ticket" class="form" onSubmit={submit}>
-        <label class="field">
-          <span>What is it about?</span>
-          <select name="kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value)}>
-            {KINDS.map((option) => (
-              <option key={option.value} value={option.value}>
-                {option.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="field">
-          <span>Subject</span>
-          <input name="title" required maxLength={200} value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
-        </label>
-        <label class="field">
-          <span>Details</span>
-          <textarea name="body" required rows={6} maxLength={20_000} value={body} onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)} />
-          <small>The page you are on and your browser are sent along, to help us reproduce what you saw.</small>
-        </label>
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
-      </form>
-    </Dialog>
+    <FormDialog title="Help and support" id="support-ticket" submitLabel="Send" disabled={!title.trim() || !body.trim()} onClose={props.onClose} onSubmit={submit}>
+      <label class="field">
+        <span>What is it about?</span>
+        <select name="kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value)}>
+          {KINDS.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="field">
+        <span>Subject</span>
+        <input name="title" required maxLength={200} value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
+      </label>
+      <label class="field">
+        <span>Details</span>
+        <textarea name="body" required rows={6} maxLength={20_000} value={body} onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)} />
+        <small>The page you are on and your browser are sent along, to help us reproduce what you saw.</small>
+      </label>
+    </FormDialog>
   );
 }
