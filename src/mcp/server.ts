@@ -61,7 +61,10 @@ export type McpCall = {
 export async function handleMcpRequest(services: Services, registry: ToolRegistry, call: McpCall): Promise<Response> {
   const server = new Server({ name: 'trellis', title: 'Trellis', version: API_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: registry.descriptors() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(services, registry, call, request.params.name, request.params.arguments));
+  const unparsed = argumentsTheSdkWouldAlter(call.body);
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    callTool(services, registry, call, request.params.name, unparsed.get(extra.requestId) ?? request.params.arguments),
+  );
   server.onerror = (error) => call.log.debug({ err: error }, 'mcp transport error');
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
@@ -70,6 +73,23 @@ export async function handleMcpRequest(services: Services, registry: ToolRegistr
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The SDK's parsing of a tools/call silently drops a top-level `__proto__`
+ * argument, which REST refuses as an unknown field. Such calls are checked
+ * on the arguments as sent, so the tool's strict schema refuses them too (-32602).
+ */
+function argumentsTheSdkWouldAlter(body: unknown): Map<string | number, unknown> {
+  const altered = new Map<string | number, unknown>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { id, method, params } = (message ?? {}) as { id?: unknown; method?: unknown; params?: { arguments?: unknown } };
+    const args = params?.arguments;
+    if (method === 'tools/call' && (typeof id === 'string' || typeof id === 'number') && args && typeof args === 'object' && Object.hasOwn(args, '__proto__')) {
+      altered.set(id, args);
+    }
+  }
+  return altered;
 }
 
 async function callTool(services: Services, registry: ToolRegistry, call: McpCall, name: string, rawArgs: unknown): Promise<CallToolResult> {

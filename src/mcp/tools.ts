@@ -6,6 +6,7 @@ import { searchOperations } from '../api/search';
 import { supportOperations } from '../api/support';
 import { versionOperations } from '../api/versions';
 import { workspaceOperations } from '../api/workspaces';
+import { assertDowngradable } from '../domain/billing';
 import { resolveCallerOrg } from '../domain/members';
 import { documentContent } from '../domain/workspace-documents';
 import { PLANS } from '../limits/plans';
@@ -44,6 +45,7 @@ async function confirmUpgrade(args: Record<string, unknown>, context: ToolContex
 
 async function confirmDowngrade(args: Record<string, unknown>, context: ToolContext): Promise<string> {
   const org = await billedOrg(context, args);
+  assertDowngradable(org);
   if (org.pendingDowngradeAt) return `Cancel the move of ${org.name} (${org.slug}) to the free plan scheduled for ${org.pendingDowngradeAt.toISOString()}? It stays on ${org.plan}.`;
   return `Move ${org.name} (${org.slug}) from the ${org.plan} plan to free at the end of the billing period? The ${org.plan} caps stay until then; afterwards new writes over the free caps are refused (nothing is deleted).`;
 }
