@@ -2,9 +2,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payThroughCheckout } from '../billing/helpers';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
-import { grantTokens, mcpClient } from '../oauth/helpers';
+import { grantTokens } from '../oauth/helpers';
 import { insertKey, signInUser, type TestUser } from '../workspaces/helpers';
-import { bearerOf, rpcError } from './helpers';
+import { bearerOf, checkedClients, refusal, rpcError, type ToolResult } from './helpers';
 
 /**
  * The billing, support and search tools through the SDK's own client: each
@@ -19,15 +19,8 @@ let owner: TestUser;
 let admin: Client;
 let agent: { as: { bearer: string }; agentId: string };
 let agentClient: Client;
-const clients: Client[] = [];
-
-async function client(bearer: string) {
-  const opened = await mcpClient(t, bearer);
-  clients.push(opened);
-  // tools/list first, so the SDK checks every structuredContent against its tool's outputSchema.
-  await opened.listTools();
-  return opened;
-}
+const clients = checkedClients(() => t);
+const client = (bearer: string) => clients.open(bearer);
 
 async function adminClientOf(user: TestUser, scope = 'read write admin', grant: Record<string, string> = { grant_write: 'on', grant_admin: 'on' }) {
   const { tokens } = await grantTokens(t, user.cookie, { scope, grant });
@@ -44,23 +37,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const opened of clients) await opened.close();
+  await clients.closeAll();
   await t.close();
   await t.store.dispose();
 });
 
-type Result = Awaited<ReturnType<Client['callTool']>>;
-
-async function call(mcp: Client, name: string, args: Record<string, unknown>): Promise<Result> {
+async function call(mcp: Client, name: string, args: Record<string, unknown>): Promise<ToolResult> {
   const result = await mcp.callTool({ name, arguments: args });
   if (!result.isError) expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(result.structuredContent);
   return result;
-}
-
-/** The REST error body of an `isError` result. */
-function refusal(result: Result) {
-  expect(result.isError).toBe(true);
-  return JSON.parse((result.content as Array<{ text: string }>)[0]!.text) as { error: { code: string; message: string }; status: number };
 }
 
 /** The two-step call of a dangerous tool; answers the second result. */

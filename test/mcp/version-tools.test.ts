@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { grantTokens, mcpClient } from '../oauth/helpers';
+import { grantTokens } from '../oauth/helpers';
 import { createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
-import { bearerOf, rpcError } from './helpers';
+import { bearerOf, checkedClients, refusal, rpcError, type ToolResult } from './helpers';
 
 /**
  * The version tools through the SDK's own client: each answers what its
@@ -15,17 +15,10 @@ let t: TestApp & { store: { dispose(): Promise<void> } };
 let owner: TestUser;
 let agent: { as: { bearer: string }; agentId: string };
 let mcp: Client;
-const clients: Client[] = [];
+const clients = checkedClients(() => t);
+const client = (bearer: string) => clients.open(bearer);
 const base = '/api/workspaces/launch';
 const doc = { slug: 'launch', surfaceSlug: 'doc' };
-
-async function client(bearer: string) {
-  const opened = await mcpClient(t, bearer);
-  clients.push(opened);
-  // tools/list first, so the SDK checks every structuredContent against its tool's outputSchema.
-  await opened.listTools();
-  return opened;
-}
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -36,14 +29,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const opened of clients) await opened.close();
+  await clients.closeAll();
   await t.close();
   await t.store.dispose();
 });
 
-type Result = Awaited<ReturnType<Client['callTool']>>;
-
-async function call(name: string, args: Record<string, unknown>, by = mcp): Promise<Result> {
+async function call(name: string, args: Record<string, unknown>, by = mcp): Promise<ToolResult> {
   const result = await by.callTool({ name, arguments: args });
   if (!result.isError) expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(result.structuredContent);
   return result;
@@ -54,11 +45,6 @@ const output = async (name: string, args: Record<string, unknown>, by = mcp) => 
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
   return result.structuredContent as Record<string, any>;
 };
-
-function refusal(result: Result) {
-  expect(result.isError).toBe(true);
-  return JSON.parse((result.content as Array<{ text: string }>)[0]!.text) as { error: { code: string; message: string }; status: number };
-}
 
 const rest = (method: string, path: string, body?: unknown) => t.request(method, path, { as: owner.as, body });
 const docMarkdown = async () => (await rest('GET', `${base}/doc?format=markdown`)).body.markdown as string;
@@ -91,6 +77,8 @@ describe('a doc through the version tools', () => {
     const diff = await output('compare_versions', { ...doc, versionId: named.id });
     expect(diff).toEqual((await rest('GET', `${base}/surfaces/doc/versions/${named.id}/diff?to=current`)).body);
     expect(diff.diff.blocks).toEqual([expect.objectContaining({ op: 'changed', before: expect.objectContaining({ markdown: 'First draft.\n' }) })]);
+    // `to.etag` is the current state's token (REST: GET /doc's ETag), a base for replace_doc.
+    expect(diff.to.etag).toBe((await rest('GET', `${base}/doc`)).headers.get('etag'));
   });
 
   it('restore_version brings the old content back for the next REST read, attributed to the agent; restoring `undo` undoes it', async () => {
