@@ -128,7 +128,12 @@ describe('upgrade_plan and downgrade_plan', () => {
     const busy = await signInUser(t, 'busy@mcp-billing.test');
     const busyAdmin = await adminClientOf(busy);
     // Without a card every upgrade answers checkout-required, and each one spends the budget.
-    for (let i = 0; i < 2; i++) expect((await rest('POST', '/api/billing/upgrade', { plan: 'pro' }, busy.as)).body.status).toBe('checkout-required');
+    for (let i = 0; i < 2; i++) {
+      const res = await rest('POST', '/api/billing/upgrade', { plan: 'pro' }, busy.as);
+      expect(res.body.status).toBe('checkout-required');
+      // The burst headers report the tightest budget the call spent: the organisation's, not the 300 writes a minute.
+      expect(res.headers.get('x-ratelimit-burst-remaining')).toBe(String(4 - i));
+    }
     for (let i = 0; i < 4; i++) await call(busyAdmin, 'upgrade_plan', { plan: 'pro' });
     for (let i = 0; i < 3; i++) expect((await confirmed(busyAdmin, 'upgrade_plan', { plan: 'pro' })).structuredContent).toMatchObject({ status: 'checkout-required' });
 
@@ -136,9 +141,15 @@ describe('upgrade_plan and downgrade_plan', () => {
     const error = await rpcError(busyAdmin.callTool({ name: 'upgrade_plan', arguments: { plan: 'pro', confirm_token: (tokenFirst.structuredContent as { confirm_token: string }).confirm_token } }));
     expect(error.code).toBe(-32029);
     expect(error.data).toMatchObject({ code: 'rate_limited', endpoint: 'billing_upgrade', limit: 5, window: '1h', retryAfter: expect.any(Number) });
+    const used = async () => Number((await rest('GET', '/api/billing', undefined, busy.as)).headers.get('x-ratelimit-monthly-used'));
+    const usedBefore = await used();
     const viaRest = await rest('POST', '/api/billing/upgrade', { plan: 'pro' }, busy.as);
     expect(viaRest.status).toBe(429);
     expect(viaRest.body).toMatchObject({ code: 'rate_limited', endpoint: 'billing_upgrade' });
+    expect(viaRest.headers.get('x-ratelimit-burst-remaining')).toBe('0');
+    expect(Number(viaRest.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A 429 is a refusal, not a call: the monthly count does not move (the GET after it is the one counted).
+    expect(await used()).toBe(usedBefore + 1);
 
     // The downgrade budget is its own: free has nothing to downgrade (409 at once, no token), which is not a rate limit.
     expect(refusal(await call(busyAdmin, 'downgrade_plan', {}))).toMatchObject({ error: { code: 'conflict' }, status: 409 });
