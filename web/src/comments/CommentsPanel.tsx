@@ -74,10 +74,17 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
     return true;
   };
 
-  // A thread the panel was opened on (from the inbox) is scrolled to once it is listed.
+  // A thread the panel was opened on (from the inbox) is scrolled to once it is listed; not among the open ones, it is looked for among the resolved.
+  const lookedInResolved = useRef(false);
   useEffect(() => {
-    if (props.highlight && threads) document.querySelector(`.comments [data-thread="${CSS.escape(props.highlight)}"]`)?.scrollIntoView({ block: 'nearest' });
-  }, [props.highlight, threads !== null]);
+    if (!props.highlight || !threads) return;
+    if (!threads.some((thread) => thread.root.id === props.highlight) && status === 'open' && !lookedInResolved.current) {
+      lookedInResolved.current = true;
+      setStatus('resolved');
+      return;
+    }
+    document.querySelector(`.comments [data-thread="${CSS.escape(props.highlight)}"]`)?.scrollIntoView({ block: 'nearest' });
+  }, [props.highlight, threads]);
 
   if (!surface) return <EmptyState icon="comment" title="No surface open" />;
   const focus = props.focus;
@@ -231,7 +238,9 @@ function CommentView(props: { comment: Comment; myId: string; canComment: boolea
           )}
         </span>
       </header>
-      <p class="comment-body">{comment.body}</p>
+      <p class="comment-body">
+        <MentionedText text={comment.body} labels={(comment.mentions ?? []).map((mention) => mention.label)} />
+      </p>
       {(comment.reactions.length > 0 || picking) && (
         <div class="reactions">
           {comment.reactions.map((reaction) => (
@@ -410,6 +419,14 @@ function Composer(props: { placeholder: string; submitLabel: string; candidates:
       </div>
     </form>
   );
+}
+
+/** A comment's text with its kept mentions (`@label`) set apart. */
+function MentionedText(props: { text: string; labels: string[] }) {
+  const tokens = [...new Set(props.labels)].filter(Boolean).map((label) => `@${label}`).sort((a, b) => b.length - a.length);
+  if (tokens.length === 0) return <>{props.text}</>;
+  const pattern = new RegExp(`(${tokens.map((token) => token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'g');
+  return <>{props.text.split(pattern).map((part, i) => (i % 2 === 1 ? <span key={i} class="comment-mention">{part}</span> : part))}</>;
 }
 
 function targetKindLabel(target: CommentTarget | NewTarget): string {
