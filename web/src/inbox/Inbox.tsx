@@ -4,27 +4,39 @@ import { navigate } from '../lib/router';
 import { useStore } from '../lib/store';
 import { Icon } from '../ui/icons';
 import { Avatar, Button, Dialog, EmptyState, Spinner } from '../ui/primitives';
-import { inbox, isUnread, markAllRead, markRead, mentionHref, refreshInbox, type Mention } from './inbox-store';
+import type { Comment } from '../comments/comments-api';
+import type { Workspace } from '../workspace/types';
+import { useWorkspaceEvents } from '../workspace/workspace-events';
+import { addMention, inbox, isUnread, markAllRead, markRead, mentionHref, refreshInbox, type Mention } from './inbox-store';
 
-const POLL_MS = 30_000;
+/** A tab that comes back reads the inbox again when its last read is older than this. */
+const STALE_MS = 2 * 60_000;
 
-/** Keeps the inbox fresh while the app is open: at once, every 30 s while the tab is visible, and when the tab comes back. */
+/** Reads the inbox when the app opens, and when the tab comes back into view after a while (see `refreshInbox` for why not on a timer). */
 export function useInboxRefresh(me: string | null) {
   useEffect(() => {
     if (!me) return;
+    void refreshInbox(me);
     const refresh = () => {
-      if (document.visibilityState === 'visible') void refreshInbox(me);
+      if (document.visibilityState === 'visible') void refreshInbox(me, STALE_MS);
     };
-    refresh();
-    const timer = setInterval(refresh, POLL_MS);
     document.addEventListener('visibilitychange', refresh);
     window.addEventListener('focus', refresh);
     return () => {
-      clearInterval(timer);
       document.removeEventListener('visibilitychange', refresh);
       window.removeEventListener('focus', refresh);
     };
   }, [me]);
+}
+
+/** Mentions of the person in the open workspace's `comment.added` events reach the inbox at once (renders nothing). */
+export function LiveMentions(props: { workspace: Workspace; me: string }) {
+  useWorkspaceEvents(
+    props.workspace,
+    (name) => name === 'comment.added',
+    (event) => addMention(props.me, { comment: event.data as Comment, workspace: props.workspace }),
+  );
+  return null;
 }
 
 /** The sidebar entry: "Inbox" with the number of unread mentions. */

@@ -79,14 +79,28 @@ export function markAllRead() {
 }
 
 let running: Promise<void> | null = null;
+let lastRead = 0;
 
-/** Reads the mentions of `me` from every workspace the person can open (four requests at a time). */
-export function refreshInbox(me: string): Promise<void> {
-  if (userId !== me) {
-    userId = me;
-    inbox.set({ loaded: false, mentions: [], read: loadMarks(), error: null });
-  }
-  running ??= (async () => {
+function switchAccount(me: string) {
+  if (userId === me) return;
+  userId = me;
+  lastRead = 0;
+  inbox.set({ loaded: false, mentions: [], read: loadMarks(), error: null });
+}
+
+/**
+ * Reads the mentions of `me` from every workspace the person can open (four
+ * requests at a time), unless the last read is younger than `maxAgeMs`. Each
+ * read costs one metered API call per workspace, so the app reads when it
+ * opens, when the list is opened, and when the tab comes back after a while,
+ * never on a timer; mentions in an open workspace arrive live (`addMention`).
+ */
+export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
+  switchAccount(me);
+  if (running) return running;
+  if (maxAgeMs > 0 && Date.now() - lastRead < maxAgeMs) return Promise.resolve();
+  lastRead = Date.now();
+  running = (async () => {
     try {
       if (!workspaceList.get().loaded) await refreshWorkspaces();
       const queue = [...workspaceList.get().items];
@@ -117,6 +131,17 @@ export function refreshInbox(me: string): Promise<void> {
     }
   })();
   return running;
+}
+
+/** A mention seen live (a `comment.added` event of an open workspace that mentions `me`), added without asking the server again. */
+export function addMention(me: string, mention: Mention) {
+  switchAccount(me);
+  if (mention.comment.author.id === me || !mention.comment.mentions?.some((m) => m.id === me)) return;
+  inbox.update((state) =>
+    state.mentions.some((known) => known.comment.id === mention.comment.id)
+      ? state
+      : { ...state, mentions: [mention, ...state.mentions].sort((a, b) => b.comment.createdAt.localeCompare(a.comment.createdAt)).slice(0, SHOWN) },
+  );
 }
 
 /** Where a mention is shown: its surface, with the row selected for row and cell comments, and the comments panel on its thread. */

@@ -8,6 +8,7 @@ import { useOpenDocument } from '../sync/use-document';
 import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
+import { LiveMentions } from '../inbox/Inbox';
 import { Presence } from './Presence';
 import { RenameDialog } from './RenameDialog';
 import { ShareDialog } from './ShareDialog';
@@ -141,6 +142,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
           )}
         </section>
         {panel && <SidePanel request={panel} context={context} onClose={() => setPanel(null)} />}
+        {myId && <LiveMentions workspace={workspace} me={myId} />}
       </div>
       {dialog === 'share' && <ShareDialog context={context} onClose={() => setDialog(null)} />}
       {dialog === 'rename' && (
