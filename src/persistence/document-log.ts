@@ -1,4 +1,5 @@
-import type { Executor } from './database';
+import type { Executor, Tx } from './database';
+import { lockDocumentLogs } from './document-log-heads';
 import type { PrincipalKind } from './schema';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
@@ -17,13 +18,24 @@ export type LoggedUpdate = {
   derived: boolean;
 };
 
-/** Appends updates in order and returns their sequence numbers, in the same order. */
+/**
+ * Appends updates in order and returns their sequence numbers, in the same
+ * order. The documents' log heads are locked first (in the caller's
+ * transaction, or one of its own), so appends to one document commit in
+ * sequence order whichever instance makes them (document-log-heads.ts).
+ */
 export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpdate>): Promise<number[]> {
+  if (rows.length === 0) return [];
+  if (!db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
+  const tx = db as Tx;
+  const appends = new Map<string, number>();
+  for (const row of rows) appends.set(row.document, (appends.get(row.document) ?? 0) + 1);
+  await lockDocumentLogs(tx, appends);
   const seqs: number[] = [];
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
     // One multi-row VALUES insert: Postgres assigns the identity in row order and returns the rows in that order.
-    const inserted = await db
+    const inserted = await tx
       .insertInto('documentUpdates')
       .values(
         chunk.map((r) => ({

@@ -207,6 +207,14 @@ export interface DocumentUpdatesTable {
   principalId: ColumnType<string | null, string | null | undefined, never>;
 }
 
+/** Migration 0060: the row every append to a document's log and every compaction of it locks first. */
+export interface DocumentLogHeadsTable {
+  document: string;
+  appends: ColumnType<number, number | undefined, number>;
+  writer: string | null;
+  updatedAt: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface DocumentSnapshotsTable {
   document: string;
   state: Uint8Array;
@@ -407,6 +415,7 @@ export interface Database {
   events: EventsTable;
   documentUpdates: DocumentUpdatesTable;
   documentSnapshots: DocumentSnapshotsTable;
+  documentLogHeads: DocumentLogHeadsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
   fileFolders: FileFoldersTable;

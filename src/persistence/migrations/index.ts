@@ -6,6 +6,7 @@ import * as m0006 from './0006_docs';
 import * as m0007 from './0007_update_attribution';
 import * as m0020 from './0020_webhooks';
 import * as m0030 from './0030_files';
+import * as m0060 from './0060_document_log_heads';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0007_update_attribution': m0007,
   '0020_webhooks': m0020,
   '0030_files': m0030,
+  '0060_document_log_heads': m0060,
 };
