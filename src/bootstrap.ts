@@ -3,6 +3,8 @@ import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { Failpoints } from './lib/failpoints';
 import { InProcessEventBus } from './events/bus';
+import { RedisEventBus } from './events/redis-bus';
+import { Metrics } from './metrics/index';
 import { createBlobStore } from './files/blob-store';
 import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
@@ -25,7 +27,11 @@ export async function createServices(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
-  const webhooks = new Webhooks({ config, database, clock, log });
+  const metrics = new Metrics();
+  const webhooks = new Webhooks({ config, database, clock, log, metrics });
+  const redis = config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined;
+  // With Redis, events are shared with the other instances (src/events/redis-bus.ts); sync is, below (src/sync/redis-relay.ts).
+  const events = redis ? new RedisEventBus({ redisUrl: redis.url, prefix: redis.prefix, db: database.db, log, metrics }) : new InProcessEventBus();
   const base = {
     config,
     db: database.db,
@@ -33,18 +39,25 @@ export async function createServices(
     mailer,
     clock,
     log,
-    events: new InProcessEventBus(),
+    events,
     limits,
     blobs: await createBlobStore(config),
     failpoints: Failpoints.parse(config.failpoints),
     webhooks,
+    metrics,
+    cluster: {
+      redisConfigured: Boolean(redis),
+      redisConnected: () => Boolean(redis) && (events as RedisEventBus).isConnected() && (relay?.isConnected() ?? false),
+    },
   };
-  const services: Services = { ...base, sync: createSyncEngine(base) };
+  const { engine, relay } = createSyncEngine(base, redis);
+  const services: Services = { ...base, sync: engine };
   return {
     services,
     close: async () => {
       // The app's preClose stops sync for the server; a CLI may have written through it too.
       await services.sync.drain();
+      await relay?.close();
       await webhooks.stop();
       await services.events.close();
       await limits.close();
