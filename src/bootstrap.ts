@@ -32,6 +32,8 @@ export async function createServices(
   const redis = config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined;
   // With Redis, events are shared with the other instances (src/events/redis-bus.ts); sync is, below (src/sync/redis-relay.ts).
   const events = redis ? new RedisEventBus({ redisUrl: redis.url, prefix: redis.prefix, db: database.db, log, metrics }) : new InProcessEventBus();
+  webhooks.outbox.shareInvalidations((orgId) => events.notifyOthers('webhooks.invalidate', orgId));
+  events.onNotice('webhooks.invalidate', (orgId) => webhooks.outbox.invalidate(orgId, true));
   const base = {
     config,
     db: database.db,

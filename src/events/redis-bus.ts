@@ -76,6 +76,17 @@ export class RedisEventBus implements EventBus {
     return this.local.subscribeAll(listener);
   }
 
+  notifyOthers(topic: string, payload: string) {
+    if (!this.isConnected()) return;
+    this.pub.publish(this.channel, JSON.stringify({ from: INSTANCE_ID, at: Date.now(), notice: { topic, payload } })).catch(() => {});
+  }
+
+  onNotice(topic: string, listener: (payload: string) => void) {
+    this.notices.set(topic, [...(this.notices.get(topic) ?? []), listener]);
+  }
+
+  private readonly notices = new Map<string, Array<(payload: string) => void>>();
+
   async close() {
     this.closed = true;
     for (const client of [this.sub, this.pub]) {
@@ -86,13 +97,18 @@ export class RedisEventBus implements EventBus {
   }
 
   private receive(message: string) {
-    let parsed: { from: string; at: number; records: EventRecord[] };
+    let parsed: { from: string; at: number; records?: EventRecord[]; notice?: { topic: string; payload: string } };
     try {
       parsed = JSON.parse(message);
     } catch {
       return;
     }
-    if (parsed.from === INSTANCE_ID || !Array.isArray(parsed.records)) return;
+    if (parsed.from === INSTANCE_ID) return;
+    if (parsed.notice) {
+      for (const listener of this.notices.get(parsed.notice.topic) ?? []) listener(String(parsed.notice.payload));
+      return;
+    }
+    if (!Array.isArray(parsed.records)) return;
     this.options.metrics?.eventBusLag.observe(Math.max(0, Date.now() - parsed.at) / 1000);
     this.deliver(parsed.records);
   }
