@@ -20,13 +20,12 @@ export function registerMetrics(app: App, services: Services) {
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
 
-  metrics.gauge('trellis_sync_connections', 'Open sync connections (documents opened over /api/sync)', () => services.sync.stats().connections);
+  metrics.gauge('trellis_sync_connections', 'Open sync websockets on /api/sync', () => services.sync.stats().connections);
   metrics.gauge('trellis_documents_loaded', 'Y documents held in memory', () => services.sync.stats().documents);
   metrics.gauge('trellis_webhook_outbox_backlog', 'Webhook deliveries written and not yet delivered or given up', () => countPendingDeliveries(services.db).catch(() => -1));
   metrics.gauge('trellis_redis_configured', '1 when REDIS_URL is set (several instances share sync and events)', () => (services.cluster.redisConfigured ? 1 : 0));
   metrics.gauge('trellis_redis_connected', '1 while the sync relay and the event bus are connected to Redis', () => (services.cluster.redisConnected() ? 1 : 0));
 
-  const token = services.config.metricsToken ? Buffer.from(`Bearer ${services.config.metricsToken}`) : null;
   app.get(
     '/metrics',
     {
@@ -39,6 +38,7 @@ export function registerMetrics(app: App, services: Services) {
       config: { auth: 'none', metered: false },
     },
     async (request, reply) => {
+      const token = services.config.metricsToken ? Buffer.from(`Bearer ${services.config.metricsToken}`) : null;
       if (token) {
         const presented = Buffer.from(request.headers.authorization ?? '');
         if (presented.length !== token.length || !timingSafeEqual(presented, token)) throw errors.unauthorized('Send Authorization: Bearer <METRICS_TOKEN>.');

@@ -646,7 +646,7 @@ export class SyncEngine implements DocumentSync {
   }
 
   stats() {
-    return { connections: this.hocuspocus.getConnectionsCount(), documents: this.hocuspocus.getDocumentsCount() };
+    return { connections: this.wss.clients.size, documents: this.hocuspocus.getDocumentsCount() };
   }
 
   /** Waits until every queued persistence task has finished (tests, shutdown). */
