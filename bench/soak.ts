@@ -47,6 +47,9 @@ export async function runSoakBench(): Promise<Figures> {
   const clientCount = flag('clients') ?? 500;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-soak-'));
   const server = await startServerProcess({ DATA_DIR: dataDir, API_WRITES_PER_MINUTE: '1000000', LOG_LEVEL: 'warn' }, { startTimeoutMs: 120_000 });
+  // Never leave the server behind, whatever ends this process.
+  const orphanGuard = () => server.child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
   try {
     const cookie = await signInThroughOutboxFile(server.url, dataDir, 'soak@example.com');
     const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
@@ -65,6 +68,8 @@ export async function runSoakBench(): Promise<Figures> {
     class CookieWebSocket extends WebSocket {
       constructor(url: string, protocols?: string | string[]) {
         super(url, protocols, { headers: { cookie: `svc-session=${cookie}` } });
+        // A client that leaves while still connecting: ws reports it as an error, and the session already counts it.
+        this.on('error', () => {});
       }
     }
 
@@ -191,6 +196,7 @@ export async function runSoakBench(): Promise<Figures> {
     };
   } finally {
     await server.kill('SIGTERM');
+    process.off('exit', orphanGuard);
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -233,6 +233,7 @@ describe.skipIf(!shared)('two instances on one Postgres and one Redis (needs TES
     class CookieWebSocket extends WebSocket {
       constructor(url: string, protocols?: string | string[]) {
         super(url, protocols, { headers: { cookie: `svc-session=${cookie}` } });
+        this.on('error', () => {});
       }
     }
     const socket = new HocuspocusProviderWebsocket({ url: `${b.url.replace(/^http/, 'ws')}/api/sync`, WebSocketPolyfill: CookieWebSocket });
