@@ -1,6 +1,7 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { INSTANCE_ID } from '../lib/instance';
+import { bothReady, closePubSub, openPubSub } from '../lib/redis';
 import type { Metrics } from '../metrics/index';
 import type { Executor } from '../persistence/database';
 import { listEventsAfter } from '../persistence/events';
@@ -41,11 +42,8 @@ export class RedisEventBus implements EventBus {
   private closed = false;
 
   constructor(private readonly options: { redisUrl: string; prefix: string; db: Executor; log: Logger; metrics?: Metrics }) {
-    const redisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 } as const;
-    this.pub = new Redis(options.redisUrl, redisOptions);
-    this.sub = new Redis(options.redisUrl, { ...redisOptions, autoResubscribe: false });
+    ({ pub: this.pub, sub: this.sub } = openPubSub(options.redisUrl));
     this.channel = `${options.prefix}events`;
-    for (const client of [this.pub, this.sub]) client.on('error', () => {});
     this.sub.on('message', (_channel: string, message: string) => this.receive(message));
     this.sub.on('ready', () => void this.listen());
     this.sub.on('close', () => {
@@ -55,7 +53,7 @@ export class RedisEventBus implements EventBus {
   }
 
   isConnected(): boolean {
-    return this.pub.status === 'ready' && this.sub.status === 'ready';
+    return bothReady({ pub: this.pub, sub: this.sub });
   }
 
   publish(records: EventRecord[]) {
@@ -89,10 +87,7 @@ export class RedisEventBus implements EventBus {
 
   async close() {
     this.closed = true;
-    for (const client of [this.sub, this.pub]) {
-      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
-    }
+    await closePubSub({ pub: this.pub, sub: this.sub });
     await this.local.close();
   }
 

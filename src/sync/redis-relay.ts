@@ -1,11 +1,12 @@
 import type { Document, Extension, afterLoadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import type { Logger } from 'pino';
 import { applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import { INSTANCE_ID } from '../lib/instance';
+import { bothReady, closePubSub, openPubSub } from '../lib/redis';
 import type { Metrics } from '../metrics/index';
 import { isConnectionOrigin, isServerOrigin } from './origins';
 
@@ -77,11 +78,7 @@ export class RedisSyncRelay implements Extension {
   private closed = false;
 
   constructor(private readonly options: RedisRelayOptions) {
-    // No offline queue: while Redis is away a publish fails at once (and is made up for on return) instead of piling up.
-    const redisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000, lazyConnect: false } as const;
-    this.pub = new Redis(options.redisUrl, redisOptions);
-    this.sub = new Redis(options.redisUrl, { ...redisOptions, autoResubscribe: false });
-    for (const client of [this.pub, this.sub]) client.on('error', () => {}); // the state is in `connected`; ioredis reconnects
+    ({ pub: this.pub, sub: this.sub } = openPubSub(options.redisUrl));
     this.sub.on('messageBuffer', (channel: Buffer, data: Buffer) => this.receive(channel.toString(), data));
     this.sub.on('ready', () => void this.resubscribe());
     this.sub.on('close', () => {
@@ -91,7 +88,7 @@ export class RedisSyncRelay implements Extension {
 
   /** Whether changes are being shared with other instances right now. */
   isConnected(): boolean {
-    return this.pub.status === 'ready' && this.sub.status === 'ready';
+    return bothReady({ pub: this.pub, sub: this.sub });
   }
 
   async afterLoadDocument({ documentName, document }: afterLoadDocumentPayload) {
@@ -125,10 +122,7 @@ export class RedisSyncRelay implements Extension {
     for (const stop of this.detach.values()) stop();
     this.detach.clear();
     this.documents.clear();
-    for (const client of [this.sub, this.pub]) {
-      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
-    }
+    await closePubSub({ pub: this.pub, sub: this.sub });
   }
 
   /** Relays what happens to a loaded document: clients' updates at once, server changes once committed, awareness. */
