@@ -9,8 +9,11 @@
  *   npm run bench -- soak                       10 minutes, 500 clients
  *   npm run bench -- soak --minutes=2 --clients=200
  *
- * Heap is sampled every 5 s; the 30 s line shows the lowest sample of the
- * window (the heap after the collector ran), which is what "flat" compares.
+ * Heap: every 30 s the server is asked for a full garbage collection
+ * (SIGUSR2, handled by bench/gc-probe.mjs, preloaded into the server for
+ * this run only) and then scraped, so the figure is what the server really
+ * keeps, not the young generation's garbage of the moment ("heap now" is
+ * the reading just before).
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -25,7 +28,6 @@ import { signInThroughOutboxFile, startServerProcess } from '../test/helpers/ser
 type Figures = Record<string, number | string>;
 
 const WORKSPACES = 10;
-const SAMPLE_MS = 5_000;
 const REPORT_MS = 30_000;
 
 function flag(name: string): number | undefined {
@@ -46,7 +48,15 @@ export async function runSoakBench(): Promise<Figures> {
   const minutes = flag('minutes') ?? 10;
   const clientCount = flag('clients') ?? 500;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-soak-'));
-  const server = await startServerProcess({ DATA_DIR: dataDir, API_WRITES_PER_MINUTE: '1000000', LOG_LEVEL: 'warn' }, { startTimeoutMs: 120_000 });
+  const server = await startServerProcess(
+    {
+      DATA_DIR: dataDir,
+      API_WRITES_PER_MINUTE: '1000000',
+      LOG_LEVEL: 'warn',
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${path.resolve(import.meta.dirname, 'gc-probe.mjs')}`.trim(),
+    },
+    { startTimeoutMs: 120_000 },
+  );
   // Never leave the server behind, whatever ends this process.
   const orphanGuard = () => server.child.kill('SIGKILL');
   process.once('exit', orphanGuard);
@@ -76,6 +86,7 @@ export async function runSoakBench(): Promise<Figures> {
     let sessions = 0;
     let edits = 0;
     let clientErrors = 0;
+    const failures = new Map<string, number>();
     let running = true;
     const live = new Set<Promise<void>>();
 
@@ -87,7 +98,7 @@ export async function runSoakBench(): Promise<Figures> {
       const provider = new HocuspocusProvider({ websocketProvider: socket, name: target.name, document: doc, token: '' });
       provider.attach();
       try {
-        await waitFor(() => provider.isSynced, 30_000);
+        await waitFor(() => provider.isSynced, 30_000, 'not synced within 30 s');
         const rowId = `soak-${n}`;
         insertRow(doc, { id: rowId, surfaceId: target.surfaceId, data: { title: `client ${n}` } }, null);
         const leaveAt = Date.now() + 15_000 + Math.random() * 30_000;
@@ -96,10 +107,12 @@ export async function runSoakBench(): Promise<Figures> {
           updateRowCells(doc, rowId, { title: `client ${n} edit ${++edits}` }, null);
         }
         deleteRow(doc, rowId, null);
-        await waitFor(() => provider.unsyncedChanges === 0, 10_000);
+        await waitFor(() => provider.unsyncedChanges === 0, 10_000, 'last edits not acknowledged within 10 s');
         sessions++;
-      } catch {
+      } catch (error) {
         clientErrors++;
+        const reason = error instanceof Error ? error.message : String(error);
+        failures.set(reason, (failures.get(reason) ?? 0) + 1);
       } finally {
         provider.destroy();
         socket.destroy();
@@ -133,23 +146,21 @@ export async function runSoakBench(): Promise<Figures> {
       await sleep(30_000 / clientCount);
     }
     console.log(`soak: ${clientCount} clients on ${documents.length} documents for ${minutes} min; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    console.log('minute   heap low MiB   heap MiB   rss MiB   documents   sockets   sessions done   edits');
-    const reports: Array<{ minute: number; heapLow: number; rss: number }> = [];
-    let windowLow = Infinity;
+    console.log('minute   heap after GC MiB   heap now MiB   rss MiB   documents   sockets   sessions done   edits');
+    const reports: Array<{ minute: number; heapAfterGc: number; rss: number }> = [];
     let nextReport = started + REPORT_MS;
     while (Date.now() - started < minutes * 60_000) {
-      await sleep(SAMPLE_MS);
+      await sleep(Math.max(0, nextReport - Date.now()));
+      nextReport += REPORT_MS;
+      const before = await scrape();
+      server.child.kill('SIGUSR2');
+      await sleep(1_000);
       const sample = await scrape();
-      windowLow = Math.min(windowLow, sample.heap);
-      if (Date.now() >= nextReport) {
-        const minute = (Date.now() - started) / 60_000;
-        reports.push({ minute, heapLow: windowLow, rss: sample.rss });
-        console.log(
-          `${minute.toFixed(1).padStart(6)}   ${mib(windowLow).padStart(12)}   ${mib(sample.heap).padStart(8)}   ${mib(sample.rss).padStart(7)}   ${String(sample.documents).padStart(9)}   ${String(sample.sockets).padStart(7)}   ${String(sessions).padStart(13)}   ${edits}`,
-        );
-        windowLow = Infinity;
-        nextReport += REPORT_MS;
-      }
+      const minute = (Date.now() - started) / 60_000;
+      reports.push({ minute, heapAfterGc: sample.heap, rss: sample.rss });
+      console.log(
+        `${minute.toFixed(1).padStart(6)}   ${mib(sample.heap).padStart(17)}   ${mib(before.heap).padStart(12)}   ${mib(sample.rss).padStart(7)}   ${String(sample.documents).padStart(9)}   ${String(sample.sockets).padStart(7)}   ${String(sessions).padStart(13)}   ${edits}`,
+      );
     }
 
     running = false;
@@ -163,8 +174,8 @@ export async function runSoakBench(): Promise<Figures> {
     }
 
     const fromMinute2 = reports.filter((r) => r.minute >= 2);
-    const baseline = fromMinute2[0]?.heapLow;
-    const drift = baseline ? Math.max(...fromMinute2.map((r) => Math.abs(r.heapLow - baseline) / baseline)) : NaN;
+    const baseline = fromMinute2[0]?.heapAfterGc;
+    const drift = baseline ? Math.max(...fromMinute2.map((r) => Math.abs(r.heapAfterGc - baseline) / baseline)) : NaN;
     const logged = server
       .output()
       .split('\n')
@@ -183,9 +194,10 @@ export async function runSoakBench(): Promise<Figures> {
       'duration (min)': minutes,
       'client sessions completed': sessions,
       'client sessions failed': clientErrors,
+      ...(failures.size ? { 'why they failed': [...failures].map(([reason, n]) => `${n} × ${reason}`).join('; ') } : {}),
       'edits sent': edits,
-      'heap low at minute 2 (MiB)': baseline ? mib(baseline) : 'n/a (run at least 2.5 min)',
-      'heap low at the end (MiB)': reports.length ? mib(reports.at(-1)!.heapLow) : 'n/a',
+      'heap after GC at minute 2 (MiB)': baseline ? mib(baseline) : 'n/a (run at least 2.5 min)',
+      'heap after GC at the end (MiB)': reports.length ? mib(reports.at(-1)!.heapAfterGc) : 'n/a',
       'largest heap drift from minute 2 (%)': Number.isFinite(drift) ? (drift * 100).toFixed(1) : 'n/a',
       'rss at the end (MiB)': reports.length ? mib(reports.at(-1)!.rss) : 'n/a',
       'documents loaded after every client left': after.documents,
@@ -201,10 +213,10 @@ export async function runSoakBench(): Promise<Figures> {
   }
 }
 
-async function waitFor(check: () => boolean, timeoutMs: number) {
+async function waitFor(check: () => boolean, timeoutMs: number, what: string) {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
+    if (Date.now() > deadline) throw new Error(what);
     await sleep(50);
   }
 }
