@@ -17,6 +17,7 @@
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import WebSocket from 'ws';
@@ -136,6 +137,7 @@ export async function runSoakBench(): Promise<Figures> {
         rss: metric(text, 'trellis_process_resident_memory_bytes'),
         documents: metric(text, 'trellis_documents_loaded'),
         sockets: metric(text, 'trellis_sync_connections'),
+        serverLagMaxMs: metric(text, 'trellis_nodejs_eventloop_lag_max_seconds') * 1000,
       };
     };
 
@@ -146,7 +148,10 @@ export async function runSoakBench(): Promise<Figures> {
       await sleep(30_000 / clientCount);
     }
     console.log(`soak: ${clientCount} clients on ${documents.length} documents for ${minutes} min; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    console.log('minute   heap after GC MiB   heap now MiB   rss MiB   documents   sockets   sessions done   edits');
+    // The clients share one process: when it stalls, they time out, whatever the server does. Both loops' worst stall per window is shown.
+    const clientLag = monitorEventLoopDelay({ resolution: 20 });
+    clientLag.enable();
+    console.log('minute   heap after GC MiB   heap now MiB   rss MiB   documents   sockets   sessions done   edits   server / client stall max ms');
     const reports: Array<{ minute: number; heapAfterGc: number; rss: number }> = [];
     let nextReport = started + REPORT_MS;
     while (Date.now() - started < minutes * 60_000) {
@@ -159,8 +164,9 @@ export async function runSoakBench(): Promise<Figures> {
       const minute = (Date.now() - started) / 60_000;
       reports.push({ minute, heapAfterGc: sample.heap, rss: sample.rss });
       console.log(
-        `${minute.toFixed(1).padStart(6)}   ${mib(sample.heap).padStart(17)}   ${mib(before.heap).padStart(12)}   ${mib(sample.rss).padStart(7)}   ${String(sample.documents).padStart(9)}   ${String(sample.sockets).padStart(7)}   ${String(sessions).padStart(13)}   ${edits}`,
+        `${minute.toFixed(1).padStart(6)}   ${mib(sample.heap).padStart(17)}   ${mib(before.heap).padStart(12)}   ${mib(sample.rss).padStart(7)}   ${String(sample.documents).padStart(9)}   ${String(sample.sockets).padStart(7)}   ${String(sessions).padStart(13)}   ${String(edits).padStart(5)}   ${before.serverLagMaxMs.toFixed(0)} / ${(clientLag.max / 1e6).toFixed(0)}`,
       );
+      clientLag.reset();
     }
 
     running = false;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import { markSingleSession } from './document-log-heads';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
@@ -64,6 +65,8 @@ async function openPGlite(dir: string): Promise<DatabaseHandle> {
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
   const db = kysely(new PGliteDialect(pglite));
+  // One process, one session: appends to a document log cannot interleave (document-log-heads.ts).
+  markSingleSession(db);
   return {
     db,
     kind: 'pglite',

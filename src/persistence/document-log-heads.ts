@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { INSTANCE_ID } from '../lib/instance';
-import type { Tx } from './database';
+import type { Executor, Tx } from './database';
 
 /**
  * One writer at a time per document log. Every append to a document's log
@@ -16,22 +16,37 @@ import type { Tx } from './database';
 
 /**
  * Locks the heads of `documents` (in name order, so two writers never wait
- * on each other crosswise) and records the appends to come. Call inside the
- * transaction that appends or compacts.
+ * on each other crosswise). Call inside the transaction that appends or
+ * compacts.
  */
-export async function lockDocumentLogs(tx: Tx, appendsByDocument: ReadonlyMap<string, number>): Promise<void> {
-  if (appendsByDocument.size === 0) return;
-  const documents = [...appendsByDocument.keys()].sort();
+export async function lockDocumentLogs(tx: Tx, names: Iterable<string>): Promise<void> {
+  const documents = [...new Set(names)].sort();
+  if (documents.length === 0) return;
   // One statement locks them all; VALUES rows are inserted (and conflicting rows locked) in order.
   await tx
     .insertInto('documentLogHeads')
-    .values(documents.map((document) => ({ document, appends: appendsByDocument.get(document)!, writer: INSTANCE_ID })))
+    .values(documents.map((document) => ({ document, writer: INSTANCE_ID })))
     .onConflict((oc) =>
       oc.column('document').doUpdateSet({
-        appends: sql`document_log_heads.appends + excluded.appends`,
         writer: INSTANCE_ID,
         updatedAt: sql`now()`,
       }),
     )
     .execute();
+}
+
+/** Databases only one session can use at a time (embedded PGlite): statements never interleave there. */
+const singleSession = new WeakSet<object>();
+
+export function markSingleSession(db: object) {
+  singleSession.add(db);
+}
+
+/**
+ * Whether appending through `db` (outside a transaction) needs the head
+ * lock: not on a single-session database, where a plain insert commits in
+ * sequence order anyway (and the group-commit hot path saves a transaction).
+ */
+export function appendsNeedLock(db: Executor): boolean {
+  return db.isTransaction || !singleSession.has(db);
 }

@@ -1,5 +1,5 @@
 import type { Executor, Tx } from './database';
-import { lockDocumentLogs } from './document-log-heads';
+import { appendsNeedLock, lockDocumentLogs } from './document-log-heads';
 import type { PrincipalKind } from './schema';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
@@ -26,16 +26,15 @@ export type LoggedUpdate = {
  */
 export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpdate>): Promise<number[]> {
   if (rows.length === 0) return [];
-  if (!db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
-  const tx = db as Tx;
-  const appends = new Map<string, number>();
-  for (const row of rows) appends.set(row.document, (appends.get(row.document) ?? 0) + 1);
-  await lockDocumentLogs(tx, appends);
+  if (appendsNeedLock(db)) {
+    if (!db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
+    await lockDocumentLogs(db as Tx, rows.map((row) => row.document));
+  }
   const seqs: number[] = [];
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
     // One multi-row VALUES insert: Postgres assigns the identity in row order and returns the rows in that order.
-    const inserted = await tx
+    const inserted = await db
       .insertInto('documentUpdates')
       .values(
         chunk.map((r) => ({

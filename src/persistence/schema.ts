@@ -210,7 +210,6 @@ export interface DocumentUpdatesTable {
 /** Migration 0060: the row every append to a document's log and every compaction of it locks first. */
 export interface DocumentLogHeadsTable {
   document: string;
-  appends: ColumnType<number, number | undefined, number>;
   writer: string | null;
   updatedAt: ColumnType<Date, Date | string | undefined, Date | string>;
 }

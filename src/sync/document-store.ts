@@ -134,7 +134,7 @@ export async function append(db: Executor, name: string, update: Uint8Array, aut
  */
 export async function compact(db: Db, name: string, now: Date): Promise<{ bytes: number; folded: number } | null> {
   return db.transaction().execute(async (tx) => {
-    await lockDocumentLogs(tx, new Map([[name, 0]]));
+    await lockDocumentLogs(tx, [name]);
     const stored = await loadStoredDocument(tx, name);
     // Never fold an update whose events are still to be derived: its turn comes on the next load.
     const firstUnderived = stored.updates.findIndex((u) => !u.derived);

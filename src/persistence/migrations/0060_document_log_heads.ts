@@ -10,14 +10,13 @@ import { sql, type Kysely } from 'kysely';
  * could draw a smaller `seq` than one committed before it, and a compaction
  * in between would fold past it and never load it again.
  *
- * - `appends`: how many updates were ever appended (diagnostics).
- * - `writer`: the instance that appended or compacted last.
+ * - `writer`, `updated_at`: the instance that appended or compacted last under
+ *   the lock, and when (diagnostics).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create table document_log_heads (
       document text primary key,
-      appends bigint not null default 0,
       writer text,
       updated_at timestamptz not null default now()
     )
