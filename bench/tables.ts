@@ -19,12 +19,12 @@ import { spawnBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 
-function percentile(sorted: number[], p: number) {
+export function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-async function timeEach(n: number, fn: (i: number) => Promise<void>) {
+export async function timeEach(n: number, fn: (i: number) => Promise<void>) {
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
     const start = performance.now();

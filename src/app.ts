@@ -18,6 +18,7 @@ import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
 import { registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
+import { ToolRegistry } from './mcp/registry';
 import type { Services } from './services';
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
@@ -64,6 +65,9 @@ export async function buildApp(services: Services): Promise<App> {
       'idempotent-replayed',
       'deprecation',
       'link',
+      'www-authenticate',
+      'mcp-session-id',
+      'mcp-protocol-version',
     ],
   });
   await app.register(cookie);
@@ -92,6 +96,7 @@ export async function buildApp(services: Services): Promise<App> {
     for (const method of [route.method].flat()) if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
   });
   app.decorate('registeredRoutes', registeredRoutes);
+  app.decorate('mcpTools', new ToolRegistry());
   await app.register(async (scope) => registerRoutes(scope as App, services));
   // Last: its wildcard route answers only what no API route claims.
   await registerWebApp(app);

@@ -3,6 +3,7 @@ import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { Failpoints } from './lib/failpoints';
 import { InProcessEventBus } from './events/bus';
+import { InboxFeed } from './events/inbox-feed';
 import { RedisEventBus } from './events/redis-bus';
 import { Metrics } from './metrics/index';
 import { createBlobStore } from './files/blob-store';
@@ -42,6 +43,7 @@ export async function createServices(
     clock,
     log,
     events,
+    inbox: new InboxFeed(),
     limits,
     blobs: await createBlobStore(config),
     failpoints: Failpoints.parse(config.failpoints),

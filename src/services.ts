@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { EventBus } from './events/bus';
+import type { InboxFeed } from './events/inbox-feed';
 import type { Clock } from './lib/clock';
 import type { Failpoints } from './lib/failpoints';
 import type { Limits } from './limits/index';
@@ -21,6 +22,8 @@ export type Services = {
   log: Logger;
   /** Live fan-out of committed events (SSE, webhooks). */
   events: EventBus;
+  /** Wakes open inbox streams (`GET /api/me/messages/stream`) when a message is delivered. */
+  inbox: InboxFeed;
   /** Rate limiter, monthly API meter and idempotency store (enforced in src/http/limits.ts). */
   limits: Limits;
   /** Y documents over Hocuspocus, with the durable update log and the observer. */

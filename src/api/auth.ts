@@ -2,13 +2,19 @@ import { z } from 'zod';
 import { redeemMagicLink, requestMagicLink, SESSION_TTL_MS, WELCOME_SLUG } from '../domain/accounts';
 import { SESSION_COOKIE } from '../http/authenticate';
 import type { App } from '../http/types';
-import { HOUR } from '../limits/rules';
+import { HOUR, type RateLimitRule } from '../limits/rules';
 import type { Services } from '../services';
 import { Email, errorResponses } from './schemas';
 
 const SignInRequest = z.strictObject({ email: Email });
 const SignInResponse = z.union([z.object({ ok: z.literal(true) }), z.object({ waitlisted: z.literal(true) })]);
 const RedeemQuery = z.strictObject({ token: z.string().min(1).max(200) });
+
+/** Shared with the OAuth sign-in form, which sends the same links: one budget per address and per IP. */
+export const MAGIC_LINK_LIMITS: RateLimitRule[] = [
+  { endpoint: 'magic_link_email', limit: 5, windowMs: HOUR, bucket: (request) => (request.body as { email: string }).email.trim().toLowerCase() },
+  { endpoint: 'magic_link_ip', limit: 20, windowMs: HOUR, bucket: (request) => request.ip },
+];
 
 export async function authRoutes(app: App, services: Services) {
   app.post(
@@ -24,10 +30,7 @@ export async function authRoutes(app: App, services: Services) {
       },
       config: {
         auth: 'none',
-        rateLimits: [
-          { endpoint: 'magic_link_email', limit: 5, windowMs: HOUR, bucket: (request) => (request.body as { email: string }).email.trim().toLowerCase() },
-          { endpoint: 'magic_link_ip', limit: 20, windowMs: HOUR, bucket: (request) => request.ip },
-        ],
+        rateLimits: MAGIC_LINK_LIMITS,
       },
     },
     async (request) => requestMagicLink(services, request.body.email),
@@ -38,7 +41,8 @@ export async function authRoutes(app: App, services: Services) {
     {
       schema: {
         summary: 'Redeem a magic link',
-        description: 'Sets the `svc-session` cookie and redirects (302) to `/{orgSlug}/welcome`. A used or expired token is 401.',
+        description:
+          'Sets the `svc-session` cookie and redirects (302) to `/{orgSlug}/welcome`, or back to the page that asked for the link (the OAuth consent page). A used or expired token is 401.',
         tags: ['auth'],
         querystring: RedeemQuery,
         response: { 302: z.null().describe('Redirect to the welcome workspace'), ...errorResponses },
@@ -54,7 +58,7 @@ export async function authRoutes(app: App, services: Services) {
         secure: services.config.cookieSecure,
         maxAge: Math.floor(SESSION_TTL_MS / 1000),
       });
-      return reply.redirect(`/${session.orgSlug}/${WELCOME_SLUG}`, 302);
+      return reply.redirect(session.returnTo ?? `/${session.orgSlug}/${WELCOME_SLUG}`, 302);
     },
   );
 }

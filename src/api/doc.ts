@@ -1,19 +1,20 @@
 import { z } from 'zod';
 import { docToMarkdown, docToText } from '../docs/markdown';
 import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
-import { requireActor } from '../http/authenticate';
+import { requireCaller } from '../http/authenticate';
+import { defineOperation } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses } from './schemas';
 
-const DocSurfaceQuery = {
+export const DocSurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),
   surfaceId: z.string().min(1).max(100).optional(),
 };
 
-const GetQuery = z.strictObject({
+export const GetDocQuery = z.strictObject({
   format: z.enum(['markdown', 'text']).optional().describe('`markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content`'),
   ...DocSurfaceQuery,
 });
@@ -24,25 +25,59 @@ const ProseMirrorDoc = z
   .meta({ id: 'ProseMirrorDoc' });
 
 const DocContent = z.object({ surfaceId: z.string(), content: ProseMirrorDoc }).meta({ id: 'DocContent' });
-const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string(), markdown: z.string() }), z.object({ surfaceId: z.string(), text: z.string() })]);
+export const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string(), markdown: z.string() }), z.object({ surfaceId: z.string(), text: z.string() })]);
 
 // One of the two is required; the domain answers 400 when both are missing.
-const PutBody = z.strictObject({
+export const PutDocBody = z.strictObject({
   content: ProseMirrorDoc.optional(),
   markdown: z.string().optional().describe('CommonMark + GFM; ignored when `content` is given'),
 });
 
-const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc') });
+export const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc') });
 
 /** Media types GET /doc can answer with, in the order preferred on a tie. */
 const RAW_TYPES = ['application/json', 'text/markdown', 'text/plain'] as const;
 type RawType = (typeof RAW_TYPES)[number];
+
+/** Each route's policy check and domain call; the MCP tools (src/mcp/tools.ts) run the same ones. */
+export const docOperations = {
+  read: defineOperation(
+    { params: WorkspaceParams, query: GetDocQuery, response: DocResponse },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { format, ...selector } = query;
+      const { surface, body } = await readDoc(services, workspace, selector);
+      if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
+      if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };
+      return { surfaceId: surface.id, content: body.toJSON() };
+    },
+  ),
+  replace: defineOperation(
+    { params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: PutDocBody, response: DocContent },
+    async (services, actor, { params, query, body }) => {
+      const caller = requireCaller(actor);
+      const resolved = await resolveWorkspace(services, caller, addressOf(params), 'edit_doc');
+      const replaced = await replaceDoc(services, caller, resolved, query, body);
+      return { surfaceId: replaced.surface.id, content: replaced.body.toJSON() };
+    },
+  ),
+  appendSection: defineOperation(
+    { params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: SectionsBody, response: z.object({ surfaceId: z.string(), appendedBlocks: z.number().int() }) },
+    async (services, actor, { params, query, body }) => {
+      const caller = requireCaller(actor);
+      const resolved = await resolveWorkspace(services, caller, addressOf(params), 'edit_doc');
+      const { surface, appendedBlocks } = await appendDoc(services, caller, resolved, query, body.markdown);
+      return { surfaceId: surface.id, appendedBlocks };
+    },
+  ),
+};
 
 /**
  * The doc body of a workspace's doc surface: ProseMirror JSON, Markdown or
  * plain text (API-DECISIONS, "Sync documents" and "Workspaces and surfaces").
  */
 export async function docRoutes(app: App, services: Services) {
+  const { read, replace, appendSection } = docOperations;
   for (const url of workspacePaths('/doc')) {
     app.get(
       url,
@@ -54,13 +89,13 @@ export async function docRoutes(app: App, services: Services) {
             'Without `format`, `Accept: text/markdown` or `Accept: text/plain` returns the raw body with that Content-Type. ' +
             '404 when the workspace has no doc surface.',
           tags: ['doc'],
-          params: WorkspaceParams,
-          querystring: GetQuery,
+          params: read.params,
+          querystring: read.query,
           response: {
             200: {
               description: 'The doc body',
               content: {
-                'application/json': { schema: DocResponse },
+                'application/json': { schema: read.response },
                 'text/markdown': { schema: z.string().describe('The body as CommonMark + GFM') },
                 'text/plain': { schema: z.string().describe('The body as plain text') },
               },
@@ -71,16 +106,12 @@ export async function docRoutes(app: App, services: Services) {
         config: { auth: 'optional' },
       },
       async (request, reply) => {
-        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const { format, ...selector } = request.query;
-        const { surface, body } = await readDoc(services, workspace, selector);
         reply.header('vary', 'Accept');
-        if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
-        if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };
-        const wanted = negotiate(request.headers.accept);
-        if (wanted === 'text/markdown') return reply.type('text/markdown; charset=utf-8').send(docToMarkdown(body));
-        if (wanted === 'text/plain') return reply.type('text/plain; charset=utf-8').send(docToText(body));
-        return { surfaceId: surface.id, content: body.toJSON() };
+        const wanted = request.query.format ? 'application/json' : negotiate(request.headers.accept);
+        if (wanted === 'application/json') return read.run(services, request.actor, request);
+        const format = wanted === 'text/markdown' ? 'markdown' : 'text';
+        const raw = (await read.run(services, request.actor, { ...request, query: { ...request.query, format } })) as { markdown?: string; text?: string };
+        return reply.type(`${wanted}; charset=utf-8`).send(raw.markdown ?? raw.text ?? '');
       },
     );
 
@@ -93,18 +124,13 @@ export async function docRoutes(app: App, services: Services) {
             '`content` (ProseMirror JSON) or `markdown`; `content` wins when both are sent. Applied as one Y transaction that changes only the blocks ' +
             'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored.',
           tags: ['doc'],
-          params: WorkspaceParams,
-          querystring: z.strictObject(DocSurfaceQuery),
-          body: PutBody,
-          response: { 200: DocContent, ...errorResponses },
+          params: replace.params,
+          querystring: replace.query,
+          body: replace.body,
+          response: { 200: replace.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
-        const { surface, body } = await replaceDoc(services, actor, resolved, request.query, request.body);
-        return { surfaceId: surface.id, content: body.toJSON() };
-      },
+      async (request) => replace.run(services, request.actor, request),
     );
   }
 
@@ -116,18 +142,13 @@ export async function docRoutes(app: App, services: Services) {
           summary: 'Append Markdown to the doc',
           description: 'Parses `markdown` and appends its blocks at the end of the body without touching the others. Answers how many blocks were appended.',
           tags: ['doc'],
-          params: WorkspaceParams,
-          querystring: z.strictObject(DocSurfaceQuery),
-          body: SectionsBody,
-          response: { 200: z.object({ surfaceId: z.string(), appendedBlocks: z.number().int() }), ...errorResponses },
+          params: appendSection.params,
+          querystring: appendSection.query,
+          body: appendSection.body,
+          response: { 200: appendSection.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'edit_doc');
-        const { surface, appendedBlocks } = await appendDoc(services, actor, resolved, request.query, request.body.markdown);
-        return { surfaceId: surface.id, appendedBlocks };
-      },
+      async (request) => appendSection.run(services, request.actor, request),
     );
   }
 }

@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { EventRecord } from '../events/types';
-import { resolveActor } from '../http/authenticate';
+import { resolveActor, SESSION_COOKIE } from '../http/authenticate';
+import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
+import { StreamAccessMonitor } from '../http/stream-access';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
@@ -11,7 +13,6 @@ import type { Services } from '../services';
 import { Event } from './event-schemas';
 import { errorResponses } from './schemas';
 
-export const SSE_PING_MS = 15_000;
 const RESUME_BATCH = 500;
 
 const AuditQuery = z.strictObject({
@@ -37,6 +38,10 @@ function frame(record: EventRecord): string {
 }
 
 export async function eventRoutes(app: App, services: Services) {
+  const streams = new StreamAccessMonitor();
+  streams.start();
+  app.addHook('onClose', async () => streams.stop());
+
   for (const url of workspacePaths('/events')) {
     app.get(
       url,
@@ -78,27 +83,22 @@ export async function eventRoutes(app: App, services: Services) {
       },
       async (request, reply) => {
         const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const header = request.headers['last-event-id'];
-        const lastEventId = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : request.query.lastEventId ? Number(request.query.lastEventId) : null;
-        await streamEvents(services, request, reply, resolved, lastEventId);
+        const lastEventId = lastEventIdOf(request, request.query.lastEventId, /^\d+$/);
+        await streamEvents(services, streams, request, reply, resolved, lastEventId === null ? null : Number(lastEventId));
       },
     );
   }
 }
 
-async function streamEvents(services: Services, request: FastifyRequest, reply: FastifyReply, resolved: ResolvedWorkspace, lastEventId: number | null) {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-    'access-control-allow-origin': request.headers.origin ?? '*',
-    ...(request.headers.origin ? { 'access-control-allow-credentials': 'true', vary: 'Origin' } : {}),
-  });
-  raw.write(': connected\n\n');
+async function streamEvents(
+  services: Services,
+  streams: StreamAccessMonitor,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  resolved: ResolvedWorkspace,
+  lastEventId: number | null,
+) {
+  const raw = openEventStream(request, reply);
 
   // Subscribe before reading the log, so nothing committed in between is lost; duplicates are skipped by id.
   let lastSent = lastEventId ?? 0;
@@ -112,18 +112,22 @@ async function streamEvents(services: Services, request: FastifyRequest, reply: 
   const unsubscribe = services.events.subscribeWorkspace(resolved.workspace.id, (record) => (replaying ? buffered.push(record) : send(record)));
 
   const ping = setInterval(() => void keepAlive(), SSE_PING_MS);
+  // The stream ends within a second of its credential, or its access to the workspace, going away.
+  const unwatch = streams.watch(`${credentialKey(request)}\u0000${resolved.workspace.id}`, () => stillAllowed(services, request, resolved.workspace.id), () => close());
   const close = () => {
     clearInterval(ping);
+    unwatch();
     unsubscribe();
     if (!raw.writableEnded) raw.end();
   };
   request.raw.on('close', close);
 
-  // Access is checked again at every ping: a revoked key or removed member stops receiving.
+  // The monitor above ends the stream; each ping also refreshes what it may see, so a changed
+  // `commentsOnPublicShare` decides which comment events public readers get from then on.
   async function keepAlive() {
     try {
       const { actor } = await resolveActor(services, request);
-      await resolveWorkspace(services, actor, { slug: resolved.workspace.id }, 'read');
+      resolved = await resolveWorkspace(services, actor, { slug: resolved.workspace.id }, 'read');
       raw.write(': ping\n\n');
     } catch {
       close();
@@ -143,4 +147,20 @@ async function streamEvents(services: Services, request: FastifyRequest, reply: 
       buffered.length = 0;
     }
   }
+}
+
+/**
+ * Asked as the request was: a bearer credential that no longer resolves ends
+ * the stream (it must not fall back to reading as anonymous); an ended
+ * session reads on as anonymous, as a stale cookie does on public routes.
+ */
+async function stillAllowed(services: Services, request: FastifyRequest, workspaceId: string): Promise<boolean> {
+  const { actor, invalid } = await resolveActor(services, request);
+  if (invalid && request.headers.authorization) return false;
+  await resolveWorkspace(services, actor, { slug: workspaceId }, 'read');
+  return true;
+}
+
+function credentialKey(request: FastifyRequest): string {
+  return request.headers.authorization ?? `cookie:${request.cookies?.[SESSION_COOKIE] ?? ''}`;
 }

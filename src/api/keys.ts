@@ -30,7 +30,12 @@ export const ApiKey = z
 const MintKeyRequest = z.strictObject({
   name: z.string().trim().min(1).max(100).describe('What the key is for, e.g. "CI bot"'),
   agentName: z.string().trim().min(1).max(100).describe('The agent the key acts as; an existing agent of yours with this name is reused'),
-  scopeSlug: z.string().min(1).max(100).nullish().describe('A workspace of your organisation you are a member of; omit for an unscoped key'),
+  scopeSlug: z
+    .string()
+    .min(1)
+    .max(100)
+    .nullish()
+    .describe('A workspace you are a member of: of your organisation, or of another one (its id when the slug is ambiguous); omit for an unscoped key'),
   role: KeyRole,
   modelHint: z.string().trim().min(1).max(100).optional().describe('Free text shown in the agents overview, e.g. the model name'),
 });

@@ -7,6 +7,7 @@ import type { App } from '../http/types';
 import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, updatePrincipalProfile } from '../persistence/accounts';
 import { authorizeOrg } from '../policy/index';
 import type { Services } from '../services';
+import { requireHumanSession } from './keys';
 import { errorResponses, Principal, toIso } from './schemas';
 
 const Me = z
@@ -69,10 +70,6 @@ async function presentOrg(services: Services, actor: Actor): Promise<z.infer<typ
   return { id: org.id, slug: org.slug, name: org.name, defaultWorkspaceVisibility: org.defaultWorkspaceVisibility, plan: org.plan, role };
 }
 
-function requireHuman(actor: Actor) {
-  if (actor.via === 'key') throw errors.forbidden('This action is for people signed in with a session, not API keys.');
-}
-
 export async function meRoutes(app: App, services: Services) {
   app.get(
     '/api/me',
@@ -85,7 +82,7 @@ export async function meRoutes(app: App, services: Services) {
     { schema: { summary: 'Update name or avatar', tags: ['me'], body: ProfilePatch, response: { 200: Me, ...errorResponses } } },
     async (request) => {
       const actor = requireActor(request);
-      requireHuman(actor);
+      requireHumanSession(actor);
       await updatePrincipalProfile(services.db, actor.userId, request.body);
       return presentMe(services, { ...actor, principal: { ...actor.principal, ...request.body } });
     },
@@ -106,7 +103,7 @@ export async function meRoutes(app: App, services: Services) {
     },
     async (request) => {
       const actor = requireActor(request);
-      requireHuman(actor);
+      requireHumanSession(actor);
       return { revokedSessions: await revokeUserSessions(services.db, actor.userId, services.clock.now()) };
     },
   );
@@ -122,7 +119,7 @@ export async function meRoutes(app: App, services: Services) {
     { schema: { summary: 'Update organisation settings (owner)', tags: ['me'], body: OrgPatch, response: { 200: OrgSettings, ...errorResponses } } },
     async (request) => {
       const actor = requireActor(request);
-      requireHuman(actor);
+      requireHumanSession(actor);
       if (!actor.orgId) throw errors.notFound('Organisation');
       authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'update_org');
       await updateOrg(services.db, actor.orgId, request.body);

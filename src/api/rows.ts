@@ -8,19 +8,22 @@ import {
   moveRowsToSurface,
   rowHistory,
   updateRow,
+  type SurfaceSelector,
 } from '../domain/tables';
-import { requireActor } from '../http/authenticate';
+import { errors } from '../errors';
+import { requireCaller } from '../http/authenticate';
+import { defineOperation } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { Event } from './event-schemas';
-import { errorResponses, OverLimitBody } from './schemas';
+import { errorResponses, Ok, OverLimitBody } from './schemas';
 import { Row, RowData, SurfaceQuery } from './table-schemas';
 
-const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
+export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
 
-const ListQuery = z.strictObject({
+export const ListRowsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   after: z.string().max(2000).optional().describe('The nextCursor of the previous page'),
   sort: z
@@ -31,18 +34,114 @@ const ListQuery = z.strictObject({
   ...SurfaceQuery,
 });
 
-const CreateBody = z.strictObject({ data: RowData, ...SurfaceQuery });
-const PatchBody = z.strictObject({
+export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery });
+export const PatchRowBody = z.strictObject({
   data: RowData.optional(),
   ...SurfaceQuery,
   position: z.number().int().min(0).optional(),
 });
-const BulkBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
-const MoveBody = z.strictObject({ rowIds: z.array(z.string().min(1).max(100)).min(1).max(500), surface: z.string().min(1).max(100) });
+export const BulkUpdateBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
+export const MoveRowsBody = z.strictObject({
+  rowIds: z.array(z.string().min(1).max(100)).min(1).max(500),
+  ...SurfaceQuery,
+  surface: SurfaceQuery.surface.describe('The sheet to move to (or `surfaceId`; either may be in the query instead)'),
+});
+/** Every row route takes the sheet selector in the query too. */
+export const SheetQuery = z.strictObject(SurfaceQuery);
 
-const rowResponses = { 200: Row, ...errorResponses, 402: OverLimitBody };
+/**
+ * The sheet a request names, in the query or the body (clients use either);
+ * naming two different ones is 400.
+ */
+function sheetOf(query: SurfaceSelector, body: SurfaceSelector): SurfaceSelector {
+  const named = (s: SurfaceSelector) => s.surface !== undefined || s.surfaceId !== undefined;
+  if (named(query) && named(body) && (query.surface !== body.surface || query.surfaceId !== body.surfaceId)) {
+    throw errors.badRequest('The query and the body name different sheets; name it once.', [
+      { path: ['surface'], code: 'conflicting_surface', message: 'query and body disagree' },
+    ]);
+  }
+  const chosen = named(body) ? body : query;
+  return { surface: chosen.surface, surfaceId: chosen.surfaceId };
+}
+
+/**
+ * Routes whose body names the sheet also take it in the query; their
+ * operation (and its MCP tool) sees one selector, in the body.
+ */
+function withSheetFromQuery<B extends SurfaceSelector, Q extends { query: SurfaceSelector; body: B }>(request: Q): Q {
+  return { ...request, body: { ...request.body, ...sheetOf(request.query, request.body) } };
+}
+
+const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
+
+/** Each route's policy check and domain call; the MCP tools (src/mcp/tools.ts) run the same ones. */
+export const rowOperations = {
+  list: defineOperation(
+    { params: WorkspaceParams, query: ListRowsQuery, response: RowList },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      return listWorkspaceRows(services, workspace, query);
+    },
+  ),
+  create: defineOperation(
+    { params: WorkspaceParams, body: CreateRowBody, response: Row },
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const resolved = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return createRow(services, caller, resolved, body);
+    },
+  ),
+  bulkUpdate: defineOperation(
+    { params: WorkspaceParams, query: SheetQuery, body: BulkUpdateBody, response: z.object({ rows: z.array(Row) }) },
+    async (services, actor, { params, query, body }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return { rows: await bulkUpdateRows(services, caller, workspace, body.updates, query) };
+    },
+  ),
+  move: defineOperation(
+    { params: WorkspaceParams, body: MoveRowsBody, response: z.object({ moved: z.array(z.string()), skipped: z.number().int() }) },
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return moveRowsToSurface(services, caller, workspace, { rowIds: body.rowIds, surface: body.surface, surfaceId: body.surfaceId });
+    },
+  ),
+  get: defineOperation(
+    { params: RowParams, query: SheetQuery, response: Row },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      return getWorkspaceRow(services, workspace, params.id, query);
+    },
+  ),
+  update: defineOperation(
+    { params: RowParams, body: PatchRowBody, response: Row },
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return (await updateRow(services, caller, workspace, params.id, { data: body.data, position: body.position, surface: body.surface, surfaceId: body.surfaceId })).row;
+    },
+  ),
+  remove: defineOperation(
+    { params: RowParams, query: SheetQuery, response: Ok },
+    async (services, actor, { params, query }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      await deleteWorkspaceRow(services, caller, workspace, params.id, query);
+      return { ok: true as const };
+    },
+  ),
+  history: defineOperation(
+    { params: RowParams, query: SheetQuery, response: z.object({ events: z.array(Event) }) },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      return { events: await rowHistory(services, workspace, params.id, query) };
+    },
+  ),
+};
 
 export async function rowRoutes(app: App, services: Services) {
+  const { list, create, bulkUpdate, move, get, update, remove, history } = rowOperations;
   for (const url of workspacePaths('/rows')) {
     app.get(
       url,
@@ -51,16 +150,13 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'List rows',
           description: 'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`.',
           tags: ['rows'],
-          params: WorkspaceParams,
-          querystring: ListQuery,
-          response: { 200: z.object({ rows: z.array(Row), nextCursor: z.string().nullable() }), ...errorResponses },
+          params: list.params,
+          querystring: list.query,
+          response: { 200: list.response, ...errorResponses },
         },
         config: { auth: 'optional' },
       },
-      async (request) => {
-        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return listWorkspaceRows(services, workspace, request.query);
-      },
+      async (request) => list.run(services, request.actor, request),
     );
 
     app.post(
@@ -70,16 +166,13 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Create a row',
           description: 'Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns.',
           tags: ['rows'],
-          params: WorkspaceParams,
-          body: CreateBody,
-          response: rowResponses,
+          params: create.params,
+          querystring: SheetQuery,
+          body: create.body,
+          response: { 200: create.response, ...errorResponses, 402: OverLimitBody },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return createRow(services, actor, resolved, request.body);
-      },
+      async (request) => create.run(services, request.actor, withSheetFromQuery(request)),
     );
   }
 
@@ -91,16 +184,13 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Update up to 500 rows at once',
           description: 'All or nothing: an unknown id or an invalid value writes nothing. One `row.updated` per row.',
           tags: ['rows'],
-          params: WorkspaceParams,
-          body: BulkBody,
-          response: { 200: z.object({ rows: z.array(Row) }), ...errorResponses },
+          params: bulkUpdate.params,
+          querystring: bulkUpdate.query,
+          body: bulkUpdate.body,
+          response: { 200: bulkUpdate.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return { rows: await bulkUpdateRows(services, actor, workspace, request.body.updates) };
-      },
+      async (request) => bulkUpdate.run(services, request.actor, request),
     );
   }
 
@@ -112,27 +202,31 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Move up to 500 rows to another sheet',
           description: 'One transaction: a row id outside the workspace fails the batch; rows already there are skipped; the rest land at the tail in the order given.',
           tags: ['rows'],
-          params: WorkspaceParams,
-          body: MoveBody,
-          response: { 200: z.object({ moved: z.array(z.string()), skipped: z.number().int() }), ...errorResponses },
+          params: move.params,
+          querystring: SheetQuery,
+          body: move.body,
+          response: { 200: move.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return moveRowsToSurface(services, actor, workspace, request.body);
-      },
+      async (request) => move.run(services, request.actor, withSheetFromQuery(request)),
     );
   }
 
   for (const url of workspacePaths('/rows/:id')) {
     app.get(
       url,
-      { schema: { summary: 'One row', tags: ['rows'], params: RowParams, response: { 200: Row, ...errorResponses } }, config: { auth: 'optional' } },
-      async (request) => {
-        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return getWorkspaceRow(services, workspace, request.params.id);
+      {
+        schema: {
+          summary: 'One row',
+          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+          tags: ['rows'],
+          params: get.params,
+          querystring: get.query,
+          response: { 200: get.response, ...errorResponses },
+        },
+        config: { auth: 'optional' },
       },
+      async (request) => get.run(services, request.actor, request),
     );
 
     app.patch(
@@ -142,27 +236,28 @@ export async function rowRoutes(app: App, services: Services) {
           summary: 'Update a row (partial merge) or move it',
           description: 'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`.',
           tags: ['rows'],
-          params: RowParams,
-          body: PatchBody,
-          response: { 200: Row, ...errorResponses },
+          params: update.params,
+          querystring: SheetQuery,
+          body: update.body,
+          response: { 200: update.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        return (await updateRow(services, actor, workspace, request.params.id, request.body)).row;
-      },
+      async (request) => update.run(services, request.actor, withSheetFromQuery(request)),
     );
 
     app.delete(
       url,
-      { schema: { summary: 'Delete a row', tags: ['rows'], params: RowParams, response: { 200: z.object({ ok: z.literal(true) }), ...errorResponses } } },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
-        await deleteWorkspaceRow(services, actor, workspace, request.params.id);
-        return { ok: true as const };
+      {
+        schema: {
+          summary: 'Delete a row',
+          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+          tags: ['rows'],
+          params: remove.params,
+          querystring: remove.query,
+          response: { 200: remove.response, ...errorResponses },
+        },
       },
+      async (request) => remove.run(services, request.actor, request),
     );
   }
 
@@ -170,13 +265,16 @@ export async function rowRoutes(app: App, services: Services) {
     app.get(
       url,
       {
-        schema: { summary: 'Events of one row, oldest first', tags: ['rows'], params: RowParams, response: { 200: z.object({ events: z.array(Event) }), ...errorResponses } },
+        schema: {
+          summary: 'Events of one row, oldest first',
+          tags: ['rows'],
+          params: history.params,
+          querystring: history.query,
+          response: { 200: history.response, ...errorResponses },
+        },
         config: { auth: 'optional' },
       },
-      async (request) => {
-        const { workspace } = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return { events: await rowHistory(services, workspace, request.params.id) };
-      },
+      async (request) => history.run(services, request.actor, request),
     );
   }
 }

@@ -73,3 +73,10 @@ export const errorResponses = {
 
 export const toIso = (date: Date | string | null | undefined): string | null =>
   date == null ? null : (date instanceof Date ? date : new Date(date)).toISOString();
+
+/**
+ * Free text of at most `max` UTF-16 units that is valid Unicode: a lone
+ * surrogate would be stored as U+FFFD, silently changing what was sent, so
+ * it is refused (422) instead.
+ */
+export const WellFormedString = (max: number) => z.string().max(max).refine((s) => !/\p{Cs}/u.test(s), 'must not contain unpaired surrogates');

@@ -11,7 +11,8 @@ import {
   setPinned,
   unarchiveWorkspace,
 } from '../domain/workspaces';
-import { requireActor } from '../http/authenticate';
+import { requireActor, requireCaller } from '../http/authenticate';
+import { defineOperation } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
@@ -22,7 +23,7 @@ import { flagOn, presentWorkspace, presentWorkspaceDetail, QueryFlag, Workspace,
 
 const WorkspaceName = z.string().trim().min(1).max(200);
 
-const ListQuery = z.object({
+export const ListWorkspacesQuery = z.object({
   archived: QueryFlag.optional().describe('`1` lists archived workspaces only; by default they are left out'),
 });
 const WorkspaceList = z.object({ workspaces: z.array(Workspace) }).meta({ id: 'WorkspaceList' });
@@ -64,12 +65,27 @@ function actionsFor(patch: z.infer<typeof SettingsPatch>): WorkspaceAction[] {
   return fields.length === 0 ? ['update_settings'] : [...new Set(fields.map((field) => SETTING_ACTIONS[field]))];
 }
 
+/** The list and detail routes' policy check and domain call; the MCP tools (src/mcp/tools.ts) run the same ones. */
+export function workspaceOperations(content: WorkspaceContent) {
+  return {
+    list: defineOperation({ query: ListWorkspacesQuery, response: WorkspaceList }, async (services, actor, { query }) => {
+      const views = await listWorkspacesFor(services, requireCaller(actor), { archived: flagOn(query.archived) });
+      return { workspaces: views.map(presentWorkspace) };
+    }),
+    detail: defineOperation({ params: WorkspaceParams, response: WorkspaceDetail }, async (services, actor, { params }) => {
+      const resolved = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      return presentWorkspaceDetail(await describeWorkspaceDetail(services, actor, resolved, content));
+    }),
+  };
+}
+
 /**
  * Workspaces: list, create, detail, settings, archive and unarchive, pins.
  * `content` reaches what lives in the documents: seeding a new workspace,
  * the detail's columns.
  */
 export async function workspaceRoutes(app: App, services: Services, content: WorkspaceContent = placeholderContent) {
+  const { list, detail } = workspaceOperations(content);
   app.get(
     '/api/workspaces',
     {
@@ -78,14 +94,11 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
         description:
           'Memberships, org-visibility workspaces of your organisations and, for an API key, what the key reaches (its one workspace when scoped; otherwise what its owner reaches, capped by the key role). Pinned ones first (latest pin first), then newest first.',
         tags: ['workspaces'],
-        querystring: ListQuery,
-        response: { 200: WorkspaceList, ...errorResponses },
+        querystring: list.query,
+        response: { 200: list.response, ...errorResponses },
       },
     },
-    async (request) => {
-      const views = await listWorkspacesFor(services, requireActor(request), { archived: flagOn(request.query.archived) });
-      return { workspaces: views.map(presentWorkspace) };
-    },
+    async (request) => list.run(services, request.actor, request),
   );
 
   app.post(
@@ -116,15 +129,12 @@ export async function workspaceRoutes(app: App, services: Services, content: Wor
           summary: 'Workspace detail',
           description: 'Readable without credentials when the workspace is public or unlisted. Adds columns, member count, surfaces and the org name.',
           tags: ['workspaces'],
-          params: WorkspaceParams,
-          response: { 200: WorkspaceDetail, ...errorResponses },
+          params: detail.params,
+          response: { 200: detail.response, ...errorResponses },
         },
         config: { auth: 'optional' },
       },
-      async (request) => {
-        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        return presentWorkspaceDetail(await describeWorkspaceDetail(services, request.actor, resolved, content));
-      },
+      async (request) => detail.run(services, request.actor, request),
     );
 
     app.patch(

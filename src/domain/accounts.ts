@@ -29,12 +29,18 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** A path on this server a redeemed link may lead to: relative, and never `//host` or `/\\host` (which browsers read as another site). */
+export function isSafeReturnPath(path: string): boolean {
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(path) && path.length <= 4000;
+}
+
 /**
  * Sends a sign-in link, or puts an unknown address on the waitlist when
  * sign-up is invite-only. Known users, allow-listed and invited addresses
- * always get a link.
+ * always get a link. `returnTo` (a path here, such as an OAuth consent page)
+ * is where the redeemed link goes instead of the welcome workspace.
  */
-export async function requestMagicLink(services: Services, rawEmail: string): Promise<{ ok: true } | { waitlisted: true }> {
+export async function requestMagicLink(services: Services, rawEmail: string, options: { returnTo?: string } = {}): Promise<{ ok: true } | { waitlisted: true }> {
   const email = normaliseEmail(rawEmail);
   if (services.config.signupMode === 'waitlist' && !(await mayJoin(services, email))) {
     await addToWaitlist(services.db, { email, source: 'sign-in', ref: null });
@@ -42,7 +48,8 @@ export async function requestMagicLink(services: Services, rawEmail: string): Pr
   }
   const token = randomToken();
   const now = services.clock.now();
-  await insertMagicLink(services.db, { tokenHash: hashToken(token), email, expiresAt: new Date(now.getTime() + MAGIC_LINK_TTL_MS) });
+  const returnTo = options.returnTo !== undefined && isSafeReturnPath(options.returnTo) ? options.returnTo : null;
+  await insertMagicLink(services.db, { tokenHash: hashToken(token), email, expiresAt: new Date(now.getTime() + MAGIC_LINK_TTL_MS), returnTo });
   const link = `${services.config.publicUrl}/api/auth?token=${encodeURIComponent(token)}`;
   await services.mailer.send({
     to: email,
@@ -67,7 +74,7 @@ export async function redeemMagicLink(
   services: Services,
   token: string,
   userAgent: string | null,
-): Promise<{ sessionToken: string; orgSlug: string; userId: string; expiresAt: Date }> {
+): Promise<{ sessionToken: string; orgSlug: string; userId: string; expiresAt: Date; returnTo: string | null }> {
   const now = services.clock.now();
   const session = await services.db.transaction().execute(async (tx) => {
     const link = await consumeMagicLink(tx, hashToken(token), now);
@@ -77,7 +84,7 @@ export async function redeemMagicLink(
     const sessionToken = randomToken();
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
     await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
-    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome };
+    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome, returnTo: link.returnTo };
   });
   // Documents are seeded after the SQL rows commit (the sync engine commits through its own transaction).
   if (session.welcome) await seedCreatedWorkspace(services, session.welcome);

@@ -17,7 +17,7 @@ export type AgentDetail = {
 
 async function callerOrgId(services: Services, actor: Actor): Promise<string> {
   if (!actor.orgId) throw errors.notFound('Organisation');
-  authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'read_org');
+  authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'read_org', actor.oauth?.scopes);
   return actor.orgId;
 }
 

@@ -3,6 +3,8 @@ import type { Actor } from '../http/actor';
 import type { Executor } from '../persistence/database';
 import {
   exportAgents,
+  exportCommentReactions,
+  exportComments,
   exportKeys,
   exportMemberships,
   exportOrganisations,
@@ -33,6 +35,8 @@ const SECTIONS: Array<[name: string, read: SectionReader]> = [
   ['agents', exportAgents],
   ['keys', exportKeys],
   ['sessions', exportSessions],
+  ['comments', exportComments],
+  ['commentReactions', exportCommentReactions],
   ['webhooks', exportWebhooks],
 ];
 

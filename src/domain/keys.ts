@@ -1,13 +1,14 @@
-import { errors, OverLimitError } from '../errors';
+import { ApiError, errors, OverLimitError } from '../errors';
 import { recordEvents, publishEvents } from '../events/emit';
 import type { EventDraft } from '../events/types';
 import type { Actor, Principal } from '../http/actor';
 import { API_KEY_PREFIX } from '../http/authenticate';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';
 import { capsFor } from '../limits/plans';
 import { findOrgById, findOrgRole } from '../persistence/accounts';
+import { findWorkspacesWithMembership } from '../persistence/access';
 import { enrollAgent, findMembershipRole, findOwnedAgentByName, insertAgent, setAgentModelHint } from '../persistence/agents';
 import type { Tx } from '../persistence/database';
 import {
@@ -29,7 +30,7 @@ import { upgradeUrl } from './workspaces';
 export type MintKeyInput = {
   name: string;
   agentName: string;
-  /** A workspace of the caller's organisation; omitted for an unscoped key. */
+  /** A workspace of the caller's organisation, or one they are a member of elsewhere; omitted for an unscoped key. */
   scopeSlug?: string;
   role: KeyRole;
   modelHint?: string;
@@ -107,12 +108,37 @@ async function roleCeiling(services: Services, actor: Actor, org: Org, scopeSlug
   const orgRole = authorizeOrg(await findOrgRole(services.db, org.id, actor.userId), 'mint_keys');
   if (scopeSlug === undefined) return { ceiling: lowerRole(orgRole, KEY_ROLE_CEILING), scope: null };
 
-  const { workspace, access } = await resolveWorkspace(services, actor, { slug: scopeSlug, orgSlug: org.slug }, 'read');
+  const { workspace, access } = await resolveScope(services, actor, org, scopeSlug);
   if (workspace.archivedAt) throw errors.conflict('This workspace is archived; unarchive it before scoping a key to it.');
   if (access.basis !== 'member' || !access.role) {
     throw errors.forbidden('Scoping a key to a workspace needs your own membership in it; mint an unscoped key to act through org visibility.');
   }
   return { ceiling: lowerRole(access.role, KEY_ROLE_CEILING), scope: workspace };
+}
+
+/**
+ * The workspace a key is scoped to: one of the minter's own organisation,
+ * else one of another organisation the minter is an explicit member of
+ * (SPEC "Member": a user's agents reach workspaces through their owner
+ * "even if they live in another organisation"). The agent and the key stay
+ * in the minter's organisation, which the key is metered against; the
+ * enrolment follows the minter's row there like any other.
+ */
+async function resolveScope(services: Services, actor: Actor, org: Org, scopeSlug: string): Promise<ResolvedWorkspace> {
+  try {
+    return await resolveWorkspace(services, actor, { slug: scopeSlug, orgSlug: org.slug }, 'read');
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.statusCode !== 404) throw error;
+    const elsewhere = (await findWorkspacesWithMembership(services.db, actor.userId, scopeSlug)).filter((w) => w.orgId !== org.id);
+    const orgSlugs = [...new Set(elsewhere.map((w) => w.orgSlug))];
+    if (orgSlugs.length === 0) throw error;
+    if (orgSlugs.length > 1) {
+      throw new ApiError(400, 'ambiguous_slug', `You are a member of workspaces "${scopeSlug}" in several organisations; pass the workspace id as scopeSlug.`, {
+        hint: elsewhere.map((w) => ({ scopeSlug: w.id, org: w.orgSlug })),
+      });
+    }
+    return resolveWorkspace(services, actor, { slug: scopeSlug, orgSlug: orgSlugs[0] }, 'read');
+  }
 }
 
 /**

@@ -159,7 +159,7 @@ export type ResolvedOrg = { org: Org; role: Role };
 export async function resolveOrg(services: Services, actor: Actor, slug: string, action: OrgAction): Promise<ResolvedOrg> {
   const org = await findOrgBySlug(services.db, slug);
   if (!org) throw errors.notFound('Organisation');
-  return { org, role: authorizeOrg(await orgRoleOf(services.db, actor, org.id), action) };
+  return { org, role: authorizeOrg(await orgRoleOf(services.db, actor, org.id), action, actor.oauth?.scopes) };
 }
 
 async function orgRoleOf(db: Executor, actor: Actor, orgId: string): Promise<Role | null> {

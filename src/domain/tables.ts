@@ -88,6 +88,11 @@ export async function pickTableSurface(services: Services, workspace: Workspace,
   return surfaces[0] ?? null;
 }
 
+/** The sheet a request names (`surface` or `surfaceId`), or null when it names none; 404 when it names an unknown one. */
+async function namedTableSurface(services: Services, workspace: Workspace, selector: SurfaceSelector): Promise<Surface | null> {
+  return selector.surface !== undefined || selector.surfaceId !== undefined ? pickTableSurface(services, workspace, selector) : null;
+}
+
 /** A doc-only workspace gets its first sheet on its first row or column write (`surface.created`). */
 async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector): Promise<Surface> {
   return (await pickTableSurface(services, resolved.workspace, selector)) ?? ensureSurfaceOfKind(services, actor, resolved, 'table');
@@ -141,9 +146,20 @@ export async function listWorkspaceRows(
   return { rows: await present(services, workspace.id, page.rows), nextCursor: page.nextCursor };
 }
 
-export async function getWorkspaceRow(services: Services, workspace: Workspace, rowId: string): Promise<RowRecord> {
+/**
+ * A row must exist (404), and when the request names a sheet (`surface` or
+ * `surfaceId`, in the query or the body) the row must be on it: a row
+ * addressed on the wrong sheet is not found there.
+ */
+export async function assertRowOnSheet(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector): Promise<TableRow> {
+  const named = await namedTableSurface(services, workspace, selector);
   const row = await services.sync.read(tablesDocumentName(workspace.id), (doc) => getRow(doc, rowId));
-  if (!row) throw errors.notFound('Row');
+  if (!row || (named && row.surfaceId !== named.id)) throw errors.notFound('Row');
+  return row;
+}
+
+export async function getWorkspaceRow(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<RowRecord> {
+  const row = await assertRowOnSheet(services, workspace, rowId, selector);
   return (await present(services, workspace.id, [row]))[0]!;
 }
 
@@ -173,7 +189,7 @@ export async function updateRow(
   rowId: string,
   input: SurfaceSelector & { data?: Record<string, unknown>; position?: number },
 ): Promise<{ row: RowRecord; moved: boolean }> {
-  const target = input.surface !== undefined || input.surfaceId !== undefined ? await pickTableSurface(services, workspace, input) : null;
+  const target = await namedTableSurface(services, workspace, input);
   let moved = false;
   const row = await services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
@@ -203,11 +219,18 @@ export async function bulkUpdateRows(
   actor: Actor,
   workspace: Workspace,
   updates: Array<{ id: string; data: Record<string, unknown> }>,
+  selector: SurfaceSelector = {},
 ): Promise<RowRecord[]> {
+  // A named sheet scopes the batch: a row on another sheet is not found there.
+  const sheet = await namedTableSurface(services, workspace, selector);
   const rows = await services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+      const onSheet = (id: string) => {
+        const row = getRow(doc, id);
+        return row !== null && (!sheet || row.surfaceId === sheet.id);
+      };
       // Everything is checked before the first write: one bad entry writes nothing.
-      const missing = updates.flatMap((u, i) => (getRow(doc, u.id) ? [] : [{ path: ['updates', String(i), 'id'], code: 'row_not_found', message: `No row ${u.id}.` }]));
+      const missing = updates.flatMap((u, i) => (onSheet(u.id) ? [] : [{ path: ['updates', String(i), 'id'], code: 'row_not_found', message: `No row ${u.id}.` }]));
       if (missing.length > 0) throw new ApiError(404, 'not_found', 'A row in the batch does not exist; nothing was written.', missing);
       updates.forEach((u, i) => checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data']));
       for (const u of updates) seedColumnsFor(doc, getRow(doc, u.id)!.surfaceId, Object.keys(u.data), null);
@@ -222,9 +245,10 @@ export async function moveRowsToSurface(
   services: Services,
   actor: Actor,
   workspace: Workspace,
-  input: { rowIds: string[]; surface: string },
+  input: SurfaceSelector & { rowIds: string[] },
 ): Promise<{ moved: string[]; skipped: number }> {
-  const target = await pickTableSurface(services, workspace, { surface: input.surface });
+  const target = await namedTableSurface(services, workspace, input);
+  if (!target) throw errors.badRequest('Name the sheet to move to: `surface` (or `surfaceId`).', [{ path: ['surface'], code: 'required', message: 'required' }]);
   return services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       ensureSheet(doc, target!.id, null);
@@ -233,14 +257,18 @@ export async function moveRowsToSurface(
     .catch(tableError);
 }
 
-export async function deleteWorkspaceRow(services: Services, actor: Actor, workspace: Workspace, rowId: string): Promise<void> {
-  const deleted = await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) =>
-    getRow(doc, rowId) ? deleteRow(doc, rowId, null) : false,
-  );
+export async function deleteWorkspaceRow(services: Services, actor: Actor, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<void> {
+  const sheet = await namedTableSurface(services, workspace, selector);
+  const deleted = await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+    const row = getRow(doc, rowId);
+    return row && (!sheet || row.surfaceId === sheet.id) ? deleteRow(doc, rowId, null) : false;
+  });
   if (!deleted) throw errors.notFound('Row');
 }
 
-export async function rowHistory(services: Services, workspace: Workspace, rowId: string) {
+/** A row's events, oldest first; with a named sheet, only while the row is on it. */
+export async function rowHistory(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}) {
+  if (selector.surface !== undefined || selector.surfaceId !== undefined) await assertRowOnSheet(services, workspace, rowId, selector);
   const events = await listSubjectEvents(services.db, workspace.id, rowId);
   if (events.length === 0) throw errors.notFound('Row');
   return events;

@@ -226,7 +226,7 @@ export type NewWorkspaceRequest = Pick<CreateWorkspaceInput, 'name' | 'slug' | '
  */
 async function authorizeCreation(services: Services, actor: Actor): Promise<string> {
   if (!actor.orgId) throw errors.notFound('Organisation');
-  authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'create_workspaces');
+  authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'create_workspaces', actor.oauth?.scopes);
   if (actor.key) {
     if (actor.key.scopeWorkspaceId) throw errors.forbidden('A key scoped to one workspace cannot create workspaces.');
     if (!roleCan(actor.key.role, 'update_settings')) {

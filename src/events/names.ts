@@ -52,6 +52,16 @@ export const EVENT_NAMES = [
   'folder.renamed',
   'folder.moved',
   'folder.archived',
+  // comments and reactions (src/domain/comments.ts)
+  'comment.added',
+  'comment.deleted',
+  'comment.resolved',
+  'comment.unresolved',
+  'comment.reaction_added',
+  'comment.reaction_removed',
+  // OAuth grants (src/domain/oauth.ts): in the audit log of the user's organisation
+  'oauth.grant_created',
+  'oauth.grant_revoked',
   // webhook subscriptions (src/domain/webhooks.ts, the drain's deactivation)
   'webhook.created',
   'webhook.updated',

@@ -1,27 +1,32 @@
 import type { FastifyRequest } from 'fastify';
+import type { Actor } from '../auth/actor';
+import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../auth/callers';
 import { errors } from '../errors';
-import { hashToken } from '../lib/secrets';
-import { findLiveKey, findLiveSession } from '../persistence/credentials';
-import { touchKeyLastUsed } from '../persistence/keys';
 import type { Services } from '../services';
-import type { Actor } from './actor';
 
-export const SESSION_COOKIE = 'svc-session';
-export const API_KEY_PREFIX = 'svc_live_';
+export { API_KEY_PREFIX, SESSION_COOKIE } from '../auth/callers';
+
+/** The bearer token of `Authorization: Bearer <token>`; `invalid` when the header is present but not of that form. */
+export function bearerTokenOf(request: FastifyRequest): { token: string | null; invalid: boolean } {
+  const header = request.headers.authorization;
+  if (!header) return { token: null, invalid: false };
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  return match ? { token: match[1]!, invalid: false } : { token: null, invalid: true };
+}
 
 /**
- * Resolves the caller from `Authorization: Bearer` (API key; OAuth tokens
- * join later) or the `svc-session` cookie. A presented bearer credential that
- * does not resolve is a 401 even on public routes: an agent with a revoked key
+ * Reads the caller's credential from the request: `Authorization: Bearer`
+ * (API key or OAuth access token) or the `svc-session` cookie, and resolves
+ * it through `src/auth/callers.ts`. A presented bearer credential that does
+ * not resolve is a 401 even on public routes: an agent with a revoked key
  * must learn it, not silently read as anonymous. A stale browser cookie on a
  * public route just reads as anonymous.
  */
 export async function resolveActor(services: Services, request: FastifyRequest): Promise<{ actor: Actor | null; invalid: boolean }> {
-  const header = request.headers.authorization;
-  if (header) {
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) return { actor: null, invalid: true };
-    const actor = await actorFromBearer(services, match[1]!);
+  const bearer = bearerTokenOf(request);
+  if (bearer.invalid) return { actor: null, invalid: true };
+  if (bearer.token) {
+    const actor = await actorFromBearer(services, bearer.token);
     return { actor, invalid: actor === null };
   }
   const cookie = request.cookies?.[SESSION_COOKIE];
@@ -32,49 +37,13 @@ export async function resolveActor(services: Services, request: FastifyRequest):
   return { actor: null, invalid: false };
 }
 
-export async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {
-  if (token.startsWith(API_KEY_PREFIX)) {
-    const key = await findLiveKey(services.db, hashToken(token));
-    if (!key) return null;
-    noteKeyUse(services, key.keyId, key.agentId);
-    return {
-      principal: { principalType: 'agent', id: key.agentId, name: key.agentName, avatarUrl: key.agentAvatarUrl },
-      via: 'key',
-      userId: key.ownerUserId,
-      orgId: key.orgId,
-      key: { id: key.keyId, role: key.role, scopeWorkspaceId: key.scopeWorkspaceId },
-    };
-  }
-  return null;
-}
-
-export async function actorFromSessionToken(services: Services, token: string): Promise<Actor | null> {
-  const session = await findLiveSession(services.db, hashToken(token), services.clock.now());
-  if (!session) return null;
-  return {
-    principal: { principalType: 'user', id: session.userId, name: session.name, avatarUrl: session.avatarUrl },
-    via: 'session',
-    userId: session.userId,
-    orgId: session.orgId,
-    sessionId: session.sessionId,
-    sessionCreatedAt: session.sessionCreatedAt,
-  };
-}
-
-const KEY_USE_RESOLUTION_MS = 60_000;
-const lastKeyTouch = new Map<string, number>();
-
-/** `lastUsedAt` to the minute, without a write on every request. */
-function noteKeyUse(services: Services, keyId: string, agentId: string) {
-  const now = services.clock.now();
-  if (now.getTime() - (lastKeyTouch.get(keyId) ?? 0) < KEY_USE_RESOLUTION_MS) return;
-  if (lastKeyTouch.size > 50_000) lastKeyTouch.clear();
-  lastKeyTouch.set(keyId, now.getTime());
-  touchKeyLastUsed(services.db, { keyId, agentId, at: now }).catch((error) => services.log.warn({ err: error }, 'could not record key use'));
-}
-
 /** For handlers on `auth: 'required'` routes: the caller, guaranteed present. */
 export function requireActor(request: FastifyRequest): Actor {
-  if (!request.actor) throw errors.unauthorized();
-  return request.actor;
+  return requireCaller(request.actor);
+}
+
+/** For operations, which REST and MCP share: writes need a caller. */
+export function requireCaller(actor: Actor | null): Actor {
+  if (!actor) throw errors.unauthorized();
+  return actor;
 }

@@ -74,7 +74,7 @@ export function registerLimitHooks(app: App, services: Services) {
   app.addHook('preHandler', async (request, reply) => {
     stateOf(request).validated = true;
     const checks: Array<{ endpoint: string; limit: number; windowMs: number; key: string }> = [];
-    if (request.actor && WRITE_METHODS.has(request.method)) {
+    if (request.actor && WRITE_METHODS.has(request.method) && request.routeOptions.config?.writeLimited !== false) {
       checks.push({ ...API_WRITES, limit: services.config.apiWritesPerMinute, key: `api_writes:${writerBucket(request.actor)}` });
     }
     for (const rule of request.routeOptions.config?.rateLimits ?? []) {
@@ -211,7 +211,8 @@ function isCountedStatus(status: number): boolean {
   return status !== 401 && status !== 403 && status < 500;
 }
 
-function writerBucket(actor: Actor): string {
+/** One budget per key, per browser session, or per principal (OAuth tokens: their user). */
+export function writerBucket(actor: Actor): string {
   if (actor.key) return `key:${actor.key.id}`;
   if (actor.sessionId) return `session:${actor.sessionId}`;
   return `${actor.principal.principalType}:${actor.principal.id}`;

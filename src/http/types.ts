@@ -20,10 +20,14 @@ declare module 'fastify' {
     rateLimits?: RateLimitRule[];
     /** False for the documented exemptions from the monthly API-call counter. */
     metered?: boolean;
+    /** False where the route limits writes itself (MCP: only tool calls that write take a slot). */
+    writeLimited?: boolean;
   }
   interface FastifyInstance {
     /** Every route the app serves (HEAD omitted), in registration order. */
     registeredRoutes: Array<{ method: string; url: string }>;
+    /** The MCP endpoint's tools; tests may register more before the server listens. */
+    mcpTools: import('../mcp/registry').ToolRegistry;
     /** The trash pass of files surfaces (`runOnce()` for tests and operators). */
     fileTrash: import('../domain/file-trash').FileTrashJob;
   }

@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock';
 import type { Db } from '../persistence/database';
 import { FallbackRateLimitStore, FallbackUsageCounter } from './fallback';
 import { IdempotencyStore } from './idempotency';
+import { MessagesMeter } from './messages-meter';
 import { MemoryUsageCounter, MonthlyMeter, RedisUsageCounter } from './monthly-meter';
 import { MemoryRateLimitStore, RateLimiter, RedisRateLimitStore } from './rate-limiter';
 
@@ -13,6 +14,8 @@ export type Limits = {
   rateLimiter: RateLimiter;
   meter: MonthlyMeter;
   idempotency: IdempotencyStore;
+  /** Delivered messages (agent wake-ups) per organisation and month, with the plan's bundle and hard ceiling. */
+  messages: MessagesMeter;
   /** Flushes the meter and disconnects Redis. Safe to call more than once. */
   close(): Promise<void>;
 };
@@ -41,6 +44,7 @@ export function createLimits(config: Pick<Config, 'redisUrl'>, db: Db, clock: Cl
     ),
     meter,
     idempotency: new IdempotencyStore(db, clock, log),
+    messages: new MessagesMeter(db, clock),
     close: () =>
       (closing ??= (async () => {
         await meter.close();

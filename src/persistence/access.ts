@@ -1,4 +1,5 @@
-import type { Actor } from '../http/actor';
+import type { Actor } from '../auth/actor';
+import type { AgentReach } from '../policy/comments';
 import type { CallerFacts, UserFacts } from '../policy/index';
 import type { Executor } from './database';
 import type { PlanName, Role, Workspace } from './schema';
@@ -33,7 +34,7 @@ export async function loadCallerFacts(db: Executor, actor: Actor | null, workspa
   for (const w of workspaces) {
     const user: UserFacts = { membershipRole: membershipRole(w.id, actor.userId), orgRole: orgRole(w.orgId) };
     if (actor.principal.principalType === 'user') {
-      facts.set(w.id, { kind: 'user', ...user });
+      facts.set(w.id, actor.oauth ? { kind: 'user', ...user, scopes: actor.oauth.scopes } : { kind: 'user', ...user });
     } else {
       facts.set(w.id, {
         kind: 'agent',
@@ -71,8 +72,44 @@ export async function findWorkspacesBySlug(
   });
 }
 
+/** Workspaces (by slug or id, in any organisation) where the user holds a membership row. */
+export async function findWorkspacesWithMembership(db: Executor, userId: string, idOrSlug: string): Promise<WorkspaceWithOrg[]> {
+  const rows = await db
+    .selectFrom('workspaces')
+    .innerJoin('orgs', 'orgs.id', 'workspaces.orgId')
+    .innerJoin('memberships', 'memberships.workspaceId', 'workspaces.id')
+    .selectAll('workspaces')
+    .select(['orgs.slug as orgSlug', 'orgs.plan as orgPlan'])
+    .where('memberships.principalId', '=', userId)
+    .where((eb) => eb.or([eb('workspaces.slug', '=', idOrSlug), eb('workspaces.id', '=', idOrSlug)]))
+    .execute();
+  return rows;
+}
+
 export async function findOrgRefs(db: Executor, orgIds: string[]): Promise<Map<string, { slug: string; plan: PlanName }>> {
   if (orgIds.length === 0) return new Map();
   const rows = await db.selectFrom('orgs').select(['id', 'slug', 'plan']).where('id', 'in', orgIds).execute();
   return new Map(rows.map((r) => [r.id, { slug: r.slug, plan: r.plan }]));
+}
+
+/** An agent's live keys and standing in one workspace, for deciding what it may be shown there. */
+export async function loadAgentReach(db: Executor, agentId: string, workspace: Workspace): Promise<AgentReach | null> {
+  const agent = await db.selectFrom('agents').select('ownerUserId').where('id', '=', agentId).executeTakeFirst();
+  if (!agent) return null;
+  const [keys, memberships, orgRole] = await Promise.all([
+    db.selectFrom('apiKeys').select(['role', 'scopeWorkspaceId']).where('agentId', '=', agentId).where('revokedAt', 'is', null).execute(),
+    db
+      .selectFrom('memberships')
+      .select(['principalId', 'role'])
+      .where('workspaceId', '=', workspace.id)
+      .where('principalId', 'in', [agentId, agent.ownerUserId])
+      .execute(),
+    db.selectFrom('orgMembers').select('role').where('orgId', '=', workspace.orgId).where('userId', '=', agent.ownerUserId).executeTakeFirst(),
+  ]);
+  const roleOf = (principalId: string): Role | null => memberships.find((m) => m.principalId === principalId)?.role ?? null;
+  return {
+    keys,
+    membershipRole: roleOf(agentId),
+    owner: { membershipRole: roleOf(agent.ownerUserId), orgRole: orgRole?.role ?? null },
+  };
 }

@@ -88,7 +88,7 @@ export async function findOrgRole(db: Executor, orgId: string, userId: string): 
 
 // Magic links
 
-export async function insertMagicLink(db: Executor, link: { tokenHash: string; email: string; expiresAt: Date }) {
+export async function insertMagicLink(db: Executor, link: { tokenHash: string; email: string; expiresAt: Date; returnTo?: string | null }) {
   await db.insertInto('magicLinks').values(link).execute();
 }
 
@@ -100,7 +100,7 @@ export async function consumeMagicLink(db: Executor, tokenHash: string, now: Dat
     .where('tokenHash', '=', tokenHash)
     .where('usedAt', 'is', null)
     .where('expiresAt', '>', now)
-    .returning(['email'])
+    .returning(['email', 'returnTo'])
     .executeTakeFirst();
 }
 

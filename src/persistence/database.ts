@@ -88,6 +88,10 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    // Migration numbers are reserved per area (0010 comments, 0020 webhooks, ...), so an
+    // installation that already ran a later area's migration still takes an earlier number
+    // that lands afterwards; each migration touches only its own tables.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

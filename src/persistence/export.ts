@@ -1,6 +1,5 @@
-import type { ExpressionBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Executor } from './database';
-import type { Database } from './schema';
 
 /**
  * Reads for the personal data export (GET /api/me/export). Each selects its
@@ -32,13 +31,9 @@ export async function exportOrganisations(db: Executor, userId: string, page: Pa
     .execute();
 }
 
-/** Memberships of the user and of the agents they own: both are the user's data. */
-function heldByUserOrTheirAgents(userId: string) {
-  return (eb: ExpressionBuilder<Database, 'memberships'>) =>
-    eb.or([
-      eb('memberships.principalId', '=', userId),
-      eb('memberships.principalId', 'in', eb.selectFrom('agents').select('agents.id').where('agents.ownerUserId', '=', userId)),
-    ]);
+/** `column` holds the user or one of the agents they own: what either holds or wrote is the user's data. */
+function isUserOrTheirAgent(column: string, userId: string) {
+  return sql<boolean>`(${sql.ref(column)} = ${userId} or ${sql.ref(column)} in (select id from agents where owner_user_id = ${userId}))`;
 }
 
 export async function exportWorkspaces(db: Executor, userId: string, page: Page) {
@@ -62,7 +57,7 @@ export async function exportWorkspaces(db: Executor, userId: string, page: Page)
           .selectFrom('memberships')
           .select('memberships.workspaceId')
           .whereRef('memberships.workspaceId', '=', 'workspaces.id')
-          .where(heldByUserOrTheirAgents(userId)),
+          .where(isUserOrTheirAgent('memberships.principalId', userId)),
       ),
     )
     .orderBy('workspaces.id')
@@ -83,7 +78,7 @@ export async function exportMemberships(db: Executor, userId: string, page: Page
       'memberships.pinnedAt',
       'memberships.joinedAt',
     ])
-    .where(heldByUserOrTheirAgents(userId))
+    .where(isUserOrTheirAgent('memberships.principalId', userId))
     .orderBy('memberships.workspaceId')
     .orderBy('memberships.principalId')
     .limit(page.limit)
@@ -120,6 +115,49 @@ export async function exportKeys(db: Executor, userId: string, page: Page) {
     ])
     .where('apiKeys.ownerUserId', '=', userId)
     .orderBy('apiKeys.id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+/** Comments the user or their agents wrote, with where they were made (the body is theirs; the thread around it is not). */
+export async function exportComments(db: Executor, userId: string, page: Page) {
+  return db
+    .selectFrom('comments')
+    .innerJoin('workspaces', 'workspaces.id', 'comments.workspaceId')
+    .select([
+      'comments.id',
+      'comments.workspaceId',
+      'workspaces.slug as workspaceSlug',
+      'comments.parentId',
+      'comments.targetType',
+      'comments.targetId',
+      'comments.body',
+      'comments.mentions',
+      'comments.authorId',
+      'comments.authorType as authorPrincipalType',
+      'comments.correlationId',
+      'comments.resolvedAt',
+      'comments.createdAt',
+      'comments.updatedAt',
+    ])
+    .where(isUserOrTheirAgent('comments.authorId', userId))
+    .orderBy('comments.createdAt')
+    .orderBy('comments.id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+/** Reactions the user or their agents added. */
+export async function exportCommentReactions(db: Executor, userId: string, page: Page) {
+  return db
+    .selectFrom('commentReactions')
+    .select(['commentReactions.commentId', 'commentReactions.principalId', 'commentReactions.emoji', 'commentReactions.createdAt'])
+    .where(isUserOrTheirAgent('commentReactions.principalId', userId))
+    .orderBy('commentReactions.createdAt')
+    .orderBy('commentReactions.commentId')
+    .orderBy('commentReactions.emoji')
     .limit(page.limit)
     .offset(page.offset)
     .execute();

@@ -74,6 +74,8 @@ export interface MagicLinksTable {
   createdAt: Timestamp;
   expiresAt: Timestamp;
   usedAt: NullableTimestamp;
+  /** Where the redeemed link goes (a path on this server), e.g. back to an OAuth consent page. */
+  returnTo: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ElevationGrantsTable {
@@ -245,6 +247,61 @@ export interface DocSectionsTable {
   updatedAt: Timestamp;
 }
 
+export type CommentTargetType = 'row' | 'cell' | 'doc_range' | 'html_element' | 'surface' | 'workspace' | 'file';
+
+export interface CommentsTable {
+  id: string;
+  workspaceId: string;
+  parentId: string | null;
+  targetType: CommentTargetType;
+  targetId: string;
+  surfaceId: string | null;
+  columnId: string | null;
+  columnKey: string | null;
+  anchor: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  body: string;
+  mentions: ColumnType<Array<{ kind: PrincipalKind; id: string; label: string }>, string, string>;
+  authorId: string;
+  authorType: PrincipalKind;
+  correlationId: string | null;
+  resolvedAt: NullableTimestamp;
+  resolvedById: string | null;
+  resolvedByType: PrincipalKind | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface CommentReactionsTable {
+  commentId: string;
+  principalId: string;
+  principalType: PrincipalKind;
+  emoji: string;
+  createdAt: Timestamp;
+}
+
+export interface InboxMessagesTable {
+  seq: Generated<number>;
+  id: string;
+  recipientId: string;
+  orgId: string;
+  workspaceId: string | null;
+  kind: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  createdAt: Timestamp;
+}
+
+export interface InboxWakeDedupTable {
+  recipientId: string;
+  threadKey: string;
+  wokenAt: Timestamp;
+}
+
+export interface MessageUsageTable {
+  orgId: string;
+  period: string;
+  delivered: ColumnType<number, number | undefined, number>;
+}
+
 export type FileExif = { width: number; height: number; orientation: number };
 type Json<T> = ColumnType<T, string, string>;
 
@@ -393,6 +450,71 @@ export interface WebhookUsageTable {
   delivered: ColumnType<number, number | undefined, number>;
 }
 
+export type OAuthClientAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
+
+export interface OAuthClientsTable {
+  id: string;
+  secretHash: string | null;
+  name: string;
+  redirectUris: ColumnType<string[], string, string>;
+  tokenEndpointAuthMethod: OAuthClientAuthMethod;
+  scope: string | null;
+  /** The registered client metadata (RFC 7591) as stored, echoed by registration. */
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  createdAt: Timestamp;
+}
+
+export interface OAuthGrantsTable {
+  id: string;
+  clientId: string;
+  userId: string;
+  /** Space-separated, as OAuth writes scopes. */
+  scopes: string;
+  resource: string | null;
+  createdAt: Timestamp;
+  lastUsedAt: NullableTimestamp;
+  /** When its newest refresh token expires: an unused grant lapses then. */
+  expiresAt: Timestamp;
+  revokedAt: NullableTimestamp;
+  revokedReason: string | null;
+}
+
+export interface OAuthAuthorizationCodesTable {
+  codeHash: string;
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  redirectUriExplicit: boolean;
+  codeChallenge: string;
+  scopes: string;
+  resource: string | null;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  usedAt: NullableTimestamp;
+  grantId: string | null;
+}
+
+export interface OAuthTokensTable {
+  id: string;
+  grantId: string;
+  kind: 'access' | 'refresh';
+  tokenHash: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  /** Refresh tokens: when it was exchanged for a new pair. Presenting it again is reuse. */
+  rotatedAt: NullableTimestamp;
+  revokedAt: NullableTimestamp;
+}
+
+export interface McpConfirmationsTable {
+  tokenHash: string;
+  caller: string;
+  tool: string;
+  argumentsHash: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -417,6 +539,11 @@ export interface Database {
   documentLogHeads: DocumentLogHeadsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
+  comments: CommentsTable;
+  commentReactions: CommentReactionsTable;
+  inboxMessages: InboxMessagesTable;
+  inboxWakeDedup: InboxWakeDedupTable;
+  messageUsage: MessageUsageTable;
   fileFolders: FileFoldersTable;
   files: FilesTable;
   fileShareTokens: FileShareTokensTable;
@@ -427,6 +554,11 @@ export interface Database {
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;
   webhookUsage: WebhookUsageTable;
+  oauthClients: OAuthClientsTable;
+  oauthGrants: OAuthGrantsTable;
+  oauthAuthorizationCodes: OAuthAuthorizationCodesTable;
+  oauthTokens: OAuthTokensTable;
+  mcpConfirmations: McpConfirmationsTable;
 }
 
 export type Org = Selectable<OrgsTable>;

@@ -111,6 +111,11 @@ export async function findWorkspaceById(db: Executor, id: string): Promise<Works
   return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+export async function findWorkspacesByIds(db: Executor, ids: string[]): Promise<Workspace[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('workspaces').selectAll().where('id', 'in', ids).execute();
+}
+
 export async function findLiveSurfaceById(db: Executor, workspaceId: string, surfaceId: string) {
   return db
     .selectFrom('surfaces')

@@ -2,9 +2,12 @@ import { ApiError, errors } from '../errors';
 import type { Role, Visibility } from '../persistence/schema';
 import {
   lowerRole,
+  OAUTH_SCOPES,
   orgRoleCan,
   roleAtLeast,
   roleCan,
+  scopeAllows,
+  type OAuthScope,
   type OrgAction,
   type WorkspaceAction,
 } from './permissions';
@@ -31,7 +34,8 @@ export type UserFacts = { membershipRole: Role | null; orgRole: Role | null };
 
 export type CallerFacts =
   | { kind: 'anonymous' }
-  | ({ kind: 'user' } & UserFacts)
+  /** `scopes`: an OAuth token acting for the user, capped by what its grant allows. */
+  | ({ kind: 'user'; scopes?: readonly OAuthScope[] } & UserFacts)
   | {
       kind: 'agent';
       keyRole: KeyRole;
@@ -47,7 +51,7 @@ export type CallerFacts =
  * owner. `public`: anyone's read of a public or unlisted workspace.
  */
 export type Basis = 'member' | 'org' | 'inherited' | 'public' | 'none';
-export type WorkspaceAccess = { role: Role | null; basis: Basis };
+export type WorkspaceAccess = { role: Role | null; basis: Basis; scopes?: readonly OAuthScope[] };
 
 const NO_ACCESS: WorkspaceAccess = { role: null, basis: 'none' };
 
@@ -66,8 +70,10 @@ export function workspaceAccess(caller: CallerFacts, workspace: WorkspaceFacts):
   switch (caller.kind) {
     case 'anonymous':
       return publicRead(workspace);
-    case 'user':
-      return userAccess(caller, workspace);
+    case 'user': {
+      const access = userAccess(caller, workspace);
+      return caller.scopes && access.basis !== 'none' ? { ...access, scopes: caller.scopes } : access;
+    }
     case 'agent': {
       if (caller.keyScopeWorkspaceId && caller.keyScopeWorkspaceId !== workspace.id) return NO_ACCESS;
       let inherited: Role | null = null;
@@ -97,6 +103,7 @@ function publicCan(action: WorkspaceAction, workspace: WorkspaceFacts): boolean 
 
 export function can(access: WorkspaceAccess, action: WorkspaceAction, workspace: WorkspaceFacts): boolean {
   if (access.basis === 'none' || !access.role) return false;
+  if (access.scopes && !scopeAllows(access.scopes, { workspace: action })) return false;
   if (access.basis === 'public') return publicCan(action, workspace);
   // Pins are stored on the membership row; virtual members have none.
   if (action === 'pin' && access.basis !== 'member') return false;
@@ -121,6 +128,7 @@ export function authorize(caller: CallerFacts, workspace: WorkspaceFacts, action
 }
 
 function forbiddenFor(action: WorkspaceAction, access: WorkspaceAccess): ApiError {
+  if (access.scopes && !scopeAllows(access.scopes, { workspace: action })) return scopeForbidden(access.scopes, { workspace: action });
   if (action === 'pin' && access.basis !== 'member') {
     return errors.forbidden('Only members with a membership row can pin; access through org visibility or an owner does not pin.');
   }
@@ -131,8 +139,16 @@ function forbiddenFor(action: WorkspaceAction, access: WorkspaceAccess): ApiErro
   return errors.forbidden(`Your role (${access.role}) does not allow this action (${action}).`);
 }
 
-export function authorizeOrg(orgRole: Role | null, action: OrgAction): Role {
+/** `scopes`: the caller's OAuth scopes (`actor.oauth?.scopes`); absent for sessions and keys. */
+export function authorizeOrg(orgRole: Role | null, action: OrgAction, scopes?: readonly OAuthScope[]): Role {
   if (!orgRole) throw errors.notFound('Organisation');
   if (!orgRoleCan(orgRole, action)) throw errors.forbidden(`Your organisation role (${orgRole}) does not allow this action (${action}).`);
+  if (scopes && !scopeAllows(scopes, { org: action })) throw scopeForbidden(scopes, { org: action });
   return orgRole;
+}
+
+function scopeForbidden(scopes: readonly OAuthScope[], action: { workspace: WorkspaceAction } | { org: OrgAction }): ApiError {
+  const needed = OAUTH_SCOPES.find((scope) => scopeAllows([scope], action));
+  const name = 'workspace' in action ? action.workspace : action.org;
+  return errors.forbidden(`This token's scope (${scopes.join(' ')}) does not allow this action (${name}); it needs the "${needed}" scope.`);
 }

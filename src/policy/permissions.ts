@@ -66,6 +66,36 @@ export const ORG_PERMISSIONS = {
   viewer: ['read_org', 'mint_keys', 'create_workspaces'],
 } as const satisfies Record<Role, readonly OrgAction[]>;
 
+/**
+ * OAuth scopes cap what a token may do on behalf of its user (who keeps
+ * their own role: a scope never grants what the role does not). Each scope
+ * lists the actions it opens; a token may take an action when one of its
+ * scopes lists it. `write` includes reading, `admin` includes writing.
+ */
+export const OAUTH_SCOPES = ['read', 'write', 'admin'] as const;
+export type OAuthScope = (typeof OAUTH_SCOPES)[number];
+
+const SCOPE_READ = { workspace: [...READ_ONLY], org: ['read_org'] } as const;
+const SCOPE_WRITE = {
+  workspace: [...SCOPE_READ.workspace, 'comment', 'pin', 'write_rows', 'edit_columns', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings'],
+  org: [...SCOPE_READ.org, 'create_workspaces'],
+} as const;
+
+export const OAUTH_SCOPE_PERMISSIONS = {
+  read: SCOPE_READ,
+  write: SCOPE_WRITE,
+  admin: { workspace: [...WORKSPACE_ACTIONS], org: [...ORG_ACTIONS] },
+} as const satisfies Record<OAuthScope, { workspace: readonly WorkspaceAction[]; org: readonly OrgAction[] }>;
+
+export function scopeAllows(scopes: readonly OAuthScope[], action: { workspace: WorkspaceAction } | { org: OrgAction }): boolean {
+  return scopes.some((scope) => {
+    const allowed = OAUTH_SCOPE_PERMISSIONS[scope];
+    return 'workspace' in action
+      ? (allowed.workspace as readonly WorkspaceAction[]).includes(action.workspace)
+      : (allowed.org as readonly OrgAction[]).includes(action.org);
+  });
+}
+
 export const ROLE_RANK: Record<Role, number> = { viewer: 0, commenter: 1, editor: 2, owner: 3 };
 
 export function roleCan(role: Role, action: WorkspaceAction): boolean {

@@ -1,6 +1,6 @@
 import type { Hocuspocus, onAuthenticatePayload } from '@hocuspocus/server';
-import type { Actor } from '../http/actor';
-import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../http/authenticate';
+import type { Actor } from '../auth/actor';
+import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../auth/callers';
 import { loadCallerFacts } from '../persistence/access';
 import { findLiveSurfaceById, findWorkspaceById } from '../persistence/workspaces';
 import { can, workspaceAccess, type WorkspaceAction } from '../policy/index';

@@ -22,7 +22,8 @@ export { docSections, type DocSection } from '../docs/text.js';
 /** Name of the body fragment, shared with Tiptap's Collaboration extension. */
 export const DOC_BODY_FIELD = 'default';
 
-function bodyFragment(ydoc: Y.Doc): Y.XmlFragment {
+/** The body fragment itself, for the modules beside this one that address positions in it (doc-anchors.ts). */
+export function bodyFragment(ydoc: Y.Doc): Y.XmlFragment {
   return ydoc.getXmlFragment(DOC_BODY_FIELD);
 }
 

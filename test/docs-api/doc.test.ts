@@ -5,7 +5,7 @@ import { readDocBody, replaceDocBody } from '../../src/sync/doc-document';
 import { append } from '../../src/sync/document-store';
 import { startTestApp } from '../helpers/app';
 import { openSse } from '../helpers/sse';
-import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
+import { acknowledged, connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
 import { addMembership, createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
 let t: Awaited<ReturnType<typeof startTestApp>>;
@@ -47,12 +47,6 @@ async function events(workspaceId: string, event: string) {
 
 async function sections(surfaceId: string) {
   return t.services.db.selectFrom('docSections').select(['idx', 'heading', 'level', 'text']).where('surfaceId', '=', surfaceId).orderBy('idx').execute();
-}
-
-/** The Y.XmlText of the n-th top-level paragraph of a doc body (test-only reach into the documented layout). */
-function paragraphText(doc: Y.Doc, index: number): Y.XmlText {
-  const paragraph = doc.getXmlFragment('default').get(index) as Y.XmlElement;
-  return paragraph.get(0) as Y.XmlText;
 }
 
 describe('workspace creation with initialMarkdown', () => {

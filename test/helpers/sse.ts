@@ -5,6 +5,8 @@ export function openSse(url: string, headers: Record<string, string> = {}) {
   const frames: SseFrame[] = [];
   const controller = new AbortController();
   let status = 0;
+  let onEnded!: () => void;
+  const ended = new Promise<void>((resolve) => (onEnded = resolve));
   const ready = fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal }).then(async (response) => {
     status = response.status;
     if (!response.ok || !response.body) return;
@@ -32,12 +34,16 @@ export function openSse(url: string, headers: Record<string, string> = {}) {
         }
       } catch {
         // aborted
+      } finally {
+        onEnded();
       }
     })();
   });
   return {
     frames,
     ready: ready.then(() => status),
+    /** Resolves when the server ends the stream (or it is aborted). */
+    ended,
     close: () => controller.abort(),
   };
 }

@@ -85,3 +85,9 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 500
 export function acknowledged(client: SyncClient, timeoutMs = 5000): Promise<void> {
   return eventually(() => client.provider.unsyncedChanges === 0, timeoutMs).then(() => {});
 }
+
+/** The Y.XmlText of the n-th top-level paragraph of a doc body (test-only reach into the documented layout: the `default` fragment). */
+export function paragraphText(doc: Y.Doc, index: number): Y.XmlText {
+  const paragraph = doc.getXmlFragment('default').get(index) as Y.XmlElement;
+  return paragraph.get(0) as Y.XmlText;
+}

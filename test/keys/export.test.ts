@@ -40,7 +40,7 @@ describe('GET /api/me/export', () => {
     expect(res.headers.get('x-request-id')).toBeTruthy();
 
     const bundle = JSON.parse(res.text);
-    expect(Object.keys(bundle)).toEqual(['exportedAt', 'profile', 'organisations', 'workspaces', 'memberships', 'agents', 'keys', 'sessions', 'webhooks']);
+    expect(Object.keys(bundle)).toEqual(['exportedAt', 'profile', 'organisations', 'workspaces', 'memberships', 'agents', 'keys', 'sessions', 'comments', 'commentReactions', 'webhooks']);
     expect(bundle.exportedAt).toBe(clock.now().toISOString());
     expect(bundle.profile).toMatchObject({ id: ada.userId, email: 'ada@example.com', name: 'ada', primaryOrgId: ada.orgId });
     expect(bundle.organisations).toEqual([expect.objectContaining({ id: ada.orgId, slug: ada.orgSlug, role: 'owner', plan: 'free' })]);

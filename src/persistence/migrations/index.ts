@@ -4,8 +4,11 @@ import * as m0003 from './0003_members';
 import * as m0005 from './0005_documents';
 import * as m0006 from './0006_docs';
 import * as m0007 from './0007_update_attribution';
+import * as m0010 from './0010_comments';
 import * as m0020 from './0020_webhooks';
 import * as m0030 from './0030_files';
+import * as m0050 from './0050_oauth';
+import * as m0051 from './0051_mcp_confirmations';
 import * as m0060 from './0060_document_log_heads';
 
 /**
@@ -18,7 +21,10 @@ export const migrations: Record<string, Migration> = {
   '0005_documents': m0005,
   '0006_docs': m0006,
   '0007_update_attribution': m0007,
+  '0010_comments': m0010,
   '0020_webhooks': m0020,
   '0030_files': m0030,
+  '0050_oauth': m0050,
+  '0051_mcp_confirmations': m0051,
   '0060_document_log_heads': m0060,
 };

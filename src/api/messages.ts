@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { inboxTail, readInbox, requireInboxCaller, type InboxMessage as InboxMessageRecord } from '../domain/inbox';
+import { resolveActor, requireActor } from '../http/authenticate';
+import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
+import type { App } from '../http/types';
+import type { Services } from '../services';
+import { Comment } from './comment-schemas';
+import { errorResponses, IsoDateTime, Principal } from './schemas';
+
+const Cursor = z.string().min(1).max(100).describe('A message id: messages after it');
+
+export const InboxMessage = z
+  .object({
+    id: z.string(),
+    kind: z.literal('mention').describe('`mention`: a comment mentioned you'),
+    createdAt: IsoDateTime,
+    workspace: z.object({ id: z.string(), slug: z.string(), org: z.object({ slug: z.string() }) }),
+    from: Principal.describe('Who wrote the comment'),
+    comment: Comment.describe('The comment as it was when it was made'),
+  })
+  .meta({ id: 'InboxMessage' });
+
+const ListQuery = z.strictObject({ after: Cursor.optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
+const STREAM_BATCH = 100;
+
+function frame(message: InboxMessageRecord): string {
+  return `id: ${message.id}\nevent: ${message.kind}\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/**
+ * The caller's inbox: agent wake-ups from comment mentions (API-DECISIONS
+ * "Events"). For API keys and OAuth tokens; browser sessions get 403.
+ */
+export async function messageRoutes(app: App, services: Services) {
+  app.get(
+    '/api/me/messages',
+    {
+      schema: {
+        summary: 'Your inbox (keys and OAuth tokens)',
+        description:
+          'Messages to the calling agent or app, oldest first: a mention in a new comment thread wakes the agent (deduplicated per thread location for 60 s). ' +
+          'Page with `after` = `nextCursor`. Only messages from workspaces whose comments the calling credential can read are shown. Sessions get 403.',
+        tags: ['messages'],
+        querystring: ListQuery,
+        response: { 200: z.object({ messages: z.array(InboxMessage), nextCursor: z.string().nullable() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      requireInboxCaller(actor);
+      const { messages, nextCursor } = await readInbox(services, actor, request.query);
+      return { messages: messages as Array<z.infer<typeof InboxMessage>>, nextCursor };
+    },
+  );
+
+  app.get(
+    '/api/me/messages/stream',
+    {
+      schema: {
+        summary: 'Your inbox, live (Server-Sent Events)',
+        description:
+          'A `text/event-stream` of new messages: `id: <message id>`, `event: mention`, `data: <InboxMessage>`. Without a cursor it starts with the next ' +
+          'message; reconnect with `Last-Event-ID` (or `after`) to receive what was missed first. `: ping` every 15 s; a revoked credential ends the stream.',
+        tags: ['messages'],
+        querystring: z.strictObject({ after: Cursor.optional() }),
+        response: { 200: z.string().describe('text/event-stream'), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = requireActor(request);
+      requireInboxCaller(actor);
+      let cursor = lastEventIdOf(request, request.query.after, /^[A-Za-z0-9_-]{1,100}$/) ?? (await inboxTail(services, actor));
+      // An unknown cursor is answered (404) before the stream starts.
+      const first = await readInbox(services, actor, { after: cursor, limit: STREAM_BATCH });
+
+      const raw = openEventStream(request, reply);
+      let closed = false;
+      let chain = Promise.resolve();
+      const send = (page: Awaited<ReturnType<typeof readInbox>>) => {
+        for (const message of page.messages) raw.write(frame(message));
+        cursor = page.lastId ?? cursor;
+        return page.nextCursor !== null;
+      };
+      // Drains run one after another, so no message is sent twice or out of order.
+      const drain = () => {
+        chain = chain.then(async () => {
+          try {
+            while (!closed && send(await readInbox(services, actor, { after: cursor, limit: STREAM_BATCH })));
+          } catch {
+            close();
+          }
+        });
+        return chain;
+      };
+      const unsubscribe = services.inbox.subscribe(actor.principal.id, () => void drain());
+      const ping = setInterval(() => void keepAlive(), SSE_PING_MS);
+      function close() {
+        if (closed) return;
+        closed = true;
+        clearInterval(ping);
+        unsubscribe();
+        if (!raw.writableEnded) raw.end();
+      }
+      request.raw.on('close', close);
+
+      // The credential is checked again at every ping, and the inbox re-read: that is how messages delivered by another instance arrive.
+      async function keepAlive() {
+        const { actor: current } = await resolveActor(services, request).catch(() => ({ actor: null }));
+        if (!current) return close();
+        await drain();
+        if (!closed) raw.write(': ping\n\n');
+      }
+
+      // Subscribed after the first read: a message delivered in between is picked up here.
+      send(first);
+      await drain();
+    },
+  );
+}

@@ -1,0 +1,46 @@
+import type { Role } from '../persistence/schema';
+import type { OAuthScope } from '../policy/permissions';
+
+/** The public shape of a user or agent, as every response shows it. */
+export type Principal = {
+  principalType: 'user' | 'agent';
+  id: string;
+  name: string;
+  avatarUrl: string | null;
+};
+
+/** What an OAuth access token adds to its user: which app holds it and what the user granted. */
+export type OAuthCaller = {
+  tokenId: string;
+  grantId: string;
+  clientId: string;
+  clientName: string;
+  scopes: readonly OAuthScope[];
+};
+
+/**
+ * Who is calling, resolved once per request (or sync connection) from the
+ * session cookie or the bearer credential. Policy decisions take this,
+ * never raw headers.
+ */
+export type Actor = {
+  principal: Principal;
+  /** How the caller authenticated. Sensitive actions are for sessions only. */
+  via: 'session' | 'key' | 'oauth';
+  /** The human behind the call: the user itself, or the agent's owner. */
+  userId: string;
+  /** The organisation whose plan meters this caller. */
+  orgId: string | null;
+  sessionId?: string;
+  sessionCreatedAt?: Date;
+  key?: { id: string; role: Exclude<Role, 'owner'>; scopeWorkspaceId: string | null };
+  /** An OAuth access token: the user, capped by the scopes of its grant. */
+  oauth?: OAuthCaller;
+};
+
+/** Stable identity for per-caller state (confirmations, idempotency keys): one key, one OAuth grant, or one principal. */
+export function actorKey(actor: Actor): string {
+  if (actor.key) return `key:${actor.key.id}`;
+  if (actor.oauth) return `oauth:${actor.oauth.grantId}`;
+  return `${actor.principal.principalType}:${actor.principal.id}`;
+}

@@ -1,0 +1,83 @@
+import { hashToken } from '../lib/secrets';
+import { findLiveKey, findLiveSession } from '../persistence/credentials';
+import { touchKeyLastUsed } from '../persistence/keys';
+import { findLiveAccessToken, touchGrantLastUsed } from '../persistence/oauth';
+import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
+import type { Services } from '../services';
+import type { Actor } from './actor';
+
+/**
+ * Turns a presented credential into the caller (`Actor`): an API key, an
+ * OAuth access token or a session token. Shared by every entry point that
+ * authenticates (HTTP requests, sync connections, their re-checks), so a
+ * revoked credential is dead everywhere at once.
+ */
+
+export const SESSION_COOKIE = 'svc-session';
+export const API_KEY_PREFIX = 'svc_live_';
+export const OAUTH_ACCESS_TOKEN_PREFIX = 'oat_';
+
+/** A bearer credential: an API key or an OAuth access token. Null when it does not resolve. */
+export async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {
+  if (token.startsWith(API_KEY_PREFIX)) return actorFromKey(services, token);
+  if (token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX)) return actorFromAccessToken(services, token);
+  return null;
+}
+
+async function actorFromKey(services: Services, token: string): Promise<Actor | null> {
+  const key = await findLiveKey(services.db, hashToken(token));
+  if (!key) return null;
+  noteUse(services, `key:${key.keyId}`, () => touchKeyLastUsed(services.db, { keyId: key.keyId, agentId: key.agentId, at: services.clock.now() }));
+  return {
+    principal: { principalType: 'agent', id: key.agentId, name: key.agentName, avatarUrl: key.agentAvatarUrl },
+    via: 'key',
+    userId: key.ownerUserId,
+    orgId: key.orgId,
+    key: { id: key.keyId, role: key.role, scopeWorkspaceId: key.scopeWorkspaceId },
+  };
+}
+
+/** An OAuth token acts as its user, capped by the scopes the user granted. */
+async function actorFromAccessToken(services: Services, token: string): Promise<Actor | null> {
+  const found = await findLiveAccessToken(services.db, hashToken(token), services.clock.now());
+  if (!found) return null;
+  noteUse(services, `grant:${found.grantId}`, () => touchGrantLastUsed(services.db, found.grantId, services.clock.now()));
+  return {
+    principal: { principalType: 'user', id: found.userId, name: found.name, avatarUrl: found.avatarUrl },
+    via: 'oauth',
+    userId: found.userId,
+    orgId: found.orgId,
+    oauth: { tokenId: found.tokenId, grantId: found.grantId, clientId: found.clientId, clientName: found.clientName, scopes: parseScopes(found.scopes) },
+  };
+}
+
+export async function actorFromSessionToken(services: Services, token: string): Promise<Actor | null> {
+  const session = await findLiveSession(services.db, hashToken(token), services.clock.now());
+  if (!session) return null;
+  return {
+    principal: { principalType: 'user', id: session.userId, name: session.name, avatarUrl: session.avatarUrl },
+    via: 'session',
+    userId: session.userId,
+    orgId: session.orgId,
+    sessionId: session.sessionId,
+    sessionCreatedAt: session.sessionCreatedAt,
+  };
+}
+
+/** Known scopes of a stored space-separated list, in canonical order. */
+export function parseScopes(scopes: string): OAuthScope[] {
+  const given = new Set(scopes.split(' '));
+  return OAUTH_SCOPES.filter((scope) => given.has(scope));
+}
+
+const USE_RESOLUTION_MS = 60_000;
+const lastTouch = new Map<string, number>();
+
+/** `lastUsedAt` to the minute, without a write on every request. */
+function noteUse(services: Services, key: string, touch: () => Promise<unknown>) {
+  const now = services.clock.now().getTime();
+  if (now - (lastTouch.get(key) ?? 0) < USE_RESOLUTION_MS) return;
+  if (lastTouch.size > 50_000) lastTouch.clear();
+  lastTouch.set(key, now);
+  touch().catch((error) => services.log.warn({ err: error }, 'could not record credential use'));
+}

@@ -1,0 +1,35 @@
+import type { z } from 'zod';
+import type { Actor } from '../auth/actor';
+import type { Services } from '../services';
+
+/**
+ * One API operation, shared by its REST route and its MCP tool so the two
+ * cannot drift: the zod schemas (params, query, body, response) and `run`,
+ * which does the policy check and the one domain call. The route passes
+ * the validated request; the MCP tool passes its validated arguments split
+ * back into the same three parts (src/mcp/registry.ts).
+ */
+export type OperationSchemas = {
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodObject;
+  response: z.ZodType;
+};
+
+/** Parts without a schema are whatever the request carries, which an operation must not read. */
+type Parsed<S> = S extends z.ZodType ? z.output<S> : unknown;
+
+export type OperationInput<S extends OperationSchemas> = {
+  params: Parsed<S['params']>;
+  query: Parsed<S['query']>;
+  body: Parsed<S['body']>;
+};
+
+export type Operation<S extends OperationSchemas = OperationSchemas> = S & {
+  /** `actor` is null only on routes open to anonymous readers; operations that write require one. */
+  run(services: Services, actor: Actor | null, input: OperationInput<S>): Promise<z.input<S['response']>>;
+};
+
+export function defineOperation<S extends OperationSchemas>(schemas: S, run: Operation<S>['run']): Operation<S> {
+  return { ...schemas, run };
+}

@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import type { Actor } from '../auth/actor';
+import type { Operation } from '../http/operation';
+import type { Services } from '../services';
+
+/**
+ * MCP tools. A tool is a name, a description, an input and an output
+ * schema and a `run`; most are an API operation (src/http/operation.ts)
+ * under a tool name, so the tool's input schema is the route's params,
+ * query and body schemas side by side, its output schema the route's
+ * response schema, and `run` the route's own policy check and domain call.
+ */
+
+export type ToolContext = { services: Services; actor: Actor };
+
+export type ToolAnnotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+
+export type ToolDefinition = {
+  name: string;
+  title: string;
+  description: string;
+  input: z.ZodObject;
+  output: z.ZodType;
+  annotations: ToolAnnotations;
+  /**
+   * Dangerous tools (plan changes) answer `confirmation_required` first and
+   * act only when called again with its `confirm_token` (src/mcp/confirmations.ts).
+   * Returns the message shown to the caller.
+   */
+  confirm?: (args: Record<string, unknown>) => string;
+  run(context: ToolContext, args: Record<string, unknown>): Promise<unknown>;
+};
+
+export type ToolMeta = Pick<ToolDefinition, 'title' | 'description' | 'annotations' | 'confirm'>;
+
+/** A tool that runs an API operation: its arguments are the route's params, query and body fields in one object. */
+export function toolFromOperation(name: string, operation: Operation, meta: ToolMeta): ToolDefinition {
+  const parts = (['params', 'query', 'body'] as const).flatMap((part) => (operation[part] ? [[part, operation[part]] as const] : []));
+  const shape: Record<string, z.ZodType> = {};
+  for (const [part, schema] of parts) {
+    for (const [field, fieldSchema] of Object.entries(schema.shape)) {
+      if (field in shape) throw new Error(`Tool ${name}: the ${part} field "${field}" is also in another part of the route`);
+      shape[field] = fieldSchema as z.ZodType;
+    }
+  }
+  return {
+    name,
+    ...meta,
+    input: z.strictObject(shape),
+    output: operation.response,
+    run: (context, args) => {
+      // Each part is parsed again by its own schema, so any rule the route's schema holds at object level holds here too.
+      const input = Object.fromEntries(parts.map(([part, schema]) => [part, schema.parse(pick(args, Object.keys(schema.shape)))]));
+      return operation.run(context.services, context.actor, input as never);
+    },
+  };
+}
+
+function pick(args: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((key) => args[key] !== undefined).map((key) => [key, args[key]]));
+}
+
+export const CONFIRM_TOKEN_FIELD = 'confirm_token';
+
+export const ConfirmationRequired = z
+  .object({
+    status: z.literal('confirmation_required'),
+    confirm_token: z.string().describe('Call the tool again with the same arguments and this token'),
+    message: z.string(),
+    expires_in: z.number().int().describe('Seconds the token stays valid'),
+  })
+  .describe('Dangerous tools answer this first; nothing has happened yet');
+
+/** What tools/list shows for a tool: JSON Schema 2020-12 without the `$schema` key, `type: object` at the root (MCP requires it). */
+export type ToolDescriptor = {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: { type: 'object'; [key: string]: unknown };
+  outputSchema: { type: 'object'; [key: string]: unknown };
+  annotations: ToolAnnotations & { title: string };
+};
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+  private descriptorCache: ToolDescriptor[] | null = null;
+
+  constructor(tools: ToolDefinition[] = []) {
+    tools.forEach((tool) => this.register(tool));
+  }
+
+  register(tool: ToolDefinition) {
+    if (this.tools.has(tool.name)) throw new Error(`MCP tool ${tool.name} is registered twice`);
+    this.tools.set(tool.name, tool);
+    this.descriptorCache = null;
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  /** The input schema a call is validated against: a dangerous tool also takes its `confirm_token`. */
+  inputOf(tool: ToolDefinition): z.ZodObject {
+    return tool.confirm ? tool.input.extend({ [CONFIRM_TOKEN_FIELD]: z.string().min(1).max(200).optional().describe('From a previous confirmation_required answer') }) : tool.input;
+  }
+
+  descriptors(): ToolDescriptor[] {
+    this.descriptorCache ??= [...this.tools.values()].map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.confirm
+        ? `${tool.description} Dangerous: the first call answers confirmation_required with a confirm_token; call again with the same arguments and the token within 60 seconds.`
+        : tool.description,
+      inputSchema: objectSchema(this.inputOf(tool), 'input'),
+      outputSchema: objectSchema(tool.confirm ? z.union([tool.output, ConfirmationRequired]) : tool.output, 'output'),
+      annotations: { title: tool.title, ...tool.annotations },
+    }));
+    return this.descriptorCache;
+  }
+}
+
+function objectSchema(schema: z.ZodType, io: 'input' | 'output'): { type: 'object'; [key: string]: unknown } {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  // A union of objects is still an object; MCP clients read `type` at the root.
+  return { ...json, type: 'object' };
+}
