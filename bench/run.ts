@@ -18,6 +18,8 @@ const parts: Part[] = [
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
   { name: 'web', run: async () => (await import('./web')).runWebBench() },
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
+  { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
+  { name: 'search', run: async () => (await import('./search')).runSearchBench() },
   { name: 'soak', run: async () => (await import('./soak')).runSoakBench(), optIn: true },
 ];
 

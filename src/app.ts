@@ -5,6 +5,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
 import { FileTrashJob } from './domain/file-trash';
+import { VersionRetention } from './domain/version-retention';
 import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
@@ -15,7 +16,7 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
-import { registerWebApp } from './http/web-app';
+import { directUploadOrigins, registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import { ToolRegistry } from './mcp/registry';
@@ -65,6 +66,7 @@ export async function buildApp(services: Services): Promise<App> {
       'idempotent-replayed',
       'deprecation',
       'link',
+      'etag',
       'www-authenticate',
       'mcp-session-id',
       'mcp-protocol-version',
@@ -99,7 +101,7 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorate('mcpTools', new ToolRegistry());
   await app.register(async (scope) => registerRoutes(scope as App, services));
   // Last: its wildcard route answers only what no API route claims.
-  await registerWebApp(app);
+  await registerWebApp(app, { uploadOrigins: directUploadOrigins(services.config.s3) });
 
   // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
   const fileTrash = new FileTrashJob(services);
@@ -114,6 +116,12 @@ export async function buildApp(services: Services): Promise<App> {
   // Sync shares the port: websocket upgrades on /api/sync go to Hocuspocus.
   services.sync.attach(app.server);
   app.addHook('preClose', async () => services.sync.close());
+
+  // Automatic versions past the plan's window (docs/VERSIONS.md): swept on a timer while the app runs.
+  const versionRetention = new VersionRetention(services);
+  app.decorate('versionRetention', versionRetention);
+  app.addHook('onReady', async () => versionRetention.start());
+  app.addHook('preClose', async () => versionRetention.stop());
   return app;
 }
 

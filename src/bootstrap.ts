@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
+import { LocalPaymentProvider } from './billing/local-payments';
 import { Failpoints } from './lib/failpoints';
 import { InProcessEventBus } from './events/bus';
 import { InboxFeed } from './events/inbox-feed';
@@ -11,6 +12,7 @@ import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
 import type { Services } from './services';
+import { LocalTracker } from './support/tracker';
 import { createSyncEngine } from './sync/index';
 import { Webhooks } from './webhooks/index';
 
@@ -53,6 +55,8 @@ export async function createServices(
       redisConfigured: Boolean(redis),
       redisConnected: () => Boolean(redis) && (events as RedisEventBus).isConnected() && (relay?.isConnected() ?? false),
     },
+    payments: new LocalPaymentProvider(database.db, config),
+    tracker: new LocalTracker(database.db, config),
   };
   const { engine, relay } = createSyncEngine(base, redis);
   const services: Services = { ...base, sync: engine };

@@ -32,6 +32,10 @@ export type Services = {
   webhooks: import('./webhooks/index').Webhooks;
   /** Uploaded bytes (doc images, later files): local disk under DATA_DIR/blobs, or S3. */
   blobs: import('./files/blob-store').BlobStore;
+  /** Plans are paid through this (local by default: src/billing/local-payments.ts). */
+  payments: import('./billing/payment-provider').PaymentProvider;
+  /** Support tickets are mirrored here (local by default: src/support/tracker.ts). */
+  tracker: import('./support/tracker').Tracker;
   /** Deliberate failures for recovery tests; nothing is armed in production. */
   failpoints: Failpoints;
   /** Prometheus metrics, served at /metrics (src/metrics). */

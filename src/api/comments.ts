@@ -7,11 +7,13 @@ import {
   deleteComment,
   listRowComments,
   listWorkspaceComments,
+  replyTargetOf,
   resolveComment,
   setCommentResolved,
   setReaction,
 } from '../domain/comments';
-import { requireActor } from '../http/authenticate';
+import { requireActor, requireCaller } from '../http/authenticate';
+import { defineOperation } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
@@ -31,8 +33,77 @@ const COMMENT_PATHS: Array<[url: string, params: typeof BareParams | typeof Scop
   ...workspacePaths('/comments/:id').map((url): [string, typeof ScopedParams] => [url, ScopedParams]),
 ];
 
+/**
+ * A comment's address in an operation: its id, and the workspace when the
+ * path names one (the comment must then be in it). Each route validates
+ * its own path form; the MCP tools take the id and an optional workspace.
+ */
+const CommentParams = BareParams.extend({
+  slug: WorkspaceParams.shape.slug.optional().describe('Workspace slug (or id); when given, the comment must be in it'),
+  orgSlug: WorkspaceParams.shape.orgSlug,
+});
+const ReactionParams = CommentParams.extend({ emoji: Emoji });
+const ReactionBody = z.strictObject({ emoji: Emoji });
+
 /** The workspace the path names, on the workspace-scoped forms. */
-const addressIn = (params: { id: string } | { id: string; slug: string; orgSlug?: string }) => ('slug' in params ? addressOf(params) : undefined);
+const addressIn = (params: { id: string; slug?: string; orgSlug?: string }) => (params.slug !== undefined ? addressOf({ slug: params.slug, orgSlug: params.orgSlug }) : undefined);
+
+const ReplyBody = z.strictObject({
+  commentId: CommentId.describe('The comment to answer; a reply to a reply joins the root\'s thread'),
+  body: CreateCommentBody.shape.body,
+  mentions: CreateCommentBody.shape.mentions,
+  correlationId: CreateCommentBody.shape.correlationId,
+});
+
+const resolution = (resolve: boolean) =>
+  defineOperation({ params: CommentParams, response: Comment }, async (services, actor, { params }) => {
+    const caller = requireCaller(actor);
+    return setCommentResolved(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)), resolve);
+  });
+
+const create = defineOperation({ params: WorkspaceParams, body: CreateCommentBody, response: CreatedComment }, async (services, actor, { params, body }) => {
+  const caller = requireCaller(actor);
+  const resolved = await resolveWorkspace(services, caller, addressOf(params), 'comment');
+  return createComment(services, caller, resolved, body);
+});
+
+/** Each route's policy check and domain call; the MCP tools (src/mcp/tools.ts) run the same ones. */
+export const commentOperations = {
+  list: defineOperation({ params: WorkspaceParams, query: ListQuery, response: CommentList }, async (services, actor, { params, query }) => {
+    const resolved = await resolveWorkspace(services, actor, addressOf(params), 'read_comments');
+    const { target_type, target_id, surface, surfaceId, ...rest } = query;
+    return listWorkspaceComments(services, actor, resolved, { ...rest, targetType: target_type, targetId: target_id, surface: surface ?? surfaceId });
+  }),
+  create,
+  /**
+   * SPEC's `reply_to_comment` (MCP only): the caller names the comment, not
+   * its workspace and target; both are looked up, then it is `create` with `parentId`.
+   */
+  reply: defineOperation({ body: ReplyBody, response: CreatedComment }, async (services, actor, { body: { commentId, ...reply } }) => {
+    const caller = requireCaller(actor);
+    const loaded = await resolveComment(services, caller, commentId, 'comment');
+    const target = await replyTargetOf(services, loaded);
+    return create.run(services, caller, { params: { slug: loaded.resolved.workspace.id }, query: undefined, body: { ...reply, target, parentId: commentId } });
+  }),
+  detail: defineOperation({ params: CommentParams, response: CommentDetail }, async (services, actor, { params }) =>
+    commentDetail(services, await resolveComment(services, actor, params.id, 'read_comments', addressIn(params))),
+  ),
+  remove: defineOperation({ params: CommentParams, response: Ok }, async (services, actor, { params }) => {
+    const caller = requireCaller(actor);
+    await deleteComment(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)));
+    return { ok: true as const };
+  }),
+  resolve: resolution(true),
+  unresolve: resolution(false),
+  react: defineOperation({ params: CommentParams, body: ReactionBody, response: Comment }, async (services, actor, { params, body }) => {
+    const caller = requireCaller(actor);
+    return setReaction(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)), body.emoji, true);
+  }),
+  unreact: defineOperation({ params: ReactionParams, response: Comment }, async (services, actor, { params }) => {
+    const caller = requireCaller(actor);
+    return setReaction(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)), params.emoji, false);
+  }),
+};
 
 /** The legacy row endpoints point at the universal one's description. */
 function markDeprecated(reply: FastifyReply, services: Services) {
@@ -58,11 +129,7 @@ export async function commentRoutes(app: App, services: Services) {
         },
         config: { auth: 'optional' },
       },
-      async (request) => {
-        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_comments');
-        const { target_type, target_id, surface, surfaceId, ...rest } = request.query;
-        return listWorkspaceComments(services, request.actor, resolved, { ...rest, targetType: target_type, targetId: target_id, surface: surface ?? surfaceId });
-      },
+      async (request) => commentOperations.list.run(services, request.actor, request),
     );
 
     app.post(
@@ -81,11 +148,7 @@ export async function commentRoutes(app: App, services: Services) {
           response: { 200: CreatedComment, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'comment');
-        return createComment(services, actor, resolved, request.body);
-      },
+      async (request) => commentOperations.create.run(services, request.actor, request),
     );
   }
 
@@ -102,7 +165,7 @@ export async function commentRoutes(app: App, services: Services) {
         },
         config: { auth: 'optional' },
       },
-      async (request) => commentDetail(services, await resolveComment(services, request.actor, request.params.id, 'read_comments', addressIn(request.params))),
+      async (request) => commentOperations.detail.run(services, request.actor, request),
     );
 
     app.delete(
@@ -116,11 +179,7 @@ export async function commentRoutes(app: App, services: Services) {
           response: { 200: Ok, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        await deleteComment(services, actor, await resolveComment(services, actor, request.params.id, 'comment', addressIn(request.params)));
-        return { ok: true as const };
-      },
+      async (request) => commentOperations.remove.run(services, request.actor, request),
     );
 
     for (const [action, resolve] of [['resolve', true], ['unresolve', false]] as const) {
@@ -135,10 +194,7 @@ export async function commentRoutes(app: App, services: Services) {
             response: { 200: Comment, ...errorResponses },
           },
         },
-        async (request) => {
-          const actor = requireActor(request);
-          return setCommentResolved(services, actor, await resolveComment(services, actor, request.params.id, 'comment', addressIn(request.params)), resolve);
-        },
+        async (request) => commentOperations[action].run(services, request.actor, request),
       );
     }
 
@@ -150,15 +206,11 @@ export async function commentRoutes(app: App, services: Services) {
           description: 'One reaction per (comment, caller, emoji); adding it again changes nothing. Emits `comment.reaction_added`.',
           tags: ['comments'],
           params,
-          body: z.strictObject({ emoji: Emoji }),
+          body: ReactionBody,
           response: { 200: Comment, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const loaded = await resolveComment(services, actor, request.params.id, 'comment', addressIn(request.params));
-        return setReaction(services, actor, loaded, request.body.emoji, true);
-      },
+      async (request) => commentOperations.react.run(services, request.actor, request),
     );
 
     app.delete(
@@ -172,11 +224,7 @@ export async function commentRoutes(app: App, services: Services) {
           response: { 200: Comment, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const loaded = await resolveComment(services, actor, request.params.id, 'comment', addressIn(request.params));
-        return setReaction(services, actor, loaded, request.params.emoji, false);
-      },
+      async (request) => commentOperations.unreact.run(services, request.actor, request),
     );
   }
 

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { docToMarkdown, docToText } from '../docs/markdown';
 import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
 import { requireCaller } from '../http/authenticate';
-import { defineOperation } from '../http/operation';
+import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { errorResponses } from './schemas';
+import { BaseVersion, errorResponses, PreconditionFailed } from './schemas';
 
 export const DocSurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),
@@ -31,6 +31,20 @@ export const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string()
 export const PutDocBody = z.strictObject({
   content: ProseMirrorDoc.optional(),
   markdown: z.string().optional().describe('CommonMark + GFM; ignored when `content` is given'),
+  baseVersion: BaseVersion.optional(),
+});
+
+const DocConflict = z
+  .object({
+    at: z.number().int().describe('Index of the kept blocks in the stored body'),
+    base: z.string().describe('The blocks as they were in the base version (Markdown)'),
+    yours: z.string().describe('Your version of them, not applied (Markdown)'),
+    theirs: z.string().describe('What someone else made of them since, kept (Markdown)'),
+  })
+  .meta({ id: 'DocConflict' });
+
+const PutDocResponse = DocContent.extend({
+  conflicts: z.array(DocConflict).optional().describe('Only for a write with a base: blocks both you and someone else changed since the base'),
 });
 
 export const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc') });
@@ -43,22 +57,25 @@ type RawType = (typeof RAW_TYPES)[number];
 export const docOperations = {
   read: defineOperation(
     { params: WorkspaceParams, query: GetDocQuery, response: DocResponse },
-    async (services, actor, { params, query }) => {
+    async (services, actor, { params, query }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const { format, ...selector } = query;
-      const { surface, body } = await readDoc(services, workspace, selector);
+      const { surface, body, etag } = await readDoc(services, workspace, selector);
+      http?.header('etag', etag);
       if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
       if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };
       return { surfaceId: surface.id, content: body.toJSON() };
     },
   ),
   replace: defineOperation(
-    { params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: PutDocBody, response: DocContent },
-    async (services, actor, { params, query, body }) => {
+    { params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: PutDocBody, response: PutDocResponse },
+    async (services, actor, { params, query, body }, http) => {
       const caller = requireCaller(actor);
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'edit_doc');
-      const replaced = await replaceDoc(services, caller, resolved, query, body);
-      return { surfaceId: replaced.surface.id, content: replaced.body.toJSON() };
+      const { baseVersion, ...input } = body;
+      const { surface, body: stored, etag, conflicts } = await replaceDoc(services, caller, resolved, query, { ...input, base: { ifMatch: http?.ifMatch, baseVersion } });
+      if (etag) http?.header('etag', etag);
+      return { surfaceId: surface.id, content: stored.toJSON(), ...(conflicts ? { conflicts } : {}) };
     },
   ),
   appendSection: defineOperation(
@@ -87,6 +104,7 @@ export async function docRoutes(app: App, services: Services) {
           description:
             'ProseMirror JSON in `content` by default; `format=markdown` gives `{ markdown }`, `format=text` gives `{ text }`. ' +
             'Without `format`, `Accept: text/markdown` or `Accept: text/plain` returns the raw body with that Content-Type. ' +
+            'The `ETag` header is the version token of what was read: send it back as `If-Match` (or `baseVersion`) with PUT. ' +
             '404 when the workspace has no doc surface.',
           tags: ['doc'],
           params: read.params,
@@ -108,9 +126,10 @@ export async function docRoutes(app: App, services: Services) {
       async (request, reply) => {
         reply.header('vary', 'Accept');
         const wanted = request.query.format ? 'application/json' : negotiate(request.headers.accept);
-        if (wanted === 'application/json') return read.run(services, request.actor, request);
+        const http = httpExchange(request, reply);
+        if (wanted === 'application/json') return read.run(services, request.actor, request, http);
         const format = wanted === 'text/markdown' ? 'markdown' : 'text';
-        const raw = (await read.run(services, request.actor, { ...request, query: { ...request.query, format } })) as { markdown?: string; text?: string };
+        const raw = (await read.run(services, request.actor, { ...request, query: { ...request.query, format } }, http)) as { markdown?: string; text?: string };
         return reply.type(`${wanted}; charset=utf-8`).send(raw.markdown ?? raw.text ?? '');
       },
     );
@@ -122,15 +141,18 @@ export async function docRoutes(app: App, services: Services) {
           summary: 'Replace the doc body',
           description:
             '`content` (ProseMirror JSON) or `markdown`; `content` wins when both are sent. Applied as one Y transaction that changes only the blocks ' +
-            'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored.',
+            'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored. ' +
+            'With a base version (`If-Match: <ETag of the read>` or `baseVersion`), the body is merged as a diff against that base: only the blocks you ' +
+            'changed are applied, what others wrote since stays, and blocks both changed keep their version and are listed in `conflicts`; the answer is ' +
+            'then the current body with its new `ETag`. 412 when the token is not one of this doc, or `base_unavailable` when it is too old (docs/VERSIONS.md).',
           tags: ['doc'],
           params: replace.params,
           querystring: replace.query,
           body: replace.body,
-          response: { 200: replace.response, ...errorResponses },
+          response: { 200: replace.response, ...errorResponses, 412: PreconditionFailed },
         },
       },
-      async (request) => replace.run(services, request.actor, request),
+      async (request, reply) => replace.run(services, request.actor, request, httpExchange(request, reply)),
     );
   }
 

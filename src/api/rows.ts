@@ -12,13 +12,13 @@ import {
 } from '../domain/tables';
 import { errors } from '../errors';
 import { requireCaller } from '../http/authenticate';
-import { defineOperation } from '../http/operation';
+import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { Event } from './event-schemas';
-import { errorResponses, Ok, OverLimitBody } from './schemas';
+import { BaseVersion, errorResponses, Ok, OverLimitBody, PreconditionFailed } from './schemas';
 import { Row, RowData, SurfaceQuery } from './table-schemas';
 
 export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
@@ -39,6 +39,20 @@ export const PatchRowBody = z.strictObject({
   data: RowData.optional(),
   ...SurfaceQuery,
   position: z.number().int().min(0).optional(),
+  baseVersion: BaseVersion.optional(),
+});
+
+const CellConflict = z
+  .object({
+    column: z.string(),
+    base: z.unknown().optional().describe('The value in the base version (absent: no value)'),
+    yours: z.unknown().describe('Your value, not written'),
+    theirs: z.unknown().optional().describe('The value someone else wrote since, kept (absent: they removed it)'),
+  })
+  .meta({ id: 'CellConflict' });
+
+const PatchRowResponse = Row.extend({
+  conflicts: z.array(CellConflict).optional().describe('Only for a write with a base: cells both you and someone else changed since the base'),
 });
 export const BulkUpdateBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
 export const MoveRowsBody = z.strictObject({
@@ -78,9 +92,11 @@ const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable()
 export const rowOperations = {
   list: defineOperation(
     { params: WorkspaceParams, query: ListRowsQuery, response: RowList },
-    async (services, actor, { params, query }) => {
+    async (services, actor, { params, query }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      return listWorkspaceRows(services, workspace, query);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, query);
+      http?.header('etag', etag);
+      return page;
     },
   ),
   create: defineOperation(
@@ -109,17 +125,23 @@ export const rowOperations = {
   ),
   get: defineOperation(
     { params: RowParams, query: SheetQuery, response: Row },
-    async (services, actor, { params, query }) => {
+    async (services, actor, { params, query }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      return getWorkspaceRow(services, workspace, params.id, query);
+      const { row, etag } = await getWorkspaceRow(services, workspace, params.id, query);
+      http?.header('etag', etag);
+      return row;
     },
   ),
   update: defineOperation(
-    { params: RowParams, body: PatchRowBody, response: Row },
-    async (services, actor, { params, body }) => {
+    { params: RowParams, body: PatchRowBody, response: PatchRowResponse },
+    async (services, actor, { params, body }, http) => {
       const caller = requireCaller(actor);
       const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      return (await updateRow(services, caller, workspace, params.id, { data: body.data, position: body.position, surface: body.surface, surfaceId: body.surfaceId })).row;
+      const { data, position, surface, surfaceId, baseVersion } = body;
+      const base = { ifMatch: http?.ifMatch, baseVersion };
+      const { row, etag, conflicts } = await updateRow(services, caller, workspace, params.id, { data, position, surface, surfaceId, base });
+      if (etag) http?.header('etag', etag);
+      return { ...row, ...(conflicts ? { conflicts } : {}) };
     },
   ),
   remove: defineOperation(
@@ -148,7 +170,9 @@ export async function rowRoutes(app: App, services: Services) {
       {
         schema: {
           summary: 'List rows',
-          description: 'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`.',
+          description:
+            'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
+            'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
           tags: ['rows'],
           params: list.params,
           querystring: list.query,
@@ -156,7 +180,7 @@ export async function rowRoutes(app: App, services: Services) {
         },
         config: { auth: 'optional' },
       },
-      async (request) => list.run(services, request.actor, request),
+      async (request, reply) => list.run(services, request.actor, request, httpExchange(request, reply)),
     );
 
     app.post(
@@ -218,7 +242,7 @@ export async function rowRoutes(app: App, services: Services) {
       {
         schema: {
           summary: 'One row',
-          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+          description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). The `ETag` header is the version token of the table as read (a base for PATCH).',
           tags: ['rows'],
           params: get.params,
           querystring: get.query,
@@ -226,7 +250,7 @@ export async function rowRoutes(app: App, services: Services) {
         },
         config: { auth: 'optional' },
       },
-      async (request) => get.run(services, request.actor, request),
+      async (request, reply) => get.run(services, request.actor, request, httpExchange(request, reply)),
     );
 
     app.patch(
@@ -234,15 +258,18 @@ export async function rowRoutes(app: App, services: Services) {
       {
         schema: {
           summary: 'Update a row (partial merge) or move it',
-          description: 'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`.',
+          description:
+            'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`. With a base version (`If-Match: <ETag ' +
+            'of the read>` or `baseVersion`), each cell is written only if nobody else changed it since that version; cells someone else changed keep ' +
+            'their value and are listed in `conflicts`, and the answer is the row as it is now with its new `ETag` (docs/VERSIONS.md).',
           tags: ['rows'],
           params: update.params,
           querystring: SheetQuery,
           body: update.body,
-          response: { 200: update.response, ...errorResponses },
+          response: { 200: update.response, ...errorResponses, 412: PreconditionFailed },
         },
       },
-      async (request) => update.run(services, request.actor, withSheetFromQuery(request)),
+      async (request, reply) => update.run(services, request.actor, withSheetFromQuery(request), httpExchange(request, reply)),
     );
 
     app.delete(

@@ -59,6 +59,22 @@ export const OverLimitBody = z
 
 export const Ok = z.object({ ok: z.literal(true) });
 
+/** A version token a read returned (`ETag`), named by a write as what it was based on (docs/VERSIONS.md). */
+export const BaseVersion = z.string().min(1).max(100).describe('The `ETag` a read returned (also accepted as the `If-Match` header): merge against that version');
+
+/** 412: `precondition_failed` (not a version token of this surface) or `base_unavailable` (too old to merge against). */
+export const PreconditionFailed = ErrorBody;
+/** `?org=<slug>` on routes about an organisation that carry no slug in the path (billing, support). */
+export const OrgQuery = z.strictObject({
+  org: z.string().min(1).max(100).optional().describe("Organisation slug; default: the caller's own organisation"),
+});
+
+/** The `org` query parameter as sent, for hooks that run before validation (rate-limit buckets). */
+export function orgQueryOf(request: { query: unknown }): string | undefined {
+  const org = (request.query as { org?: unknown } | undefined)?.org;
+  return typeof org === 'string' ? org : undefined;
+}
+
 /** Documented error responses, spread into a route's `response` map. */
 export const errorResponses = {
   400: ErrorBody,

@@ -73,12 +73,14 @@ const commands: Record<string, Command> = {
       plan: { type: 'string', required: true, value: PLAN_NAMES.join('|'), help: 'the new plan', check: oneOf(PLAN_NAMES) },
     },
     async run(services, values) {
-      const { findOrgBySlug, updateOrg } = await import('../persistence/accounts');
+      const { findOrgBySlug } = await import('../persistence/accounts');
+      const { switchPlan } = await import('../domain/billing');
       const plan = values.plan as PlanName;
       const slug = String(values.org);
       const org = await findOrgBySlug(services.db, slug);
       if (!org) throw new CommandError(`No organisation with the slug "${slug}". Run list-orgs to see them.`);
-      await updateOrg(services.db, org.id, { plan });
+      // Through the domain: the change is an event, and a pending downgrade is cancelled.
+      await switchPlan(services, org.id, plan, { principal: null, reason: 'operator' });
       print(org.plan === plan ? `${org.slug} is already on ${plan}` : `${org.slug}: ${org.plan} -> ${plan}`);
     },
   },

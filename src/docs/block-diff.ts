@@ -9,7 +9,7 @@ export type MatchedPair = readonly [oldIndex: number, newIndex: number];
 // middles are then edited position by position instead.
 const MAX_LCS_CELLS = 4_000_000;
 
-function longestCommonSubsequence<A, B>(a: readonly A[], b: readonly B[], equal: (a: A, b: B) => boolean): MatchedPair[] {
+export function longestCommonSubsequence<A, B>(a: readonly A[], b: readonly B[], equal: (a: A, b: B) => boolean): MatchedPair[] {
   const rows = a.length + 1;
   const cols = b.length + 1;
   if (rows * cols > MAX_LCS_CELLS) return [];

@@ -1,4 +1,5 @@
 import { errors } from '../errors';
+import { RESERVED_ORG_SLUGS } from '../lib/app-paths';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';
 import {
@@ -18,6 +19,7 @@ import {
 } from '../persistence/accounts';
 import type { Executor, Tx } from '../persistence/database';
 import type { Services } from '../services';
+import { attributeReferralSignup } from './referrals';
 import { seedCreatedWorkspace } from './workspace-documents';
 import { createWorkspace } from './workspaces';
 
@@ -101,7 +103,10 @@ export async function ensureAccount(services: Services, tx: Tx, rawEmail: string
   }
   const userId = existing?.id ?? newId('usr');
   const localPart = email.split('@')[0] ?? 'user';
-  if (!existing) await insertUser(tx, { id: userId, email, name: options.name ?? localPart, primaryOrgId: null });
+  if (!existing) {
+    await insertUser(tx, { id: userId, email, name: options.name ?? localPart, primaryOrgId: null });
+    await attributeReferralSignup(services, tx, userId, email);
+  }
   const orgSlug = await uniqueOrgSlug(tx, options.orgName ?? localPart);
   const orgId = newId('org');
   await insertOrg(tx, { id: orgId, slug: orgSlug, name: options.orgName ?? `${options.name ?? localPart}'s workspace`, personal: true });
@@ -135,6 +140,7 @@ async function uniqueOrgSlug(db: Executor, base: string): Promise<string> {
   const root = slugify(base);
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? root : `${root}-${n}`;
-    if (!(await slugTaken(db, candidate))) return candidate;
+    // A reserved slug counts as taken: signin@example.com gets `signin-2`, never the sign-in page's path.
+    if (!RESERVED_ORG_SLUGS.has(candidate) && !(await slugTaken(db, candidate))) return candidate;
   }
 }

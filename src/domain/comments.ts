@@ -209,6 +209,29 @@ export async function listWorkspaceComments(
   return { comments: await presentComments(services, resolved, rows), nextOffset: more ? query.offset + query.limit : null };
 }
 
+/**
+ * The target a reply to this comment must name: its thread's, as it reads
+ * now (a cell by its column's current key, surfaces by id). Replies store
+ * their root's target, so a reply's own target serves too.
+ */
+export async function replyTargetOf(services: Services, { comment, resolved }: LoadedComment): Promise<CommentTargetInput> {
+  const { target } = (await viewTargets(services, resolved.workspace, [comment])).get(comment.id)!;
+  const surfaceSlug = comment.surfaceId ?? '';
+  switch (target.type) {
+    case 'cell':
+      return { type: 'cell', rowId: target.rowId, columnKey: target.columnKey };
+    case 'doc_range':
+      // The anchor is not compared on a reply: the reply takes the thread's.
+      return { type: 'doc_range', surfaceSlug, anchor: { from: target.anchor.from, to: target.anchor.to, text: target.anchor.text } };
+    case 'html_element':
+      return { type: 'html_element', surfaceSlug, anchor: target.anchor };
+    case 'surface':
+      return { type: 'surface', surfaceSlug };
+    default:
+      return target;
+  }
+}
+
 // ------------------------------------------------------------------ writing
 
 export type CreatedComment = CommentRecord & { wakes: Wake[] };

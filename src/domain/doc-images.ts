@@ -3,6 +3,7 @@ import type { Actor } from '../http/actor';
 import { processAvatar, processImage, UnsupportedImageError } from '../files/images';
 import { randomToken } from '../lib/secrets';
 import { updatePrincipalProfile } from '../persistence/accounts';
+import type { StoredBlobKind } from '../persistence/schema';
 import type { Services } from '../services';
 import { deleteBlobsQuietly, freeStoredBlobs, storeCountedBlob } from './storage';
 
@@ -30,10 +31,27 @@ function unsupported(error: unknown): never {
 
 /** A doc image of the workspace's organisation. */
 export async function storeDocImage(services: Services, orgId: string, upload: { bytes: Buffer; mimetype: string }): Promise<UploadedImage> {
+  return storeImage(services, orgId, upload, { maxBytes: DOC_IMAGE_MAX_BYTES, keyPrefix: 'img', kind: 'doc_image' });
+}
+
+/**
+ * Any image upload of an organisation (doc images, support screenshots):
+ * processed, checked against `maxBytes` after processing (413), stored
+ * under an unguessable key and counted against the org's storage quota.
+ * Unsupported or undecodable bytes are 415.
+ */
+export async function storeImage(
+  services: Services,
+  orgId: string,
+  upload: { bytes: Buffer; mimetype: string },
+  options: { maxBytes: number; keyPrefix: string; kind: StoredBlobKind },
+): Promise<UploadedImage> {
   const image = await processImage(upload.bytes, upload.mimetype).catch(unsupported);
-  if (image.bytes.byteLength > DOC_IMAGE_MAX_BYTES) throw errors.payloadTooLarge('The processed image is larger than 10 MB.');
-  const key = `img_${randomToken(18)}.${image.extension}`;
-  const { size } = await storeCountedBlob(services, { orgId, key, bytes: image.bytes, contentType: image.contentType, kind: 'doc_image' });
+  if (image.bytes.byteLength > options.maxBytes) {
+    throw errors.payloadTooLarge(`The processed image is larger than ${Math.round(options.maxBytes / 1024 / 1024)} MB.`);
+  }
+  const key = `${options.keyPrefix}_${randomToken(18)}.${image.extension}`;
+  const { size } = await storeCountedBlob(services, { orgId, key, bytes: image.bytes, contentType: image.contentType, kind: options.kind });
   return { url: blobUrl(services, key), key, contentType: image.contentType, size, width: image.width, height: image.height };
 }
 

@@ -1,5 +1,8 @@
 import type { Node as PMNode } from 'prosemirror-model';
-import { docFromJSON, DocValidationError, markdownToDoc } from '../docs/markdown';
+import { mergeDocBodies, type BlockConflict } from '../docs/doc-merge';
+import { docFromJSONLenient } from '../docs/json';
+import { docFromJSON, docToMarkdown, DocValidationError, markdownToDoc } from '../docs/markdown';
+import { docSchema } from '../docs/schema';
 import { errors } from '../errors';
 import type { Actor } from '../http/actor';
 import type { ResolvedWorkspace } from '../http/workspace-access';
@@ -10,6 +13,8 @@ import type { Services } from '../services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../sync/doc-document';
 import { surfaceDocumentName } from '../sync/document-names';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';
+import { surfaceContentAt } from '../sync/version-index';
+import { baseOfWrite, preconditionFailed, readVersionTag, type WriteBase } from './version-tags';
 
 /**
  * Doc bodies over REST and MCP. The body lives in the doc surface's Y
@@ -54,10 +59,12 @@ function documentOf(surface: Surface): string {
   return surfaceDocumentName(surface.workspaceId, surface)!;
 }
 
-export async function readDoc(services: Services, workspace: Workspace, selector: DocSelector): Promise<DocBody> {
+/** The body and its version token (`ETag`), taken before the read so the body holds at least that version. */
+export async function readDoc(services: Services, workspace: Workspace, selector: DocSelector): Promise<DocBody & { etag: string }> {
   const surface = await pickDocSurface(services, workspace, selector);
+  const etag = await readVersionTag(services, documentOf(surface));
   const body = await services.sync.read(documentOf(surface), (doc) => readDocBody(doc));
-  return { surface, body };
+  return { surface, body, etag };
 }
 
 /** Parses a client's body; invalid ProseMirror JSON is a 400 whose detail points at the offending node. */
@@ -79,27 +86,57 @@ export function parseDocInput(input: DocInput): PMNode {
   ]);
 }
 
+/** A block conflict of a write with a base, as Markdown: the base's blocks, yours (not applied) and theirs (kept). */
+export type DocConflict = { at: number; base: string; yours: string; theirs: string };
+
 /**
  * Replaces the body: blocks equal to one already there are left alone, a
  * changed block is edited in place, so a sync client typing in another
  * block keeps its edit and its cursor. Returns the body as it is right after.
+ *
+ * With a base (`If-Match` or `baseVersion`, a token a read returned), the
+ * body is merged as a diff against that base: only the blocks the caller
+ * changed since are applied, so what others wrote since stays; where both
+ * changed the same block, theirs is kept and the conflict reported. The
+ * answer is then the current body with its new token.
  */
 export async function replaceDoc(
   services: Services,
   actor: Actor,
   resolved: ResolvedWorkspace,
   selector: DocSelector,
-  input: DocInput,
+  input: DocInput & { base?: WriteBase },
   via: ServerChangeContext['via'] = 'rest',
-): Promise<DocBody> {
+): Promise<DocBody & { etag?: string; conflicts?: DocConflict[] }> {
   const node = parseDocInput(input);
   const surface = await docSurfaceForWrite(services, actor, resolved, selector);
+  const document = documentOf(surface);
+  const baseSeq = input.base ? await baseOfWrite(services, document, input.base) : null;
+  const base = baseSeq === null ? null : await baseBody(services, document, surface, baseSeq);
   const origin = serverOrigin(actor.principal, via);
-  const body = await services.sync.transact(documentOf(surface), origin, (doc) => {
-    replaceDocBody(doc, node, origin);
+  let conflicts: BlockConflict[] = [];
+  const body = await services.sync.transact(document, origin, (doc) => {
+    let target = node;
+    if (base) ({ doc: target, conflicts } = mergeDocBodies(base, node, readDocBody(doc)));
+    replaceDocBody(doc, target, origin);
     return readDocBody(doc);
   });
-  return { surface, body };
+  if (!base) return { surface, body };
+  const current = await readDoc(services, resolved.workspace, { surfaceId: surface.id });
+  return { surface, body: current.body, etag: current.etag, conflicts: conflicts.map(presentConflict) };
+}
+
+async function baseBody(services: Services, document: string, surface: Surface, seq: number): Promise<PMNode> {
+  const content = await surfaceContentAt(services.db, document, { id: surface.id, kind: 'doc' }, seq);
+  if (!content || content.kind !== 'doc') {
+    throw preconditionFailed('base_unavailable', 'The base version is no longer kept (bases stay usable for an hour after the read); read the doc again and redo the change on it.');
+  }
+  return docFromJSONLenient(content.content);
+}
+
+function presentConflict(conflict: BlockConflict): DocConflict {
+  const markdown = (blocks: PMNode[]) => (blocks.length === 0 ? '' : docToMarkdown(docSchema.topNodeType.create(null, blocks)));
+  return { at: conflict.at, base: markdown(conflict.base), yours: markdown(conflict.yours), theirs: markdown(conflict.theirs) };
 }
 
 /** Appends the blocks of `markdown` at the end of the body; Markdown with no blocks appends nothing. */

@@ -3,6 +3,7 @@ import type { EventDraft } from '../events/types';
 import type { Actor } from '../http/actor';
 import type { ResolvedWorkspace } from '../http/workspace-access';
 import { newId } from '../lib/ids';
+import { escapeHtml } from '../lib/html';
 import { hashToken, randomToken } from '../lib/secrets';
 import { addOrgMember, findUserByEmail, findUserById } from '../persistence/accounts';
 import type { Tx } from '../persistence/database';
@@ -247,8 +248,4 @@ async function mailInvite(services: Services, invite: InviteRow, token: string) 
     text: `${lead}\n\nAccept the invite:\n\n${link}\n\n${terms}`,
     html: `<p>${escapeHtml(lead)}</p><p><a href="${escapeHtml(link)}">Accept the invite</a></p><p>${escapeHtml(terms)}</p>`,
   });
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }

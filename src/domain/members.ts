@@ -162,6 +162,18 @@ export async function resolveOrg(services: Services, actor: Actor, slug: string,
   return { org, role: authorizeOrg(await orgRoleOf(services.db, actor, org.id), action, actor.oauth?.scopes) };
 }
 
+/**
+ * The organisation a request names with `orgSlug`, else the caller's own
+ * (the one whose plan meters it), authorized for `action` (billing,
+ * support: routes that are about an organisation but carry no slug).
+ */
+export async function resolveCallerOrg(services: Services, actor: Actor, orgSlug: string | undefined, action: OrgAction): Promise<Org> {
+  if (orgSlug !== undefined) return (await resolveOrg(services, actor, orgSlug, action)).org;
+  const own = actor.orgId ? await findOrgById(services.db, actor.orgId) : undefined;
+  if (!own) throw errors.notFound('Organisation');
+  return (await resolveOrg(services, actor, own.slug, action)).org;
+}
+
 async function orgRoleOf(db: Executor, actor: Actor, orgId: string): Promise<Role | null> {
   const ownerRole = await findOrgRole(db, orgId, actor.userId);
   if (!actor.key) return ownerRole;

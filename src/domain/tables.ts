@@ -8,6 +8,7 @@ import { listSurfaces } from '../persistence/workspaces';
 import type { Services } from '../services';
 import { tablesDocumentName } from '../sync/document-names';
 import { serverOrigin } from '../sync/origins';
+import { rowDataAt } from '../sync/version-index';
 import {
   addColumn,
   countRows,
@@ -34,6 +35,7 @@ import {
 import type { ResolvedWorkspace } from '../http/workspace-access';
 import { ensureSurfaceOfKind } from './surfaces';
 import { upgradeUrl } from './workspaces';
+import { baseOfWrite, preconditionFailed, readVersionTag, type WriteBase } from './version-tags';
 
 /**
  * Rows and columns over REST and MCP: every write is one Y transaction on
@@ -126,11 +128,12 @@ export async function listWorkspaceRows(
   services: Services,
   workspace: Workspace,
   options: SurfaceSelector & { limit: number; after?: string; sort?: string },
-): Promise<{ rows: RowRecord[]; nextCursor: string | null }> {
+): Promise<{ rows: RowRecord[]; nextCursor: string | null; etag: string }> {
   const selected = options.surface !== undefined || options.surfaceId !== undefined;
   const surface = selected ? await pickTableSurface(services, workspace, options) : null;
   const sheetOrder = (await tableSurfaces(services, workspace.id)).map((s) => s.id);
   const descending = options.sort?.startsWith('-') ?? false;
+  const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
   const page = await services.sync
     .read(tablesDocumentName(workspace.id), (doc) =>
       listRows(doc, {
@@ -143,7 +146,7 @@ export async function listWorkspaceRows(
       }),
     )
     .catch(tableError);
-  return { rows: await present(services, workspace.id, page.rows), nextCursor: page.nextCursor };
+  return { rows: await present(services, workspace.id, page.rows), nextCursor: page.nextCursor, etag };
 }
 
 /**
@@ -158,9 +161,32 @@ export async function assertRowOnSheet(services: Services, workspace: Workspace,
   return row;
 }
 
-export async function getWorkspaceRow(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<RowRecord> {
+/** One row and the version token (`ETag`) of the table document it was read at. */
+export async function getWorkspaceRow(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<{ row: RowRecord; etag: string }> {
+  const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
   const row = await assertRowOnSheet(services, workspace, rowId, selector);
-  return (await present(services, workspace.id, [row]))[0]!;
+  return { row: (await present(services, workspace.id, [row]))[0]!, etag };
+}
+
+/** A cell both the caller and someone else changed since the caller's base version: theirs is kept. */
+export type CellConflict = { column: string; base?: unknown; yours: unknown; theirs?: unknown };
+
+/**
+ * The caller's cells merged as a diff against their base: a cell nobody
+ * else changed since is written, one someone else changed (to another value)
+ * is left as they made it and reported.
+ */
+function mergeCells(base: RowData, yours: Record<string, unknown>, theirs: RowData): { data: Record<string, unknown>; conflicts: CellConflict[] } {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null) && (a === undefined) === (b === undefined);
+  const data: Record<string, unknown> = Object.create(null);
+  const conflicts: CellConflict[] = [];
+  for (const [column, value] of Object.entries(yours)) {
+    const had = Object.hasOwn(base, column) ? base[column] : undefined;
+    const has = Object.hasOwn(theirs, column) ? theirs[column] : undefined;
+    if (same(has, had)) data[column] = value;
+    else if (!same(has, value)) conflicts.push({ column, ...(had === undefined ? {} : { base: had }), yours: value, ...(has === undefined ? {} : { theirs: has }) });
+  }
+  return { data, conflicts };
 }
 
 export async function createRow(services: Services, actor: Actor, resolved: ResolvedWorkspace, input: SurfaceSelector & { data: Record<string, unknown> }): Promise<RowRecord> {
@@ -182,24 +208,40 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
   return (await present(services, workspace.id, [row]))[0]!;
 }
 
+/**
+ * A partial merge of cells, and/or a move. With a base (`If-Match` or
+ * `baseVersion`: a token a read returned), cells are merged as a diff
+ * against the row at that version (see `mergeCells`) and the answer carries
+ * the conflicts and the row as it is now with its new token.
+ */
 export async function updateRow(
   services: Services,
   actor: Actor,
   workspace: Workspace,
   rowId: string,
-  input: SurfaceSelector & { data?: Record<string, unknown>; position?: number },
-): Promise<{ row: RowRecord; moved: boolean }> {
+  input: SurfaceSelector & { data?: Record<string, unknown>; position?: number; base?: WriteBase },
+): Promise<{ row: RowRecord; moved: boolean; etag?: string; conflicts?: CellConflict[] }> {
   const target = await namedTableSurface(services, workspace, input);
+  const document = tablesDocumentName(workspace.id);
+  const baseSeq = input.base ? await baseOfWrite(services, document, input.base) : null;
+  const baseData = baseSeq === null ? undefined : await rowDataAt(services.db, document, rowId, baseSeq);
+  if (baseSeq !== null && baseData === undefined) {
+    throw preconditionFailed('base_unavailable', 'The base version is no longer kept (bases stay usable for an hour after the read); read the row again and redo the change on it.');
+  }
   let moved = false;
+  let conflicts: CellConflict[] = [];
   const row = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+    .transact(document, serverOrigin(actor.principal), (doc) => {
       const current = getRow(doc, rowId);
       if (!current) throw errors.notFound('Row');
       const sheetId = target?.id ?? current.surfaceId;
-      if (input.data) {
-        checkValues(readColumns(doc, sheetId), input.data, ['data']);
-        seedColumnsFor(doc, sheetId, Object.keys(input.data), null);
-        updateRows(doc, [{ id: rowId, data: input.data as RowData }], null);
+      // A row that did not exist at the base (made in between) has nothing to merge against.
+      const data = input.data && baseData ? mergeCells(baseData, input.data, current.data) : { data: input.data, conflicts: [] };
+      conflicts = data.conflicts;
+      if (data.data) {
+        checkValues(readColumns(doc, sheetId), data.data, ['data']);
+        seedColumnsFor(doc, sheetId, Object.keys(data.data), null);
+        updateRows(doc, [{ id: rowId, data: data.data as RowData }], null);
       }
       if (target && target.id !== current.surfaceId) {
         ensureSheet(doc, target.id, null);
@@ -211,7 +253,9 @@ export async function updateRow(
       return getRow(doc, rowId)!;
     })
     .catch(tableError);
-  return { row: (await present(services, workspace.id, [row]))[0]!, moved };
+  if (baseSeq === null) return { row: (await present(services, workspace.id, [row]))[0]!, moved };
+  const current = await getWorkspaceRow(services, workspace, rowId);
+  return { row: current.row, moved, etag: current.etag, conflicts };
 }
 
 export async function bulkUpdateRows(

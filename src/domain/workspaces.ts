@@ -4,9 +4,10 @@ import type { ResolvedWorkspace } from '../http/workspace-access';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import { findOrgRefs, loadCallerFacts } from '../persistence/access';
+import { countHumans } from '../persistence/members';
 import { findOrgById, findOrgRole } from '../persistence/accounts';
 import type { Tx } from '../persistence/database';
-import type { Role, Surface, SurfaceKind, Visibility, Workspace } from '../persistence/schema';
+import type { Org, Role, Surface, SurfaceKind, Visibility, Workspace } from '../persistence/schema';
 import {
   countLiveWorkspaces,
   countMembers,
@@ -73,6 +74,19 @@ export async function claimWorkspaceSlot(services: Services, tx: Tx, orgId: stri
     throw new OverLimitError('workspaces', live, caps.workspaces, { plan: org.plan, upgradeUrl: upgradeUrl(services) });
   }
   return org;
+}
+
+/**
+ * Unarchiving brings the workspace's members back into the humans count
+ * (live workspaces only count): refused with 402 when that would pass the
+ * cap. Members already counted elsewhere take no new seat, and an org
+ * already over its cap (after a downgrade) may bring back a workspace that
+ * adds nobody. Call under the org lock.
+ */
+async function claimHumanSeatsForUnarchive(services: Services, tx: Tx, org: Org, workspaceId: string) {
+  const cap = capsFor(org.plan).humans;
+  const [now, after] = await Promise.all([countHumans(tx, org.id), countHumans(tx, org.id, workspaceId)]);
+  if (after > now && after > cap) throw new OverLimitError('humans', now, cap, { plan: org.plan, upgradeUrl: upgradeUrl(services) });
 }
 
 /**
@@ -188,10 +202,10 @@ export async function describeWorkspaceDetail(
  * Every workspace the caller reaches, live or archived: memberships (its own
  * and, for an unscoped key, its owner's), org-visibility workspaces of the
  * human's organisations, and for a scoped key its one workspace. The policy
- * decides each one and the caller's role there. Pinned ones come first
- * (latest pin first), then newest first.
+ * decides each one and the caller's role there. Newest first. Listing and
+ * search both start here, so they never disagree about what a caller sees.
  */
-export async function listWorkspacesFor(services: Services, actor: Actor, options: { archived: boolean }): Promise<WorkspaceView[]> {
+export async function reachableWorkspaces(services: Services, actor: Actor, options: { archived: boolean }): Promise<ResolvedWorkspace[]> {
   const candidates = await listReachableWorkspaces(services.db, {
     principalIds: [...new Set([actor.principal.id, actor.userId])],
     userId: actor.userId,
@@ -202,13 +216,17 @@ export async function listWorkspacesFor(services: Services, actor: Actor, option
     loadCallerFacts(services.db, actor, candidates),
     findOrgRefs(services.db, [...new Set(candidates.map((w) => w.orgId))]),
   ]);
-  const reached = candidates.flatMap((workspace) => {
+  return candidates.flatMap((workspace) => {
     const caller = facts.get(workspace.id)!;
     const access = workspaceAccess(caller, workspace);
     const org = orgs.get(workspace.orgId)!;
     return access.basis === 'none' ? [] : [{ workspace, orgSlug: org.slug, orgPlan: org.plan, access, caller }];
   });
-  const views = await describeWorkspaces(services, actor, reached);
+}
+
+/** The workspaces the caller reaches, described; pinned ones first (latest pin first), then newest first. */
+export async function listWorkspacesFor(services: Services, actor: Actor, options: { archived: boolean }): Promise<WorkspaceView[]> {
+  const views = await describeWorkspaces(services, actor, await reachableWorkspaces(services, actor, options));
   const pinTime = (v: WorkspaceView) => v.pinnedAt?.getTime() ?? -Infinity;
   return views.sort((a, b) => pinTime(b) - pinTime(a));
 }
@@ -309,10 +327,11 @@ export async function unarchiveWorkspace(services: Services, actor: Actor, resol
   const { orgSlug } = resolved;
   if (!resolved.workspace.archivedAt) return resolved.workspace;
   return transactWithEvents(services, async (tx, events) => {
-    await claimWorkspaceSlot(services, tx, resolved.workspace.orgId);
+    const org = await claimWorkspaceSlot(services, tx, resolved.workspace.orgId);
     // Read again under the org lock: a concurrent unarchive may have won.
     const workspace = (await findWorkspaceById(tx, resolved.workspace.id))!;
     if (!workspace.archivedAt) return workspace;
+    await claimHumanSeatsForUnarchive(services, tx, org, workspace.id);
     if (await liveSlugTaken(tx, workspace.orgId, workspace.slug)) {
       throw errors.conflict(`The slug "${workspace.slug}" now belongs to another workspace in this organisation; it cannot be unarchived under it.`);
     }

@@ -10,6 +10,7 @@ export const EVENT_NAMES = [
   'row.updated',
   'row.deleted',
   'row.moved_surface',
+  'row.refused',
   'columns.updated',
   // doc and html bodies (src/events/doc-changes.ts)
   'doc.updated',
@@ -67,6 +68,17 @@ export const EVENT_NAMES = [
   'webhook.updated',
   'webhook.deleted',
   'webhook.deactivated',
+  // version history (src/domain/versions.ts)
+  'version.created',
+  'version.restored',
+  // plans and billing (src/domain/billing.ts, the period-end downgrade job)
+  'billing.plan_changed',
+  'billing.downgrade_scheduled',
+  'billing.downgrade_canceled',
+  'billing.payment_method_updated',
+  'billing.limit_increase_requested',
+  // support tickets (src/domain/support.ts)
+  'support.ticket_created',
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

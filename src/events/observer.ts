@@ -4,9 +4,9 @@ import { capsFor } from '../limits/plans';
 import type { Tx } from '../persistence/database';
 import {
   countWorkspaceRows,
-  newestRowIds,
   deleteRowProjections,
   findWorkspaceEventContext,
+  lockWorkspaceForRowCap,
   replaceRowProjections,
   upsertRows,
   type RowProjection,
@@ -14,7 +14,7 @@ import {
 import type { Services } from '../services';
 import { parseDocumentName } from '../sync/document-names';
 import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
-import { isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
+import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
@@ -39,6 +39,15 @@ type TableDerived = {
 type Derived = TableDerived | DocDerived;
 
 type WorkspaceEventContext = NonNullable<Awaited<ReturnType<typeof findWorkspaceEventContext>>>;
+
+/** Rows a sync client created past the row cap, refused in the commit that recorded them (docs/LIMITS.md "Rows over sync"). */
+type Refusal = { workspaceId: string; rowIds: string[]; cap: number; origin: unknown };
+
+/** What one `persist` call learns about refused rows; applied once its transaction has committed. */
+type RefusalLedger = { refusals: Refusal[]; refusedNow: Set<string>; forgotten: string[] };
+
+/** The message a sync client gets on its connection (Hocuspocus stateless) when its rows are refused. */
+export const ROWS_REFUSED_MESSAGE = 'trellis.rows_refused';
 
 // Seven parameters an event; Postgres allows 65,535 a statement.
 const EVENTS_PER_INSERT = 1_000;
@@ -84,13 +93,14 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     if (!context) return none;
     const drafts: EventDraft[] = [];
     const deferred: number[] = [];
+    const ledger: RefusalLedger = { refusals: [], refusedNow: new Set(), forgotten: [] };
     // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
     const replayedTyping = new Map<string, EventDraft>();
     for (const { derived, origin, seqs } of changes) {
       const principal = principalOfOrigin(origin);
       const made =
         derived.kind === 'tables'
-          ? await this.persistTables(tx, context, derived, principal)
+          ? await this.persistTables(tx, context, derived, principal, { origin, ledger })
           : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred });
       if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
       for (const draft of made) {
@@ -109,7 +119,13 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
-    return { publish: () => publishEvents(this.services, records), deferred };
+    return {
+      publish: () => {
+        publishEvents(this.services, records);
+        this.afterRefusals(documentName, ledger);
+      },
+      deferred,
+    };
   }
 
   /** After the engine rebuilt a document from its log: projections from the rebuilt state, nothing derived from the old one. */
@@ -142,7 +158,13 @@ export class DocumentObserver implements TransactionObserver<Derived> {
   }
 
   /** Row and column events of one table transaction, and the row projection. */
-  private async persistTables(tx: Tx, context: WorkspaceEventContext, derived: TableDerived, principal: Principal | null): Promise<EventDraft[]> {
+  private async persistTables(
+    tx: Tx,
+    context: WorkspaceEventContext,
+    derived: TableDerived,
+    principal: Principal | null,
+    { origin, ledger }: { origin: unknown; ledger: RefusalLedger },
+  ): Promise<EventDraft[]> {
     const now = this.services.clock.now();
     const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
     const surfaceRef = (surfaceId: string | null) => {
@@ -157,6 +179,11 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     for (const change of derived.changes) {
       if (change.kind === 'columns.updated') {
         drafts.push({ event: 'columns.updated', orgId: context.orgId, workspace, ...surfaceRef(change.surfaceId), principal, data: { surfaceId: change.surfaceId } });
+        continue;
+      }
+      // A refused row is gone for everyone but the client that made it, until the server's removal reaches it: its later changes are not events.
+      if (ledger.refusedNow.has(change.rowId) || this.refusedRows.has(refusedKey(context.id, change.rowId))) {
+        if (change.kind === 'row.deleted') ledger.forgotten.push(refusedKey(context.id, change.rowId));
         continue;
       }
       const row = derived.rows.get(change.rowId) ?? null;
@@ -182,43 +209,83 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     }
 
     const by = principal ? { id: principal.id, type: principal.principalType } : null;
-    await upsertRows(tx, dedupeById(upserts), by, now, created);
     await deleteRowProjections(tx, deleted);
-    return drafts;
+    const { refused, cap, plan } = capsSyncWrites(origin) && created.size > 0 ? await this.rowsOverCap(tx, context.id, created) : { refused: [], cap: 0, plan: null };
+    if (refused.length === 0) {
+      await upsertRows(tx, dedupeById(upserts), by, now, created);
+      return drafts;
+    }
+    const out = new Set(refused);
+    for (const id of refused) {
+      created.delete(id);
+      ledger.refusedNow.add(id);
+    }
+    ledger.refusals.push({ workspaceId: context.id, rowIds: refused, cap, origin });
+    await upsertRows(tx, dedupeById(upserts.filter((row) => !out.has(row.id))), by, now, created);
+    const kept = drafts.filter((draft) => !(draft.event === 'row.created' && out.has(draft.subjectId ?? '')));
+    kept.push({
+      event: 'row.refused',
+      orgId: context.orgId,
+      workspace,
+      principal: SYSTEM_PRINCIPAL,
+      data: { rowIds: refused, reason: 'over_limit', limit: 'rows', cap, plan, author: principal },
+    });
+    return kept;
   }
 
   /**
-   * A CRDT cannot refuse a client's update, so the row cap is enforced after
-   * the fact: rows a sync client created beyond the plan's cap are removed
-   * again by the server (and their removal is an event the client sees).
+   * The rows of this change past the workspace's row cap: the cap is counted
+   * in this transaction, under a lock on the workspace, after the change's
+   * deletions, so changes committed earlier (from any client, any instance)
+   * keep their rows and this one takes what is left, in the order it
+   * created them. Rows that existed before are never refused, even over the
+   * cap (after a downgrade).
    */
-  async afterClientChange(documentName: string, derived: Derived): Promise<void> {
-    if (derived.kind !== 'tables' || !derived.changes.some((c) => c.kind === 'row.created')) return;
-    // One at a time per workspace, so two follow-ups never both trim for the same excess.
-    const previous = this.capChecks.get(derived.workspaceId) ?? Promise.resolve();
-    const next = previous.then(() => this.trimRowsOverCap(documentName, derived.workspaceId));
-    this.capChecks.set(derived.workspaceId, next.catch(() => {}));
-    await next;
+  private async rowsOverCap(tx: Tx, workspaceId: string, created: ReadonlySet<string>) {
+    const plan = await lockWorkspaceForRowCap(tx, workspaceId);
+    if (!plan) return { refused: [], cap: 0, plan };
+    const cap = capsFor(plan).rowsPerWorkspace;
+    const room = Math.max(0, cap - (await countWorkspaceRows(tx, workspaceId)));
+    return { refused: [...created].slice(room), cap, plan };
   }
 
-  private readonly capChecks = new Map<string, Promise<void>>();
+  /** Refused rows not yet removed from the document, as `workspaceId\0rowId`. */
+  private readonly refusedRows = new Set<string>();
 
-  /** The rows over the cap are the newest ones: whichever change comes last pays, whatever order follow-ups run in. */
-  private async trimRowsOverCap(documentName: string, workspaceId: string) {
-    const context = await findWorkspaceEventContext(this.services.db, workspaceId);
-    if (!context) return;
-    const cap = capsFor(context.plan).rowsPerWorkspace;
-    const excess = (await countWorkspaceRows(this.services.db, workspaceId)) - cap;
-    if (excess <= 0) return;
-    const overflow = await newestRowIds(this.services.db, workspaceId, excess);
-    this.services.log.info({ workspaceId, removed: overflow.length, cap }, 'removed rows created over the plan cap');
-    await this.engine.transact(documentName, serverOrigin(SYSTEM_PRINCIPAL, 'system'), (doc) => {
-      for (const id of overflow) deleteRow(doc, id, null);
-    });
+  /**
+   * Once refusals are committed: the client is told on its connection, and
+   * the server removes the rows from the document (a change every client
+   * receives). Detached, as a change made from inside the commit queue
+   * would wait behind itself.
+   */
+  private afterRefusals(documentName: string, ledger: RefusalLedger) {
+    for (const key of ledger.forgotten) this.refusedRows.delete(key);
+    for (const refusal of ledger.refusals) {
+      for (const id of refusal.rowIds) this.refusedRows.add(refusedKey(refusal.workspaceId, id));
+      const message = `This workspace holds at most ${refusal.cap} rows on its plan; rows created past it were removed.`;
+      sendToConnection(refusal.origin, JSON.stringify({ type: ROWS_REFUSED_MESSAGE, reason: 'over_limit', limit: 'rows', cap: refusal.cap, rowIds: refusal.rowIds, message }));
+      this.services.log.info({ workspaceId: refusal.workspaceId, refused: refusal.rowIds.length, cap: refusal.cap }, 'refused rows a sync client created over the plan cap');
+      setImmediate(() => {
+        this.engine
+          .transact(documentName, serverOrigin(SYSTEM_PRINCIPAL, 'system'), (doc) => {
+            for (const id of refusal.rowIds) if (getRow(doc, id)) deleteRow(doc, id, null);
+          })
+          .catch((error) => this.services.log.error({ err: error, documentName }, 'could not remove refused rows from the document'));
+      });
+    }
   }
 }
 
 const CONTEXT_TTL_MS = 2_000;
+
+function refusedKey(workspaceId: string, rowId: string) {
+  return `${workspaceId}\u0000${rowId}`;
+}
+
+/** Row caps hold sync clients' changes (and those changes derived again from the log); REST and MCP check before they write. */
+function capsSyncWrites(origin: unknown): boolean {
+  return isConnectionOrigin(origin) || isReplay(origin);
+}
 
 function isReplay(origin: unknown): boolean {
   return isServerOrigin(origin) && origin.context.via === 'replay';

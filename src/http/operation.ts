@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Actor } from '../auth/actor';
 import type { Services } from '../services';
@@ -27,8 +28,20 @@ export type OperationInput<S extends OperationSchemas> = {
 
 export type Operation<S extends OperationSchemas = OperationSchemas> = S & {
   /** `actor` is null only on routes open to anonymous readers; operations that write require one. */
-  run(services: Services, actor: Actor | null, input: OperationInput<S>): Promise<z.input<S['response']>>;
+  run(services: Services, actor: Actor | null, input: OperationInput<S>, http?: HttpExchange): Promise<z.input<S['response']>>;
 };
+
+/**
+ * The HTTP side of a REST call, for the few operations that use headers:
+ * a write's base version may come as `If-Match`, a version token leaves as
+ * `ETag`. MCP calls have none (their base is the body's `baseVersion`).
+ */
+export type HttpExchange = { ifMatch?: string; header(name: string, value: string): unknown };
+
+export function httpExchange(request: FastifyRequest, reply: FastifyReply): HttpExchange {
+  const ifMatch = request.headers['if-match'];
+  return { ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined, header: (name, value) => reply.header(name, value) };
+}
 
 export function defineOperation<S extends OperationSchemas>(schemas: S, run: Operation<S>['run']): Operation<S> {
   return { ...schemas, run };

@@ -3,6 +3,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { handleNotFound } from './error-handler';
+import type { Config } from '../config';
 import type { App } from './types';
 
 /** Where `npm run build:web` puts the web app (built at install, start or test setup; never committed). */
@@ -22,19 +23,35 @@ const IMMUTABLE_PREFIX = '/assets/';
  * The app's HTML may load only our own scripts; images may come from
  * anywhere (docs embed images by URL); sockets go to our own origin.
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob: http: https:",
-  "connect-src 'self' ws: wss:",
-  "frame-src 'self' blob: data:",
-  "worker-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function contentSecurityPolicy(uploadOrigins: readonly string[] = []): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob: http: https:",
+    ['connect-src', "'self'", 'ws:', 'wss:', ...uploadOrigins].join(' '),
+    "frame-src 'self' blob: data:",
+    "worker-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * Where a browser PUTs a direct upload when blobs live in S3 (the presigned
+ * URL's origin): the app's page must be allowed to connect there. The local
+ * store's upload URL is this server, which the app calls on its own origin.
+ */
+export function directUploadOrigins(s3: Config['s3']): string[] {
+  if (!s3) return [];
+  if (s3.endpoint) {
+    const endpoint = new URL(s3.endpoint);
+    return [s3.forcePathStyle ? endpoint.origin : `${endpoint.protocol}//${s3.bucket}.${endpoint.host}`];
+  }
+  return [`https://${s3.bucket}.s3.${s3.region}.amazonaws.com`, `https://s3.${s3.region}.amazonaws.com`];
+}
 
 export function isReservedPath(urlPath: string): boolean {
   return RESERVED_PREFIXES.some((prefix) => urlPath === prefix || urlPath.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
@@ -47,7 +64,9 @@ export function isReservedPath(urlPath: string): boolean {
  * as one wildcard route, so every API route and every other plugin's route
  * (`/share/*`, `/oauth/*`, `/.well-known/*`) is matched before it.
  */
-export async function registerWebApp(app: App, distDir = WEB_DIST_DIR) {
+export async function registerWebApp(app: App, options: { distDir?: string; uploadOrigins?: readonly string[] } = {}) {
+  const distDir = options.distDir ?? WEB_DIST_DIR;
+  const csp = contentSecurityPolicy(options.uploadOrigins);
   await app.register(fastifyStatic, { root: distDir, serve: false });
   app.get(
     '/*',
@@ -64,13 +83,13 @@ export async function registerWebApp(app: App, distDir = WEB_DIST_DIR) {
         // sw.js, icons, the manifest: revalidated on every load so a new build is picked up.
         return reply.sendFile(urlPath.slice(1), { maxAge: 0, cacheControl: true });
       }
-      return sendAppShell(reply);
+      return sendAppShell(reply, csp);
     },
   );
 }
 
-function sendAppShell(reply: FastifyReply) {
-  reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+function sendAppShell(reply: FastifyReply, csp: string) {
+  reply.header('content-security-policy', csp);
   reply.header('x-content-type-options', 'nosniff');
   reply.header('referrer-policy', 'same-origin');
   return reply.sendFile('index.html', { maxAge: 0, cacheControl: false }).header('cache-control', 'no-cache');

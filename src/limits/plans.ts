@@ -15,6 +15,8 @@ export type PlanCaps = {
   messagesBundlePerMonth: number;
   messagesHardCeilingPerMonth: number;
   storageBytes: number;
+  /** How long automatic versions are kept (null: for ever); named versions are always kept. */
+  versionRetentionDays: number | null;
 };
 
 const GB = 1024 ** 3;
@@ -31,6 +33,7 @@ export const PLANS = {
     messagesBundlePerMonth: 1_000,
     messagesHardCeilingPerMonth: 1_000,
     storageBytes: 5 * GB,
+    versionRetentionDays: 30,
   },
   pro: {
     monthlyPriceCents: 1_900,
@@ -43,6 +46,7 @@ export const PLANS = {
     messagesBundlePerMonth: 25_000,
     messagesHardCeilingPerMonth: 500_000,
     storageBytes: 100 * GB,
+    versionRetentionDays: 365,
   },
   scale: {
     monthlyPriceCents: 4_900,
@@ -55,6 +59,7 @@ export const PLANS = {
     messagesBundlePerMonth: 250_000,
     messagesHardCeilingPerMonth: 5_000_000,
     storageBytes: 500 * GB,
+    versionRetentionDays: null,
   },
 } as const satisfies Record<PlanName, PlanCaps>;
 

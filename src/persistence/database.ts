@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { markSingleSession } from './document-log-heads';
@@ -62,6 +63,8 @@ function openPostgres(url: string): DatabaseHandle {
 async function openPGlite(dir: string): Promise<DatabaseHandle> {
   await fs.mkdir(dir, { recursive: true });
   const pglite = await PGlite.create(dir, {
+    // Search's trigram indexes (migration 0040); Postgres has it in contrib.
+    extensions: { pg_trgm },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
   const db = kysely(new PGliteDialect(pglite));

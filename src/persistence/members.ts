@@ -253,8 +253,11 @@ export async function revokeUserKeysInOrg(db: Executor, orgId: string, userId: s
 
 // Humans (plan cap)
 
-/** Users counted as the org's humans: org members plus user members of its live workspaces. */
-function humansQuery(db: Executor, orgId: string) {
+/**
+ * Users counted as the org's humans: org members plus user members of its
+ * live workspaces (and of `asIfLive`, an archived one about to come back).
+ */
+function humansQuery(db: Executor, orgId: string, asIfLive?: string) {
   return db
     .selectFrom('orgMembers')
     .select('orgMembers.userId as id')
@@ -265,14 +268,15 @@ function humansQuery(db: Executor, orgId: string) {
         .innerJoin('workspaces', 'workspaces.id', 'memberships.workspaceId')
         .select('memberships.principalId as id')
         .where('workspaces.orgId', '=', orgId)
-        .where('workspaces.archivedAt', 'is', null)
+        .where((eb) => (asIfLive ? eb.or([eb('workspaces.archivedAt', 'is', null), eb('workspaces.id', '=', asIfLive)]) : eb('workspaces.archivedAt', 'is', null)))
         .where('memberships.principalType', '=', 'user'),
     );
 }
 
-export async function countHumans(db: Executor, orgId: string): Promise<number> {
+/** The humans count, or what it would be with the archived workspace `asIfLive` live again. */
+export async function countHumans(db: Executor, orgId: string, asIfLive?: string): Promise<number> {
   const row = await db
-    .selectFrom(humansQuery(db, orgId).as('humans'))
+    .selectFrom(humansQuery(db, orgId, asIfLive).as('humans'))
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);

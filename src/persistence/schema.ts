@@ -247,6 +247,38 @@ export interface DocSectionsTable {
   updatedAt: Timestamp;
 }
 
+export interface SurfaceVersionsTable {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  document: string;
+  kind: 'auto' | 'named';
+  name: string | null;
+  seq: ColumnType<number, number, number>;
+  startPoint: ColumnType<boolean, boolean | undefined, boolean>;
+  createdAt: Timestamp;
+  principalType: PrincipalKind | null;
+  principalId: string | null;
+  editors: ColumnType<unknown, string, string>;
+  changes: ColumnType<unknown, string, string>;
+  content: Uint8Array;
+  contentBytes: number;
+}
+
+export interface VersionCursorsTable {
+  document: string;
+  uptoSeq: ColumnType<number, number, number>;
+  historyFromSeq: ColumnType<number, number, number>;
+  historyFrom: NullableTimestamp;
+  sessions: ColumnType<unknown, string, string>;
+}
+
+export interface DocumentHoldsTable {
+  document: string;
+  bucket: Timestamp;
+  seq: ColumnType<number, number, number>;
+}
+
 export type CommentTargetType = 'row' | 'cell' | 'doc_range' | 'html_element' | 'surface' | 'workspace' | 'file';
 
 export interface CommentsTable {
@@ -515,6 +547,93 @@ export interface McpConfirmationsTable {
   expiresAt: Timestamp;
 }
 
+export interface LocalPaymentCustomersTable {
+  id: string;
+  orgId: string;
+  cardBrand: string | null;
+  cardLast4: string | null;
+  cardExpMonth: number | null;
+  cardExpYear: number | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface LocalPaymentSessionsTable {
+  id: string;
+  tokenHash: string;
+  kind: 'checkout' | 'portal';
+  orgId: string;
+  plan: Exclude<PlanName, 'free'> | null;
+  createdById: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  completedAt: NullableTimestamp;
+}
+
+export interface LimitIncreaseRequestsTable {
+  id: string;
+  orgId: string;
+  kind: string;
+  desiredValue: number;
+  currentCap: number | null;
+  plan: PlanName;
+  reason: string;
+  requestedById: string;
+  requestedByType: PrincipalKind;
+  createdAt: Timestamp;
+}
+
+export interface SupportTicketsTable {
+  id: string;
+  orgId: string;
+  kind: string;
+  title: string;
+  body: string;
+  context: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  attachmentUrls: ColumnType<string[], string, string>;
+  status: ColumnType<'open' | 'closed', 'open' | 'closed' | undefined, 'open' | 'closed'>;
+  trackerNumber: number | null;
+  trackerUrl: string | null;
+  createdById: string;
+  createdByType: PrincipalKind;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface LocalTrackerIssuesTable {
+  orgId: string;
+  number: number;
+  ticketId: string;
+  createdAt: Timestamp;
+}
+
+export interface LocalTrackerCountersTable {
+  orgId: string;
+  lastNumber: number;
+}
+
+export interface ReferralCodesTable {
+  userId: string;
+  code: string;
+  createdAt: Timestamp;
+}
+
+export interface ReferralClicksTable {
+  id: string;
+  code: string;
+  refereeEmailHash: string | null;
+  via: string | null;
+  visitorHash: string;
+  createdAt: Timestamp;
+}
+
+export interface ReferralSignupsTable {
+  userId: string;
+  code: string;
+  signedUpAt: Timestamp;
+  activatedAt: NullableTimestamp;
+}
+
 export interface Database {
   orgs: OrgsTable;
   principals: PrincipalsTable;
@@ -539,6 +658,9 @@ export interface Database {
   documentLogHeads: DocumentLogHeadsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
+  surfaceVersions: SurfaceVersionsTable;
+  versionCursors: VersionCursorsTable;
+  documentHolds: DocumentHoldsTable;
   comments: CommentsTable;
   commentReactions: CommentReactionsTable;
   inboxMessages: InboxMessagesTable;
@@ -559,6 +681,15 @@ export interface Database {
   oauthAuthorizationCodes: OAuthAuthorizationCodesTable;
   oauthTokens: OAuthTokensTable;
   mcpConfirmations: McpConfirmationsTable;
+  localPaymentCustomers: LocalPaymentCustomersTable;
+  localPaymentSessions: LocalPaymentSessionsTable;
+  limitIncreaseRequests: LimitIncreaseRequestsTable;
+  supportTickets: SupportTicketsTable;
+  localTrackerIssues: LocalTrackerIssuesTable;
+  localTrackerCounters: LocalTrackerCountersTable;
+  referralCodes: ReferralCodesTable;
+  referralClicks: ReferralClicksTable;
+  referralSignups: ReferralSignupsTable;
 }
 
 export type Org = Selectable<OrgsTable>;

@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import { storableJson } from '../lib/text';
 import type { Executor } from './database';
-import type { PrincipalKind } from './schema';
+import type { PlanName, PrincipalKind } from './schema';
 
 /** The row projection the observer keeps: attribution, timestamps, counts and (later) search. */
 
@@ -89,17 +90,17 @@ export async function countWorkspaceRows(db: Executor, workspaceId: string): Pro
   return Number(row.n);
 }
 
-/** The most recently created rows of a workspace (the ones over a cap). */
-export async function newestRowIds(db: Executor, workspaceId: string, limit: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('tableRows')
-    .select('id')
-    .where('workspaceId', '=', workspaceId)
-    .orderBy('createdAt', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
+/**
+ * Serialises the row-cap count of one workspace across transactions (and
+ * instances) until the caller's transaction ends, and reads its org's plan
+ * as of now (a raised plan counts at once). NO KEY UPDATE, so inserts that
+ * only reference the workspace are not held up.
+ */
+export async function lockWorkspaceForRowCap(db: Executor, workspaceId: string): Promise<PlanName | null> {
+  const { rows } = await sql<{ plan: PlanName }>`
+    select o.plan from workspaces w join orgs o on o.id = w.org_id
+    where w.id = ${workspaceId} for no key update of w`.execute(db);
+  return rows[0]?.plan ?? null;
 }
 
 export type RowMeta = {

@@ -110,7 +110,7 @@ export function can(access: WorkspaceAccess, action: WorkspaceAction, workspace:
   return roleCan(access.role, action);
 }
 
-const READS: ReadonlySet<WorkspaceAction> = new Set(['read', 'read_comments', 'read_files']);
+const READS: ReadonlySet<WorkspaceAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions']);
 
 /**
  * The one gate every workspace route calls. Invisible workspaces are 404 so

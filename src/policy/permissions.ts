@@ -22,6 +22,8 @@ export const WORKSPACE_ACTIONS = [
   'archive', // archive and unarchive
   'pin',
   'manage_webhooks',
+  'read_versions', // version history of docs, html pages and sheets
+  'write_versions', // name and restore versions
 ] as const;
 export type WorkspaceAction = (typeof WORKSPACE_ACTIONS)[number];
 
@@ -38,6 +40,8 @@ const EDITING = [
   'share',
   'archive',
   'manage_webhooks',
+  'read_versions',
+  'write_versions',
 ] as const satisfies readonly WorkspaceAction[];
 
 export const WORKSPACE_PERMISSIONS = {

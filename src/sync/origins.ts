@@ -51,3 +51,12 @@ export function principalOfOrigin(origin: unknown): Principal | null {
   if (isConnectionOrigin(origin)) return origin.connection.context?.actor?.principal ?? null;
   return null;
 }
+
+/** Sends a sync client a Hocuspocus stateless message on the connection a change came from; false when the origin has none. */
+export function sendToConnection(origin: unknown, payload: string): boolean {
+  if (!isConnectionOrigin(origin)) return false;
+  const connection = origin.connection as { sendStateless?: (payload: string) => void };
+  if (typeof connection.sendStateless !== 'function') return false;
+  connection.sendStateless(payload);
+  return true;
+}

@@ -52,6 +52,15 @@ describe('magic-link sign-in (outbox)', () => {
     expect(second.cookie).not.toBe(first.cookie);
   });
 
+  it('never gives an organisation a slug the app or the API uses as a path', async () => {
+    // `/signin`, `/settings`, `/api`... are pages and prefixes, not organisations: the org moves aside.
+    for (const [email, slug] of [['signin@example.com', 'signin-2'], ['settings@example.com', 'settings-2'], ['org-invites@example.com', 'org-invites-2'], ['api@example.com', 'api-2']]) {
+      const session = await signIn(t, email!);
+      expect(session.orgSlug).toBe(slug);
+      expect((await t.request('GET', '/api/me', { as: { cookie: session.cookie } })).body.org.slug).toBe(slug);
+    }
+  });
+
   it('refuses an expired link', async () => {
     await t.request('POST', '/api/auth', { body: { email: 'late@example.com' } });
     const token = await latestMagicToken(t, 'late@example.com');

@@ -60,6 +60,10 @@ describe('files on S3', () => {
     expect(ticket.body.uploadUrl.startsWith(`${s3.endpoint}/trellis-test/`)).toBe(true);
     expect(ticket.body.uploadUrl).toContain('X-Amz-Signature=');
     expect(ticket.body.headers).toEqual({ 'content-type': 'text/plain' });
+    // The web app's page may connect to the bucket's origin, or a browser could not PUT there.
+    const shell = await fetch(`${t.url}/ada`);
+    const connectSrc = shell.headers.get('content-security-policy')!.split('; ').find((directive) => directive.startsWith('connect-src'))!;
+    expect(connectSrc.split(' ')).toContain(new URL(ticket.body.uploadUrl).origin);
 
     const early = await t.request('POST', `${base}/uploads/${ticket.body.uploadId}/complete`, { as: ada.as });
     expect(early.status).toBe(400);

@@ -1,5 +1,4 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { rowOperations } from '../../src/api/rows';
@@ -10,6 +9,7 @@ import { insertRow } from '../../src/sync/table-document';
 import { ManualClock, startTestApp, type Credential } from '../helpers/app';
 import { insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 import { mcpClient } from '../oauth/helpers';
+import { bearerOf, rpcError } from './helpers';
 
 /**
  * The MCP endpoint through the SDK's own Client and StreamableHTTPClientTransport:
@@ -24,7 +24,6 @@ let editor: { as: Credential; agentId: string };
 let mcp: Client;
 const WRITES_PER_MINUTE = 20;
 
-const bearerOf = (credential: Credential) => (credential as { bearer: string }).bearer;
 
 beforeAll(async () => {
   t = await startTestApp({
@@ -71,15 +70,6 @@ async function call(name: string, args: Record<string, unknown>, client = mcp) {
   return result;
 }
 
-async function rpcError(promise: Promise<unknown>): Promise<McpError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
-}
-
 const rest = (method: string, path: string, body?: unknown) => t.request(method, path, { as: owner.as, body });
 
 describe('tools/list', () => {
@@ -91,14 +81,14 @@ describe('tools/list', () => {
     }
     const fields = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {}).sort();
     expect(fields('create_row')).toEqual(['data', 'orgSlug', 'slug', 'surface', 'surfaceId']);
-    expect(fields('update_row')).toEqual(['data', 'id', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
+    expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
     expect(fields('list_rows')).toEqual(['after', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId']);
-    expect(fields('replace_doc')).toEqual(['content', 'markdown', 'orgSlug', 'slug', 'surface', 'surfaceId']);
+    expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(byName.get('create_row')!.inputSchema).toMatchObject({ type: 'object', required: ['slug', 'data'], additionalProperties: false });
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      expect(tool.annotations?.readOnlyHint, tool.name).toBe(['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'explode'].includes(tool.name));
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'explode'].includes(tool.name));
     }
     expect(fields('delete_row_confirmed')).toContain('confirm_token');
   });

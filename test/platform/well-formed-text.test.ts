@@ -22,7 +22,7 @@ type Operation = { method: string; path: string; operation: Schema };
 let t: Awaited<ReturnType<typeof startTestApp>>;
 let owner: TestUser;
 let openapi: Schema;
-const fixture = { rowId: '', tableSurfaceId: '', docSurfaceId: '', keyId: '', memberId: '', agentId: '' };
+const fixture = { rowId: '', tableSurfaceId: '', docSurfaceId: '', keyId: '', memberId: '', agentId: '', docVersion: '', tableVersion: '' };
 let slugCounter = 0;
 
 beforeAll(async () => {
@@ -41,6 +41,9 @@ beforeAll(async () => {
   fixture.docSurfaceId = surfaces.find((s: Schema) => s.slug === 'notes').id;
   const row = await t.request('POST', '/api/workspaces/fuzz/rows', { as: owner.as, body: { data: { title: 'seed' } } });
   fixture.rowId = row.body.id;
+  // Real version tokens, so writes that take a base reach the code behind it (docs/VERSIONS.md).
+  fixture.docVersion = (await t.request('GET', '/api/workspaces/fuzz/doc?surface=notes', { as: owner.as })).headers.get('etag') ?? '';
+  fixture.tableVersion = (await t.request('GET', `/api/workspaces/fuzz/rows/${row.body.id}`, { as: owner.as })).headers.get('etag') ?? '';
   await elevate(t, owner, 'keys');
   await elevate(t, owner, 'workspace_delete');
   const key = await t.request('POST', '/api/keys', { as: owner.as, body: { name: 'seed', agentName: 'seed-agent', scopeSlug: 'fuzz', role: 'editor' } });
@@ -75,6 +78,8 @@ function knownValue(name: string | undefined, path: string): unknown {
       return /\/(doc|sections)/.test(path) ? fixture.docSurfaceId : fixture.tableSurfaceId;
     case 'rowIds':
       return [fixture.rowId];
+    case 'baseVersion':
+      return path.endsWith('/doc') ? fixture.docVersion : fixture.tableVersion;
     case 'id':
       return path.includes('/rows') ? fixture.rowId : undefined;
     case 'role':

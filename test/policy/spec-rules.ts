@@ -31,6 +31,8 @@ export const SPEC_WORKSPACE_ACTIONS = [
   'archive',
   'pin',
   'manage_webhooks',
+  'read_versions',
+  'write_versions',
 ] as const;
 export type SpecAction = (typeof SPEC_WORKSPACE_ACTIONS)[number];
 
@@ -61,6 +63,9 @@ const lower = (a: SpecRole, b: SpecRole): SpecRole => (RANK[a] <= RANK[b] ? a : 
  *   "Invites": `share` is editor).
  * - Changing roles and removing members is the owner's (docs/ACCESS.md
  *   "Role changes and removals").
+ * - Version history is for editors: seeing it (it holds what was deleted)
+ *   and naming or restoring versions (issue 17: "Editor role";
+ *   docs/VERSIONS.md "Access").
  */
 export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   read: 'viewer',
@@ -77,11 +82,13 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   share: 'editor',
   archive: 'editor',
   manage_webhooks: 'editor',
+  read_versions: 'editor',
+  write_versions: 'editor',
   manage_members: 'owner',
 };
 
-/** Reads stay open on an archived workspace; archive itself is how it is unarchived (docs/WORKSPACES.md). */
-const ALLOWED_WHILE_ARCHIVED: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'archive']);
+/** Reads (history too) stay open on an archived workspace; archive itself is how it is unarchived (docs/WORKSPACES.md). */
+const ALLOWED_WHILE_ARCHIVED: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'archive']);
 
 /** What the caller is, relative to one workspace. */
 export type SpecPerson = {

@@ -161,14 +161,15 @@ describe('all-or-nothing moves and the row cap', () => {
 
     insertRow(filler.doc, { id: 'over-cap', surfaceId, data: { title: 'over' } }, null);
     await acknowledged(filler);
-    await eventually(async () => !(await rowIds()).includes('over-cap') && !getRow(filler.doc, 'over-cap'), 5000);
+    await eventually(async () => !(await rowIds()).includes('over-cap') && !getRow(filler.doc, 'over-cap'), 30_000);
     expect((await rowIds()).length).toBe(cap);
-    // The removal is a durable, attributed change like any other.
-    const deletions = await eventually(async () => {
-      const events = (await t.request('GET', `${base}/events?action=row.deleted&limit=500`, { as: owner.as })).body.events;
-      return events.find((e: any) => e.data.id === 'over-cap');
+    // The refusal is a durable event naming the rows and why (docs/LIMITS.md "Rows over sync").
+    const refusal = await eventually(async () => {
+      const events = (await t.request('GET', `${base}/events?action=row.refused&limit=500`, { as: owner.as })).body.events;
+      return events.find((e: any) => e.data.rowIds.includes('over-cap'));
     });
-    expect(deletions.principal).toMatchObject({ id: 'system' });
+    expect(refusal.principal).toMatchObject({ id: 'system' });
+    expect(refusal.data).toMatchObject({ reason: 'over_limit', limit: 'rows', cap });
     filler.destroy();
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app';
@@ -84,7 +87,8 @@ export async function signedInPerson(t: TestApp, browser: Browser, email: string
   const sent = await t.request('POST', '/api/auth', { body: { email } });
   if (sent.status !== 200) throw new Error(`POST /api/auth answered ${sent.status}`);
   const token = await latestMagicToken(t, email);
-  await page.goto(`${proxy.url}/api/auth?token=${encodeURIComponent(token)}`);
+  // A loaded machine (several browser files at once) can take well over Playwright's default 30 s for a first load.
+  await page.goto(`${proxy.url}/api/auth?token=${encodeURIComponent(token)}`, { timeout: 120_000 });
   return {
     context,
     page,
@@ -105,6 +109,12 @@ export async function signedInPerson(t: TestApp, browser: Browser, email: string
   };
 }
 
+/** Opens a grid row's menu (the button in its gutter shows on hover). */
+export async function openRowMenu(person: Person, rowId: string) {
+  await person.page.locator(`[data-row-id="${rowId}"]`).hover();
+  await person.page.locator(`[data-row-id="${rowId}"] .row-menu-button`).click();
+}
+
 /** The session cookie a browser context holds, for REST calls made as the same person. */
 export async function sessionCookieOf(context: BrowserContext): Promise<string> {
   const cookie = (await context.cookies()).find((c) => c.name === 'svc-session');
@@ -112,8 +122,14 @@ export async function sessionCookieOf(context: BrowserContext): Promise<string> 
   return cookie.value;
 }
 
-/** Where screenshots for the docs are written (docs/screenshots). */
-export const SCREENSHOT_DIR = new URL('../../docs/screenshots/', import.meta.url).pathname;
+/**
+ * Where the browser tests write their screenshots: docs/screenshots when
+ * `UPDATE_SCREENSHOTS=1` (to refresh the docs on purpose), else a temporary
+ * directory, so a test run leaves the working tree as it found it.
+ */
+export const SCREENSHOT_DIR = process.env.UPDATE_SCREENSHOTS === '1'
+  ? new URL('../../docs/screenshots/', import.meta.url).pathname
+  : `${mkdtempSync(path.join(os.tmpdir(), 'trellis-screenshots-'))}/`;
 
 /** The text of an element of the doc editor, without the name tags of other people's cursors. */
 export function editorText(page: Page, selector = ''): Promise<string> {

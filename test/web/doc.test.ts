@@ -95,7 +95,7 @@ describe('doc editor in the browser', () => {
     const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#3b5bdb' } }).png().toBuffer();
     await ann.page.locator('.ProseMirror td').first().click();
     await ann.page.locator('.doc-toolbar input[type="file"]').setInputFiles({ name: 'badge.png', mimeType: 'image/png', buffer: png });
-    await expect.poll(() => ben.page.locator('.ProseMirror img[src]').count()).toBe(1);
+    await expect.poll(() => ben.page.locator('.ProseMirror img[src]').count(), { timeout: 15_000 }).toBe(1);
     const src = await ben.page.locator('.ProseMirror img[src]').getAttribute('src');
     expect(src).toMatch(/\/api\/blobs\//);
     const image = await fetch(src!);

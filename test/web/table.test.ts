@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
-import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+import { launchBrowser, openRowMenu, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
 /** Two people on one table, in two browser contexts, live. */
 describe('table grid in the browser', () => {
@@ -19,11 +19,6 @@ describe('table grid in the browser', () => {
   const cell = (person: Person, rowId: string, key: string) => person.page.locator(`[data-row-id="${rowId}"] [data-key="${key}"]`);
   /** What a cell shows (without the name tag of someone standing on it). */
   const shown = (person: Person, rowId: string, key: string) => cell(person, rowId, key).locator('.cell-content').textContent();
-  const openRowMenu = async (person: Person, rowId: string) => {
-    await person.page.locator(`[data-row-id="${rowId}"]`).hover();
-    await person.page.locator(`[data-row-id="${rowId}"] .row-menu-button`).click();
-  };
-
   beforeAll(async () => {
     t = await startTestApp();
     browser = await launchBrowser();

@@ -88,8 +88,12 @@ describe('workspaces and keys in the browser', () => {
     await expect.poll(() => ann.page.locator('.key-table tbody tr').count()).toBe(1);
     expect(await ann.page.locator('.key-table').textContent()).not.toContain(secret!);
     // Revoking it stops it at once.
-    ann.page.once('dialog', (dialog) => void dialog.accept());
+    // The app asks in its own dialog (no window.confirm); cancelling keeps the key.
     await ann.page.getByRole('button', { name: 'Revoke Nightly report' }).click();
+    await ann.page.getByRole('dialog', { name: 'Revoke key?' }).getByRole('button', { name: 'Cancel' }).click();
+    expect((await t.request('GET', '/api/me', { as: { bearer: secret! } })).status).toBe(200);
+    await ann.page.getByRole('button', { name: 'Revoke Nightly report' }).click();
+    await ann.page.getByRole('dialog', { name: 'Revoke key?' }).getByRole('button', { name: 'Revoke key' }).click();
     await expect.poll(() => ann.page.locator('.key-table').count()).toBe(0);
     expect((await t.request('GET', '/api/me', { as: { bearer: secret! } })).status).toBe(401);
   });

@@ -8,13 +8,15 @@ import { SignInPage } from './pages/SignInPage';
 import { loadSession, session } from './session';
 import { setIdentity } from './sync/connection';
 import { Toasts } from './ui/toast';
+import { DialogHost } from './ui/dialogs';
+import { APP_PAGE_SLUGS } from '../../src/lib/app-paths';
 import { ElevationPrompt } from './ui/elevation';
 import { Spinner } from './ui/primitives';
 import { Shell } from './workspace/Shell';
 import { WorkspacePage } from './workspace/WorkspacePage';
 
-/** Top-level paths that are app pages, not organisation slugs. */
-const APP_PAGES = new Set(['signin', 'settings', 'invites', 'org-invites']);
+/** Top-level paths that are app pages, not organisation slugs (the server never gives an org one of them). */
+const APP_PAGES: ReadonlySet<string> = new Set(APP_PAGE_SLUGS);
 
 export function App() {
   const state = useStore(session);
@@ -44,6 +46,7 @@ export function App() {
     <>
       {page}
       <ElevationPrompt />
+      <DialogHost />
       <Toasts />
     </>
   );

@@ -7,9 +7,13 @@ import * as m0007 from './0007_update_attribution';
 import * as m0010 from './0010_comments';
 import * as m0020 from './0020_webhooks';
 import * as m0030 from './0030_files';
+import * as m0040 from './0040_search';
+import * as m0041 from './0041_billing';
+import * as m0042 from './0042_support_referrals';
 import * as m0050 from './0050_oauth';
 import * as m0051 from './0051_mcp_confirmations';
 import * as m0060 from './0060_document_log_heads';
+import * as m0070 from './0070_versions';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -24,7 +28,11 @@ export const migrations: Record<string, Migration> = {
   '0010_comments': m0010,
   '0020_webhooks': m0020,
   '0030_files': m0030,
+  '0040_search': m0040,
+  '0041_billing': m0041,
+  '0042_support_referrals': m0042,
   '0050_oauth': m0050,
   '0051_mcp_confirmations': m0051,
   '0060_document_log_heads': m0060,
+  '0070_versions': m0070,
 };

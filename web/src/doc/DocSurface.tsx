@@ -4,10 +4,11 @@ import type { EditorView } from 'prosemirror-view';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
 import { NEVER_TRUE, useStore } from '../lib/store';
+import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace/surface-views';
-import { commands, createEditor, selectionInfo } from './editor';
+import { askLinkAddress, commands, createEditor, selectionInfo } from './editor';
 import type { MentionCandidate } from './mentions';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
@@ -80,6 +81,23 @@ export function DocSurface(props: SurfaceViewProps) {
     editor.focus();
   };
 
+  // A range comment starts from a selection: a bubble by the selected text opens the comments panel on it.
+  // Read from the DOM selection, so it works in a read-only editor (commenters) too.
+  const scroller = useRef<HTMLDivElement>(null);
+  const [bubble, setBubble] = useState<{ from: number; to: number; text: string; top: number; left: number } | null>(null);
+  useEffect(() => {
+    if (!context.abilities.comment) return;
+    const onSelection = () => setBubble(selectedRange(view.current, scroller.current));
+    window.document.addEventListener('selectionchange', onSelection);
+    return () => window.document.removeEventListener('selectionchange', onSelection);
+  }, [context.abilities.comment]);
+  const commentOnSelection = () => {
+    if (!bubble) return;
+    const label = bubble.text.length > 140 ? `${bubble.text.slice(0, 140)}…` : bubble.text;
+    context.openPanel({ kind: 'comments', focus: { target: { type: 'doc_range', surfaceSlug: props.surface.slug, anchor: { from: bubble.from, to: bubble.to, text: bubble.text } }, label } });
+    setBubble(null);
+  };
+
   const info = state ? selectionInfo(state) : null;
   const blockMenu = useMenu();
   const tableMenu = useMenu();
@@ -102,8 +120,7 @@ export function DocSurface(props: SurfaceViewProps) {
             active={info.link}
             onClick={() => {
               if (info.link) return run(commands.link(null));
-              const href = window.prompt('Link address');
-              if (href) run(commands.link(href.trim()));
+              void askLinkAddress().then((href) => href && run(commands.link(href)));
             }}
           />
           <span class="toolbar-divider" />
@@ -139,9 +156,15 @@ export function DocSurface(props: SurfaceViewProps) {
           {context.workspace.archivedAt ? 'This workspace is archived.' : `You can read this doc${context.abilities.comment ? ' and comment' : ''}, not edit it.`}
         </div>
       )}
-      <div class="doc-scroll">
+      <div class="doc-scroll" ref={scroller}>
         {!(ready || synced) && <Spinner label="Opening the doc…" />}
         <div class="doc-page" ref={mount} />
+        {bubble && (
+          <button class="comment-bubble" style={{ top: `${bubble.top}px`, left: `${bubble.left}px` }} onMouseDown={(event) => event.preventDefault()} onClick={commentOnSelection}>
+            <Icon name="comment" size={14} />
+            <span>Comment</span>
+          </button>
+        )}
       </div>
       {blockMenu.anchor && (
         <Menu
@@ -175,3 +198,25 @@ export function DocSurface(props: SurfaceViewProps) {
 }
 
 const BLOCK_LABELS: Record<string, string> = { paragraph: 'Text', h1: 'Heading 1', h2: 'Heading 2', h3: 'Heading 3', h4: 'Heading 4', h5: 'Heading 5', h6: 'Heading 6', codeBlock: 'Code block' };
+
+/** The editor's selected range (positions in the doc, as the API takes them), and where to show the bubble. */
+function selectedRange(view: EditorView | null, scroller: HTMLElement | null) {
+  const selection = window.getSelection();
+  if (!view || !scroller || !selection || selection.isCollapsed || !selection.anchorNode || !selection.focusNode) return null;
+  if (!view.dom.contains(selection.anchorNode) || !view.dom.contains(selection.focusNode)) return null;
+  let from: number;
+  let to: number;
+  try {
+    const anchor = view.posAtDOM(selection.anchorNode, selection.anchorOffset);
+    const head = view.posAtDOM(selection.focusNode, selection.focusOffset);
+    from = Math.min(anchor, head);
+    to = Math.max(anchor, head);
+  } catch {
+    return null;
+  }
+  const text = view.state.doc.textBetween(from, to, '\n', ' ');
+  if (!text.trim()) return null;
+  const end = view.coordsAtPos(to);
+  const box = scroller.getBoundingClientRect();
+  return { from, to, text, top: end.bottom - box.top + scroller.scrollTop + 6, left: Math.max(8, end.left - box.left - 40) };
+}

@@ -19,6 +19,7 @@ import type * as Y from 'yjs';
 import { docSchema } from '../../../src/docs/schema';
 import { DOC_BODY_FIELD } from '../../../src/sync/doc-document';
 import { mentionPlugin, type MentionCandidate } from './mentions';
+import { promptDialog } from '../ui/dialogs';
 
 export { docSchema };
 const nodes = docSchema.nodes;
@@ -164,11 +165,16 @@ function buildKeymap(): Record<string, Command> {
     if (dispatch) dispatch(state.tr.replaceSelectionWith(nodes.hardBreak!.create()).scrollIntoView());
     return true;
   };
-  const promptLink: Command = (state, dispatch) => {
+  const promptLink: Command = (state, dispatch, view) => {
     if (!dispatch) return true;
     if (selectionInfo(state).link) return commands.link(null)(state, dispatch);
-    const href = window.prompt('Link address');
-    return href ? commands.link(href.trim())(state, dispatch) : false;
+    if (!view) return false;
+    // The dialog takes focus; the link goes on the selection as it is when the address comes back.
+    void askLinkAddress().then((href) => {
+      view.focus();
+      if (href) commands.link(href)(view.state, view.dispatch);
+    });
+    return true;
   };
   return {
     'Mod-z': undo,
@@ -347,4 +353,9 @@ function imageDropPlugin(upload: (file: File) => Promise<string | null>): Plugin
       },
     },
   });
+}
+
+/** Asks for a link's address in the app's own dialog. */
+export function askLinkAddress(): Promise<string | null> {
+  return promptDialog({ title: 'Add a link', label: 'Link address', placeholder: 'https://', submitLabel: 'Add link', inputMode: 'url' });
 }

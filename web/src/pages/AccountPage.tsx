@@ -8,6 +8,7 @@ import { Icon } from '../ui/icons';
 import { Button, Dialog, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { workspaceList } from '../workspace/workspaces-store';
+import { confirmDialog } from '../ui/dialogs';
 
 interface ApiKey {
   id: string;
@@ -144,7 +145,8 @@ function ApiKeys() {
                     icon="trash"
                     label={`Revoke ${key.name}`}
                     onClick={async () => {
-                      if (!confirm(`Revoke “${key.name}”? Anything using it stops working at once.`)) return;
+                      const confirmed = await confirmDialog({ title: 'Revoke key?', message: `Anything using “${key.name}” stops working at once.`, confirmLabel: 'Revoke key', danger: true });
+                      if (!confirmed) return;
                       try {
                         await api('DELETE', `/api/keys/${key.id}`);
                         await load();

@@ -32,6 +32,8 @@ export interface GridProps {
   /** Bumped on every change to the table: the grid re-reads what it shows. */
   version: number;
   editable: boolean;
+  /** Whether rows have a menu (editors, and commenters for its comment items). */
+  rowMenus: boolean;
   people: PeopleDirectory;
   peers: PeerCell[];
   active: CellAddress | null;
@@ -259,6 +261,7 @@ export function Grid(props: GridProps) {
         model={props.model}
         people={props.people}
         editable={props.editable}
+        rowMenus={props.rowMenus}
         activeKey={index === activeRow && hasActive ? columns[activeCol]!.key : null}
         editing={editing && editing.rowId === rowId ? editing : null}
         peersKey={rowPeers.map((peer) => `${peer.key}:${peer.name}:${peer.color}`).join('|')}
@@ -340,6 +343,7 @@ interface GridRowProps {
   model: TableModel;
   people: PeopleDirectory;
   editable: boolean;
+  rowMenus: boolean;
   activeKey: string | null;
   editing: { rowId: string; key: string; initialText?: string } | null;
   peersKey: string;
@@ -347,7 +351,7 @@ interface GridRowProps {
   handlers: { current: RowHandlers };
 }
 
-const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'activeKey', 'editing', 'peersKey'];
+const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey'];
 
 class GridRow extends Component<GridRowProps> {
   override shouldComponentUpdate(next: GridRowProps) {
@@ -361,7 +365,7 @@ class GridRow extends Component<GridRowProps> {
       <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * ROW_HEIGHT}px)`, width: `${this.props.totalWidth}px` }}>
         <div class="grid-gutter" role="rowheader">
           <span class="row-number">{index + 1}</span>
-          {this.props.editable && (
+          {this.props.rowMenus && (
             <button
               class="row-menu-button"
               tabIndex={-1}

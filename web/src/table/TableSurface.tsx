@@ -11,6 +11,7 @@ import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog } from './OptionsDialog';
 import { COLUMN_TYPES, TableModel, type ColumnDef, type ColumnType } from './table-model';
+import { confirmDialog } from '../ui/dialogs';
 
 type OpenMenu = { kind: 'header'; column: ColumnDef; anchor: HTMLElement } | { kind: 'row'; rowId: string; anchor: HTMLElement } | { kind: 'hidden'; anchor: HTMLElement };
 type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | null;
@@ -116,14 +117,40 @@ export function TableSurface(props: SurfaceViewProps) {
         label: 'Delete column',
         icon: 'trash',
         danger: true,
-        onSelect: () => confirm(`Delete the column “${column.label}”? Its values stay in the rows.`) && run(() => model.removeColumn(surface.id, column.id)),
+        onSelect: () =>
+          void confirmDialog({ title: 'Delete column?', message: `The column “${column.label}” goes away; its values stay in the rows.`, confirmLabel: 'Delete column', danger: true }).then(
+            (confirmed) => confirmed && run(() => model.removeColumn(surface.id, column.id)),
+          ),
       },
     ];
   };
 
+  const commentItems = (rowId: string): MenuItem[] => {
+    if (!context.abilities.comment) return [];
+    const title = rowTitle(rowId);
+    const cell = active?.rowId === rowId ? columns.find((column) => column.key === active.key) : undefined;
+    return [
+      { label: 'Comment on row', icon: 'comment', onSelect: () => context.openPanel({ kind: 'comments', focus: { target: { type: 'row', rowId }, label: title } }) },
+      ...(cell
+        ? [{ label: `Comment on “${cell.label}”`, icon: 'comment', onSelect: () => context.openPanel({ kind: 'comments', focus: { target: { type: 'cell', rowId, columnKey: cell.key }, label: `${title} · ${cell.label}` } }) }]
+        : []),
+    ];
+  };
+
+  /** How a row reads in the comments panel: its first column's text. */
+  const rowTitle = (rowId: string) => {
+    const first = columns[0];
+    const value = first ? model.row(rowId)?.[first.key] : undefined;
+    const text = value === undefined || value === null || value === '' ? '' : Array.isArray(value) ? value.join(', ') : String(value);
+    return text || `Row ${rowIds.indexOf(rowId) + 1}`;
+  };
+
   const rowItems = (rowId: string): MenuItem[] => {
     const index = rowIds.indexOf(rowId);
+    if (!editable) return commentItems(rowId);
     return [
+      ...commentItems(rowId),
+      ...(context.abilities.comment ? [{ separator: true, label: '' }] : []),
       { label: 'Insert above', icon: 'plus', onSelect: () => run(() => model.addRow(surface.id, {}, Math.max(0, index))) },
       { label: 'Insert below', icon: 'plus', onSelect: () => addRow(rowId) },
       { label: 'Move up', icon: 'arrowLeft', disabled: index <= 0, onSelect: () => run(() => model.moveRowTo(rowId, index - 1)) },
@@ -173,6 +200,7 @@ export function TableSurface(props: SurfaceViewProps) {
         rowIds={rowIds}
         version={version}
         editable={editable}
+        rowMenus={editable || context.abilities.comment}
         people={people}
         peers={peerCells}
         active={active}

@@ -58,6 +58,13 @@ const PATHS: Record<string, string> = {
   table2: 'M2.5 3.5h11v9h-11zM2.5 6.5h11M2.5 9.5h11M6.5 3.5v9M10 3.5v9',
   hr: 'M2 8h12',
   activity: 'M1.5 8h3l2-4.5 3 9 2-4.5h3',
+  history: 'M2.5 8a5.5 5.5 0 1 0 1.6-3.9M2.5 2.5v2.5H5M8 5v3.2l2 1.3',
+  upload: 'M8 10.5v-8M4.5 6 8 2.5 11.5 6M2.5 10.5v3h11v-3',
+  download: 'M8 2.5v8M4.5 7 8 10.5 11.5 7M2.5 10.5v3h11v-3',
+  file: 'M4 2.5h5l3 3v8H4zM9 2.5v3h3',
+  folderPlus: 'M2.5 4.5h4l1.5 1.5h5.5v6.5h-11zM8 7.5v3.5M6.25 9.25h3.5',
+  smile: 'M8 14a6 6 0 1 0 0-12 6 6 0 0 0 0 12zM5.8 9.5c.5.8 1.3 1.2 2.2 1.2s1.7-.4 2.2-1.2M6 6.5h.01M10 6.5h.01',
+  reply: 'M6.5 4 2.5 8l4 4M2.5 8H10a3.5 3.5 0 0 1 3.5 3.5V13',
 };
 
 export function Icon(props: { name: keyof typeof PATHS | string; size?: number; class?: string; title?: string }) {

@@ -5,14 +5,18 @@ import { timeAgo } from '../lib/format';
 import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import type { Principal } from '../session';
+import { HistoryPanel } from './HistoryPanel';
+import type { Surface } from './types';
 import type { WorkspaceContext } from './WorkspacePage';
+import { CommentsPanel, type CommentFocus } from '../comments/CommentsPanel';
+import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
 
 /**
- * What the side panel shows. The comments panel will be one more kind:
- * `{ kind: 'comments', target: { type: 'row' | 'cell' | 'doc-range' | 'surface', ... } }`,
- * opened from a row's menu, a cell or a doc selection through `openPanel`.
+ * What the side panel shows: the activity log, or the comments of the open
+ * surface, optionally focused on one target (a row, a cell, a doc range)
+ * that a surface asked about through `openPanel`.
  */
-export type PanelRequest = { kind: 'activity' };
+export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null } | { kind: 'history'; surface: Surface };
 
 interface PanelProps {
   request: PanelRequest;
@@ -21,7 +25,14 @@ interface PanelProps {
 
 const PANELS: Record<PanelRequest['kind'], { title: string; view: ComponentType<PanelProps> }> = {
   activity: { title: 'Activity', view: ActivityPanel },
+  history: { title: 'History', view: (props) => (props.request.kind === 'history' ? <HistoryPanel key={props.request.surface.id} context={props.context} surface={props.request.surface} /> : null) },
+  comments: { title: 'Comments', view: CommentsView },
 };
+
+function CommentsView(props: PanelProps) {
+  const focus = props.request.kind === 'comments' ? (props.request.focus ?? null) : null;
+  return <CommentsPanel key={props.context.surface?.id} context={props.context} focus={focus} onFocusChange={(next) => props.context.openPanel({ kind: 'comments', focus: next })} />;
+}
 
 export function SidePanel(props: PanelProps & { onClose: () => void }) {
   const panel = PANELS[props.request.kind];
@@ -39,15 +50,6 @@ export function SidePanel(props: PanelProps & { onClose: () => void }) {
   );
 }
 
-interface WorkspaceEvent {
-  eventId: string;
-  event: string;
-  ts: string;
-  principal: Principal;
-  surface?: { id: string; slug: string };
-  data: Record<string, any>;
-}
-
 /** The workspace's audit log, newest first, with new events arriving live over SSE. */
 function ActivityPanel(props: PanelProps) {
   const { workspace } = props.context;
@@ -60,24 +62,13 @@ function ActivityPanel(props: PanelProps) {
       (page) => !closed && setEvents(page.events),
       (failure) => !closed && setError(failure.message),
     );
-    const source = new EventSource(workspacePath(workspace.org.slug, workspace.slug, '/subscribe'));
-    const onEvent = (message: MessageEvent) => {
-      try {
-        const record = JSON.parse(message.data) as WorkspaceEvent;
-        setEvents((list) => (list && !list.some((e) => e.eventId === record.eventId) ? [record, ...list].slice(0, 200) : list));
-      } catch {
-        // Not an event record (a ping): nothing to show.
-      }
-    };
-    source.onmessage = onEvent;
-    for (const name of ['row.created', 'row.updated', 'row.deleted', 'row.moved_surface', 'doc.updated', 'doc.mention_added', 'columns.updated', 'surface.created', 'member.added', 'comment.added']) {
-      source.addEventListener(name, onEvent as EventListener);
-    }
     return () => {
       closed = true;
-      source.close();
     };
   }, [workspace.id]);
+  useWorkspaceEvents(workspace, () => true, (record) =>
+    setEvents((list) => (list && !list.some((e) => e.eventId === record.eventId) ? [record, ...list].slice(0, 200) : list)),
+  );
 
   if (error) return <p class="form-error">{error}</p>;
   if (!events) return <Spinner />;
@@ -117,7 +108,26 @@ function describe(event: WorkspaceEvent): string {
       return typeof event.data?.text === 'string' && event.data.text ? `edited the doc: ${event.data.text}` : 'edited the doc';
     case 'doc.mention_added':
       return `mentioned ${(event.data?.mentions ?? []).map((m: { label: string }) => `@${m.label}`).join(', ')}`;
+    case 'file.uploaded':
+      return `uploaded ${quoted(event.data?.name)}`;
+    case 'file.renamed':
+      return `renamed ${quoted(event.data?.previousName)} to ${quoted(event.data?.name)}`;
+    case 'file.archived':
+      return `deleted ${quoted(event.data?.name)}`;
+    case 'file.shared':
+      return `shared a link to ${quoted(event.data?.name)}`;
+    case 'folder.created':
+      return `created the folder ${quoted(event.data?.name)}`;
+    case 'comment.added':
+      return `${event.data?.parentId ? 'replied' : 'commented'}: ${quoted(event.data?.body)}`;
+    case 'comment.resolved':
+      return 'resolved a thread';
     default:
       return event.event.replace(/[._]/g, ' ');
   }
+}
+
+function quoted(text: unknown): string {
+  if (typeof text !== 'string' || !text) return 'a file';
+  return `“${text.length > 80 ? `${text.slice(0, 80)}…` : text}”`;
 }

@@ -15,11 +15,14 @@ import { SidePanel, type PanelRequest } from './SidePanel';
 import { SURFACE_VIEWS } from './surface-views';
 import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from './types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
+import { confirmDialog } from '../ui/dialogs';
 
 export interface WorkspaceContext {
   workspace: WorkspaceDetail;
   members: Member[];
   abilities: ReturnType<typeof abilitiesOf>;
+  /** The surface on view (the comments panel lists its threads). */
+  surface?: Surface;
   /** Opens the side panel (comments, activity, ...) with what it should show. */
   openPanel: (panel: PanelRequest) => void;
   reload: () => Promise<void>;
@@ -73,7 +76,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   if (!workspace) return <Spinner />;
 
   const abilities = abilitiesOf(workspace.role, Boolean(workspace.archivedAt));
-  const context: WorkspaceContext = { workspace, members, abilities, openPanel: setPanel, reload: load };
+  const context: WorkspaceContext = { workspace, members, abilities, surface: active, openPanel: setPanel, reload: load };
   const View = active ? SURFACE_VIEWS[active.kind] : null;
   const myId = me.status === 'signed-in' ? me.me.principal.id : '';
 
@@ -95,6 +98,15 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
         </div>
         <div class="workspace-actions">
           <Presence document={document} />
+          {active && active.kind !== 'files' && (workspace.role === 'owner' || workspace.role === 'editor') && (
+            <IconButton
+              icon="history"
+              label="History"
+              active={panel?.kind === 'history'}
+              onClick={() => setPanel(panel?.kind === 'history' ? null : { kind: 'history', surface: active })}
+            />
+          )}
+          <IconButton icon="comment" label="Comments" active={panel?.kind === 'comments'} onClick={() => setPanel(panel?.kind === 'comments' ? null : { kind: 'comments' })} />
           <IconButton icon="activity" label="Activity" active={panel?.kind === 'activity'} onClick={() => setPanel(panel?.kind === 'activity' ? null : { kind: 'activity' })} />
           <Button icon="users" onClick={() => setDialog('share')}>
             Share
@@ -170,13 +182,15 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
   const [renaming, setRenaming] = useState<Surface | null>(null);
   const base = `/${workspace.org.slug}/${workspace.slug}`;
 
-  const addSurface = async (kind: 'table' | 'doc') => {
+  const addSurface = async (kind: 'table' | 'doc' | 'files') => {
     const taken = new Set(props.surfaces.map((surface) => surface.slug));
-    const stem = kind === 'table' ? 'Table' : 'Doc';
+    const stem = { table: 'Table', doc: 'Doc', files: 'Files' }[kind];
     let n = props.surfaces.filter((surface) => surface.kind === kind).length + 1;
-    while (taken.has(slugify(`${stem} ${n}`))) n++;
+    // A workspace's first drive is just "Files"; tables and docs are numbered from the start.
+    const nameFor = (i: number) => (kind === 'files' && i === 1 ? stem : `${stem} ${i}`);
+    while (taken.has(slugify(nameFor(n)))) n++;
     try {
-      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, slug: slugify(`${stem} ${n}`), name: `${stem} ${n}` });
+      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, slug: slugify(nameFor(n)), name: nameFor(n) });
       await props.context.reload();
       navigate(`${base}/${created.slug}`);
     } catch (error) {
@@ -185,7 +199,8 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
   };
 
   const deleteSurface = async (surface: Surface) => {
-    if (!confirm(`Delete “${surface.name}” and everything in it? This cannot be undone.`)) return;
+    const confirmed = await confirmDialog({ title: `Delete ${surface.name}?`, message: `“${surface.name}” and everything in it will be deleted. This cannot be undone.`, confirmLabel: 'Delete', danger: true });
+    if (!confirmed) return;
     try {
       await api('DELETE', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(surface.slug)}?force=1`));
       await props.context.reload();
@@ -243,7 +258,7 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
           );
         })}
         {abilities.manage && (
-          <button class="tab-add" aria-label="Add a table or doc" title="Add a table or doc" onClick={addMenu.open}>
+          <button class="tab-add" aria-label="Add a surface" title="Add a table, doc or files" onClick={addMenu.open}>
             <Icon name="plus" />
           </button>
         )}
@@ -255,6 +270,7 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
           items={[
             { label: 'New table', icon: 'table', onSelect: () => void addSurface('table') },
             { label: 'New doc', icon: 'doc', onSelect: () => void addSurface('doc') },
+            { label: 'New files', icon: 'files', onSelect: () => void addSurface('files') },
           ]}
         />
       )}

@@ -1,8 +1,8 @@
 import type { ComponentType } from 'preact';
 import { DocSurface } from '../doc/DocSurface';
+import { FilesSurface } from '../files/FilesSurface';
 import type { OpenDocument } from '../sync/connection';
 import { TableSurface } from '../table/TableSurface';
-import { EmptyState } from '../ui/primitives';
 import { HtmlSurface } from './HtmlSurface';
 import type { Surface, SurfaceKind } from './types';
 import type { WorkspaceContext } from './WorkspacePage';
@@ -18,20 +18,12 @@ export interface SurfaceViewProps {
 }
 
 /**
- * What each surface kind shows. A new kind (the files view) is one entry
- * here; the page around it (tabs, presence, side panel) does not change.
+ * What each surface kind shows. A new kind is one entry here; the page
+ * around it (tabs, presence, side panel) does not change.
  */
 export const SURFACE_VIEWS: Record<SurfaceKind, ComponentType<SurfaceViewProps>> = {
   table: TableSurface,
   doc: DocSurface,
   html: HtmlSurface,
-  files: FilesPlaceholder,
+  files: FilesSurface,
 };
-
-function FilesPlaceholder() {
-  return (
-    <EmptyState icon="files" title="Files are on their way">
-      This surface holds files. The files view (folders, uploads, previews and share links) arrives with the files API.
-    </EmptyState>
-  );
-}

@@ -1,0 +1,255 @@
+import { z } from 'zod';
+import {
+  billingSummary,
+  checkoutFor,
+  portalFor,
+  requestLimitIncrease,
+  startPeriodEndJob,
+  toggleDowngrade,
+  upgradePlan,
+} from '../domain/billing';
+import { resolveCallerOrg } from '../domain/members';
+import { requireActor } from '../http/authenticate';
+import type { App } from '../http/types';
+import { HOUR } from '../limits/rules';
+import type { Services } from '../services';
+import { resolvedRateLimit } from './resolved-rate-limit';
+import { errorResponses, IsoDateTime, OrgQuery, orgQueryOf } from './schemas';
+
+const PlanName = z.enum(['free', 'pro', 'scale']);
+const PaidPlan = z.enum(['pro', 'scale']);
+
+const Card = z.object({ brand: z.string(), last4: z.string(), expMonth: z.number().int(), expYear: z.number().int() }).meta({ id: 'CardOnFile' });
+
+const BillingSummary = z
+  .object({
+    plan: PlanName,
+    monthlyPriceCents: z.number().int(),
+    activeAgents: z.number().int().describe('Agents holding at least one live (non-revoked) key'),
+    agentCap: z.number().int(),
+    activeMembers: z.number().int().describe('Humans: org members and user members of live workspaces, each counted once'),
+    memberCap: z.number().int(),
+    activeWorkspaces: z.number().int().describe('Live (non-archived) workspaces'),
+    workspaceCap: z.number().int(),
+    totalRows: z.number().int().describe('Rows in all live workspaces (the cap applies to each workspace separately)'),
+    rowsPerWorkspaceCap: z.number().int(),
+    fullestWorkspaces: z
+      .array(z.object({ id: z.string(), slug: z.string(), name: z.string(), rows: z.number().int() }))
+      .describe('The five live workspaces with the most rows, fullest first'),
+    apiCallsThisMonth: z.number().int(),
+    apiCallsPerMonthCap: z.number().int(),
+    apiCallsResetAt: IsoDateTime,
+    webhooksThisMonth: z.number().int().describe('Successful (2xx) webhook deliveries this calendar month'),
+    webhooksPerMonthCap: z.number().int(),
+    messagesThisMonth: z.number().int().describe('Messages delivered this calendar month (agent wake-ups), as the messages meter counts them'),
+    messagesOverage: z.number().int().describe('Of those, the ones beyond the bundle'),
+    messagesOverageCents: z.number().int().describe('Their price: $1.00 per 1,000 for the first 10,000, $0.50 per 1,000 through 100,000, $0.25 per 1,000 above; per message, rounded once to the cent; never on free'),
+    messagesBundlePerMonth: z.number().int(),
+    messagesHardCeilingPerMonth: z.number().int(),
+    storageBytesUsed: z.number().int().describe('Stored bytes counted against the quota: files, thumbnails, doc images, avatars, support screenshots, and uploads in progress'),
+    storageBytesCap: z.number().int().describe("The plan's storage cap, or an operator's override for this organisation"),
+    monthlyTotalCents: z.number().int().describe("This month's charge so far: the plan's price plus `messagesOverageCents`"),
+    periodEndsAt: IsoDateTime.describe('End of the current billing period (calendar UTC month); a scheduled downgrade takes effect then'),
+    pendingDowngradeAt: IsoDateTime.nullable().describe('When a scheduled downgrade to free takes effect; null when none'),
+    payments: z.object({
+      provider: z.string().describe('`local` for the built-in provider'),
+      customerId: z.string().nullable(),
+      subscriptionId: z.string().nullable(),
+      card: Card.nullable().describe('The card on file (brand, last four, expiry); null when none: an upgrade then needs a checkout'),
+    }),
+    plans: z
+      .array(z.object({ plan: PlanName, monthlyPriceCents: z.number().int(), caps: z.record(z.string(), z.number().nullable()).describe('Each cap of the plan; null: unlimited') }))
+      .describe('Every plan with its price and caps, for a plan picker'),
+  })
+  .meta({ id: 'BillingSummary' });
+
+const UpgradeResult = z
+  .union([
+    z.object({
+      plan: PlanName,
+      status: z.literal('switched'),
+      previousPlan: PlanName,
+      prorationCents: z.number().int().describe('Charged now for the rest of the period (negative: credited)'),
+    }),
+    z.object({
+      plan: PaidPlan.describe('The plan the checkout switches to'),
+      status: z.literal('checkout-required'),
+      checkoutUrl: z.string(),
+      expiresAt: IsoDateTime,
+    }),
+  ])
+  .meta({ id: 'UpgradeResult' });
+
+const DowngradeResult = z
+  .object({
+    plan: PlanName.describe('The current plan (unchanged until the downgrade takes effect)'),
+    status: z.enum(['scheduled', 'canceled']),
+    effectiveAt: IsoDateTime.nullable().describe('When the organisation moves to free; null once cancelled'),
+  })
+  .meta({ id: 'DowngradeResult' });
+
+const HostedPage = z.object({ url: z.string(), expiresAt: IsoDateTime }).meta({ id: 'BillingPage' });
+
+const LimitIncreaseBody = z.strictObject({
+  kind: z.enum(['agents', 'workspaces', 'rows', 'other']),
+  desiredValue: z.number().int().min(1).max(1_000_000_000),
+  reason: z.string().trim().min(1).max(2000),
+});
+
+const LimitIncreaseRequest = z
+  .object({
+    id: z.string(),
+    kind: z.string(),
+    desiredValue: z.number().int(),
+    currentCap: z.number().int().nullable(),
+    plan: PlanName,
+    reason: z.string(),
+    status: z.literal('received'),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'LimitIncreaseRequest' });
+
+/** Plans and payments (docs/BILLING.md). */
+export async function billingRoutes(app: App, services: Services) {
+  // Each budget is the organisation's, spent only by callers allowed to change its plan.
+  const perOrg = (endpoint: string) =>
+    resolvedRateLimit({ endpoint, limit: 5, windowMs: HOUR }, async (request) => (await resolveCallerOrg(services, requireActor(request), orgQueryOf(request), 'manage_billing')).id);
+  const upgradeLimit = perOrg('billing_upgrade');
+  const downgradeLimit = perOrg('billing_downgrade');
+
+  const stopPeriodEndJob = startPeriodEndJob(services);
+  app.addHook('onClose', async () => stopPeriodEndJob());
+
+  app.get(
+    '/api/billing',
+    {
+      schema: {
+        summary: 'Plan, caps and live usage',
+        description: "Counters are read live, counted as the caps count them. Any member of the organisation may read it; API keys included.",
+        tags: ['billing'],
+        querystring: OrgQuery,
+        response: { 200: BillingSummary, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
+      return billingSummary(services, org);
+    },
+  );
+
+  app.post(
+    '/api/billing/upgrade',
+    {
+      schema: {
+        summary: 'Move to a paid plan',
+        description:
+          'Owner only (`manage_billing`). With a card on file the plan switches at once (`switched`, with proration), between paid plans too, and every cap follows on the next write; a pending downgrade is cancelled. ' +
+          'Without a card: `checkout-required` with a `checkoutUrl` where a person adds one; the plan switches when the checkout completes. 5 per hour per organisation.',
+        tags: ['billing'],
+        querystring: OrgQuery,
+        body: z.strictObject({ plan: PaidPlan }),
+        response: { 200: UpgradeResult, ...errorResponses },
+      },
+      onRequest: upgradeLimit.onRequest,
+      config: { rateLimits: [upgradeLimit.rule] },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
+      return upgradePlan(services, actor, org, request.body.plan);
+    },
+  );
+
+  app.post(
+    '/api/billing/downgrade',
+    {
+      schema: {
+        summary: 'Schedule (or cancel) the move to free at the end of the period',
+        description:
+          'Owner only. Schedules the downgrade to free for the end of the billing period (`scheduled`, `effectiveAt`); calling again while one is pending cancels it (`canceled`). ' +
+          'The paid caps stay until then. After it, caps gate new writes only: nothing over the free caps is removed. 409 on the free plan. 5 per hour per organisation.',
+        tags: ['billing'],
+        querystring: OrgQuery,
+        body: z.strictObject({}).nullish(),
+        response: { 200: DowngradeResult, ...errorResponses },
+      },
+      onRequest: downgradeLimit.onRequest,
+      config: { rateLimits: [downgradeLimit.rule] },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
+      return toggleDowngrade(services, actor, org);
+    },
+  );
+
+  app.post(
+    '/api/billing/checkout',
+    {
+      schema: {
+        summary: 'A checkout page for a plan',
+        description: 'Owner only. A page where a person adds a card and subscribes; the plan switches as soon as it completes. 409 when already on that plan.',
+        tags: ['billing'],
+        querystring: OrgQuery,
+        body: z.strictObject({ plan: PaidPlan }),
+        response: { 200: HostedPage, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
+      const page = await checkoutFor(services, actor, org, request.body.plan);
+      return { url: page.url, expiresAt: page.expiresAt.toISOString() };
+    },
+  );
+
+  app.post(
+    '/api/billing/portal',
+    {
+      schema: {
+        summary: 'A short-lived customer portal page',
+        description: 'Owner only. A page (valid for an hour) showing the plan and the card on file, where the card can be replaced.',
+        tags: ['billing'],
+        querystring: OrgQuery,
+        body: z.strictObject({}).nullish(),
+        response: { 200: HostedPage, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
+      const page = await portalFor(services, actor, org);
+      return { url: page.url, expiresAt: page.expiresAt.toISOString() };
+    },
+  );
+
+  app.post(
+    '/api/billing/request-limit-increase',
+    {
+      schema: {
+        summary: 'Ask for a cap beyond the plan',
+        description:
+          "Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included.",
+        tags: ['billing'],
+        querystring: OrgQuery,
+        body: LimitIncreaseBody,
+        response: { 200: LimitIncreaseRequest, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = requireActor(request);
+      const org = await resolveCallerOrg(services, actor, request.query.org, 'read_org');
+      const stored = await requestLimitIncrease(services, actor, org, request.body);
+      return {
+        id: stored.id,
+        kind: stored.kind,
+        desiredValue: stored.desiredValue,
+        currentCap: stored.currentCap,
+        plan: stored.plan,
+        reason: stored.reason,
+        status: 'received' as const,
+        createdAt: stored.createdAt.toISOString(),
+      };
+    },
+  );
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { search } from '../domain/search';
+import { requireActor } from '../http/authenticate';
+import type { App } from '../http/types';
+import { MINUTE } from '../limits/rules';
+import type { Services } from '../services';
+import { errorResponses, IsoDateTime } from './schemas';
+
+const SearchQuery = z.strictObject({
+  q: z
+    .string()
+    .max(200)
+    .default('')
+    .describe('Text to find, case-insensitive, anywhere in a name, cell or section (`%` and `_` match themselves). Empty: no hits.'),
+  kind: z.enum(['all', 'workspace', 'row', 'doc-section']).default('all'),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).max(10_000).default(0),
+});
+
+const SearchHit = z
+  .object({
+    id: z.string().describe('Kind-prefixed: `workspace:<id>`, `row:<rowId>`, `doc-section:<surfaceId>:<index>`'),
+    kind: z.enum(['workspace', 'row', 'doc-section']),
+    title: z.string().describe("The workspace name, the row's `title` cell (else its first text cell), or the section heading"),
+    snippet: z.string().optional().describe('Rows and sections: the line holding the match, cut to about 160 characters'),
+    score: z.number().min(0).max(1).describe('1: a whole field equals the query; 0.9: a field starts with it; else 0.5 to 0.9 by how much of the text it covers'),
+    workspace: z.object({
+      id: z.string(),
+      slug: z.string(),
+      name: z.string(),
+      mode: z.enum(['table', 'doc']),
+      org: z.object({ slug: z.string(), name: z.string() }),
+    }),
+    surface: z.object({ id: z.string(), slug: z.string() }).nullable().describe('The sheet or doc surface of a row or section'),
+    url: z.string().describe('Where the web app shows the hit'),
+    apiUrl: z.string().describe('The REST resource of the hit (canonical org-prefixed path)'),
+    updatedAt: IsoDateTime,
+  })
+  .meta({ id: 'SearchHit' });
+
+const SearchResult = z
+  .object({
+    hits: z.array(SearchHit),
+    count: z.number().int().describe('All matches, before `limit` and `offset`'),
+    took: z.number().int().describe('Milliseconds the search took on the server'),
+  })
+  .meta({ id: 'SearchResult' });
+
+export async function searchRoutes(app: App, services: Services) {
+  app.get(
+    '/api/search',
+    {
+      schema: {
+        summary: 'Search workspaces, rows and doc sections',
+        description:
+          'Case-insensitive substring match over workspace names, row cells (text and numbers) and doc sections (heading and text), ' +
+          'in the live workspaces the caller can read: the ones `GET /api/workspaces` lists (memberships, org-visibility workspaces of ' +
+          "the caller's organisations; a scoped key searches its one workspace). Best score first, ties newest first. " +
+          'A row is found as soon as its write is acknowledged. 120 per minute per principal.',
+        tags: ['search'],
+        querystring: SearchQuery,
+        response: { 200: SearchResult, ...errorResponses },
+      },
+      config: {
+        rateLimits: [{ endpoint: 'search', limit: 120, windowMs: MINUTE, bucket: (request) => request.actor?.principal.id ?? null }],
+      },
+    },
+    async (request) => search(services, requireActor(request), request.query),
+  );
+}

@@ -1,0 +1,299 @@
+import { docFromJSONLenient } from '../docs/json';
+import { docToMarkdown } from '../docs/markdown';
+import { errors, OverLimitError } from '../errors';
+import { emitEvents } from '../events/emit';
+import { sanitizeHtml } from '../files/sanitize';
+import type { Actor, Principal } from '../http/actor';
+import type { ResolvedWorkspace } from '../http/workspace-access';
+import { newId } from '../lib/ids';
+import { capsFor } from '../limits/plans';
+import type { PlanName, Surface, Workspace } from '../persistence/schema';
+import {
+  findVersion,
+  findVersionAt,
+  latestVersionBefore,
+  listVersions,
+  markStartPoints,
+  prepareVersions,
+  versionContent,
+  writeVersions,
+  type NewVersion,
+  type StoredVersion,
+} from '../persistence/versions';
+import { findPrincipals, findSurface } from '../persistence/workspaces';
+import type { Services } from '../services';
+import { countChanges, diffContents, type ContentDiff, type SequenceChange } from '../sync/content-diff';
+import { surfaceDocumentName } from '../sync/document-names';
+import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
+import { restoreSurfaceContent, rowsAddedByRestoring, type HistorySurface, type SurfaceContent } from '../sync/surface-content';
+import { countRows } from '../sync/table-document';
+import { indexVersions, type HistoryPass } from '../sync/version-index';
+import { tableError } from './tables';
+import { transactWithEvents, workspaceEvent } from './transact';
+import { upgradeUrl } from './workspaces';
+import { versionTag } from './version-tags';
+
+/**
+ * Version history of doc, html and table surfaces (docs/VERSIONS.md): the
+ * list, naming, showing, comparing and restoring. Versions are made from
+ * the update log by src/sync/version-index.ts; every call here brings them
+ * up to date first, so the list always ends with the current state.
+ */
+
+export type VersionedSurface = { surface: Surface; document: string; history: HistorySurface };
+
+export type VersionRecord = {
+  id: string;
+  surfaceId: string;
+  kind: 'auto' | 'named';
+  name: string | null;
+  createdAt: string;
+  createdBy: Principal;
+  editors: Array<{ principal: Principal; edits: number }>;
+  changes: { unit: 'rows' | 'blocks' | 'lines'; added: number; removed: number; changed: number; columnsChanged?: boolean };
+  etag: string;
+};
+
+/** The doc, html or table surface a version route names; files surfaces keep versions per file, not here. */
+export async function findVersionedSurface(services: Services, workspace: Workspace, slugOrId: string): Promise<VersionedSurface> {
+  const surface = await findSurface(services.db, workspace.id, slugOrId);
+  const document = surface ? surfaceDocumentName(workspace.id, surface) : null;
+  if (!surface || !document || surface.kind === 'files') throw errors.notFound('Surface with version history');
+  return { surface, document, history: { id: surface.id, kind: surface.kind } };
+}
+
+async function present(services: Services, versions: StoredVersion[]): Promise<VersionRecord[]> {
+  const ids = versions.flatMap((v) => [v.author?.id, ...v.editors.map((e) => e.id)]).filter((id): id is string => typeof id === 'string');
+  const principals = await findPrincipals(services.db, ids);
+  const principal = (ref: { principalType: Principal['principalType'] | null; id: string | null } | null): Principal =>
+    (ref?.id ? principals.get(ref.id) : undefined) ??
+    (ref?.id && ref.principalType ? { principalType: ref.principalType, id: ref.id, name: 'Former member', avatarUrl: null } : SYSTEM_PRINCIPAL);
+  return versions.map((v) => ({
+    id: v.id,
+    surfaceId: v.surfaceId,
+    kind: v.kind,
+    name: v.name,
+    createdAt: v.createdAt.toISOString(),
+    createdBy: principal(v.author),
+    editors: v.editors.map((e) => ({ principal: principal(e), edits: e.edits })),
+    changes: v.changes ?? { unit: 'blocks', added: 0, removed: 0, changed: 0 },
+    etag: versionTag(v.document, v.seq),
+  }));
+}
+
+type ListPosition = { seq: number; kind: 'auto' | 'named'; id: string };
+
+function encodeListCursor(version: StoredVersion): string {
+  return Buffer.from(JSON.stringify([version.seq, version.kind, version.id])).toString('base64url');
+}
+
+function decodeListCursor(raw: string): ListPosition {
+  try {
+    const [seq, kind, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    if (typeof seq === 'number' && Number.isSafeInteger(seq) && (kind === 'auto' || kind === 'named') && typeof id === 'string') return { seq, kind, id };
+  } catch {
+    // fall through
+  }
+  throw errors.badRequest('Invalid cursor: pass the nextCursor of the previous page.', [{ path: ['before'], code: 'invalid_cursor', message: 'not a cursor of this list' }]);
+}
+
+export async function listSurfaceVersions(
+  services: Services,
+  plan: PlanName,
+  versioned: VersionedSurface,
+  query: { limit: number; before?: string },
+): Promise<{ versions: VersionRecord[]; nextCursor: string | null; history: { since: string | null; retentionDays: number | null } }> {
+  const before = query.before ? decodeListCursor(query.before) : undefined;
+  const pass = await upToDate(services, versioned);
+  const rows = await listVersions(services.db, versioned.surface.id, { limit: query.limit + 1, before });
+  const page = rows.slice(0, query.limit);
+  return {
+    versions: await present(services, page),
+    nextCursor: rows.length > query.limit ? encodeListCursor(page.at(-1)!) : null,
+    history: {
+      since: pass.cursor.historyFromSeq > 0 ? (pass.cursor.historyFrom?.toISOString() ?? null) : null,
+      retentionDays: capsFor(plan).versionRetentionDays,
+    },
+  };
+}
+
+async function upToDate(services: Services, versioned: VersionedSurface, atHead = false): Promise<HistoryPass> {
+  const pass = await indexVersions(services.db, versioned.document, atHead ? versioned.history : undefined);
+  if (!pass) throw errors.notFound('Surface with version history');
+  return pass;
+}
+
+/** Names the surface as it is now (the newest logged state); named versions are kept whatever the plan's retention. */
+export async function nameVersion(services: Services, actor: Actor, resolved: ResolvedWorkspace, versioned: VersionedSurface, name: string): Promise<VersionRecord> {
+  const pass = await upToDate(services, versioned, true);
+  const version = await newNamedVersion(services, versioned, pass, name, actor.principal);
+  const [prepared] = await prepareVersions([version]);
+  await transactWithEvents(services, async (tx, events) => {
+    await writeVersions(tx, [prepared!]);
+    events.push(
+      workspaceEvent('version.created', { workspace: resolved.workspace, orgSlug: resolved.orgSlug, surface: versioned.surface }, actor, {
+        versionId: version.id,
+        surfaceId: versioned.surface.id,
+        kind: 'named',
+        name,
+      }),
+    );
+  });
+  return (await present(services, [{ ...version, contentBytes: prepared!.encoded.size }]))[0]!;
+}
+
+async function newNamedVersion(services: Services, versioned: VersionedSurface, pass: HistoryPass, name: string, by: Principal): Promise<NewVersion> {
+  const previous = await latestVersionBefore(services.db, versioned.surface.id, pass.head + 1);
+  const reference = previous ? await versionContent<SurfaceContent>(services.db, previous.id) : null;
+  return {
+    id: newId('ver'),
+    workspaceId: versioned.surface.workspaceId,
+    surfaceId: versioned.surface.id,
+    document: versioned.document,
+    kind: 'named',
+    name,
+    seq: pass.head,
+    startPoint: false,
+    createdAt: services.clock.now(),
+    author: { principalType: by.principalType, id: by.id },
+    editors: [],
+    changes: countChanges(diffContents(reference, pass.atHead!)),
+    content: pass.atHead!,
+  };
+}
+
+async function storedVersion(services: Services, versioned: VersionedSurface, id: string): Promise<StoredVersion> {
+  const version = await findVersion(services.db, versioned.surface.id, id);
+  if (!version) throw errors.notFound('Version');
+  return version;
+}
+
+/** A version and the surface's content as it was then. */
+export async function showVersion(services: Services, versioned: VersionedSurface, id: string): Promise<{ version: VersionRecord; content: SurfaceContent }> {
+  const version = await storedVersion(services, versioned, id);
+  const content = await versionContent<SurfaceContent>(services.db, version.id);
+  const shown = content.kind === 'html' ? { ...content, html: sanitizeHtml(content.html) } : content;
+  return { version: (await present(services, [version]))[0]!, content: shown };
+}
+
+export type PresentedDiff =
+  | { kind: 'doc'; blocks: Array<PresentedChange<{ markdown: string; node: unknown }>> }
+  | { kind: 'html'; lines: Array<SequenceChange<string>> }
+  | Extract<ContentDiff, { kind: 'sheet' }>;
+
+type PresentedChange<T> = { op: 'added' | 'removed' | 'changed'; from?: number; to?: number; before?: T; after?: T };
+
+/** What changed from version `id` to version `to` (or to the current state when `to` is `current`). */
+export async function diffVersions(
+  services: Services,
+  versioned: VersionedSurface,
+  id: string,
+  to: string,
+): Promise<{ from: VersionRecord; to: VersionRecord | { current: true; etag: string }; changes: VersionRecord['changes']; diff: PresentedDiff }> {
+  const from = await storedVersion(services, versioned, id);
+  const fromContent = await versionContent<SurfaceContent>(services.db, from.id);
+  let target: VersionRecord | { current: true; etag: string };
+  let toContent: SurfaceContent;
+  if (to === 'current') {
+    const pass = await upToDate(services, versioned, true);
+    target = { current: true, etag: versionTag(versioned.document, pass.head) };
+    toContent = pass.atHead!;
+  } else {
+    const other = await storedVersion(services, versioned, to);
+    target = (await present(services, [other]))[0]!;
+    toContent = await versionContent<SurfaceContent>(services.db, other.id);
+  }
+  const diff = diffContents(fromContent, toContent);
+  return { from: (await present(services, [from]))[0]!, to: target, changes: countChanges(diff), diff: presentDiff(diff) };
+}
+
+function presentDiff(diff: ContentDiff): PresentedDiff {
+  if (diff.kind !== 'doc') return diff;
+  const block = (node: unknown) => ({ markdown: docToMarkdown(docFromJSONLenient({ type: 'doc', content: [node] })), node });
+  return {
+    kind: 'doc',
+    blocks: diff.blocks.map((change) => ({
+      op: change.op,
+      ...('from' in change ? { from: change.from } : {}),
+      ...('to' in change ? { to: change.to } : {}),
+      ...('before' in change ? { before: block(change.before) } : {}),
+      ...('after' in change ? { after: block(change.after) } : {}),
+    })),
+  };
+}
+
+/**
+ * Makes the surface look as it did at version `id`, as one new change by
+ * the caller on top of the current state (connected clients receive it like
+ * any edit; events as for any write). The state just before is kept as a
+ * version (`undo`): restoring that one undoes this.
+ */
+export async function restoreVersion(
+  services: Services,
+  actor: Actor,
+  resolved: ResolvedWorkspace,
+  versioned: VersionedSurface,
+  id: string,
+): Promise<{ restored: VersionRecord; undo: VersionRecord }> {
+  const version = await storedVersion(services, versioned, id);
+  const stored = await versionContent<SurfaceContent>(services.db, version.id);
+  // What a sync client wrote into an html page may never have met the sanitiser; a restore writes through it like PUT does.
+  const content = stored.kind === 'html' ? { ...stored, html: sanitizeHtml(stored.html) } : stored;
+  const undo = await keepCurrentState(services, versioned);
+  const origin = serverOrigin(actor.principal);
+  const cap = capsFor(resolved.orgPlan).rowsPerWorkspace;
+  await services.sync
+    .transact(versioned.document, origin, (doc) => {
+      const added = rowsAddedByRestoring(doc, versioned.history, content);
+      const total = countRows(doc) + added;
+      if (added > 0 && total > cap) throw new OverLimitError('rows', countRows(doc), cap, { plan: resolved.orgPlan, upgradeUrl: upgradeUrl(services) });
+      restoreSurfaceContent(doc, versioned.history, content, origin);
+    })
+    .catch(tableError);
+  const [restored, kept] = await present(services, [version, undo]);
+  await emitEvents(services, [
+    workspaceEvent('version.restored', { workspace: resolved.workspace, orgSlug: resolved.orgSlug, surface: versioned.surface }, actor, {
+      versionId: version.id,
+      surfaceId: versioned.surface.id,
+      name: version.name,
+      versionCreatedAt: version.createdAt.toISOString(),
+      undoVersionId: undo.id,
+    }),
+  ]);
+  return { restored: restored!, undo: kept! };
+}
+
+/**
+ * A version holding the surface as it is now, pinned so a growing editing
+ * session never moves it: the surface's newest version when it still
+ * matches the current content, else a new automatic one at the newest log
+ * position.
+ */
+async function keepCurrentState(services: Services, versioned: VersionedSurface): Promise<StoredVersion> {
+  const pass = await upToDate(services, versioned, true);
+  const [latest] = await listVersions(services.db, versioned.surface.id, { limit: 1 });
+  if (latest && JSON.stringify(await versionContent(services.db, latest.id)) === JSON.stringify(pass.atHead)) {
+    if (latest.kind === 'auto') await markStartPoints(services.db, versioned.document, [latest.seq]);
+    return latest;
+  }
+  const previous = latest ? await versionContent<SurfaceContent>(services.db, latest.id) : null;
+  const version: NewVersion = {
+    id: newId('ver'),
+    workspaceId: versioned.surface.workspaceId,
+    surfaceId: versioned.surface.id,
+    document: versioned.document,
+    kind: 'auto',
+    name: null,
+    seq: pass.head,
+    startPoint: true,
+    createdAt: services.clock.now(),
+    author: null,
+    editors: [],
+    changes: countChanges(diffContents(previous, pass.atHead!)),
+    content: pass.atHead!,
+  };
+  const prepared = await prepareVersions([version]);
+  await writeVersions(services.db, prepared);
+  // An automatic version already at that position keeps its id.
+  return (await findVersionAt(services.db, versioned.surface.id, pass.head))!;
+}

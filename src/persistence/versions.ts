@@ -1,0 +1,412 @@
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+import { sql } from 'kysely';
+import type { Db, Executor } from './database';
+import type { PrincipalKind } from './schema';
+
+/**
+ * Stored versions of surfaces, the per-document cursor of the version
+ * indexer, and base holds (see migration 0070 and docs/VERSIONS.md).
+ * Version content is JSON compressed with gzip: a listed version never
+ * needs the update log again.
+ */
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+export type VersionKind = 'auto' | 'named';
+
+export type EditorCount = { principalType: PrincipalKind | null; id: string | null; edits: number };
+
+export type VersionChanges = { unit: 'rows' | 'blocks' | 'lines'; added: number; removed: number; changed: number; columnsChanged?: boolean };
+
+export type StoredVersion = {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  document: string;
+  kind: VersionKind;
+  name: string | null;
+  seq: number;
+  startPoint: boolean;
+  createdAt: Date;
+  author: { principalType: PrincipalKind; id: string } | null;
+  editors: EditorCount[];
+  changes: VersionChanges | null;
+  contentBytes: number;
+};
+
+export type NewVersion = Omit<StoredVersion, 'contentBytes'> & { content: unknown };
+
+const META = [
+  'id',
+  'workspaceId',
+  'surfaceId',
+  'document',
+  'kind',
+  'name',
+  'seq',
+  'startPoint',
+  'createdAt',
+  'principalType',
+  'principalId',
+  'editors',
+  'changes',
+  'contentBytes',
+] as const;
+
+type MetaRow = {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  document: string;
+  kind: VersionKind;
+  name: string | null;
+  seq: number | string;
+  startPoint: boolean;
+  createdAt: Date;
+  principalType: PrincipalKind | null;
+  principalId: string | null;
+  editors: unknown;
+  changes: unknown;
+  contentBytes: number;
+};
+
+function json<T>(value: unknown, fallback: T): T {
+  if (value === null || value === undefined) return fallback;
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function toVersion(row: MetaRow): StoredVersion {
+  const changes = json<VersionChanges | Record<string, never>>(row.changes, {});
+  return {
+    id: row.id,
+    workspaceId: row.workspaceId,
+    surfaceId: row.surfaceId,
+    document: row.document,
+    kind: row.kind,
+    name: row.name,
+    seq: Number(row.seq),
+    startPoint: row.startPoint,
+    createdAt: row.createdAt,
+    author: row.principalType && row.principalId ? { principalType: row.principalType, id: row.principalId } : null,
+    editors: json<EditorCount[]>(row.editors, []),
+    changes: 'unit' in changes ? (changes as VersionChanges) : null,
+    contentBytes: row.contentBytes,
+  };
+}
+
+export async function encodeContent(content: unknown): Promise<{ bytes: Uint8Array; size: number }> {
+  const text = Buffer.from(JSON.stringify(content), 'utf8');
+  return { bytes: new Uint8Array(await gzipAsync(text)), size: text.byteLength };
+}
+
+export async function decodeContent<T>(bytes: Uint8Array): Promise<T> {
+  return JSON.parse((await gunzipAsync(bytes)).toString('utf8')) as T;
+}
+
+export type PreparedVersion = NewVersion & { encoded: { bytes: Uint8Array; size: number } };
+
+/** Compresses content before a transaction is opened, so no transaction waits on gzip. */
+export async function prepareVersions(versions: ReadonlyArray<NewVersion>): Promise<PreparedVersion[]> {
+  return Promise.all(versions.map(async (version) => ({ ...version, encoded: await encodeContent(version.content) })));
+}
+
+/** Auto versions are unique per surface and log position: writing one again replaces it (an open session's point moved on). */
+export async function writeVersions(db: Executor, versions: ReadonlyArray<PreparedVersion>): Promise<void> {
+  for (const version of versions) {
+    const values = {
+      id: version.id,
+      workspaceId: version.workspaceId,
+      surfaceId: version.surfaceId,
+      document: version.document,
+      kind: version.kind,
+      name: version.name,
+      seq: version.seq,
+      startPoint: version.startPoint,
+      createdAt: version.createdAt,
+      principalType: version.author?.principalType ?? null,
+      principalId: version.author?.id ?? null,
+      editors: JSON.stringify(version.editors),
+      changes: JSON.stringify(version.changes ?? {}),
+      content: version.encoded.bytes,
+      contentBytes: version.encoded.size,
+    };
+    if (version.kind === 'named') {
+      await db.insertInto('surfaceVersions').values(values).execute();
+      continue;
+    }
+    await db
+      .insertInto('surfaceVersions')
+      .values(values)
+      .onConflict((oc) =>
+        oc
+          .columns(['surfaceId', 'seq'])
+          .where('kind', '=', 'auto')
+          .doUpdateSet({
+            startPoint: sql`surface_versions.start_point or excluded.start_point`,
+            createdAt: values.createdAt,
+            principalType: values.principalType,
+            principalId: values.principalId,
+            editors: values.editors,
+            changes: values.changes,
+            content: values.content,
+            contentBytes: values.contentBytes,
+          }),
+      )
+      .execute();
+  }
+}
+
+/**
+ * Versions of a surface, newest first: by log position; at one position a
+ * named version comes before the automatic one (it was named once that
+ * state existed), then by id.
+ */
+export async function listVersions(
+  db: Executor,
+  surfaceId: string,
+  options: { limit: number; before?: { seq: number; kind: VersionKind; id: string } },
+): Promise<StoredVersion[]> {
+  let query = db.selectFrom('surfaceVersions').select(META).where('surfaceId', '=', surfaceId);
+  if (options.before) {
+    const { seq, kind, id } = options.before;
+    query = query.where((eb) => eb(eb.refTuple('seq', 'kind', 'id'), '<', eb.tuple(seq, kind, id)));
+  }
+  const rows = await query.orderBy('seq', 'desc').orderBy('kind', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+  return rows.map((row) => toVersion(row as MetaRow));
+}
+
+export async function findVersion(db: Executor, surfaceId: string, id: string): Promise<StoredVersion | null> {
+  const row = await db.selectFrom('surfaceVersions').select(META).where('surfaceId', '=', surfaceId).where('id', '=', id).executeTakeFirst();
+  return row ? toVersion(row as MetaRow) : null;
+}
+
+/** Any stored version of the surface at exactly this log position (a base that compaction folded). */
+export async function findVersionAt(db: Executor, surfaceId: string, seq: number): Promise<StoredVersion | null> {
+  const row = await db
+    .selectFrom('surfaceVersions')
+    .select(META)
+    .where('surfaceId', '=', surfaceId)
+    .where('seq', '=', seq)
+    .orderBy('kind') // auto before named: its content is the replayed state at exactly `seq`
+    .limit(1)
+    .executeTakeFirst();
+  return row ? toVersion(row as MetaRow) : null;
+}
+
+/** Every stored version of a document's surfaces at exactly this log position. */
+export async function findDocumentVersionsAt(db: Executor, document: string, seq: number): Promise<StoredVersion[]> {
+  const rows = await db.selectFrom('surfaceVersions').select(META).where('document', '=', document).where('seq', '=', seq).execute();
+  return rows.map((row) => toVersion(row as MetaRow));
+}
+
+/** The surface's newest version before log position `seq` (what a new point's changes are counted against). */
+export async function latestVersionBefore(db: Executor, surfaceId: string, seq: number, excludedIds: readonly string[] = []): Promise<StoredVersion | null> {
+  let query = db.selectFrom('surfaceVersions').select(META).where('surfaceId', '=', surfaceId).where('seq', '<', seq);
+  if (excludedIds.length > 0) query = query.where('id', 'not in', [...excludedIds]);
+  // At one position the auto point (the replayed state) is the reference.
+  const row = await query.orderBy('seq', 'desc').orderBy('kind').limit(1).executeTakeFirst();
+  return row ? toVersion(row as MetaRow) : null;
+}
+
+export async function versionContent<T>(db: Executor, id: string): Promise<T> {
+  const row = await db.selectFrom('surfaceVersions').select('content').where('id', '=', id).executeTakeFirstOrThrow();
+  return decodeContent<T>(toBytes(row.content));
+}
+
+/** Auto versions older than `before` in organisations on `plan`; named versions are never touched. Returns how many went. */
+export async function deleteExpiredVersions(db: Executor, plan: string, before: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('surfaceVersions')
+    .where('kind', '=', 'auto')
+    .where('createdAt', '<', before)
+    .where('workspaceId', 'in', (eb) =>
+      eb.selectFrom('workspaces').innerJoin('orgs', 'orgs.id', 'workspaces.orgId').select('workspaces.id').where('orgs.plan', '=', plan as never),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+// ---------------------------------------------------------------------------
+// The update log, read for history
+
+export type LogEntry = { seq: number; createdAt: Date; author: { principalType: PrincipalKind; id: string } | null };
+
+/** Who made each update after `afterSeq`, and when; no update bytes. */
+export async function readLogEntries(db: Executor, document: string, afterSeq: number): Promise<LogEntry[]> {
+  const rows = await db
+    .selectFrom('documentUpdates')
+    .select(['seq', 'createdAt', 'principalType', 'principalId'])
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    createdAt: r.createdAt,
+    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+  }));
+}
+
+/** The document's newest log position: its last update, or what the snapshot folded when the log is empty. */
+export async function logHead(db: Executor, document: string): Promise<number> {
+  const row = await sql<{ head: number | string | null }>`
+    select greatest(
+      (select max(seq) from document_updates where document = ${document}),
+      (select upto_seq from document_snapshots where document = ${document})
+    ) as head
+  `.execute(db);
+  return Number(row.rows[0]?.head ?? 0);
+}
+
+// ---------------------------------------------------------------------------
+// Cursors
+
+export type OpenSession = { startSeq: number; startedAt: string; endSeq: number };
+
+export type VersionCursor = {
+  uptoSeq: number;
+  /** History begins at this log position (0: with the document). */
+  historyFromSeq: number;
+  historyFrom: Date | null;
+  /** The newest session of each principal (`type:id`, or `system`), while it may still grow. */
+  sessions: Record<string, OpenSession>;
+};
+
+export async function loadCursor(db: Executor, document: string): Promise<VersionCursor | null> {
+  const row = await db.selectFrom('versionCursors').selectAll().where('document', '=', document).executeTakeFirst();
+  if (!row) return null;
+  return {
+    uptoSeq: Number(row.uptoSeq),
+    historyFromSeq: Number(row.historyFromSeq),
+    historyFrom: row.historyFrom,
+    sessions: json<Record<string, OpenSession>>(row.sessions, {}),
+  };
+}
+
+/**
+ * Moves the cursor from `expectedUpto` (null: there was none) to `cursor`.
+ * False when another pass moved it first; the caller's transaction is then
+ * rolled back, so two instances never record the same stretch twice.
+ */
+export async function advanceCursor(db: Executor, document: string, cursor: VersionCursor, expectedUpto: number | null): Promise<boolean> {
+  const values = {
+    uptoSeq: cursor.uptoSeq,
+    historyFromSeq: cursor.historyFromSeq,
+    historyFrom: cursor.historyFrom,
+    sessions: JSON.stringify(cursor.sessions),
+  };
+  if (expectedUpto === null) {
+    const inserted = await db
+      .insertInto('versionCursors')
+      .values({ document, ...values })
+      .onConflict((oc) => oc.column('document').doNothing())
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+  const updated = await db.updateTable('versionCursors').set(values).where('document', '=', document).where('uptoSeq', '=', expectedUpto).executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+// ---------------------------------------------------------------------------
+// Base holds
+
+/** Keeps `seq` reconstructible for this document for the bucket's lifetime (the lowest seq handed out in the bucket wins). */
+export async function holdBase(db: Executor, document: string, bucket: Date, seq: number): Promise<void> {
+  await db
+    .insertInto('documentHolds')
+    .values({ document, bucket, seq })
+    .onConflict((oc) => oc.columns(['document', 'bucket']).doUpdateSet({ seq: sql`least(document_holds.seq, excluded.seq)` }))
+    .execute();
+}
+
+/** The lowest held log position of buckets that started at or after `since`, or null. */
+export async function lowestHold(db: Executor, document: string, since: Date): Promise<number | null> {
+  const row = await db
+    .selectFrom('documentHolds')
+    .select((eb) => eb.fn.min('seq').as('seq'))
+    .where('document', '=', document)
+    .where('bucket', '>=', since)
+    .executeTakeFirst();
+  return row?.seq === null || row?.seq === undefined ? null : Number(row.seq);
+}
+
+export async function pruneHolds(db: Executor, before: Date): Promise<void> {
+  await db.deleteFrom('documentHolds').where('bucket', '<', before).execute();
+}
+
+function toBytes(value: Uint8Array): Uint8Array {
+  return value instanceof Uint8Array ? value : new Uint8Array(value as ArrayBufferLike);
+}
+
+// ---------------------------------------------------------------------------
+// The stored document, read for history
+
+export type HistoryUpdate = LogEntry & { update: Uint8Array };
+
+export type HistorySource = {
+  snapshot: { state: Uint8Array; uptoSeq: number; storedAt: Date } | null;
+  /** Updates after the snapshot, in log order, up to `uptoSeq` when given. */
+  updates: HistoryUpdate[];
+};
+
+/**
+ * The snapshot and the log after it (up to `uptoSeq`), read in one
+ * repeatable-read transaction so a compaction committing in between cannot
+ * make the two disagree.
+ */
+export async function loadHistorySource(db: Db, document: string, uptoSeq?: number): Promise<HistorySource> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      const snapshot = await tx.selectFrom('documentSnapshots').select(['state', 'uptoSeq', 'updatedAt']).where('document', '=', document).executeTakeFirst();
+      let query = tx
+        .selectFrom('documentUpdates')
+        .select(['seq', 'update', 'createdAt', 'principalType', 'principalId'])
+        .where('document', '=', document)
+        .where('seq', '>', Number(snapshot?.uptoSeq ?? 0));
+      if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
+      const rows = await query.orderBy('seq').execute();
+      return {
+        snapshot: snapshot ? { state: toBytes(snapshot.state), uptoSeq: Number(snapshot.uptoSeq), storedAt: snapshot.updatedAt } : null,
+        updates: rows.map((r) => ({
+          seq: Number(r.seq),
+          update: toBytes(r.update),
+          createdAt: r.createdAt,
+          author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+        })),
+      };
+    });
+}
+
+/** Marks the auto versions of a document at these positions as start points (never moved away by a growing session). */
+export async function markStartPoints(db: Executor, document: string, seqs: readonly number[]): Promise<void> {
+  if (seqs.length === 0) return;
+  await db.updateTable('surfaceVersions').set({ startPoint: true }).where('document', '=', document).where('kind', '=', 'auto').where('seq', 'in', [...seqs]).execute();
+}
+
+/**
+ * The auto versions at these positions that an extended session may drop:
+ * not start points, and the newest version of their surface (a version
+ * after one means someone else's point was counted against it, so it stays).
+ */
+export async function droppablePoints(db: Executor, document: string, seqs: readonly number[]): Promise<StoredVersion[]> {
+  if (seqs.length === 0) return [];
+  const rows = await db
+    .selectFrom('surfaceVersions as v')
+    .select(META.map((column) => `v.${column}` as const))
+    .where('v.document', '=', document)
+    .where('v.kind', '=', 'auto')
+    .where('v.startPoint', '=', false)
+    .where('v.seq', 'in', [...seqs])
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('surfaceVersions as later').select('later.id').whereRef('later.surfaceId', '=', 'v.surfaceId').whereRef('later.seq', '>', 'v.seq'))))
+    .execute();
+  return rows.map((row) => toVersion(row as MetaRow));
+}
+
+export async function deleteVersions(db: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('surfaceVersions').where('id', 'in', [...ids]).execute();
+}

@@ -1,0 +1,337 @@
+/**
+ * Turns a document's update log into versions of its surfaces before
+ * compaction folds the log away (docs/VERSIONS.md).
+ *
+ * Sessions: each principal's edits form sessions of at most 10 minutes from
+ * their first edit (the log's `created_at`); other principals may edit in
+ * between. A session gives two points: the state right before its first
+ * edit (a start point, which never moves) and the state after its last edit
+ * so far (which moves on while the session grows). At a point, every
+ * surface changed since its previous point gets a version: its content at
+ * that log position, who edited it since (edits per principal) and counts of
+ * what changed. For a table document the surfaces are its sheets.
+ *
+ * A pass reads the snapshot and the log, replays the updates after the
+ * cursor one by one in a scratch document (which surfaces each changes),
+ * takes the content at each point, and commits the versions with the
+ * advanced cursor in one transaction. Compaction runs a pass first and folds
+ * only what the cursor has passed, and no log position a recent read handed
+ * out as a base version (`ETag`), so a stale write can still be merged.
+ */
+import * as Y from 'yjs';
+import { newId } from '../lib/ids';
+import type { Db } from '../persistence/database';
+import {
+  advanceCursor,
+  deleteVersions,
+  droppablePoints,
+  findDocumentVersionsAt,
+  findVersionAt,
+  holdBase,
+  latestVersionBefore,
+  loadCursor,
+  loadHistorySource,
+  logHead,
+  lowestHold,
+  markStartPoints,
+  prepareVersions,
+  pruneHolds,
+  versionContent,
+  writeVersions,
+  type EditorCount,
+  type HistoryUpdate,
+  type LogEntry,
+  type NewVersion,
+  type VersionCursor,
+} from '../persistence/versions';
+import { countChanges, diffContents } from './content-diff';
+import { parseDocumentName } from './document-names';
+import { isEmptyContent, readSurfaceContent, surfacesChangedBy, type HistorySurface, type SurfaceContent } from './surface-content';
+import { getRow, listSheetIds, type RowData } from './table-document';
+
+/** A session is at most this long, from its first edit. */
+export const SESSION_WINDOW_MS = 10 * 60_000;
+/** A log position handed out as a base version stays reconstructible at least this long. */
+export const BASE_HOLD_MS = 60 * 60_000;
+/** Holds are kept per document and bucket of this length (the lowest position in each). */
+const HOLD_BUCKET_MS = 10 * 60_000;
+
+const HISTORY_LOAD = { source: 'history-load' } as const;
+const HISTORY_REPLAY = { source: 'history-replay' } as const;
+
+export type HistoryPass = {
+  cursor: VersionCursor;
+  /** The newest log position of the document. */
+  head: number;
+  /** The requested surface's content at `head`. */
+  atHead?: SurfaceContent;
+};
+
+const locks = new Map<string, Promise<unknown>>();
+
+/** Serialises passes and compaction of one document in this process. */
+export function withHistoryLock<T>(document: string, task: () => Promise<T>): Promise<T> {
+  const previous = locks.get(document) ?? Promise.resolve();
+  const run = previous.then(task, task);
+  const settled = run.catch(() => {});
+  locks.set(document, settled);
+  void settled.then(() => {
+    if (locks.get(document) === settled) locks.delete(document);
+  });
+  return run;
+}
+
+/** Brings a document's versions up to its newest update; with `atHead`, also answers that surface's content there. */
+export function indexVersions(db: Db, document: string, atHead?: HistorySurface): Promise<HistoryPass | null> {
+  return withHistoryLock(document, () => runHistoryPass(db, document, atHead));
+}
+
+/** The surface a doc or html document holds; null for a table document (its surfaces are sheets); undefined when the name is not a document. */
+function ownSurface(document: string): HistorySurface | null | undefined {
+  const parsed = parseDocumentName(document);
+  if (!parsed) return undefined;
+  return parsed.kind === 'tables' ? null : { id: parsed.surfaceId!, kind: parsed.kind };
+}
+
+function principalKey(author: LogEntry['author']): string {
+  return author ? `${author.principalType}:${author.id}` : 'system';
+}
+
+type Capture = { seq: number; entry: { createdAt: Date; author: LogEntry['author'] }; surface: HistorySurface; content: SurfaceContent; editors: EditorCount[] };
+
+/** One pass; the caller holds the document's history lock. */
+export async function runHistoryPass(db: Db, document: string, atHead?: HistorySurface): Promise<HistoryPass | null> {
+  const own = ownSurface(document);
+  const workspaceId = parseDocumentName(document)?.workspaceId;
+  if (own === undefined || !workspaceId) return null;
+  const previous = await loadCursor(db, document);
+  // Nothing new since the last pass: no need to read the document.
+  if (previous && !atHead && (await logHead(db, document)) <= previous.uptoSeq) return { cursor: previous, head: previous.uptoSeq };
+  const stored = await loadHistorySource(db, document);
+  const snapshotUpto = stored.snapshot?.uptoSeq ?? 0;
+  // No cursor yet, or the log was folded past it: history starts at the snapshot.
+  const fresh = !previous || previous.uptoSeq < snapshotUpto;
+  const base = fresh ? snapshotUpto : previous.uptoSeq;
+  const tail = stored.updates.filter((u) => u.seq > base);
+  const head = Math.max(base, tail.at(-1)?.seq ?? 0);
+  const sessions = fresh ? {} : structuredClone(previous.sessions);
+  const cursor: VersionCursor = {
+    uptoSeq: head,
+    historyFromSeq: fresh ? (previous?.historyFromSeq ?? snapshotUpto) : previous.historyFromSeq,
+    historyFrom: fresh ? (previous?.historyFrom ?? stored.snapshot?.storedAt ?? null) : previous.historyFrom,
+    sessions,
+  };
+  if (!fresh && tail.length === 0 && !atHead) return { cursor, head };
+
+  // Points, from who made each update and when (no decoding needed).
+  const startPoints = new Set<number>();
+  const movedEnds = new Set<number>();
+  let before = base;
+  for (const update of tail) {
+    const key = principalKey(update.author);
+    const open = sessions[key];
+    if (open && update.createdAt.getTime() - Date.parse(open.startedAt) < SESSION_WINDOW_MS) {
+      if (open.endSeq <= base) movedEnds.add(open.endSeq);
+      open.endSeq = update.seq;
+    } else {
+      if (before > 0) startPoints.add(before);
+      sessions[key] = { startSeq: update.seq, startedAt: update.createdAt.toISOString(), endSeq: update.seq };
+    }
+    before = update.seq;
+  }
+  const endPoints = new Set(Object.values(sessions).flatMap((s) => (s.endSeq > base ? [s.endSeq] : [])));
+  const lastAt = tail.at(-1)?.createdAt.getTime();
+  for (const [key, session] of Object.entries(sessions)) {
+    if (lastAt !== undefined && lastAt - Date.parse(session.startedAt) >= SESSION_WINDOW_MS) delete sessions[key];
+  }
+
+  // A moved end that is still its surface's newest version goes; its editors count toward the point that replaces it.
+  const dropped = await droppablePoints(db, document, [...movedEnds].filter((seq) => !startPoints.has(seq)));
+  const pending = new Map<string, Map<string, EditorCount>>();
+  for (const version of dropped) {
+    for (const editor of version.editors) addEdits(pending, version.surfaceId, editor.principalType && editor.id ? { principalType: editor.principalType, id: editor.id } : null, editor.edits);
+  }
+
+  const captures: Capture[] = [];
+  let headContent: SurfaceContent | undefined;
+  const doc = new Y.Doc({ gc: true });
+  try {
+    Y.transact(
+      doc,
+      () => {
+        if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
+        for (const update of stored.updates) if (update.seq <= base) Y.applyUpdate(doc, update.update);
+      },
+      HISTORY_LOAD,
+    );
+    const surfaceOf = (id: string): HistorySurface => own ?? { id, kind: 'table' };
+    const capture = (seq: number, entry: Capture['entry'], force: readonly string[] = []) => {
+      for (const id of new Set([...pending.keys(), ...force])) {
+        const content = readSurfaceContent(doc, surfaceOf(id));
+        if (!pending.has(id) && isEmptyContent(content)) continue;
+        captures.push({ seq, entry, surface: surfaceOf(id), content, editors: [...(pending.get(id)?.values() ?? [])] });
+      }
+      pending.clear();
+    };
+    if (fresh && snapshotUpto > 0) {
+      // History starts with what the snapshot holds.
+      capture(base, { createdAt: stored.snapshot!.storedAt, author: null }, own ? [own.id] : listSheetIds(doc));
+      startPoints.add(base);
+    } else if (startPoints.has(base)) {
+      capture(base, entryAt(stored.updates, base) ?? { createdAt: stored.snapshot?.storedAt ?? new Date(0), author: null });
+    }
+    let current: HistoryUpdate | null = null;
+    doc.on('afterTransaction', (transaction: Y.Transaction) => {
+      if (!current || transaction.origin !== HISTORY_REPLAY) return;
+      for (const id of surfacesChangedBy(transaction, own)) addEdits(pending, id, current.author, 1);
+    });
+    for (const update of tail) {
+      current = update;
+      Y.applyUpdate(doc, update.update, HISTORY_REPLAY);
+      current = null;
+      if (startPoints.has(update.seq) || endPoints.has(update.seq)) capture(update.seq, update);
+    }
+    if (atHead) headContent = readSurfaceContent(doc, atHead);
+  } finally {
+    doc.destroy();
+  }
+
+  const versions = await countedVersions(db, document, workspaceId, captures, startPoints, dropped.map((v) => v.id));
+  const prepared = await prepareVersions(versions);
+  await db
+    .transaction()
+    .execute(async (tx) => {
+      if (!(await advanceCursor(tx, document, cursor, previous ? previous.uptoSeq : null))) throw CURSOR_MOVED;
+      await markStartPoints(tx, document, [...startPoints].filter((seq) => seq <= base));
+      await deleteVersions(
+        tx,
+        dropped.map((v) => v.id),
+      );
+      await writeVersions(tx, prepared);
+    })
+    .catch((error) => {
+      // Another instance recorded this stretch first: nothing of ours is written.
+      if (error !== CURSOR_MOVED) throw error;
+    });
+  return { cursor, head, atHead: headContent };
+}
+
+const CURSOR_MOVED = new Error('the version cursor moved');
+
+function entryAt(updates: readonly HistoryUpdate[], seq: number): Capture['entry'] | null {
+  const update = updates.find((u) => u.seq === seq);
+  return update ? { createdAt: update.createdAt, author: update.author } : null;
+}
+
+function addEdits(pending: Map<string, Map<string, EditorCount>>, surfaceId: string, author: LogEntry['author'], edits: number) {
+  let editors = pending.get(surfaceId);
+  if (!editors) pending.set(surfaceId, (editors = new Map()));
+  const key = principalKey(author);
+  const editor = editors.get(key) ?? { principalType: author?.principalType ?? null, id: author?.id ?? null, edits: 0 };
+  editor.edits += edits;
+  editors.set(key, editor);
+}
+
+/** Versions for the captures, each with the counts of what changed since the surface's previous version. */
+async function countedVersions(db: Db, document: string, workspaceId: string, captures: Capture[], startPoints: ReadonlySet<number>, droppedIds: string[]): Promise<NewVersion[]> {
+  const reference = new Map<string, SurfaceContent | null>();
+  const versions: NewVersion[] = [];
+  for (const capture of captures) {
+    const id = capture.surface.id;
+    if (!reference.has(id)) {
+      const stored = await latestVersionBefore(db, id, capture.seq, droppedIds);
+      reference.set(id, stored ? await versionContent<SurfaceContent>(db, stored.id) : null);
+    }
+    versions.push({
+      id: newId('ver'),
+      workspaceId,
+      surfaceId: id,
+      document,
+      kind: 'auto',
+      name: null,
+      seq: capture.seq,
+      startPoint: startPoints.has(capture.seq),
+      createdAt: capture.entry.createdAt,
+      author: capture.entry.author,
+      editors: capture.editors,
+      changes: countChanges(diffContents(reference.get(id)!, capture.content)),
+      content: capture.content,
+    });
+    reference.set(id, capture.content);
+  }
+  return versions;
+}
+
+/**
+ * How far compaction may fold this document's log: up to the version
+ * cursor (what the last pass turned into versions), and not past any base
+ * handed out in the last hour. Null: no limit from history.
+ */
+export async function foldableUpTo(db: Db, document: string, pass: HistoryPass | null, now: Date): Promise<number | null> {
+  const held = await lowestHold(db, document, new Date(now.getTime() - BASE_HOLD_MS - HOLD_BUCKET_MS));
+  const limits = [pass?.cursor.uptoSeq, held].filter((n): n is number => typeof n === 'number');
+  return limits.length > 0 ? Math.min(...limits) : null;
+}
+
+const heldInProcess = new Map<string, { bucket: number; seq: number }>();
+
+/**
+ * Records that a read handed out `seq` of this document as a base version:
+ * compaction keeps it reconstructible for at least BASE_HOLD_MS. At most one
+ * write per document and bucket, unless an older position comes along.
+ */
+export async function holdBaseVersion(db: Db, document: string, seq: number, now: Date): Promise<void> {
+  const bucket = Math.floor(now.getTime() / HOLD_BUCKET_MS) * HOLD_BUCKET_MS;
+  const known = heldInProcess.get(document);
+  if (known && known.bucket === bucket && known.seq <= seq) return;
+  if (heldInProcess.size > 10_000) heldInProcess.clear();
+  heldInProcess.set(document, { bucket, seq: Math.min(seq, known?.bucket === bucket ? known.seq : seq) });
+  await holdBase(db, document, new Date(bucket), seq);
+}
+
+export async function pruneBaseHolds(db: Db, now: Date): Promise<void> {
+  await pruneHolds(db, new Date(now.getTime() - BASE_HOLD_MS - HOLD_BUCKET_MS));
+}
+
+/**
+ * Reads the document as it was at a log position (snapshot and log
+ * replayed), or answers undefined when compaction has folded past it.
+ */
+export async function readAt<T>(db: Db, document: string, seq: number, read: (doc: Y.Doc) => T): Promise<T | undefined> {
+  const stored = await loadHistorySource(db, document, seq);
+  if ((stored.snapshot?.uptoSeq ?? 0) > seq) return undefined;
+  const doc = new Y.Doc({ gc: true });
+  try {
+    Y.transact(doc, () => {
+      if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
+      for (const update of stored.updates) Y.applyUpdate(doc, update.update);
+    });
+    return read(doc);
+  } finally {
+    doc.destroy();
+  }
+}
+
+/**
+ * A surface's content at a log position: replayed when the log still
+ * reaches it, else a stored version at exactly that position. Null when
+ * neither exists any more.
+ */
+export async function surfaceContentAt(db: Db, document: string, surface: HistorySurface, seq: number): Promise<SurfaceContent | null> {
+  const replayed = await readAt(db, document, seq, (doc) => readSurfaceContent(doc, surface));
+  if (replayed !== undefined) return replayed;
+  const version = await findVersionAt(db, surface.id, seq);
+  return version ? versionContent<SurfaceContent>(db, version.id) : null;
+}
+
+/** A row's cells at a log position (null: no such row then; undefined: that position is no longer known). */
+export async function rowDataAt(db: Db, document: string, rowId: string, seq: number): Promise<RowData | null | undefined> {
+  const replayed = await readAt(db, document, seq, (doc) => getRow(doc, rowId)?.data ?? null);
+  if (replayed !== undefined) return replayed;
+  for (const version of await findDocumentVersionsAt(db, document, seq)) {
+    const content = await versionContent<SurfaceContent>(db, version.id);
+    const row = content.kind === 'sheet' ? content.rows.find((r) => r.id === rowId) : undefined;
+    if (row) return row.data;
+  }
+  return undefined;
+}

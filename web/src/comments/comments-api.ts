@@ -1,0 +1,107 @@
+/**
+ * The comments API as the panel uses it (docs/COMMENTS.md): one list per
+ * surface, threads built from roots and replies, and the thread actions.
+ */
+import { api, workspacePath } from '../lib/api';
+import type { Principal } from '../session';
+import type { Workspace } from '../workspace/types';
+
+export type CommentTarget =
+  | { type: 'row'; rowId: string }
+  | { type: 'cell'; rowId: string; columnKey: string; columnId?: string | null }
+  | { type: 'doc_range'; surfaceSlug: string; anchor: { from: number; to: number; text: string } }
+  | { type: 'html_element'; surfaceSlug: string | null; anchor: { selector: string; text?: string } }
+  | { type: 'surface'; surfaceSlug: string | null }
+  | { type: 'workspace' }
+  | { type: 'file'; fileId: string };
+
+export interface Reaction {
+  emoji: string;
+  count: number;
+  principalIds: string[];
+}
+
+export interface Comment {
+  id: string;
+  target: CommentTarget;
+  targetType: CommentTarget['type'];
+  targetId: string;
+  surfaceSlug: string | null;
+  body: string;
+  parentId: string | null;
+  author: Principal;
+  reactions: Reaction[];
+  resolvedAt: string | null;
+  resolvedBy: Principal | null;
+  createdAt: string;
+  currentText?: string;
+  expectedText?: string;
+}
+
+export interface Thread {
+  root: Comment;
+  replies: Comment[];
+}
+
+/** A new thread's target as the API takes it (a cell by key, a range by positions and the text seen). */
+export type NewTarget =
+  | { type: 'row'; rowId: string }
+  | { type: 'cell'; rowId: string; columnKey: string }
+  | { type: 'doc_range'; surfaceSlug: string; anchor: { from: number; to: number; text: string } }
+  | { type: 'surface'; surfaceSlug: string };
+
+const commentsPath = (workspace: Workspace, suffix = '') => workspacePath(workspace.org.slug, workspace.slug, `/comments${suffix}`);
+
+/** Every comment on a surface (open or resolved threads), grouped into threads, newest thread first. */
+export async function loadThreads(workspace: Workspace, surfaceSlug: string, status: 'open' | 'resolved'): Promise<Thread[]> {
+  const comments: Comment[] = [];
+  for (let offset: number | null = 0; offset !== null && comments.length < 2000; ) {
+    const query = new URLSearchParams({ surface: surfaceSlug, status, limit: '200', offset: String(offset) });
+    const page: { comments: Comment[]; nextOffset: number | null } = await api('GET', commentsPath(workspace, `?${query}`));
+    comments.push(...page.comments);
+    offset = page.nextOffset;
+  }
+  const threads = new Map<string, Thread>();
+  for (const comment of comments) if (!comment.parentId) threads.set(comment.id, { root: comment, replies: [] });
+  for (const comment of comments) if (comment.parentId) threads.get(comment.parentId)?.replies.push(comment);
+  return [...threads.values()].reverse();
+}
+
+export function postComment(workspace: Workspace, body: { target: NewTarget | CommentTarget; body: string; parentId?: string }) {
+  return api<Comment>('POST', commentsPath(workspace), { ...body, target: inputTarget(body.target) });
+}
+
+/** A stored target back in the shape the API takes (a reply names its thread's target). */
+function inputTarget(target: NewTarget | CommentTarget): NewTarget | CommentTarget {
+  switch (target.type) {
+    case 'cell':
+      return { type: 'cell', rowId: target.rowId, columnKey: target.columnKey };
+    case 'doc_range':
+      return { type: 'doc_range', surfaceSlug: target.surfaceSlug, anchor: { from: target.anchor.from, to: target.anchor.to, text: target.anchor.text } };
+    default:
+      return target;
+  }
+}
+
+export function setResolved(workspace: Workspace, comment: Comment, resolved: boolean) {
+  return api<Comment>('POST', commentsPath(workspace, `/${encodeURIComponent(comment.id)}/${resolved ? 'resolve' : 'unresolve'}`));
+}
+
+export function setReaction(workspace: Workspace, comment: Comment, emoji: string, on: boolean) {
+  return on
+    ? api<Comment>('POST', commentsPath(workspace, `/${encodeURIComponent(comment.id)}/reactions`), { emoji })
+    : api<Comment>('DELETE', commentsPath(workspace, `/${encodeURIComponent(comment.id)}/reactions/${encodeURIComponent(emoji)}`));
+}
+
+export function deleteComment(workspace: Workspace, comment: Comment) {
+  return api('DELETE', commentsPath(workspace, `/${encodeURIComponent(comment.id)}`));
+}
+
+/** Whether a stored thread is about the target a person picked (a row, a cell, the same doc range). */
+export function sameTarget(stored: CommentTarget, picked: NewTarget): boolean {
+  if (stored.type !== picked.type) return false;
+  if (stored.type === 'row' && picked.type === 'row') return stored.rowId === picked.rowId;
+  if (stored.type === 'cell' && picked.type === 'cell') return stored.rowId === picked.rowId && stored.columnKey === picked.columnKey;
+  if (stored.type === 'doc_range' && picked.type === 'doc_range') return stored.anchor.from === picked.anchor.from && stored.anchor.to === picked.anchor.to;
+  return stored.type === 'surface';
+}
