@@ -20,6 +20,20 @@ export function bothReady(pair: { pub: Redis; sub: Redis }): boolean {
   return pair.pub.status === 'ready' && pair.sub.status === 'ready';
 }
 
+/**
+ * Calls `listener` each time the pair is usable again: whenever either
+ * connection becomes ready while the other already is. The two reconnect on
+ * their own schedules, so waiting for one alone would publish into a
+ * connection that is still down (and that publish would be lost).
+ */
+export function onBothReady(pair: { pub: Redis; sub: Redis }, listener: () => void) {
+  for (const client of [pair.pub, pair.sub]) {
+    client.on('ready', () => {
+      if (bothReady(pair)) listener();
+    });
+  }
+}
+
 export async function closePubSub(pair: { pub: Redis; sub: Redis }): Promise<void> {
   for (const client of [pair.sub, pair.pub]) {
     if (client.status === 'ready') await client.quit().catch(() => client.disconnect());

@@ -95,3 +95,9 @@ export async function listEventsAfter(db: Executor, afterSeq: number, limit: num
   const rows = await db.selectFrom('events').select(['seq', 'record']).where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(limit).execute();
   return rows.map(toRecord);
 }
+
+/** The newest event's id (0 for an empty log). */
+export async function latestEventSeq(db: Executor): Promise<number> {
+  const row = await db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  return Number(row?.seq ?? 0);
+}

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import { INSTANCE_ID } from '../lib/instance';
-import { bothReady, closePubSub, openPubSub } from '../lib/redis';
+import { bothReady, closePubSub, onBothReady, openPubSub } from '../lib/redis';
 import type { Metrics } from '../metrics/index';
 import { isConnectionOrigin, isServerOrigin } from './origins';
 
@@ -75,15 +75,26 @@ export class RedisSyncRelay implements Extension {
   private readonly announcing = new Set<string>();
   private readonly initialSyncs = new Map<string, () => void>();
   private wasReady = false;
+  /** Redis was lost and not yet caught up with (one warning an outage, however often ioredis retries). */
+  private lost = false;
   private closed = false;
+  /** Reconnections are handled one at a time. */
+  private reconnecting: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: RedisRelayOptions) {
     ({ pub: this.pub, sub: this.sub } = openPubSub(options.redisUrl));
     this.sub.on('messageBuffer', (channel: Buffer, data: Buffer) => this.receive(channel.toString(), data));
-    this.sub.on('ready', () => void this.resubscribe());
-    this.sub.on('close', () => {
-      if (this.wasReady && !this.closed) options.log.warn('sync relay lost Redis; serving local clients only until it is back');
+    // Both connections: an announce sent while the publisher is still down would be dropped, and nothing would catch up.
+    onBothReady({ pub: this.pub, sub: this.sub }, () => {
+      this.reconnecting = this.reconnecting.then(() => this.resubscribe());
     });
+    for (const client of [this.pub, this.sub]) {
+      client.on('close', () => {
+        if (!this.wasReady || this.lost || this.closed) return;
+        this.lost = true;
+        options.log.warn('sync relay lost Redis; serving local clients only until it is back');
+      });
+    }
   }
 
   /** Whether changes are being shared with other instances right now. */
@@ -242,11 +253,13 @@ export class RedisSyncRelay implements Extension {
 
   /** After (re)connecting: listen again, and swap state vectors with peers for every loaded document (what was missed meanwhile). */
   private async resubscribe() {
+    if (this.closed) return;
     const returning = this.wasReady;
     this.wasReady = true;
     try {
       await this.sub.subscribe(this.replyChannel(INSTANCE_ID), ...[...this.documents.keys()].map((name) => this.channel(name)));
       for (const documentName of this.documents.keys()) await this.announce(documentName);
+      this.lost = false;
       if (returning) this.options.log.info({ documents: this.documents.size }, 'sync relay reconnected to Redis; caught up with peers');
     } catch (error) {
       this.options.log.warn({ err: error }, 'sync relay could not resubscribe; trying again on the next connection');
