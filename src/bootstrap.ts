@@ -37,6 +37,9 @@ export async function createServices(
   const events = redis ? new RedisEventBus({ redisUrl: redis.url, prefix: redis.prefix, db: database.db, log, metrics }) : new InProcessEventBus();
   webhooks.outbox.shareInvalidations((orgId) => events.notifyOthers('webhooks.invalidate', orgId));
   events.onNotice('webhooks.invalidate', (orgId) => webhooks.outbox.invalidate(orgId, true));
+  const inbox = new InboxFeed();
+  inbox.shareWith((recipientId) => events.notifyOthers('inbox.notify', recipientId));
+  events.onNotice('inbox.notify', (recipientId) => inbox.notify(recipientId, false));
   const base = {
     config,
     db: database.db,
@@ -45,7 +48,7 @@ export async function createServices(
     clock,
     log,
     events,
-    inbox: new InboxFeed(),
+    inbox,
     limits,
     blobs: await createBlobStore(config),
     failpoints: Failpoints.parse(config.failpoints),

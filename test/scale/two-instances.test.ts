@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { SSE_PING_MS } from '../../src/http/sse';
 import { tablesDocumentName } from '../../src/sync/document-names';
 import { getRow, insertRow, listRows } from '../../src/sync/table-document';
 import { startTestApp } from '../helpers/app';
@@ -13,6 +14,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/server-proces
 import { openSse } from '../helpers/sse';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
 import { elevateForKeys, mint, signInPerson, type Person } from '../keys/fixtures';
+import { addComment } from '../comments/helpers';
 import { Receiver } from '../webhooks/receiver';
 import { RedisOutage } from './redis-outage';
 
@@ -175,6 +177,32 @@ describe.skipIf(!shared)('two instances on one Postgres and one Redis (needs TES
     await agent.closed;
     expect(Date.now() - started).toBeLessThan(1000);
     agent.destroy();
+  });
+
+  it('brings a mention made on B to the inbox stream on A at once, not at its next keep-alive', async () => {
+    const { key, secret } = await mint(b, owner, { scopeSlug: 'welcome', role: 'editor', agentName: 'inbox bot' });
+    // Without a signal from B, A's stream would find the message only when it re-reads the inbox at its first
+    // keep-alive, SSE_PING_MS after it opened. An attempt that took that long (a stalled machine) proves nothing
+    // either way and is made again, with a new thread.
+    let crossed = false;
+    for (let attempt = 0; attempt < 3 && !crossed; attempt++) {
+      const opened = Date.now();
+      const inbox = openSse(`${a.url}/api/me/messages/stream`, { authorization: `Bearer ${secret}` });
+      expect(await inbox.ready).toBe(200);
+      const row = await b.request('POST', '/api/workspaces/welcome/rows', { as: owner.as, body: { data: { title: `for the bot ${attempt}` } } });
+      expect(row.status).toBe(200);
+      const comment = await addComment(b, owner.as, 'welcome', {
+        target: { type: 'row', rowId: row.body.id },
+        body: '@inbox bot please look',
+        mentions: [{ kind: 'agent', id: key.agent.id, label: 'inbox bot' }],
+      });
+      expect(comment.wakes).toEqual([{ agentId: key.agent.id, status: 'delivered' }]);
+      await eventually(() => inbox.frames.length > 0, PATIENCE_MS);
+      crossed = Date.now() - opened < SSE_PING_MS;
+      expect(inbox.frames.map((f) => [f.event, f.data.comment.id])).toEqual([['mention', comment.id]]);
+      inbox.close();
+    }
+    expect(crossed).toBe(true);
   });
 
   it('keeps serving its own clients without Redis, says so, and catches up when Redis is back', async () => {
