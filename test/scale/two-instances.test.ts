@@ -232,9 +232,12 @@ describe.skipIf(!shared)('two instances on one Postgres and one Redis (needs TES
     await eventually(() => getRow(otherOnB.doc, 'during-outage-b'), PATIENCE_MS);
     insertRow(onA.doc, { id: 'during-outage-a', surfaceId, data: { title: 'A alone' } }, null);
     await acknowledged(onA, PATIENCE_MS);
-    // B's event is committed while it is cut off (and so is kept to be published later).
+    // Both events are committed while B is cut off: B keeps its own to publish later; A's is in the audit log for B to read back.
     await eventually(() => stream.frames.find((f) => f.event === 'row.created' && f.data.data.id === 'during-outage-b'), PATIENCE_MS);
+    await eventually(() => streamOnA.frames.find((f) => f.event === 'row.created' && f.data.data.id === 'during-outage-a'), PATIENCE_MS);
     expect(getRow(onB.doc, 'during-outage-a')).toBeNull();
+    expect(stream.frames.find((f) => f.data.data?.id === 'during-outage-a')).toBeUndefined();
+    expect(streamOnA.frames.find((f) => f.data.data?.id === 'during-outage-b')).toBeUndefined();
 
     outage.restore();
     await eventually(async () => (await b.request('GET', '/api/health')).body.status === 'ok', PATIENCE_MS);
