@@ -13,12 +13,12 @@
 import http from 'node:http';
 import { Hocuspocus } from '@hocuspocus/server';
 import { sql } from 'kysely';
-import { WebSocketServer } from 'ws';
 import * as Y from 'yjs';
 import { readDocBody } from '../src/sync/doc-document';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { listenBare } from './bare-hocuspocus';
 
 const mode = process.argv[2];
 // Exit cleanly on the parent's SIGTERM (a --cpu-prof profile is written on exit).
@@ -101,17 +101,8 @@ async function bare() {
     const doc = hocuspocus.documents.get(documentName);
     response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs }) : '{}');
   });
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 32 * 1024 * 1024 });
-  server.on('upgrade', (request, socket, head) => {
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      const client = hocuspocus.handleConnection(ws as never, new Request(`http://localhost${request.url}`));
-      ws.on('message', (data: Buffer) => client.handleMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
-      ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  console.log(JSON.stringify({ url: `http://127.0.0.1:${port}`, documentName }));
+  const url = await listenBare(hocuspocus, server, { maxPayload: 32 * 1024 * 1024 });
+  console.log(JSON.stringify({ url, documentName }));
 }
 
 await (mode === 'bare' ? bare() : trellis());

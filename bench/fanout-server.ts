@@ -6,12 +6,12 @@
  */
 import http from 'node:http';
 import { Hocuspocus } from '@hocuspocus/server';
-import { WebSocketServer } from 'ws';
 import { tablesDocumentName } from '../src/sync/document-names';
 import { ensureSheet, insertRow } from '../src/sync/table-document';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { listenBare } from './bare-hocuspocus';
 
 const mode = process.argv[2];
 
@@ -43,17 +43,8 @@ async function bare() {
     await connection.disconnect({ unloadImmediately: false });
     response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
-  const wss = new WebSocketServer({ noServer: true });
-  server.on('upgrade', (request, socket, head) => {
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      const client = hocuspocus.handleConnection(ws as never, new Request(`http://localhost${request.url}`));
-      ws.on('message', (data: Buffer) => client.handleMessage(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
-      ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  console.log(JSON.stringify({ url: `http://127.0.0.1:${port}`, documentName, rowsPath: '/write' }));
+  const url = await listenBare(hocuspocus, server);
+  console.log(JSON.stringify({ url, documentName, rowsPath: '/write' }));
 }
 
 await (mode === 'bare' ? bare() : trellis());

@@ -12,6 +12,8 @@ type Part = { name: string; run: () => Promise<Figures>; optIn?: boolean };
 const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
+  { name: 'rest', run: async () => (await import('./rest')).runRestBench() },
+  { name: 'cold-sync', run: async () => (await import('./cold-sync')).runColdSyncBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
   { name: 'mcp', run: async () => (await import('./mcp')).runMcpBench() },
   { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },

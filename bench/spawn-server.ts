@@ -1,17 +1,53 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+
+/** Whether `taskset` is there to pin processes to cores (util-linux). */
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const canPin = hasTaskset();
+
+/**
+ * Pins this process (the load generator, the replaying client) to `core`,
+ * so a server started with `spawnBenchServer(..., { core: 0 })` has the
+ * other core to itself. Returns false where pinning is not possible.
+ */
+export function pinThisProcess(core: number): boolean {
+  if (!canPin) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Starts a benchmark server script in its own process (so it does not share
  * the clients' core) and resolves with the JSON line it prints when ready.
- * `BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof"` profiles it.
+ * `core` pins it with taskset. `BENCH_SERVER_NODE_OPTIONS="--cpu-prof
+ * --cpu-prof-dir=/tmp/prof"` profiles it (the profile is written when the
+ * child exits on SIGTERM).
  */
-export async function spawnBenchServer<Info>(script: string, mode: string, runId: string): Promise<{ info: Info; child: ChildProcess }> {
+export async function spawnBenchServer<Info>(
+  script: string,
+  mode: string,
+  runId: string,
+  options: { core?: number; env?: Record<string, string> } = {},
+): Promise<{ info: Info; child: ChildProcess }> {
   const extra = process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', path.resolve(import.meta.dirname, script), mode], {
+  const node = [process.execPath, ...extra, '--import', 'tsx', path.resolve(import.meta.dirname, script), mode];
+  const command = options.core !== undefined && canPin ? ['taskset', '-c', String(options.core), ...node] : node;
+  const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'pipe', 'inherit'],
     // Underscores only: the id becomes part of a Postgres template database name.
-    env: { ...process.env, TRELLIS_TEST_RUN_ID: runId },
+    env: { ...process.env, ...options.env, TRELLIS_TEST_RUN_ID: runId },
   });
   const info = await new Promise<Info>((resolve, reject) => {
     let out = '';
@@ -23,4 +59,12 @@ export async function spawnBenchServer<Info>(script: string, mode: string, runId
     child.once('exit', (code) => reject(new Error(`${script} ${mode} exited ${code}`)));
   });
   return { info, child };
+}
+
+/** Stops a benchmark server and waits for it (so a --cpu-prof profile is complete). */
+export async function stopBenchServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }

@@ -3,7 +3,7 @@ import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { LocalPaymentProvider } from './billing/local-payments';
 import { Failpoints } from './lib/failpoints';
-import { InProcessEventBus } from './events/bus';
+import { InProcessEventBus, type EventBus } from './events/bus';
 import { InboxFeed } from './events/inbox-feed';
 import { RedisEventBus } from './events/redis-bus';
 import { Metrics } from './metrics/index';
@@ -11,6 +11,7 @@ import { createBlobStore } from './files/blob-store';
 import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
+import type { WriteEpochs } from './persistence/write-epochs';
 import type { Services } from './services';
 import { LocalTracker } from './support/tracker';
 import { createSyncEngine } from './sync/index';
@@ -37,6 +38,7 @@ export async function createServices(
   const events = redis ? new RedisEventBus({ redisUrl: redis.url, prefix: redis.prefix, db: database.db, log, metrics }) : new InProcessEventBus();
   webhooks.outbox.shareInvalidations((orgId) => events.notifyOthers('webhooks.invalidate', orgId));
   events.onNotice('webhooks.invalidate', (orgId) => webhooks.outbox.invalidate(orgId, true));
+  shareCacheRetirement(database.epochs, events);
   const inbox = new InboxFeed();
   inbox.shareWith((recipientId) => events.notifyOthers('inbox.notify', recipientId));
   events.onNotice('inbox.notify', (recipientId) => inbox.notify(recipientId, false));
@@ -77,6 +79,25 @@ export async function createServices(
       await database.close();
     },
   };
+}
+
+/**
+ * A write through another instance that may change a cached request context
+ * (a key revoked, a member removed) retires this instance's cache at once
+ * rather than when its entries expire (src/persistence/read-cache.ts): one
+ * notice per event-loop turn of such writes; nothing without Redis.
+ */
+function shareCacheRetirement(epochs: WriteEpochs, events: EventBus) {
+  let pending = false;
+  epochs.onDurableWrite(() => {
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      events.notifyOthers('cache.retire', '');
+    });
+  });
+  events.onNotice('cache.retire', () => epochs.bump());
 }
 
 /** Query parameters that carry credentials (magic links, invites, share tokens). */

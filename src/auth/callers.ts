@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { hashToken } from '../lib/secrets';
 import { findLiveKey, findLiveSession } from '../persistence/credentials';
 import { touchKeyLastUsed } from '../persistence/keys';
 import { findLiveAccessToken, touchGrantLastUsed } from '../persistence/oauth';
+import { readCacheOf } from '../persistence/read-cache';
 import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
 import type { Services } from '../services';
 import type { Actor } from './actor';
@@ -19,15 +21,37 @@ export const OAUTH_ACCESS_TOKEN_PREFIX = 'oat_';
 
 /** A bearer credential: an API key or an OAuth access token. Null when it does not resolve. */
 export async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {
-  if (token.startsWith(API_KEY_PREFIX)) return actorFromKey(services, token);
-  if (token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX)) return actorFromAccessToken(services, token);
-  return null;
+  let actor: Actor | null = null;
+  if (token.startsWith(API_KEY_PREFIX)) actor = await cachedCaller(services, 'key', token, () => actorFromKey(services, token));
+  else if (token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX)) actor = await cachedCaller(services, 'oauth', token, () => actorFromAccessToken(services, token));
+  if (actor?.key) {
+    const { id: keyId } = actor.key;
+    const agentId = actor.principal.id;
+    noteUse(services, `key:${keyId}`, () => touchKeyLastUsed(services.db, { keyId, agentId, at: services.clock.now() }));
+  }
+  if (actor?.oauth) {
+    const { grantId } = actor.oauth;
+    noteUse(services, `grant:${grantId}`, () => touchGrantLastUsed(services.db, grantId, services.clock.now()));
+  }
+  return actor;
+}
+
+/**
+ * The caller a credential resolves to, through the request-context cache
+ * (src/persistence/read-cache.ts): read at most once a second, and again at
+ * once after any write through this process that could change the answer
+ * (revoking a key, signing out). A credential that does not resolve is
+ * cached too, so a wrong one costs no lookup. The token is kept only as a
+ * digest.
+ */
+function cachedCaller(services: Services, kind: string, token: string, load: () => Promise<Actor | null>): Promise<Actor | null> {
+  const digest = createHash('sha256').update(token).digest('base64url');
+  return readCacheOf(services.database, services.clock).get(`caller\u0000${kind}\u0000${digest}`, load);
 }
 
 async function actorFromKey(services: Services, token: string): Promise<Actor | null> {
   const key = await findLiveKey(services.db, hashToken(token));
   if (!key) return null;
-  noteUse(services, `key:${key.keyId}`, () => touchKeyLastUsed(services.db, { keyId: key.keyId, agentId: key.agentId, at: services.clock.now() }));
   return {
     principal: { principalType: 'agent', id: key.agentId, name: key.agentName, avatarUrl: key.agentAvatarUrl },
     via: 'key',
@@ -41,7 +65,6 @@ async function actorFromKey(services: Services, token: string): Promise<Actor | 
 async function actorFromAccessToken(services: Services, token: string): Promise<Actor | null> {
   const found = await findLiveAccessToken(services.db, hashToken(token), services.clock.now());
   if (!found) return null;
-  noteUse(services, `grant:${found.grantId}`, () => touchGrantLastUsed(services.db, found.grantId, services.clock.now()));
   return {
     principal: { principalType: 'user', id: found.userId, name: found.name, avatarUrl: found.avatarUrl },
     via: 'oauth',
@@ -51,7 +74,11 @@ async function actorFromAccessToken(services: Services, token: string): Promise<
   };
 }
 
-export async function actorFromSessionToken(services: Services, token: string): Promise<Actor | null> {
+export function actorFromSessionToken(services: Services, token: string): Promise<Actor | null> {
+  return cachedCaller(services, 'session', token, () => actorFromSession(services, token));
+}
+
+async function actorFromSession(services: Services, token: string): Promise<Actor | null> {
   const session = await findLiveSession(services.db, hashToken(token), services.clock.now());
   if (!session) return null;
   return {

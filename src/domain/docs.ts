@@ -7,7 +7,7 @@ import { errors } from '../errors';
 import type { Actor } from '../http/actor';
 import type { ResolvedWorkspace } from '../http/workspace-access';
 import type { Surface, Workspace } from '../persistence/schema';
-import { listSurfaces } from '../persistence/workspaces';
+import { cachedLiveSurfaces } from '../http/context-cache';
 import { ensureSurfaceOfKind } from './surfaces';
 import type { Services } from '../services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../sync/doc-document';
@@ -43,14 +43,14 @@ function pickFrom(surfaces: Surface[], selector: DocSelector): Surface | null {
 
 /** The named doc surface, or the primary one (the first doc surface by position); 404 when there is none. */
 export async function pickDocSurface(services: Services, workspace: Workspace, selector: DocSelector): Promise<Surface> {
-  const surface = pickFrom(await listSurfaces(services.db, workspace.id), selector);
+  const surface = pickFrom(await cachedLiveSurfaces(services, workspace.id), selector);
   if (!surface) throw errors.notFound('Doc surface');
   return surface;
 }
 
 /** A workspace without a doc surface gets one (`doc`) on its first doc write, recorded as `surface.created`. */
 async function docSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: DocSelector): Promise<Surface> {
-  const existing = pickFrom(await listSurfaces(services.db, resolved.workspace.id), selector);
+  const existing = pickFrom(await cachedLiveSurfaces(services, resolved.workspace.id), selector);
   if (existing) return existing;
   return ensureSurfaceOfKind(services, actor, resolved, 'doc');
 }

@@ -1,5 +1,6 @@
 import { errors } from '../errors';
 import type { Actor } from '../http/actor';
+import { cachedLiveSurfaces } from '../http/context-cache';
 import type { ResolvedWorkspace } from '../http/workspace-access';
 import { newId } from '../lib/ids';
 import type { Surface, SurfaceKind } from '../persistence/schema';
@@ -54,7 +55,7 @@ export async function addSurface(services: Services, actor: Actor, resolved: Res
  * way). Under the workspace lock, so concurrent first writes create one.
  */
 export async function ensureSurfaceOfKind(services: Services, actor: Actor, resolved: ResolvedWorkspace, kind: 'table' | 'doc'): Promise<Surface> {
-  const existing = (await listSurfaces(services.db, resolved.workspace.id)).find((s) => s.kind === kind);
+  const existing = (await cachedLiveSurfaces(services, resolved.workspace.id)).find((s) => s.kind === kind);
   if (existing) return existing;
   return transactWithEvents(services, async (tx, events) => {
     await lockWorkspace(tx, resolved.workspace.id);

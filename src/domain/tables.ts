@@ -2,9 +2,9 @@ import { ApiError, errors, OverLimitError } from '../errors';
 import type { Actor } from '../http/actor';
 import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
-import { findRowMeta } from '../persistence/table-rows';
+import { findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
-import { listSurfaces } from '../persistence/workspaces';
+import { cachedLiveSurfaces } from '../http/context-cache';
 import type { Services } from '../services';
 import { tablesDocumentName } from '../sync/document-names';
 import { serverOrigin } from '../sync/origins';
@@ -76,7 +76,7 @@ export function tableError(error: unknown): never {
 }
 
 async function tableSurfaces(services: Services, workspaceId: string): Promise<Surface[]> {
-  return (await listSurfaces(services.db, workspaceId)).filter((s) => s.kind === 'table');
+  return (await cachedLiveSurfaces(services, workspaceId)).filter((s) => s.kind === 'table');
 }
 
 /** The named table surface, or the primary (first) one; 404 when a named one does not exist. */
@@ -100,8 +100,10 @@ async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: 
   return (await pickTableSurface(services, resolved.workspace, selector)) ?? ensureSurfaceOfKind(services, actor, resolved, 'table');
 }
 
-async function present(services: Services, workspaceId: string, rows: TableRow[]): Promise<RowRecord[]> {
-  const meta = await findRowMeta(services.db, rows.map((r) => r.id));
+/** Rows as the API shows them; attribution from the commit's receipt when the caller has one, else from the projection. */
+async function present(services: Services, workspaceId: string, rows: TableRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
+  const missing = rows.filter((r) => !stored?.has(r.id)).map((r) => r.id);
+  const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, missing)), ...(stored ?? [])]);
   const now = services.clock.now().toISOString();
   return rows.map((row) => {
     const m = meta.get(row.id);
@@ -195,8 +197,8 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
   const plan = resolved.orgPlan;
   const cap = capsFor(plan).rowsPerWorkspace;
   const id = createTableId();
-  const row = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  const { result: row, receipt } = await services.sync
+    .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       const current = countRows(doc);
       if (current >= cap) throw new OverLimitError('rows', current, cap, { plan, upgradeUrl: upgradeUrl(services) });
       checkValues(readColumns(doc, surface.id), input.data, ['data']);
@@ -205,7 +207,7 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
       return insertRow(doc, { id, surfaceId: surface.id, data: input.data as RowData }, null);
     })
     .catch(tableError);
-  return (await present(services, workspace.id, [row]))[0]!;
+  return (await present(services, workspace.id, [row], receipt.rows))[0]!;
 }
 
 /**
@@ -230,8 +232,8 @@ export async function updateRow(
   }
   let moved = false;
   let conflicts: CellConflict[] = [];
-  const row = await services.sync
-    .transact(document, serverOrigin(actor.principal), (doc) => {
+  const { result: row, receipt } = await services.sync
+    .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
       const current = getRow(doc, rowId);
       if (!current) throw errors.notFound('Row');
       const sheetId = target?.id ?? current.surfaceId;
@@ -253,7 +255,7 @@ export async function updateRow(
       return getRow(doc, rowId)!;
     })
     .catch(tableError);
-  if (baseSeq === null) return { row: (await present(services, workspace.id, [row]))[0]!, moved };
+  if (baseSeq === null) return { row: (await present(services, workspace.id, [row], receipt.rows))[0]!, moved };
   const current = await getWorkspaceRow(services, workspace, rowId);
   return { row: current.row, moved, etag: current.etag, conflicts };
 }
@@ -267,8 +269,8 @@ export async function bulkUpdateRows(
 ): Promise<RowRecord[]> {
   // A named sheet scopes the batch: a row on another sheet is not found there.
   const sheet = await namedTableSurface(services, workspace, selector);
-  const rows = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  const { result: rows, receipt } = await services.sync
+    .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       const onSheet = (id: string) => {
         const row = getRow(doc, id);
         return row !== null && (!sheet || row.surfaceId === sheet.id);
@@ -282,7 +284,7 @@ export async function bulkUpdateRows(
       return updates.map((u) => getRow(doc, u.id)!);
     })
     .catch(tableError);
-  return present(services, workspace.id, rows);
+  return present(services, workspace.id, rows, receipt.rows);
 }
 
 export async function moveRowsToSurface(

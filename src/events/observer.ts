@@ -9,10 +9,12 @@ import {
   lockWorkspaceForRowCap,
   replaceRowProjections,
   upsertRows,
-  type RowProjection,
+  type RowMeta,
+  type RowWrite,
 } from '../persistence/table-rows';
 import type { Services } from '../services';
 import { parseDocumentName } from '../sync/document-names';
+import type { CommitReceipt } from '../sync/document-sync';
 import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
@@ -82,17 +84,20 @@ export class DocumentObserver implements TransactionObserver<Derived> {
 
   /**
    * Consecutive changes of one document (group commit): one context lookup,
-   * one audit-log insert per 1,000 events. Events of a sync client's change
-   * are keyed by its update's sequence number, so deriving it again (after a
-   * crash) records them once.
+   * one projection write for all their rows, one audit-log insert per 1,000
+   * events. Events of a sync client's change are keyed by its update's
+   * sequence number, so deriving it again (after a crash) records them once.
+   * Each table change gets a receipt: its rows as stored.
    */
-  async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[] }> {
+  async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined> }> {
     const none = { publish: () => {}, deferred: [] };
     if (changes.length === 0) return none;
     const context = await this.contextFor(tx, changes[0]!.derived.workspaceId, changes.map((c) => c.derived));
     if (!context) return none;
     const drafts: EventDraft[] = [];
     const deferred: number[] = [];
+    const rows = new RowWrites();
+    const stored = new Map<string, RowMeta>();
     const ledger: RefusalLedger = { refusals: [], refusedNow: new Set(), forgotten: [] };
     // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
     const replayedTyping = new Map<string, EventDraft>();
@@ -100,7 +105,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       const principal = principalOfOrigin(origin);
       const made =
         derived.kind === 'tables'
-          ? await this.persistTables(tx, context, derived, principal, { origin, ledger })
+          ? await this.tableEvents(tx, context, derived, principal, { rows, stored, origin, ledger })
           : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred });
       if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
       for (const draft of made) {
@@ -115,16 +120,19 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
+    for (const [id, meta] of await rows.write(tx, this.services.clock.now())) stored.set(id, meta);
     const records: EventRecord[] = [];
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
+    const receipts = changes.map(({ derived }) => (derived.kind === 'tables' ? { rows: rowsOf(derived, stored) } : undefined));
     return {
       publish: () => {
         publishEvents(this.services, records);
         this.afterRefusals(documentName, ledger);
       },
       deferred,
+      receipts,
     };
   }
 
@@ -157,25 +165,27 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     return context ?? null;
   }
 
-  /** Row and column events of one table transaction, and the row projection. */
-  private async persistTables(
+  /**
+   * Row and column events of one table transaction; its rows join the
+   * batch's projection write. A sync client's new rows are held to the
+   * workspace's row cap: the batch so far is written first, so the count
+   * sees every earlier change.
+   */
+  private async tableEvents(
     tx: Tx,
     context: WorkspaceEventContext,
     derived: TableDerived,
     principal: Principal | null,
-    { origin, ledger }: { origin: unknown; ledger: RefusalLedger },
+    { rows, stored, origin, ledger }: { rows: RowWrites; stored: Map<string, RowMeta>; origin: unknown; ledger: RefusalLedger },
   ): Promise<EventDraft[]> {
-    const now = this.services.clock.now();
     const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
     const surfaceRef = (surfaceId: string | null) => {
       const surface = surfaceId ? context.surfaces.get(surfaceId) : undefined;
       return surface ? { surface: { id: surface.id, slug: surface.slug } } : {};
     };
+    const by = principal ? { id: principal.id, type: principal.principalType } : null;
     const drafts: EventDraft[] = [];
-    const upserts: RowProjection[] = [];
     const created = new Set<string>();
-    const deleted: string[] = [];
-
     for (const change of derived.changes) {
       if (change.kind === 'columns.updated') {
         drafts.push({ event: 'columns.updated', orgId: context.orgId, workspace, ...surfaceRef(change.surfaceId), principal, data: { surfaceId: change.surfaceId } });
@@ -188,7 +198,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
       const row = derived.rows.get(change.rowId) ?? null;
       if (change.kind === 'row.deleted' || !row) {
-        deleted.push(change.rowId);
+        rows.delete(change.rowId);
         drafts.push({
           event: 'row.deleted',
           orgId: context.orgId,
@@ -201,28 +211,24 @@ export class DocumentObserver implements TransactionObserver<Derived> {
         continue;
       }
       if (change.kind === 'row.created') created.add(row.id);
-      upserts.push({ id: row.id, workspaceId: context.id, surfaceId: row.surfaceId, position: row.position, data: row.data });
+      rows.put({ id: row.id, workspaceId: context.id, surfaceId: row.surfaceId, position: row.position, data: row.data }, by, change.kind === 'row.created');
       const data: Record<string, unknown> = { id: row.id, data: row.data, position: row.position, surfaceId: row.surfaceId };
       if (change.kind === 'row.updated') data.changedKeys = change.changedKeys;
       if (change.kind === 'row.moved_surface') data.fromSurfaceId = change.fromSurfaceId;
       drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });
     }
-
-    const by = principal ? { id: principal.id, type: principal.principalType } : null;
-    await deleteRowProjections(tx, deleted);
-    const { refused, cap, plan } = capsSyncWrites(origin) && created.size > 0 ? await this.rowsOverCap(tx, context.id, created) : { refused: [], cap: 0, plan: null };
-    if (refused.length === 0) {
-      await upsertRows(tx, dedupeById(upserts), by, now, created);
-      return drafts;
-    }
+    if (!capsSyncWrites(origin) || created.size === 0) return drafts;
+    for (const [id, meta] of await rows.write(tx, this.services.clock.now())) stored.set(id, meta);
+    const { refused, cap, plan } = await this.rowsOverCap(tx, context.id, created);
+    if (refused.length === 0) return drafts;
     const out = new Set(refused);
+    await deleteRowProjections(tx, refused);
     for (const id of refused) {
-      created.delete(id);
+      stored.delete(id);
       ledger.refusedNow.add(id);
     }
     ledger.refusals.push({ workspaceId: context.id, rowIds: refused, cap, origin });
-    await upsertRows(tx, dedupeById(upserts.filter((row) => !out.has(row.id))), by, now, created);
-    const kept = drafts.filter((draft) => !(draft.event === 'row.created' && out.has(draft.subjectId ?? '')));
+    const kept = drafts.filter((draft) => !(draft.subjectId && out.has(draft.subjectId)));
     kept.push({
       event: 'row.refused',
       orgId: context.orgId,
@@ -235,8 +241,9 @@ export class DocumentObserver implements TransactionObserver<Derived> {
 
   /**
    * The rows of this change past the workspace's row cap: the cap is counted
-   * in this transaction, under a lock on the workspace, after the change's
-   * deletions, so changes committed earlier (from any client, any instance)
+   * in this transaction, under a lock on the workspace, with the change's
+   * deletions and its new rows already written (so they are taken off the
+   * count), so changes committed earlier (from any client, any instance)
    * keep their rows and this one takes what is left, in the order it
    * created them. Rows that existed before are never refused, even over the
    * cap (after a downgrade).
@@ -245,7 +252,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const plan = await lockWorkspaceForRowCap(tx, workspaceId);
     if (!plan) return { refused: [], cap: 0, plan };
     const cap = capsFor(plan).rowsPerWorkspace;
-    const room = Math.max(0, cap - (await countWorkspaceRows(tx, workspaceId)));
+    const room = Math.max(0, cap - ((await countWorkspaceRows(tx, workspaceId)) - created.size));
     return { refused: [...created].slice(room), cap, plan };
   }
 
@@ -302,6 +309,44 @@ function surfaceIdsOf(derived: Derived): string[] {
   return ids;
 }
 
-function dedupeById(rows: RowProjection[]): RowProjection[] {
-  return [...new Map(rows.map((r) => [r.id, r])).values()];
+/**
+ * The row projection's writes for a batch of changes: each row's final
+ * state, its creator if the batch created it, and its last writer; rows
+ * deleted last are deleted. One upsert and one delete for the whole batch.
+ */
+class RowWrites {
+  private readonly rows = new Map<string, RowWrite | null>();
+
+  put(row: Omit<RowWrite, 'createdBy' | 'updatedBy'>, by: RowWrite['createdBy'], created: boolean) {
+    const earlier = this.rows.get(row.id);
+    // Created earlier in this batch: still new to the projection, now also edited.
+    if (earlier && !created) this.rows.set(row.id, { ...row, createdBy: earlier.createdBy, updatedBy: by });
+    else this.rows.set(row.id, { ...row, createdBy: by, updatedBy: created ? null : by });
+  }
+
+  delete(id: string) {
+    this.rows.set(id, null);
+  }
+
+  /** Writes what was collected and starts afresh. */
+  async write(tx: Tx, at: Date): Promise<Map<string, RowMeta>> {
+    const upserts: RowWrite[] = [];
+    const deleted: string[] = [];
+    for (const [id, row] of this.rows) {
+      if (row) upserts.push(row);
+      else deleted.push(id);
+    }
+    this.rows.clear();
+    await deleteRowProjections(tx, deleted);
+    return upsertRows(tx, upserts, at);
+  }
+}
+
+function rowsOf(derived: TableDerived, stored: Map<string, RowMeta>): Map<string, RowMeta> {
+  const rows = new Map<string, RowMeta>();
+  for (const id of derived.rows.keys()) {
+    const meta = stored.get(id);
+    if (meta) rows.set(id, meta);
+  }
+  return rows;
 }

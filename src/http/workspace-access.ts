@@ -1,9 +1,9 @@
 import { errors } from '../errors';
-import { findWorkspacesBySlug, loadCallerFacts } from '../persistence/access';
 import type { PlanName, Workspace } from '../persistence/schema';
 import { authorize, workspaceAccess, type CallerFacts, type WorkspaceAccess, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
 import type { Actor } from './actor';
+import { cachedCallerFacts, cachedWorkspaces } from './context-cache';
 
 export type WorkspaceAddress = {
   /** The `{slug}` path segment; a workspace id is accepted too. */
@@ -40,11 +40,11 @@ export async function resolveWorkspace(
   action: WorkspaceAction,
   options: { preferArchived?: boolean } = {},
 ): Promise<ResolvedWorkspace> {
-  const candidates = await findWorkspacesBySlug(services.db, address.slug, {
+  const candidates = await cachedWorkspaces(services, address.slug, {
     orgSlug: address.orgSlug,
     onlyWorkspaceId: actor?.key?.scopeWorkspaceId ?? null,
   });
-  const facts = await loadCallerFacts(services.db, actor, candidates);
+  const facts = await cachedCallerFacts(services, actor, candidates);
   const visible = candidates.filter((w) => workspaceAccess(facts.get(w.id)!, w).basis !== 'none');
   if (visible.length === 0) throw errors.notFound('Workspace');
 

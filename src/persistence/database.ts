@@ -8,6 +8,7 @@ import { markSingleSession } from './document-log-heads';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
+import { WriteEpochs } from './write-epochs';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -17,6 +18,8 @@ export type Executor = Db | Tx;
 export type DatabaseHandle = {
   db: Db;
   kind: 'pglite' | 'postgres';
+  /** Moves on every write that a cached read may depend on (src/persistence/write-epochs.ts). */
+  epochs: WriteEpochs;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 };
@@ -40,9 +43,9 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   return handle;
 }
 
-function kysely(dialect: ConstructorParameters<typeof Kysely<Database>>[0]['dialect']): Db {
+function kysely(dialect: ConstructorParameters<typeof Kysely<Database>>[0]['dialect'], epochs: WriteEpochs): Db {
   // Nested keys are kept: JSON columns hold user data (row cells) whose keys are not ours.
-  return new Kysely<Database>({ dialect, plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] });
+  return new Kysely<Database>({ dialect: epochs.watch(dialect), plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })] });
 }
 
 function openPostgres(url: string): DatabaseHandle {
@@ -51,10 +54,12 @@ function openPostgres(url: string): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client dropped by the server (restart, failover) must not crash the process; the pool reconnects.
   pool.on('error', () => {});
-  const db = kysely(new PostgresDialect({ pool }));
+  const epochs = new WriteEpochs();
+  const db = kysely(new PostgresDialect({ pool }), epochs);
   return {
     db,
     kind: 'postgres',
+    epochs,
     ping: () => ping(db),
     close: () => db.destroy(),
   };
@@ -67,12 +72,14 @@ async function openPGlite(dir: string): Promise<DatabaseHandle> {
     extensions: { pg_trgm },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
-  const db = kysely(new PGliteDialect(pglite));
+  const epochs = new WriteEpochs();
+  const db = kysely(new PGliteDialect(pglite), epochs);
   // One process, one session: appends to a document log cannot interleave (document-log-heads.ts).
   markSingleSession(db);
   return {
     db,
     kind: 'pglite',
+    epochs,
     ping: () => ping(db),
     close: () => db.destroy(),
   };

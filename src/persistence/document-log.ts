@@ -1,3 +1,4 @@
+import { bytea } from './bytea';
 import type { Executor, Tx } from './database';
 import { appendsNeedLock, lockDocumentLogs } from './document-log-heads';
 import type { PrincipalKind } from './schema';
@@ -39,7 +40,7 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
       .values(
         chunk.map((r) => ({
           document: r.document,
-          update: r.update,
+          update: bytea(r.update),
           derived: r.derived,
           principalType: r.author?.principalType ?? null,
           principalId: r.author?.id ?? null,
@@ -52,8 +53,13 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
   return seqs;
 }
 
+// One parameter a sequence number, below Postgres's 65,535 a statement.
+const SEQS_PER_STATEMENT = 30_000;
+
 /** Records that the events and projections of these updates are committed (call in that transaction). */
 export async function markUpdatesDerived(db: Executor, document: string, seqs: readonly number[]): Promise<void> {
-  if (seqs.length === 0) return;
-  await db.updateTable('documentUpdates').set({ derived: true }).where('document', '=', document).where('seq', 'in', [...seqs]).execute();
+  for (let from = 0; from < seqs.length; from += SEQS_PER_STATEMENT) {
+    const chunk = seqs.slice(from, from + SEQS_PER_STATEMENT);
+    await db.updateTable('documentUpdates').set({ derived: true }).where('document', '=', document).where('seq', 'in', chunk).execute();
+  }
 }

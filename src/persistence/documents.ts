@@ -1,3 +1,4 @@
+import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import type { Executor } from './database';
 import type { UpdateAuthor } from './document-log';
 
@@ -16,26 +17,27 @@ export type StoredDocument = {
 export async function loadStoredDocument(db: Executor, document: string): Promise<StoredDocument> {
   const snapshot = await db
     .selectFrom('documentSnapshots')
-    .select(['state', 'uptoSeq'])
+    .select([byteaAsBase64('state').as('state'), 'uptoSeq'])
     .where('document', '=', document)
     .executeTakeFirst();
   const uptoSeq = snapshot?.uptoSeq ?? 0;
   const updates = await db
     .selectFrom('documentUpdates')
-    .select(['seq', 'update', 'derived', 'principalType', 'principalId'])
+    .select(['seq', byteaAsBase64('update').as('update'), 'derived', 'principalType', 'principalId'])
     .where('document', '=', document)
     .where('seq', '>', uptoSeq)
     .orderBy('seq')
     .execute();
+  const tail = updates.map((u) => ({
+    seq: Number(u.seq),
+    update: fromBase64(u.update),
+    derived: u.derived,
+    author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
+  }));
   return {
-    snapshot: snapshot ? { state: toBytes(snapshot.state), uptoSeq: Number(snapshot.uptoSeq) } : null,
-    updates: updates.map((u) => ({
-      seq: Number(u.seq),
-      update: toBytes(u.update),
-      derived: u.derived,
-      author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
-    })),
-    tailBytes: updates.reduce((sum, u) => sum + u.update.byteLength, 0),
+    snapshot: snapshot ? { state: fromBase64(snapshot.state), uptoSeq: Number(snapshot.uptoSeq) } : null,
+    updates: tail,
+    tailBytes: tail.reduce((sum, u) => sum + u.update.byteLength, 0),
   };
 }
 
@@ -47,8 +49,8 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
 export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date) {
   await db
     .insertInto('documentSnapshots')
-    .values({ document, state, uptoSeq, updatedAt: now })
-    .onConflict((oc) => oc.column('document').doUpdateSet({ state, uptoSeq, updatedAt: now }))
+    .values({ document, state: bytea(state), uptoSeq, updatedAt: now })
+    .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), uptoSeq, updatedAt: now })))
     .execute();
   await db.deleteFrom('documentUpdates').where('document', '=', document).where('seq', '<=', uptoSeq).execute();
 }
@@ -61,9 +63,4 @@ export async function countTail(db: Executor, document: string, afterSeq: number
     .where('seq', '>', afterSeq)
     .executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-function toBytes(value: Uint8Array): Uint8Array {
-  // pg returns Buffer, PGlite Uint8Array; Yjs wants a plain view either way.
-  return value instanceof Uint8Array ? value : new Uint8Array(value as ArrayBufferLike);
 }

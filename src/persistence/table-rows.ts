@@ -13,44 +13,59 @@ export type RowProjection = {
   data: Record<string, unknown>;
 };
 
-export async function upsertRows(
-  db: Executor,
-  rows: RowProjection[],
-  by: { id: string; type: PrincipalKind } | null,
-  at: Date,
-  createdIds: ReadonlySet<string>,
-) {
-  for (const row of rows) {
-    const created = createdIds.has(row.id);
-    // Sync clients may store text Postgres refuses (U+0000); the projection keeps U+FFFD instead.
-    const data = JSON.stringify(storableJson(row.data));
-    await db
+type Attribution = { id: string; type: PrincipalKind } | null;
+
+/** A row's state after a batch of changes, and who made them: the creator if the batch created it, the last writer otherwise. */
+export type RowWrite = RowProjection & { createdBy: Attribution; updatedBy: Attribution };
+
+// Eleven parameters a row; Postgres allows 65,535 a statement.
+const ROWS_PER_UPSERT = 5_000;
+
+/**
+ * Writes rows to the projection in one statement per 5,000 and returns what
+ * is stored for each (attribution and timestamps), so a reply needs no second
+ * lookup. A new row gets `createdBy` (and `updatedBy` only when a later change
+ * of the same batch edited it); an existing row keeps its creator and takes
+ * the batch's last writer as `updatedBy`.
+ */
+export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at: Date): Promise<Map<string, RowMeta>> {
+  const stored = new Map<string, RowMeta>();
+  for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
+    const chunk = rows.slice(from, from + ROWS_PER_UPSERT);
+    const returned = await db
       .insertInto('tableRows')
-      .values({
-        id: row.id,
-        workspaceId: row.workspaceId,
-        surfaceId: row.surfaceId,
-        position: row.position,
-        data,
-        createdById: by?.id ?? null,
-        createdByType: by?.type ?? null,
-        updatedById: created ? null : (by?.id ?? null),
-        updatedByType: created ? null : (by?.type ?? null),
-        createdAt: at,
-        updatedAt: at,
-      })
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet({
+      .values(
+        chunk.map((row) => ({
+          id: row.id,
+          workspaceId: row.workspaceId,
           surfaceId: row.surfaceId,
           position: row.position,
-          data,
-          updatedById: by?.id ?? null,
-          updatedByType: by?.type ?? null,
+          // Sync clients may store text Postgres refuses (U+0000); the projection keeps U+FFFD instead.
+          data: JSON.stringify(storableJson(row.data)),
+          createdById: row.createdBy?.id ?? null,
+          createdByType: row.createdBy?.type ?? null,
+          updatedById: row.updatedBy?.id ?? null,
+          updatedByType: row.updatedBy?.type ?? null,
+          createdAt: at,
           updatedAt: at,
-        }),
+        })),
       )
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          surfaceId: eb.ref('excluded.surfaceId'),
+          position: eb.ref('excluded.position'),
+          data: eb.ref('excluded.data'),
+          // The batch's last writer: the editor, or the creator when it only created the row.
+          updatedById: eb.fn.coalesce('excluded.updatedById', 'excluded.createdById'),
+          updatedByType: eb.fn.coalesce('excluded.updatedByType', 'excluded.createdByType'),
+          updatedAt: eb.ref('excluded.updatedAt'),
+        })),
+      )
+      .returning(['id', 'createdById', 'updatedById', 'createdAt', 'updatedAt'])
       .execute();
+    for (const row of returned) stored.set(row.id, row);
   }
+  return stored;
 }
 
 /**
@@ -66,20 +81,35 @@ export async function replaceRowProjections(db: Executor, workspaceId: string, r
     db,
     known.map((row) => row.id).filter((id) => !keep.has(id)),
   );
-  for (const row of rows) {
-    const data = JSON.stringify(storableJson(row.data));
+  for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
     await db
       .insertInto('tableRows')
-      .values({ id: row.id, workspaceId, surfaceId: row.surfaceId, position: row.position, data, createdAt: at, updatedAt: at })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ surfaceId: row.surfaceId, position: row.position, data }))
+      .values(
+        rows.slice(from, from + ROWS_PER_UPSERT).map((row) => ({
+          id: row.id,
+          workspaceId,
+          surfaceId: row.surfaceId,
+          position: row.position,
+          data: JSON.stringify(storableJson(row.data)),
+          createdAt: at,
+          updatedAt: at,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({ surfaceId: eb.ref('excluded.surfaceId'), position: eb.ref('excluded.position'), data: eb.ref('excluded.data') })),
+      )
       .execute();
   }
 }
 
-export async function deleteRowProjections(db: Executor, ids: string[]) {
-  if (ids.length === 0) return;
-  await db.deleteFrom('tableRows').where('id', 'in', ids).execute();
+export async function deleteRowProjections(db: Executor, ids: readonly string[]) {
+  for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
+    await db.deleteFrom('tableRows').where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT)).execute();
+  }
 }
+
+/** Below Postgres's 65,535 parameters a statement. */
+const IDS_PER_STATEMENT = 30_000;
 
 export async function countWorkspaceRows(db: Executor, workspaceId: string): Promise<number> {
   const row = await db
@@ -111,14 +141,17 @@ export type RowMeta = {
   updatedAt: Date;
 };
 
-export async function findRowMeta(db: Executor, ids: string[]): Promise<Map<string, RowMeta>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('tableRows')
-    .select(['id', 'createdById', 'updatedById', 'createdAt', 'updatedAt'])
-    .where('id', 'in', ids)
-    .execute();
-  return new Map(rows.map((r) => [r.id, r]));
+export async function findRowMeta(db: Executor, ids: readonly string[]): Promise<Map<string, RowMeta>> {
+  const meta = new Map<string, RowMeta>();
+  for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
+    const rows = await db
+      .selectFrom('tableRows')
+      .select(['id', 'createdById', 'updatedById', 'createdAt', 'updatedAt'])
+      .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
+      .execute();
+    for (const row of rows) meta.set(row.id, row);
+  }
+  return meta;
 }
 
 export async function findWorkspaceEventContext(db: Executor, workspaceId: string) {

@@ -1,6 +1,10 @@
 import type { Server as HttpServer } from 'node:http';
 import type * as Y from 'yjs';
+import type { RowMeta } from '../persistence/table-rows';
 import type { ServerOrigin } from './origins';
+
+/** What the commit of a change stored that its caller may answer with: a table change's rows, attribution and timestamps as stored. */
+export type CommitReceipt = { rows?: ReadonlyMap<string, RowMeta> };
 
 /**
  * What the rest of the server may ask of the sync engine (src/sync/engine.ts):
@@ -16,6 +20,8 @@ export interface DocumentSync {
    * client ever sees the change) when the commit fails.
    */
   transact<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<T>;
+  /** `transact`, also handing back the change's receipt from its commit, so a reply needs no second lookup. */
+  transactWithReceipt<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<{ result: T; receipt: CommitReceipt }>;
   /** Reads the document as committed (never a change still being committed); do not mutate it. */
   read<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T>;
   /** Folds a document's log into a snapshot now (benchmarks, tests). */

@@ -8,11 +8,11 @@ import { currentRequestId } from '../lib/request-context';
 import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { authenticateConnection, ConnectionAccessMonitor, DecisionCache } from './connection-auth';
-import type { DocumentSync } from './document-sync';
+import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { Principal } from '../http/actor';
-import { markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
+import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
 import { findPrincipals } from '../persistence/workspaces';
-import { append, compact, compactionDue, loadInto, replaceDocumentState, replayUnderived } from './document-store';
+import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived } from './document-store';
 import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
@@ -36,9 +36,10 @@ export interface TransactionObserver<Derived = unknown> {
    * (so deriving the update twice records them once), and they are marked
    * derived in this transaction unless the observer returns them as
    * `deferred` (it then marks them itself when it records their events,
-   * e.g. coalesced typing).
+   * e.g. coalesced typing). `receipts` (by position in `changes`) is what
+   * each change's caller gets back from `transactWithReceipt`.
    */
-  persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[] }>;
+  persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined> }>;
   /** After a client's change is durable: enforce caps that a CRDT cannot refuse up front. */
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
   /** Records whatever it holds back (coalesced typing events) before shutdown. */
@@ -69,7 +70,7 @@ type PendingChange = {
 };
 /** The logged update a connection is applying right now (Hocuspocus handles a connection's messages one at a time). */
 type Applying = { documentName: string; seq: number; queued: boolean };
-type Waiter = { resolve(): void; reject(error: unknown): void };
+type Waiter = { resolve(receipt?: CommitReceipt): void; reject(error: unknown): void };
 type Held = { connection: DirectConnection; lastUsed: number };
 /** Hocuspocus broadcasts an update to a document's connections from here (flushDelay: false). */
 type Broadcasting = { broadcastUpdate(update: Uint8Array): void };
@@ -214,6 +215,11 @@ export class SyncEngine implements DocumentSync {
    * behind on any client.
    */
   async transact<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<T> {
+    return (await this.transactWithReceipt(documentName, origin, change)).result;
+  }
+
+  /** `transact`, and what the commit stored about the change (a table change's rows, as stored). */
+  async transactWithReceipt<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<{ result: T; receipt: CommitReceipt }> {
     let doc = await this.open(documentName);
     // A recovery swaps the document's state: never apply a change to what is being replaced.
     while (this.recovering.has(documentName)) {
@@ -221,7 +227,7 @@ export class SyncEngine implements DocumentSync {
       doc = await this.open(documentName);
     }
     let waiter!: Waiter;
-    const durable = new Promise<void>((resolve, reject) => (waiter = { resolve, reject }));
+    const durable = new Promise<CommitReceipt | undefined>((resolve, reject) => (waiter = { resolve, reject }));
     durable.catch(() => {}); // heard below, unless `change` throws first
     this.waiters.set(origin, waiter);
     try {
@@ -233,8 +239,8 @@ export class SyncEngine implements DocumentSync {
         this.capturing = null;
       }
       // The update listener queues the change synchronously; nothing queued means nothing changed.
-      if (this.queuedOrigins.has(origin)) await durable;
-      return result;
+      const receipt = this.queuedOrigins.has(origin) ? await durable : undefined;
+      return { result, receipt: receipt ?? {} };
     } finally {
       this.waiters.delete(origin);
     }
@@ -337,7 +343,7 @@ export class SyncEngine implements DocumentSync {
       change.update = update;
       if (isServerOrigin(origin)) {
         let settled!: Waiter;
-        this.lastServerChange.set(documentName, new Promise<void>((resolve, reject) => (settled = { resolve, reject })).catch(() => {}));
+        this.lastServerChange.set(documentName, new Promise<void>((resolve, reject) => (settled = { resolve: () => resolve(), reject })).catch(() => {}));
         change.settled = settled;
         change.requestId = currentRequestId();
       }
@@ -388,17 +394,23 @@ export class SyncEngine implements DocumentSync {
   /** Commits changes (server updates, and everyone's events and projections) in one transaction; the error, or null. */
   private async commit(documentName: string, changes: PendingChange[]): Promise<unknown> {
     let publish: (() => void) | undefined;
+    let receipts: Array<CommitReceipt | undefined> | undefined;
     const server = changes.filter((change) => isServerOrigin(change.origin));
+    const observedChanges = changes.filter((c) => c.derived != null);
     const idle = this.idleSeqs.get(documentName) ?? [];
     this.idleSeqs.delete(documentName);
     const timer = this.services.metrics?.commitDuration.startTimer();
     try {
       await this.services.db.transaction().execute(async (tx) => {
-        for (const change of server) await append(tx, documentName, change.update!, authorOf(change.origin));
-        const observed = changes.filter((c) => c.derived != null).map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs }));
+        await appendUpdates(
+          tx,
+          server.map((change) => ({ document: documentName, update: change.update!, author: authorOf(change.origin), derived: true })),
+        );
+        const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs }));
         let deferred: number[] = [];
-        if (observed.length > 0 && this.observer) ({ publish, deferred } = await this.observer.persist(tx, documentName, observed));
-        const derived = [...idle, ...changes.flatMap((c) => c.seqs)].filter((seq) => !deferred.includes(seq));
+        if (observed.length > 0 && this.observer) ({ publish, deferred, receipts } = await this.observer.persist(tx, documentName, observed));
+        const held = new Set(deferred);
+        const derived = [...idle, ...changes.flatMap((c) => c.seqs)].filter((seq) => !held.has(seq));
         await markUpdatesDerived(tx, documentName, derived);
         this.services.failpoints.hit('document.commit');
         if (server.length < changes.length) this.services.failpoints.hit('document.derived.commit');
@@ -417,9 +429,10 @@ export class SyncEngine implements DocumentSync {
       this.broadcastCommitted(documentName, change.update!);
     }
     publish?.();
+    const receiptOf = new Map(observedChanges.map((change, i) => [change, receipts?.[i]]));
     for (const change of changes) {
       change.settled?.resolve();
-      this.waiters.get(change.origin)?.resolve();
+      this.waiters.get(change.origin)?.resolve(receiptOf.get(change));
       this.waiters.delete(change.origin);
     }
     // Detached: a follow-up change made from inside this queue task would wait on the queue behind itself.

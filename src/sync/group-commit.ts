@@ -148,7 +148,8 @@ function addressOf(message: Uint8Array): string | null {
  * (per document) before it is persisted, so a typist's keystrokes share a
  * transaction instead of paying one each; their events reach SSE that much
  * later. A server-made change (a REST or MCP caller waiting for it) ends the
- * wait.
+ * wait, though a batch is still persisted only after one turn of the event
+ * loop, so that concurrent REST writes to one document share a commit.
  */
 export class ChangeBatches<Change> {
   private readonly waiting = new Map<string, { changes: Change[]; wake: (() => void) | null }>();
@@ -181,6 +182,10 @@ export class ChangeBatches<Change> {
           };
         });
         batch.wake = null;
+      } else {
+        // One turn of the event loop first: requests whose bytes arrived meanwhile (while the last
+        // commit kept the thread busy, as PGlite does) reach their change and join this commit.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
       if (this.waiting.get(documentName) === batch) this.waiting.delete(documentName);
       await this.persist(documentName, batch.changes);

@@ -1,3 +1,4 @@
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder } from 'kysely';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/persistence/database';
@@ -19,6 +20,15 @@ function message(document: string, kind: 'update' | 'step2' | 'awareness', paylo
   return encoding.toUint8Array(encoder);
 }
 
+const compiler = new Kysely<never>({
+  dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+});
+
+/** The bytes a `bytea(...)` value carries (src/persistence/bytea.ts: base64 text decoded by the database). */
+function bytesOf(value: RawBuilder<Uint8Array>): Uint8Array {
+  return new Uint8Array(Buffer.from(value.compile(compiler).parameters[0] as string, 'base64'));
+}
+
 /** A database that records each INSERT into the log as one commit, and can hold or fail commits. */
 function fakeDb() {
   const commits: Array<Array<{ document: string; update: Uint8Array }>> = [];
@@ -28,7 +38,7 @@ function fakeDb() {
   let seq = 0;
   const db = {
     insertInto: () => ({
-      values: (rows: Array<{ document: string; update: Uint8Array }>) => ({
+      values: (rows: Array<{ document: string; update: RawBuilder<Uint8Array> }>) => ({
         returning: () => ({
           execute: async () => {
             if (hold) await hold;
@@ -36,7 +46,7 @@ function fakeDb() {
               failNext = false;
               throw new Error('disk full');
             }
-            commits.push(rows);
+            commits.push(rows.map((row) => ({ document: row.document, update: bytesOf(row.update) })));
             return rows.map(() => ({ seq: ++seq }));
           },
         }),
@@ -195,11 +205,23 @@ describe('ChangeBatches (one events transaction for many changes)', () => {
     ]);
   });
 
+  it('changes made within one turn of the event loop share a commit, with no linger', async () => {
+    const { batches, persisted, idle } = setup(0);
+    // Another request, already waiting in this turn of the event loop, makes its change after the first one's.
+    const second = new Promise<void>((resolve) => setImmediate(() => resolve(batches.push('doc', { id: 2, urgent: true }))));
+    batches.push('doc', { id: 1, urgent: true });
+    await second;
+    await idle();
+    expect(persisted).toEqual([[1, 2]]);
+  });
+
   it('changes that arrive while a batch is being persisted go to the next batch', async () => {
     const { batches, persisted, idle, slowDown } = setup(0);
     const release = slowDown();
     batches.push('doc', { id: 1 });
-    await tick();
+    await tick(); // a batch waits one turn of the event loop before it is persisted...
+    await tick(); // ...and is being persisted after it
+    expect(persisted).toEqual([[1]]);
     batches.push('doc', { id: 2 });
     batches.push('doc', { id: 3 });
     release();

@@ -110,7 +110,8 @@ describe('a REST write whose commit fails', () => {
     const watcher = connectClient(t.url, tables.docName, { cookie: owner.cookie });
     await synced(watcher);
     const closeState = watchClose(watcher);
-    t.services.failpoints.arm('document.commit', 'error', 1);
+    // Twice: concurrent writes share one commit, and a failed batch is retried change by change; the first of those fails too.
+    t.services.failpoints.arm('document.commit', 'error', 2);
     const results = await Promise.all(
       Array.from({ length: 5 }, (_, i) => t.request('POST', `/api/workspaces/${tables.slug}/rows`, { as: owner.as, body: { data: { title: `burst ${i}` } } })),
     );

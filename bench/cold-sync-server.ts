@@ -1,0 +1,73 @@
+/**
+ * A server for the cold-sync benchmark (bench/cold-sync.ts), in its own
+ * process. Reads a table document's state (V1 update) from the file
+ * BENCH_STATE_FILE names. Prints one JSON line when ready.
+ *
+ * - `trellis`: the real app; the state is written to the document's log and
+ *   compacted into a snapshot, as a large table is stored, and the server
+ *   restarted so that nothing is loaded:
+ *   the first client's sync loads it (cold).
+ * - `bare`: an in-memory Hocuspocus (`flushDelay: false`) holding the same
+ *   state already loaded, with the same websocket wiring.
+ *
+ * Both answer `GET {stats}/heap` with the heap in use after a full GC.
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Hocuspocus } from '@hocuspocus/server';
+import * as Y from 'yjs';
+import { appendUpdates } from '../src/persistence/document-log';
+import { tablesDocumentName } from '../src/sync/document-names';
+import { startTestApp } from '../test/helpers/app';
+import { prepareTemplate } from '../test/helpers/database';
+import { signIn } from '../test/helpers/sign-in';
+import { listenBare } from './bare-hocuspocus';
+
+const mode = process.argv[2];
+const stateFile = process.env.BENCH_STATE_FILE!;
+process.on('SIGTERM', () => process.exit(0));
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+async function startStats(): Promise<string> {
+  const server = http.createServer((_request, response) => {
+    gc();
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ heapMb: process.memoryUsage().heapUsed / 2 ** 20 }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+async function trellis() {
+  await prepareTemplate();
+  const t = await startTestApp({ env: { API_WRITES_PER_MINUTE: '1000000' } });
+  const { cookie } = await signIn(t, 'bench@example.com');
+  await t.services.db.updateTable('orgs').set({ plan: 'scale' }).execute();
+  const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow();
+  const documentName = tablesDocumentName(ws.id);
+  await appendUpdates(t.services.db, [{ document: documentName, update: readFileSync(stateFile), author: null, derived: true }]);
+  await t.services.sync.compactNow(documentName);
+  // A restart on the same database: nothing is loaded (signing in wrote to, and so holds, the table document).
+  await t.close();
+  const restarted = await startTestApp({ env: { API_WRITES_PER_MINUTE: '1000000' }, dataDir: t.store.dataDir, databaseUrl: t.store.databaseUrl });
+  console.log(JSON.stringify({ url: restarted.url, cookie, documentName, stats: await startStats() }));
+}
+
+async function bare() {
+  const state = new Uint8Array(readFileSync(stateFile));
+  const hocuspocus = new Hocuspocus({
+    quiet: true,
+    flushDelay: false,
+    onLoadDocument: async ({ document }) => Y.applyUpdate(document, state),
+  });
+  const documentName = 'bench/tables';
+  // Loaded before any client comes: this baseline serves the state from memory.
+  await hocuspocus.openDirectConnection(documentName, {});
+  const server = http.createServer();
+  const url = await listenBare(hocuspocus, server);
+  console.log(JSON.stringify({ url, documentName, stats: await startStats() }));
+}
+
+await (mode === 'bare' ? bare() : trellis());

@@ -1,0 +1,167 @@
+/**
+ * REST write path (issue 12), measured from outside: the server runs in its
+ * own process pinned to core 0 (bench/rest-server.ts), this process drives
+ * it from core 1 with 10 keep-alive connections. In the same run, a bare
+ * Fastify JSON POST route is measured the same way, and figures are given
+ * as ratios to it. Trellis runs with production durability: every answered
+ * write is committed (PGlite, or Postgres with fsync when TEST_DATABASE_URL
+ * is set).
+ *
+ *   npx tsx bench/rest.ts                 (PGlite, and Postgres if TEST_DATABASE_URL is set)
+ *   npx tsx bench/rest.ts --seconds 5
+ *   npx tsx bench/rest.ts pglite --scenarios create,patch   (create patch 403 404 401 429)
+ *
+ * Figures per scenario: requests per second, latency p50 / p99 (ms), and
+ * server CPU per request (µs; process.cpuUsage of the server between two
+ * marks, so other processes on the machine disturb it less than wall time).
+ */
+import os from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { Agent, request as undiciRequest } from 'undici';
+import type { RestServerInfo } from './rest-server';
+import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
+
+type Figures = Record<string, number | string>;
+type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
+type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; statuses: Record<string, number> };
+
+const CONNECTIONS = 10;
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function percentile(sorted: number[], p: number) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** `CONNECTIONS` clients in closed loops for `seconds`, after a short warm-up. */
+async function drive(info: RestServerInfo, scenario: Scenario, seconds: number): Promise<Result> {
+  const url = info.url;
+  const dispatcher = new Agent({ connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
+  let counter = 0;
+  const once = async (record: (ms: number, status: number) => void) => {
+    const i = counter++;
+    const started = performance.now();
+    const res = await undiciRequest(url + scenario.path(i), { method: scenario.method, headers: scenario.headers, body: scenario.body?.(i), dispatcher });
+    await res.body.text();
+    record(performance.now() - started, res.statusCode);
+  };
+  const loop = async (until: number, record: (ms: number, status: number) => void) => {
+    while (performance.now() < until) await once(record);
+  };
+  const warmUntil = performance.now() + 500;
+  await Promise.all(Array.from({ length: CONNECTIONS }, () => loop(warmUntil, () => {})));
+  await fetch(`${info.cpu}/mark`);
+  const times: number[] = [];
+  const statuses: Record<string, number> = {};
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, () =>
+      loop(until, (ms, status) => {
+        times.push(ms);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }),
+    ),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const { cpuMs } = (await (await fetch(`${info.cpu}/cpu`)).json()) as { cpuMs: number };
+  await dispatcher.close();
+  times.sort((a, b) => a - b);
+  return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, statuses };
+}
+
+function describe(name: string, result: Result, bare?: Result): Figures {
+  const figures: Figures = {
+    [`${name} req/s`]: Math.round(result.rps),
+    [`${name} p50 / p99 ms`]: `${round(result.p50)} / ${round(result.p99)}`,
+    [`${name} server CPU µs/request`]: Math.round(result.cpuMicrosPerRequest),
+    [`${name} statuses`]: Object.entries(result.statuses)
+      .map(([status, n]) => `${status}x${n}`)
+      .join(' '),
+  };
+  if (bare) figures[`${name} / bare req/s`] = round(result.rps / bare.rps, 3);
+  return figures;
+}
+
+const json = { 'content-type': 'application/json' };
+
+async function withServer<T>(mode: 'trellis' | 'bare', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
+  const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode}_${process.pid}`, { core: 0, env });
+  try {
+    return await run(info);
+  } finally {
+    await stopBenchServer(child);
+  }
+}
+
+const bareScenario: Scenario = { method: 'POST', path: () => '/bare', headers: json, body: () => JSON.stringify({ data: { title: 'load', status: 'todo' } }) };
+
+/** The scenarios on one Trellis server, in order (bad credentials last: they get the IP throttled). */
+function trellisScenarios(info: RestServerInfo): Array<{ key: string; name: string; scenario: Scenario; ratio?: boolean }> {
+  const editor = { ...json, authorization: info.editor };
+  return [
+    {
+      key: 'create',
+      name: 'POST /rows',
+      ratio: true,
+      scenario: { method: 'POST', path: () => info.rowsPath, headers: editor, body: (i) => JSON.stringify({ data: { title: `row ${i}`, status: 'todo' } }) },
+    },
+    {
+      key: 'patch',
+      name: 'PATCH /rows/{id}',
+      ratio: true,
+      scenario: { method: 'PATCH', path: (i) => `${info.rowsPath}/${info.rowIds[i % info.rowIds.length]}`, headers: editor, body: (i) => JSON.stringify({ data: { title: `edit ${i}` } }) },
+    },
+    {
+      key: '403',
+      name: 'refused 403 (viewer key writes)',
+      scenario: { method: 'POST', path: () => info.rowsPath, headers: { ...json, authorization: info.viewer }, body: () => '{"data":{"title":"no"}}' },
+    },
+    { key: '404', name: 'refused 404 (unknown workspace)', scenario: { method: 'GET', path: () => '/api/workspaces/no-such-workspace/rows', headers: { authorization: info.editor } } },
+    {
+      key: '401',
+      name: 'refused 401 (unknown key, 429 once the IP is throttled)',
+      scenario: { method: 'GET', path: () => info.rowsPath, headers: { authorization: 'Bearer svc_live_not-a-key' } },
+    },
+  ];
+}
+
+/** One database: the bare route, then each scenario on a Trellis server; the 429s on a server with a write limit of 10 a minute. */
+async function runFor(database: 'pglite' | 'postgres', seconds: number, wanted: (scenario: string) => boolean): Promise<Figures> {
+  const databaseEnv: Record<string, string> = database === 'pglite' ? { TEST_DATABASE_URL: '' } : {};
+  const figures: Figures = { [`${database}: load average at start`]: os.loadavg()[0]!.toFixed(1) };
+  const bare = await withServer('bare', {}, (info) => drive(info, bareScenario, seconds));
+  Object.assign(figures, describe(`${database}: bare Fastify POST`, bare));
+  await withServer('trellis', databaseEnv, async (info) => {
+    for (const { key, name, scenario, ratio } of trellisScenarios(info)) {
+      if (wanted(key)) Object.assign(figures, describe(`${database}: ${name}`, await drive(info, scenario, seconds), ratio ? bare : undefined));
+    }
+  });
+  if (!wanted('429')) return figures;
+  await withServer('trellis', { ...databaseEnv, API_WRITES_PER_MINUTE: '10', BENCH_WARM_ROWS: '3' }, async (info) => {
+    const scenario: Scenario = { method: 'POST', path: () => info.rowsPath, headers: { ...json, authorization: info.editor }, body: (i) => JSON.stringify({ data: { title: `row ${i}` } }) };
+    Object.assign(figures, describe(`${database}: refused 429 (POST /rows over the write limit)`, await drive(info, scenario, seconds)));
+  });
+  return figures;
+}
+
+export async function runRestBench(options: { seconds?: number; databases?: Array<'pglite' | 'postgres'>; scenarios?: string[] } = {}): Promise<Figures> {
+  const wanted = (scenario: string) => !options.scenarios || options.scenarios.includes(scenario);
+  const pinned = pinThisProcess(1);
+  const figures: Figures = { 'pinned (server core 0, load core 1)': String(pinned) };
+  const databases = options.databases ?? (process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite']);
+  for (const database of databases) Object.assign(figures, await runFor(database, options.seconds ?? 5, wanted));
+  return figures;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const i = process.argv.indexOf('--seconds');
+  const only = process.argv.filter((a) => a === 'pglite' || a === 'postgres') as Array<'pglite' | 'postgres'>;
+  const s = process.argv.indexOf('--scenarios');
+  const figures = await runRestBench({
+    seconds: i >= 0 ? Number(process.argv[i + 1]) : undefined,
+    databases: only.length ? only : undefined,
+    scenarios: s >= 0 ? process.argv[s + 1]!.split(',') : undefined,
+  });
+  for (const [name, value] of Object.entries(figures)) console.log(`${name.padEnd(64)} ${value}`);
+  process.exit(0);
+}

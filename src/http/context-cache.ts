@@ -1,0 +1,49 @@
+import { findWorkspacesBySlug, loadCallerFacts, type WorkspaceWithOrg } from '../persistence/access';
+import { readCacheOf, type ReadCache } from '../persistence/read-cache';
+import type { Surface, Workspace } from '../persistence/schema';
+import { listSurfaces } from '../persistence/workspaces';
+import type { CallerFacts } from '../policy/index';
+import type { Services } from '../services';
+import type { Actor } from './actor';
+
+/**
+ * The request context every workspace request needs (the caller behind a
+ * credential, the workspace a slug names, the caller's standing there, the
+ * workspace's surfaces), read through a short-lived cache instead of four
+ * database round trips per request. Writes through this process that could
+ * change an answer retire it at once; other instances' writes and expiry
+ * show within a second (src/persistence/read-cache.ts, docs/PERFORMANCE.md).
+ *
+ * The caller behind a credential is cached where it is resolved
+ * (src/auth/callers.ts), in the same cache.
+ */
+
+function cacheOf(services: Services): ReadCache {
+  return readCacheOf(services.database, services.clock);
+}
+
+/** `findWorkspacesBySlug`, cached. */
+export function cachedWorkspaces(services: Services, idOrSlug: string, options: { orgSlug?: string; onlyWorkspaceId?: string | null }): Promise<WorkspaceWithOrg[]> {
+  const key = `workspaces\u0000${idOrSlug}\u0000${options.orgSlug ?? ''}\u0000${options.onlyWorkspaceId ?? ''}`;
+  return cacheOf(services).get(key, () => findWorkspacesBySlug(services.db, idOrSlug, options));
+}
+
+/** `loadCallerFacts`, cached per caller and set of workspaces. */
+export function cachedCallerFacts(services: Services, actor: Actor | null, workspaces: Workspace[]): Promise<Map<string, CallerFacts>> {
+  if (!actor || workspaces.length === 0) return loadCallerFacts(services.db, actor, workspaces);
+  const key = [
+    'facts',
+    actor.principal.principalType,
+    actor.principal.id,
+    actor.userId,
+    actor.key?.role ?? '',
+    actor.key?.scopeWorkspaceId ?? '',
+    ...workspaces.map((w) => `${w.id}/${w.orgId}/${w.visibility}`),
+  ].join('\u0000');
+  return cacheOf(services).get(key, () => loadCallerFacts(services.db, actor, workspaces));
+}
+
+/** A workspace's live surfaces in position order, cached. */
+export function cachedLiveSurfaces(services: Services, workspaceId: string): Promise<Surface[]> {
+  return cacheOf(services).get(`surfaces\u0000${workspaceId}`, () => listSurfaces(services.db, workspaceId));
+}
