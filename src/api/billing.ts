@@ -9,12 +9,13 @@ import {
   upgradePlan,
 } from '../domain/billing';
 import { resolveCallerOrg } from '../domain/members';
-import { requireActor } from '../http/authenticate';
+import { requireActor, requireCaller } from '../http/authenticate';
+import { spendBudget } from '../http/limits';
+import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
-import { resolvedRateLimit } from './resolved-rate-limit';
-import { errorResponses, IsoDateTime, OrgQuery, orgQueryOf } from './schemas';
+import { errorResponses, IsoDateTime, OrgQuery } from './schemas';
 
 const PlanName = z.enum(['free', 'pro', 'scale']);
 const PaidPlan = z.enum(['pro', 'scale']);
@@ -109,14 +110,54 @@ const LimitIncreaseRequest = z
   })
   .meta({ id: 'LimitIncreaseRequest' });
 
+const UpgradeBody = z.strictObject({ plan: PaidPlan });
+
+/** Plan changes spend a budget of 5 an hour per organisation, upgrades and downgrades each their own, over REST and MCP alike. */
+const UPGRADE_BUDGET = { endpoint: 'billing_upgrade', limit: 5, windowMs: HOUR };
+const DOWNGRADE_BUDGET = { endpoint: 'billing_downgrade', limit: 5, windowMs: HOUR };
+
+/**
+ * Each route's policy check and domain call; the MCP tools (src/mcp/tools.ts)
+ * run the same ones. The organisation is the `org` query parameter (the
+ * tools' `org` argument), else the caller's own.
+ */
+export const billingOperations = {
+  summary: defineOperation({ query: OrgQuery, response: BillingSummary }, async (services, actor, { query }) => {
+    const org = await resolveCallerOrg(services, requireCaller(actor), query.org, 'read_org');
+    return billingSummary(services, org);
+  }),
+  upgrade: defineOperation({ query: OrgQuery, body: UpgradeBody, response: UpgradeResult }, async (services, actor, { query, body }, http) => {
+    const caller = requireCaller(actor);
+    const org = await resolveCallerOrg(services, caller, query.org, 'manage_billing');
+    await spendBudget(services, UPGRADE_BUDGET, org.id, http);
+    return upgradePlan(services, caller, org, body.plan);
+  }),
+  downgrade: defineOperation({ query: OrgQuery, response: DowngradeResult }, async (services, actor, { query }, http) => {
+    const caller = requireCaller(actor);
+    const org = await resolveCallerOrg(services, caller, query.org, 'manage_billing');
+    await spendBudget(services, DOWNGRADE_BUDGET, org.id, http);
+    return toggleDowngrade(services, caller, org);
+  }),
+  requestLimitIncrease: defineOperation({ query: OrgQuery, body: LimitIncreaseBody, response: LimitIncreaseRequest }, async (services, actor, { query, body }) => {
+    const caller = requireCaller(actor);
+    const org = await resolveCallerOrg(services, caller, query.org, 'read_org');
+    const stored = await requestLimitIncrease(services, caller, org, body);
+    return {
+      id: stored.id,
+      kind: stored.kind,
+      desiredValue: stored.desiredValue,
+      currentCap: stored.currentCap,
+      plan: stored.plan,
+      reason: stored.reason,
+      status: 'received' as const,
+      createdAt: stored.createdAt.toISOString(),
+    };
+  }),
+};
+
 /** Plans and payments (docs/BILLING.md). */
 export async function billingRoutes(app: App, services: Services) {
-  // Each budget is the organisation's, spent only by callers allowed to change its plan.
-  const perOrg = (endpoint: string) =>
-    resolvedRateLimit({ endpoint, limit: 5, windowMs: HOUR }, async (request) => (await resolveCallerOrg(services, requireActor(request), orgQueryOf(request), 'manage_billing')).id);
-  const upgradeLimit = perOrg('billing_upgrade');
-  const downgradeLimit = perOrg('billing_downgrade');
-
+  const { summary, upgrade, downgrade } = billingOperations;
   const stopPeriodEndJob = startPeriodEndJob(services);
   app.addHook('onClose', async () => stopPeriodEndJob());
 
@@ -127,14 +168,11 @@ export async function billingRoutes(app: App, services: Services) {
         summary: 'Plan, caps and live usage',
         description: "Counters are read live, counted as the caps count them. Any member of the organisation may read it; API keys included.",
         tags: ['billing'],
-        querystring: OrgQuery,
-        response: { 200: BillingSummary, ...errorResponses },
+        querystring: summary.query,
+        response: { 200: summary.response, ...errorResponses },
       },
     },
-    async (request) => {
-      const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
-      return billingSummary(services, org);
-    },
+    async (request) => summary.run(services, request.actor, request),
   );
 
   app.post(
@@ -146,18 +184,12 @@ export async function billingRoutes(app: App, services: Services) {
           'Owner only (`manage_billing`). With a card on file the plan switches at once (`switched`, with proration), between paid plans too, and every cap follows on the next write; a pending downgrade is cancelled. ' +
           'Without a card: `checkout-required` with a `checkoutUrl` where a person adds one; the plan switches when the checkout completes. 5 per hour per organisation.',
         tags: ['billing'],
-        querystring: OrgQuery,
-        body: z.strictObject({ plan: PaidPlan }),
-        response: { 200: UpgradeResult, ...errorResponses },
+        querystring: upgrade.query,
+        body: upgrade.body,
+        response: { 200: upgrade.response, ...errorResponses },
       },
-      onRequest: upgradeLimit.onRequest,
-      config: { rateLimits: [upgradeLimit.rule] },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
-      return upgradePlan(services, actor, org, request.body.plan);
-    },
+    async (request, reply) => upgrade.run(services, request.actor, request, httpExchange(request, reply)),
   );
 
   app.post(
@@ -169,18 +201,12 @@ export async function billingRoutes(app: App, services: Services) {
           'Owner only. Schedules the downgrade to free for the end of the billing period (`scheduled`, `effectiveAt`); calling again while one is pending cancels it (`canceled`). ' +
           'The paid caps stay until then. After it, caps gate new writes only: nothing over the free caps is removed. 409 on the free plan. 5 per hour per organisation.',
         tags: ['billing'],
-        querystring: OrgQuery,
+        querystring: downgrade.query,
         body: z.strictObject({}).nullish(),
-        response: { 200: DowngradeResult, ...errorResponses },
+        response: { 200: downgrade.response, ...errorResponses },
       },
-      onRequest: downgradeLimit.onRequest,
-      config: { rateLimits: [downgradeLimit.rule] },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      const org = await resolveCallerOrg(services, actor, request.query.org, 'manage_billing');
-      return toggleDowngrade(services, actor, org);
-    },
+    async (request, reply) => downgrade.run(services, request.actor, request, httpExchange(request, reply)),
   );
 
   app.post(
@@ -191,7 +217,7 @@ export async function billingRoutes(app: App, services: Services) {
         description: 'Owner only. A page where a person adds a card and subscribes; the plan switches as soon as it completes. 409 when already on that plan.',
         tags: ['billing'],
         querystring: OrgQuery,
-        body: z.strictObject({ plan: PaidPlan }),
+        body: UpgradeBody,
         response: { 200: HostedPage, ...errorResponses },
       },
     },
@@ -231,25 +257,11 @@ export async function billingRoutes(app: App, services: Services) {
         description:
           "Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included.",
         tags: ['billing'],
-        querystring: OrgQuery,
-        body: LimitIncreaseBody,
-        response: { 200: LimitIncreaseRequest, ...errorResponses },
+        querystring: billingOperations.requestLimitIncrease.query,
+        body: billingOperations.requestLimitIncrease.body,
+        response: { 200: billingOperations.requestLimitIncrease.response, ...errorResponses },
       },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      const org = await resolveCallerOrg(services, actor, request.query.org, 'read_org');
-      const stored = await requestLimitIncrease(services, actor, org, request.body);
-      return {
-        id: stored.id,
-        kind: stored.kind,
-        desiredValue: stored.desiredValue,
-        currentCap: stored.currentCap,
-        plan: stored.plan,
-        reason: stored.reason,
-        status: 'received' as const,
-        createdAt: stored.createdAt.toISOString(),
-      };
-    },
+    async (request) => billingOperations.requestLimitIncrease.run(services, request.actor, request),
   );
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { search } from '../domain/search';
-import { requireActor } from '../http/authenticate';
+import { requireCaller } from '../http/authenticate';
+import { spendBudget } from '../http/limits';
+import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { MINUTE } from '../limits/rules';
 import type { Services } from '../services';
@@ -46,7 +48,20 @@ const SearchResult = z
   })
   .meta({ id: 'SearchResult' });
 
+/** 120 searches a minute per principal, over REST and MCP alike. */
+const SEARCH_BUDGET = { endpoint: 'search', limit: 120, windowMs: MINUTE };
+
+/** The route's policy (the caller's readable workspaces, inside `search`) and domain call; the MCP tool `search` runs the same. */
+export const searchOperations = {
+  search: defineOperation({ query: SearchQuery, response: SearchResult }, async (services, actor, { query }, http) => {
+    const caller = requireCaller(actor);
+    await spendBudget(services, SEARCH_BUDGET, caller.principal.id, http);
+    return search(services, caller, query);
+  }),
+};
+
 export async function searchRoutes(app: App, services: Services) {
+  const operation = searchOperations.search;
   app.get(
     '/api/search',
     {
@@ -58,13 +73,10 @@ export async function searchRoutes(app: App, services: Services) {
           "the caller's organisations; a scoped key searches its one workspace). Best score first, ties newest first. " +
           'A row is found as soon as its write is acknowledged. 120 per minute per principal.',
         tags: ['search'],
-        querystring: SearchQuery,
-        response: { 200: SearchResult, ...errorResponses },
-      },
-      config: {
-        rateLimits: [{ endpoint: 'search', limit: 120, windowMs: MINUTE, bucket: (request) => request.actor?.principal.id ?? null }],
+        querystring: operation.query,
+        response: { 200: operation.response, ...errorResponses },
       },
     },
-    async (request) => search(services, requireActor(request), request.query),
+    async (request, reply) => operation.run(services, request.actor, request, httpExchange(request, reply)),
   );
 }

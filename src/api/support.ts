@@ -1,15 +1,16 @@
 import { z } from 'zod';
 import { resolveCallerOrg } from '../domain/members';
 import { createTicket, getOrgTicket, getTicketByTrackerNumber, listOrgTickets, SCREENSHOT_MAX_BYTES, storeScreenshot, TICKET_KINDS, type Ticket } from '../domain/support';
-import { requireActor } from '../http/authenticate';
+import { requireActor, requireCaller } from '../http/authenticate';
+import { spendBudget } from '../http/limits';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { sendPage } from '../http/html-page';
+import { defineOperation, httpExchange } from '../http/operation';
 import { escapeHtml, renderPage } from '../lib/html';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
-import { resolvedRateLimit } from './resolved-rate-limit';
-import { ErrorBody, errorResponses, IsoDateTime, OrgQuery, orgQueryOf, Principal } from './schemas';
+import { ErrorBody, errorResponses, IsoDateTime, OrgQuery, Principal } from './schemas';
 
 const TicketBody = z.strictObject({
   kind: z.enum(TICKET_KINDS),
@@ -64,13 +65,30 @@ function presentTicket(ticket: Ticket) {
   };
 }
 
+/** Tickets spend a budget of 10 an hour per organisation, over REST and MCP alike. */
+const TICKET_BUDGET = { endpoint: 'support_tickets', limit: 10, windowMs: HOUR };
+
+/** Each route's policy check and domain call; the MCP tool `create_support_ticket` (src/mcp/tools.ts) runs `create`. */
+export const supportOperations = {
+  list: defineOperation({ query: OrgQuery, response: z.object({ tickets: z.array(Ticket) }) }, async (services, actor, { query }) => {
+    const org = await resolveCallerOrg(services, requireCaller(actor), query.org, 'read_org');
+    return { tickets: (await listOrgTickets(services, org)).map(presentTicket) };
+  }),
+  create: defineOperation({ query: OrgQuery, body: TicketBody, response: Ticket }, async (services, actor, { query, body }, http) => {
+    const caller = requireCaller(actor);
+    const org = await resolveCallerOrg(services, caller, query.org, 'read_org');
+    await spendBudget(services, TICKET_BUDGET, org.id, http);
+    return presentTicket(await createTicket(services, caller, org, body));
+  }),
+  detail: defineOperation({ params: TicketParams, query: OrgQuery, response: Ticket }, async (services, actor, { params, query }) => {
+    const org = await resolveCallerOrg(services, requireCaller(actor), query.org, 'read_org');
+    return presentTicket(await getOrgTicket(services, org, params.id));
+  }),
+};
+
 /** Support tickets, their screenshots, and the local tracker's issue page (docs/BILLING.md, "Support"). */
 export async function supportRoutes(app: App, services: Services) {
-  const ticketLimit = resolvedRateLimit(
-    { endpoint: 'support_tickets', limit: 10, windowMs: HOUR },
-    async (request) => (await resolveCallerOrg(services, requireActor(request), orgQueryOf(request), 'read_org')).id,
-  );
-
+  const { list, create, detail } = supportOperations;
   app.get(
     '/api/support',
     {
@@ -78,14 +96,11 @@ export async function supportRoutes(app: App, services: Services) {
         summary: "The organisation's support tickets",
         description: 'Newest first, at most 100. Any member of the organisation (API keys included).',
         tags: ['support'],
-        querystring: OrgQuery,
-        response: { 200: z.object({ tickets: z.array(Ticket) }), ...errorResponses },
+        querystring: list.query,
+        response: { 200: list.response, ...errorResponses },
       },
     },
-    async (request) => {
-      const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
-      return { tickets: (await listOrgTickets(services, org)).map(presentTicket) };
-    },
+    async (request) => list.run(services, request.actor, request),
   );
 
   app.post(
@@ -97,18 +112,12 @@ export async function supportRoutes(app: App, services: Services) {
           'Any member of the organisation, or its agents. The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. ' +
           `Kinds: ${TICKET_KINDS.join(', ')}. 10 per hour per organisation.`,
         tags: ['support'],
-        querystring: OrgQuery,
-        body: TicketBody,
-        response: { 200: Ticket, ...errorResponses },
+        querystring: create.query,
+        body: create.body,
+        response: { 200: create.response, ...errorResponses },
       },
-      onRequest: ticketLimit.onRequest,
-      config: { rateLimits: [ticketLimit.rule] },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      const org = await resolveCallerOrg(services, actor, request.query.org, 'read_org');
-      return presentTicket(await createTicket(services, actor, org, request.body));
-    },
+    async (request, reply) => create.run(services, request.actor, request, httpExchange(request, reply)),
   );
 
   app.get(
@@ -118,15 +127,12 @@ export async function supportRoutes(app: App, services: Services) {
         summary: 'One support ticket',
         description: "Only the organisation's own: another organisation's ticket is 404.",
         tags: ['support'],
-        params: TicketParams,
-        querystring: OrgQuery,
-        response: { 200: Ticket, ...errorResponses },
+        params: detail.params,
+        querystring: detail.query,
+        response: { 200: detail.response, ...errorResponses },
       },
     },
-    async (request) => {
-      const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
-      return presentTicket(await getOrgTicket(services, org, request.params.id));
-    },
+    async (request) => detail.run(services, request.actor, request),
   );
 
   await app.register(async (scope: App) => {

@@ -3,7 +3,9 @@ import { docFromJSONLenient } from '../docs/json';
 import { docToMarkdown, docToText } from '../docs/markdown';
 import { diffVersions, findVersionedSurface, listSurfaceVersions, nameVersion, restoreVersion, showVersion } from '../domain/versions';
 import { errors } from '../errors';
-import { requireActor } from '../http/authenticate';
+import type { Actor } from '../auth/actor';
+import { requireCaller } from '../http/authenticate';
+import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../http/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
@@ -108,11 +110,62 @@ const RestoreResponse = z.object({
   undo: Version.describe('The state just before the restore; restoring it undoes this one'),
 });
 
+/** Finds the surface of a version route after the route's policy check. */
+async function versionedSurface(services: Services, actor: Actor | null, params: z.output<typeof SurfaceParams>, action: 'read_versions' | 'write_versions') {
+  const resolved = await resolveWorkspace(services, actor, addressOf(params), action);
+  return { resolved, versioned: await findVersionedSurface(services, resolved.workspace, params.surfaceSlug) };
+}
+
+/**
+ * Each route's policy check and domain call; the MCP tools (src/mcp/tools.ts)
+ * run the same ones. Over REST a shown version's token also leaves as
+ * `ETag`; over MCP it is the result's `version.etag`, as in every Version.
+ */
+export const versionOperations = {
+  list: defineOperation({ params: SurfaceParams, query: ListQuery, response: ListResponse }, async (services, actor, { params, query }) => {
+    const { resolved, versioned } = await versionedSurface(services, actor, params, 'read_versions');
+    return listSurfaceVersions(services, resolved.orgPlan, versioned, query);
+  }),
+  name: defineOperation({ params: SurfaceParams, body: NameBody, response: Version }, async (services, actor, { params, body }) => {
+    const caller = requireCaller(actor);
+    const { resolved, versioned } = await versionedSurface(services, caller, params, 'write_versions');
+    return nameVersion(services, caller, resolved, versioned, body.name);
+  }),
+  show: defineOperation({ params: VersionParams, query: ShowQuery, response: ShowResponse }, async (services, actor, { params, query }, http) => {
+    const { resolved, versioned } = await versionedSurface(services, actor, params, 'read_versions');
+    const { version, content } = await showVersion(services, versioned, params.versionId);
+    const surfaceId = versioned.surface.id;
+    http?.header('etag', version.etag);
+    if (content.kind === 'html') return { version, surfaceId, html: content.html };
+    if (content.kind === 'sheet') {
+      const from = query.after ? offsetOf(query.after) : 0;
+      const rows = content.rows.slice(from, from + query.limit).map((row, i) => ({ ...row, workspaceId: resolved.workspace.id, surfaceId, position: from + i }));
+      const next = from + rows.length < content.rows.length ? Buffer.from(String(from + rows.length)).toString('base64url') : null;
+      return { version, surfaceId, columns: content.columns, rows, nextCursor: next };
+    }
+    const body = docFromJSONLenient(content.content);
+    http?.header('vary', 'Accept');
+    if (query.format === 'markdown') return { version, surfaceId, markdown: docToMarkdown(body) };
+    if (query.format === 'text') return { version, surfaceId, text: docToText(body) };
+    return { version, surfaceId, content: body.toJSON() };
+  }),
+  diff: defineOperation({ params: VersionParams, query: DiffQuery, response: DiffResponse }, async (services, actor, { params, query }) => {
+    const { versioned } = await versionedSurface(services, actor, params, 'read_versions');
+    return diffVersions(services, versioned, params.versionId, query.to);
+  }),
+  restore: defineOperation({ params: VersionParams, response: RestoreResponse }, async (services, actor, { params }) => {
+    const caller = requireCaller(actor);
+    const { resolved, versioned } = await versionedSurface(services, caller, params, 'write_versions');
+    return restoreVersion(services, caller, resolved, versioned, params.versionId);
+  }),
+};
+
 /**
  * Version history of doc, html and table surfaces (docs/VERSIONS.md).
  * Reading it and naming or restoring versions are editor actions.
  */
 export async function versionRoutes(app: App, services: Services) {
+  const { list, name, show, diff, restore } = versionOperations;
   for (const url of workspacePaths('/surfaces/:surfaceSlug/versions')) {
     app.get(
       url,
@@ -123,17 +176,13 @@ export async function versionRoutes(app: App, services: Services) {
             'Automatic versions (the points of editing sessions: a principal’s edits, at most 10 minutes per session) and named ones, newest first, ' +
             'with who edited since the previous version and counts of what changed. For a table surface these are versions of its sheet. Editor.',
           tags: ['versions'],
-          params: SurfaceParams,
-          querystring: ListQuery,
-          response: { 200: ListResponse, ...errorResponses },
+          params: list.params,
+          querystring: list.query,
+          response: { 200: list.response, ...errorResponses },
         },
         config: { auth: 'optional' },
       },
-      async (request) => {
-        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_versions');
-        const versioned = await findVersionedSurface(services, resolved.workspace, request.params.surfaceSlug);
-        return listSurfaceVersions(services, resolved.orgPlan, versioned, request.query);
-      },
+      async (request) => list.run(services, request.actor, request),
     );
 
     app.post(
@@ -143,17 +192,12 @@ export async function versionRoutes(app: App, services: Services) {
           summary: 'Name the current state',
           description: 'Keeps the surface as it is now as a named version (never removed by retention). Emits `version.created`. Editor.',
           tags: ['versions'],
-          params: SurfaceParams,
-          body: NameBody,
-          response: { 200: Version, ...errorResponses },
+          params: name.params,
+          body: name.body,
+          response: { 200: name.response, ...errorResponses },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'write_versions');
-        const versioned = await findVersionedSurface(services, resolved.workspace, request.params.surfaceSlug);
-        return nameVersion(services, actor, resolved, versioned, request.body.name);
-      },
+      async (request) => name.run(services, request.actor, request),
     );
   }
 
@@ -165,15 +209,15 @@ export async function versionRoutes(app: App, services: Services) {
           summary: 'Show a version',
           description:
             'The surface as it was. Doc: ProseMirror JSON in `content`, or `format=markdown|text`, or the raw body for `Accept: text/markdown|text/plain` ' +
-            '(as GET /doc). Html: `html`. Table: the sheet’s `columns` and its `rows` (paged with `limit` and `after`). Editor.',
+            '(as GET /doc). Html: `html`. Table: the sheet’s `columns` and its `rows` (paged with `limit` and `after`). The `ETag` header is the version’s token (`version.etag`). Editor.',
           tags: ['versions'],
-          params: VersionParams,
-          querystring: ShowQuery,
+          params: show.params,
+          querystring: show.query,
           response: {
             200: {
               description: 'The surface at that version',
               content: {
-                'application/json': { schema: ShowResponse },
+                'application/json': { schema: show.response },
                 'text/markdown': { schema: z.string() },
                 'text/plain': { schema: z.string() },
               },
@@ -184,26 +228,13 @@ export async function versionRoutes(app: App, services: Services) {
         config: { auth: 'optional' },
       },
       async (request, reply) => {
-        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_versions');
-        const versioned = await findVersionedSurface(services, resolved.workspace, request.params.surfaceSlug);
-        const { version, content } = await showVersion(services, versioned, request.params.versionId);
-        const surfaceId = versioned.surface.id;
-        reply.header('etag', version.etag);
-        if (content.kind === 'html') return { version, surfaceId, html: content.html };
-        if (content.kind === 'sheet') {
-          const from = request.query.after ? offsetOf(request.query.after) : 0;
-          const rows = content.rows.slice(from, from + request.query.limit).map((row, i) => ({ ...row, workspaceId: resolved.workspace.id, surfaceId, position: from + i }));
-          const next = from + rows.length < content.rows.length ? Buffer.from(String(from + rows.length)).toString('base64url') : null;
-          return { version, surfaceId, columns: content.columns, rows, nextCursor: next };
-        }
-        const body = docFromJSONLenient(content.content);
-        reply.header('vary', 'Accept');
-        if (request.query.format === 'markdown') return { version, surfaceId, markdown: docToMarkdown(body) };
-        if (request.query.format === 'text') return { version, surfaceId, text: docToText(body) };
-        const wanted = negotiate(request.headers.accept);
-        if (wanted === 'text/markdown') return reply.type('text/markdown; charset=utf-8').send(docToMarkdown(body));
-        if (wanted === 'text/plain') return reply.type('text/plain; charset=utf-8').send(docToText(body));
-        return { version, surfaceId, content: body.toJSON() };
+        // Without `format`, a doc's raw body may be asked for with Accept (tables and html pages answer JSON whatever it says).
+        const wanted = request.query.format ? 'application/json' : negotiate(request.headers.accept);
+        const format = wanted === 'text/markdown' ? 'markdown' : wanted === 'text/plain' ? 'text' : request.query.format;
+        const shown = await show.run(services, request.actor, { ...request, query: { ...request.query, format } }, httpExchange(request, reply));
+        const raw = 'markdown' in shown ? shown.markdown : 'text' in shown ? shown.text : undefined;
+        if (wanted !== 'application/json' && raw !== undefined) return reply.type(`${wanted}; charset=utf-8`).send(raw);
+        return shown;
       },
     );
   }
@@ -218,17 +249,13 @@ export async function versionRoutes(app: App, services: Services) {
             'What changed from this version to `to` (another version, or `current`): doc blocks added, removed and changed (with Markdown), html lines, ' +
             'or a sheet’s columns and rows (added, removed, changed cells with before and after). Editor.',
           tags: ['versions'],
-          params: VersionParams,
-          querystring: DiffQuery,
-          response: { 200: DiffResponse, ...errorResponses },
+          params: diff.params,
+          querystring: diff.query,
+          response: { 200: diff.response, ...errorResponses },
         },
         config: { auth: 'optional' },
       },
-      async (request) => {
-        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read_versions');
-        const versioned = await findVersionedSurface(services, resolved.workspace, request.params.surfaceSlug);
-        return diffVersions(services, versioned, request.params.versionId, request.query.to);
-      },
+      async (request) => diff.run(services, request.actor, request),
     );
   }
 
@@ -243,16 +270,11 @@ export async function versionRoutes(app: App, services: Services) {
             'connected clients see it at once, and the usual events are emitted (plus `version.restored`). `undo` is the state just before: ' +
             'restoring it undoes the restore. Editor; 402 when a sheet would exceed the plan’s row cap.',
           tags: ['versions'],
-          params: VersionParams,
-          response: { 200: RestoreResponse, ...errorResponses, 402: OverLimitBody },
+          params: restore.params,
+          response: { 200: restore.response, ...errorResponses, 402: OverLimitBody },
         },
       },
-      async (request) => {
-        const actor = requireActor(request);
-        const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'write_versions');
-        const versioned = await findVersionedSurface(services, resolved.workspace, request.params.surfaceSlug);
-        return restoreVersion(services, actor, resolved, versioned, request.params.versionId);
-      },
+      async (request) => restore.run(services, request.actor, request),
     );
   }
 }

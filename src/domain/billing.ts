@@ -218,13 +218,18 @@ export type DowngradeResult = { plan: PlanName; status: 'scheduled' | 'canceled'
  * one is already scheduled, cancels it (SPEC: calling again cancels).
  * Nothing changes until then: the paid caps stay for the period paid for.
  */
-export async function toggleDowngrade(services: Services, actor: Actor, org: Org): Promise<DowngradeResult> {
+/** 409 on the free plan, which has nothing to downgrade. */
+export function assertDowngradable(org: Org) {
   if (org.plan === 'free') throw errors.conflict('This organisation is on the free plan: there is nothing to downgrade.');
+}
+
+export async function toggleDowngrade(services: Services, actor: Actor, org: Org): Promise<DowngradeResult> {
+  assertDowngradable(org);
   const now = services.clock.now();
   return transactWithEvents(services, async (tx, events) => {
     await lockOrgForCapCheck(tx, org.id);
     const current = (await findOrgById(tx, org.id))!;
-    if (current.plan === 'free') throw errors.conflict('This organisation is on the free plan: there is nothing to downgrade.');
+    assertDowngradable(current);
     if (current.pendingDowngradeAt) {
       const after = await setPendingDowngrade(tx, org.id, null, now);
       events.push(orgEvent('billing.downgrade_canceled', after, actor.principal, { plan: after.plan, canceledEffectiveAt: current.pendingDowngradeAt.toISOString(), reason: 'request' }));

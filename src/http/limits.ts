@@ -8,6 +8,7 @@ import { describeWindow, MINUTE } from '../limits/rules';
 import type { Services } from '../services';
 import type { Actor } from './actor';
 import { resolveActor } from './authenticate';
+import type { HttpExchange } from './operation';
 import type { App } from './types';
 
 /**
@@ -206,9 +207,12 @@ function isMetered(request: FastifyRequest): boolean {
   return isKnownRoute(request) && request.method !== 'OPTIONS' && request.routeOptions.config?.metered !== false;
 }
 
-/** 401/403 count toward the failed-auth throttle instead; a 5xx is our failure, not a call. */
+/**
+ * 401/403 count toward the failed-auth throttle instead; a 5xx is our failure, not a call;
+ * a 429 is a limit refusing the call, whether the hook or an operation's own budget (`spendBudget`) raised it.
+ */
 function isCountedStatus(status: number): boolean {
-  return status !== 401 && status !== 403 && status < 500;
+  return status !== 401 && status !== 403 && status !== 429 && status < 500;
 }
 
 /** One budget per key, per browser session, or per principal (OAuth tokens: their user). */
@@ -216,6 +220,28 @@ export function writerBucket(actor: Actor): string {
   if (actor.key) return `key:${actor.key.id}`;
   if (actor.sessionId) return `session:${actor.sessionId}`;
   return `${actor.principal.principalType}:${actor.principal.id}`;
+}
+
+/**
+ * A burst budget that an operation spends itself, after its policy check
+ * and before its domain call, so its REST route and its MCP tool spend one
+ * budget: `billing_upgrade` needs the organisation the caller is allowed to
+ * bill, which only the operation knows. Refused callers spend nothing. Over
+ * REST the burst headers report the tightest budget, as for route rules.
+ */
+export type Budget = { endpoint: string; limit: number; windowMs: number };
+
+export async function spendBudget(services: Services, budget: Budget, bucket: string, http?: HttpExchange): Promise<void> {
+  const decision = await services.limits.rateLimiter.consume(`${budget.endpoint}:${bucket}`, budget.limit, budget.windowMs);
+  const now = services.clock.now();
+  http?.burstSpent?.(decision, now);
+  if (!decision.allowed) throw new RateLimitedError(budget.endpoint, budget.limit, describeWindow(budget.windowMs), decision.resetAt, now);
+}
+
+/** The burst headers of a budget spent by the handler, unless the limits hook already reported a tighter one. */
+export function reportBurst(reply: FastifyReply, decision: RateLimitDecision, now: Date) {
+  const reported = Number(reply.getHeader('x-ratelimit-burst-remaining') ?? Infinity);
+  if (decision.remaining < reported) setBurstHeaders(reply, decision, now);
 }
 
 function setBurstHeaders(reply: FastifyReply, decision: RateLimitDecision, now: Date) {

@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Actor } from '../auth/actor';
+import type { RateLimitDecision } from '../limits/rate-limiter';
 import type { Services } from '../services';
+import { reportBurst } from './limits';
 
 /**
  * One API operation, shared by its REST route and its MCP tool so the two
@@ -34,13 +36,23 @@ export type Operation<S extends OperationSchemas = OperationSchemas> = S & {
 /**
  * The HTTP side of a REST call, for the few operations that use headers:
  * a write's base version may come as `If-Match`, a version token leaves as
- * `ETag`. MCP calls have none (their base is the body's `baseVersion`).
+ * `ETag`, a budget the operation spends leaves as the burst headers. MCP
+ * calls have none (their base is the body's `baseVersion`, the version
+ * token is in the result).
  */
-export type HttpExchange = { ifMatch?: string; header(name: string, value: string): unknown };
+export type HttpExchange = {
+  ifMatch?: string;
+  header(name: string, value: string): unknown;
+  burstSpent?(decision: RateLimitDecision, now: Date): void;
+};
 
 export function httpExchange(request: FastifyRequest, reply: FastifyReply): HttpExchange {
   const ifMatch = request.headers['if-match'];
-  return { ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined, header: (name, value) => reply.header(name, value) };
+  return {
+    ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined,
+    header: (name, value) => reply.header(name, value),
+    burstSpent: (decision, now) => reportBurst(reply, decision, now),
+  };
 }
 
 export function defineOperation<S extends OperationSchemas>(schemas: S, run: Operation<S>['run']): Operation<S> {

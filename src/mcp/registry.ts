@@ -25,9 +25,11 @@ export type ToolDefinition = {
   /**
    * Dangerous tools (plan changes) answer `confirmation_required` first and
    * act only when called again with its `confirm_token` (src/mcp/confirmations.ts).
-   * Returns the message shown to the caller.
+   * Returns the message shown to the caller; it may check the caller's
+   * permission first (a thrown API error is the answer), so a caller who
+   * could not act is refused at once instead of after confirming.
    */
-  confirm?: (args: Record<string, unknown>) => string;
+  confirm?: (args: Record<string, unknown>, context: ToolContext) => string | Promise<string>;
   run(context: ToolContext, args: Record<string, unknown>): Promise<unknown>;
 };
 

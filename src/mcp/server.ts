@@ -6,9 +6,8 @@ import { z } from 'zod';
 import type { Actor } from '../auth/actor';
 import { upgradeUrl } from '../domain/workspaces';
 import { ApiError, OverLimitError, RateLimitedError } from '../errors';
-import { API_WRITES, writerBucket } from '../http/limits';
+import { API_WRITES, spendBudget, writerBucket } from '../http/limits';
 import { API_VERSION } from '../http/openapi';
-import { describeWindow } from '../limits/rules';
 import type { MeterSubject } from '../limits/monthly-meter';
 import type { Services } from '../services';
 import { confirm, requestConfirmation } from './confirmations';
@@ -48,7 +47,8 @@ const INSTRUCTIONS =
   'Trellis holds workspaces of tables (rows with typed columns) and rich-text docs, shared by people and agents. ' +
   'Start with list_workspaces, then get_workspace for its surfaces and columns. Tools take the workspace `slug`; ' +
   'rows are read with list_rows and written with create_row, update_row and bulk_update_rows; docs are read with get_doc (format "markdown") ' +
-  'and written with append_doc_section or replace_doc. Every change is attributed to you and visible to others at once.';
+  'and written with append_doc_section or replace_doc. search finds text across every workspace you can read; list_versions and ' +
+  'restore_version bring back an earlier state of a doc or table. Every change is attributed to you and visible to others at once.';
 
 export type McpCall = {
   actor: Actor;
@@ -61,7 +61,10 @@ export type McpCall = {
 export async function handleMcpRequest(services: Services, registry: ToolRegistry, call: McpCall): Promise<Response> {
   const server = new Server({ name: 'trellis', title: 'Trellis', version: API_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: registry.descriptors() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(services, registry, call, request.params.name, request.params.arguments));
+  const unparsed = argumentsTheSdkWouldAlter(call.body);
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    callTool(services, registry, call, request.params.name, unparsed.get(extra.requestId) ?? request.params.arguments),
+  );
   server.onerror = (error) => call.log.debug({ err: error }, 'mcp transport error');
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
@@ -70,6 +73,23 @@ export async function handleMcpRequest(services: Services, registry: ToolRegistr
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The SDK's parsing of a tools/call silently drops a top-level `__proto__`
+ * argument, which REST refuses as an unknown field. Such calls are checked
+ * on the arguments as sent, so the tool's strict schema refuses them too (-32602).
+ */
+function argumentsTheSdkWouldAlter(body: unknown): Map<string | number, unknown> {
+  const altered = new Map<string | number, unknown>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { id, method, params } = (message ?? {}) as { id?: unknown; method?: unknown; params?: { arguments?: unknown } };
+    const args = params?.arguments;
+    if (method === 'tools/call' && (typeof id === 'string' || typeof id === 'number') && args && typeof args === 'object' && Object.hasOwn(args, '__proto__')) {
+      altered.set(id, args);
+    }
+  }
+  return altered;
 }
 
 async function callTool(services: Services, registry: ToolRegistry, call: McpCall, name: string, rawArgs: unknown): Promise<CallToolResult> {
@@ -86,9 +106,8 @@ async function callTool(services: Services, registry: ToolRegistry, call: McpCal
     await meter.count();
     throw invalidParams(name, parsed.error);
   }
-  if (!tool.annotations.readOnlyHint) await takeWriteSlot(services, call.actor);
-
   try {
+    if (!tool.annotations.readOnlyHint) await takeWriteSlot(services, call.actor);
     const { [CONFIRM_TOKEN_FIELD]: confirmToken, ...args } = parsed.data as Record<string, unknown>;
     const result = tool.confirm ? await runConfirmed(services, call.actor, tool, args, confirmToken as string | undefined) : await runTool(services, call.actor, tool, args);
     await meter.count();
@@ -127,8 +146,9 @@ async function runConfirmed(
   token: string | undefined,
 ): Promise<CallToolResult> {
   if (token === undefined) {
+    const message = await tool.confirm!(args, { services, actor });
     const pending = await requestConfirmation(services, actor, tool.name, args);
-    return success({ status: 'confirmation_required', confirm_token: pending.token, message: tool.confirm!(args), expires_in: pending.expiresIn });
+    return success({ status: 'confirmation_required', confirm_token: pending.token, message, expires_in: pending.expiresIn });
   }
   if (!(await confirm(services, actor, tool.name, args, token))) {
     return apiErrorResult(
@@ -177,12 +197,8 @@ function rateLimitedError(error: RateLimitedError): JsonRpcError {
 }
 
 /** Writes share the REST budget of 300 per minute per key or session; reads over MCP are not burst-limited, as on REST. */
-async function takeWriteSlot(services: Services, actor: Actor) {
-  const limit = services.config.apiWritesPerMinute;
-  const decision = await services.limits.rateLimiter.consume(`${API_WRITES.endpoint}:${writerBucket(actor)}`, limit, API_WRITES.windowMs);
-  if (!decision.allowed) {
-    throw rateLimitedError(new RateLimitedError(API_WRITES.endpoint, limit, describeWindow(API_WRITES.windowMs), decision.resetAt, services.clock.now()));
-  }
+function takeWriteSlot(services: Services, actor: Actor) {
+  return spendBudget(services, { ...API_WRITES, limit: services.config.apiWritesPerMinute }, writerBucket(actor));
 }
 
 /** Tool calls count against the monthly API cap of the caller's organisation, exactly like REST calls. */

@@ -79,9 +79,10 @@ export const ORG_PERMISSIONS = {
 export const OAUTH_SCOPES = ['read', 'write', 'admin'] as const;
 export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 
-const SCOPE_READ = { workspace: [...READ_ONLY], org: ['read_org'] } as const;
+const SCOPE_READ = { workspace: [...READ_ONLY, 'read_versions'], org: ['read_org'] } as const;
 const SCOPE_WRITE = {
-  workspace: [...SCOPE_READ.workspace, 'comment', 'pin', 'write_rows', 'edit_columns', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings'],
+  // Naming and restoring a version is editing the surface (a restore is one more change, itself undoable).
+  workspace: [...SCOPE_READ.workspace, 'comment', 'pin', 'write_rows', 'edit_columns', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings', 'write_versions'],
   org: [...SCOPE_READ.org, 'create_workspaces'],
 } as const;
 

@@ -76,9 +76,11 @@ describe('tools/list', () => {
   it('names the tools, each with the schemas of its REST route', async () => {
     const { tools } = await mcp.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    for (const name of ['list_workspaces', 'get_workspace', 'list_rows', 'create_row', 'update_row', 'bulk_update_rows', 'delete_row', 'move_rows', 'get_doc', 'replace_doc', 'append_doc_section']) {
-      expect(byName.has(name), name).toBe(true);
-    }
+    // SPEC's fifteen, API-DECISIONS' core tools, and version history (issue 17).
+    const spec = ['upgrade_plan', 'downgrade_plan', 'request_limit_increase', 'get_billing', 'create_support_ticket', 'add_comment', 'list_comments', 'get_comment_thread', 'reply_to_comment', 'resolve_comment', 'unresolve_comment', 'react_to_comment', 'move_rows', 'append_doc_section', 'list_workspaces'];
+    const core = ['get_workspace', 'list_rows', 'create_row', 'update_row', 'bulk_update_rows', 'delete_row', 'get_doc', 'replace_doc', 'search'];
+    const versions = ['list_versions', 'get_version', 'compare_versions', 'name_version', 'restore_version'];
+    for (const name of [...spec, ...core, ...versions]) expect(byName.has(name), name).toBe(true);
     const fields = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {}).sort();
     expect(fields('create_row')).toEqual(['data', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
@@ -88,8 +90,18 @@ describe('tools/list', () => {
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      expect(tool.annotations?.readOnlyHint, tool.name).toBe(['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'explode'].includes(tool.name));
+      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode'];
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(reads.includes(tool.name));
+      expect(tool.description?.length, tool.name).toBeGreaterThan(40);
     }
+    for (const name of ['delete_row', 'replace_doc', 'restore_version']) expect(byName.get(name)!.annotations?.destructiveHint, name).toBe(true);
+    // The plan tools take the organisation as `org` (the REST routes' ?org=) and, being dangerous, a confirm_token.
+    expect(fields('upgrade_plan')).toEqual(['confirm_token', 'org', 'plan']);
+    expect(fields('downgrade_plan')).toEqual(['confirm_token', 'org']);
+    expect(fields('search')).toEqual(['kind', 'limit', 'offset', 'q']);
+    expect(fields('restore_version')).toEqual(['orgSlug', 'slug', 'surfaceSlug', 'versionId']);
+    expect(byName.get('upgrade_plan')!.description).toContain('confirmation_required');
+    expect(byName.get('upgrade_plan')!.outputSchema!.anyOf).toHaveLength(2);
     expect(fields('delete_row_confirmed')).toContain('confirm_token');
   });
 });

@@ -72,10 +72,11 @@ export async function exchangeCode(t: TestApp, fields: Record<string, string>) {
 }
 
 /** Register, consent and exchange: the tokens of a fresh grant. */
-export async function grantTokens(t: TestApp, cookie: string, options: { grant?: Record<string, string> } = {}) {
+export async function grantTokens(t: TestApp, cookie: string, options: { grant?: Record<string, string>; scope?: string } = {}) {
   const client = await registerClient(t);
   const { verifier, challenge } = pkce();
-  const redirect = await consent(t, cookie, authorizeQuery(client.client_id, challenge), { decision: 'approve', ...(options.grant ?? { grant_write: 'on' }) });
+  const query = authorizeQuery(client.client_id, challenge, options.scope ? { scope: options.scope } : {});
+  const redirect = await consent(t, cookie, query, { decision: 'approve', ...(options.grant ?? { grant_write: 'on' }) });
   const code = new URL(redirect.headers.get('location')!).searchParams.get('code')!;
   const tokens = await exchangeCode(t, { code, code_verifier: verifier, client_id: client.client_id });
   if (tokens.status !== 200) throw new Error(`token endpoint answered ${tokens.status}: ${tokens.text}`);
