@@ -53,6 +53,15 @@ const CONTENT_TABLES = new Set([
   'message_usage',
   'mcp_confirmations',
   'oauth_authorization_codes',
+  // Version history (written by history passes and by reads that hand out a base); support and limit requests.
+  'surface_versions',
+  'version_cursors',
+  'document_holds',
+  'support_tickets',
+  'local_tracker_issues',
+  'local_tracker_counters',
+  'limit_increase_requests',
+  'referral_clicks',
 ]);
 
 /** The tables a statement writes, read from its SQL (covers Kysely builders and raw `sql` alike). */
