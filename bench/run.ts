@@ -6,7 +6,8 @@
 import os from 'node:os';
 
 type Figures = Record<string, number | string>;
-type Part = { name: string; run: () => Promise<Figures> };
+/** `optIn`: runs only when named (long runs). */
+type Part = { name: string; run: () => Promise<Figures>; optIn?: boolean };
 
 const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
@@ -21,6 +22,7 @@ const parts: Part[] = [
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
   { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
   { name: 'search', run: async () => (await import('./search')).runSearchBench() },
+  { name: 'soak', run: async () => (await import('./soak')).runSoakBench(), optIn: true },
 ];
 
 function print(name: string, figures: Figures) {
@@ -28,11 +30,12 @@ function print(name: string, figures: Figures) {
   for (const [key, value] of Object.entries(figures)) console.log(`${key.padEnd(58)} ${value}`);
 }
 
-const wanted = process.argv.slice(2);
+// `--name=value` flags belong to the parts (e.g. `soak --minutes=2`).
+const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 console.log(`# Trellis benchmarks, ${new Date().toISOString()}`);
 console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 for (const part of parts) {
-  if (wanted.length > 0 && !wanted.includes(part.name)) continue;
+  if (wanted.length > 0 ? !wanted.includes(part.name) : part.optIn) continue;
   const started = performance.now();
   try {
     print(part.name, await part.run());

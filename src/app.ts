@@ -11,6 +11,7 @@ import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { handleError, handleNotFound } from './http/error-handler';
 import { registerLimitHooks } from './http/limits';
+import { registerMetrics } from './http/metrics';
 import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
@@ -74,7 +75,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(cookie);
   await registerOpenApi(app, services);
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     // Unknown routes skip authentication so they answer 404, not 401.
     const mode = request.routeOptions.url === undefined ? 'none' : (request.routeOptions.config?.auth ?? 'required');
     if (mode === 'none') return;
@@ -83,8 +84,12 @@ export async function buildApp(services: Services): Promise<App> {
     if (invalid && (presentedBearer || mode === 'required')) throw errors.unauthorized('Invalid or revoked credentials.');
     if (!actor && mode === 'required') throw errors.unauthorized();
     request.actor = actor;
+    // Every later log line of the request (and its "request completed") names the caller, never the credential.
+    if (actor) request.log = reply.log = request.log.child({ principalId: actor.principal.id });
   });
   registerLimitHooks(app, services);
+
+  registerMetrics(app, services);
 
   dropOrgSlugOnBarePaths(app);
   // Kept for the OpenAPI completeness check and for operators listing what is served.

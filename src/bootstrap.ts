@@ -3,12 +3,15 @@ import type { Config } from './config';
 import { systemClock, type Clock } from './lib/clock';
 import { LocalPaymentProvider } from './billing/local-payments';
 import { Failpoints } from './lib/failpoints';
-import { InProcessEventBus } from './events/bus';
+import { InProcessEventBus, type EventBus } from './events/bus';
 import { InboxFeed } from './events/inbox-feed';
+import { RedisEventBus } from './events/redis-bus';
+import { Metrics } from './metrics/index';
 import { createBlobStore } from './files/blob-store';
 import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
+import type { WriteEpochs } from './persistence/write-epochs';
 import type { Services } from './services';
 import { LocalTracker } from './support/tracker';
 import { createSyncEngine } from './sync/index';
@@ -28,7 +31,17 @@ export async function createServices(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
-  const webhooks = new Webhooks({ config, database, clock, log });
+  const metrics = new Metrics();
+  const webhooks = new Webhooks({ config, database, clock, log, metrics });
+  const redis = config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined;
+  // With Redis, events are shared with the other instances (src/events/redis-bus.ts); sync is, below (src/sync/redis-relay.ts).
+  const events = redis ? new RedisEventBus({ redisUrl: redis.url, prefix: redis.prefix, db: database.db, log, metrics }) : new InProcessEventBus();
+  webhooks.outbox.shareInvalidations((orgId) => events.notifyOthers('webhooks.invalidate', orgId));
+  events.onNotice('webhooks.invalidate', (orgId) => webhooks.outbox.invalidate(orgId, true));
+  shareCacheRetirement(database.epochs, events);
+  const inbox = new InboxFeed();
+  inbox.shareWith((recipientId) => events.notifyOthers('inbox.notify', recipientId));
+  events.onNotice('inbox.notify', (recipientId) => inbox.notify(recipientId, false));
   const base = {
     config,
     db: database.db,
@@ -36,21 +49,28 @@ export async function createServices(
     mailer,
     clock,
     log,
-    events: new InProcessEventBus(),
-    inbox: new InboxFeed(),
+    events,
+    inbox,
     limits,
     blobs: await createBlobStore(config),
     failpoints: Failpoints.parse(config.failpoints),
     webhooks,
+    metrics,
+    cluster: {
+      redisConfigured: Boolean(redis),
+      redisConnected: () => Boolean(redis) && (events as RedisEventBus).isConnected() && (relay?.isConnected() ?? false),
+    },
     payments: new LocalPaymentProvider(database.db, config),
     tracker: new LocalTracker(database.db, config),
   };
-  const services: Services = { ...base, sync: createSyncEngine(base) };
+  const { engine, relay } = createSyncEngine(base, redis);
+  const services: Services = { ...base, sync: engine };
   return {
     services,
     close: async () => {
       // The app's preClose stops sync for the server; a CLI may have written through it too.
       await services.sync.drain();
+      await relay?.close();
       await webhooks.stop();
       await services.events.close();
       await limits.close();
@@ -59,6 +79,25 @@ export async function createServices(
       await database.close();
     },
   };
+}
+
+/**
+ * A write through another instance that may change a cached request context
+ * (a key revoked, a member removed) retires this instance's cache at once
+ * rather than when its entries expire (src/persistence/read-cache.ts): one
+ * notice per event-loop turn of such writes; nothing without Redis.
+ */
+function shareCacheRetirement(epochs: WriteEpochs, events: EventBus) {
+  let pending = false;
+  epochs.onDurableWrite(() => {
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      events.notifyOthers('cache.retire', '');
+    });
+  });
+  events.onNotice('cache.retire', () => epochs.bump());
 }
 
 /** Query parameters that carry credentials (magic links, invites, share tokens). */

@@ -38,4 +38,15 @@ export type Services = {
   tracker: import('./support/tracker').Tracker;
   /** Deliberate failures for recovery tests; nothing is armed in production. */
   failpoints: Failpoints;
+  /** Prometheus metrics, served at /metrics (src/metrics). */
+  metrics: import('./metrics/index').Metrics;
+  /** Whether this instance shares sync and events with others through Redis right now (docs/SCALING.md). */
+  cluster: ClusterStatus;
+};
+
+export type ClusterStatus = {
+  /** REDIS_URL is set. */
+  redisConfigured: boolean;
+  /** Both the sync relay and the event bus are connected (false when Redis is not configured). */
+  redisConnected(): boolean;
 };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { EventRecord } from '../events/types';
 import { resolveActor, SESSION_COOKIE } from '../http/authenticate';
 import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
+import { RecentIds } from '../lib/recent-ids';
 import { StreamAccessMonitor } from '../http/stream-access';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
@@ -33,9 +34,13 @@ function visibleTo(resolved: ResolvedWorkspace, record: EventRecord): boolean {
   return true;
 }
 
-function frame(record: EventRecord): string {
-  return `id: ${record.eventId}\nevent: ${record.event}\ndata: ${JSON.stringify(record)}\n\n`;
+/** A frame; its `id:` is the stream's resume cursor, the highest event id sent so far (see streamEvents). */
+function frame(record: EventRecord, cursor: number): string {
+  return `id: ${cursor}\nevent: ${record.event}\ndata: ${JSON.stringify(record)}\n\n`;
 }
+
+/** Event ids a stream remembers having sent, to send each once. */
+const SENT_IDS_KEPT = 10_000;
 
 export async function eventRoutes(app: App, services: Services) {
   const streams = new StreamAccessMonitor();
@@ -73,7 +78,7 @@ export async function eventRoutes(app: App, services: Services) {
         schema: {
           summary: 'Live events (Server-Sent Events)',
           description:
-            'A `text/event-stream` of every change: `id: <eventId>`, `event: <name>`, `data: <event record>`. Reconnect with `Last-Event-ID` to receive what was missed first. `: ping` every 15 s.',
+            'A `text/event-stream` of every change: `id: <eventId>`, `event: <name>`, `data: <event record>`. Reconnect with `Last-Event-ID` to receive what was missed first. Each event is sent once; one that commits after an event with a higher id (concurrent writers) is sent when it commits, and its `id:` line then repeats the highest id sent so far, so the resume point never moves back. `: ping` every 15 s.',
           tags: ['events'],
           params: WorkspaceParams,
           querystring: SubscribeQuery,
@@ -101,13 +106,19 @@ async function streamEvents(
   const raw = openEventStream(request, reply);
 
   // Subscribe before reading the log, so nothing committed in between is lost; duplicates are skipped by id.
-  let lastSent = lastEventId ?? 0;
+  // Ids are drawn when an event is inserted and events are published when they commit, so on Postgres (and
+  // across instances) an event can arrive after one with a higher id: it is sent all the same, each id once,
+  // and the frame's `id:` (what a reconnecting client resumes after) stays the highest id sent, never going back.
+  let cursor = lastEventId ?? 0;
   let replaying = lastEventId !== null;
   const buffered: EventRecord[] = [];
+  const sent = new RecentIds(SENT_IDS_KEPT);
   const send = (record: EventRecord) => {
-    if (Number(record.eventId) <= lastSent || !visibleTo(resolved, record)) return;
-    lastSent = Number(record.eventId);
-    raw.write(frame(record));
+    const id = Number(record.eventId);
+    if ((lastEventId !== null && id <= lastEventId) || sent.has(record.eventId) || !visibleTo(resolved, record)) return;
+    sent.add(record.eventId);
+    cursor = Math.max(cursor, id);
+    raw.write(frame(record, cursor));
   };
   const unsubscribe = services.events.subscribeWorkspace(resolved.workspace.id, (record) => (replaying ? buffered.push(record) : send(record)));
 
@@ -137,7 +148,7 @@ async function streamEvents(
   if (lastEventId !== null) {
     try {
       for (;;) {
-        const missed = await listWorkspaceEventsAfter(services.db, resolved.workspace.id, lastSent, RESUME_BATCH);
+        const missed = await listWorkspaceEventsAfter(services.db, resolved.workspace.id, cursor, RESUME_BATCH);
         missed.forEach(send);
         if (missed.length < RESUME_BATCH) break;
       }

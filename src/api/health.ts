@@ -6,6 +6,9 @@ const HealthResponse = z.object({
   status: z.enum(['ok', 'degraded']),
   version: z.string(),
   database: z.object({ kind: z.enum(['pglite', 'postgres']), ok: z.boolean() }),
+  redis: z
+    .object({ configured: z.boolean(), ok: z.boolean() })
+    .describe('With REDIS_URL, whether sync and events are shared with other instances right now; without it, ok is true (nothing to share)'),
   uptimeSeconds: z.number(),
 });
 
@@ -13,15 +16,18 @@ export async function healthRoutes(app: App, services: Services) {
   app.get(
     '/api/health',
     {
-      schema: { summary: 'Liveness and database state', tags: ['platform'], response: { 200: HealthResponse, 503: HealthResponse } },
+      schema: { summary: 'Liveness, database and Redis state (503 only when the database is down)', tags: ['platform'], response: { 200: HealthResponse, 503: HealthResponse } },
       config: { auth: 'none', metered: false },
     },
     async (_request, reply) => {
       const databaseOk = await services.database.ping();
+      // Without Redis this instance still serves its own clients: degraded, but not taken out of the load balancer (200).
+      const redis = { configured: services.cluster.redisConfigured, ok: !services.cluster.redisConfigured || services.cluster.redisConnected() };
       const body = {
-        status: databaseOk ? ('ok' as const) : ('degraded' as const),
+        status: databaseOk && redis.ok ? ('ok' as const) : ('degraded' as const),
         version: '1.0.1',
         database: { kind: services.database.kind, ok: databaseOk },
+        redis,
         uptimeSeconds: Math.round(process.uptime()),
       };
       return reply.status(databaseOk ? 200 : 503).send(body);

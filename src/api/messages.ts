@@ -103,7 +103,7 @@ export async function messageRoutes(app: App, services: Services) {
       }
       request.raw.on('close', close);
 
-      // The credential is checked again at every ping, and the inbox re-read: that is how messages delivered by another instance arrive.
+      // The credential is checked again at every ping, and the inbox re-read: a signal from another instance lost while Redis was away is made up for here.
       async function keepAlive() {
         const { actor: current } = await resolveActor(services, request).catch(() => ({ actor: null }));
         if (!current) return close();

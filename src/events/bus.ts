@@ -14,6 +14,10 @@ export interface EventBus {
   subscribeWorkspace(workspaceId: string, listener: (record: EventRecord) => void): () => void;
   /** Every event (webhook dispatch). */
   subscribeAll(listener: (record: EventRecord) => void): () => void;
+  /** A small notice for the other instances (a cache to drop); nothing with one instance. */
+  notifyOthers(topic: string, payload: string): void;
+  /** Notices other instances sent on `topic`. */
+  onNotice(topic: string, listener: (payload: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -37,6 +41,8 @@ export class InProcessEventBus implements EventBus {
     this.emitter.on('all', listener);
     return () => void this.emitter.off('all', listener);
   }
+  notifyOthers() {}
+  onNotice() {}
   async close() {
     this.emitter.removeAllListeners();
   }

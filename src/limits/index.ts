@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from '../config';
 import type { Clock } from '../lib/clock';
 import type { Db } from '../persistence/database';
+import { FallbackRateLimitStore, FallbackUsageCounter } from './fallback';
 import { IdempotencyStore } from './idempotency';
 import { MessagesMeter } from './messages-meter';
 import { MemoryUsageCounter, MonthlyMeter, RedisUsageCounter } from './monthly-meter';
@@ -30,11 +31,17 @@ export function createLimits(config: Pick<Config, 'redisUrl'>, db: Db, clock: Cl
   const log = options.log ?? pino({ level: 'warn' });
   const prefix = options.redisKeyPrefix ?? 'trellis:';
   // lazyConnect: a process that never limits anything (the admin CLI) never connects.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : null;
-  const meter = new MonthlyMeter(db, clock, redis ? new RedisUsageCounter(redis, `${prefix}usage:`) : new MemoryUsageCounter(), log);
+  // One retry and a command timeout: while Redis is away a limit falls back to this instance's count quickly (./fallback.ts).
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 1_000 }) : null;
+  redis?.on('error', () => {}); // logged by the fallback, once per outage
+  const usage = redis ? new FallbackUsageCounter(new RedisUsageCounter(redis, `${prefix}usage:`), new MemoryUsageCounter(), log) : new MemoryUsageCounter();
+  const meter = new MonthlyMeter(db, clock, usage, log);
   let closing: Promise<void> | null = null;
   return {
-    rateLimiter: new RateLimiter(redis ? new RedisRateLimitStore(redis, `${prefix}rl:`) : new MemoryRateLimitStore(), clock),
+    rateLimiter: new RateLimiter(
+      redis ? new FallbackRateLimitStore(new RedisRateLimitStore(redis, `${prefix}rl:`), new MemoryRateLimitStore(), log) : new MemoryRateLimitStore(),
+      clock,
+    ),
     meter,
     idempotency: new IdempotencyStore(db, clock, log),
     messages: new MessagesMeter(db, clock),

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import { markSingleSession } from './document-log-heads';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
@@ -73,6 +74,8 @@ async function openPGlite(dir: string): Promise<DatabaseHandle> {
   });
   const epochs = new WriteEpochs();
   const db = kysely(new PGliteDialect(pglite), epochs);
+  // One process, one session: appends to a document log cannot interleave (document-log-heads.ts).
+  markSingleSession(db);
   return {
     db,
     kind: 'pglite',

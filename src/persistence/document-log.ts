@@ -1,5 +1,6 @@
 import { bytea } from './bytea';
-import type { Executor } from './database';
+import type { Executor, Tx } from './database';
+import { appendsNeedLock, lockDocumentLogs } from './document-log-heads';
 import type { PrincipalKind } from './schema';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
@@ -18,8 +19,18 @@ export type LoggedUpdate = {
   derived: boolean;
 };
 
-/** Appends updates in order and returns their sequence numbers, in the same order. */
+/**
+ * Appends updates in order and returns their sequence numbers, in the same
+ * order. The documents' log heads are locked first (in the caller's
+ * transaction, or one of its own), so appends to one document commit in
+ * sequence order whichever instance makes them (document-log-heads.ts).
+ */
 export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpdate>): Promise<number[]> {
+  if (rows.length === 0) return [];
+  if (appendsNeedLock(db)) {
+    if (!db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
+    await lockDocumentLogs(db as Tx, rows.map((row) => row.document));
+  }
   const seqs: number[] = [];
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);

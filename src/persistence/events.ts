@@ -89,3 +89,15 @@ export async function listSubjectEvents(db: Executor, workspaceId: string, subje
     .execute();
   return rows.map(toRecord);
 }
+
+/** Events of every workspace after a given id, oldest first: what an instance missed while it could not hear the others. */
+export async function listEventsAfter(db: Executor, afterSeq: number, limit: number): Promise<EventRecord[]> {
+  const rows = await db.selectFrom('events').select(['seq', 'record']).where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(limit).execute();
+  return rows.map(toRecord);
+}
+
+/** The newest event's id (0 for an empty log). */
+export async function latestEventSeq(db: Executor): Promise<number> {
+  const row = await db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  return Number(row?.seq ?? 0);
+}

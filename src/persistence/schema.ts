@@ -209,6 +209,13 @@ export interface DocumentUpdatesTable {
   principalId: ColumnType<string | null, string | null | undefined, never>;
 }
 
+/** Migration 0060: the row every append to a document's log and every compaction of it locks first. */
+export interface DocumentLogHeadsTable {
+  document: string;
+  writer: string | null;
+  updatedAt: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface DocumentSnapshotsTable {
   document: string;
   state: Uint8Array;
@@ -648,6 +655,7 @@ export interface Database {
   events: EventsTable;
   documentUpdates: DocumentUpdatesTable;
   documentSnapshots: DocumentSnapshotsTable;
+  documentLogHeads: DocumentLogHeadsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
   surfaceVersions: SurfaceVersionsTable;

@@ -493,3 +493,13 @@ export async function findDelivery(db: Executor, id: string): Promise<(DeliveryR
     .where('d.id', '=', id)
     .executeTakeFirst();
 }
+
+/** Deliveries written and not yet delivered or given up on (the outbox backlog, for metrics). */
+export async function countPendingDeliveries(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('webhookDeliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -23,6 +23,8 @@ import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, T
 const CONTENT_TABLES = new Set([
   'document_updates',
   'document_snapshots',
+  // Locked (an upsert) by every append and compaction: one writer at a time per document log (document-log-heads.ts).
+  'document_log_heads',
   'table_rows',
   'doc_sections',
   'events',
@@ -51,6 +53,15 @@ const CONTENT_TABLES = new Set([
   'message_usage',
   'mcp_confirmations',
   'oauth_authorization_codes',
+  // Version history (written by history passes and by reads that hand out a base); support and limit requests.
+  'surface_versions',
+  'version_cursors',
+  'document_holds',
+  'support_tickets',
+  'local_tracker_issues',
+  'local_tracker_counters',
+  'limit_increase_requests',
+  'referral_clicks',
 ]);
 
 /** The tables a statement writes, read from its SQL (covers Kysely builders and raw `sql` alike). */
@@ -78,6 +89,19 @@ export class WriteEpochs {
 
   bump() {
     this.value++;
+  }
+
+  private readonly durableListeners: Array<() => void> = [];
+
+  /** `listener` runs each time a write that may change a cached read is durable (to retire other instances' caches). */
+  onDurableWrite(listener: () => void) {
+    this.durableListeners.push(listener);
+  }
+
+  /** The second move of a write: it is durable (or rolled back). */
+  bumpDurable() {
+    this.bump();
+    for (const listener of this.durableListeners) listener();
   }
 
   /** Wraps a dialect so every statement and commit through it is watched. */
@@ -152,7 +176,7 @@ class WatchedDriver implements Driver {
       connection.inTransaction = false;
       if (connection.wroteAccess) {
         connection.wroteAccess = false;
-        this.epochs.bump();
+        this.epochs.bumpDurable();
       }
     }
   }
@@ -174,7 +198,7 @@ class WatchedConnection implements DatabaseConnection {
       return await this.inner.executeQuery<R>(query);
     } finally {
       if (this.inTransaction) this.wroteAccess = true;
-      else this.epochs.bump();
+      else this.epochs.bumpDurable();
     }
   }
 

@@ -4,6 +4,7 @@ import { compactDecodedContent } from './table-document';
 import { forgetTableCaches } from './table-index';
 import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
+import { lockDocumentLogs } from '../persistence/document-log-heads';
 import { loadStoredDocument, writeSnapshot, type StoredUpdate } from '../persistence/documents';
 import { foldableUpTo, runHistoryPass, withHistoryLock } from './version-index';
 
@@ -131,30 +132,34 @@ export async function append(db: Executor, name: string, update: Uint8Array, aut
  * Rebuilds the snapshot from the stored log and drops the folded updates.
  * The log is first turned into versions (version-index.ts), and only what
  * that pass covered, and no base version a recent read handed out, is
- * folded: history never loses a listed version to compaction.
+ * folded: history never loses a listed version to compaction. The fold
+ * itself holds the document's log head: no append (from this or another
+ * instance) commits in between, so nothing is folded past.
  */
 export async function compact(db: Db, name: string, now: Date): Promise<{ bytes: number; folded: number } | null> {
   return withHistoryLock(name, async () => {
     const pass = await runHistoryPass(db, name);
     const limit = await foldableUpTo(db, name, pass, now);
-    const stored = await loadStoredDocument(db, name);
-    // Never fold an update whose events are still to be derived: its turn comes on the next load.
-    const firstUnderived = stored.updates.findIndex((u) => !u.derived);
-    const foldable = firstUnderived === -1 ? stored.updates : stored.updates.slice(0, firstUnderived);
-    const folded = limit === null ? foldable : foldable.filter((u) => u.seq <= limit);
-    if (folded.length === 0) return null;
-    const scratch = new Y.Doc();
-    try {
-      Y.transact(scratch, () => {
-        if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state);
-        for (const { update } of folded) Y.applyUpdate(scratch, update);
-      });
-      const state = Y.encodeStateAsUpdateV2(scratch);
-      const uptoSeq = folded.at(-1)!.seq;
-      await db.transaction().execute((tx) => writeSnapshot(tx, name, state, uptoSeq, now));
-      return { bytes: state.byteLength, folded: folded.length };
-    } finally {
-      scratch.destroy();
-    }
+    return db.transaction().execute(async (tx) => {
+      await lockDocumentLogs(tx, [name]);
+      const stored = await loadStoredDocument(tx, name);
+      // Never fold an update whose events are still to be derived: its turn comes on the next load.
+      const firstUnderived = stored.updates.findIndex((u) => !u.derived);
+      const foldable = firstUnderived === -1 ? stored.updates : stored.updates.slice(0, firstUnderived);
+      const folded = limit === null ? foldable : foldable.filter((u) => u.seq <= limit);
+      if (folded.length === 0) return null;
+      const scratch = new Y.Doc();
+      try {
+        Y.transact(scratch, () => {
+          if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state);
+          for (const { update } of folded) Y.applyUpdate(scratch, update);
+        });
+        const state = Y.encodeStateAsUpdateV2(scratch);
+        await writeSnapshot(tx, name, state, folded.at(-1)!.seq, now);
+        return { bytes: state.byteLength, folded: folded.length };
+      } finally {
+        scratch.destroy();
+      }
+    });
   });
 }

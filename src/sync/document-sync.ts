@@ -28,6 +28,8 @@ export interface DocumentSync {
   compactNow(documentName: string): Promise<void>;
   /** Serves `/api/sync` on the app's own port and starts background work. */
   attach(server: HttpServer): void;
+  /** What is open right now (metrics): sync websockets, documents in memory. */
+  stats(): { connections: number; documents: number };
   /** Waits until every queued persistence task has finished (tests, shutdown). */
   drain(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Hocuspocus, type DirectConnection, type Document } from '@hocuspocus/server';
+import { Hocuspocus, type DirectConnection, type Document, type Extension } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
 import * as Y from 'yjs';
 import { DocumentWriteError } from '../errors';
@@ -117,9 +117,16 @@ export class SyncEngine implements DocumentSync {
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
 
-  constructor(private readonly services: Services) {
+  constructor(
+    private readonly services: Services,
+    /** Extra Hocuspocus extensions: the Redis relay when several instances share documents (src/sync/redis-relay.ts). */
+    options: { extensions?: Extension[] } = {},
+  ) {
     this.monitor = new ConnectionAccessMonitor(services, () => this.hocuspocus);
-    this.log = new UpdateLog(services.db, (name, bytes) => this.noteAppended(name, bytes));
+    this.log = new UpdateLog(services.db, (name, bytes) => {
+      services.metrics?.logAppends.inc({ source: 'client' });
+      this.noteAppended(name, bytes);
+    });
     this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes), {
       urgent: (change) => isServerOrigin(change.origin),
       // Doc and html bodies take a transaction per keystroke; table edits are rare enough to persist at once.
@@ -128,6 +135,7 @@ export class SyncEngine implements DocumentSync {
     this.hocuspocus = new Hocuspocus({
       name: 'trellis',
       quiet: true,
+      extensions: options.extensions ?? [],
       // Small edits are broadcast as they come: the default merge costs more than it saves (STACK-NOTES).
       flushDelay: false,
       // Nothing is stored on a debounce: the log is written before acknowledgement.
@@ -244,6 +252,21 @@ export class SyncEngine implements DocumentSync {
     const doc = await this.open(documentName);
     await this.serverChangesSettled(documentName);
     return reader(doc);
+  }
+
+  /**
+   * Resolves once no server change of the document is being committed or
+   * undone: its state is then what the log holds, and may be sent to other
+   * instances (src/sync/redis-relay.ts).
+   */
+  async committed(documentName: string): Promise<void> {
+    for (;;) {
+      const recovering = this.recovering.get(documentName);
+      const last = this.lastServerChange.get(documentName);
+      await recovering?.catch(() => {});
+      await last?.catch(() => {});
+      if (this.recovering.get(documentName) === recovering && this.lastServerChange.get(documentName) === last) return;
+    }
   }
 
   private async settledRecovery(documentName: string) {
@@ -376,6 +399,7 @@ export class SyncEngine implements DocumentSync {
     const observedChanges = changes.filter((c) => c.derived != null);
     const idle = this.idleSeqs.get(documentName) ?? [];
     this.idleSeqs.delete(documentName);
+    const timer = this.services.metrics?.commitDuration.startTimer();
     try {
       await this.services.db.transaction().execute(async (tx) => {
         await appendUpdates(
@@ -392,11 +416,14 @@ export class SyncEngine implements DocumentSync {
         if (server.length < changes.length) this.services.failpoints.hit('document.derived.commit');
       });
     } catch (error) {
+      timer?.({ outcome: 'failed' });
       // Their updates are in the log, not derived: the next commit (or load) takes them.
       for (const seq of idle) this.noteIdle(documentName, seq);
       if (changes.length > 1) this.services.log.warn({ err: error, documentName, changes: changes.length }, 'a batch of document changes did not commit; trying them one by one');
       return error;
     }
+    timer?.({ outcome: 'committed' });
+    if (server.length > 0) this.services.metrics?.logAppends.inc({ source: 'server' }, server.length);
     for (const change of server) {
       this.noteAppended(documentName, change.update!.byteLength);
       this.broadcastCommitted(documentName, change.update!);
@@ -629,6 +656,10 @@ export class SyncEngine implements DocumentSync {
       if (this.queues.get(documentName) === settled) this.queues.delete(documentName);
     });
     return run.then(() => {});
+  }
+
+  stats() {
+    return { connections: this.wss.clients.size, documents: this.hocuspocus.getDocumentsCount() };
   }
 
   /** Waits until every queued persistence task has finished (tests, shutdown). */

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { EventRecord } from '../events/types';
 import type { Clock } from '../lib/clock';
+import type { Metrics } from '../metrics/index';
 import type { DatabaseHandle } from '../persistence/database';
 import { resolveTarget, type ResolvedTarget } from './address-guard';
 import { WebhookDrain, type ManualRetryResult } from './drain';
@@ -27,13 +28,16 @@ export class Webhooks {
   private readonly allowPrivate: boolean;
   private onDeactivated: (webhookId: string) => Promise<void> = async () => {};
 
-  constructor(deps: { config: Config; database: DatabaseHandle; clock: Clock; log: Logger }) {
-    const { config, database, clock, log } = deps;
+  constructor(deps: { config: Config; database: DatabaseHandle; clock: Clock; log: Logger; metrics?: Metrics }) {
+    const { config, database, clock, log, metrics } = deps;
     this.outbox = new WebhookOutbox(() => clock.now().getTime());
     this.secrets = SecretBox.open({ configuredKey: config.webhookSecretKey, dataDir: config.dataDir });
     this.allowPrivate = config.webhookAllowPrivate;
     this.sender = new HttpSender({ allowPrivate: config.webhookAllowPrivate, timeoutMs: ATTEMPT_TIMEOUT_MS });
-    this.drain = new WebhookDrain(new PgDeliveryStore(database.db), this.sender, clock, {
+    const store = new PgDeliveryStore(database.db, (attempt) =>
+      metrics?.webhookDeliveries.inc({ outcome: attempt.status === 'pending' ? 'retrying' : attempt.status }),
+    );
+    this.drain = new WebhookDrain(store, this.sender, clock, {
       owner: `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
       concurrency: 8,
       pollMs: 1_000,

@@ -68,10 +68,18 @@ export class WebhookOutbox {
     return [...ids];
   }
 
-  /** After a subscription of this organisation changed. */
-  invalidate(orgId: string) {
+  /** After a subscription of this organisation changed (here, or on another instance: `fromPeer`). */
+  invalidate(orgId: string, fromPeer = false) {
     this.cache.delete(orgId);
     this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
+    if (!fromPeer) this.tellPeers(orgId);
+  }
+
+  private tellPeers: (orgId: string) => void = () => {};
+
+  /** With Redis, other instances drop their cached subscriptions at once too (the catch-up stays as the guarantee). */
+  shareInvalidations(tell: (orgId: string) => void) {
+    this.tellPeers = tell;
   }
 
   private async filtersOf(db: Executor, orgId: string): Promise<SubscriptionFilter[]> {

@@ -27,7 +27,11 @@ export const WEBHOOK_CAPS = Object.fromEntries(
 
 /** The drain's store over Postgres or PGlite: caps from the plans table, months by the UTC calendar. */
 export class PgDeliveryStore implements DeliveryStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Told of every attempt the receiver judged (metrics). */
+    private readonly onAttempt: (outcome: AttemptOutcome) => void = () => {},
+  ) {}
 
   claim(options: LockOptions & { limit: number }) {
     return claimSubscriptions(this.db, { ...options, period: monthOf(options.now).period, caps: WEBHOOK_CAPS });
@@ -41,8 +45,9 @@ export class PgDeliveryStore implements DeliveryStore {
     return lockDeliveryForRetry(this.db, deliveryId, { now, attemptUntil, period: monthOf(now).period, caps: WEBHOOK_CAPS });
   }
 
-  record(outcome: AttemptOutcome) {
-    return recordAttempt(this.db, { ...outcome, period: monthOf(outcome.now).period });
+  async record(outcome: AttemptOutcome) {
+    await recordAttempt(this.db, { ...outcome, period: monthOf(outcome.now).period });
+    if (outcome.counted) this.onAttempt(outcome);
   }
 
   unlock(deliveryId: string) {

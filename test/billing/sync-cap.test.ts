@@ -55,6 +55,12 @@ async function serverRowIds(slug: string): Promise<string[]> {
   return res.body.rows.map((r: { id: string }) => r.id);
 }
 
+/** Rows whose events and projection are committed (REST reads the live document, which shows a client's rows before that). */
+async function committedRowCount(workspaceId: string): Promise<number> {
+  const row = await t.services.db.selectFrom('tableRows').select((eb) => eb.fn.countAll<number>().as('n')).where('workspaceId', '=', workspaceId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 const clientRowIds = (client: SyncClient) => listRows(client.doc).rows.map((r) => r.id);
 
 function burst(client: SyncClient, surfaceId: string, prefix: string, count: number): string[] {
@@ -142,6 +148,8 @@ describe('the row cap on sync writes', { timeout: 300_000 }, () => {
     const before = burst(client, ws.surfaceId, 'pre', 520);
     await acknowledged(client, 60_000);
     await eventually(async () => (await serverRowIds(ws.slug)).length === 520, 60_000, 100);
+    // The downgrade must come after the burst is held to the (pro) cap, not race its commit.
+    await eventually(async () => (await committedRowCount(ws.id)) === 520, 60_000, 100);
 
     await setPlan(t, owner.orgId, 'free');
     const late = burst(client, ws.surfaceId, 'late', 3);

@@ -2,6 +2,7 @@ import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQue
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/persistence/database';
+import { markSingleSession } from '../../src/persistence/document-log-heads';
 import { ChangeBatches, UpdateLog } from '../../src/sync/group-commit';
 
 /** A Hocuspocus wire message: document name, sync message, update (or an awareness message). */
@@ -53,6 +54,8 @@ function fakeDb() {
     }),
     transaction: () => ({ execute: (fn: (tx: unknown) => Promise<unknown>) => fn(db) }),
   };
+  // One session, like embedded PGlite: appends need no log-head lock (document-log-heads.ts).
+  markSingleSession(db);
   return {
     db: db as unknown as Db,
     commits,

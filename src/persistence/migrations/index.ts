@@ -12,6 +12,7 @@ import * as m0041 from './0041_billing';
 import * as m0042 from './0042_support_referrals';
 import * as m0050 from './0050_oauth';
 import * as m0051 from './0051_mcp_confirmations';
+import * as m0060 from './0060_document_log_heads';
 import * as m0070 from './0070_versions';
 
 /**
@@ -32,5 +33,6 @@ export const migrations: Record<string, Migration> = {
   '0042_support_referrals': m0042,
   '0050_oauth': m0050,
   '0051_mcp_confirmations': m0051,
+  '0060_document_log_heads': m0060,
   '0070_versions': m0070,
 };

@@ -1,0 +1,42 @@
+import { Redis } from 'ioredis';
+
+/**
+ * The two Redis connections a pub/sub user needs (a subscriber cannot
+ * publish). No offline queue and a command timeout: while Redis is away a
+ * publish fails at once (its user catches up when Redis is back) instead of
+ * piling up in memory or hanging a caller. Subscriptions are renewed by the
+ * user on `ready`, not by ioredis, so it knows when to catch up.
+ */
+export function openPubSub(url: string): { pub: Redis; sub: Redis } {
+  const options = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 } as const;
+  const pub = new Redis(url, options);
+  const sub = new Redis(url, { ...options, autoResubscribe: false });
+  // The state is read from `status`; ioredis reconnects by itself.
+  for (const client of [pub, sub]) client.on('error', () => {});
+  return { pub, sub };
+}
+
+export function bothReady(pair: { pub: Redis; sub: Redis }): boolean {
+  return pair.pub.status === 'ready' && pair.sub.status === 'ready';
+}
+
+/**
+ * Calls `listener` each time the pair is usable again: whenever either
+ * connection becomes ready while the other already is. The two reconnect on
+ * their own schedules, so waiting for one alone would publish into a
+ * connection that is still down (and that publish would be lost).
+ */
+export function onBothReady(pair: { pub: Redis; sub: Redis }, listener: () => void) {
+  for (const client of [pair.pub, pair.sub]) {
+    client.on('ready', () => {
+      if (bothReady(pair)) listener();
+    });
+  }
+}
+
+export async function closePubSub(pair: { pub: Redis; sub: Redis }): Promise<void> {
+  for (const client of [pair.sub, pair.pub]) {
+    if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+    else client.disconnect();
+  }
+}

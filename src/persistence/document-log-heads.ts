@@ -1,0 +1,52 @@
+import { sql } from 'kysely';
+import { INSTANCE_ID } from '../lib/instance';
+import type { Executor, Tx } from './database';
+
+/**
+ * One writer at a time per document log. Every append to a document's log
+ * and every compaction of it first locks the document's head row (an upsert,
+ * so the first append creates it) and holds that lock until its transaction
+ * commits. Two instances holding the same document on one Postgres therefore
+ * take turns: a document's log sequence numbers are drawn and committed in
+ * the same order, and a compaction never folds past an append still in
+ * flight. The lock dies with the transaction: an instance that dies holding
+ * it loses its connection, Postgres rolls the transaction back (nothing in it
+ * was acknowledged) and the next writer goes on. See docs/SCALING.md.
+ */
+
+/**
+ * Locks the heads of `documents` (in name order, so two writers never wait
+ * on each other crosswise). Call inside the transaction that appends or
+ * compacts.
+ */
+export async function lockDocumentLogs(tx: Tx, names: Iterable<string>): Promise<void> {
+  const documents = [...new Set(names)].sort();
+  if (documents.length === 0) return;
+  // One statement locks them all; VALUES rows are inserted (and conflicting rows locked) in order.
+  await tx
+    .insertInto('documentLogHeads')
+    .values(documents.map((document) => ({ document, writer: INSTANCE_ID })))
+    .onConflict((oc) =>
+      oc.column('document').doUpdateSet({
+        writer: INSTANCE_ID,
+        updatedAt: sql`now()`,
+      }),
+    )
+    .execute();
+}
+
+/** Databases only one session can use at a time (embedded PGlite): statements never interleave there. */
+const singleSession = new WeakSet<object>();
+
+export function markSingleSession(db: object) {
+  singleSession.add(db);
+}
+
+/**
+ * Whether appending through `db` (outside a transaction) needs the head
+ * lock: not on a single-session database, where a plain insert commits in
+ * sequence order anyway (and the group-commit hot path saves a transaction).
+ */
+export function appendsNeedLock(db: Executor): boolean {
+  return db.isTransaction || !singleSession.has(db);
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
+import { appendUpdates } from '../../src/persistence/document-log';
+import { compact, loadInto } from '../../src/sync/document-store';
+import { freshDataStore } from '../helpers/database';
+
+/**
+ * One writer at a time per document log: two instances (two connection
+ * pools on one Postgres; one embedded database on PGlite, which only one
+ * process can open) append to the same document and compact it at the same
+ * time, and every update is still there to load.
+ */
+let store: Awaited<ReturnType<typeof freshDataStore>>;
+const handles: DatabaseHandle[] = [];
+
+beforeAll(async () => {
+  store = await freshDataStore();
+  const first = await openDatabase({ databaseUrl: store.databaseUrl, dataDir: store.dataDir });
+  handles.push(first, store.databaseUrl ? await openDatabase({ databaseUrl: store.databaseUrl, dataDir: store.dataDir }) : first);
+});
+afterAll(async () => {
+  for (const handle of new Set(handles)) await handle.close();
+  await store.dispose();
+});
+
+/** A writer's updates, each setting one key of a shared map. */
+function updatesOf(writer: string, count: number): Uint8Array[] {
+  const doc = new Y.Doc();
+  const updates: Uint8Array[] = [];
+  doc.on('update', (update: Uint8Array) => updates.push(update));
+  for (let i = 0; i < count; i++) doc.getMap('m').set(`${writer}-${i}`, i);
+  return updates;
+}
+
+describe('document log heads', () => {
+  it('loses no update when two instances append and compact one document at once', async () => {
+    const document = `test:log-heads:${Date.now()}`;
+    const perWriter = 120;
+    const write = async (db: DatabaseHandle['db'], writer: string) => {
+      const updates = updatesOf(writer, perWriter);
+      for (let i = 0; i < updates.length; i += 4) {
+        await appendUpdates(
+          db,
+          updates.slice(i, i + 4).map((update) => ({ document, update, author: null, derived: true })),
+        );
+        // Compactions interleave with the other instance's appends.
+        if (i % 24 === 0) await compact(db, document, new Date());
+      }
+    };
+    await Promise.all([write(handles[0]!.db, 'a'), write(handles[1]!.db, 'b'), write(handles[0]!.db, 'c'), write(handles[1]!.db, 'd')]);
+    await compact(handles[1]!.db, document, new Date());
+
+    const loaded = new Y.Doc();
+    await loadInto(handles[0]!.db, document, loaded);
+    const keys = [...loaded.getMap('m').keys()].sort();
+    const expected = ['a', 'b', 'c', 'd'].flatMap((w) => Array.from({ length: perWriter }, (_, i) => `${w}-${i}`)).sort();
+    expect(keys.length).toBe(expected.length);
+    expect(keys).toEqual(expected);
+
+    const head = await handles[0]!.db.selectFrom('documentLogHeads').selectAll().where('document', '=', document).executeTakeFirstOrThrow();
+    expect(head.writer).toMatch(/:\d+:[0-9a-f]{8}$/);
+  });
+
+  it('keeps a document’s sequence numbers in commit order while another instance appends', async () => {
+    const document = `test:log-order:${Date.now()}`;
+    const seen: number[][] = [[], []];
+    await Promise.all(
+      [0, 1].map(async (n) => {
+        for (const update of updatesOf(`w${n}`, 60)) {
+          const [seq] = await appendUpdates(handles[n]!.db, [{ document, update, author: null, derived: true }]);
+          seen[n]!.push(seq!);
+        }
+      }),
+    );
+    // Each instance saw its own appends get increasing numbers, and the log holds all of them once.
+    for (const seqs of seen) expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
+    const rows = await handles[0]!.db.selectFrom('documentUpdates').select('seq').where('document', '=', document).orderBy('seq').execute();
+    expect(rows.map((r) => Number(r.seq))).toEqual([...seen[0]!, ...seen[1]!].sort((x, y) => x - y));
+  });
+});
