@@ -65,7 +65,7 @@ describe('mentions and the inbox in the browser', () => {
     const listed = await t.request('GET', `${api}/comments?target_type=row&target_id=${rowId}`, { as: { cookie: annCookie } });
     expect(listed.body.comments).toHaveLength(1);
     expect(listed.body.comments[0]).toMatchObject({ body: 'Can you check this, @cora before Friday?', mentions: [{ kind: 'user', id: coraId, label: 'cora' }] });
-  });
+  }, 120_000);
 
   it('shows the mention live in the other person’s inbox with the unread count, and opening it shows the thread on its row', async () => {
     // Live: no reload, no polling.
@@ -91,7 +91,7 @@ describe('mentions and the inbox in the browser', () => {
     await cora.page.locator(`.grid-row.is-active-row[data-row-id="${rowId}"]`).waitFor(POLL);
     await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
     expect(await cora.page.getByTestId('inbox-count').count()).toBe(0);
-  });
+  }, 120_000);
 
   it('keeps read marks across a reload, counts a new mention, and marks everything read', async () => {
     const second = await t.request('POST', `${api}/comments`, {
@@ -108,5 +108,5 @@ describe('mentions and the inbox in the browser', () => {
     expect(await dialog.locator('.inbox-item.is-unread').count()).toBe(0);
     await cora.page.keyboard.press('Escape');
     await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
-  });
+  }, 120_000);
 });

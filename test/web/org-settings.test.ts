@@ -77,7 +77,7 @@ describe('organisation settings in the browser', () => {
     await banner.getByRole('button', { name: 'Keep Pro' }).click();
     await banner.waitFor({ state: 'detached', ...POLL });
     expect((await t.request('GET', '/api/billing', { as: { cookie: annCookie } })).body.pendingDowngradeAt).toBeNull();
-  });
+  }, 120_000);
 
   it('offers a viewer the usage but no plan changes and no webhooks', async () => {
     await vic.page.goto(`${vic.origin}/settings/billing`);
@@ -90,7 +90,7 @@ describe('organisation settings in the browser', () => {
     // The API agrees: the same request from him is refused.
     const vicCookie = await sessionCookieOf(vic.context);
     expect((await t.request('POST', '/api/billing/upgrade', { as: { cookie: vicCookie }, body: { plan: 'scale' } })).status).toBe(403);
-  });
+  }, 120_000);
 
   it('creates a webhook whose secret is shown once, lists its deliveries after a row write, and retries a failed one', async () => {
     await ann.page.getByRole('tab', { name: 'Webhooks' }).click();
@@ -133,7 +133,7 @@ describe('organisation settings in the browser', () => {
     await hook.getByRole('button', { name: /Delete webhook/ }).click();
     await ann.page.getByRole('dialog', { name: 'Delete webhook?' }).getByRole('button', { name: 'Delete' }).click();
     await ann.page.getByText('No webhooks').waitFor(POLL);
-  });
+  }, 120_000);
 
   it('lists an app authorised over OAuth on the account page and disconnects it', async () => {
     const { tokens } = await grantTokens(t, annCookie);
@@ -146,7 +146,7 @@ describe('organisation settings in the browser', () => {
     await ann.page.getByRole('dialog', { name: 'Disconnect Test Assistant?' }).getByRole('button', { name: 'Disconnect' }).click();
     await apps.getByText('No connected apps').waitFor(POLL);
     expect((await t.request('GET', '/api/me', { as: { bearer: tokens.access_token } })).status).toBe(401);
-  });
+  }, 120_000);
 
   it('files a support request from Help and shows the ticket id', async () => {
     await ann.page.getByRole('button', { name: 'Help' }).click();
@@ -162,5 +162,5 @@ describe('organisation settings in the browser', () => {
     expect(await id.textContent()).toBe(tickets[0]!.id);
     expect(tickets[0]).toMatchObject({ kind: 'bug', title: 'Export stops at 500 rows', body: 'The CSV export of Orders ends at row 500.', context: { page: '/settings' } });
     await ann.page.getByRole('dialog', { name: 'Request received' }).getByText(/issue #1/).waitFor();
-  });
+  }, 120_000);
 });

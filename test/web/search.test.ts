@@ -66,7 +66,7 @@ describe('search in the browser', () => {
     await active.waitFor(POLL);
     expect(await active.textContent()).toContain('Prune the kumquat trees');
     expect(await active.isVisible()).toBe(true);
-  });
+  }, 120_000);
 
   it('opens a doc section at its heading, and arrow keys with Enter work as well as a click', async () => {
     await ann.page.locator('.grid-scroll').click();
@@ -86,12 +86,12 @@ describe('search in the browser', () => {
       return rect.top >= 0 && rect.bottom <= window.innerHeight;
     }), POLL).toBe(true);
     expect(await ann.page.evaluate(() => window.getSelection()?.anchorNode?.textContent ?? '')).toContain('Harvest');
-  });
+  }, 120_000);
 
   it('says when nothing matches', async () => {
     await ann.page.getByRole('button', { name: 'Search' }).click();
     const dialog = ann.page.getByRole('dialog', { name: 'Search' });
     await dialog.getByLabel('Search workspaces, rows and docs').fill('no such thing anywhere');
     await dialog.getByText('Nothing matches “no such thing anywhere”.').waitFor(POLL);
-  });
+  }, 120_000);
 });
