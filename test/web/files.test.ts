@@ -44,7 +44,7 @@ describe('files in the browser', () => {
     const dialog = ann.page.getByRole('dialog', { name: 'New folder' });
     await dialog.getByLabel('Name').fill('Reports');
     await dialog.getByRole('button', { name: 'Create folder' }).click();
-    await expect.poll(names).toEqual(['Reports']);
+    await expect.poll(names, { timeout: 15_000 }).toEqual(['Reports']);
     const root = await listed(null);
     expect(root.folders.map((f) => f.name)).toEqual(['Reports']);
     folderId = root.folders[0]!.id;
@@ -68,7 +68,7 @@ describe('files in the browser', () => {
       ['notes.md', Buffer.byteLength(notes)],
     ]);
     // The image got a thumbnail, shown in the list.
-    await expect.poll(() => ann.page.locator('.file-row[data-name="cover.png"] .file-icon img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(0);
+    await expect.poll(() => ann.page.locator('.file-row[data-name="cover.png"] .file-icon img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), { timeout: 15_000 }).toBeGreaterThan(0);
 
     // A slow link (Chromium's throttling, upload included) shows the bytes going up.
     const cdp = await ann.context.newCDPSession(ann.page);
@@ -92,14 +92,14 @@ describe('files in the browser', () => {
   it('previews text as text and images as images', async () => {
     await ann.page.getByRole('button', { name: 'Preview notes.md' }).click();
     const dialog = ann.page.getByRole('dialog', { name: 'notes.md' });
-    await expect.poll(() => dialog.locator('pre.text-preview').textContent()).toContain('Ship on Thursday.');
+    await expect.poll(() => dialog.locator('pre.text-preview').textContent(), { timeout: 15_000 }).toContain('Ship on Thursday.');
     // Shown, never run: the script tag is text.
     expect(await dialog.locator('pre.text-preview').textContent()).toContain('<script>alert(1)</script>');
     await ann.page.keyboard.press('Escape');
 
     await ann.page.getByRole('button', { name: 'Preview cover.png' }).click();
     const image = ann.page.getByRole('dialog', { name: 'cover.png' }).locator('.file-preview img');
-    await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(640);
+    await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), { timeout: 15_000 }).toBe(640);
     await ann.page.keyboard.press('Escape');
 
     await ann.page.getByRole('button', { name: 'Preview archive.bin' }).click();
@@ -131,7 +131,7 @@ describe('files in the browser', () => {
     expect(minted.status).toBe(200);
     const uploaded = await proxyUpload(t, base, { bearer: minted.body.secret }, { bytes: new TextEncoder().encode('id,total\n1,42\n'), name: 'totals.csv', type: 'text/csv' }, { folder: folderId, surface: 'files' });
     expect(uploaded.status).toBe(200);
-    await expect.poll(names).toEqual(['archive.bin', 'cover.png', 'notes.md', 'totals.csv']);
+    await expect.poll(names, { timeout: 15_000 }).toEqual(['archive.bin', 'cover.png', 'notes.md', 'totals.csv']);
     expect(await ann.page.locator('.file-row[data-name="totals.csv"]').textContent()).toContain('Filing bot');
     await ann.page.mouse.move(0, 0);
     await expect.poll(() => ann.page.locator('.toast').count(), { timeout: 10_000 }).toBe(0);
@@ -144,16 +144,16 @@ describe('files in the browser', () => {
     const rename = ann.page.getByRole('dialog', { name: 'Rename file' });
     await rename.getByLabel('Name').fill('backup.bin');
     await rename.getByRole('button', { name: 'Rename' }).click();
-    await expect.poll(names).toEqual(['backup.bin', 'cover.png', 'notes.md', 'totals.csv']);
+    await expect.poll(names, { timeout: 15_000 }).toEqual(['backup.bin', 'cover.png', 'notes.md', 'totals.csv']);
 
     await ann.page.getByRole('button', { name: 'More for backup.bin' }).click();
     await ann.page.getByRole('menuitem', { name: 'Delete' }).click();
     await ann.page.getByRole('dialog', { name: 'Delete file?' }).getByRole('button', { name: 'Delete' }).click();
-    await expect.poll(names).toEqual(['cover.png', 'notes.md', 'totals.csv']);
+    await expect.poll(names, { timeout: 15_000 }).toEqual(['cover.png', 'notes.md', 'totals.csv']);
     expect((await listed(folderId)).files.map((f) => f.name)).toEqual(['cover.png', 'notes.md', 'totals.csv']);
 
     // Back at the root through the breadcrumbs.
     await ann.page.locator('.breadcrumbs').getByRole('button', { name: 'Files' }).click();
-    await expect.poll(names).toEqual(['Reports']);
+    await expect.poll(names, { timeout: 15_000 }).toEqual(['Reports']);
   });
 });

@@ -3,6 +3,7 @@ import { navigate, segmentsOf, useLocation } from './lib/router';
 import { useStore } from './lib/store';
 import { AccountPage } from './pages/AccountPage';
 import { HomePage } from './pages/HomePage';
+import { ORG_SETTINGS_TABS, OrgSettingsPage } from './settings/OrgSettingsPage';
 import { InvitePage, resumePendingInvite } from './pages/InvitePage';
 import { SignInPage } from './pages/SignInPage';
 import { loadSession, session } from './session';
@@ -59,11 +60,7 @@ function SignedIn(props: { segments: string[]; orgSlug: string | null }) {
   }, [first, props.orgSlug]);
 
   if (first === 'settings') {
-    return (
-      <Shell>
-        <AccountPage />
-      </Shell>
-    );
+    return <Shell>{second && ORG_SETTINGS_TABS.includes(second) ? <OrgSettingsPage tab={second} /> : <AccountPage />}</Shell>;
   }
   if (!first || APP_PAGES.has(first)) return <Spinner />;
   return (

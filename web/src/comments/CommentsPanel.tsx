@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { useStore } from '../lib/store';
@@ -9,7 +9,8 @@ import { Avatar, Button, EmptyState, IconButton, Spinner } from '../ui/primitive
 import { showError } from '../ui/toast';
 import type { WorkspaceContext } from '../workspace/WorkspacePage';
 import { useWorkspaceEvents } from '../workspace/workspace-events';
-import { deleteComment, loadThreads, postComment, sameTarget, setReaction, setResolved, type Comment, type CommentTarget, type NewTarget, type Thread } from './comments-api';
+import { mentionCandidatesOf, mentionQueryAt, rankCandidates, type MentionCandidate } from '../doc/mentions';
+import { deleteComment, loadThreads, postComment, sameTarget, setReaction, setResolved, type Comment, type CommentMention, type CommentTarget, type NewTarget, type Thread } from './comments-api';
 
 /** What a surface asked the panel to show: the threads of one row, cell or doc range, and a box to start one. */
 export interface CommentFocus {
@@ -26,13 +27,14 @@ const QUICK_REACTIONS = ['👍', '🎉', '❤️', '👀', '✅', '😄'];
  * resolve. Every `comment.*` event of the workspace reloads the list, so an
  * agent's reply made over REST shows up while the panel is open.
  */
-export function CommentsPanel(props: { context: WorkspaceContext; focus: CommentFocus | null; onFocusChange: (focus: CommentFocus | null) => void }) {
+export function CommentsPanel(props: { context: WorkspaceContext; focus: CommentFocus | null; onFocusChange: (focus: CommentFocus | null) => void; highlight?: string }) {
   const { workspace, abilities, surface } = props.context;
   const [status, setStatus] = useState<'open' | 'resolved'>('open');
   const [threads, setThreads] = useState<Thread[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const me = useStore(session);
   const myId = me.status === 'signed-in' ? me.me.principal.id : '';
+  const candidates = useMemo(() => mentionCandidatesOf(props.context.members).filter((candidate) => candidate.id !== myId), [props.context.members, myId]);
 
   const load = useCallback(async () => {
     if (!surface) return;
@@ -72,6 +74,18 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
     return true;
   };
 
+  // A thread the panel was opened on (from the inbox) is scrolled to once it is listed; not among the open ones, it is looked for among the resolved.
+  const lookedInResolved = useRef(false);
+  useEffect(() => {
+    if (!props.highlight || !threads) return;
+    if (!threads.some((thread) => thread.root.id === props.highlight) && status === 'open' && !lookedInResolved.current) {
+      lookedInResolved.current = true;
+      setStatus('resolved');
+      return;
+    }
+    document.querySelector(`.comments [data-thread="${CSS.escape(props.highlight)}"]`)?.scrollIntoView({ block: 'nearest' });
+  }, [props.highlight, threads]);
+
   if (!surface) return <EmptyState icon="comment" title="No surface open" />;
   const focus = props.focus;
   const shown = threads && focus ? threads.filter((thread) => sameTarget(thread.root.target, focus.target)) : threads;
@@ -97,7 +111,8 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
               placeholder="Add a comment…"
               submitLabel="Comment"
               autoFocus
-              onSubmit={(body) => act(() => postComment(workspace, { target: focus.target, body }))}
+              candidates={candidates}
+              onSubmit={(body, mentions) => act(() => postComment(workspace, { target: focus.target, body, mentions }))}
             />
           )}
         </div>
@@ -118,7 +133,7 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
       {shown && shown.length > 0 && (
         <ol class="threads">
           {shown.map((thread) => (
-            <ThreadView key={thread.root.id} thread={thread} myId={myId} canComment={abilities.comment} showTarget={!focus} act={act} context={props.context} />
+            <ThreadView key={thread.root.id} candidates={candidates} highlighted={thread.root.id === props.highlight} thread={thread} myId={myId} canComment={abilities.comment} showTarget={!focus} act={act} context={props.context} />
           ))}
         </ol>
       )}
@@ -126,13 +141,13 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
   );
 }
 
-function ThreadView(props: { thread: Thread; myId: string; canComment: boolean; showTarget: boolean; act: (action: () => Promise<unknown>) => Promise<boolean>; context: WorkspaceContext }) {
+function ThreadView(props: { candidates: MentionCandidate[]; highlighted?: boolean; thread: Thread; myId: string; canComment: boolean; showTarget: boolean; act: (action: () => Promise<unknown>) => Promise<boolean>; context: WorkspaceContext }) {
   const { root, replies } = props.thread;
   const { workspace } = props.context;
   const [replying, setReplying] = useState(false);
   const resolved = Boolean(root.resolvedAt);
   return (
-    <li class={`thread ${resolved ? 'is-resolved' : ''}`} data-thread={root.id}>
+    <li class={`thread ${resolved ? 'is-resolved' : ''} ${props.highlighted ? 'is-highlighted' : ''}`} data-thread={root.id}>
       {props.showTarget && (
         <div class="thread-target">
           <span class="target-chip">{targetKindLabel(root.target)}</span>
@@ -160,8 +175,9 @@ function ThreadView(props: { thread: Thread; myId: string; canComment: boolean; 
               submitLabel="Reply"
               autoFocus
               onCancel={() => setReplying(false)}
-              onSubmit={async (body) => {
-                const posted = await props.act(() => postComment(workspace, { target: root.target, body, parentId: root.id }));
+              candidates={props.candidates}
+              onSubmit={async (body, mentions) => {
+                const posted = await props.act(() => postComment(workspace, { target: root.target, body, parentId: root.id, mentions }));
                 if (posted) setReplying(false);
                 return posted;
               }}
@@ -222,7 +238,9 @@ function CommentView(props: { comment: Comment; myId: string; canComment: boolea
           )}
         </span>
       </header>
-      <p class="comment-body">{comment.body}</p>
+      <p class="comment-body">
+        <MentionedText text={comment.body} labels={(comment.mentions ?? []).map((mention) => mention.label)} />
+      </p>
       {(comment.reactions.length > 0 || picking) && (
         <div class="reactions">
           {comment.reactions.map((reaction) => (
@@ -260,24 +278,63 @@ function CommentView(props: { comment: Comment; myId: string; canComment: boolea
   );
 }
 
-/** A text box that posts with the button or Ctrl+Enter and keeps the text when the server refuses it. */
-function Composer(props: { placeholder: string; submitLabel: string; autoFocus?: boolean; onSubmit: (body: string) => Promise<boolean>; onCancel?: () => void }) {
+/**
+ * A text box that posts with the button or Ctrl+Enter and keeps the text
+ * when the server refuses it. Typing `@` lists the workspace's members and
+ * agents (arrows, Enter or Tab to pick, Escape to dismiss); a picked name is
+ * written as `@Name` and sent in `mentions`, which the server keeps while
+ * that text is in the body.
+ */
+function Composer(props: { placeholder: string; submitLabel: string; candidates: MentionCandidate[]; autoFocus?: boolean; onSubmit: (body: string, mentions: CommentMention[]) => Promise<boolean>; onCancel?: () => void }) {
   const [body, setBody] = useState('');
   const [busy, setBusy] = useState(false);
+  const [picked, setPicked] = useState<CommentMention[]>([]);
+  const [mention, setMention] = useState<{ start: number; end: number; query: string } | null>(null);
+  const [active, setActive] = useState(0);
   const field = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (props.autoFocus) field.current?.focus();
   }, []);
+  const shown = mention ? rankCandidates(props.candidates, mention.query) : [];
+
   const submit = async () => {
     if (!body.trim() || busy) return;
     setBusy(true);
     try {
+      const text = body.trim();
+      const mentions = picked.filter((candidate, i) => text.includes(`@${candidate.label}`) && picked.findIndex((other) => other.id === candidate.id) === i);
       // A refused comment keeps its text, to fix and send again.
-      if (await props.onSubmit(body.trim())) setBody('');
+      if (await props.onSubmit(text, mentions)) {
+        setBody('');
+        setPicked([]);
+      }
     } finally {
       setBusy(false);
     }
   };
+
+  /** Looks for an `@` being typed before the caret. */
+  const track = (element: HTMLTextAreaElement) => {
+    const caret = element.selectionStart;
+    const query = element.selectionEnd === caret ? mentionQueryAt(element.value.slice(Math.max(0, caret - 48), caret)) : null;
+    setMention(query === null ? null : { start: caret - query.length - 1, end: caret, query });
+    if (query !== mention?.query) setActive(0);
+  };
+
+  const pick = (candidate: MentionCandidate) => {
+    if (!mention) return;
+    const text = `@${candidate.label} `;
+    const next = body.slice(0, mention.start) + text + body.slice(mention.end);
+    setBody(next);
+    setPicked([...picked, { kind: candidate.kind, id: candidate.id, label: candidate.label }]);
+    setMention(null);
+    const caret = mention.start + text.length;
+    requestAnimationFrame(() => {
+      field.current?.focus();
+      field.current?.setSelectionRange(caret, caret);
+    });
+  };
+
   return (
     <form
       class="composer"
@@ -286,22 +343,70 @@ function Composer(props: { placeholder: string; submitLabel: string; autoFocus?:
         void submit();
       }}
     >
-      <textarea
-        ref={field}
-        rows={2}
-        value={body}
-        placeholder={props.placeholder}
-        aria-label={props.placeholder.replace('…', '')}
-        maxLength={20_000}
-        onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)}
-        onKeyDown={(event) => {
-          event.stopPropagation();
-          if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-            event.preventDefault();
-            void submit();
-          } else if (event.key === 'Escape' && props.onCancel) props.onCancel();
-        }}
-      />
+      <div class="composer-field">
+        <textarea
+          ref={field}
+          rows={2}
+          value={body}
+          placeholder={props.placeholder}
+          aria-label={props.placeholder.replace('…', '')}
+          maxLength={20_000}
+          role="combobox"
+          aria-autocomplete="list"
+          aria-expanded={shown.length > 0}
+          onInput={(e) => {
+            setBody((e.target as HTMLTextAreaElement).value);
+            track(e.target as HTMLTextAreaElement);
+          }}
+          onClick={(e) => track(e.target as HTMLTextAreaElement)}
+          onBlur={() => setMention(null)}
+          onKeyDown={(event) => {
+            event.stopPropagation();
+            if (mention && shown.length > 0) {
+              if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+                event.preventDefault();
+                setActive((active + (event.key === 'ArrowDown' ? 1 : -1) + shown.length) % shown.length);
+                return;
+              }
+              if ((event.key === 'Enter' && !event.ctrlKey && !event.metaKey) || event.key === 'Tab') {
+                event.preventDefault();
+                pick(shown[active] ?? shown[0]!);
+                return;
+              }
+              if (event.key === 'Escape') {
+                event.preventDefault();
+                setMention(null);
+                return;
+              }
+            }
+            if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+              event.preventDefault();
+              void submit();
+            } else if (event.key === 'Escape' && props.onCancel) props.onCancel();
+          }}
+        />
+        {mention && (
+          <div class="mention-popup composer-mentions" role="listbox" aria-label="Mention someone">
+            {shown.length === 0 && <div class="mention-empty">No member or agent matches</div>}
+            {shown.map((candidate, i) => (
+              <div
+                key={candidate.id}
+                role="option"
+                aria-selected={i === active}
+                class={`mention-item ${i === active ? 'is-active' : ''}`}
+                onMouseDown={(event) => {
+                  event.preventDefault();
+                  pick(candidate);
+                }}
+              >
+                <Avatar id={candidate.id} name={candidate.label} size={22} />
+                <span class="mention-label">{candidate.label}</span>
+                <span class="mention-detail">{candidate.kind === 'agent' ? 'agent' : (candidate.detail ?? '')}</span>
+              </div>
+            ))}
+          </div>
+        )}
+      </div>
       <div class="composer-actions">
         {props.onCancel && (
           <Button variant="ghost" type="button" onClick={props.onCancel}>
@@ -314,6 +419,14 @@ function Composer(props: { placeholder: string; submitLabel: string; autoFocus?:
       </div>
     </form>
   );
+}
+
+/** A comment's text with its kept mentions (`@label`) set apart. */
+function MentionedText(props: { text: string; labels: string[] }) {
+  const tokens = [...new Set(props.labels)].filter(Boolean).map((label) => `@${label}`).sort((a, b) => b.length - a.length);
+  if (tokens.length === 0) return <>{props.text}</>;
+  const pattern = new RegExp(`(${tokens.map((token) => token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'g');
+  return <>{props.text.split(pattern).map((part, i) => (i % 2 === 1 ? <span key={i} class="comment-mention">{part}</span> : part))}</>;
 }
 
 function targetKindLabel(target: CommentTarget | NewTarget): string {

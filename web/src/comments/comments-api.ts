@@ -29,6 +29,7 @@ export interface Comment {
   surfaceSlug: string | null;
   body: string;
   parentId: string | null;
+  mentions?: CommentMention[];
   author: Principal;
   reactions: Reaction[];
   resolvedAt: string | null;
@@ -67,7 +68,14 @@ export async function loadThreads(workspace: Workspace, surfaceSlug: string, sta
   return [...threads.values()].reverse();
 }
 
-export function postComment(workspace: Workspace, body: { target: NewTarget | CommentTarget; body: string; parentId?: string }) {
+/** A mention as the API takes it: kept only while `@label` occurs in the body (docs/COMMENTS.md "Mentions"). */
+export interface CommentMention {
+  kind: 'user' | 'agent';
+  id: string;
+  label: string;
+}
+
+export function postComment(workspace: Workspace, body: { target: NewTarget | CommentTarget; body: string; parentId?: string; mentions?: CommentMention[] }) {
   return api<Comment>('POST', commentsPath(workspace), { ...body, target: inputTarget(body.target) });
 }
 

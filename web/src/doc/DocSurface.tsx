@@ -3,13 +3,14 @@ import { addColumnAfter, addRowAfter, deleteColumn, deleteRow, deleteTable } fro
 import type { EditorView } from 'prosemirror-view';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
+import { useLocation } from '../lib/router';
 import { NEVER_TRUE, useStore } from '../lib/store';
 import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace/surface-views';
-import { askLinkAddress, commands, createEditor, selectionInfo } from './editor';
-import type { MentionCandidate } from './mentions';
+import { askLinkAddress, commands, createEditor, revealSection, selectionInfo } from './editor';
+import { mentionCandidatesOf, type MentionCandidate } from './mentions';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
 export function DocSurface(props: SurfaceViewProps) {
@@ -23,10 +24,7 @@ export function DocSurface(props: SurfaceViewProps) {
   const candidates = useRef<MentionCandidate[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
 
-  candidates.current = context.members.flatMap((member): MentionCandidate[] => [
-    { kind: member.principalType, id: member.principal.id, label: member.principal.name, detail: member.email },
-    ...(member.inheritedAgents ?? []).map((agent) => ({ kind: 'agent' as const, id: agent.id, label: agent.name })),
-  ]);
+  candidates.current = mentionCandidatesOf(context.members);
 
   useEffect(() => {
     if (!document) return;
@@ -73,6 +71,15 @@ export function DocSurface(props: SurfaceViewProps) {
   useEffect(() => {
     view.current?.setProps({ editable: () => editable });
   }, [editable]);
+
+  // A search hit links to `#section-{index}`: once the server's content is in, the caret goes there.
+  const { hash } = useLocation();
+  const revealed = useRef<string | null>(null);
+  useEffect(() => {
+    const section = /^#section-(\d+)$/.exec(hash);
+    if (!section || !view.current || !synced || revealed.current === hash) return;
+    if (revealSection(view.current, Number(section[1]))) revealed.current = hash;
+  }, [hash, synced, state !== null]);
 
   const run = (command: (state: EditorState, dispatch?: EditorView['dispatch'], view?: EditorView) => boolean) => {
     const editor = view.current;

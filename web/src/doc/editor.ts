@@ -17,6 +17,7 @@ import { Decoration, DecorationSet, EditorView, type NodeView } from 'prosemirro
 import { redo, undo, yCursorPlugin, ySyncPlugin, yUndoPlugin } from 'y-prosemirror';
 import type * as Y from 'yjs';
 import { docSchema } from '../../../src/docs/schema';
+import { docSections } from '../../../src/docs/text';
 import { DOC_BODY_FIELD } from '../../../src/sync/doc-document';
 import { mentionPlugin, type MentionCandidate } from './mentions';
 import { promptDialog } from '../ui/dialogs';
@@ -358,4 +359,20 @@ function imageDropPlugin(upload: (file: File) => Promise<string | null>): Plugin
 /** Asks for a link's address in the app's own dialog. */
 export function askLinkAddress(): Promise<string | null> {
   return promptDialog({ title: 'Add a link', label: 'Link address', placeholder: 'https://', submitLabel: 'Add link', inputMode: 'url' });
+}
+
+/**
+ * Puts the caret at the start of a section (as search numbers them: the
+ * server's own `docSections`) and scrolls it into view. False when the doc
+ * has no such section (yet).
+ */
+export function revealSection(view: EditorView, index: number): boolean {
+  const section = docSections(view.state.doc).find((candidate) => candidate.index === index);
+  if (!section || section.blockIndex >= view.state.doc.childCount) return false;
+  let pos = 0;
+  for (let i = 0; i < section.blockIndex; i++) pos += view.state.doc.child(i).nodeSize;
+  view.dispatch(view.state.tr.setSelection(TextSelection.near(view.state.doc.resolve(pos + 1))));
+  view.focus();
+  (view.nodeDOM(pos) as HTMLElement | null)?.scrollIntoView({ block: 'start' });
+  return true;
 }

@@ -25,15 +25,36 @@ const key = new PluginKey<MentionState | null>('mentions');
 const TRIGGER = /(?:^|[\s(])@([^\s@]{0,40})$/;
 const MAX_SHOWN = 8;
 
+/** The query of an `@` mention being typed at the end of `before` (the text up to the caret), or null. */
+export function mentionQueryAt(before: string): string | null {
+  return TRIGGER.exec(before)?.[1] ?? null;
+}
+
+/** The candidates whose name contains the query, names starting with it first, at most eight. */
+export function rankCandidates(candidates: MentionCandidate[], query: string): MentionCandidate[] {
+  const needle = query.toLowerCase();
+  return candidates
+    .filter((candidate) => !needle || candidate.label.toLowerCase().includes(needle))
+    .sort((a, b) => Number(!a.label.toLowerCase().startsWith(needle)) - Number(!b.label.toLowerCase().startsWith(needle)))
+    .slice(0, MAX_SHOWN);
+}
+
+/** Who can be mentioned in a workspace: its members, and the agents that act for them. */
+export function mentionCandidatesOf(members: Array<{ principalType: 'user' | 'agent'; principal: { id: string; name: string }; email?: string | null; inheritedAgents?: Array<{ id: string; name: string }> }>): MentionCandidate[] {
+  return members.flatMap((member): MentionCandidate[] => [
+    { kind: member.principalType, id: member.principal.id, label: member.principal.name, detail: member.email ?? undefined },
+    ...(member.inheritedAgents ?? []).map((agent) => ({ kind: 'agent' as const, id: agent.id, label: agent.name })),
+  ]);
+}
+
 function findTrigger(state: EditorState): MentionState | null {
   const { selection } = state;
   if (!selection.empty) return null;
   const $from = selection.$from;
   if (!$from.parent.isTextblock || $from.parent.type.spec.code) return null;
   const before = $from.parent.textBetween(Math.max(0, $from.parentOffset - 48), $from.parentOffset, undefined, '\ufffc');
-  const match = TRIGGER.exec(before);
-  if (!match) return null;
-  const query = match[1]!;
+  const query = mentionQueryAt(before);
+  if (query === null) return null;
   return { from: $from.pos - query.length - 1, to: $from.pos, query };
 }
 
@@ -115,11 +136,7 @@ class MentionPopup {
     }
     const queryChanged = this.state?.query !== state.query;
     this.state = state;
-    const needle = state.query.toLowerCase();
-    this.shown = this.candidates()
-      .filter((candidate) => !needle || candidate.label.toLowerCase().includes(needle))
-      .sort((a, b) => Number(!a.label.toLowerCase().startsWith(needle)) - Number(!b.label.toLowerCase().startsWith(needle)))
-      .slice(0, MAX_SHOWN);
+    this.shown = rankCandidates(this.candidates(), state.query);
     if (queryChanged) this.active = 0;
     this.render();
   }

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from '../lib/api';
+import { messageOf, onThisOrigin } from '../lib/api';
 import { Button, Dialog, EmptyState, Spinner } from '../ui/primitives';
 import type { Workspace } from '../workspace/types';
-import { formatBytes, onThisOrigin, previewKindOf, previewText, type FileItem } from './files-api';
+import { formatBytes, previewKindOf, previewText, type FileItem } from './files-api';
 
 /**
  * A file shown in place: images, video and audio inline (`content?inline=1`,

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, messageOf } from '../lib/api';
+import { api, messageOf, onThisOrigin } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Icon } from '../ui/icons';
@@ -7,7 +7,7 @@ import { Button, EmptyState, IconButton, Menu, Spinner, type MenuItem } from '..
 import { showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace/surface-views';
 import { useWorkspaceEvents } from '../workspace/workspace-events';
-import { filesPath, formatBytes, listFiles, onThisOrigin, uploadFile, type FileItem, type FileListing, type Folder } from './files-api';
+import { filesPath, formatBytes, listFiles, uploadFile, type FileItem, type FileListing, type Folder } from './files-api';
 import { FilePreview } from './FilePreview';
 import { ShareLinksDialog } from './ShareLinksDialog';
 

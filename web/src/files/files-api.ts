@@ -46,20 +46,6 @@ export function filesPath(workspace: Workspace, suffix = '') {
   return workspacePath(workspace.org.slug, workspace.slug, `/files${suffix}`);
 }
 
-/**
- * The server names its own URLs with PUBLIC_URL; the browser keeps to the
- * origin it loaded the app from (the same server under the name this person
- * uses, and the only origin the page's CSP lets it talk to).
- */
-export function onThisOrigin(url: string): string {
-  try {
-    const parsed = new URL(url, window.location.origin);
-    return parsed.pathname + parsed.search;
-  } catch {
-    return url;
-  }
-}
-
 export function listFiles(workspace: Workspace, options: { surfaceSlug: string; folderId: string | null; q?: string; offset?: number }) {
   const query = new URLSearchParams({ surfaceSlug: options.surfaceSlug, sort: 'name', limit: '200' });
   if (options.q) query.set('q', options.q);

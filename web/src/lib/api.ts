@@ -64,6 +64,20 @@ export function workspacePath(orgSlug: string, slug: string, suffix = ''): strin
   return `/api/orgs/${encodeURIComponent(orgSlug)}/workspaces/${encodeURIComponent(slug)}${suffix}`;
 }
 
+/**
+ * The server names its own URLs with PUBLIC_URL; the browser keeps to the
+ * origin it loaded the app from (the same server under the name this person
+ * uses, and the only origin the page's CSP lets it talk to).
+ */
+export function onThisOrigin(url: string): string {
+  try {
+    const parsed = new URL(url, window.location.origin);
+    return parsed.pathname + parsed.search + parsed.hash;
+  } catch {
+    return url;
+  }
+}
+
 /** A message for any thrown value, for toasts and inline errors. */
 export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;

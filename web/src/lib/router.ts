@@ -4,20 +4,20 @@ import { createStore, useStore } from './store';
 /**
  * A small history router: the location is a store, links push state, and
  * pages match on path segments. App paths are `/{orgSlug}`,
- * `/{orgSlug}/{workspaceSlug}[/{surfaceSlug}]`, `/signin`, `/settings`,
+ * `/{orgSlug}/{workspaceSlug}[/{surfaceSlug}]`, `/signin`, `/settings`, `/settings/billing`, `/settings/webhooks`,
  * `/invites/{token}` and `/org-invites/{token}` (the server answers the
  * app's HTML for any of them).
  */
 const location = createStore(currentLocation());
 
 function currentLocation() {
-  return { path: window.location.pathname, search: window.location.search };
+  return { path: window.location.pathname, search: window.location.search, hash: window.location.hash };
 }
 
 window.addEventListener('popstate', () => location.set(currentLocation()));
 
 export function navigate(to: string, options: { replace?: boolean } = {}) {
-  if (to === window.location.pathname + window.location.search) return;
+  if (to === window.location.pathname + window.location.search + window.location.hash) return;
   if (options.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
   location.set(currentLocation());

@@ -1,14 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, messageOf } from '../lib/api';
+import { api } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { useStore } from '../lib/store';
 import { loadSession, session, type Principal } from '../session';
 import { withElevation } from '../ui/elevation';
 import { Icon } from '../ui/icons';
-import { Button, Dialog, EmptyState, IconButton, Spinner } from '../ui/primitives';
+import { FormDialog } from '../ui/FormDialog';
+import { Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { workspaceList } from '../workspace/workspaces-store';
 import { confirmDialog } from '../ui/dialogs';
+import { SecretDialog } from '../ui/SecretDialog';
+import { ConnectedApps } from '../settings/ConnectedApps';
 
 interface ApiKey {
   id: string;
@@ -64,6 +67,7 @@ export function AccountPage() {
         </form>
       </section>
       <ApiKeys />
+      <ConnectedApps />
       <section class="card">
         <h2>Sessions</h2>
         <p class="muted">Sign out of Trellis in every browser. API keys keep working; revoke them above.</p>
@@ -171,7 +175,7 @@ function ApiKeys() {
           }}
         />
       )}
-      {secret && <SecretDialog minted={secret} onClose={() => setSecret(null)} />}
+      {secret && <KeySecretDialog minted={secret} onClose={() => setSecret(null)} />}
     </section>
   );
 }
@@ -182,115 +186,66 @@ function MintKeyDialog(props: { onClose: () => void; onMinted: (minted: { key: A
   const [agentName, setAgentName] = useState('');
   const [role, setRole] = useState<'editor' | 'commenter' | 'viewer'>('editor');
   const [scope, setScope] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const me = session.get();
   const orgSlug = me.status === 'signed-in' ? me.me.org?.slug : undefined;
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = { name: name.trim(), agentName: agentName.trim() || name.trim(), role, ...(scope ? { scopeSlug: scope } : {}) };
-      const minted = await withElevation('keys', () => api<{ key: ApiKey; secret: string }>('POST', '/api/keys', body));
-      props.onMinted(minted);
-    } catch (failure) {
-      setError(messageOf(failure));
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    const body = { name: name.trim(), agentName: agentName.trim() || name.trim(), role, ...(scope ? { scopeSlug: scope } : {}) };
+    const minted = await withElevation('keys', () => api<{ key: ApiKey; secret: string }>('POST', '/api/keys', body));
+    props.onMinted(minted);
   };
 
   return (
-    <Dialog
-      title="New API key"
-      onClose={props.onClose}
-      footer={
-        <>
-          <Button variant="ghost" onClick={props.onClose}>
-            Cancel
-          </Button>
-          <Button variant="primary" type="submit" form="mint-key" busy={busy} disabled={!name.trim()}>
-            Create key
-          </Button>
-        </>
-      }
-    >
-      <form id="mint-key" class="form" onSubmit={submit}>
+    <FormDialog title="New API key" id="mint-key" submitLabel="Create key" disabled={!name.trim()} onClose={props.onClose} onSubmit={submit}>
+      <label class="field">
+        <span>What is it for?</span>
+        <input name="name" required maxLength={100} placeholder="Nightly report bot" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+      </label>
+      <label class="field">
+        <span>Agent name</span>
+        <input name="agentName" maxLength={100} placeholder={name || 'Report bot'} value={agentName} onInput={(e) => setAgentName((e.target as HTMLInputElement).value)} />
+        <small>People see this name on the agent's edits and comments. An agent of yours with this name is reused.</small>
+      </label>
+      <div class="field-row">
         <label class="field">
-          <span>What is it for?</span>
-          <input name="name" required maxLength={100} placeholder="Nightly report bot" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <span>Access</span>
+          <select name="role" value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as typeof role)}>
+            <option value="editor">Can edit</option>
+            <option value="commenter">Can comment</option>
+            <option value="viewer">Can read</option>
+          </select>
         </label>
         <label class="field">
-          <span>Agent name</span>
-          <input name="agentName" maxLength={100} placeholder={name || 'Report bot'} value={agentName} onInput={(e) => setAgentName((e.target as HTMLInputElement).value)} />
-          <small>People see this name on the agent's edits and comments. An agent of yours with this name is reused.</small>
+          <span>Workspaces</span>
+          <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value)}>
+            <option value="">All of mine</option>
+            {workspaces
+              .filter((workspace) => workspace.org.slug === orgSlug)
+              .map((workspace) => (
+                <option key={workspace.id} value={workspace.slug}>
+                  Only {workspace.name}
+                </option>
+              ))}
+          </select>
         </label>
-        <div class="field-row">
-          <label class="field">
-            <span>Access</span>
-            <select name="role" value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as typeof role)}>
-              <option value="editor">Can edit</option>
-              <option value="commenter">Can comment</option>
-              <option value="viewer">Can read</option>
-            </select>
-          </label>
-          <label class="field">
-            <span>Workspaces</span>
-            <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value)}>
-              <option value="">All of mine</option>
-              {workspaces
-                .filter((workspace) => workspace.org.slug === orgSlug)
-                .map((workspace) => (
-                  <option key={workspace.id} value={workspace.slug}>
-                    Only {workspace.name}
-                  </option>
-                ))}
-            </select>
-          </label>
-        </div>
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
-      </form>
-    </Dialog>
+      </div>
+    </FormDialog>
   );
 }
 
 /** The secret exists only in this dialog: once closed, nobody can see it again. */
-function SecretDialog(props: { minted: { key: ApiKey; secret: string }; onClose: () => void }) {
-  const [copied, setCopied] = useState(false);
+function KeySecretDialog(props: { minted: { key: ApiKey; secret: string }; onClose: () => void }) {
   return (
-    <Dialog
+    <SecretDialog
       title="Copy your new key"
+      intro="This is the only time the key is shown. Store it in your agent's secrets now; if you lose it, revoke it and create another."
+      secret={props.minted.secret}
+      testId="api-key-secret"
       onClose={props.onClose}
-      footer={
-        <Button variant="primary" onClick={props.onClose}>
-          I have stored it
-        </Button>
-      }
     >
-      <p class="muted">This is the only time the key is shown. Store it in your agent's secrets now; if you lose it, revoke it and create another.</p>
-      <div class="secret-box">
-        <code data-testid="api-key-secret">{props.minted.secret}</code>
-        <Button
-          icon={copied ? 'check' : 'copy'}
-          onClick={() =>
-            navigator.clipboard.writeText(props.minted.secret).then(
-              () => setCopied(true),
-              () => showToast('Select the key and copy it by hand.'),
-            )
-          }
-        >
-          {copied ? 'Copied' : 'Copy'}
-        </Button>
-      </div>
       <p class="fine-print">
         Acts as <strong>{props.minted.key.agent.name}</strong> with {props.minted.key.role} access{props.minted.key.scopeSlug ? ` to ${props.minted.key.scopeSlug}` : ''}.
       </p>
-    </Dialog>
+    </SecretDialog>
   );
 }

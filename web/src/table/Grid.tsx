@@ -99,6 +99,11 @@ export function Grid(props: GridProps) {
 
   const focusGrid = () => scroller.current?.focus({ preventScroll: true });
 
+  // A cell made active from outside the grid (a search hit, an inbox link) is scrolled into view, wherever it is.
+  useEffect(() => {
+    if (hasActive) scrollIntoView(activeRow, activeCol);
+  }, [props.active?.rowId, props.active?.key]);
+
   const scrollIntoView = (row: number, col: number) => {
     const element = scroller.current;
     if (!element) return;

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../lib/api';
 import { NEVER_TRUE, useStore } from '../lib/store';
+import { useLocation } from '../lib/router';
 import { usePeers } from '../sync/use-document';
 import { Icon } from '../ui/icons';
 import { Button, Dialog, IconButton, Menu, Spinner, type MenuItem } from '../ui/primitives';
@@ -44,6 +45,16 @@ export function TableSurface(props: SurfaceViewProps) {
   }, [model]);
 
   useEffect(() => () => undo?.destroy(), [undo]);
+
+  // A search hit links to `?row={id}`: that row becomes the active one (the grid scrolls to it).
+  const { search } = useLocation();
+  const linkedRow = new URLSearchParams(search).get('row');
+  const rowInDocument = Boolean(linkedRow && model?.row(linkedRow));
+  useEffect(() => {
+    if (!model || !linkedRow || !rowInDocument) return;
+    const first = model.columns(surface.id).find((column) => !column.hidden);
+    if (first) setActive({ rowId: linkedRow, key: first.key });
+  }, [model, linkedRow, rowInDocument]);
 
   // Presence: which cell this tab is on, for the others' grids.
   useEffect(() => {

@@ -65,6 +65,11 @@ const PATHS: Record<string, string> = {
   folderPlus: 'M2.5 4.5h4l1.5 1.5h5.5v6.5h-11zM8 7.5v3.5M6.25 9.25h3.5',
   smile: 'M8 14a6 6 0 1 0 0-12 6 6 0 0 0 0 12zM5.8 9.5c.5.8 1.3 1.2 2.2 1.2s1.7-.4 2.2-1.2M6 6.5h.01M10 6.5h.01',
   reply: 'M6.5 4 2.5 8l4 4M2.5 8H10a3.5 3.5 0 0 1 3.5 3.5V13',
+  inbox: 'M2.5 9.5 4 3.5h8l1.5 6v3h-11zM2.5 9.5h3.5l.5 1.5h3l.5-1.5h3.5',
+  help: 'M8 14a6 6 0 1 0 0-12 6 6 0 0 0 0 12zM6.2 6.3a1.9 1.9 0 0 1 3.7.6c0 1.3-1.9 1.6-1.9 2.8M8 11.5h.01',
+  card: 'M1.5 4h13v8h-13zM1.5 6.5h13M4 9.5h3',
+  webhook: 'M6 5.5a2 2 0 1 1 3.5 1.3L11 9.5M4.3 8.3 2.8 11a2 2 0 1 0 3.5 1.5H11M11 10.5a2 2 0 1 1 .5 3.9',
+  building: 'M3 14V2.5h7V14M10 6h3v8M1.5 14h13M5 5h1M7.5 5h1M5 7.5h1M7.5 7.5h1M5 10h1M7.5 10h1',
 };
 
 export function Icon(props: { name: keyof typeof PATHS | string; size?: number; class?: string; title?: string }) {

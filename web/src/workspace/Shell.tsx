@@ -5,6 +5,9 @@ import { useStore } from '../lib/store';
 import { session, signOut } from '../session';
 import { Icon } from '../ui/icons';
 import { Avatar, Menu, useMenu } from '../ui/primitives';
+import { InboxButton, InboxDialog, useInboxRefresh } from '../inbox/Inbox';
+import { SearchDialog } from '../search/SearchDialog';
+import { SupportDialog } from '../support/SupportDialog';
 import { CreateWorkspaceDialog } from './CreateWorkspaceDialog';
 import { SyncIndicator } from './SyncIndicator';
 import { refreshWorkspaces, sortWorkspaces, workspaceList } from './workspaces-store';
@@ -14,12 +17,27 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
   const state = useStore(session);
   const list = useStore(workspaceList);
   const [creating, setCreating] = useState(false);
+  const [open, setOpen] = useState<'search' | 'inbox' | 'help' | null>(null);
   const account = useMenu();
   const me = state.status === 'signed-in' ? state.me : null;
   const orgSlug = props.orgSlug ?? me?.org?.slug ?? '';
 
   useEffect(() => {
     void refreshWorkspaces();
+  }, []);
+  useInboxRefresh(me?.principal.id ?? null);
+
+  // `/` opens search from anywhere but a text field (where it is a character).
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+      const target = event.target as HTMLElement | null;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) || target.closest('[role="dialog"], [role="menu"]'))) return;
+      event.preventDefault();
+      setOpen('search');
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
   }, []);
 
   const inOrg = sortWorkspaces(list.items.filter((workspace) => workspace.org.slug === orgSlug));
@@ -50,6 +68,12 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
           </Link>
           <SyncIndicator />
         </div>
+        <button class="nav-item nav-action" onClick={() => setOpen('search')} aria-keyshortcuts="/">
+          <Icon name="search" />
+          <span class="nav-label">Search</span>
+          <kbd class="nav-kbd">/</kbd>
+        </button>
+        <InboxButton onOpen={() => setOpen('inbox')} />
         <Link href={`/${orgSlug}`} class={`nav-item ${!props.workspaceSlug && props.orgSlug ? 'is-current' : ''}`}>
           <Icon name="table2" />
           <span class="nav-label">All workspaces</span>
@@ -76,6 +100,10 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
         </div>
         {me && (
           <div class="sidebar-bottom">
+            <button class="nav-item nav-action" onClick={() => setOpen('help')}>
+              <Icon name="help" />
+              <span class="nav-label">Help</span>
+            </button>
             <button class="account-button" onClick={account.open} aria-haspopup="menu">
               <Avatar id={me.principal.id} name={me.principal.name} url={me.principal.avatarUrl} size={26} />
               <span class="account-text">
@@ -90,6 +118,7 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
                 onClose={account.close}
                 items={[
                   { label: 'Account and API keys', icon: 'key', onSelect: () => navigate('/settings') },
+                  { label: 'Organisation settings', icon: 'building', onSelect: () => navigate('/settings/billing') },
                   { label: 'Sign out', icon: 'signOut', onSelect: () => void signOut().then(() => navigate('/signin')) },
                 ]}
               />
@@ -99,6 +128,9 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
       </nav>
       <div class="main">{props.children}</div>
       {creating && <CreateWorkspaceDialog onClose={() => setCreating(false)} />}
+      {open === 'search' && <SearchDialog onClose={() => setOpen(null)} />}
+      {open === 'inbox' && me && <InboxDialog me={me.principal.id} onClose={() => setOpen(null)} />}
+      {open === 'help' && <SupportDialog onClose={() => setOpen(null)} />}
     </div>
   );
 }

@@ -16,7 +16,7 @@ import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
  * surface, optionally focused on one target (a row, a cell, a doc range)
  * that a surface asked about through `openPanel`.
  */
-export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null } | { kind: 'history'; surface: Surface };
+export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null; highlight?: string } | { kind: 'history'; surface: Surface };
 
 interface PanelProps {
   request: PanelRequest;
@@ -31,7 +31,8 @@ const PANELS: Record<PanelRequest['kind'], { title: string; view: ComponentType<
 
 function CommentsView(props: PanelProps) {
   const focus = props.request.kind === 'comments' ? (props.request.focus ?? null) : null;
-  return <CommentsPanel key={props.context.surface?.id} context={props.context} focus={focus} onFocusChange={(next) => props.context.openPanel({ kind: 'comments', focus: next })} />;
+  const highlight = props.request.kind === 'comments' ? props.request.highlight : undefined;
+  return <CommentsPanel key={props.context.surface?.id} context={props.context} focus={focus} highlight={highlight} onFocusChange={(next) => props.context.openPanel({ kind: 'comments', focus: next })} />;
 }
 
 export function SidePanel(props: PanelProps & { onClose: () => void }) {

@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf, workspacePath } from '../lib/api';
 import { slugify } from '../lib/format';
-import { Link, navigate } from '../lib/router';
+import { Link, navigate, useLocation } from '../lib/router';
 import { useStore } from '../lib/store';
 import { session } from '../session';
 import { useOpenDocument } from '../sync/use-document';
 import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
+import { LiveMentions } from '../inbox/Inbox';
 import { Presence } from './Presence';
 import { RenameDialog } from './RenameDialog';
 import { ShareDialog } from './ShareDialog';
@@ -58,6 +59,12 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   const surfaces = workspace ? [...workspace.surfaces].sort((a, b) => a.position - b.position) : [];
   const active = workspace ? (surfaces.find((surface) => surface.slug === props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
   const document = useOpenDocument(active?.syncDocument ?? null);
+
+  // An inbox entry links to `?comment={id}`: the comments panel opens on that thread.
+  const linkedComment = new URLSearchParams(useLocation().search).get('comment');
+  useEffect(() => {
+    if (linkedComment) setPanel({ kind: 'comments', highlight: linkedComment });
+  }, [linkedComment]);
 
   useEffect(() => {
     // An unknown surface slug in the address falls back to the first tab.
@@ -135,6 +142,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
           )}
         </section>
         {panel && <SidePanel request={panel} context={context} onClose={() => setPanel(null)} />}
+        {myId && <LiveMentions workspace={workspace} me={myId} />}
       </div>
       {dialog === 'share' && <ShareDialog context={context} onClose={() => setDialog(null)} />}
       {dialog === 'rename' && (

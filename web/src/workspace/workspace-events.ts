@@ -14,10 +14,45 @@ export interface WorkspaceEvent {
   data: Record<string, any>;
 }
 
+type Listener = (event: WorkspaceEvent) => void;
+
+/** One stream per workspace, shared by every component listening to it (a page holds several: the inbox, panels, the files view), so the browser's few connections per origin are not spent on copies. */
+const streams = new Map<string, { source: EventSource; listeners: Set<Listener> }>();
+
+function subscribe(path: string, listener: Listener): () => void {
+  let stream = streams.get(path);
+  if (!stream) {
+    const source = new EventSource(path);
+    const listeners = new Set<Listener>();
+    const dispatch = (message: MessageEvent) => {
+      let record: WorkspaceEvent;
+      try {
+        record = JSON.parse(message.data) as WorkspaceEvent;
+      } catch {
+        return; // not an event record (a ping)
+      }
+      if (record && typeof record.event === 'string') for (const each of [...listeners]) each(record);
+    };
+    source.onmessage = dispatch;
+    for (const name of EVENT_NAMES) source.addEventListener(name, dispatch as EventListener);
+    stream = { source, listeners };
+    streams.set(path, stream);
+  }
+  stream.listeners.add(listener);
+  const mine = stream;
+  return () => {
+    mine.listeners.delete(listener);
+    if (mine.listeners.size === 0) {
+      mine.source.close();
+      if (streams.get(path) === mine) streams.delete(path);
+    }
+  };
+}
+
 /**
  * Listens to the workspace's live events (`GET .../subscribe`, SSE) while the
  * component is mounted; `onEvent` sees the records `accept` lets through.
- * The server sends every record as a named SSE event, so a listener is added
+ * The server sends every record as a named SSE event, so the stream listens
  * for each name the service can emit (one list, `src/events/names.ts`).
  */
 export function useWorkspaceEvents(workspace: Workspace, accept: (name: string) => boolean, onEvent: (event: WorkspaceEvent) => void) {
@@ -25,19 +60,11 @@ export function useWorkspaceEvents(workspace: Workspace, accept: (name: string) 
   handler.current = onEvent;
   const filter = useRef(accept);
   filter.current = accept;
-  useEffect(() => {
-    const source = new EventSource(workspacePath(workspace.org.slug, workspace.slug, '/subscribe'));
-    const listener = (message: MessageEvent) => {
-      let record: WorkspaceEvent;
-      try {
-        record = JSON.parse(message.data) as WorkspaceEvent;
-      } catch {
-        return; // not an event record (a ping)
-      }
-      if (record && typeof record.event === 'string' && filter.current(record.event)) handler.current(record);
-    };
-    source.onmessage = listener;
-    for (const name of EVENT_NAMES) source.addEventListener(name, listener as EventListener);
-    return () => source.close();
-  }, [workspace.id]);
+  useEffect(
+    () =>
+      subscribe(workspacePath(workspace.org.slug, workspace.slug, '/subscribe'), (record) => {
+        if (filter.current(record.event)) handler.current(record);
+      }),
+    [workspace.id],
+  );
 }

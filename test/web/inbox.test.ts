@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { addMembership, createWorkspace } from '../workspaces/helpers';
+import { launchBrowser, openRowMenu, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+
+const POLL = { timeout: 15_000 };
+
+/** @mentions typed in the comment box, and the mentioned person's inbox: the unread count, the list, opening the comment, read marks. */
+describe('mentions and the inbox in the browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let ann: Person;
+  let cora: Person;
+  let annCookie: string;
+  let coraId: string;
+  let rowId: string;
+  let workspace: { id: string; slug: string; org: { slug: string }; primarySurface: { slug: string } };
+  let api: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    browser = await launchBrowser();
+    ann = await signedInPerson(t, browser, 'ann@example.com');
+    cora = await signedInPerson(t, browser, 'cora@example.com');
+    annCookie = await sessionCookieOf(ann.context);
+    workspace = await createWorkspace(t, { as: { cookie: annCookie } }, { name: 'Launch plan', slug: 'launch-plan' });
+    api = `/api/orgs/${workspace.org.slug}/workspaces/${workspace.slug}`;
+    coraId = (await t.services.db.selectFrom('users').select('id').where('email', '=', 'cora@example.com').executeTakeFirstOrThrow()).id;
+    await addMembership(t, workspace.id, coraId, 'commenter');
+    const created = await t.request('POST', `${api}/rows`, { as: { cookie: annCookie }, body: { data: { title: 'Write the announcement' } } });
+    expect(created.status).toBe(200);
+    rowId = created.body.id;
+    await ann.page.goto(`${ann.origin}/${workspace.org.slug}/${workspace.slug}`);
+    await ann.page.waitForSelector('.grid-row');
+    // Cora has the workspace open (its event stream brings mentions of her at once).
+    await cora.page.goto(`${cora.origin}/${workspace.org.slug}/${workspace.slug}`);
+    await cora.page.waitForSelector('.grid-row');
+    await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor();
+  }, 240_000);
+
+  afterAll(async () => {
+    await ann?.close();
+    await cora?.close();
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('suggests members after @ in the comment box and sends the picked one as a mention', async () => {
+    await openRowMenu(ann, rowId);
+    await ann.page.getByRole('menuitem', { name: 'Comment on row' }).click();
+    const panel = ann.page.getByRole('complementary', { name: 'Comments' });
+    const box = panel.getByLabel('Add a comment');
+    await box.pressSequentially('Can you check this, @co');
+    const suggestions = panel.getByRole('listbox', { name: 'Mention someone' });
+    await suggestions.getByRole('option', { name: /cora/ }).waitFor(POLL);
+    // Ann does not mention herself.
+    expect(await suggestions.getByRole('option', { name: /ann/ }).count()).toBe(0);
+    await box.press('Enter');
+    expect(await box.inputValue()).toBe('Can you check this, @cora ');
+    await box.pressSequentially('before Friday?');
+    await panel.getByRole('button', { name: 'Comment', exact: true }).click();
+    await panel.locator('.comment-body', { hasText: '@cora before Friday?' }).waitFor(POLL);
+
+    const listed = await t.request('GET', `${api}/comments?target_type=row&target_id=${rowId}`, { as: { cookie: annCookie } });
+    expect(listed.body.comments).toHaveLength(1);
+    expect(listed.body.comments[0]).toMatchObject({ body: 'Can you check this, @cora before Friday?', mentions: [{ kind: 'user', id: coraId, label: 'cora' }] });
+  }, 120_000);
+
+  it('shows the mention live in the other person’s inbox with the unread count, and opening it shows the thread on its row', async () => {
+    // Live: no reload, no polling.
+    const button = cora.page.getByRole('button', { name: 'Inbox, 1 unread' });
+    await button.waitFor(POLL);
+    expect(await cora.page.getByTestId('inbox-count').textContent()).toBe('1');
+
+    await button.click();
+    const dialog = cora.page.getByRole('dialog', { name: 'Inbox' });
+    const item = dialog.locator('.inbox-item');
+    await item.first().waitFor(POLL);
+    expect(await item.count()).toBe(1);
+    expect(await item.textContent()).toContain('ann mentioned you in Launch plan');
+    expect(await item.textContent()).toContain('Can you check this, @cora before Friday?');
+    expect(await item.getAttribute('class')).toContain('is-unread');
+    await cora.page.screenshot({ path: `${SCREENSHOT_DIR}inbox.png` });
+
+    await item.locator('.inbox-open').click();
+    await expect.poll(() => new URL(cora.page.url()).pathname, POLL).toBe(`/${workspace.org.slug}/${workspace.slug}/${workspace.primarySurface.slug}`);
+    const thread = cora.page.getByRole('complementary', { name: 'Comments' }).locator('.thread.is-highlighted');
+    await thread.waitFor(POLL);
+    expect(await thread.locator('.comment-body').textContent()).toBe('Can you check this, @cora before Friday?');
+    await cora.page.locator(`.grid-row.is-active-row[data-row-id="${rowId}"]`).waitFor(POLL);
+    await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
+    expect(await cora.page.getByTestId('inbox-count').count()).toBe(0);
+  }, 120_000);
+
+  it('keeps read marks across a reload, counts a new mention, and marks everything read', async () => {
+    const second = await t.request('POST', `${api}/comments`, {
+      as: { cookie: annCookie },
+      body: { target: { type: 'workspace' }, body: '@cora the launch date moved.', mentions: [{ kind: 'user', id: coraId, label: 'cora' }] },
+    });
+    expect(second.status).toBe(200);
+    await cora.page.reload();
+    await cora.page.getByRole('button', { name: 'Inbox, 1 unread' }).click();
+    const dialog = cora.page.getByRole('dialog', { name: 'Inbox' });
+    await expect.poll(() => dialog.locator('.inbox-item').count(), POLL).toBe(2);
+    expect(await dialog.locator('.inbox-item.is-unread').textContent()).toContain('the launch date moved');
+    await dialog.getByRole('button', { name: 'Mark all read' }).click();
+    expect(await dialog.locator('.inbox-item.is-unread').count()).toBe(0);
+    await cora.page.keyboard.press('Escape');
+    await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
+  }, 120_000);
+});

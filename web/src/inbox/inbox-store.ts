@@ -1,0 +1,156 @@
+/**
+ * The person's inbox: comments that mention them, from every workspace they
+ * can open, newest first, with what they have read.
+ *
+ * The server's inbox (`GET /api/me/messages`) is for agents and apps
+ * (sessions get 403), so the app reads each workspace's
+ * `comments?mentioning=me` (docs/COMMENTS.md "Listing"). Read marks are kept
+ * on this device (localStorage), per account: the API has no read state.
+ */
+import { api, ApiError, workspacePath } from '../lib/api';
+import { createStore } from '../lib/store';
+import type { Comment } from '../comments/comments-api';
+import { refreshWorkspaces, workspaceList } from '../workspace/workspaces-store';
+import type { Workspace } from '../workspace/types';
+
+export interface Mention {
+  comment: Comment;
+  workspace: Workspace;
+}
+
+interface ReadMarks {
+  /** Everything created up to this time is read ("Mark all read"). */
+  readThrough: string;
+  /** Comments read one by one after that. */
+  ids: string[];
+}
+
+export const inbox = createStore<{ loaded: boolean; mentions: Mention[]; read: ReadMarks; error: string | null }>({
+  loaded: false,
+  mentions: [],
+  read: { readThrough: '', ids: [] },
+  error: null,
+});
+
+const PER_WORKSPACE = 20;
+const SHOWN = 50;
+const PARALLEL = 4;
+
+let userId: string | null = null;
+const marksKey = () => `trellis:${userId}:inbox-read`;
+
+function loadMarks(): ReadMarks {
+  try {
+    const stored = JSON.parse(localStorage.getItem(marksKey()) ?? 'null');
+    if (stored && typeof stored.readThrough === 'string' && Array.isArray(stored.ids)) return { readThrough: stored.readThrough, ids: stored.ids.filter((id: unknown) => typeof id === 'string') };
+  } catch {
+    // A damaged entry counts as nothing read.
+  }
+  return { readThrough: '', ids: [] };
+}
+
+function saveMarks(read: ReadMarks) {
+  try {
+    localStorage.setItem(marksKey(), JSON.stringify(read));
+  } catch {
+    // Storage full or blocked: the marks last for this page only.
+  }
+  inbox.update((state) => ({ ...state, read }));
+}
+
+export function isUnread(mention: Mention, read: ReadMarks = inbox.get().read): boolean {
+  return mention.comment.createdAt > read.readThrough && !read.ids.includes(mention.comment.id);
+}
+
+export function unreadCount(): number {
+  const { mentions, read } = inbox.get();
+  return mentions.filter((mention) => isUnread(mention, read)).length;
+}
+
+export function markRead(mention: Mention) {
+  const { read } = inbox.get();
+  if (!isUnread(mention, read)) return;
+  saveMarks({ readThrough: read.readThrough, ids: [...read.ids, mention.comment.id] });
+}
+
+export function markAllRead() {
+  const newest = inbox.get().mentions[0]?.comment.createdAt;
+  if (newest) saveMarks({ readThrough: newest > inbox.get().read.readThrough ? newest : inbox.get().read.readThrough, ids: [] });
+}
+
+let running: Promise<void> | null = null;
+let lastRead = 0;
+
+function switchAccount(me: string) {
+  if (userId === me) return;
+  userId = me;
+  lastRead = 0;
+  inbox.set({ loaded: false, mentions: [], read: loadMarks(), error: null });
+}
+
+/**
+ * Reads the mentions of `me` from every workspace the person can open (four
+ * requests at a time), unless the last read is younger than `maxAgeMs`. Each
+ * read costs one metered API call per workspace, so the app reads when it
+ * opens, when the list is opened, and when the tab comes back after a while,
+ * never on a timer; mentions in an open workspace arrive live (`addMention`).
+ */
+export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
+  switchAccount(me);
+  if (running) return running;
+  if (maxAgeMs > 0 && Date.now() - lastRead < maxAgeMs) return Promise.resolve();
+  lastRead = Date.now();
+  running = (async () => {
+    try {
+      if (!workspaceList.get().loaded) await refreshWorkspaces();
+      const queue = [...workspaceList.get().items];
+      const found: Mention[] = [];
+      const failures: string[] = [];
+      const worker = async () => {
+        for (let workspace = queue.shift(); workspace; workspace = queue.shift()) {
+          const query = new URLSearchParams({ mentioning: 'me', status: 'all', order: 'newest', limit: String(PER_WORKSPACE) });
+          try {
+            const page = await api<{ comments: Comment[] }>('GET', workspacePath(workspace.org.slug, workspace.slug, `/comments?${query}`));
+            for (const comment of page.comments) if (comment.author.id !== me) found.push({ comment, workspace });
+          } catch (error) {
+            // A workspace archived or left since the list was read is not worth a message.
+            if (!(error instanceof ApiError && error.status === 404)) failures.push(workspace.name);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: PARALLEL }, worker));
+      found.sort((a, b) => b.comment.createdAt.localeCompare(a.comment.createdAt));
+      const mentions = found.slice(0, SHOWN);
+      const read = inbox.get().read;
+      // Marks older than everything kept are of no use any more.
+      const kept = new Set(mentions.map((mention) => mention.comment.id));
+      if (read.ids.some((id) => !kept.has(id))) saveMarks({ readThrough: read.readThrough, ids: read.ids.filter((id) => kept.has(id)) });
+      inbox.update((state) => ({ ...state, loaded: true, mentions, error: failures.length ? `Mentions could not be read from ${failures.join(', ')}.` : null }));
+    } finally {
+      running = null;
+    }
+  })();
+  return running;
+}
+
+/** A mention seen live (a `comment.added` event of an open workspace that mentions `me`), added without asking the server again. */
+export function addMention(me: string, mention: Mention) {
+  switchAccount(me);
+  if (mention.comment.author.id === me || !mention.comment.mentions?.some((m) => m.id === me)) return;
+  inbox.update((state) =>
+    state.mentions.some((known) => known.comment.id === mention.comment.id)
+      ? state
+      : { ...state, mentions: [mention, ...state.mentions].sort((a, b) => b.comment.createdAt.localeCompare(a.comment.createdAt)).slice(0, SHOWN) },
+  );
+}
+
+/** Where a mention is shown: its surface, with the row selected for row and cell comments, and the comments panel on its thread. */
+export function mentionHref(mention: Mention): string {
+  const { comment, workspace } = mention;
+  const base = `/${workspace.org.slug}/${workspace.slug}`;
+  if (!comment.surfaceSlug) return base;
+  const query = new URLSearchParams();
+  if (comment.target.type === 'row' || comment.target.type === 'cell') query.set('row', comment.target.rowId);
+  query.set('comment', comment.parentId ?? comment.id);
+  return `${base}/${comment.surfaceSlug}?${query}`;
+}
