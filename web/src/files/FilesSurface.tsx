@@ -45,14 +45,21 @@ export function FilesSurface(props: SurfaceViewProps) {
   const editable = abilities.edit;
   const target = { surfaceSlug: surface.slug, folderId: folder?.id ?? null };
 
+  // Only the newest listing request may show: an older one (another folder, an earlier query) can answer last.
+  const latestLoad = useRef(0);
   const load = useCallback(async () => {
+    const ticket = ++latestLoad.current;
     try {
-      setListing(await listFiles(workspace, { ...target, q: query.trim() || undefined }));
+      const result = await listFiles(workspace, { ...target, q: query.trim() || undefined });
+      if (ticket !== latestLoad.current) return;
+      setListing(result);
       setError(null);
     } catch (failure) {
-      setError(messageOf(failure));
+      if (ticket === latestLoad.current) setError(messageOf(failure));
     }
   }, [workspace.id, surface.id, folder?.id, query]);
+  const currentLoad = useRef(load);
+  currentLoad.current = load;
 
   useEffect(() => {
     setListing(null);
@@ -67,7 +74,7 @@ export function FilesSurface(props: SurfaceViewProps) {
     (event) => {
       if ((event.surface?.id ?? event.data?.surfaceId) !== surface.id) return;
       clearTimeout(reloadTimer.current);
-      reloadTimer.current = setTimeout(() => void load(), 120);
+      reloadTimer.current = setTimeout(() => void currentLoad.current(), 120);
     },
   );
   useEffect(() => () => clearTimeout(reloadTimer.current), []);
