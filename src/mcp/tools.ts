@@ -151,7 +151,7 @@ export function mcpTools(services: Services): ToolDefinition[] {
       title: 'Search',
       description:
         'Finds `q` (case-insensitive, anywhere in the text) in workspace names, row cells and doc sections of every workspace you can read, best match first. ' +
-        '`kind` narrows it to `workspace`, `row` or `doc-section`; page with `limit` and `offset` (`count` is the total). Each hit names its workspace `slug` and surface, to pass to list_rows or get_doc. 120 a minute.',
+        '`kind` narrows it to `workspace`, `row` or `doc-section`; page with `limit` and `offset` (`count` is the total, or with `countEstimated` a lower bound: a broad query ranks the first 1,000 matches of each kind). Each hit names its workspace `slug` and surface, to pass to list_rows or get_doc. 120 a minute.',
       annotations: READ,
     }),
     toolFromOperation('list_versions', versionOperations.list, {
