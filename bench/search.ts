@@ -6,12 +6,15 @@
  * rows), then ANALYZEd. Prints figures; asserts nothing.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { request as undiciRequest } from 'undici';
 import { ManualClock, startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { searchProjections } from '../src/persistence/search';
+import { searchProjectionsExact } from './search-baseline';
 
 type Figures = Record<string, number | string>;
 
@@ -147,6 +150,34 @@ export async function runSearchBench(): Promise<Figures> {
       figures[`${label}: HTTP p95 ms`] = round(percentile(http, 95));
       figures[`${label}: took p50 ms`] = percentile(took, 50);
     }
+
+    // The query alone, both ways in this run: every match read, counted and scored (before issue 21
+    // goal 4) against at most SEARCH_CANDIDATES of each kind. Same workspaces, same page.
+    const workspaceIds = (await db.selectFrom('memberships').select('workspaceId').where('principalId', '=', user.id).execute()).map((m) => m.workspaceId);
+    const kinds = new Set(['workspace', 'row', 'doc-section'] as const);
+    const timeQuery = async (run: (text: string) => Promise<unknown>, queries: readonly string[], runs: number) => {
+      const times: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        for (const text of queries) {
+          const start = performance.now();
+          await run(text);
+          times.push(performance.now() - start);
+        }
+      }
+      return times.sort((a, b) => a - b);
+    };
+    for (const [label, queries, runs] of [
+      ['row reference', references, 10],
+      ['rare word', rare, 10],
+      ['common word', common, 3],
+      ['two letters', short, 3],
+    ] as const) {
+      const exact = await timeQuery((text) => searchProjectionsExact(db, { workspaceIds, text, kinds, limit: 20, offset: 0 }), queries, runs);
+      const bounded = await timeQuery((text) => searchProjections(db, { workspaceIds, text, kinds, limit: 20, offset: 0 }), queries, runs);
+      figures[`${label}: query p50 ms, exact / bounded`] = `${round(percentile(exact, 50))} / ${round(percentile(bounded, 50))} (${round(percentile(exact, 50) / percentile(bounded, 50))}x)`;
+      figures[`${label}: query p95 ms, exact / bounded`] = `${round(percentile(exact, 95))} / ${round(percentile(bounded, 95))}`;
+    }
+    figures['load average at the end'] = os.loadavg().map((l) => l.toFixed(1)).join(' ');
     return figures;
   } finally {
     await t.close();

@@ -16,6 +16,7 @@ import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
+import { declarePlatformErrors } from './http/declared-errors';
 import { directUploadOrigins, registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
@@ -35,7 +36,15 @@ export async function buildApp(services: Services): Promise<App> {
     genReqId: requestIdFor,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: false,
-    routerOptions: { ignoreTrailingSlash: true, querystringParser: parseStorableQueryString },
+    // Every path parameter Node's 16 KB request head can carry reaches its route, whose schema refuses an
+    // over-long one with a declared 422, instead of the router's undeclared 414 (or, past the limit, the web
+    // app's page standing in for a route that did not match). No route uses a regex parameter.
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: parseStorableQueryString, maxParamLength: 16 * 1024 },
+    // A URL that is not valid UTF-8 is refused before any route runs: in the documented error shape, as a 400 every route declares.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      return handleError(error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? errors.notFound('Resource') : errors.badRequest('The URL is not valid: it must be UTF-8 and percent-encoded.'), request, reply);
+    },
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
@@ -92,6 +101,7 @@ export async function buildApp(services: Services): Promise<App> {
   registerMetrics(app, services);
 
   dropOrgSlugOnBarePaths(app);
+  declarePlatformErrors(app);
   // Kept for the OpenAPI completeness check and for operators listing what is served.
   const registeredRoutes: Array<{ method: string; url: string }> = [];
   app.addHook('onRoute', (route) => {

@@ -31,6 +31,7 @@ export async function authRoutes(app: App, services: Services) {
       config: {
         auth: 'none',
         rateLimits: MAGIC_LINK_LIMITS,
+        capExempt: true,
       },
     },
     async (request) => requestMagicLink(services, request.body.email),

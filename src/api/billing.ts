@@ -188,6 +188,7 @@ export async function billingRoutes(app: App, services: Services) {
         body: upgrade.body,
         response: { 200: upgrade.response, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request, reply) => upgrade.run(services, request.actor, request, httpExchange(request, reply)),
   );
@@ -205,6 +206,7 @@ export async function billingRoutes(app: App, services: Services) {
         body: z.strictObject({}).nullish(),
         response: { 200: downgrade.response, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request, reply) => downgrade.run(services, request.actor, request, httpExchange(request, reply)),
   );
@@ -220,6 +222,7 @@ export async function billingRoutes(app: App, services: Services) {
         body: UpgradeBody,
         response: { 200: HostedPage, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => {
       const actor = requireActor(request);
@@ -240,6 +243,7 @@ export async function billingRoutes(app: App, services: Services) {
         body: z.strictObject({}).nullish(),
         response: { 200: HostedPage, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => {
       const actor = requireActor(request);
@@ -261,6 +265,7 @@ export async function billingRoutes(app: App, services: Services) {
         body: billingOperations.requestLimitIncrease.body,
         response: { 200: billingOperations.requestLimitIncrease.response, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => billingOperations.requestLimitIncrease.run(services, request.actor, request),
   );

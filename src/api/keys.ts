@@ -135,6 +135,7 @@ export async function keyRoutes(app: App, services: Services) {
         params: KeyParams,
         response: { 200: Ok, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => {
       await revokeKey(services, requireActor(request), request.params.id);

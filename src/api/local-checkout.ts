@@ -9,7 +9,7 @@ import { escapeHtml, renderPage } from '../lib/html';
 import { capsFor } from '../limits/plans';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
-import { ErrorBody } from './schemas';
+import { ErrorBody, RateLimitedBody } from './schemas';
 
 /**
  * The local payment provider's pages: the checkout a `checkoutUrl` leads to
@@ -29,7 +29,14 @@ const CardForm = z
   })
   .partial();
 
-const pageResponses = { 303: z.null().describe('Back to the page after a submission'), 404: ErrorBody, 429: ErrorBody };
+const html = (description: string) => ({ description, content: { 'text/html': { schema: z.string().describe('HTML page') } } });
+// What a browser gets: the page, the page again with the refused card (422), the expired-link page (404). Bad shapes and limits answer JSON.
+const showResponses = { 200: html('The checkout or portal page'), 404: html('The link is unknown or has expired'), 429: RateLimitedBody };
+const submitResponses = {
+  ...showResponses,
+  303: z.null().describe('Back to the page after a submission'),
+  422: { description: 'The page again, naming what was wrong with the card; or a field over its length, as JSON', content: { 'text/html': { schema: z.string().describe('HTML page') }, 'application/json': { schema: ErrorBody } } },
+};
 // Card attempts per client address: enough for typos, not for trying numbers.
 const cardAttempts = { endpoint: 'local_checkout', limit: 30, windowMs: HOUR, bucket: (request: { ip: string }) => request.ip };
 
@@ -86,7 +93,7 @@ export async function localCheckoutRoutes(app: App, services: Services, provider
       const url = `/billing/${page.kind}/:token`;
       scope.get(
         url,
-        { schema: { ...page.show, tags: ['billing'], params: TokenParams, response: pageResponses }, config: { auth: 'none', metered: false } },
+        { schema: { ...page.show, tags: ['billing'], params: TokenParams, response: showResponses }, config: { auth: 'none', metered: false } },
         async (request, reply) => {
           const session = await provider.openSession(page.kind, request.params.token, services.clock.now());
           if (!session) return sendPage(reply, 404, expiredPage(page.kind));
@@ -97,7 +104,7 @@ export async function localCheckoutRoutes(app: App, services: Services, provider
       scope.post(
         url,
         {
-          schema: { ...page.submit, tags: ['billing'], params: TokenParams, body: CardForm, response: pageResponses },
+          schema: { ...page.submit, tags: ['billing'], params: TokenParams, body: CardForm, response: submitResponses },
           config: { auth: 'none', metered: false, rateLimits: [cardAttempts] },
         },
         async (request, reply) => {

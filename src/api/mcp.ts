@@ -8,7 +8,9 @@ import { mcpTools } from '../mcp/tools';
 import { RateLimitedError } from '../errors';
 import type { Services } from '../services';
 
-const JsonRpcId = z.union([z.string(), z.number()]).nullable();
+// JSON-RPC 2.0 §4: an id is a string, a number without a fractional part, or null. Only safe integers
+// round-trip through JSON, so 1e400 (Infinity), 1.5 or 2^64 is an invalid request, not a 500 later.
+const JsonRpcId = z.union([z.string(), z.int()]).nullable();
 const JsonRpcMessage = z.looseObject({ jsonrpc: z.literal('2.0'), id: JsonRpcId.optional(), method: z.string().max(200).optional() });
 const JsonRpcBody = z.union([JsonRpcMessage, z.array(JsonRpcMessage).min(1).max(100)]).describe('A JSON-RPC 2.0 message (tools/list, tools/call, initialize, ...) or a batch');
 const JsonRpcErrorBody = z
@@ -131,7 +133,8 @@ function answerError(services: Services, error: unknown, request: FastifyRequest
   return reply.code(status).send({ jsonrpc: '2.0' as const, id: jsonRpcIdOf(request.body), error: { code, message: apiError.message, ...(data === undefined ? {} : { data }) } });
 }
 
+/** The request's id when it is a valid one; null otherwise, as JSON-RPC answers a request whose id cannot be determined. */
 function jsonRpcIdOf(body: unknown): string | number | null {
-  const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
+  const id = body && typeof body === 'object' && !Array.isArray(body) && Object.hasOwn(body, 'id') ? (body as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as string | number) : null;
 }

@@ -79,7 +79,7 @@ export async function meRoutes(app: App, services: Services) {
 
   app.patch(
     '/api/me',
-    { schema: { summary: 'Update name or avatar', tags: ['me'], body: ProfilePatch, response: { 200: Me, ...errorResponses } } },
+    { schema: { summary: 'Update name or avatar', tags: ['me'], body: ProfilePatch, response: { 200: Me, ...errorResponses } }, config: { capExempt: true } },
     async (request) => {
       const actor = requireActor(request);
       requireHumanSession(actor);
@@ -100,6 +100,7 @@ export async function meRoutes(app: App, services: Services) {
         body: z.strictObject({}).nullish(),
         response: { 200: z.object({ revokedSessions: z.number().int() }), ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => {
       const actor = requireActor(request);
@@ -116,7 +117,7 @@ export async function meRoutes(app: App, services: Services) {
 
   app.patch(
     '/api/me/org',
-    { schema: { summary: 'Update organisation settings (owner)', tags: ['me'], body: OrgPatch, response: { 200: OrgSettings, ...errorResponses } } },
+    { schema: { summary: 'Update organisation settings (owner)', tags: ['me'], body: OrgPatch, response: { 200: OrgSettings, ...errorResponses } }, config: { capExempt: true } },
     async (request) => {
       const actor = requireActor(request);
       requireHumanSession(actor);
@@ -138,6 +139,7 @@ export async function meRoutes(app: App, services: Services) {
         body: ElevateRequest,
         response: { 200: ElevateResponse, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => {
       const result = await elevate(services, requireActor(request), request.body.scope, request.body.code);

@@ -432,6 +432,7 @@ function registerGrantRoutes(app: App, services: Services) {
         params: z.object({ id: z.string().min(1).max(100) }),
         response: { 200: Ok, ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => {
       const actor = requireActor(request);
@@ -449,6 +450,7 @@ function registerGrantRoutes(app: App, services: Services) {
         tags: ['oauth'],
         response: { 200: z.object({ revokedGrants: z.number().int() }), ...errorResponses },
       },
+      config: { capExempt: true },
     },
     async (request) => {
       const actor = requireActor(request);

@@ -43,7 +43,15 @@ const SearchHit = z
 const SearchResult = z
   .object({
     hits: z.array(SearchHit),
-    count: z.number().int().describe('All matches, before `limit` and `offset`'),
+    count: z
+      .number()
+      .int()
+      .describe(
+        'All matches, before `limit` and `offset`; when `countEstimated` is true, a lower bound: a broad query reads and ranks at most 1,000 matches of each kind, so there are more than this (docs/SEARCH.md)',
+      ),
+    countEstimated: z
+      .boolean()
+      .describe('True when a kind had more than 1,000 matches: the hits are the best of the first 1,000 of each kind, `count` is a lower bound, and paging ends there; narrow the query to see the rest'),
     took: z.number().int().describe('Milliseconds the search took on the server'),
   })
   .meta({ id: 'SearchResult' });

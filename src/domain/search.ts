@@ -27,7 +27,7 @@ export type SearchHit = {
   updatedAt: string;
 };
 
-export type SearchResult = { hits: SearchHit[]; count: number; took: number };
+export type SearchResult = { hits: SearchHit[]; count: number; countEstimated: boolean; took: number };
 
 const ALL_KINDS: SearchKind[] = ['workspace', 'row', 'doc-section'];
 const TITLE_LENGTH = 120;
@@ -36,9 +36,9 @@ const SNIPPET_LENGTH = 160;
 export async function search(services: Services, actor: Actor, request: SearchRequest): Promise<SearchResult> {
   const started = performance.now();
   const text = request.q.trim();
-  if (text === '') return { hits: [], count: 0, took: 0 };
+  if (text === '') return { hits: [], count: 0, countEstimated: false, took: 0 };
   const workspaceIds = (await reachableWorkspaces(services, actor, { archived: false })).map((r) => r.workspace.id);
-  const { matches, count } = await searchProjections(services.db, {
+  const { matches, count, estimated } = await searchProjections(services.db, {
     workspaceIds,
     text,
     kinds: new Set(request.kind === 'all' ? ALL_KINDS : [request.kind]),
@@ -46,7 +46,7 @@ export async function search(services: Services, actor: Actor, request: SearchRe
     offset: request.offset,
   });
   const hits = matches.map((match) => presentHit(services, match, text));
-  return { hits, count, took: Math.round(performance.now() - started) };
+  return { hits, count, countEstimated: estimated, took: Math.round(performance.now() - started) };
 }
 
 function presentHit(services: Services, match: SearchMatch, query: string): SearchHit {

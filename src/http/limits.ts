@@ -14,7 +14,7 @@ import type { App } from './types';
 /**
  * Every limit, enforced in one place for all routes (docs/LIMITS.md):
  *
- *   preValidation  failed-auth throttle → idempotent replay → monthly cap (402)
+ *   preValidation  failed-auth throttle → idempotent replay → monthly cap (402, writes only)
  *   preHandler     burst limits: API writes + the route's `config.rateLimits` (429)
  *   onSend         failed-auth counting, monthly headers + counting, storing the idempotent response
  *
@@ -63,7 +63,7 @@ export function registerLimitHooks(app: App, services: Services) {
     }
     if (!isKnownRoute(request)) return;
     if (await replayIdempotent(request, reply)) return reply;
-    if (isMetered(request)) {
+    if (isMetered(request) && isCapped(request)) {
       const usage = await limits.meter.read(await meterSubject(request));
       stateOf(request).usage = usage;
       if (usage.used >= usage.cap) {
@@ -205,6 +205,11 @@ function isKnownRoute(request: FastifyRequest): boolean {
 /** Metered: a known route not marked `metered: false`; CORS preflights are the browser's, not the caller's. */
 function isMetered(request: FastifyRequest): boolean {
   return isKnownRoute(request) && request.method !== 'OPTIONS' && request.routeOptions.config?.metered !== false;
+}
+
+/** SPEC: caps gate writes only. At the monthly cap reads keep answering (and are counted), and so do the exempt writes. */
+function isCapped(request: FastifyRequest): boolean {
+  return WRITE_METHODS.has(request.method) && request.routeOptions.config?.capExempt !== true;
 }
 
 /**

@@ -20,6 +20,11 @@ declare module 'fastify' {
     rateLimits?: RateLimitRule[];
     /** False for the documented exemptions from the monthly API-call counter. */
     metered?: boolean;
+    /**
+     * True for writes the monthly API-call cap never refuses: billing (the way out of the cap), sign-in and
+     * the settings the web app needs (docs/LIMITS.md). They are still counted. Reads are never refused.
+     */
+    capExempt?: boolean;
     /** False where the route limits writes itself (MCP: only tool calls that write take a slot). */
     writeLimited?: boolean;
   }

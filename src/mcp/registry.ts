@@ -30,10 +30,12 @@ export type ToolDefinition = {
    * could not act is refused at once instead of after confirming.
    */
   confirm?: (args: Record<string, unknown>, context: ToolContext) => string | Promise<string>;
+  /** A write the monthly API-call cap never refuses (billing: the way out of the cap), as its REST route (`config.capExempt`). Still counted. */
+  capExempt?: boolean;
   run(context: ToolContext, args: Record<string, unknown>): Promise<unknown>;
 };
 
-export type ToolMeta = Pick<ToolDefinition, 'title' | 'description' | 'annotations' | 'confirm'>;
+export type ToolMeta = Pick<ToolDefinition, 'title' | 'description' | 'annotations' | 'confirm' | 'capExempt'>;
 
 /** A tool that runs an API operation: its arguments are the route's params, query and body fields in one object. */
 export function toolFromOperation(name: string, operation: Operation, meta: ToolMeta): ToolDefinition {

@@ -96,9 +96,12 @@ async function callTool(services: Services, registry: ToolRegistry, call: McpCal
   const tool = registry.get(name);
   if (!tool) throw new JsonRpcError(MCP_ERRORS.methodNotFound, `Unknown tool "${name}"; tools/list names the tools.`);
   const meter = meterFor(services, call);
-  const usage = await services.limits.meter.read(meter.subject);
-  if (usage.used >= usage.cap) {
-    throw planCapError(new OverLimitError('api_calls', usage.used, usage.cap, { plan: usage.plan, upgradeUrl: upgradeUrl(services) }));
+  // Caps gate writes only (SPEC): read tools and the billing tools answer at the cap, and are counted.
+  if (!tool.annotations.readOnlyHint && !tool.capExempt) {
+    const usage = await services.limits.meter.read(meter.subject);
+    if (usage.used >= usage.cap) {
+      throw planCapError(new OverLimitError('api_calls', usage.used, usage.cap, { plan: usage.plan, upgradeUrl: upgradeUrl(services) }));
+    }
   }
 
   const parsed = registry.inputOf(tool).safeParse(rawArgs ?? {});

@@ -151,7 +151,7 @@ export function mcpTools(services: Services): ToolDefinition[] {
       title: 'Search',
       description:
         'Finds `q` (case-insensitive, anywhere in the text) in workspace names, row cells and doc sections of every workspace you can read, best match first. ' +
-        '`kind` narrows it to `workspace`, `row` or `doc-section`; page with `limit` and `offset` (`count` is the total). Each hit names its workspace `slug` and surface, to pass to list_rows or get_doc. 120 a minute.',
+        '`kind` narrows it to `workspace`, `row` or `doc-section`; page with `limit` and `offset` (`count` is the total, or with `countEstimated` a lower bound: a broad query ranks the first 1,000 matches of each kind). Each hit names its workspace `slug` and surface, to pass to list_rows or get_doc. 120 a minute.',
       annotations: READ,
     }),
     toolFromOperation('list_versions', versionOperations.list, {
@@ -199,6 +199,7 @@ export function mcpTools(services: Services): ToolDefinition[] {
         `without one it answers \`checkout-required\` with a \`checkoutUrl\` a person must open to pay. Owners only (OAuth tokens need the \`admin\` scope). 5 an hour per organisation. ${ORG}`,
       annotations: PAYMENTS,
       confirm: confirmUpgrade,
+      capExempt: true,
     }),
     toolFromOperation('downgrade_plan', billingOperations.downgrade, {
       title: 'Downgrade to free',
@@ -207,11 +208,13 @@ export function mcpTools(services: Services): ToolDefinition[] {
         `The paid caps stay until then, and nothing is deleted. Owners only (OAuth tokens need the \`admin\` scope). 5 an hour per organisation. ${ORG}`,
       annotations: PAYMENTS,
       confirm: confirmDowngrade,
+      capExempt: true,
     }),
     toolFromOperation('request_limit_increase', billingOperations.requestLimitIncrease, {
       title: 'Ask for a higher limit',
       description: `Asks the operator for a cap beyond the plan (\`kind\`: agents, workspaces, rows or other; \`desiredValue\`; \`reason\`). It is recorded and changes nothing by itself; there is no reply through this tool. Any member. ${ORG}`,
       annotations: WRITE,
+      capExempt: true,
     }),
     toolFromOperation('create_support_ticket', supportOperations.create, {
       title: 'Open a support ticket',

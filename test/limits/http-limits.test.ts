@@ -102,15 +102,17 @@ describe('monthly API calls', () => {
     });
     expect(ctx.runs.write).toBe(runsBefore);
     expect(monthlyHeaders(refused.headers)).toMatchObject({ cap: '10000', used: '10000' });
-    // Reads are capped too (it is an API-call cap), but the exempt routes keep answering.
-    expect((await t.request('GET', '/test/echo', { as: user.as })).status).toBe(402);
+    // Caps gate writes only (SPEC): reads keep answering, and are counted.
+    const read = await t.request('GET', '/test/echo', { as: user.as });
+    expect(read.status).toBe(200);
+    expect(usedOf(read)).toBe(10_001);
     expect((await t.request('GET', '/api/health', { as: user.as })).status).toBe(200);
 
     await t.services.db.updateTable('orgs').set({ plan: 'pro' }).where('id', '=', user.orgId).execute();
     ctx.clock.advance(1_000);
     const upgraded = await t.request('POST', '/test/write', { as: user.as, body: {} });
     expect(upgraded.status).toBe(200);
-    expect(monthlyHeaders(upgraded.headers)).toMatchObject({ cap: '100000', used: '10001' });
+    expect(monthlyHeaders(upgraded.headers)).toMatchObject({ cap: '100000', used: '10002' });
   });
 
   it('starts over at the calendar UTC month boundary', async () => {

@@ -239,19 +239,21 @@ describe('JSON-RPC errors', () => {
     expect((await t.request('DELETE', '/api/mcp', { headers })).status).toBe(405);
   });
 
-  it('-32015 with the plan data once the monthly API cap is reached; tools/list still answers', async () => {
+  it('-32015 with the plan data once the monthly API cap is reached, for tools that write; tools/list and read tools still answer', async () => {
     const capped = await signInUser(t, 'capped-mcp@example.com');
     // The organisation's stored usage is read the first time it is seen this month.
     await t.services.db.insertInto('apiUsage').values({ orgId: capped.orgId, period: clock.now().toISOString().slice(0, 7), calls: 10_000 }).execute();
     const key = await insertKey(t, capped, { role: 'editor' });
     const client = await mcpClient(t, bearerOf(key.as));
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
-    const error = await rpcError(client.callTool({ name: 'list_workspaces', arguments: {} }));
+    expect((await client.callTool({ name: 'list_workspaces', arguments: {} })).isError).toBeFalsy();
+    const error = await rpcError(client.callTool({ name: 'create_row', arguments: { slug: 'welcome', data: { title: 'One call too many' } } }));
     expect(error.code).toBe(-32015);
     expect(error.data).toMatchObject({
       plan: 'free',
       limit: 'api_calls',
-      active: 10_000,
+      // The read above answered and was counted.
+      active: 10_001,
       cap: 10_000,
       upgrade: { mcpTool: 'upgrade_plan', api: 'POST /api/billing/upgrade', plan: 'pro' },
       increase: { mcpTool: 'request_limit_increase' },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { startTestApp, type TestResponse } from '../helpers/app';
+import { ManualClock, startTestApp, type TestResponse } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';
 import { createWorkspace, elevate, signInUser, type TestUser } from '../workspaces/helpers';
 
@@ -10,6 +10,10 @@ import { createWorkspace, elevate, signInUser, type TestUser } from '../workspac
  * surrogate in every string its request schema names (bodies, query
  * strings), and over sync with one in a cell key, a cell value and doc
  * text. Nothing may answer 500, and everything read back is well-formed.
+ * Every status answered, to those and to hostile inputs (wrong types,
+ * unknown tokens, oversized or repeated parameters, `__proto__` keys, deep
+ * nesting), is declared for its operation with its content type (issue 22
+ * item 5), so a client generated from /openapi.json handles it.
  */
 
 const LONE = 'fuzz\ud800lone\udc00';
@@ -20,13 +24,15 @@ type Schema = Record<string, any>;
 type Operation = { method: string; path: string; operation: Schema };
 
 let t: Awaited<ReturnType<typeof startTestApp>>;
+// Moved on between hostile operations so that burst and failed-auth windows do not hide what lies behind them.
+const clock = new ManualClock();
 let owner: TestUser;
 let openapi: Schema;
 const fixture = { rowId: '', tableSurfaceId: '', docSurfaceId: '', keyId: '', memberId: '', agentId: '', docVersion: '', tableVersion: '' };
 let slugCounter = 0;
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { API_WRITES_PER_MINUTE: '100000' } });
+  t = await startTestApp({ clock, env: { API_WRITES_PER_MINUTE: '100000' } });
   owner = await signInUser(t, 'fuzz-owner@example.com');
   await createWorkspace(t, owner, { name: 'Fuzz', slug: 'fuzz' });
   for (const surface of [
@@ -189,6 +195,19 @@ function operations(): Operation[] {
   return all.sort((a, b) => rank(a) - rank(b));
 }
 
+/** Why an answer is not what the operation declares, or null when it is. */
+function undeclared(op: Operation, res: TestResponse, variant: string): string | null {
+  const responses: Schema = op.operation.responses ?? {};
+  const declared = responses[String(res.status)] ?? responses[`${String(res.status)[0]}XX`] ?? responses.default;
+  const where = `${op.method} ${op.path} (${variant})`;
+  if (!declared) return `${where}: ${res.status} is not declared (${Object.keys(responses).join(', ')}): ${res.text.slice(0, 120)}`;
+  const type = res.headers.get('content-type')?.split(';')[0]?.trim();
+  if (!type || res.text === '') return null;
+  const content = Object.keys(resolve(declared).content ?? {});
+  if (content.length > 0 && !content.includes(type)) return `${where}: ${res.status} answered ${type}, declared ${content.join(', ')}`;
+  return null;
+}
+
 async function call(op: Operation, everything: boolean): Promise<TestResponse> {
   const query = (op.operation.parameters ?? [])
     .filter((p: Schema) => p.in === 'query' && (everything || p.required))
@@ -229,6 +248,8 @@ describe('lone surrogates in every string field of every operation', () => {
       for (const everything of [false, true]) {
         const res = await call(op, everything);
         if (res.status >= 500) failures.push(`${op.method} ${op.path} (${everything ? 'all fields' : 'required'}): ${res.status} ${res.text.slice(0, 200)}`);
+        const stray = undeclared(op, res, everything ? 'all fields' : 'required');
+        if (stray) failures.push(stray);
         if (res.status < 300) succeeded.add(`${op.method} ${op.path}`);
         if (res.body !== undefined) expect(illFormedStrings(res.body), `${op.method} ${op.path}`).toEqual([]);
       }
@@ -326,4 +347,80 @@ describe('lone surrogates over sync', () => {
     table.destroy();
     doc.destroy();
   });
+});
+
+/** Every value of a generated body turned into a wrong JSON type. */
+function wrongTypes(value: unknown): unknown {
+  if (typeof value === 'string') return 12345;
+  if (typeof value === 'number') return 'not a number';
+  if (typeof value === 'boolean') return 'yes';
+  if (value === null) return { null: true };
+  if (Array.isArray(value)) return { 0: value.map(wrongTypes) };
+  if (typeof value === 'object') return Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, wrongTypes(v)]));
+  return value;
+}
+
+type Hostile = { variant: string; url: string; as?: { cookie: string } | { bearer: string }; body?: unknown; rawBody?: string; headers?: Record<string, string> };
+
+function hostileCalls(op: Operation): Hostile[] {
+  const params: Schema[] = op.operation.parameters ?? [];
+  const queryParams = params.filter((p) => p.in === 'query');
+  const base = pathFor(op.path);
+  const json = op.operation.requestBody?.content?.['application/json']?.schema;
+  const form = op.operation.requestBody?.content?.['application/x-www-form-urlencoded'];
+  const valid = json ? generate(json, false, op.path) : undefined;
+  const calls: Hostile[] = [
+    { variant: 'anonymous', url: base },
+    { variant: 'unknown bearer', url: base, as: { bearer: 'svc_live_no_such_key' } },
+    { variant: 'unknown ids and tokens', url: op.path.replace(/\{(\w+)\}/g, 'no-such-thing-0') },
+    { variant: 'lone surrogate in the path', url: op.path.replace(/\{(\w+)\}/g, LONE_QUERY) },
+    { variant: 'oversized path parameters', url: op.path.replace(/\{(\w+)\}/g, 'p'.repeat(1_000)) },
+    { variant: 'a path parameter past the router limit', url: op.path.replace(/\{(\w+)\}/, 'p'.repeat(8_000)).replace(/\{(\w+)\}/g, 'x') },
+  ];
+  if (queryParams.length > 0) {
+    const each = (value: (p: Schema) => string) => queryParams.map((p) => `${encodeURIComponent(p.name)}=${value(p)}`).join('&');
+    calls.push(
+      // Over any parameter's maxLength, within Node's 16 KB request head (past it Node itself answers 431 before any route).
+      { variant: 'oversized query parameters', url: `${base}?${each(() => 'q'.repeat(Math.floor(12_000 / queryParams.length)))}` },
+      { variant: 'repeated query parameters', url: `${base}?${each(() => 'a')}&${each(() => 'b')}` },
+      { variant: 'wrong-type query parameters', url: `${base}?${each((p) => (resolve(p.schema).type === 'string' ? '-1' : 'abc'))}` },
+      { variant: 'lone surrogates in query parameters', url: `${base}?${each(() => LONE_QUERY)}` },
+    );
+  }
+  calls.push({ variant: 'an unknown query parameter and __proto__', url: `${base}?__proto__[admin]=1&constructor[prototype][admin]=1` });
+  if (json || form || ['POST', 'PUT', 'PATCH'].includes(op.method)) {
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    calls.push(
+      { variant: 'wrong types', url: base, body: wrongTypes(valid ?? {}) },
+      { variant: 'a __proto__ key', url: base, rawBody: '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}}}' },
+      { variant: 'deep nesting', url: base, rawBody: `{"a":${deep}}` },
+      { variant: 'an array body', url: base, body: [valid ?? {}] },
+      { variant: 'malformed JSON', url: base, rawBody: '{"a": ' },
+      { variant: 'a form body', url: base, rawBody: 'a=1&a=2&__proto__[x]=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      { variant: 'a text body', url: base, rawBody: 'hello', headers: { 'content-type': 'text/plain' } },
+      { variant: 'an oversized body', url: base, rawBody: JSON.stringify({ padding: 'p'.repeat(11 * 1024 * 1024) }) },
+    );
+  }
+  return calls;
+}
+
+describe('every answered status is declared (issue 22 item 5)', () => {
+  it('hostile inputs to every operation answer only statuses its OpenAPI responses declare, with their content type', async () => {
+    const failures: string[] = [];
+    for (const op of operations()) {
+      if (op.path.endsWith('/subscribe')) continue;
+      clock.advance(11 * 60_000);
+      for (const hostile of hostileCalls(op)) {
+        const as = hostile.variant === 'anonymous' ? undefined : (hostile.as ?? owner.as);
+        const res = await t.request(op.method, hostile.url, { as, headers: hostile.headers, ...(hostile.rawBody !== undefined ? { rawBody: hostile.rawBody } : hostile.body !== undefined ? { body: hostile.body } : {}) });
+        if (res.status >= 500) failures.push(`${op.method} ${op.path} (${hostile.variant}): ${res.status} ${res.text.slice(0, 200)}`);
+        const stray = undeclared(op, res, hostile.variant);
+        if (stray) failures.push(stray);
+      }
+    }
+    clock.advance(11 * 60_000);
+    owner = await signInUser(t, owner.email);
+    await t.request('POST', '/api/workspaces/fuzz/unarchive', { as: owner.as });
+    expect(failures).toEqual([]);
+  }, 600_000);
 });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/sync/document-names';
+import { serverOrigin } from '../../src/sync/origins';
 import { insertRow } from '../../src/sync/table-document';
+import { setPlan } from '../billing/helpers';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';
 import { addMembership, addOrgMember, createWorkspace, elevate, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
@@ -199,7 +201,7 @@ describe('GET /api/search', () => {
   });
 
   it('answers an empty query with no hits, and refuses bad parameters without searching', async () => {
-    expect((await search(alice, 'q=')).body).toEqual({ hits: [], count: 0, took: 0 });
+    expect((await search(alice, 'q=')).body).toEqual({ hits: [], count: 0, countEstimated: false, took: 0 });
     expect((await search(alice, 'q=%20%20')).body).toMatchObject({ hits: [], count: 0 });
     expect((await search(alice, '')).body).toMatchObject({ hits: [], count: 0 });
     const badKind = await search(alice, 'q=x&kind=files');
@@ -234,5 +236,41 @@ describe('GET /api/search', () => {
     expect((await search(alice, 'q=anything')).status).toBe(200);
     clock.advance(61_000);
     expect((await search(dave, 'q=anything')).status).toBe(200);
+  });
+});
+
+describe('broad queries (issue 21 goal 4)', () => {
+  it('past 1,000 matches of a kind: the best of the first 1,000, count a lower bound with countEstimated, paging ends there', async () => {
+    const owner = await signInUser(t, 'broad@search.test');
+    await setPlan(t, owner.orgId, 'pro');
+    const wide = await createWorkspace(t, owner, { name: 'Wide', slug: 'wide' });
+    const surfaces = (await t.request('GET', `/api/orgs/${owner.orgSlug}/workspaces/wide/surfaces`, { as: owner.as })).body.surfaces;
+    const surfaceId = surfaces.find((s: { kind: string }) => s.kind === 'table').id;
+    const principal = { principalType: 'user' as const, id: owner.userId, name: 'broad', avatarUrl: null };
+    await t.services.sync.transact(tablesDocumentName(wide.id), serverOrigin(principal), (doc) => {
+      insertRow(doc, { id: 'pelican-exact', surfaceId, data: { title: 'pelican' } }, null);
+      for (let i = 0; i < 1_200; i++) insertRow(doc, { id: `pelican-${i}`, surfaceId, data: { title: `a pelican flock number ${i}` } }, null);
+      insertRow(doc, { id: 'pelican-rare', surfaceId, data: { title: 'a lone grebe' } }, null);
+    });
+
+    const broad = await eventually(async () => {
+      const res = await search(owner, 'q=pelican&limit=5');
+      return res.body?.countEstimated ? res : null;
+    });
+    expect(broad.status).toBe(200);
+    expect(broad.body).toMatchObject({ count: 1_000, countEstimated: true });
+    expect(broad.body.hits).toHaveLength(5);
+    const scores = broad.body.hits.map((h: { score: number }) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    // The candidates end the paging.
+    const past = await search(owner, 'q=pelican&limit=5&offset=1000');
+    expect(past.body).toMatchObject({ hits: [], count: 1_000, countEstimated: true });
+    // Below the threshold counts stay exact.
+    const rare = await search(owner, 'q=grebe');
+    expect(rare.body).toMatchObject({ count: 1, countEstimated: false });
+    expect(ids(rare)).toEqual(['row:pelican-rare']);
+    const narrow = await search(owner, 'q=pelican%20flock%20number%2011&limit=20');
+    // 11, 110-119 and 1100-1199: 111 rows, all counted.
+    expect(narrow.body).toMatchObject({ count: 111, countEstimated: false });
   });
 });

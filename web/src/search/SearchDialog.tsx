@@ -108,7 +108,7 @@ export function SearchDialog(props: { onClose: () => void }) {
         {result && result.value.hits.length > 0 && (
           <>
             <p class="search-count muted">
-              {result.value.count === 1 ? '1 result' : `${result.value.count.toLocaleString()} results`}
+              {result.value.countEstimated ? `More than ${result.value.count.toLocaleString()} results` : result.value.count === 1 ? '1 result' : `${result.value.count.toLocaleString()} results`}
               {result.value.count > result.value.hits.length ? `, the best ${result.value.hits.length} shown` : ''}
             </p>
             {GROUPS.map((group) => {
