@@ -1,6 +1,7 @@
+import type * as Y from 'yjs';
 import { docFromJSONLenient } from '../docs/json';
 import { docToMarkdown } from '../docs/markdown';
-import { errors, OverLimitError } from '../errors';
+import { errors } from '../errors';
 import { emitEvents } from '../events/emit';
 import { sanitizeHtml } from '../files/sanitize';
 import type { Actor, Principal } from '../http/actor';
@@ -26,11 +27,9 @@ import { countChanges, diffContents, type ContentDiff, type SequenceChange } fro
 import { surfaceDocumentName } from '../sync/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { restoreSurfaceContent, rowsAddedByRestoring, type HistorySurface, type SurfaceContent } from '../sync/surface-content';
-import { countRows } from '../sync/table-document';
 import { indexVersions, type HistoryPass } from '../sync/version-index';
-import { tableError } from './tables';
+import { tableError, transactWithinRowCap } from './tables';
 import { transactWithEvents, workspaceEvent } from './transact';
-import { upgradeUrl } from './workspaces';
 import { versionTag } from './version-tags';
 
 /**
@@ -241,15 +240,10 @@ export async function restoreVersion(
   const content = stored.kind === 'html' ? { ...stored, html: sanitizeHtml(stored.html) } : stored;
   const undo = await keepCurrentState(services, versioned);
   const origin = serverOrigin(actor.principal);
-  const cap = capsFor(resolved.orgPlan).rowsPerWorkspace;
-  await services.sync
-    .transact(versioned.document, origin, (doc) => {
-      const added = rowsAddedByRestoring(doc, versioned.history, content);
-      const total = countRows(doc) + added;
-      if (added > 0 && total > cap) throw new OverLimitError('rows', countRows(doc), cap, { plan: resolved.orgPlan, upgradeUrl: upgradeUrl(services) });
-      restoreSurfaceContent(doc, versioned.history, content, origin);
-    })
-    .catch(tableError);
+  const restore = (doc: Y.Doc) => restoreSurfaceContent(doc, versioned.history, content, origin);
+  // A sheet's restore may add rows: held to the row cap as a created row is.
+  if (versioned.history.kind === 'table') await transactWithinRowCap(services, actor, resolved, (doc) => rowsAddedByRestoring(doc, versioned.history, content), restore);
+  else await services.sync.transact(versioned.document, origin, restore).catch(tableError);
   const [restored, kept] = await present(services, [version, undo]);
   await emitEvents(services, [
     workspaceEvent('version.restored', { workspace: resolved.workspace, orgSlug: resolved.orgSlug, surface: versioned.surface }, actor, {
