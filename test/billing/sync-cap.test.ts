@@ -219,6 +219,19 @@ describe('the row cap on sync writes', { timeout: 300_000 }, () => {
     expect(overLimit.length).toBeGreaterThan(0);
     for (const body of overLimit) expect(body).toMatchObject({ code: 'over_limit', limit: 'rows', cap: CAP });
     expect(Math.max(...overLimit.map((body) => body.current))).toBeLessThanOrEqual(CAP);
+
+    // Versions are taken from the update log, which holds the refused rows until their removal: shown without them.
+    const base = `/api/workspaces/${ws.slug}/surfaces/${ws.surfaceId}/versions`;
+    const versions = await t.request('GET', base, { as: owner.as });
+    expect(versions.status).toBe(200);
+    expect(versions.body.versions.length).toBeGreaterThan(0);
+    for (const version of versions.body.versions) {
+      const shown = await t.request('GET', `${base}/${version.id}?limit=1000`, { as: owner.as });
+      expect(shown.status).toBe(200);
+      const ids: string[] = shown.body.rows.map((r: { id: string }) => r.id);
+      expect(ids.length).toBeLessThanOrEqual(CAP);
+      expect(ids.filter((id) => refused.has(id))).toEqual([]);
+    }
   });
 
   it('an organisation over the cap after a downgrade keeps its rows; new ones are refused; a raised plan applies at once', async () => {
