@@ -129,10 +129,18 @@ async function present(services: Services, workspaceId: string, rows: TableRow[]
  * with the row projection (src/sync/table-passed.ts). REST and MCP show, and
  * count toward the cap, only rows that have passed it: a sync client's new
  * row is in the live document before the commit that judges it, and a
- * refused one until its removal (docs/LIMITS.md "Rows over sync").
+ * refused one until its removal (docs/LIMITS.md "Rows over sync"). When the
+ * document holds rows not yet known to have passed, this first waits for
+ * the commits of the changes already applied, so a row being judged shows
+ * once judged instead of being left out.
  */
 export async function lookUpPassedRows(services: Services, workspaceId: string): Promise<void> {
-  const { doc, lookup } = await services.sync.read(tablesDocumentName(workspaceId), (doc) => ({ doc, lookup: beginLookup(doc) }));
+  const document = tablesDocumentName(workspaceId);
+  const unknown = await services.sync.read(document, (doc) => unpassedRows(doc).size > 0);
+  if (!unknown) return;
+  // Rows the cap is judging right now (or judges again after a restart) are judged before the lookup, not left out.
+  await services.sync.changesCommitted(document);
+  const { doc, lookup } = await services.sync.read(document, (doc) => ({ doc, lookup: beginLookup(doc) }));
   if (lookup.ids.length === 0) return;
   let found: string[] = [];
   try {

@@ -6,20 +6,19 @@
  * only after that. REST and MCP show a row once it has passed: once the row
  * projection, which holds exactly the committed, accepted rows, has it.
  *
- * Per document this keeps the ids already found in the projection, so a
- * read looks up only rows it has not met yet. Once in the projection a row
- * stays accepted; only a change to the `rows` root's key (the row deleted,
- * or made again under the same id) makes it unknown again.
+ * Per document this keeps the rows not yet known to have passed: every row
+ * when REST first reads the document, then each row a change other than the
+ * server's own makes (a sync client's, a peer instance's), until a lookup
+ * finds it in the projection. A row the server makes (REST, MCP) was held
+ * to the cap before it was written, and nobody reads it before its commit.
  */
 import type * as Y from 'yjs';
-import { tableIndex, type TableIndex } from './table-index.js';
-import { existingRoots } from './table-layout.js';
+import { isServerOrigin } from './origins.js';
+import { tableIndex } from './table-index.js';
+import { existingRoots, rowsRoot } from './table-layout.js';
 
 type PassedState = {
-  ids: Set<string>;
-  /** Bumped whenever `ids` or the set of row keys changes. */
-  version: number;
-  unpassed: { index: TableIndex; version: number; ids: ReadonlySet<string> } | null;
+  unknown: Set<string>;
   /** Row keys changed while a lookup was out: its answer no longer speaks for them. */
   lookups: Set<Set<string>>;
 };
@@ -32,21 +31,38 @@ const states = new WeakMap<Y.Doc, PassedState>();
 function stateOf(doc: Y.Doc): PassedState {
   let state = states.get(doc);
   if (state) return state;
-  const created: PassedState = { ids: new Set(), version: 0, unpassed: null, lookups: new Set() };
+  const created: PassedState = { unknown: new Set(rowsRoot(doc).keys()), lookups: new Set() };
   doc.on('afterTransaction', (transaction: Y.Transaction) => {
     const rows = existingRoots(doc).rows;
     const keys = rows ? transaction.changed.get(rows) : undefined;
     if (!keys || keys.size === 0) return;
+    const byServer = isServerOrigin(transaction.origin);
     for (const key of keys) {
       if (key === null) continue;
-      created.ids.delete(key);
+      const item = rows!._map.get(key);
+      if (!byServer && item && !item.deleted) created.unknown.add(key);
+      else created.unknown.delete(key);
       for (const changed of created.lookups) changed.add(key);
     }
-    created.version++;
   });
   states.set(doc, created);
   state = created;
   return state;
+}
+
+/** Placed rows the cap has not (yet) let through: a client's rows awaiting their commit, refused rows awaiting removal. */
+export function unpassedRows(doc: Y.Doc): ReadonlySet<string> {
+  const { unknown } = stateOf(doc);
+  if (unknown.size === 0) return unknown;
+  const placements = tableIndex(doc).placements;
+  const placed = new Set<string>();
+  for (const id of unknown) if (placements.has(id)) placed.add(id);
+  return placed;
+}
+
+/** Whether the row (if it is one) has passed the cap, as far as the last lookup knows. */
+export function hasPassed(doc: Y.Doc, rowId: string): boolean {
+  return !stateOf(doc).unknown.has(rowId);
 }
 
 /** Starts a lookup of the placed rows not known to have passed the cap; end it with `endLookup`. */
@@ -60,24 +76,5 @@ export function beginLookup(doc: Y.Doc): PassedLookup {
 export function endLookup(doc: Y.Doc, lookup: PassedLookup, found: Iterable<string>): void {
   const state = stateOf(doc);
   state.lookups.delete(lookup.changed);
-  for (const id of found) if (!lookup.changed.has(id)) state.ids.add(id);
-  state.version++;
-}
-
-/** Placed rows the cap has not (yet) let through: a client's rows awaiting their commit, refused rows awaiting removal. */
-export function unpassedRows(doc: Y.Doc): ReadonlySet<string> {
-  const state = stateOf(doc);
-  const index = tableIndex(doc);
-  const cached = state.unpassed;
-  if (cached && cached.index === index && cached.version === state.version) return cached.ids;
-  const ids = new Set<string>();
-  for (const id of index.placements.keys()) if (!state.ids.has(id)) ids.add(id);
-  // A table function appends to the index in place, which also changes a root key (and so the version).
-  state.unpassed = { index, version: state.version, ids };
-  return ids;
-}
-
-/** Whether the row has passed the cap, as far as the last lookup knows. */
-export function hasPassed(doc: Y.Doc, rowId: string): boolean {
-  return stateOf(doc).ids.has(rowId);
+  for (const id of found) if (!lookup.changed.has(id)) state.unknown.delete(id);
 }
