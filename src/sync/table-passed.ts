@@ -7,13 +7,15 @@
  * projection, which holds exactly the committed, accepted rows, has it.
  *
  * Per document this keeps the rows not yet known to have passed: every row
- * when REST first reads the document, then each row a change other than the
- * server's own makes (a sync client's, a peer instance's), until a lookup
- * finds it in the projection. A row the server makes (REST, MCP) was held
- * to the cap before it was written, and nobody reads it before its commit.
+ * when REST first reads the document, then each row a sync client of this
+ * instance makes, until a lookup finds it in the projection. A row the
+ * server makes (REST, MCP) was held to the cap before it was written, and
+ * nobody reads it before its commit. A row relayed from another instance is
+ * that instance's to judge: it counts at once here (docs/LIMITS.md names
+ * the window this leaves with several instances).
  */
 import type * as Y from 'yjs';
-import { isServerOrigin } from './origins.js';
+import { isRelayedOrigin, isServerOrigin } from './origins.js';
 import { tableIndex } from './table-index.js';
 import { existingRoots, rowsRoot } from './table-layout.js';
 
@@ -36,11 +38,11 @@ function stateOf(doc: Y.Doc): PassedState {
     const rows = existingRoots(doc).rows;
     const keys = rows ? transaction.changed.get(rows) : undefined;
     if (!keys || keys.size === 0) return;
-    const byServer = isServerOrigin(transaction.origin);
+    const judged = isServerOrigin(transaction.origin) || isRelayedOrigin(transaction.origin);
     for (const key of keys) {
       if (key === null) continue;
       const item = rows!._map.get(key);
-      if (!byServer && item && !item.deleted) created.unknown.add(key);
+      if (!judged && item && !item.deleted) created.unknown.add(key);
       else created.unknown.delete(key);
       for (const changed of created.lookups) changed.add(key);
     }
