@@ -7,6 +7,8 @@ import type { Services } from '../services';
 import { anchorDocRange, anchorTextDrifted, DocAnchorError, resolveDocAnchors, type StoredDocAnchor } from '../sync/doc-anchors';
 import { surfaceDocumentName, tablesDocumentName } from '../sync/document-names';
 import { getRow, listSheetIds, readColumns, type ColumnDef } from '../sync/table-document';
+import { hasPassed } from '../sync/table-passed';
+import { lookUpPassedRows } from './tables';
 
 /**
  * What a comment is about (SPEC "Comments", target union): validating a
@@ -98,8 +100,10 @@ export async function resolveTargetForWrite(services: Services, workspace: Works
   switch (input.type) {
     case 'row':
     case 'cell': {
+      // A row the row cap has not let through (yet) is not there for REST or MCP.
+      await lookUpPassedRows(services, workspace.id);
       const found = await services.sync.read(tablesDocumentName(workspace.id), (doc) => {
-        const row = getRow(doc, input.rowId);
+        const row = hasPassed(doc, input.rowId) ? getRow(doc, input.rowId) : null;
         return row ? { surfaceId: row.surfaceId, columns: readColumns(doc, row.surfaceId) } : null;
       });
       if (!found) throw targetError(404, `Row "${input.rowId}" not found.`, ['target', 'rowId'], 'row_not_found');

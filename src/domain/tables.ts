@@ -1,13 +1,16 @@
+import type * as Y from 'yjs';
 import { ApiError, errors, OverLimitError } from '../errors';
 import type { Actor } from '../http/actor';
 import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
-import { findRowMeta, type RowMeta } from '../persistence/table-rows';
+import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces } from '../http/context-cache';
 import type { Services } from '../services';
+import type { CommitReceipt } from '../sync/document-sync';
 import { tablesDocumentName } from '../sync/document-names';
 import { serverOrigin } from '../sync/origins';
+import { beginLookup, endLookup, hasPassed, unpassedRows } from '../sync/table-passed';
 import { rowDataAt } from '../sync/version-index';
 import {
   addColumn,
@@ -121,6 +124,37 @@ async function present(services: Services, workspaceId: string, rows: TableRow[]
   });
 }
 
+/**
+ * Brings the table document's record of rows past the row cap up to date
+ * with the row projection (src/sync/table-passed.ts). REST and MCP show, and
+ * count toward the cap, only rows that have passed it: a sync client's new
+ * row is in the live document before the commit that judges it, and a
+ * refused one until its removal (docs/LIMITS.md "Rows over sync"). When the
+ * document holds rows not yet known to have passed, this first waits for
+ * the commits of the changes already applied, so a row being judged shows
+ * once judged instead of being left out.
+ */
+export async function lookUpPassedRows(services: Services, workspaceId: string): Promise<void> {
+  const document = tablesDocumentName(workspaceId);
+  const unknown = await services.sync.read(document, (doc) => unpassedRows(doc).size > 0);
+  if (!unknown) return;
+  // Rows the cap is judging right now (or judges again after a restart) are judged before the lookup, not left out.
+  await services.sync.changesCommitted(document);
+  const { doc, lookup } = await services.sync.read(document, (doc) => ({ doc, lookup: beginLookup(doc) }));
+  if (lookup.ids.length === 0) return;
+  let found: string[] = [];
+  try {
+    found = await findProjectedRowIds(services.db, workspaceId, lookup.ids);
+  } finally {
+    endLookup(doc, lookup, found);
+  }
+}
+
+/** The row if it exists and has passed the row cap (call `lookUpPassedRows` first). */
+function passedRow(doc: Y.Doc, rowId: string): TableRow | null {
+  return hasPassed(doc, rowId) ? getRow(doc, rowId) : null;
+}
+
 function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[]) {
   const issues = validateCellValues(columns, data, { basePath: path });
   if (issues.length > 0) throw errors.validation(`Invalid cell values: ${issues.map((i) => i.message).join('; ')}`, issues);
@@ -136,9 +170,11 @@ export async function listWorkspaceRows(
   const sheetOrder = (await tableSurfaces(services, workspace.id)).map((s) => s.id);
   const descending = options.sort?.startsWith('-') ?? false;
   const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
+  await lookUpPassedRows(services, workspace.id);
   const page = await services.sync
     .read(tablesDocumentName(workspace.id), (doc) =>
       listRows(doc, {
+        hidden: unpassedRows(doc),
         surfaceId: surface?.id,
         sortKey: options.sort ? options.sort.replace(/^-/, '') : undefined,
         descending,
@@ -158,7 +194,8 @@ export async function listWorkspaceRows(
  */
 export async function assertRowOnSheet(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector): Promise<TableRow> {
   const named = await namedTableSurface(services, workspace, selector);
-  const row = await services.sync.read(tablesDocumentName(workspace.id), (doc) => getRow(doc, rowId));
+  await lookUpPassedRows(services, workspace.id);
+  const row = await services.sync.read(tablesDocumentName(workspace.id), (doc) => passedRow(doc, rowId));
   if (!row || (named && row.surfaceId !== named.id)) throw errors.notFound('Row');
   return row;
 }
@@ -191,22 +228,69 @@ function mergeCells(base: RowData, yours: Record<string, unknown>, theirs: RowDa
   return { data, conflicts };
 }
 
+/** How many times a write near the row cap waits for rows still being judged before it gives up on them. */
+const ROW_CAP_WAITS = 10;
+
+/**
+ * Runs `change` once the workspace has room for `adding(doc)` more rows,
+ * counting only rows that passed the cap (402 otherwise). Rows still being
+ * judged (a sync client's, a concurrent REST write's) may all be kept, so
+ * when they could fill the room the write waits for their commit and counts
+ * again: the table never ends above the cap, and `current` in the 402 never
+ * counts a row that is refused a moment later.
+ */
+export async function transactWithinRowCap<T>(
+  services: Services,
+  actor: Actor,
+  resolved: ResolvedWorkspace,
+  adding: (doc: Y.Doc) => number,
+  change: (doc: Y.Doc) => T,
+): Promise<{ result: T; receipt: CommitReceipt }> {
+  const { workspace } = resolved;
+  const plan = resolved.orgPlan;
+  const cap = capsFor(plan).rowsPerWorkspace;
+  const document = tablesDocumentName(workspace.id);
+  // Unpassed rows that outlived a wait for every commit before it: refused (their removal under way) or left by a crash, never kept by this instance.
+  const settled = new Set<string>();
+  for (let waits = 0; ; waits++) {
+    await lookUpPassedRows(services, workspace.id);
+    let waitFor = null as string[] | null;
+    const attempt = await services.sync
+      .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
+        const added = adding(doc);
+        const unpassed = unpassedRows(doc);
+        const current = countRows(doc) - unpassed.size;
+        if (added > 0 && current + added > cap) throw new OverLimitError('rows', current, cap, { plan, upgradeUrl: upgradeUrl(services) });
+        const judging = [...unpassed].filter((id) => !settled.has(id));
+        if (added > 0 && current + judging.length + added > cap && waits < ROW_CAP_WAITS) {
+          waitFor = judging;
+          return { waiting: true as const };
+        }
+        return { waiting: false as const, value: change(doc) };
+      })
+      .catch(tableError);
+    if (!attempt.result.waiting) return { result: attempt.result.value, receipt: attempt.receipt };
+    await services.sync.changesCommitted(document);
+    for (const id of waitFor ?? []) settled.add(id);
+  }
+}
+
 export async function createRow(services: Services, actor: Actor, resolved: ResolvedWorkspace, input: SurfaceSelector & { data: Record<string, unknown> }): Promise<RowRecord> {
   const { workspace } = resolved;
   const surface = await tableSurfaceForWrite(services, actor, resolved, input);
-  const plan = resolved.orgPlan;
-  const cap = capsFor(plan).rowsPerWorkspace;
   const id = createTableId();
-  const { result: row, receipt } = await services.sync
-    .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
-      const current = countRows(doc);
-      if (current >= cap) throw new OverLimitError('rows', current, cap, { plan, upgradeUrl: upgradeUrl(services) });
+  const { result: row, receipt } = await transactWithinRowCap(
+    services,
+    actor,
+    resolved,
+    () => 1,
+    (doc) => {
       checkValues(readColumns(doc, surface.id), input.data, ['data']);
       ensureSheet(doc, surface.id, null);
       seedColumnsFor(doc, surface.id, Object.keys(input.data), null);
       return insertRow(doc, { id, surfaceId: surface.id, data: input.data as RowData }, null);
-    })
-    .catch(tableError);
+    },
+  );
   return (await present(services, workspace.id, [row], receipt.rows))[0]!;
 }
 
@@ -232,9 +316,10 @@ export async function updateRow(
   }
   let moved = false;
   let conflicts: CellConflict[] = [];
+  await lookUpPassedRows(services, workspace.id);
   const { result: row, receipt } = await services.sync
     .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
-      const current = getRow(doc, rowId);
+      const current = passedRow(doc, rowId);
       if (!current) throw errors.notFound('Row');
       const sheetId = target?.id ?? current.surfaceId;
       // A row that did not exist at the base (made in between) has nothing to merge against.
@@ -269,10 +354,11 @@ export async function bulkUpdateRows(
 ): Promise<RowRecord[]> {
   // A named sheet scopes the batch: a row on another sheet is not found there.
   const sheet = await namedTableSurface(services, workspace, selector);
+  await lookUpPassedRows(services, workspace.id);
   const { result: rows, receipt } = await services.sync
     .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       const onSheet = (id: string) => {
-        const row = getRow(doc, id);
+        const row = passedRow(doc, id);
         return row !== null && (!sheet || row.surfaceId === sheet.id);
       };
       // Everything is checked before the first write: one bad entry writes nothing.
@@ -295,9 +381,13 @@ export async function moveRowsToSurface(
 ): Promise<{ moved: string[]; skipped: number }> {
   const target = await namedTableSurface(services, workspace, input);
   if (!target) throw errors.badRequest('Name the sheet to move to: `surface` (or `surfaceId`).', [{ path: ['surface'], code: 'required', message: 'required' }]);
+  await lookUpPassedRows(services, workspace.id);
   return services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       ensureSheet(doc, target!.id, null);
+      // A row the cap has not let through does not exist here yet.
+      const missing = input.rowIds.flatMap((id, i) => (hasPassed(doc, id) ? [] : [{ path: ['rowIds', String(i)], code: 'row_not_found', message: `No row ${id}.` }]));
+      if (missing.length > 0) throw new TableDocumentError('row_not_found', 'A row to move does not exist.', missing);
       return moveRows(doc, input.rowIds, target!.id, null);
     })
     .catch(tableError);
@@ -305,8 +395,9 @@ export async function moveRowsToSurface(
 
 export async function deleteWorkspaceRow(services: Services, actor: Actor, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<void> {
   const sheet = await namedTableSurface(services, workspace, selector);
+  await lookUpPassedRows(services, workspace.id);
   const deleted = await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
-    const row = getRow(doc, rowId);
+    const row = passedRow(doc, rowId);
     return row && (!sheet || row.surfaceId === sheet.id) ? deleteRow(doc, rowId, null) : false;
   });
   if (!deleted) throw errors.notFound('Row');

@@ -1,6 +1,7 @@
+import type * as Y from 'yjs';
 import { docFromJSONLenient } from '../docs/json';
 import { docToMarkdown } from '../docs/markdown';
-import { errors, OverLimitError } from '../errors';
+import { errors } from '../errors';
 import { emitEvents } from '../events/emit';
 import { sanitizeHtml } from '../files/sanitize';
 import type { Actor, Principal } from '../http/actor';
@@ -8,6 +9,8 @@ import type { ResolvedWorkspace } from '../http/workspace-access';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import type { PlanName, Surface, Workspace } from '../persistence/schema';
+import { findRefusedRowIds } from '../persistence/events';
+import { findProjectedRowIds } from '../persistence/table-rows';
 import {
   findVersion,
   findVersionAt,
@@ -26,11 +29,9 @@ import { countChanges, diffContents, type ContentDiff, type SequenceChange } fro
 import { surfaceDocumentName } from '../sync/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { restoreSurfaceContent, rowsAddedByRestoring, type HistorySurface, type SurfaceContent } from '../sync/surface-content';
-import { countRows } from '../sync/table-document';
 import { indexVersions, type HistoryPass } from '../sync/version-index';
-import { tableError } from './tables';
+import { tableError, transactWithinRowCap } from './tables';
 import { transactWithEvents, workspaceEvent } from './transact';
-import { upgradeUrl } from './workspaces';
 import { versionTag } from './version-tags';
 
 /**
@@ -168,10 +169,31 @@ async function storedVersion(services: Services, versioned: VersionedSurface, id
   return version;
 }
 
+/**
+ * A sheet's content without the rows the row cap refused: a sync client's
+ * refused rows are in the update log (so in versions taken from it) until
+ * the server's removal, but never in the table (docs/LIMITS.md "Rows over
+ * sync"). A refused id the table holds now (made again later) stays.
+ */
+async function withoutRefusedRows(services: Services, workspaceId: string, content: SurfaceContent): Promise<SurfaceContent> {
+  if (content.kind !== 'sheet' || content.rows.length === 0) return content;
+  const refused = await findRefusedRowIds(services.db, workspaceId);
+  const candidates = content.rows.filter((row) => refused.has(row.id)).map((row) => row.id);
+  if (candidates.length === 0) return content;
+  const kept = new Set(await findProjectedRowIds(services.db, workspaceId, candidates));
+  const hidden = new Set(candidates.filter((id) => !kept.has(id)));
+  return { ...content, rows: content.rows.filter((row) => !hidden.has(row.id)) };
+}
+
+/** A stored version's content, as REST and MCP may show it. */
+async function shownContent(services: Services, versioned: VersionedSurface, versionId: string): Promise<SurfaceContent> {
+  return withoutRefusedRows(services, versioned.surface.workspaceId, await versionContent<SurfaceContent>(services.db, versionId));
+}
+
 /** A version and the surface's content as it was then. */
 export async function showVersion(services: Services, versioned: VersionedSurface, id: string): Promise<{ version: VersionRecord; content: SurfaceContent }> {
   const version = await storedVersion(services, versioned, id);
-  const content = await versionContent<SurfaceContent>(services.db, version.id);
+  const content = await shownContent(services, versioned, version.id);
   const shown = content.kind === 'html' ? { ...content, html: sanitizeHtml(content.html) } : content;
   return { version: (await present(services, [version]))[0]!, content: shown };
 }
@@ -191,17 +213,17 @@ export async function diffVersions(
   to: string,
 ): Promise<{ from: VersionRecord; to: VersionRecord | { current: true; etag: string }; changes: VersionRecord['changes']; diff: PresentedDiff }> {
   const from = await storedVersion(services, versioned, id);
-  const fromContent = await versionContent<SurfaceContent>(services.db, from.id);
+  const fromContent = await shownContent(services, versioned, from.id);
   let target: VersionRecord | { current: true; etag: string };
   let toContent: SurfaceContent;
   if (to === 'current') {
     const pass = await upToDate(services, versioned, true);
     target = { current: true, etag: versionTag(versioned.document, pass.head) };
-    toContent = pass.atHead!;
+    toContent = await withoutRefusedRows(services, versioned.surface.workspaceId, pass.atHead!);
   } else {
     const other = await storedVersion(services, versioned, to);
     target = (await present(services, [other]))[0]!;
-    toContent = await versionContent<SurfaceContent>(services.db, other.id);
+    toContent = await shownContent(services, versioned, other.id);
   }
   const diff = diffContents(fromContent, toContent);
   return { from: (await present(services, [from]))[0]!, to: target, changes: countChanges(diff), diff: presentDiff(diff) };
@@ -236,20 +258,15 @@ export async function restoreVersion(
   id: string,
 ): Promise<{ restored: VersionRecord; undo: VersionRecord }> {
   const version = await storedVersion(services, versioned, id);
-  const stored = await versionContent<SurfaceContent>(services.db, version.id);
+  const stored = await shownContent(services, versioned, version.id);
   // What a sync client wrote into an html page may never have met the sanitiser; a restore writes through it like PUT does.
   const content = stored.kind === 'html' ? { ...stored, html: sanitizeHtml(stored.html) } : stored;
   const undo = await keepCurrentState(services, versioned);
   const origin = serverOrigin(actor.principal);
-  const cap = capsFor(resolved.orgPlan).rowsPerWorkspace;
-  await services.sync
-    .transact(versioned.document, origin, (doc) => {
-      const added = rowsAddedByRestoring(doc, versioned.history, content);
-      const total = countRows(doc) + added;
-      if (added > 0 && total > cap) throw new OverLimitError('rows', countRows(doc), cap, { plan: resolved.orgPlan, upgradeUrl: upgradeUrl(services) });
-      restoreSurfaceContent(doc, versioned.history, content, origin);
-    })
-    .catch(tableError);
+  const restore = (doc: Y.Doc) => restoreSurfaceContent(doc, versioned.history, content, origin);
+  // A sheet's restore may add rows: held to the row cap as a created row is.
+  if (versioned.history.kind === 'table') await transactWithinRowCap(services, actor, resolved, (doc) => rowsAddedByRestoring(doc, versioned.history, content), restore);
+  else await services.sync.transact(versioned.document, origin, restore).catch(tableError);
   const [restored, kept] = await present(services, [version, undo]);
   await emitEvents(services, [
     workspaceEvent('version.restored', { workspace: resolved.workspace, orgSlug: resolved.orgSlug, surface: versioned.surface }, actor, {

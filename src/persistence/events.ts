@@ -65,6 +65,17 @@ export async function listWorkspaceEvents(
   return rows.map(toRecord);
 }
 
+/** Every row id the row cap refused in a workspace (its `row.refused` events). */
+export async function findRefusedRowIds(db: Executor, workspaceId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('events').select(['seq', 'record']).where('workspaceId', '=', workspaceId).where('event', '=', 'row.refused').execute();
+  const ids = new Set<string>();
+  for (const row of rows) {
+    const rowIds = toRecord(row).data?.rowIds;
+    if (Array.isArray(rowIds)) for (const id of rowIds) if (typeof id === 'string') ids.add(id);
+  }
+  return ids;
+}
+
 /** Events after a given id, oldest first: what an SSE client missed. */
 export async function listWorkspaceEventsAfter(db: Executor, workspaceId: string, afterSeq: number, limit: number): Promise<EventRecord[]> {
   const rows = await db

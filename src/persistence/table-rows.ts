@@ -154,6 +154,19 @@ export async function findRowMeta(db: Executor, ids: readonly string[]): Promise
   return meta;
 }
 
+/** Which of `ids` the workspace's row projection holds (rows committed and past the cap). */
+export async function findProjectedRowIds(db: Executor, workspaceId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  // Many ids (a table's first read after loading): one scan of the workspace's ids beats a statement full of parameters.
+  if (ids.length > 1_000) {
+    const all = await db.selectFrom('tableRows').select('id').where('workspaceId', '=', workspaceId).execute();
+    const projected = new Set(all.map((row) => row.id));
+    return ids.filter((id) => projected.has(id));
+  }
+  const rows = await db.selectFrom('tableRows').select('id').where('workspaceId', '=', workspaceId).where('id', 'in', ids).execute();
+  return rows.map((row) => row.id);
+}
+
 export async function findWorkspaceEventContext(db: Executor, workspaceId: string) {
   const workspace = await db
     .selectFrom('workspaces')

@@ -24,6 +24,8 @@ export interface DocumentSync {
   transactWithReceipt<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<{ result: T; receipt: CommitReceipt }>;
   /** Reads the document as committed (never a change still being committed); do not mutate it. */
   read<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T>;
+  /** Resolves once every change applied to the document so far (a sync client's too) is committed, its rows judged by the row cap. */
+  changesCommitted(documentName: string): Promise<void>;
   /** Folds a document's log into a snapshot now (benchmarks, tests). */
   compactNow(documentName: string): Promise<void>;
   /** Serves `/api/sync` on the app's own port and starts background work. */

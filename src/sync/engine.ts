@@ -255,6 +255,17 @@ export class SyncEngine implements DocumentSync {
   }
 
   /**
+   * Resolves once every change applied to the document so far, a sync
+   * client's included, is committed: its new rows are judged by the row cap
+   * and the removal of refused ones has begun (it is applied at once).
+   */
+  async changesCommitted(documentName: string): Promise<void> {
+    await this.enqueue(documentName, async () => {});
+    // The observer starts a refusal's removal on the turn after its commit.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /**
    * Resolves once no server change of the document is being committed or
    * undone: its state is then what the log holds, and may be sent to other
    * instances (src/sync/redis-relay.ts).

@@ -41,6 +41,11 @@ export function isServerOrigin(origin: unknown): origin is ServerOrigin {
   return typeof origin === 'object' && origin !== null && (origin as ServerOrigin).source === 'local' && Boolean((origin as ServerOrigin).context?.principal);
 }
 
+/** An update another instance accepted, logged and judged, relayed here (src/sync/redis-relay.ts). */
+export function isRelayedOrigin(origin: unknown): boolean {
+  return typeof origin === 'object' && origin !== null && (origin as { source?: unknown }).source === 'redis';
+}
+
 export function isConnectionOrigin(origin: unknown): origin is ConnectionOrigin {
   return typeof origin === 'object' && origin !== null && (origin as ConnectionOrigin).source === 'connection';
 }

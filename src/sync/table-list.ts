@@ -34,6 +34,8 @@ export interface ListRowsOptions {
    * in the database). Sheets not named follow in `listSheetIds` order.
    */
   sheetOrder?: readonly string[];
+  /** Rows to leave out as if absent (not yet past the row cap: table-passed.ts); the others keep their positions. */
+  hidden?: ReadonlySet<string>;
 }
 
 export interface RowPage {
@@ -68,16 +70,22 @@ const RECENT_IDS_IN_CURSOR = 5;
 
 function listInSheetOrder(doc: Y.Doc, index: TableIndex, sheets: string[], options: ListRowsOptions, limit: number): RowPage {
   let [slot, position] = options.after ? resumePoint(index, sheets, readCursor(options.after, options).at as SheetOrderPoint) : [0, 0];
+  const hidden = options.hidden?.size ? options.hidden : undefined;
   const rows: TableRow[] = [];
   while (slot < sheets.length && rows.length < limit) {
     const surfaceId = sheets[slot]!;
     const placed = index.rowsBySheet.get(surfaceId)!;
     for (; position < placed.length && rows.length < limit; position++) {
+      if (hidden?.has(placed[position]!)) continue;
       rows.push(materialize(doc, placed[position]!, surfaceId, position));
     }
     if (position >= placed.length) [slot, position] = [slot + 1, 0];
   }
-  const hasMore = sheets.slice(slot).some((surfaceId, i) => index.rowsBySheet.get(surfaceId)!.length > (i === 0 ? position : 0));
+  const hasMore = sheets.slice(slot).some((surfaceId, i) => {
+    const placed = index.rowsBySheet.get(surfaceId)!;
+    const from = i === 0 ? position : 0;
+    return hidden ? placed.slice(from).some((id) => !hidden.has(id)) : placed.length > from;
+  });
   const last = rows.at(-1);
   const nextCursor = hasMore && last ? writeCursor(options, sheetOrderPoint(rows, sheets)) : null;
   return { rows, nextCursor };
@@ -132,13 +140,15 @@ function listSorted(doc: Y.Doc, index: TableIndex, sheets: string[], options: Li
   const viewKey = JSON.stringify(['sorted', options.sortKey, options.descending === true, sheets]);
   let page: SortEntry[];
   let hasMore: boolean;
+  const hidden = options.hidden?.size ? options.hidden : undefined;
+  const shown = (entries: SortEntry[]) => (hidden ? entries.filter((entry) => !hidden.has(entry.rowId)) : entries);
   const kept = keptDerived<SortEntry[]>(doc, viewKey);
   if (!kept && !options.after && Number.isFinite(limit)) {
-    const entries = sortEntries(doc, index, sheets, options.sortKey);
+    const entries = shown(sortEntries(doc, index, sheets, options.sortKey));
     page = firstInOrder(entries, limit, compare);
     hasMore = entries.length > page.length;
   } else {
-    const view = kept ?? derivedFromTable(doc, viewKey, () => sortEntries(doc, index, sheets, options.sortKey).sort(compare));
+    const view = shown(kept ?? derivedFromTable(doc, viewKey, () => sortEntries(doc, index, sheets, options.sortKey).sort(compare)));
     const start = options.after ? firstAfter(view, entryFromPoint(readCursor(options.after, options).at as SortedPoint, sheets), compare) : 0;
     page = view.slice(start, start + limit);
     hasMore = start + page.length < view.length;

@@ -111,7 +111,7 @@ describe.each(['free', 'pro', 'scale'] as const)('the %s plan', (plan) => {
 
   // A 50,000-row table takes a few seconds to build and load.
   it(`rows (cap ${caps.rowsPerWorkspace} a workspace): the last row is created, the next is 402; edits go on; deleting frees a slot; other workspaces count apart`, async () => {
-    await addWorkspaceWithRows(t, owner, 'full', caps.rowsPerWorkspace - 1);
+    const full = await addWorkspaceWithRows(t, owner, 'full', caps.rowsPerWorkspace - 1);
     const rows = `/api/orgs/${owner.orgSlug}/workspaces/full/rows`;
     const last = await t.request('POST', rows, { as: owner.as, body: { data: { title: 'the last row' } } });
     expect(last.status, last.text).toBe(200);
@@ -120,7 +120,7 @@ describe.each(['free', 'pro', 'scale'] as const)('the %s plan', (plan) => {
     expect(refused.status).toBe(402);
     expect(refused.body).toMatchObject(overLimit('rows', caps.rowsPerWorkspace, plan));
 
-    expect((await t.request('PATCH', `${rows}/r0`, { as: owner.as, body: { data: { title: 'still editable' } } })).status).toBe(200);
+    expect((await t.request('PATCH', `${rows}/${full.rowIds[0]}`, { as: owner.as, body: { data: { title: 'still editable' } } })).status).toBe(200);
     expect((await t.request('POST', `/api/orgs/${owner.orgSlug}/workspaces/welcome/rows`, { as: owner.as, body: { data: { title: 'elsewhere' } } })).status).toBe(200);
 
     expect((await t.request('DELETE', `${rows}/${last.body.id}`, { as: owner.as })).status).toBe(200);

@@ -3,6 +3,7 @@ import * as Y from 'yjs';
 import { switchPlan } from '../../src/domain/billing';
 import { randomToken } from '../../src/lib/secrets';
 import { writeSnapshot } from '../../src/persistence/documents';
+import { replaceRowProjections } from '../../src/persistence/table-rows';
 import type { PlanName } from '../../src/persistence/schema';
 import { tablesDocumentName } from '../../src/sync/document-names';
 import { ensureSheet, insertRows, scaffoldDefaultColumns } from '../../src/sync/table-document';
@@ -118,7 +119,7 @@ export async function addAgentsWithKeys(t: TestApp, owner: TestUser, count: numb
  * its stored snapshot before the document is first opened (as if it had
  * been filled long ago), so a 50,000-row table costs seconds, not minutes.
  */
-export async function addWorkspaceWithRows(t: TestApp, owner: TestUser, slug: string, count: number): Promise<{ id: string; surfaceId: string }> {
+export async function addWorkspaceWithRows(t: TestApp, owner: TestUser, slug: string, count: number): Promise<{ id: string; surfaceId: string; rowIds: string[] }> {
   const [workspace] = await addWorkspaces(t, owner, 1);
   await t.services.db.updateTable('workspaces').set({ slug, name: slug }).where('id', '=', workspace!.id).execute();
   const surfaceId = `sf_fill${uid()}`;
@@ -126,9 +127,14 @@ export async function addWorkspaceWithRows(t: TestApp, owner: TestUser, slug: st
   const doc = new Y.Doc();
   ensureSheet(doc, surfaceId, null);
   scaffoldDefaultColumns(doc, surfaceId, null);
-  insertRows(doc, Array.from({ length: count }, (_, i) => ({ id: `r${i}`, surfaceId, data: { title: `row ${i}` } })), null);
+  // Ids of its own: the row projection keys rows by id alone, across workspaces.
+  const prefix = `r${uid()}`;
+  const rows = Array.from({ length: count }, (_, i) => ({ id: `${prefix}-${i}`, surfaceId, data: { title: `row ${i}` } }));
+  insertRows(doc, rows, null);
   // As a compacted snapshot: loading it is what a long-lived table costs, without a compaction on first write.
   await writeSnapshot(t.services.db, tablesDocumentName(workspace!.id), Y.encodeStateAsUpdateV2(doc), 0, new Date());
+  // And in the row projection, as the commits that made them would have left them: REST shows rows once they are there.
+  await replaceRowProjections(t.services.db, workspace!.id, rows.map((row, position) => ({ ...row, position })), new Date());
   doc.destroy();
-  return { id: workspace!.id, surfaceId };
+  return { id: workspace!.id, surfaceId, rowIds: rows.map((row) => row.id) };
 }

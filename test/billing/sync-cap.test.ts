@@ -141,6 +141,99 @@ describe('the row cap on sync writes', { timeout: 300_000 }, () => {
     expect(refusedOverRest.body).toMatchObject({ code: 'over_limit', limit: 'rows', current: CAP, cap: CAP });
   });
 
+  it('REST never shows a row the cap refuses: lists, single rows and 402 bodies polled during sync bursts past the cap', async () => {
+    const ws = await tableWorkspace('refused-unseen');
+    await addMembership(t, ws.id, editor.userId, 'editor');
+    const a = await connect(owner, ws.docName);
+    const b = await connect(editor, ws.docName);
+    // Almost full, so the bursts below cross the cap while the readers poll.
+    const seeded = burst(a.client, ws.surfaceId, 'rseed', 440);
+    await acknowledged(a.client, 60_000);
+    await eventually(async () => (await committedRowCount(ws.id)) === seeded.length, 60_000, 100);
+
+    const listed: string[][] = [];
+    const seenSingly = new Set<string>();
+    const restCreated: string[] = [];
+    const overLimit: any[] = [];
+    const attempted: string[] = [];
+    let done = false;
+    const reader = async () => {
+      while (!done) {
+        const res = await t.request('GET', `/api/workspaces/${ws.slug}/rows?limit=1000`, { as: owner.as });
+        expect(res.status).toBe(200);
+        listed.push(res.body.rows.map((r: { id: string }) => r.id));
+      }
+    };
+    const singleReader = async () => {
+      while (!done) {
+        // The newest rows a client made: the ones most likely refused a moment later.
+        for (const id of attempted.slice(-8)) {
+          const res = await t.request('GET', `/api/workspaces/${ws.slug}/rows/${id}`, { as: owner.as });
+          expect([200, 404]).toContain(res.status);
+          if (res.status === 200) seenSingly.add(id);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    const writer = async () => {
+      while (!done) {
+        const res = await t.request('POST', `/api/workspaces/${ws.slug}/rows`, { as: editor.as, body: { data: { title: 'over REST' } } });
+        expect([200, 201, 402]).toContain(res.status);
+        if (res.status === 402) overLimit.push(res.body);
+        else restCreated.push(res.body.id);
+      }
+    };
+    const pollers = Promise.all([reader(), reader(), singleReader(), writer(), writer()]);
+    pollers.catch(() => {}); // heard below
+
+    let onServer: Set<string>;
+    try {
+      await eventually(() => restCreated.length >= 4, 30_000);
+      // Bursts of 20 rows from both clients, not waiting for acknowledgements, well past the cap.
+      for (let round = 0; round < 12; round++) {
+        // Row ids of their own: the projection keys rows by id alone, and the first test used a1-000 and so on.
+        attempted.push(...burst(a.client, ws.surfaceId, `ra${round}`, 20), ...burst(b.client, ws.surfaceId, `rb${round}`, 20));
+        await new Promise((resolve) => setTimeout(resolve, 15));
+      }
+      await Promise.all([acknowledged(a.client, 60_000), acknowledged(b.client, 60_000)]);
+      onServer = new Set(
+        await eventually(async () => {
+          const ids = await serverRowIds(ws.slug);
+          return ids.length === CAP && clientRowIds(a.client).length === CAP && clientRowIds(b.client).length === CAP ? ids : null;
+        }, 60_000, 100),
+      );
+      // A little longer, so the polls also see the settled table.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      done = true;
+    }
+    await pollers;
+
+    const refused = new Set(attempted.filter((id) => !onServer.has(id)));
+    expect(refused.size).toBeGreaterThan(0);
+    expect(restCreated.every((id) => onServer.has(id))).toBe(true);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(Math.max(...listed.map((ids) => ids.length))).toBeLessThanOrEqual(CAP);
+    expect(listed.flat().filter((id) => refused.has(id))).toEqual([]);
+    expect([...seenSingly].filter((id) => refused.has(id))).toEqual([]);
+    expect(overLimit.length).toBeGreaterThan(0);
+    for (const body of overLimit) expect(body).toMatchObject({ code: 'over_limit', limit: 'rows', cap: CAP });
+    expect(Math.max(...overLimit.map((body) => body.current))).toBeLessThanOrEqual(CAP);
+
+    // Versions are taken from the update log, which holds the refused rows until their removal: shown without them.
+    const base = `/api/workspaces/${ws.slug}/surfaces/${ws.surfaceId}/versions`;
+    const versions = await t.request('GET', base, { as: owner.as });
+    expect(versions.status).toBe(200);
+    expect(versions.body.versions.length).toBeGreaterThan(0);
+    for (const version of versions.body.versions) {
+      const shown = await t.request('GET', `${base}/${version.id}?limit=1000`, { as: owner.as });
+      expect(shown.status).toBe(200);
+      const ids: string[] = shown.body.rows.map((r: { id: string }) => r.id);
+      expect(ids.length).toBeLessThanOrEqual(CAP);
+      expect(ids.filter((id) => refused.has(id))).toEqual([]);
+    }
+  });
+
   it('an organisation over the cap after a downgrade keeps its rows; new ones are refused; a raised plan applies at once', async () => {
     const ws = await tableWorkspace('downgraded');
     await setPlan(t, owner.orgId, 'pro');
