@@ -54,6 +54,35 @@ self.addEventListener('fetch', (event) => {
   }
 });
 
+/**
+ * The first visit's API reads, made before this worker controlled the page
+ * (web/src/offline/first-visit.ts): kept like any answer that passed through
+ * here, unless a newer one already did.
+ */
+self.addEventListener('message', (event) => {
+  const data = event.data;
+  if (!data || data.type !== 'first-visit-reads' || !Array.isArray(data.reads)) return;
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(API_CACHE);
+      for (const read of data.reads) {
+        if (typeof read?.path !== 'string' || typeof read.body !== 'string') continue;
+        const url = new URL(read.path, self.location.origin);
+        if (url.origin !== self.location.origin || url.search || !CACHED_API.some((pattern) => pattern.test(url.pathname))) continue;
+        if (await cache.match(url.href, { ignoreVary: true })) continue;
+        await cache.put(url.href, new Response(read.body, { status: 200, headers: { 'content-type': String(read.contentType || 'application/json') } }));
+      }
+    })(),
+  );
+});
+
+/*
+ * Lookups ignore Vary: an API answer varies by Origin for other sites' CORS,
+ * and the page's `crossorigin` script and style requests send an Origin the
+ * precache's entries (stored by `addAll`, without one) never had, so a
+ * Vary-respecting lookup misses exactly when the network is gone.
+ */
+
 /** The network's answer (kept for later), or the cached one when the network fails. */
 async function networkFirst(request, cacheName, fallbackKey) {
   const cache = await caches.open(cacheName);
@@ -64,14 +93,14 @@ async function networkFirst(request, cacheName, fallbackKey) {
     if (response.status === 401 && cacheName === API_CACHE) await caches.delete(API_CACHE);
     return response;
   } catch (error) {
-    const cached = (await cache.match(fallbackKey ?? request)) ?? (fallbackKey ? await caches.match(fallbackKey) : undefined);
+    const cached = (await cache.match(fallbackKey ?? request, { ignoreVary: true })) ?? (fallbackKey ? await caches.match(fallbackKey, { ignoreVary: true }) : undefined);
     if (cached) return cached;
     throw error;
   }
 }
 
 async function cacheFirst(request) {
-  const cached = await caches.match(request);
+  const cached = await caches.match(request, { ignoreVary: true });
   if (cached) return cached;
   const response = await fetch(request);
   if (response.ok) {
