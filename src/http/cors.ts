@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isCredentialedOrigin } from '../auth/cookie-origins';
 import type { Config } from '../config';
 import type { App } from './types';
 
@@ -20,16 +21,6 @@ const EXPOSED_HEADERS = [
   'mcp-session-id',
   'mcp-protocol-version',
 ];
-
-/**
- * Origins whose pages may send the session cookie and read the answer: the
- * app's own (`PUBLIC_URL`) and `CORS_ORIGINS`. Read on every request, since
- * the public URL is known only once the server listens in some setups (tests).
- */
-export function isCredentialedOrigin(config: Pick<Config, 'publicUrl' | 'corsOrigins'>, origin: string | undefined): boolean {
-  if (!origin) return false;
-  return origin === new URL(config.publicUrl).origin || config.corsOrigins.includes(origin);
-}
 
 /**
  * CORS for the API. A trusted origin gets itself reflected with

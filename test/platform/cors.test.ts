@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config';
 import { startTestApp, type TestResponse } from '../helpers/app';
 import { grantTokens, postForm } from '../oauth/helpers';
+import { connectClient, synced } from '../helpers/sync';
 import { createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
@@ -57,8 +58,9 @@ describe('credentialed CORS', () => {
   it('never allows credentials to a foreign origin, a same-site sibling or an opaque origin', async () => {
     for (const origin of [FOREIGN, SIBLING, 'null', `${APP}.evil.example`, 'http://app.trellis.example']) {
       const read = await credentialed(origin);
-      // The server answers, but without Allow-Credentials a browser hands the page nothing.
+      // Without Allow-Credentials a browser hands the page nothing; and the cookie does not sign it in anyway.
       expect(cors(read)).toEqual({ origin: '*', credentials: null });
+      expect(read.status).toBe(401);
       expect(varies(read)).toBe(true);
       for (const [method, path] of [
         ['POST', '/api/workspaces'],
@@ -68,6 +70,38 @@ describe('credentialed CORS', () => {
         const pre = await preflight(origin, path, method);
         expect(pre.status).toBe(204);
         expect(cors(pre)).toEqual({ origin: '*', credentials: null });
+      }
+    }
+  });
+
+  it('signs in with the cookie only from the app itself: its origin, another name for this server, or no Origin at all', async () => {
+    expect((await credentialed(APP)).body.principal.id).toBe(owner.userId);
+    // The page's own origin under the name this person uses (here: the address the test talks to).
+    expect((await credentialed(t.url)).body.principal.id).toBe(owner.userId);
+    expect((await t.request('GET', '/api/me', { as: { cookie: owner.cookie } })).body.principal.id).toBe(owner.userId);
+    // A write that needs no preflight (a POST without a body) sent by a sibling page is anonymous, so refused;
+    // the same from the app reaches the route (409: a free plan has nothing to downgrade).
+    const forged = await t.request('POST', '/api/billing/downgrade', { as: { cookie: owner.cookie }, headers: { origin: SIBLING } });
+    expect(forged.status).toBe(401);
+    const own = await t.request('POST', '/api/billing/downgrade', { as: { cookie: owner.cookie }, headers: { origin: APP } });
+    expect(own.status).toBe(409);
+  });
+
+  it('gives a sync handshake from another site no session, and one from the app its session', async () => {
+    const detail = await t.request('GET', `/api/orgs/${owner.orgSlug}/workspaces/plans`, { as: { cookie: owner.cookie } });
+    const documentName = detail.body.surfaces.find((s: { kind: string }) => s.kind === 'doc' || s.kind === 'table').syncDocument as string;
+    const sibling = connectClient(t.url, documentName, { cookie: owner.cookie, origin: SIBLING });
+    try {
+      expect(await sibling.authenticationFailed).toBe('unauthorized');
+    } finally {
+      sibling.destroy();
+    }
+    for (const origin of [APP, t.url]) {
+      const app = connectClient(t.url, documentName, { cookie: owner.cookie, origin });
+      try {
+        await synced(app);
+      } finally {
+        app.destroy();
       }
     }
   });
@@ -125,14 +159,16 @@ describe('credentialed CORS', () => {
 
   it('applies the same rule to event streams, which write their own headers', async () => {
     const path = `/api/orgs/${owner.orgSlug}/workspaces/plans/subscribe`;
-    const stream = async (origin: string) => {
+    const stream = async (origin: string, credential: Record<string, string> = { cookie: `svc-session=${owner.cookie}` }) => {
       const controller = new AbortController();
-      const response = await fetch(`${t.url}${path}`, { headers: { accept: 'text/event-stream', origin, cookie: `svc-session=${owner.cookie}` }, signal: controller.signal });
+      const response = await fetch(`${t.url}${path}`, { headers: { accept: 'text/event-stream', origin, ...credential }, signal: controller.signal });
       controller.abort();
       return { status: response.status, origin: response.headers.get('access-control-allow-origin'), credentials: response.headers.get('access-control-allow-credentials') };
     };
     expect(await stream(APP)).toEqual({ status: 200, origin: APP, credentials: 'true' });
-    expect(await stream(SIBLING)).toEqual({ status: 200, origin: '*', credentials: null });
+    expect(await stream(SIBLING, { authorization: `Bearer ${key.bearer}` })).toEqual({ status: 200, origin: '*', credentials: null });
+    // The cookie from a sibling page is nobody: the private workspace is not there for it.
+    expect(await stream(SIBLING)).toEqual({ status: 404, origin: '*', credentials: null });
   });
 
   it('serves the web app without CORS headers or Vary: Origin, but unknown API paths with them', async () => {
