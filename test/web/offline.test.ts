@@ -80,10 +80,10 @@ describe('offline editing in the browser', () => {
       await person.page.locator('.grid-row').first().waitFor();
       await openTab(person, 'Notes');
     }
-    // The one visit: Ann stays on the page until the service worker has taken it over and her doc
-    // is stored here. The wait for the worker to hold the page's first reads is no assertion (a
+    // The one visit: Ann stays on the page until the service worker is active and her doc is
+    // stored here. The wait for the worker to hold the page's first reads is no assertion (a
     // person does not notice it); the reload offline below shows whether they were kept.
-    await eventually(() => ann.page.evaluate(() => Boolean(navigator.serviceWorker.controller)), 20_000);
+    await ann.page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
     await eventually(
       () =>
         ann.page.evaluate(async (workspaceApi) => {

@@ -1,4 +1,4 @@
-import { handOverWhenControlled } from './first-visit';
+import { handOverWhenReady } from './first-visit';
 
 /**
  * The service worker caches the app shell (so a reload offline still shows
@@ -7,7 +7,7 @@ import { handOverWhenControlled } from './first-visit';
  */
 export function registerServiceWorker() {
   if (!('serviceWorker' in navigator) || import.meta.env.DEV) return;
-  handOverWhenControlled();
+  handOverWhenReady();
   window.addEventListener('load', () => {
     navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch((error) => console.warn('service worker not registered', error));
   });

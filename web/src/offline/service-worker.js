@@ -55,9 +55,10 @@ self.addEventListener('fetch', (event) => {
 });
 
 /**
- * The first visit's API reads, made before this worker controlled the page
- * (web/src/offline/first-visit.ts): kept like any answer that passed through
- * here, unless a newer one already did.
+ * API reads of pages this worker does not control, above all the first
+ * visit's, made before it was installed (web/src/offline/first-visit.ts):
+ * kept like any answer that passed through here, unless the one held is
+ * newer (by the server's `Date`).
  */
 self.addEventListener('message', (event) => {
   const data = event.data;
@@ -69,8 +70,12 @@ self.addEventListener('message', (event) => {
         if (typeof read?.path !== 'string' || typeof read.body !== 'string') continue;
         const url = new URL(read.path, self.location.origin);
         if (url.origin !== self.location.origin || url.search || !CACHED_API.some((pattern) => pattern.test(url.pathname))) continue;
-        if (await cache.match(url.href, { ignoreVary: true })) continue;
-        await cache.put(url.href, new Response(read.body, { status: 200, headers: { 'content-type': String(read.contentType || 'application/json') } }));
+        const held = await cache.match(url.href, { ignoreVary: true });
+        const date = Date.parse(read.date);
+        if (held && !(date > Date.parse(held.headers.get('date')))) continue;
+        const headers = { 'content-type': String(read.contentType || 'application/json') };
+        if (read.date) headers.date = String(read.date);
+        await cache.put(url.href, new Response(read.body, { status: 200, headers }));
       }
     })(),
   );
