@@ -143,3 +143,27 @@ export function editorText(page: Page, selector = ''): Promise<string> {
       return copy.classList.contains('ProseMirror') ? (element as HTMLElement).innerText.replace(/\u2060[^\u2060]*\u2060/g, '') : (copy.textContent ?? '');
     });
 }
+
+/**
+ * Clicks the last element matching `selector` inside the doc editor and waits
+ * until the page has handled the caret moving there. ProseMirror learns of a
+ * click's caret from the browser's `selectionchange` event, which is queued:
+ * on a loaded machine Playwright's next key can arrive first (12 ms after the
+ * click was seen) and act at the old selection; a person types later than that.
+ */
+export async function placeCaretIn(page: Page, selector: string): Promise<void> {
+  await page.evaluate((selector) => {
+    (window as unknown as { caretPlaced: Promise<void> }).caretPlaced = new Promise<void>((resolve) => {
+      const onChange = () => {
+        const target = [...document.querySelectorAll(selector)].at(-1);
+        const anchor = window.getSelection()?.anchorNode;
+        if (!target || !anchor || !target.contains(anchor)) return;
+        document.removeEventListener('selectionchange', onChange);
+        resolve();
+      };
+      document.addEventListener('selectionchange', onChange);
+    });
+  }, selector);
+  await page.locator(selector).last().click();
+  await page.evaluate(() => (window as unknown as { caretPlaced: Promise<void> }).caretPlaced);
+}

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
-import { editorText, launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+import { editorText, launchBrowser, placeCaretIn, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
 /** How many updates this browser has stored for its documents in IndexedDB (y-indexeddb's `updates` stores). */
 function storedUpdates(page: Page): Promise<number> {
@@ -121,7 +121,7 @@ describe('offline editing in the browser', () => {
     await expect.poll(() => status(ann), { timeout: 10_000 }).toBe('offline');
     const storedBefore = await storedUpdates(ann.page);
 
-    await ann.page.locator('.ProseMirror p').last().click();
+    await placeCaretIn(ann.page, '.ProseMirror p');
     await ann.page.keyboard.press('End');
     await ann.page.keyboard.press('Enter');
     await ann.page.keyboard.type('Written on the train, offline.');
@@ -132,7 +132,7 @@ describe('offline editing in the browser', () => {
     expect(await cellText(ann, 'title')).toBe('Water bottle and map');
 
     // Ben, online, keeps working on the same doc.
-    await ben.page.locator('.ProseMirror h1').click();
+    await placeCaretIn(ben.page, '.ProseMirror h1');
     await ben.page.keyboard.press('End');
     await ben.page.keyboard.type(' (Saturday)');
     await eventually(async () => (await t.request('GET', `${base}/doc?format=markdown`, { as: { cookie: annCookie } })).body.markdown.includes('# Field trip (Saturday)'));
