@@ -3,7 +3,8 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
-import { editorText, launchBrowser, placeCaretIn, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
+import { editorText, launchBrowser, personWithSession, placeCaretIn, SCREENSHOT_DIR, signedInPerson, type Person } from './browser';
+import { signIn } from '../helpers/sign-in';
 
 /** How many updates this browser has stored for its documents in IndexedDB (y-indexeddb's `updates` stores). */
 function storedUpdates(page: Page): Promise<number> {
@@ -57,8 +58,9 @@ describe('offline editing in the browser', () => {
   beforeAll(async () => {
     t = await startTestApp();
     browser = await launchBrowser();
-    [ann, ben] = await Promise.all(['ann@example.com', 'ben@example.com'].map((email) => signedInPerson(t, browser, email)));
-    annCookie = await sessionCookieOf(ann.context);
+    // Ann signs in elsewhere (the magic link over HTTP); this browser loads no page until her one visit below.
+    annCookie = (await signIn(t, 'ann@example.com')).cookie;
+    [ann, ben] = await Promise.all([personWithSession(t, browser, annCookie), signedInPerson(t, browser, 'ben@example.com')]);
     const workspace = await createWorkspace(t, { as: { cookie: annCookie } }, { name: 'Field trip', slug: 'field-trip', initialMarkdown: '# Field trip\n\nMeet at the station.\n' });
     base = `/api/orgs/${workspace.org.slug}/workspaces/${workspace.slug}`;
     path = `/${workspace.org.slug}/${workspace.slug}`;
@@ -75,8 +77,9 @@ describe('offline editing in the browser', () => {
     const benUser = await t.services.db.selectFrom('users').select('id').where('email', '=', 'ben@example.com').executeTakeFirstOrThrow();
     await addMembership(t, workspace.id, benUser.id, 'editor');
 
+    // Ann's one online visit: the first page this browser ever loads is the workspace.
     for (const person of [ann, ben]) {
-      await person.page.goto(`${person.origin}${path}/packing`);
+      await person.page.goto(`${person.origin}${path}/packing`, { timeout: 120_000 });
       await person.page.locator('.grid-row').first().waitFor();
       await openTab(person, 'Notes');
     }
