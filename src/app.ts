@@ -1,5 +1,4 @@
 import cookie from '@fastify/cookie';
-import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -9,6 +8,7 @@ import { VersionRetention } from './domain/version-retention';
 import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
+import { registerCors } from './http/cors';
 import { handleError, handleNotFound } from './http/error-handler';
 import { registerLimitHooks } from './http/limits';
 import { registerMetrics } from './http/metrics';
@@ -60,27 +60,7 @@ export async function buildApp(services: Services): Promise<App> {
     runWithRequestId(request.id, done);
   });
 
-  await app.register(cors, {
-    origin: true,
-    credentials: true,
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    exposedHeaders: [
-      'x-request-id',
-      'retry-after',
-      'x-ratelimit-monthly-cap',
-      'x-ratelimit-monthly-used',
-      'x-ratelimit-monthly-reset',
-      'x-ratelimit-burst-remaining',
-      'x-ratelimit-burst-reset',
-      'idempotent-replayed',
-      'deprecation',
-      'link',
-      'etag',
-      'www-authenticate',
-      'mcp-session-id',
-      'mcp-protocol-version',
-    ],
-  });
+  await registerCors(app, services.config);
   await app.register(cookie);
   await registerOpenApi(app, services);
 
@@ -111,7 +91,7 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorate('mcpTools', new ToolRegistry());
   await app.register(async (scope) => registerRoutes(scope as App, services));
   // Last: its wildcard route answers only what no API route claims.
-  await registerWebApp(app, { uploadOrigins: directUploadOrigins(services.config.s3) });
+  await registerWebApp(app, { config: services.config, uploadOrigins: directUploadOrigins(services.config.s3) });
 
   // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
   const fileTrash = new FileTrashJob(services);

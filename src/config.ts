@@ -13,6 +13,22 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Other origins whose pages may call the API with the session cookie (docs: README, "Configuration"). */
+  CORS_ORIGINS: z
+    .string()
+    .transform((value, ctx) => {
+      const origins: string[] = [];
+      for (const entry of value.split(',').map((part) => part.trim()).filter(Boolean)) {
+        const origin = originOf(entry);
+        if (!origin) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not an origin: write scheme://host[:port] (http or https), no path, no wildcard` });
+          return z.NEVER;
+        }
+        origins.push(origin);
+      }
+      return origins;
+    })
+    .optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
@@ -45,6 +61,8 @@ export type Config = {
   port: number;
   host: string;
   publicUrl: string;
+  /** Origins besides PUBLIC_URL's whose pages may send credentialed requests (CORS with credentials). */
+  corsOrigins: string[];
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
@@ -102,6 +120,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     publicUrl,
+    corsOrigins: e.CORS_ORIGINS ?? [],
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -127,4 +146,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     failpoints: e.TRELLIS_FAILPOINTS,
   };
+}
+
+/**
+ * `https://app.example.com` (or with a port) as the browser sends it in
+ * `Origin`; null for anything else. A wildcard is refused on purpose: it
+ * would hand every site the signed-in person's cookie.
+ */
+function originOf(entry: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (url.username || url.password || url.search || url.hash || url.host.includes('*')) return null;
+  if (url.pathname !== '/' || !/^[a-z]+:\/\/[^/]+\/?$/i.test(entry)) return null;
+  return url.origin;
 }

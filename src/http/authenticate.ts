@@ -3,6 +3,7 @@ import type { Actor } from '../auth/actor';
 import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../auth/callers';
 import { errors } from '../errors';
 import type { Services } from '../services';
+import { mayUseSessionCookie } from '../auth/cookie-origins';
 
 export { API_KEY_PREFIX, SESSION_COOKIE } from '../auth/callers';
 
@@ -16,7 +17,8 @@ export function bearerTokenOf(request: FastifyRequest): { token: string | null; 
 
 /**
  * Reads the caller's credential from the request: `Authorization: Bearer`
- * (API key or OAuth access token) or the `svc-session` cookie, and resolves
+ * (API key or OAuth access token) or the `svc-session` cookie (only from
+ * this app's own pages: `mayUseSessionCookie`), and resolves
  * it through `src/auth/callers.ts`. A presented bearer credential that does
  * not resolve is a 401 even on public routes: an agent with a revoked key
  * must learn it, not silently read as anonymous. A stale browser cookie on a
@@ -30,7 +32,8 @@ export async function resolveActor(services: Services, request: FastifyRequest):
     return { actor, invalid: actor === null };
   }
   const cookie = request.cookies?.[SESSION_COOKIE];
-  if (cookie) {
+  // Another site's page (a sibling subdomain included) reads as anonymous, never as the person.
+  if (cookie && mayUseSessionCookie(services.config, request.headers)) {
     const actor = await actorFromSessionToken(services, cookie);
     return { actor, invalid: actor === null };
   }

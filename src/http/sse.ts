@@ -1,12 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { corsHeadersOf } from './cors';
 
 /** Keep-alive comment interval of every Server-Sent Events stream. */
 export const SSE_PING_MS = 15_000;
 
 /**
  * Takes the response over from Fastify and starts a `text/event-stream`
- * (CORS headers included, since hooks no longer run), answering the raw
+ * (with the CORS headers the hook chose, which Fastify no longer sends), answering the raw
  * response to write frames to.
  */
 export function openEventStream(request: FastifyRequest, reply: FastifyReply): ServerResponse {
@@ -18,8 +19,7 @@ export function openEventStream(request: FastifyRequest, reply: FastifyReply): S
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
     'x-request-id': request.id,
-    'access-control-allow-origin': request.headers.origin ?? '*',
-    ...(request.headers.origin ? { 'access-control-allow-credentials': 'true', vary: 'Origin' } : {}),
+    ...corsHeadersOf(reply),
   });
   raw.write(': connected\n\n');
   return raw;

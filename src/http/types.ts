@@ -27,6 +27,8 @@ declare module 'fastify' {
     capExempt?: boolean;
     /** False where the route limits writes itself (MCP: only tool calls that write take a slot). */
     writeLimited?: boolean;
+    /** False: no CORS headers and no `Vary: Origin` (the web app's files; src/http/cors.ts). */
+    cors?: false;
   }
   interface FastifyInstance {
     /** Every route the app serves (HEAD omitted), in registration order. */

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { addCorsHeaders } from './cors';
 import { handleNotFound } from './error-handler';
 import type { Config } from '../config';
 import type { App } from './types';
@@ -64,16 +65,20 @@ export function isReservedPath(urlPath: string): boolean {
  * as one wildcard route, so every API route and every other plugin's route
  * (`/share/*`, `/oauth/*`, `/.well-known/*`) is matched before it.
  */
-export async function registerWebApp(app: App, options: { distDir?: string; uploadOrigins?: readonly string[] } = {}) {
+export async function registerWebApp(app: App, options: { config: Config; distDir?: string; uploadOrigins?: readonly string[] }) {
   const distDir = options.distDir ?? WEB_DIST_DIR;
   const csp = contentSecurityPolicy(options.uploadOrigins);
   await app.register(fastifyStatic, { root: distDir, serve: false });
   app.get(
     '/*',
-    { schema: { hide: true }, config: { auth: 'none', metered: false } },
+    // No CORS: the same files for every origin, without the `Vary: Origin` that breaks the service worker's precache (src/http/cors.ts).
+    { schema: { hide: true }, config: { auth: 'none', metered: false, cors: false } },
     async (request: FastifyRequest, reply: FastifyReply) => {
       const urlPath = decodeURIComponentSafe(request.url.split('?')[0]!);
-      if (urlPath === null || isReservedPath(urlPath)) return handleNotFound(request, reply);
+      if (urlPath === null || isReservedPath(urlPath)) {
+        addCorsHeaders(options.config, request, reply);
+        return handleNotFound(request, reply);
+      }
       if (!existsSync(path.join(distDir, 'index.html'))) return notBuilt(reply);
       const lastSegment = urlPath.slice(urlPath.lastIndexOf('/') + 1);
       if (urlPath.startsWith(IMMUTABLE_PREFIX)) {

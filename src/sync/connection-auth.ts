@@ -5,6 +5,7 @@ import { loadCallerFacts } from '../persistence/access';
 import { findLiveSurfaceById, findWorkspaceById } from '../persistence/workspaces';
 import { can, workspaceAccess, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
+import { mayUseSessionCookie } from '../auth/cookie-origins';
 import { parseDocumentName, type ParsedDocumentName } from './document-names';
 import type { ConnectionContext } from './origins';
 
@@ -27,8 +28,10 @@ function writeActionFor(document: ParsedDocumentName): WorkspaceAction {
   return document.kind === 'tables' ? 'write_rows' : 'edit_doc';
 }
 
-function credentialOf(token: string | undefined, headers: Headers): ConnectionContext['credential'] | null {
+function credentialOf(services: Services, token: string | undefined, headers: Headers): ConnectionContext['credential'] | null {
   if (token) return { kind: 'bearer', token };
+  // A handshake from another site's page (browsers always name it) does not get the person's session.
+  if (!mayUseSessionCookie(services.config, { origin: headers.get('origin'), host: headers.get('host') })) return null;
   const cookie = headers.get('cookie') ?? '';
   const match = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(cookie);
   return match ? { kind: 'session', token: decodeURIComponent(match[1]!) } : null;
@@ -86,7 +89,7 @@ export async function authenticateConnection(
   const document = parseDocumentName(payload.documentName);
   if (!document) throw new SyncAccessError(CLOSE_FORBIDDEN.reason);
   // No credential reads like an anonymous REST caller: public and unlisted workspaces, read-only.
-  const credential = credentialOf(payload.token, payload.requestHeaders);
+  const credential = credentialOf(services, payload.token, payload.requestHeaders);
   const { actor, decision } = await cache.get(`${accessKeyOf(credential)}\u0000${payload.documentName}`, async () => {
     const found = credential ? await actorFor(services, credential) : null;
     if (credential && !found) return { actor: null, decision: { read: false, write: false } };

@@ -74,7 +74,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const url = `http://127.0.0.1:${port}`;
-  services.config.publicUrl = url;
+  // A test that names its public URL (CORS, links) keeps it; others get the address the server listens on.
+  if (!options.env?.PUBLIC_URL) services.config.publicUrl = url;
 
   const request = async (method: string, urlPath: string, opts: RequestOptions = {}): Promise<TestResponse> => {
     const headers: Record<string, string> = { ...opts.headers };

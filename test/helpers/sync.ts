@@ -13,13 +13,15 @@ export type SyncClient = {
 
 /**
  * A real @hocuspocus/provider in Node (which has no global WebSocket): the
- * token is an API key, or a session cookie is sent as a browser would.
+ * token is an API key, or a session cookie is sent as a browser would
+ * (with the page's `origin` when given).
  */
-export function connectClient(baseUrl: string, name: string, credential: { token?: string; cookie?: string }): SyncClient {
-  const cookie = credential.cookie;
+export function connectClient(baseUrl: string, name: string, credential: { token?: string; cookie?: string; origin?: string }): SyncClient {
+  const { cookie, origin } = credential;
   class CookieWebSocket extends WebSocket {
     constructor(url: string, protocols?: string | string[]) {
-      super(url, protocols, cookie ? { headers: { cookie: `svc-session=${cookie}` } } : {});
+      // `origin`: the page a browser would name in the handshake.
+      super(url, protocols, { headers: { ...(cookie ? { cookie: `svc-session=${cookie}` } : {}) }, ...(origin ? { origin } : {}) });
     }
   }
   const socket = new HocuspocusProviderWebsocket({

@@ -81,14 +81,30 @@ export interface Person {
 
 /** A browser context behind its own proxy, signed in through the real magic link. */
 export async function signedInPerson(t: TestApp, browser: Browser, email: string): Promise<Person> {
-  const proxy = await startLinkProxy(t.url);
-  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, deviceScaleFactor: 1 });
-  const page = await context.newPage();
+  const person = await personBehindProxy(t, browser);
   const sent = await t.request('POST', '/api/auth', { body: { email } });
   if (sent.status !== 200) throw new Error(`POST /api/auth answered ${sent.status}`);
   const token = await latestMagicToken(t, email);
   // A loaded machine (several browser files at once) can take well over Playwright's default 30 s for a first load.
-  await page.goto(`${proxy.url}/api/auth?token=${encodeURIComponent(token)}`, { timeout: 120_000 });
+  await person.page.goto(`${person.origin}/api/auth?token=${encodeURIComponent(token)}`, { timeout: 120_000 });
+  return person;
+}
+
+/**
+ * A browser context behind its own proxy that holds `sessionCookie` without
+ * having loaded any page yet: its first `goto` is the person's first visit
+ * (the offline test needs exactly one).
+ */
+export async function personWithSession(t: TestApp, browser: Browser, sessionCookie: string): Promise<Person> {
+  const person = await personBehindProxy(t, browser);
+  await person.context.addCookies([{ name: 'svc-session', value: sessionCookie, url: person.origin, httpOnly: true, sameSite: 'Lax' }]);
+  return person;
+}
+
+async function personBehindProxy(t: TestApp, browser: Browser): Promise<Person> {
+  const proxy = await startLinkProxy(t.url);
+  const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
   return {
     context,
     page,
@@ -142,4 +158,28 @@ export function editorText(page: Page, selector = ''): Promise<string> {
       // innerText keeps the line breaks between blocks; a detached copy has none, so read the live root.
       return copy.classList.contains('ProseMirror') ? (element as HTMLElement).innerText.replace(/\u2060[^\u2060]*\u2060/g, '') : (copy.textContent ?? '');
     });
+}
+
+/**
+ * Clicks the last element matching `selector` inside the doc editor and waits
+ * until the page has handled the caret moving there. ProseMirror learns of a
+ * click's caret from the browser's `selectionchange` event, which is queued:
+ * on a loaded machine Playwright's next key can arrive first (12 ms after the
+ * click was seen) and act at the old selection; a person types later than that.
+ */
+export async function placeCaretIn(page: Page, selector: string): Promise<void> {
+  await page.evaluate((selector) => {
+    (window as unknown as { caretPlaced: Promise<void> }).caretPlaced = new Promise<void>((resolve) => {
+      const onChange = () => {
+        const target = [...document.querySelectorAll(selector)].at(-1);
+        const anchor = window.getSelection()?.anchorNode;
+        if (!target || !anchor || !target.contains(anchor)) return;
+        document.removeEventListener('selectionchange', onChange);
+        resolve();
+      };
+      document.addEventListener('selectionchange', onChange);
+    });
+  }, selector);
+  await page.locator(selector).last().click();
+  await page.evaluate(() => (window as unknown as { caretPlaced: Promise<void> }).caretPlaced);
 }

@@ -12,6 +12,7 @@ import { Toasts } from './ui/toast';
 import { DialogHost } from './ui/dialogs';
 import { APP_PAGE_SLUGS } from '../../src/lib/app-paths';
 import { ElevationPrompt } from './ui/elevation';
+import { OfflineNotice } from './offline/OfflineNotice';
 import { Spinner } from './ui/primitives';
 import { Shell } from './workspace/Shell';
 import { WorkspacePage } from './workspace/WorkspacePage';
@@ -39,6 +40,12 @@ export function App() {
   let page;
   if (state.status === 'loading') page = <Spinner label="Opening Trellis…" />;
   else if (invite) page = <InvitePage kind={invite.kind as 'invites' | 'org-invites'} token={invite.token} />;
+  else if (state.status === 'error' && state.error.isNetwork)
+    page = (
+      <main class="auth-page">
+        <OfflineNotice what="Trellis has not been opened with your account on this device yet, so there is nothing of it here." onRetry={loadSession} />
+      </main>
+    );
   else if (state.status === 'error') page = <SignInPage error={state.error.message} />;
   else if (state.status === 'signed-out') page = <SignInPage />;
   else page = <SignedIn segments={segments} orgSlug={state.me.org?.slug ?? null} />;

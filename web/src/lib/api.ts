@@ -4,6 +4,7 @@
  * server's `{ error: { code, message } }`, the 429/402 bodies, or "you are
  * offline" when the request never reached it).
  */
+import { pageIsUncontrolled, rememberUncontrolledRead } from '../offline/first-visit';
 
 export class ApiError extends Error {
   constructor(
@@ -32,6 +33,7 @@ export async function api<T = any>(method: string, path: string, body?: Json | F
     (init.headers as Record<string, string>)['content-type'] = 'application/json';
   }
   let response: Response;
+  const uncontrolled = method === 'GET' && pageIsUncontrolled();
   try {
     response = await fetch(path, init);
   } catch {
@@ -44,7 +46,10 @@ export async function api<T = any>(method: string, path: string, body?: Json | F
   } catch {
     parsed = undefined;
   }
-  if (response.ok) return parsed as T;
+  if (response.ok) {
+    if (uncontrolled) rememberUncontrolledRead(path, response, text);
+    return parsed as T;
+  }
   throw errorFrom(response.status, parsed);
 }
 

@@ -54,6 +54,40 @@ self.addEventListener('fetch', (event) => {
   }
 });
 
+/**
+ * API reads of pages this worker does not control, above all the first
+ * visit's, made before it was installed (web/src/offline/first-visit.ts):
+ * kept like any answer that passed through here, unless the one held is
+ * newer (by the server's `Date`).
+ */
+self.addEventListener('message', (event) => {
+  const data = event.data;
+  if (!data || data.type !== 'first-visit-reads' || !Array.isArray(data.reads)) return;
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(API_CACHE);
+      for (const read of data.reads) {
+        if (typeof read?.path !== 'string' || typeof read.body !== 'string') continue;
+        const url = new URL(read.path, self.location.origin);
+        if (url.origin !== self.location.origin || url.search || !CACHED_API.some((pattern) => pattern.test(url.pathname))) continue;
+        const held = await cache.match(url.href, { ignoreVary: true });
+        const date = Date.parse(read.date);
+        if (held && !(date > Date.parse(held.headers.get('date')))) continue;
+        const headers = { 'content-type': String(read.contentType || 'application/json') };
+        if (read.date) headers.date = String(read.date);
+        await cache.put(url.href, new Response(read.body, { status: 200, headers }));
+      }
+    })(),
+  );
+});
+
+/*
+ * Lookups ignore Vary: an API answer varies by Origin for other sites' CORS,
+ * and the page's `crossorigin` script and style requests send an Origin the
+ * precache's entries (stored by `addAll`, without one) never had, so a
+ * Vary-respecting lookup misses exactly when the network is gone.
+ */
+
 /** The network's answer (kept for later), or the cached one when the network fails. */
 async function networkFirst(request, cacheName, fallbackKey) {
   const cache = await caches.open(cacheName);
@@ -64,14 +98,14 @@ async function networkFirst(request, cacheName, fallbackKey) {
     if (response.status === 401 && cacheName === API_CACHE) await caches.delete(API_CACHE);
     return response;
   } catch (error) {
-    const cached = (await cache.match(fallbackKey ?? request)) ?? (fallbackKey ? await caches.match(fallbackKey) : undefined);
+    const cached = (await cache.match(fallbackKey ?? request, { ignoreVary: true })) ?? (fallbackKey ? await caches.match(fallbackKey, { ignoreVary: true }) : undefined);
     if (cached) return cached;
     throw error;
   }
 }
 
 async function cacheFirst(request) {
-  const cached = await caches.match(request);
+  const cached = await caches.match(request, { ignoreVary: true });
   if (cached) return cached;
   const response = await fetch(request);
   if (response.ok) {

@@ -17,6 +17,7 @@ import { SURFACE_VIEWS } from './surface-views';
 import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from './types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
 import { confirmDialog } from '../ui/dialogs';
+import { OfflineNotice } from '../offline/OfflineNotice';
 
 export interface WorkspaceContext {
   workspace: WorkspaceDetail;
@@ -71,6 +72,19 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
     if (workspace && props.surfaceSlug && active && active.slug !== props.surfaceSlug) navigate(`/${props.orgSlug}/${props.slug}/${active.slug}`, { replace: true });
   }, [workspace, props.surfaceSlug, active?.slug]);
 
+  if (error?.isNetwork) {
+    return (
+      <OfflineNotice
+        what="This workspace has not been opened on this device yet, so there is no copy of it here."
+        onRetry={load}
+        action={
+          <Button variant="ghost" onClick={() => navigate(`/${props.orgSlug}`)}>
+            All workspaces
+          </Button>
+        }
+      />
+    );
+  }
   if (error) {
     return (
       <div class="page">
