@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/sync/document-names';
-import { deleteRow, insertRow } from '../../src/sync/table-document';
+import { sql } from 'kysely';
+import { deleteRow, ensureSheet, insertRow } from '../../src/sync/table-document';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
@@ -94,5 +95,45 @@ describe('a row id taken in another workspace', { timeout: 120_000 }, () => {
     expect(comment.status).toBe(200);
     expect((await t.request('DELETE', `${a.rows}/${id}`, { as: alice.as })).status).toBe(200);
     expect((await search(alice, 'Alpha ledger')).body.hits).toEqual([]);
+  });
+
+  it("a sync client of workspace B naming a sheet with the id of workspace A's sheet: nothing of it shows in A's versions, search or comments", async () => {
+    const a = await tableWorkspace(alice, 'alpha-sheet');
+    const b = await tableWorkspace(bob, 'bravo-sheet');
+    const aRow = (await t.request('POST', a.rows, { as: alice.as, body: { data: { title: 'Alpha sheet row' } } })).body.id as string;
+    const aVersions = `/api/orgs/${alice.orgSlug}/workspaces/alpha-sheet/surfaces/table/versions`;
+    const bVersions = `/api/orgs/${bob.orgSlug}/workspaces/bravo-sheet/surfaces/table/versions`;
+    const before = await t.request('GET', aVersions, { as: alice.as });
+    expect(before.status).toBe(200);
+
+    const client = connectClient(t.url, b.docName, { cookie: bob.cookie });
+    clients.push(client);
+    await synced(client);
+    client.doc.transact(() => {
+      ensureSheet(client.doc, a.surfaceId, null);
+      insertRow(client.doc, { id: 'planted', surfaceId: a.surfaceId, data: { title: 'Planted by bravo' } }, null);
+      insertRow(client.doc, { id: aRow, surfaceId: a.surfaceId, data: { title: 'Planted over alpha' } }, null);
+    });
+    await acknowledged(client);
+    await t.services.sync.changesCommitted(b.docName);
+    // Close B's editing session, and have B's history indexed (listing B's versions does it).
+    await sql`update document_updates set created_at = created_at - interval '30 minutes' where document = ${b.docName}`.execute(t.services.db);
+    expect((await t.request('GET', bVersions, { as: bob.as })).status).toBe(200);
+
+    const after = await t.request('GET', aVersions, { as: alice.as });
+    expect(after.status).toBe(200);
+    expect(after.body.versions.map((v: { id: string }) => v.id)).toEqual(before.body.versions.map((v: { id: string }) => v.id));
+    for (const version of after.body.versions as Array<{ id: string }>) {
+      const shown = await t.request('GET', `${aVersions}/${version.id}`, { as: alice.as });
+      expect(JSON.stringify(shown.body)).not.toContain('Planted');
+    }
+    expect((await search(alice, 'Planted')).body.hits).toEqual([]);
+    expect((await t.request('GET', `${a.rows}/${aRow}`, { as: alice.as })).body.data).toEqual({ title: 'Alpha sheet row' });
+    // B's comment on its planted row names no sheet of A.
+    const comment = await t.request('POST', `${b.rows}/planted/comments`, { as: bob.as, body: { body: 'mine' } });
+    expect(comment.status).toBe(200);
+    const listed = await t.request('GET', `/api/orgs/${bob.orgSlug}/workspaces/bravo-sheet/comments`, { as: bob.as });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body)).not.toContain(a.surfaceId);
   });
 });
