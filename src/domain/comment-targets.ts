@@ -277,7 +277,11 @@ export async function viewTargets(services: Services, workspace: Workspace, rows
   return views;
 }
 
-/** Comments on one thread location share a key: the wake dedup counts per thread location and recipient. */
-export function threadKeyOf(target: StoredTarget): string {
-  return target.targetType === 'cell' ? `cell:${target.targetId}:${target.columnId}` : `${target.targetType}:${target.targetId}`;
+/**
+ * Comments on one thread location share a key: the wake dedup counts per thread location and recipient.
+ * Row ids are unique only within a workspace (sync clients choose them), so the key names the workspace.
+ */
+export function threadKeyOf(workspaceId: string, target: StoredTarget): string {
+  const place = target.targetType === 'cell' ? `cell:${target.targetId}:${target.columnId}` : `${target.targetType}:${target.targetId}`;
+  return `${workspaceId}:${place}`;
 }

@@ -306,7 +306,7 @@ export async function createComment(services: Services, actor: Actor, resolved: 
 
   const wakes = root
     ? []
-    : await wakeMentionedAgents(services, { resolved, comment: record, author: actor.principal, threadKey: threadKeyOf(place.stored) });
+    : await wakeMentionedAgents(services, { resolved, comment: record, author: actor.principal, threadKey: threadKeyOf(resolved.workspace.id, place.stored) });
   return { ...record, wakes };
 }
 

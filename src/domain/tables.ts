@@ -106,7 +106,7 @@ async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: 
 /** Rows as the API shows them; attribution from the commit's receipt when the caller has one, else from the projection. */
 async function present(services: Services, workspaceId: string, rows: TableRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
   const missing = rows.filter((r) => !stored?.has(r.id)).map((r) => r.id);
-  const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, missing)), ...(stored ?? [])]);
+  const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, workspaceId, missing)), ...(stored ?? [])]);
   const now = services.clock.now().toISOString();
   return rows.map((row) => {
     const m = meta.get(row.id);

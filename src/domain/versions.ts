@@ -106,7 +106,7 @@ export async function listSurfaceVersions(
 ): Promise<{ versions: VersionRecord[]; nextCursor: string | null; history: { since: string | null; retentionDays: number | null } }> {
   const before = query.before ? decodeListCursor(query.before) : undefined;
   const pass = await upToDate(services, versioned);
-  const rows = await listVersions(services.db, versioned.surface.id, { limit: query.limit + 1, before });
+  const rows = await listVersions(services.db, versioned.surface.workspaceId, versioned.surface.id, { limit: query.limit + 1, before });
   const page = rows.slice(0, query.limit);
   return {
     versions: await present(services, page),
@@ -144,7 +144,7 @@ export async function nameVersion(services: Services, actor: Actor, resolved: Re
 }
 
 async function newNamedVersion(services: Services, versioned: VersionedSurface, pass: HistoryPass, name: string, by: Principal): Promise<NewVersion> {
-  const previous = await latestVersionBefore(services.db, versioned.surface.id, pass.head + 1);
+  const previous = await latestVersionBefore(services.db, versioned.surface.workspaceId, versioned.surface.id, pass.head + 1);
   const reference = previous ? await versionContent<SurfaceContent>(services.db, previous.id) : null;
   return {
     id: newId('ver'),
@@ -164,7 +164,7 @@ async function newNamedVersion(services: Services, versioned: VersionedSurface, 
 }
 
 async function storedVersion(services: Services, versioned: VersionedSurface, id: string): Promise<StoredVersion> {
-  const version = await findVersion(services.db, versioned.surface.id, id);
+  const version = await findVersion(services.db, versioned.surface.workspaceId, versioned.surface.id, id);
   if (!version) throw errors.notFound('Version');
   return version;
 }
@@ -288,7 +288,7 @@ export async function restoreVersion(
  */
 async function keepCurrentState(services: Services, versioned: VersionedSurface): Promise<StoredVersion> {
   const pass = await upToDate(services, versioned, true);
-  const [latest] = await listVersions(services.db, versioned.surface.id, { limit: 1 });
+  const [latest] = await listVersions(services.db, versioned.surface.workspaceId, versioned.surface.id, { limit: 1 });
   if (latest && JSON.stringify(await versionContent(services.db, latest.id)) === JSON.stringify(pass.atHead)) {
     if (latest.kind === 'auto') await markStartPoints(services.db, versioned.document, [latest.seq]);
     return latest;
@@ -312,5 +312,5 @@ async function keepCurrentState(services: Services, versioned: VersionedSurface)
   const prepared = await prepareVersions([version]);
   await writeVersions(services.db, prepared);
   // An automatic version already at that position keeps its id.
-  return (await findVersionAt(services.db, versioned.surface.id, pass.head))!;
+  return (await findVersionAt(services.db, versioned.surface.workspaceId, versioned.surface.id, pass.head))!;
 }

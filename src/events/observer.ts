@@ -120,7 +120,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
-    for (const [id, meta] of await rows.write(tx, this.services.clock.now())) stored.set(id, meta);
+    for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now())) stored.set(id, meta);
     const records: EventRecord[] = [];
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
@@ -218,11 +218,11 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });
     }
     if (!capsSyncWrites(origin) || created.size === 0) return drafts;
-    for (const [id, meta] of await rows.write(tx, this.services.clock.now())) stored.set(id, meta);
+    for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now())) stored.set(id, meta);
     const { refused, cap, plan } = await this.rowsOverCap(tx, context.id, created);
     if (refused.length === 0) return drafts;
     const out = new Set(refused);
-    await deleteRowProjections(tx, refused);
+    await deleteRowProjections(tx, context.id, refused);
     for (const id of refused) {
       stored.delete(id);
       ledger.refusedNow.add(id);
@@ -329,7 +329,7 @@ class RowWrites {
   }
 
   /** Writes what was collected and starts afresh. */
-  async write(tx: Tx, at: Date): Promise<Map<string, RowMeta>> {
+  async write(tx: Tx, workspaceId: string, at: Date): Promise<Map<string, RowMeta>> {
     const upserts: RowWrite[] = [];
     const deleted: string[] = [];
     for (const [id, row] of this.rows) {
@@ -337,7 +337,7 @@ class RowWrites {
       else deleted.push(id);
     }
     this.rows.clear();
-    await deleteRowProjections(tx, deleted);
+    await deleteRowProjections(tx, workspaceId, deleted);
     return upsertRows(tx, upserts, at);
   }
 }

@@ -37,7 +37,8 @@ function commentQuery(db: Executor) {
         .onRef('tableRows.workspaceId', '=', 'comments.workspaceId')
         .on('comments.targetType', 'in', ['row', 'cell']),
     )
-    .leftJoin('surfaces', (join) => join.on('surfaces.id', '=', EFFECTIVE_SURFACE))
+    // A row's sheet id is written by sync clients: only a sheet of the comment's own workspace names it.
+    .leftJoin('surfaces', (join) => join.on('surfaces.id', '=', EFFECTIVE_SURFACE).onRef('surfaces.workspaceId', '=', 'comments.workspaceId'))
     .selectAll('comments')
     .select([EFFECTIVE_SURFACE.as('currentSurfaceId'), 'surfaces.slug as surfaceSlug']);
 }

@@ -102,7 +102,7 @@ export async function searchProjections(
       select 'row' as kind, r.id as ref, r.workspace_id, r.surface_id, s.slug as surface_slug, null::integer as idx, r.search_text as text, r.updated_at
       from table_rows r
       join ${allowed} on allowed.id = r.workspace_id
-      join surfaces s on s.id = r.surface_id and s.deleted_at is null
+      join surfaces s on s.id = r.surface_id and s.workspace_id = r.workspace_id and s.deleted_at is null
       where r.search_text ilike ${pattern}
       limit ${take})`);
   }
@@ -111,7 +111,7 @@ export async function searchProjections(
       select 'doc-section' as kind, ds.surface_id || ':' || ds.idx as ref, ds.workspace_id, ds.surface_id, s.slug as surface_slug, ds.idx, ds.search_text as text, ds.updated_at
       from doc_sections ds
       join ${allowed} on allowed.id = ds.workspace_id
-      join surfaces s on s.id = ds.surface_id and s.deleted_at is null
+      join surfaces s on s.id = ds.surface_id and s.workspace_id = ds.workspace_id and s.deleted_at is null
       where ds.search_text ilike ${pattern}
       limit ${take})`);
   }
@@ -140,7 +140,7 @@ export async function searchProjections(
     left join page on true
     left join workspaces w on w.id = page.workspace_id
     left join orgs o on o.id = w.org_id
-    left join table_rows r on page.kind = 'row' and r.id = page.ref
+    left join table_rows r on page.kind = 'row' and r.workspace_id = page.workspace_id and r.id = page.ref
     left join doc_sections ds on page.kind = 'doc-section' and ds.surface_id = page.surface_id and ds.idx = page.idx
     order by page.score desc, page.updated_at desc, page.ref
   `.execute(db);

@@ -5,6 +5,7 @@ import type { PlanName, PrincipalKind } from './schema';
 
 /** The row projection the observer keeps: attribution, timestamps, counts and (later) search. */
 
+/** Keyed by (workspaceId, id): ids are chosen by sync clients and are unique only within a workspace. */
 export type RowProjection = {
   id: string;
   workspaceId: string;
@@ -50,8 +51,9 @@ export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at
           updatedAt: at,
         })),
       )
+      // A row is its workspace's: another workspace may hold the same (client-chosen) id.
       .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
+        oc.columns(['workspaceId', 'id']).doUpdateSet((eb) => ({
           surfaceId: eb.ref('excluded.surfaceId'),
           position: eb.ref('excluded.position'),
           data: eb.ref('excluded.data'),
@@ -79,6 +81,7 @@ export async function replaceRowProjections(db: Executor, workspaceId: string, r
   const known = await db.selectFrom('tableRows').select('id').where('workspaceId', '=', workspaceId).execute();
   await deleteRowProjections(
     db,
+    workspaceId,
     known.map((row) => row.id).filter((id) => !keep.has(id)),
   );
   for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
@@ -96,15 +99,19 @@ export async function replaceRowProjections(db: Executor, workspaceId: string, r
         })),
       )
       .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({ surfaceId: eb.ref('excluded.surfaceId'), position: eb.ref('excluded.position'), data: eb.ref('excluded.data') })),
+        oc.columns(['workspaceId', 'id']).doUpdateSet((eb) => ({ surfaceId: eb.ref('excluded.surfaceId'), position: eb.ref('excluded.position'), data: eb.ref('excluded.data') })),
       )
       .execute();
   }
 }
 
-export async function deleteRowProjections(db: Executor, ids: readonly string[]) {
+export async function deleteRowProjections(db: Executor, workspaceId: string, ids: readonly string[]) {
   for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
-    await db.deleteFrom('tableRows').where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT)).execute();
+    await db
+      .deleteFrom('tableRows')
+      .where('workspaceId', '=', workspaceId)
+      .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
+      .execute();
   }
 }
 
@@ -141,12 +148,13 @@ export type RowMeta = {
   updatedAt: Date;
 };
 
-export async function findRowMeta(db: Executor, ids: readonly string[]): Promise<Map<string, RowMeta>> {
+export async function findRowMeta(db: Executor, workspaceId: string, ids: readonly string[]): Promise<Map<string, RowMeta>> {
   const meta = new Map<string, RowMeta>();
   for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
     const rows = await db
       .selectFrom('tableRows')
       .select(['id', 'createdById', 'updatedById', 'createdAt', 'updatedAt'])
+      .where('workspaceId', '=', workspaceId)
       .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
       .execute();
     for (const row of rows) meta.set(row.id, row);

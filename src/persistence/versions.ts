@@ -8,7 +8,9 @@ import type { PrincipalKind } from './schema';
  * Stored versions of surfaces, the per-document cursor of the version
  * indexer, and base holds (see migration 0070 and docs/VERSIONS.md).
  * Version content is JSON compressed with gzip: a listed version never
- * needs the update log again.
+ * needs the update log again. Every read by surface also names the
+ * workspace: a sheet id is a key of the table document, which a sync
+ * client may set to another workspace's surface id.
  */
 
 const gzipAsync = promisify(gzip);
@@ -165,10 +167,11 @@ export async function writeVersions(db: Executor, versions: ReadonlyArray<Prepar
  */
 export async function listVersions(
   db: Executor,
+  workspaceId: string,
   surfaceId: string,
   options: { limit: number; before?: { seq: number; kind: VersionKind; id: string } },
 ): Promise<StoredVersion[]> {
-  let query = db.selectFrom('surfaceVersions').select(META).where('surfaceId', '=', surfaceId);
+  let query = db.selectFrom('surfaceVersions').select(META).where('workspaceId', '=', workspaceId).where('surfaceId', '=', surfaceId);
   if (options.before) {
     const { seq, kind, id } = options.before;
     query = query.where((eb) => eb(eb.refTuple('seq', 'kind', 'id'), '<', eb.tuple(seq, kind, id)));
@@ -177,16 +180,23 @@ export async function listVersions(
   return rows.map((row) => toVersion(row as MetaRow));
 }
 
-export async function findVersion(db: Executor, surfaceId: string, id: string): Promise<StoredVersion | null> {
-  const row = await db.selectFrom('surfaceVersions').select(META).where('surfaceId', '=', surfaceId).where('id', '=', id).executeTakeFirst();
+export async function findVersion(db: Executor, workspaceId: string, surfaceId: string, id: string): Promise<StoredVersion | null> {
+  const row = await db
+    .selectFrom('surfaceVersions')
+    .select(META)
+    .where('workspaceId', '=', workspaceId)
+    .where('surfaceId', '=', surfaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row ? toVersion(row as MetaRow) : null;
 }
 
 /** Any stored version of the surface at exactly this log position (a base that compaction folded). */
-export async function findVersionAt(db: Executor, surfaceId: string, seq: number): Promise<StoredVersion | null> {
+export async function findVersionAt(db: Executor, workspaceId: string, surfaceId: string, seq: number): Promise<StoredVersion | null> {
   const row = await db
     .selectFrom('surfaceVersions')
     .select(META)
+    .where('workspaceId', '=', workspaceId)
     .where('surfaceId', '=', surfaceId)
     .where('seq', '=', seq)
     .orderBy('kind') // auto before named: its content is the replayed state at exactly `seq`
@@ -202,8 +212,14 @@ export async function findDocumentVersionsAt(db: Executor, document: string, seq
 }
 
 /** The surface's newest version before log position `seq` (what a new point's changes are counted against). */
-export async function latestVersionBefore(db: Executor, surfaceId: string, seq: number, excludedIds: readonly string[] = []): Promise<StoredVersion | null> {
-  let query = db.selectFrom('surfaceVersions').select(META).where('surfaceId', '=', surfaceId).where('seq', '<', seq);
+export async function latestVersionBefore(
+  db: Executor,
+  workspaceId: string,
+  surfaceId: string,
+  seq: number,
+  excludedIds: readonly string[] = [],
+): Promise<StoredVersion | null> {
+  let query = db.selectFrom('surfaceVersions').select(META).where('workspaceId', '=', workspaceId).where('surfaceId', '=', surfaceId).where('seq', '<', seq);
   if (excludedIds.length > 0) query = query.where('id', 'not in', [...excludedIds]);
   // At one position the auto point (the replayed state) is the reference.
   const row = await query.orderBy('seq', 'desc').orderBy('kind').limit(1).executeTakeFirst();
@@ -401,7 +417,7 @@ export async function droppablePoints(db: Executor, document: string, seqs: read
     .where('v.kind', '=', 'auto')
     .where('v.startPoint', '=', false)
     .where('v.seq', 'in', [...seqs])
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('surfaceVersions as later').select('later.id').whereRef('later.surfaceId', '=', 'v.surfaceId').whereRef('later.seq', '>', 'v.seq'))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('surfaceVersions as later').select('later.id').whereRef('later.workspaceId', '=', 'v.workspaceId').whereRef('later.surfaceId', '=', 'v.surfaceId').whereRef('later.seq', '>', 'v.seq'))))
     .execute();
   return rows.map((row) => toVersion(row as MetaRow));
 }

@@ -239,7 +239,7 @@ async function countedVersions(db: Db, document: string, workspaceId: string, ca
   for (const capture of captures) {
     const id = capture.surface.id;
     if (!reference.has(id)) {
-      const stored = await latestVersionBefore(db, id, capture.seq, droppedIds);
+      const stored = await latestVersionBefore(db, workspaceId, id, capture.seq, droppedIds);
       reference.set(id, stored ? await versionContent<SurfaceContent>(db, stored.id) : null);
     }
     versions.push({
@@ -320,7 +320,8 @@ export async function readAt<T>(db: Db, document: string, seq: number, read: (do
 export async function surfaceContentAt(db: Db, document: string, surface: HistorySurface, seq: number): Promise<SurfaceContent | null> {
   const replayed = await readAt(db, document, seq, (doc) => readSurfaceContent(doc, surface));
   if (replayed !== undefined) return replayed;
-  const version = await findVersionAt(db, surface.id, seq);
+  const workspaceId = parseDocumentName(document)?.workspaceId;
+  const version = workspaceId ? await findVersionAt(db, workspaceId, surface.id, seq) : null;
   return version ? versionContent<SurfaceContent>(db, version.id) : null;
 }
 
