@@ -20,7 +20,9 @@
  *   npx tsx bench/doc.ts --edits 20000      (a prefix of the trace, for a quick look)
  *   npx tsx bench/doc.ts --trace-only --prefill=100000   (also on a server whose org already
  *                                           holds 100,000 rows and their events in another document;
- *                                           --no-fresh skips the fresh server)
+ *                                           --no-fresh skips the fresh server;
+ *                                           --no-compaction: no compaction during the trace, which
+ *                                           isolates the per-message write path)
  *
  * Per run: time per tenth of the trace (bare and Trellis side by side), the
  * server's longest event-loop pause, and the final text checked.
@@ -50,6 +52,8 @@ export type DocBenchOptions = {
   prefill?: number;
   /** Also run Trellis on a fresh server beside the prefilled one (default when prefilling). */
   fresh?: boolean;
+  /** No compaction (nor version-index pass) during the trace: the per-message write path alone. */
+  noCompaction?: boolean;
 };
 
 // The shared data folder sits beside the checkout (/work/main) or beside the worktrees' folder (/work/wt/<name>).
@@ -60,7 +64,7 @@ const TRACE_FILE = ['../../shared', '../../../shared']
 export async function runDocBench(options: DocBenchOptions = {}): Promise<Figures> {
   const figures: Figures = {};
   if (!options.skipPut) Object.assign(figures, await putFigures());
-  if (!options.skipTrace) Object.assign(figures, await traceFigures(options.edits, options.prefill ?? 0, options.fresh ?? true));
+  if (!options.skipTrace) Object.assign(figures, await traceFigures(options.edits, options.prefill ?? 0, options.fresh ?? true, options.noCompaction ?? false));
   return figures;
 }
 
@@ -197,9 +201,10 @@ function loadTrace(): Trace {
   return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
 }
 
-function spawnServer(mode: 'trellis' | 'bare', prefill: number) {
+function spawnServer(mode: 'trellis' | 'bare', prefill: number, noCompaction: boolean) {
   // The server on core 0, this replaying client on core 1 (pinned in traceFigures).
-  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode}_${process.pid}`, { core: 0, env: { BENCH_PREFILL: String(prefill) } });
+  const env = { BENCH_PREFILL: String(prefill), BENCH_NO_COMPACTION: noCompaction ? '1' : '0' };
+  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode}_${process.pid}`, { core: 0, env });
 }
 
 /** The text a trace prefix leaves, applied like Array.prototype.splice. */
@@ -210,8 +215,8 @@ function expectedText(trace: Trace, edits: number): string {
   return chars.join('');
 }
 
-async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number, prefill = 0) {
-  const { info, child } = await spawnServer(mode, prefill);
+async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number, prefill = 0, noCompaction = false) {
+  const { info, child } = await spawnServer(mode, prefill, noCompaction);
   try {
     const client = connectClient(info.url, info.documentName, { cookie: info.cookie });
     await synced(client, 60_000);
@@ -265,15 +270,15 @@ async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number, pre
   }
 }
 
-async function traceFigures(limit: number | undefined, prefill: number, fresh: boolean): Promise<Figures> {
+async function traceFigures(limit: number | undefined, prefill: number, fresh: boolean, noCompaction: boolean): Promise<Figures> {
   const trace = loadTrace();
   const edits = Math.min(limit ?? trace.txns.length, trace.txns.length);
   const expected = expectedText(trace, edits);
-  const figures: Figures = { traceEdits: edits, pinned: String(pinThisProcess(1)), loadAverageAtStart: os.loadavg()[0]!.toFixed(1) };
+  const figures: Figures = { traceEdits: edits, compactionDuringTrace: String(!noCompaction), pinned: String(pinThisProcess(1)), loadAverageAtStart: os.loadavg()[0]!.toFixed(1) };
   const bare = await replay('bare', trace, edits);
   const runs: Array<[string, Awaited<ReturnType<typeof replay>>]> = [['bare', bare]];
-  if (prefill === 0 || fresh) runs.push(['trellis', await replay('trellis', trace, edits)]);
-  if (prefill > 0) runs.push([`trellisPrefilled${prefill}`, await replay('trellis', trace, edits, prefill)]);
+  if (prefill === 0 || fresh) runs.push(['trellis', await replay('trellis', trace, edits, 0, noCompaction)]);
+  if (prefill > 0) runs.push([`trellisPrefilled${prefill}`, await replay('trellis', trace, edits, prefill, noCompaction)]);
   for (const [name, run] of runs) {
     const matches = run.stats.text === expected && run.clientText === expected;
     figures[`${name}FinalTextEqualsEndContent`] = String(matches);
@@ -326,6 +331,7 @@ if (isEntryPoint) {
     edits: edits ? Number(edits) : undefined,
     prefill: prefill ? Number(prefill) : 0,
     fresh: !process.argv.includes('--no-fresh'),
+    noCompaction: process.argv.includes('--no-compaction'),
     skipPut: process.argv.includes('--trace-only'),
     skipTrace: process.argv.includes('--put-only'),
   });

@@ -173,6 +173,22 @@ export class SyncEngine implements DocumentSync {
         this.tails.delete(documentName);
       },
     });
+    this.skipIdleStoreHooks(options.extensions ?? []);
+  }
+
+  /**
+   * With `debounce: 0` Hocuspocus runs its store hooks after every update (a
+   * mutex, a hook chain and a timer per keystroke) although no extension
+   * stores anything: the log is written before the update is applied. The
+   * immediate runs (a direct connection closing) still go through, as they
+   * decide when a document unloads.
+   */
+  private skipIdleStoreHooks(extensions: Extension[]) {
+    // Our own configuration sets no store hook; only an extension passed in could.
+    if (extensions.some((e) => e.onStoreDocument || e.afterStoreDocument)) return;
+    const instance = this.hocuspocus as unknown as { storeDocumentHooks(document: Document, payload: unknown, immediately?: boolean): Promise<void> };
+    const store = instance.storeDocumentHooks.bind(instance);
+    instance.storeDocumentHooks = (document, payload, immediately) => (immediately ? store(document, payload, immediately) : Promise.resolve());
   }
 
   setObserver(observer: TransactionObserver) {
