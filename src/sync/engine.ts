@@ -125,6 +125,7 @@ export class SyncEngine implements DocumentSync {
     /** Extra Hocuspocus extensions: the Redis relay when several instances share documents (src/sync/redis-relay.ts). */
     options: { extensions?: Extension[] } = {},
   ) {
+    const extensions = options.extensions ?? [];
     this.monitor = new ConnectionAccessMonitor(services, () => this.hocuspocus);
     this.log = new UpdateLog(services.db, (name, bytes) => {
       services.metrics?.logAppends.inc({ source: 'client' });
@@ -138,7 +139,8 @@ export class SyncEngine implements DocumentSync {
     this.hocuspocus = new Hocuspocus({
       name: 'trellis',
       quiet: true,
-      extensions: options.extensions ?? [],
+      // A copy: Hocuspocus appends its own configuration (store hooks included) to the array it is given.
+      extensions: [...extensions],
       // Small edits are broadcast as they come: the default merge costs more than it saves (STACK-NOTES).
       flushDelay: false,
       // Nothing is stored on a debounce: the log is written before acknowledgement.
@@ -176,7 +178,7 @@ export class SyncEngine implements DocumentSync {
         this.tails.delete(documentName);
       },
     });
-    this.skipIdleStoreHooks(options.extensions ?? []);
+    this.skipIdleStoreHooks(extensions);
   }
 
   /**
@@ -186,7 +188,7 @@ export class SyncEngine implements DocumentSync {
    * immediate runs (a direct connection closing) still go through, as they
    * decide when a document unloads.
    */
-  private skipIdleStoreHooks(extensions: Extension[]) {
+  private skipIdleStoreHooks(extensions: readonly Extension[]) {
     // Our own configuration sets no store hook; only an extension passed in could.
     if (extensions.some((e) => e.onStoreDocument || e.afterStoreDocument)) return;
     const instance = this.hocuspocus as unknown as { storeDocumentHooks(document: Document, payload: unknown, immediately?: boolean): Promise<void> };
