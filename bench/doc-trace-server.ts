@@ -68,6 +68,8 @@ async function trellis() {
   let documentName = '';
   let workspaceId = '';
   const t = await startTestApp({
+    // The prefill's REST writes would pass the default write limit.
+    env: { API_WRITES_PER_MINUTE: '1000000' },
     routes: (app, services) => {
       app.get('/bench/mark', { config: { auth: 'none', metered: false } }, async () => {
         cpuMark = process.cpuUsage();
