@@ -104,7 +104,7 @@ function describe(name: string, result: Result, bare?: Result, anchors: Array<[s
 const json = { 'content-type': 'application/json' };
 
 async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
-  const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode}_${process.pid}`, { core: 0, env });
+  const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode.replace(/-/g, '_')}_${process.pid}`, { core: 0, env });
   try {
     return await run(info);
   } finally {
