@@ -191,14 +191,20 @@ export class SyncEngine implements DocumentSync {
    * mutex, a hook chain and a timer per keystroke) although no extension
    * stores anything: the log is written before the update is applied. The
    * immediate runs (a direct connection closing) still go through, as they
-   * decide when a document unloads.
+   * decide when a document unloads. Its onChange hooks, which nothing here
+   * uses, are skipped the same way.
    */
   private skipIdleStoreHooks(extensions: readonly Extension[]) {
     // Our own configuration sets no store hook; only an extension passed in could.
     if (extensions.some((e) => e.onStoreDocument || e.afterStoreDocument)) return;
-    const instance = this.hocuspocus as unknown as { storeDocumentHooks(document: Document, payload: unknown, immediately?: boolean): Promise<void> };
+    const instance = this.hocuspocus as unknown as {
+      storeDocumentHooks(document: Document, payload: unknown, immediately?: boolean): Promise<void>;
+      handleDocumentUpdate(document: Document, origin: unknown, update: Uint8Array): void;
+    };
     const store = instance.storeDocumentHooks.bind(instance);
     instance.storeDocumentHooks = (document, payload, immediately) => (immediately ? store(document, payload, immediately) : Promise.resolve());
+    // Nobody listens to onChange either: skip building its payload (a URL parse and two objects an update).
+    if (!extensions.some((e) => e.onChange)) instance.handleDocumentUpdate = () => {};
   }
 
   /** Derived marks of client updates that may share a log row (group-commit.ts): for whoever marks them outside a commit here (typing bursts). */
