@@ -127,15 +127,10 @@ export class SyncEngine implements DocumentSync {
   ) {
     const extensions = options.extensions ?? [];
     this.monitor = new ConnectionAccessMonitor(services, () => this.hocuspocus);
-    this.log = new UpdateLog(
-      services.db,
-      (name, bytes) => {
-        services.metrics?.logAppends.inc({ source: 'client' });
-        this.noteAppended(name, bytes);
-      },
-      // Typing in doc and html bodies shares rows; table edits keep a row each (group-commit.ts).
-      (name) => parseDocumentName(name)?.kind !== 'tables',
-    );
+    this.log = new UpdateLog(services.db, (name, bytes) => {
+      services.metrics?.logAppends.inc({ source: 'client' });
+      this.noteAppended(name, bytes);
+    });
     this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes), {
       urgent: (change) => isServerOrigin(change.origin),
       // Doc and html bodies take a transaction per keystroke; table edits are rare enough to persist at once.

@@ -24,7 +24,7 @@
  *   client, which never got its acknowledgement, resends it on reconnect,
  *   and the next load applies it. Yjs updates are idempotent.
  *
- * - Updates of one connection's messages to a doc or html body that share a commit are merged
+ * - Updates of one connection's messages that share a commit are merged
  *   (`Y.mergeUpdates`, up to MAX_PARTS) into one log row: a fast typist's
  *   or a replaying client's queued keystrokes cost one row, one set of index
  *   entries and one derived mark instead of one each. Each message is still
@@ -77,16 +77,8 @@ export class UpdateLog {
 
   constructor(
     private readonly db: Db,
-    /** Called once per logged row, after its commit (compaction bookkeeping). */
+    /** Called once per logged update, after its commit (compaction bookkeeping). */
     private readonly onLogged: (document: string, bytes: number) => void,
-    /**
-     * Whose queued updates may share a row. A row is derived again whole
-     * (after a crash, or when its connection closed before every part was
-     * applied), so the parts whose events were already recorded get theirs
-     * again: harmless for typing (one coalesced `doc.updated`), not for
-     * table rows (a second `row.created`). Default: every document.
-     */
-    private readonly mergeable: (document: string) => boolean = () => true,
   ) {}
 
   /**
@@ -179,7 +171,7 @@ export class UpdateLog {
   private async flush() {
     try {
       while (this.pending.length > 0) {
-        const batch = mergeRuns(this.pending.splice(0, MAX_ROWS_PER_COMMIT), this.mergeable);
+        const batch = mergeRuns(this.pending.splice(0, MAX_ROWS_PER_COMMIT));
         const rows = batch.map((row) => ({ document: row.document, update: row.update, author: row.author, derived: false }));
         let seqs: number[];
         try {
@@ -205,7 +197,7 @@ export class UpdateLog {
 type Row = { document: string; update: Uint8Array; author: UpdateAuthor; items: PendingAppend[] };
 
 /** One row per run of consecutive appends of one connection to one document (at most MAX_PARTS), the rest a row each. */
-function mergeRuns(appends: PendingAppend[], mergeable: (document: string) => boolean): Row[] {
+function mergeRuns(appends: PendingAppend[]): Row[] {
   const rows: Row[] = [];
   let run: PendingAppend[] = [];
   const close = () => {
@@ -217,7 +209,7 @@ function mergeRuns(appends: PendingAppend[], mergeable: (document: string) => bo
   };
   for (const item of appends) {
     const last = run.at(-1);
-    const joins = last && item.source && item.source === last.source && item.document === last.document && item.author?.id === last.author?.id && mergeable(item.document);
+    const joins = last && item.source && item.source === last.source && item.document === last.document && item.author?.id === last.author?.id;
     if (!joins || run.length >= MAX_PARTS) close();
     run.push(item);
   }
