@@ -53,15 +53,10 @@ type TypingBurst = {
   /** The document and the log sequence numbers of the typed updates: marked derived when the burst's event is recorded. */
   documentName: string;
   seqs: number[];
-  /** The first typed change's event key (its log row and part). */
-  key: string | undefined;
 };
 
 /** Where a change's updates are in the log, for the typing bursts that take them over. */
-export type ChangeLog = { documentName: string; seqs: readonly number[]; key?: string; deferred: number[] };
-
-/** The engine's derived marks, for log rows that several typed updates share (src/sync/group-commit.ts). */
-export type DerivationMarks = { derivable(seqs: readonly number[]): number[]; partsDerived(seqs: readonly number[], marked: readonly number[]): void };
+export type ChangeLog = { documentName: string; seqs: readonly number[]; deferred: number[] };
 
 export type DocDerived = {
   kind: 'doc' | 'html';
@@ -91,10 +86,7 @@ export class DocChanges {
   private readonly watched = new WeakSet<Y.Doc>();
   private readonly projections = new Map<string, ProjectionState>();
 
-  constructor(
-    private readonly services: Services,
-    private readonly marks?: DerivationMarks,
-  ) {}
+  constructor(private readonly services: Services) {}
 
   derive(documentName: string, parsed: ParsedDocumentName, doc: Y.Doc, transaction: Y.Transaction): DocDerived | null {
     if (parsed.kind === 'tables' || !parsed.surfaceId) return null;
@@ -157,8 +149,7 @@ export class DocChanges {
   private addToBurst(draft: EventDraft, summary: string, log: ChangeLog) {
     const key = `${draft.subjectId}\u0000${draft.principal?.id ?? ''}`;
     const now = Date.now();
-    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null, documentName: log.documentName, seqs: [], key: undefined };
-    burst.key ??= log.key ?? (log.seqs.length > 0 ? String(log.seqs[0]) : undefined);
+    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null, documentName: log.documentName, seqs: [] };
     this.bursts.set(key, burst);
     burst.changes++;
     burst.seqs.push(...log.seqs);
@@ -174,15 +165,13 @@ export class DocChanges {
     if (!burst) return;
     this.bursts.delete(key);
     const data = { ...burst.draft.data, text: burst.summaries.join(' … ').slice(0, 280), changes: burst.changes };
-    const draft: EventDraft = { ...burst.draft, data, ...(burst.key ? { dedupeKey: `${burst.documentName}:${burst.key}:typing` } : {}) };
+    const draft: EventDraft = { ...burst.draft, data, ...(burst.seqs.length > 0 ? { dedupeKey: `${burst.documentName}:${burst.seqs[0]}:typing` } : {}) };
     try {
-      const marked = this.marks ? this.marks.derivable(burst.seqs) : burst.seqs;
       const records = await this.services.db.transaction().execute(async (tx) => {
         const recorded = await recordEvents(this.services, tx, [draft]);
-        await markUpdatesDerived(tx, burst.documentName, marked);
+        await markUpdatesDerived(tx, burst.documentName, burst.seqs);
         return recorded;
       });
-      this.marks?.partsDerived(burst.seqs, marked);
       publishEvents(this.services, records);
     } catch (error) {
       // The typed updates stay underived in the log: the next load derives them again.

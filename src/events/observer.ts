@@ -62,7 +62,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     private readonly services: Services,
     private readonly engine: SyncEngine,
   ) {
-    this.docs = new DocChanges(services, engine.derivationMarks);
+    this.docs = new DocChanges(services);
   }
 
   private readonly docs: DocChanges;
@@ -103,13 +103,13 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const ledger: RefusalLedger = { refusals: [], refusedNow: new Set(), forgotten: [] };
     // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
     const replayedTyping = new Map<string, EventDraft>();
-    for (const { derived, origin, seqs, key } of changes) {
+    for (const { derived, origin, seqs } of changes) {
       const principal = principalOfOrigin(origin);
       const made =
         derived.kind === 'tables'
           ? await this.tableEvents(tx, context, derived, principal, { rows, stored, origin, ledger })
-          : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, key, deferred });
-      if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${key ?? seqs[0]}:${n}`));
+          : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred });
+      if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
       for (const draft of made) {
         if (!(isReplay(origin) && draft.event === 'doc.updated')) {
           drafts.push(draft);

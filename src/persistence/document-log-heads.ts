@@ -40,23 +40,13 @@ const singleSession = new WeakSet<object>();
 
 export function markSingleSession(db: object) {
   singleSession.add(db);
-  // Its transactions share the database's adapter: they are known by it.
-  const adapter = adapterOf(db);
-  if (adapter) singleSession.add(adapter);
-}
-
-function adapterOf(db: object): object | undefined {
-  return (db as { getExecutor?(): { adapter: object } }).getExecutor?.().adapter;
 }
 
 /**
- * Whether appending through `db` needs the head lock: not on a
- * single-session database, where appends cannot interleave and commit in
- * sequence order anyway (the group-commit hot path saves a transaction, and
- * a REST commit a statement).
+ * Whether appending through `db` (outside a transaction) needs the head
+ * lock: not on a single-session database, where a plain insert commits in
+ * sequence order anyway (and the group-commit hot path saves a transaction).
  */
 export function appendsNeedLock(db: Executor): boolean {
-  if (singleSession.has(db)) return false;
-  const adapter = adapterOf(db);
-  return !(adapter && singleSession.has(adapter));
+  return db.isTransaction || !singleSession.has(db);
 }

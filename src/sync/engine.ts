@@ -14,7 +14,7 @@ import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persist
 import { findPrincipals } from '../persistence/workspaces';
 import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived } from './document-store';
 import { parseDocumentName } from './document-names';
-import { ChangeBatches, derivationKey, UpdateLog } from './group-commit';
+import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
 import { isSyncStep1 } from './update-message';
 import { repairMessageText } from './update-text';
@@ -53,8 +53,7 @@ export interface TransactionObserver<Derived = unknown> {
   reproject?(tx: Tx, documentName: string, doc: Y.Doc): Promise<void>;
 }
 
-/** `key`: what a client change's events are keyed by (its log row, and its part of a shared row), with their index. */
-export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[]; key?: string };
+export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[] };
 
 type PendingChange = {
   origin: unknown;
@@ -68,11 +67,9 @@ type PendingChange = {
   settled?: Waiter;
   /** A sync client's change: the log sequence numbers of the update it applied. */
   seqs: number[];
-  /** A sync client's change: the key its events are recorded under (group-commit.ts `derivationKey`). */
-  key?: string;
 };
 /** The logged update a connection is applying right now (Hocuspocus handles a connection's messages one at a time). */
-type Applying = { documentName: string; seq: number; key: string; queued: boolean };
+type Applying = { documentName: string; seq: number; queued: boolean };
 type Waiter = { resolve(receipt?: CommitReceipt): void; reject(error: unknown): void };
 type Held = { connection: DirectConnection; lastUsed: number };
 /** Hocuspocus broadcasts an update to a document's connections from here (flushDelay: false). */
@@ -165,8 +162,8 @@ export class SyncEngine implements DocumentSync {
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
-        const at = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
-        if (at !== null) this.applying.set(connection, { documentName, seq: at.seq, key: derivationKey(at), queued: false });
+        const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
+        if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false });
       },
       afterHandleMessage: async ({ connection }) => {
         const applied = this.applying.get(connection);
@@ -200,11 +197,6 @@ export class SyncEngine implements DocumentSync {
     instance.storeDocumentHooks = (document, payload, immediately) => (immediately ? store(document, payload, immediately) : Promise.resolve());
     // Nobody listens to onChange either: skip building its payload (a URL parse and two objects an update).
     if (!extensions.some((e) => e.onChange)) instance.handleDocumentUpdate = () => {};
-  }
-
-  /** Derived marks of client updates that may share a log row (group-commit.ts): for whoever marks them outside a commit here (typing bursts). */
-  get derivationMarks(): Pick<UpdateLog, 'derivable' | 'partsDerived'> {
-    return this.log;
   }
 
   setObserver(observer: TransactionObserver) {
@@ -366,7 +358,7 @@ export class SyncEngine implements DocumentSync {
       if (!isServerOrigin(origin) && !isConnectionOrigin(origin)) return this.pending.delete(doc);
       const derived = this.observer?.derive(documentName, doc, transaction) ?? null;
       const applying = isConnectionOrigin(origin) ? this.applying.get(origin.connection) : undefined;
-      this.pending.set(doc, { origin, derived, generation: this.generationOf(documentName), seqs: applying ? [applying.seq] : [], key: applying?.key });
+      this.pending.set(doc, { origin, derived, generation: this.generationOf(documentName), seqs: applying ? [applying.seq] : [] });
     });
     doc.on('update', (update: Uint8Array, origin: unknown) => {
       const change = this.pending.get(doc);
@@ -432,26 +424,18 @@ export class SyncEngine implements DocumentSync {
     const idle = this.idleSeqs.get(documentName) ?? [];
     this.idleSeqs.delete(documentName);
     const timer = this.services.metrics?.commitDuration.startTimer();
-    let derivedParts: number[] = [];
-    let marked: number[] = [];
     try {
       await this.services.db.transaction().execute(async (tx) => {
         await appendUpdates(
           tx,
           server.map((change) => ({ document: documentName, update: change.update!, author: authorOf(change.origin), derived: true })),
         );
-        const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs, key: c.key }));
+        const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs }));
         let deferred: number[] = [];
         if (observed.length > 0 && this.observer) ({ publish, deferred, receipts } = await this.observer.persist(tx, documentName, observed));
-        // One entry a part: a part held back (a typing burst derives it later) takes one entry off.
-        const held = countSeqs(deferred);
-        derivedParts = [...idle, ...changes.flatMap((c) => c.seqs)].filter((seq) => {
-          const n = held.get(seq) ?? 0;
-          if (n > 0) held.set(seq, n - 1);
-          return n === 0;
-        });
-        marked = this.log.derivable(derivedParts);
-        await markUpdatesDerived(tx, documentName, marked);
+        const held = new Set(deferred);
+        const derived = [...idle, ...changes.flatMap((c) => c.seqs)].filter((seq) => !held.has(seq));
+        await markUpdatesDerived(tx, documentName, derived);
         this.services.failpoints.hit('document.commit');
         if (server.length < changes.length) this.services.failpoints.hit('document.derived.commit');
       });
@@ -463,7 +447,6 @@ export class SyncEngine implements DocumentSync {
       return error;
     }
     timer?.({ outcome: 'committed' });
-    this.log.partsDerived(derivedParts, marked);
     if (server.length > 0) this.services.metrics?.logAppends.inc({ source: 'server' }, server.length);
     for (const change of server) {
       this.noteAppended(documentName, change.update!.byteLength);
@@ -561,14 +544,10 @@ export class SyncEngine implements DocumentSync {
     const idle = this.idleSeqs.get(documentName);
     if (!idle || idle.length === 0) return;
     this.idleSeqs.delete(documentName);
-    const marked = this.log.derivable(idle);
-    await markUpdatesDerived(this.services.db, documentName, marked).then(
-      () => this.log.partsDerived(idle, marked),
-      (error) => {
-        for (const seq of idle) this.noteIdle(documentName, seq);
-        this.services.log.warn({ err: error, documentName }, 'could not mark updates derived; will try again');
-      },
-    );
+    await markUpdatesDerived(this.services.db, documentName, idle).catch((error) => {
+      for (const seq of idle) this.noteIdle(documentName, seq);
+      this.services.log.warn({ err: error, documentName }, 'could not mark updates derived; will try again');
+    });
   }
 
   /**
@@ -609,7 +588,6 @@ export class SyncEngine implements DocumentSync {
           changes.flatMap((c) => c.seqs),
         );
       });
-      this.log.forget(changes.flatMap((c) => c.seqs));
       publish?.();
       for (const seq of seqs ?? []) this.pendingDerivations.get(documentName)?.delete(seq);
       if (this.pendingDerivations.get(documentName)?.size === 0) this.pendingDerivations.delete(documentName);
@@ -723,12 +701,6 @@ export class SyncEngine implements DocumentSync {
     for (const [, held] of this.held) await held.connection.disconnect().catch(() => {});
     this.held.clear();
   }
-}
-
-function countSeqs(seqs: readonly number[]): Map<number, number> {
-  const counts = new Map<number, number>();
-  for (const seq of seqs) counts.set(seq, (counts.get(seq) ?? 0) + 1);
-  return counts;
 }
 
 /** Postgres data exceptions (SQLSTATE class 22): the value was the problem, not the database. */

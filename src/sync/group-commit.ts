@@ -24,56 +24,28 @@
  *   client, which never got its acknowledgement, resends it on reconnect,
  *   and the next load applies it. Yjs updates are idempotent.
  *
- * - Updates of one connection's messages that share a commit are merged
- *   (`Y.mergeUpdates`, up to MAX_PARTS) into one log row: a fast typist's
- *   or a replaying client's queued keystrokes cost one row, one set of index
- *   entries and one derived mark instead of one each. Each message is still
- *   applied, acknowledged and derived on its own turn; its events are keyed
- *   by the row's sequence number and its part (`seq.part`), and the row is
- *   marked derived only once every part's events are committed
- *   (`derivable`, `partsDerived`). A row derived again after a crash is
- *   replayed whole, as one transaction.
- *
  * - `ChangeBatches` collects the committed transactions of a document that
  *   wait for the observer (events, projections) and hands them over as one
  *   batch, persisted in one database transaction, in order, through the
  *   engine's per-document queue.
  */
 import * as decoding from 'lib0/decoding';
-import * as Y from 'yjs';
 import type { Db } from '../persistence/database';
-import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
+import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { documentUpdateOf } from './update-message';
 
-/** Where a message's update is in the log: its row, and its part of that row when the row merges several messages' updates. */
-export type LoggedAt = { seq: number; part: number; parts: number };
+type Deferred = { resolve(seq: number): void; reject(error: unknown): void };
 
-type Deferred = { resolve(at: LoggedAt): void; reject(error: unknown): void };
-
-/** `source`: the connection whose messages these are; consecutive appends of one source and document may share a row. */
-type PendingAppend = { document: string; update: Uint8Array; author: UpdateAuthor; source?: object; done: Deferred };
+type PendingAppend = { document: string; update: Uint8Array; author: UpdateAuthor; done: Deferred };
 
 /** The at-most rows one commit takes; the rest wait for the next. */
 const MAX_ROWS_PER_COMMIT = 20_000;
-/**
- * The at-most updates merged into one row. Merging costs ~15 µs an update
- * for runs of typing up to a few hundred (more per update beyond: Yjs sorts
- * the structs), against ~100 µs for a row of its own and its derived mark.
- */
-const MAX_PARTS = 128;
-
-/** The key events derived from a logged message are recorded under (with their index): `seq`, or `seq.part` in a shared row. */
-export function derivationKey(at: LoggedAt): string {
-  return at.parts > 1 ? `${at.seq}.${at.part}` : String(at.seq);
-}
 
 export class UpdateLog {
   private pending: PendingAppend[] = [];
   private flushing = false;
   /** Messages whose update was logged (or is being logged) ahead of their turn. */
-  private readonly ahead = new WeakMap<Uint8Array, Promise<LoggedAt>>();
-  /** Rows holding several messages' updates: how many of their parts still wait for their events. */
-  private readonly openParts = new Map<number, { document: string; open: number }>();
+  private readonly ahead = new WeakMap<Uint8Array, Promise<number>>();
 
   constructor(
     private readonly db: Db,
@@ -88,7 +60,7 @@ export class UpdateLog {
    * the principal it is attributed to. A client's update is logged as not
    * yet derived: its events are committed after it is applied.
    */
-  logMessage(connection: unknown, documentName: string, message: Uint8Array, author: UpdateAuthor): Promise<LoggedAt | null> {
+  logMessage(connection: unknown, documentName: string, message: Uint8Array, author: UpdateAuthor): Promise<number | null> {
     const early = this.ahead.get(message);
     if (early) {
       this.ahead.delete(message);
@@ -96,8 +68,7 @@ export class UpdateLog {
     }
     const update = documentUpdateOf(message);
     if (!update) return Promise.resolve(null);
-    const source = typeof connection === 'object' && connection ? connection : undefined;
-    const own = this.enqueue(documentName, update, author, source);
+    const own = this.append(documentName, update, author);
     const queue = queuedMessages(connection);
     // Index 0 is the message being handled now; the rest arrived after it.
     for (let i = 1; i < queue.length; i++) {
@@ -105,62 +76,22 @@ export class UpdateLog {
       if (this.ahead.has(next) || addressOf(next) !== documentName) continue;
       const nextUpdate = documentUpdateOf(next);
       if (!nextUpdate) continue;
-      const logged = this.enqueue(documentName, nextUpdate, author, source);
+      const logged = this.append(documentName, nextUpdate, author);
       logged.catch(() => {}); // its own turn reports the failure; nobody may be left to hear it
       this.ahead.set(next, logged);
     }
     return own;
   }
 
-  /** Appends one client update with the next commit, in a row of its own; resolves with its sequence number after that commit. Appends made in the same tick share the commit. */
-  async append(document: string, update: Uint8Array, author: UpdateAuthor): Promise<number> {
-    return (await this.enqueue(document, update, author)).seq;
-  }
-
-  private enqueue(document: string, update: Uint8Array, author: UpdateAuthor, source?: object): Promise<LoggedAt> {
-    return new Promise<LoggedAt>((resolve, reject) => {
-      this.pending.push({ document, update, author, source, done: { resolve, reject } });
+  /** Appends one client update with the next commit; resolves with its sequence number after that commit. Appends made in the same tick share it. */
+  append(document: string, update: Uint8Array, author: UpdateAuthor): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.pending.push({ document, update, author, done: { resolve, reject } });
       if (!this.flushing) {
         this.flushing = true;
         queueMicrotask(() => void this.flush());
       }
     });
-  }
-
-  /**
-   * Of the rows of these derived parts (one entry per part: a change's
-   * `seq`s, a typing burst's, idle messages'), the ones whose every part is
-   * then derived: mark those in the transaction that commits the parts'
-   * events, and call `partsDerived` once it has committed.
-   */
-  derivable(seqs: readonly number[]): number[] {
-    const counts = countOf(seqs);
-    return [...counts].filter(([seq, n]) => (this.openParts.get(seq)?.open ?? 0) <= n).map(([seq]) => seq);
-  }
-
-  /**
-   * After the commit of derived parts: counts them off. A shared row whose
-   * last parts were committed by someone else's transaction meanwhile (two
-   * commits each holding some of its parts) is marked here.
-   */
-  partsDerived(seqs: readonly number[], marked: readonly number[]) {
-    const done = new Set(marked);
-    for (const [seq, n] of countOf(seqs)) {
-      const row = this.openParts.get(seq);
-      if (!row) continue;
-      row.open -= n;
-      if (row.open > 0) continue;
-      this.openParts.delete(seq);
-      if (!done.has(seq)) {
-        // Not marked: the next load derives it again (at least once), so a failure here loses nothing.
-        markUpdatesDerived(this.db, row.document, [seq]).catch(() => {});
-      }
-    }
-  }
-
-  /** Rows derived whole (replayed from the log): their parts need no counting any more. */
-  forget(seqs: readonly number[]) {
-    for (const seq of seqs) this.openParts.delete(seq);
   }
 
   /** Resolves once every append made so far is committed (or failed). */
@@ -171,65 +102,22 @@ export class UpdateLog {
   private async flush() {
     try {
       while (this.pending.length > 0) {
-        const batch = mergeRuns(this.pending.splice(0, MAX_ROWS_PER_COMMIT));
-        const rows = batch.map((row) => ({ document: row.document, update: row.update, author: row.author, derived: false }));
+        const batch = this.pending.splice(0, MAX_ROWS_PER_COMMIT);
+        const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, derived: false }));
         let seqs: number[];
         try {
           seqs = batch.length > 10_000 ? await this.db.transaction().execute((tx) => appendUpdates(tx, rows)) : await appendUpdates(this.db, rows);
         } catch (error) {
-          for (const row of batch) for (const item of row.items) item.done.reject(error);
+          for (const item of batch) item.done.reject(error);
           continue;
         }
-        batch.forEach((row, i) => {
-          const seq = seqs[i]!;
-          const parts = row.items.length;
-          if (parts > 1) this.openParts.set(seq, { document: row.document, open: parts });
-          this.onLogged(row.document, row.update.byteLength);
-          row.items.forEach((item, part) => item.done.resolve({ seq, part, parts }));
-        });
+        for (const item of batch) this.onLogged(item.document, item.update.byteLength);
+        batch.forEach((item, i) => item.done.resolve(seqs[i]!));
       }
     } finally {
       this.flushing = false;
     }
   }
-}
-
-type Row = { document: string; update: Uint8Array; author: UpdateAuthor; items: PendingAppend[] };
-
-/** One row per run of consecutive appends of one connection to one document (at most MAX_PARTS), the rest a row each. */
-function mergeRuns(appends: PendingAppend[]): Row[] {
-  const rows: Row[] = [];
-  let run: PendingAppend[] = [];
-  const close = () => {
-    if (run.length === 0) return;
-    const merged = run.length > 1 ? tryMerge(run.map((item) => item.update)) : run[0]!.update;
-    if (merged) rows.push({ document: run[0]!.document, update: merged, author: run[0]!.author, items: run });
-    else for (const item of run) rows.push({ document: item.document, update: item.update, author: item.author, items: [item] });
-    run = [];
-  };
-  for (const item of appends) {
-    const last = run.at(-1);
-    const joins = last && item.source && item.source === last.source && item.document === last.document && item.author?.id === last.author?.id;
-    if (!joins || run.length >= MAX_PARTS) close();
-    run.push(item);
-  }
-  close();
-  return rows;
-}
-
-/** The merged update, or null when one of them is not a valid update (each then goes in its own row, and fails on its own turn). */
-function tryMerge(updates: Uint8Array[]): Uint8Array | null {
-  try {
-    return Y.mergeUpdates(updates);
-  } catch {
-    return null;
-  }
-}
-
-function countOf(seqs: readonly number[]): Map<number, number> {
-  const counts = new Map<number, number>();
-  for (const seq of seqs) counts.set(seq, (counts.get(seq) ?? 0) + 1);
-  return counts;
 }
 
 /** Hocuspocus's per-connection queue of received, not yet handled messages (index 0 is being handled). */

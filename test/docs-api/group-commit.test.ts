@@ -3,8 +3,7 @@ import * as encoding from 'lib0/encoding';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/persistence/database';
 import { markSingleSession } from '../../src/persistence/document-log-heads';
-import * as Y from 'yjs';
-import { ChangeBatches, derivationKey, UpdateLog } from '../../src/sync/group-commit';
+import { ChangeBatches, UpdateLog } from '../../src/sync/group-commit';
 
 /** A Hocuspocus wire message: document name, sync message, update (or an awareness message). */
 function message(document: string, kind: 'update' | 'step2' | 'awareness', payload: Uint8Array = new Uint8Array([1, 2, 3])): Uint8Array {
@@ -134,42 +133,6 @@ describe('UpdateLog (group commit of the update log)', () => {
     await expect(log.logMessage(connection, 'd', m1, null)).rejects.toThrow('disk full');
     await log.append('d', new Uint8Array([3]), null);
     expect(fake.commits.map((rows) => rows.map((r) => r.update[0]))).toEqual([[3]]);
-  });
-
-  it("merges a connection's queued updates into one row; each message keeps its part, and the row is derivable once every part is", async () => {
-    const fake = fakeDb();
-    const log = new UpdateLog(fake.db, () => {});
-    const typist = new Y.Doc();
-    const updates: Uint8Array[] = [];
-    typist.on('update', (update: Uint8Array) => updates.push(update));
-    for (const char of 'abc') typist.getText('t').insert(typist.getText('t').length, char);
-    const messages = updates.map((update) => message('d', 'update', update));
-    const connection = { messageQueue: [...messages] };
-    const logged = [];
-    for (const next of messages) {
-      logged.push(await log.logMessage(connection, 'd', next, null));
-      connection.messageQueue.shift();
-    }
-    expect(fake.commits).toHaveLength(1);
-    expect(fake.commits[0]).toHaveLength(1);
-    const reader = new Y.Doc();
-    Y.applyUpdate(reader, fake.commits[0]![0]!.update);
-    expect(reader.getText('t').toString()).toBe('abc');
-    expect(logged).toEqual([
-      { seq: 1, part: 0, parts: 3 },
-      { seq: 1, part: 1, parts: 3 },
-      { seq: 1, part: 2, parts: 3 },
-    ]);
-    expect(logged.map((at) => derivationKey(at!))).toEqual(['1.0', '1.1', '1.2']);
-    // Two parts' events committed: the row still waits for the third.
-    expect(log.derivable([1, 1])).toEqual([]);
-    log.partsDerived([1, 1], []);
-    expect(log.derivable([1])).toEqual([1]);
-    log.partsDerived([1], [1]);
-    // Another connection's appends are never merged with these.
-    const other = log.append('d', updates[0]!, null);
-    await expect(other).resolves.toBe(2);
-    expect(log.derivable([2])).toEqual([2]);
   });
 
   it('ignores messages that carry no update', async () => {
