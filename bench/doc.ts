@@ -18,10 +18,19 @@
  *
  *   npx tsx bench/doc.ts                    (whole trace)
  *   npx tsx bench/doc.ts --edits 20000      (a prefix of the trace, for a quick look)
+ *   npx tsx bench/doc.ts --trace-only --prefill=100000   (also on a server whose org already
+ *                                           holds 100,000 rows and their events in another document;
+ *                                           --no-fresh skips the fresh server;
+ *                                           --no-compaction: no compaction during the trace, which
+ *                                           isolates the per-message write path)
+ *
+ * Per run: time per tenth of the trace (bare and Trellis side by side), the
+ * server's longest event-loop pause, and the final text checked.
  *
  * `runDocBench()` returns the same figures for bench/run.ts.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -30,19 +39,32 @@ import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
 import { acknowledged, connectClient, eventually, synced } from '../test/helpers/sync';
-import { spawnBenchServer } from './spawn-server';
+import { pinThisProcess, spawnBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 type Trace = { startContent: string; endContent: string; txns: Array<{ patches: Array<[number, number, string]> }> };
 
-export type DocBenchOptions = { edits?: number; skipPut?: boolean; skipTrace?: boolean };
+export type DocBenchOptions = {
+  edits?: number;
+  skipPut?: boolean;
+  skipTrace?: boolean;
+  /** Rows (and their events) written into another document of the org before the trace: 0 runs on a fresh server only. */
+  prefill?: number;
+  /** Also run Trellis on a fresh server beside the prefilled one (default when prefilling). */
+  fresh?: boolean;
+  /** No compaction (nor version-index pass) during the trace: the per-message write path alone. */
+  noCompaction?: boolean;
+};
 
-const TRACE_FILE = path.resolve(import.meta.dirname, '../../shared/data/editing-traces/automerge-paper.json.gz');
+// The shared data folder sits beside the checkout (/work/main) or beside the worktrees' folder (/work/wt/<name>).
+const TRACE_FILE = ['../../shared', '../../../shared']
+  .map((up) => path.resolve(import.meta.dirname, up, 'data/editing-traces/automerge-paper.json.gz'))
+  .find((file) => existsSync(file))!;
 
 export async function runDocBench(options: DocBenchOptions = {}): Promise<Figures> {
   const figures: Figures = {};
   if (!options.skipPut) Object.assign(figures, await putFigures());
-  if (!options.skipTrace) Object.assign(figures, await traceFigures(options.edits));
+  if (!options.skipTrace) Object.assign(figures, await traceFigures(options.edits, options.prefill ?? 0, options.fresh ?? true, options.noCompaction ?? false));
   return figures;
 }
 
@@ -171,14 +193,18 @@ type ServerStats = {
   storedRows?: number;
   drainMs?: number;
   events?: number;
+  loopMaxMs?: number;
+  prefilledRows?: number;
 };
 
 function loadTrace(): Trace {
   return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
 }
 
-function spawnServer(mode: 'trellis' | 'bare') {
-  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode}_${process.pid}`);
+function spawnServer(mode: 'trellis' | 'bare', prefill: number, noCompaction: boolean) {
+  // The server on core 0, this replaying client on core 1 (pinned in traceFigures).
+  const env = { BENCH_PREFILL: String(prefill), BENCH_NO_COMPACTION: noCompaction ? '1' : '0' };
+  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode}_${process.pid}`, { core: 0, env });
 }
 
 /** The text a trace prefix leaves, applied like Array.prototype.splice. */
@@ -189,8 +215,8 @@ function expectedText(trace: Trace, edits: number): string {
   return chars.join('');
 }
 
-async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
-  const { info, child } = await spawnServer(mode);
+async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number, prefill = 0, noCompaction = false) {
+  const { info, child } = await spawnServer(mode, prefill, noCompaction);
   try {
     const client = connectClient(info.url, info.documentName, { cookie: info.cookie });
     await synced(client, 60_000);
@@ -204,6 +230,14 @@ async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
     });
     await acknowledged(client, 60_000);
 
+    // When each tenth of the trace's patches is acknowledged: acknowledged = sent - still unsynced.
+    const total = trace.txns.slice(0, edits).reduce((n, txn) => n + txn.patches.length, 0);
+    const tenthsAt: number[] = [];
+    let sent = 0;
+    client.provider.on('unsyncedChanges', ({ number }: { number: number }) => {
+      const acked = sent - number;
+      while (tenthsAt.length < 10 && acked >= Math.ceil(((tenthsAt.length + 1) * total) / 10)) tenthsAt.push(performance.now());
+    });
     await fetch(`${info.url}/bench/mark`);
     const started = performance.now();
     let patches = 0;
@@ -215,6 +249,7 @@ async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
           if (ins) text.insert(pos, ins);
         });
         patches++;
+        sent = patches;
       }
       // Let the socket drain now and then, as a typist's event loop would.
       if (i % 2000 === 1999) await new Promise((resolve) => setImmediate(resolve));
@@ -226,7 +261,8 @@ async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
     // Asked while the client is still connected: the bare server unloads the document when it leaves.
     const stats = (await (await fetch(`${info.url}/bench/stats`)).json()) as ServerStats;
     client.destroy();
-    return { patches, sentMs, ackedMs, stats, clientText };
+    const tenthsMs = tenthsAt.map((at, i) => at - (i === 0 ? started : tenthsAt[i - 1]!));
+    return { patches, sentMs, ackedMs, stats, clientText, tenthsMs };
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
@@ -234,17 +270,16 @@ async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number) {
   }
 }
 
-async function traceFigures(limit?: number): Promise<Figures> {
+async function traceFigures(limit: number | undefined, prefill: number, fresh: boolean, noCompaction: boolean): Promise<Figures> {
   const trace = loadTrace();
   const edits = Math.min(limit ?? trace.txns.length, trace.txns.length);
   const expected = expectedText(trace, edits);
-  const figures: Figures = { traceEdits: edits };
+  const figures: Figures = { traceEdits: edits, compactionDuringTrace: String(!noCompaction), pinned: String(pinThisProcess(1)), loadAverageAtStart: os.loadavg()[0]!.toFixed(1) };
   const bare = await replay('bare', trace, edits);
-  const real = await replay('trellis', trace, edits);
-  for (const [name, run] of [
-    ['bare', bare],
-    ['trellis', real],
-  ] as const) {
+  const runs: Array<[string, Awaited<ReturnType<typeof replay>>]> = [['bare', bare]];
+  if (prefill === 0 || fresh) runs.push(['trellis', await replay('trellis', trace, edits, 0, noCompaction)]);
+  if (prefill > 0) runs.push([`trellisPrefilled${prefill}`, await replay('trellis', trace, edits, prefill, noCompaction)]);
+  for (const [name, run] of runs) {
     const matches = run.stats.text === expected && run.clientText === expected;
     figures[`${name}FinalTextEqualsEndContent`] = String(matches);
     if (!matches) throw new Error(`${name}: the final text differs from the trace's endContent (${run.stats.text.length} vs ${expected.length} chars)`);
@@ -253,18 +288,32 @@ async function traceFigures(limit?: number): Promise<Figures> {
     figures[`${name}ClientSendSeconds`] = round(run.sentMs / 1000, 2);
     figures[`${name}ServerCpuSeconds`] = round(run.stats.cpuMs / 1000, 2);
     figures[`${name}ServerCpuMicrosPerEdit`] = Math.round((run.stats.cpuMs * 1000) / run.patches);
+    figures[`${name}LongestEventLoopPauseMs`] = round(run.stats.loopMaxMs ?? 0);
+    figures[`${name}LastTenthVsFirst`] = round(run.tenthsMs.at(-1)! / run.tenthsMs[0]!, 2);
+    figures[`${name}WorstTenthVsFirst`] = round(Math.max(...run.tenthsMs) / run.tenthsMs[0]!, 2);
+    if (name !== 'bare') {
+      figures[`${name}VsBareTime`] = round(run.ackedMs / bare.ackedMs, 2);
+      figures[`${name}VsBareServerCpu`] = round(run.stats.cpuMs / bare.stats.cpuMs, 2);
+      figures[`${name}EventsRecorded`] = run.stats.events ?? 'n/a';
+      figures[`${name}QueueDrainAfterAckMs`] = round(run.stats.drainMs ?? 0);
+    }
   }
+  // Seconds per tenth of the trace (time between the acknowledgements that end each tenth), side by side.
+  figures['tenths (s): ' + runs.map(([name]) => name).join(' | ')] = '';
+  for (let i = 0; i < 10; i++) {
+    figures[`  tenth ${String(i + 1).padStart(2)}`] = runs.map(([, run]) => (run.tenthsMs[i] === undefined ? '-' : (run.tenthsMs[i]! / 1000).toFixed(2))).join(' | ');
+  }
+  const real = runs.find(([name]) => name === 'trellis')?.[1];
+  const prefilled = runs.find(([name]) => name.startsWith('trellisPrefilled'))?.[1];
+  if (real && prefilled) figures.prefilledVsFreshTime = round(prefilled.ackedMs / real.ackedMs, 2);
+  const last = (prefilled ?? real)!;
   Object.assign(figures, {
-    trellisVsBareTime: round(real.ackedMs / bare.ackedMs, 2),
-    trellisVsBareServerCpu: round(real.stats.cpuMs / bare.stats.cpuMs, 2),
-    trellisEventsRecorded: real.stats.events ?? 'n/a',
-    trellisQueueDrainAfterAckMs: round(real.stats.drainMs ?? 0),
     finalTextChars: expected.length,
-    storedBytesAfterCompaction: real.stats.storedBytes ?? 'n/a',
-    storedLogRowsAfterCompaction: real.stats.storedRows ?? 'n/a',
-    stateAsUpdateV1Bytes: real.stats.stateV1Bytes,
-    stateAsUpdateV2Bytes: real.stats.stateV2Bytes,
-    storedVsStateV1: round((real.stats.storedBytes ?? 0) / real.stats.stateV1Bytes, 3),
+    storedBytesAfterCompaction: last.stats.storedBytes ?? 'n/a',
+    storedLogRowsAfterCompaction: last.stats.storedRows ?? 'n/a',
+    stateAsUpdateV1Bytes: last.stats.stateV1Bytes,
+    stateAsUpdateV2Bytes: last.stats.stateV2Bytes,
+    storedVsStateV1: round((last.stats.storedBytes ?? 0) / last.stats.stateV1Bytes, 3),
   });
   return figures;
 }
@@ -277,8 +326,12 @@ if (isEntryPoint) {
     return i >= 0 ? process.argv[i + 1] : undefined;
   };
   const edits = arg('--edits');
+  const prefill = process.argv.find((a) => a.startsWith('--prefill='))?.split('=')[1] ?? arg('--prefill');
   const figures = await runDocBench({
     edits: edits ? Number(edits) : undefined,
+    prefill: prefill ? Number(prefill) : 0,
+    fresh: !process.argv.includes('--no-fresh'),
+    noCompaction: process.argv.includes('--no-compaction'),
     skipPut: process.argv.includes('--trace-only'),
     skipTrace: process.argv.includes('--put-only'),
   });

@@ -4,7 +4,7 @@
  * lives (PGlite, Yjs, Fastify, zod, Kysely, pg, Trellis modules, GC, ...), and
  * the heaviest functions.
  *
- *   npx tsx bench/profile-summary.ts /tmp/prof/CPU.*.cpuprofile [--top 30]
+ *   npx tsx bench/profile-summary.ts /tmp/prof/CPU.*.cpuprofile [--top 30] [--window 0.8,1]
  */
 import { readFileSync } from 'node:fs';
 
@@ -28,10 +28,17 @@ function groupOf(url: string, name: string): string {
   return url.startsWith('wasm://') ? 'PGlite (wasm)' : url;
 }
 
-export function summarise(profile: Profile, top = 25) {
+/** `window`: only the samples between these fractions of the profile's duration (e.g. [0.8, 1] for its last fifth). */
+export function summarise(profile: Profile, top = 25, window: [number, number] = [0, 1]) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const duration = profile.endTime - profile.startTime;
+  const [from, to] = [profile.startTime + window[0] * duration, profile.startTime + window[1] * duration];
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at >= from && at <= to) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const groups = new Map<string, number>();
   const functions = new Map<string, number>();
@@ -53,9 +60,11 @@ export function summarise(profile: Profile, top = 25) {
   return lines.join('\n');
 }
 
-const files = process.argv.slice(2).filter((a) => !a.startsWith('--') && !/^\d+$/.test(a));
+const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'));
 const topIndex = process.argv.indexOf('--top');
+const windowIndex = process.argv.indexOf('--window');
+const window = (windowIndex >= 0 ? process.argv[windowIndex + 1]!.split(',').map(Number) : [0, 1]) as [number, number];
 for (const file of files) {
-  console.log(`# ${file}`);
-  console.log(summarise(JSON.parse(readFileSync(file, 'utf8')) as Profile, topIndex >= 0 ? Number(process.argv[topIndex + 1]) : 25));
+  console.log(`# ${file}${windowIndex >= 0 ? ` (window ${window.join(' to ')} of its duration)` : ''}`);
+  console.log(summarise(JSON.parse(readFileSync(file, 'utf8')) as Profile, topIndex >= 0 ? Number(process.argv[topIndex + 1]) : 25, window));
 }

@@ -7,6 +7,13 @@
  *   when TEST_DATABASE_URL is set), a warm table document, an editor key
  *   and a viewer key. The write limit is whatever API_WRITES_PER_MINUTE says.
  * - `bare`: a Fastify `POST` route echoing its JSON body, nothing else.
+ * - `bare-db` (BENCH_BARE_GROUPED=1 for group commit): the database's own
+ *   speed for what a row create must store. A bare Fastify `POST` route on
+ *   the same database as `trellis` (migrated, one org and workspace) that
+ *   writes per request a ~200-byte log append, a projection row and an event
+ *   row, in hand-written SQL, and answers after the commit: one transaction
+ *   per request, or (grouped) the requests that arrive in one turn of the
+ *   event loop share one transaction of multi-row inserts.
  *
  * Both count their own CPU time between two marks (`cpu` in the info), so
  * the parent can report server CPU per request, which a shared machine
@@ -18,6 +25,8 @@ import http from 'node:http';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import Fastify from 'fastify';
+import { CompiledQuery } from 'kysely';
+import { createTableId } from '../src/sync/table-ids';
 import { tablesDocumentName } from '../src/sync/document-names';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
@@ -68,6 +77,9 @@ export type RestServerInfo = {
   rowsPath: string;
   /** Rows that exist, for PATCH. */
   rowIds: string[];
+  /** The table document and its sheet (the `mixed` scenario's sync client). */
+  documentName?: string;
+  surfaceId?: string;
 };
 
 async function trellis() {
@@ -88,7 +100,8 @@ async function trellis() {
     rowIds.push(res.body.id);
   }
   const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow();
-  const info: RestServerInfo & { documentName: string } = {
+  const sheet = await t.request('GET', `/api/workspaces/welcome/rows/${rowIds[0]}`, { as: editor.as });
+  const info: RestServerInfo = {
     url: t.url,
     cpu: await startCpuCounter(),
     database: t.services.database.kind,
@@ -97,6 +110,7 @@ async function trellis() {
     rowsPath: '/api/workspaces/welcome/rows',
     rowIds,
     documentName: tablesDocumentName(ws.id),
+    surfaceId: sheet.body?.surfaceId,
   };
   console.log(JSON.stringify(info));
 }
@@ -110,4 +124,75 @@ async function bare() {
   console.log(JSON.stringify(info));
 }
 
-await (mode === 'bare' ? bare() : trellis());
+/** The three writes of a row create for `count` requests: one statement per table, rows in request order. */
+function bareWrites(count: number, ids: { workspaceId: string; orgId: string; surfaceId: string }, bodies: unknown[]) {
+  const update = Buffer.alloc(200, 7).toString('base64');
+  const log: unknown[] = [];
+  const rows: unknown[] = [];
+  const events: unknown[] = [];
+  const at = new Date();
+  for (let i = 0; i < count; i++) {
+    const id = createTableId();
+    log.push(`tables/${ids.workspaceId}`, update);
+    rows.push(id, ids.workspaceId, ids.surfaceId, JSON.stringify((bodies[i] as { data?: unknown }).data ?? {}), at);
+    events.push(ids.orgId, ids.workspaceId, id, JSON.stringify({ event: 'row.created', data: bodies[i] }), at);
+  }
+  const values = (per: number, shape: (p: (k: number) => string) => string) =>
+    Array.from({ length: count }, (_, i) => shape((k) => `$${i * per + k}`)).join(', ');
+  return [
+    CompiledQuery.raw(
+      `insert into document_updates (document, update, derived) values ${values(2, (p) => `(${p(1)}, decode(${p(2)}, 'base64'), true)`)} returning seq`,
+      log,
+    ),
+    CompiledQuery.raw(
+      `insert into table_rows (id, workspace_id, surface_id, position, data, created_at, updated_at) values ${values(5, (p) => `(${p(1)}, ${p(2)}, ${p(3)}, 0, ${p(4)}, ${p(5)}, ${p(5)})`)}`,
+      rows,
+    ),
+    CompiledQuery.raw(
+      `insert into events (org_id, workspace_id, event, subject_id, record, created_at) values ${values(5, (p) => `(${p(1)}, ${p(2)}, 'row.created', ${p(3)}, ${p(4)}, ${p(5)})`)} returning seq`,
+      events,
+    ),
+  ];
+}
+
+async function bareDb() {
+  const grouped = process.env.BENCH_BARE_GROUPED === '1';
+  await prepareTemplate();
+  const t = await startTestApp();
+  const owner = await signInUser(t, 'bench@example.com');
+  void owner;
+  const ws = await t.services.db.selectFrom('workspaces').select(['id', 'orgId']).where('slug', '=', 'welcome').executeTakeFirstOrThrow();
+  const surface = await t.services.db.selectFrom('surfaces').select('id').where('workspaceId', '=', ws.id).executeTakeFirstOrThrow();
+  const ids = { workspaceId: ws.id, orgId: ws.orgId, surfaceId: surface.id };
+  const db = t.services.db;
+  const commit = (bodies: unknown[]) =>
+    db.transaction().execute(async (tx) => {
+      for (const query of bareWrites(bodies.length, ids, bodies)) await tx.executeQuery(query);
+    });
+  let waiting: Array<{ body: unknown; done: (error?: unknown) => void }> = [];
+  const grouped_ = (body: unknown) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ body, done: (error) => (error ? reject(error) : resolve()) });
+      if (waiting.length > 1) return;
+      // One turn of the event loop: requests whose bytes arrived meanwhile join this commit.
+      setImmediate(() => {
+        const batch = waiting;
+        waiting = [];
+        commit(batch.map((w) => w.body)).then(
+          () => batch.forEach((w) => w.done()),
+          (error) => batch.forEach((w) => w.done(error)),
+        );
+      });
+    });
+  const app = Fastify();
+  app.post('/bare', async (request) => {
+    await (grouped ? grouped_(request.body) : commit([request.body]));
+    return { id: 'x', data: (request.body as { data: unknown }).data };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as { port: number }).port;
+  const info: RestServerInfo = { url: `http://127.0.0.1:${port}`, cpu: await startCpuCounter(), database: t.services.database.kind, editor: '', viewer: '', rowsPath: '/bare', rowIds: [] };
+  console.log(JSON.stringify(info));
+}
+
+await (mode === 'bare' ? bare() : mode === 'bare-db' ? bareDb() : trellis());

@@ -9,7 +9,14 @@
  *
  *   npx tsx bench/rest.ts                 (PGlite, and Postgres if TEST_DATABASE_URL is set)
  *   npx tsx bench/rest.ts --seconds 5
- *   npx tsx bench/rest.ts pglite --scenarios create,patch   (create patch 403 404 401 429)
+ *   npx tsx bench/rest.ts pglite --scenarios create,patch   (create patch 403 404 401 429 mixed)
+ *
+ * Anchors for POST /rows: a bare Fastify route on the same database doing
+ * the writes a create needs (a ~200-byte log append, a projection row, an
+ * event row; bench/rest-server.ts `bare-db`), once with a transaction per
+ * request and once group-committed; POST /rows is given as a ratio of both
+ * (req/s and p99). `mixed`: 8 REST writers beside one sync client inserting
+ * 200 rows a second (16-row transactions) into the same table.
  *
  * Figures per scenario: requests per second, latency p50 / p99 (ms), and
  * server CPU per request (µs; process.cpuUsage of the server between two
@@ -18,6 +25,9 @@
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Agent, request as undiciRequest } from 'undici';
+import * as Y from 'yjs';
+import { orderOf, rowsRoot, sheetMapOf } from '../src/sync/table-layout';
+import type { CellValue } from '../src/sync/table-types';
 import type { RestServerInfo } from './rest-server';
 import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
 
@@ -33,29 +43,34 @@ function percentile(sorted: number[], p: number) {
 }
 
 /** `CONNECTIONS` clients in closed loops for `seconds`, after a short warm-up. */
-async function drive(info: RestServerInfo, scenario: Scenario, seconds: number): Promise<Result> {
+async function drive(info: RestServerInfo, scenario: Scenario, seconds: number, connections = CONNECTIONS): Promise<Result> {
   const url = info.url;
-  const dispatcher = new Agent({ connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
+  const dispatcher = new Agent({ connections, pipelining: 1, keepAliveTimeout: 60_000 });
   let counter = 0;
   const once = async (record: (ms: number, status: number) => void) => {
     const i = counter++;
     const started = performance.now();
-    const res = await undiciRequest(url + scenario.path(i), { method: scenario.method, headers: scenario.headers, body: scenario.body?.(i), dispatcher });
-    await res.body.text();
-    record(performance.now() - started, res.statusCode);
+    try {
+      const res = await undiciRequest(url + scenario.path(i), { method: scenario.method, headers: scenario.headers, body: scenario.body?.(i), dispatcher, headersTimeout: 60_000 });
+      await res.body.text();
+      record(performance.now() - started, res.statusCode);
+    } catch {
+      // A request unanswered within a minute counts as one, at its time, rather than ending the run.
+      record(performance.now() - started, 0);
+    }
   };
   const loop = async (until: number, record: (ms: number, status: number) => void) => {
     while (performance.now() < until) await once(record);
   };
   const warmUntil = performance.now() + 500;
-  await Promise.all(Array.from({ length: CONNECTIONS }, () => loop(warmUntil, () => {})));
+  await Promise.all(Array.from({ length: connections }, () => loop(warmUntil, () => {})));
   await fetch(`${info.cpu}/mark`);
   const times: number[] = [];
   const statuses: Record<string, number> = {};
   const started = performance.now();
   const until = started + seconds * 1000;
   await Promise.all(
-    Array.from({ length: CONNECTIONS }, () =>
+    Array.from({ length: connections }, () =>
       loop(until, (ms, status) => {
         times.push(ms);
         statuses[status] = (statuses[status] ?? 0) + 1;
@@ -69,7 +84,7 @@ async function drive(info: RestServerInfo, scenario: Scenario, seconds: number):
   return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, statuses };
 }
 
-function describe(name: string, result: Result, bare?: Result): Figures {
+function describe(name: string, result: Result, bare?: Result, anchors: Array<[string, Result]> = []): Figures {
   const figures: Figures = {
     [`${name} req/s`]: Math.round(result.rps),
     [`${name} p50 / p99 ms`]: `${round(result.p50)} / ${round(result.p99)}`,
@@ -79,13 +94,17 @@ function describe(name: string, result: Result, bare?: Result): Figures {
       .join(' '),
   };
   if (bare) figures[`${name} / bare req/s`] = round(result.rps / bare.rps, 3);
+  for (const [anchor, of] of anchors) {
+    figures[`${name} / ${anchor} req/s`] = round(result.rps / of.rps, 3);
+    figures[`${name} / ${anchor} p99`] = round(result.p99 / of.p99, 2);
+  }
   return figures;
 }
 
 const json = { 'content-type': 'application/json' };
 
-async function withServer<T>(mode: 'trellis' | 'bare', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
-  const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode}_${process.pid}`, { core: 0, env });
+async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
+  const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode.replace(/-/g, '_')}_${process.pid}`, { core: 0, env });
   try {
     return await run(info);
   } finally {
@@ -125,17 +144,81 @@ function trellisScenarios(info: RestServerInfo): Array<{ key: string; name: stri
   ];
 }
 
+/**
+ * 8 REST writers (closed loops) while one sync client inserts 200 rows a
+ * second into the same table document, 16 rows per transaction: REST p99
+ * must not starve behind the sync writes.
+ */
+async function mixed(database: string, info: RestServerInfo, seconds: number): Promise<Figures> {
+  const { connectClient, synced } = await import('../test/helpers/sync');
+  const client = connectClient(info.url, info.documentName!, { token: info.editor.replace(/^Bearer /, '') });
+  await synced(client, 60_000);
+  const surfaceId = info.surfaceId!;
+  if (!sheetMapOf(client.doc, surfaceId)) throw new Error('the table sheet did not reach the sync client');
+  let inserted = 0;
+  let stop = false;
+  const started = performance.now();
+  const typer = (async () => {
+    // 200 rows a second in 16-row transactions: one every 80 ms, as a script (or a paste) would.
+    while (!stop) {
+      const due = started + (inserted / 200) * 1000;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      client.doc.transact(() => {
+        const order = orderOf(sheetMapOf(client.doc, surfaceId)!)!;
+        const ids: string[] = [];
+        for (let i = 0; i < 16; i++) {
+          const id = `mx${(inserted + i).toString(36).padStart(8, '0')}`;
+          const row = new Y.Map<CellValue>();
+          row.set('title', `sync ${inserted + i}`);
+          rowsRoot(client.doc).set(id, row);
+          ids.push(id);
+        }
+        order.push(ids);
+      });
+      inserted += 16;
+    }
+  })();
+  const editor = { ...json, authorization: info.editor };
+  const scenario: Scenario = { method: 'POST', path: () => info.rowsPath, headers: editor, body: (i) => JSON.stringify({ data: { title: `mixed ${i}`, status: 'todo' } }) };
+  const result = await drive(info, scenario, seconds, 8);
+  stop = true;
+  await typer;
+  const syncRowsPerSecond = inserted / ((performance.now() - started) / 1000);
+  const { eventually } = await import('../test/helpers/sync');
+  await eventually(() => client.provider.unsyncedChanges === 0, 120_000, 20).catch(() => {});
+  client.destroy();
+  return {
+    ...describe(`${database}: mixed, 8 REST writers POST /rows`, result),
+    [`${database}: mixed, sync rows inserted per second`]: Math.round(syncRowsPerSecond),
+  };
+}
+
 /** One database: the bare route, then each scenario on a Trellis server; the 429s on a server with a write limit of 10 a minute. */
 async function runFor(database: 'pglite' | 'postgres', seconds: number, wanted: (scenario: string) => boolean): Promise<Figures> {
   const databaseEnv: Record<string, string> = database === 'pglite' ? { TEST_DATABASE_URL: '' } : {};
   const figures: Figures = { [`${database}: load average at start`]: os.loadavg()[0]!.toFixed(1) };
   const bare = await withServer('bare', {}, (info) => drive(info, bareScenario, seconds));
   Object.assign(figures, describe(`${database}: bare Fastify POST`, bare));
+  // The database's own speed for a create's writes (log append, projection row, event row), per request and grouped.
+  const anchors: Array<[string, Result]> = [];
+  if (wanted('create')) {
+    for (const [label, grouped] of [
+      ['bare db, tx/request', '0'],
+      ['bare db, grouped', '1'],
+    ] as const) {
+      const result = await withServer('bare-db', { ...databaseEnv, BENCH_BARE_GROUPED: grouped }, (info) => drive(info, bareScenario, seconds));
+      Object.assign(figures, describe(`${database}: ${label}`, result));
+      anchors.push([label, result]);
+    }
+  }
   await withServer('trellis', databaseEnv, async (info) => {
     for (const { key, name, scenario, ratio } of trellisScenarios(info)) {
-      if (wanted(key)) Object.assign(figures, describe(`${database}: ${name}`, await drive(info, scenario, seconds), ratio ? bare : undefined));
+      if (!wanted(key)) continue;
+      Object.assign(figures, describe(`${database}: ${name}`, await drive(info, scenario, seconds), ratio ? bare : undefined, key === 'create' ? anchors : []));
     }
   });
+  if (wanted('mixed')) await withServer('trellis', databaseEnv, async (info) => Object.assign(figures, await mixed(database, info, seconds)));
   if (!wanted('429')) return figures;
   await withServer('trellis', { ...databaseEnv, API_WRITES_PER_MINUTE: '10', BENCH_WARM_ROWS: '3' }, async (info) => {
     const scenario: Scenario = { method: 'POST', path: () => info.rowsPath, headers: { ...json, authorization: info.editor }, body: (i) => JSON.stringify({ data: { title: `row ${i}` } }) };

@@ -6,6 +6,9 @@
 import os from 'node:os';
 
 type Figures = Record<string, number | string>;
+
+/** A part's `--name=value` flag. */
+const flag = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 /** `optIn`: runs only when named (long runs). */
 type Part = { name: string; run: () => Promise<Figures>; optIn?: boolean };
 
@@ -14,7 +17,7 @@ const parts: Part[] = [
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'rest', run: async () => (await import('./rest')).runRestBench() },
   { name: 'cold-sync', run: async () => (await import('./cold-sync')).runColdSyncBench() },
-  { name: 'doc', run: async () => (await import('./doc')).runDocBench() },
+  { name: 'doc', run: async () => (await import('./doc')).runDocBench({ prefill: Number(flag('prefill') ?? 0) }) },
   { name: 'mcp', run: async () => (await import('./mcp')).runMcpBench() },
   { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },

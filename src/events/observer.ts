@@ -17,7 +17,7 @@ import { parseDocumentName } from '../sync/document-names';
 import type { CommitReceipt } from '../sync/document-sync';
 import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
+import { countRows, deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
 import type { EventDraft, EventRecord } from './types';
@@ -36,6 +36,8 @@ type TableDerived = {
   changes: TableChange[];
   /** Row state right after the transaction (later transactions may change the doc before we persist). */
   rows: Map<string, TableRow | null>;
+  /** How many rows the document held right after the transaction. */
+  docRows: number;
 };
 
 type Derived = TableDerived | DocDerived;
@@ -79,7 +81,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     for (const change of changes) {
       if ('rowId' in change) rows.set(change.rowId, change.kind === 'row.deleted' ? null : getRow(doc, change.rowId));
     }
-    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows };
+    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc) };
   }
 
   /**
@@ -219,7 +221,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     }
     if (!capsSyncWrites(origin) || created.size === 0) return drafts;
     for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now())) stored.set(id, meta);
-    const { refused, cap, plan } = await this.rowsOverCap(tx, context.id, created);
+    const { refused, cap, plan } = await this.rowsOverCap(tx, context.id, created, derived.docRows);
     if (refused.length === 0) return drafts;
     const out = new Set(refused);
     await deleteRowProjections(tx, context.id, refused);
@@ -248,10 +250,14 @@ export class DocumentObserver implements TransactionObserver<Derived> {
    * created them. Rows that existed before are never refused, even over the
    * cap (after a downgrade).
    */
-  private async rowsOverCap(tx: Tx, workspaceId: string, created: ReadonlySet<string>) {
+  private async rowsOverCap(tx: Tx, workspaceId: string, created: ReadonlySet<string>, docRows: number) {
     const plan = await lockWorkspaceForRowCap(tx, workspaceId);
     if (!plan) return { refused: [], cap: 0, plan };
     const cap = capsFor(plan).rowsPerWorkspace;
+    // One instance (no Redis relay) holds every change of the workspace's table: the projection then holds
+    // at most the rows its document held after this change, so a document within the cap refuses nothing,
+    // and the count (which grows with the workspace) is not needed.
+    if (!this.services.cluster.redisConfigured && docRows <= cap) return { refused: [], cap, plan };
     const room = Math.max(0, cap - ((await countWorkspaceRows(tx, workspaceId)) - created.size));
     return { refused: [...created].slice(room), cap, plan };
   }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { bytea } from './bytea';
 import type { Executor, Tx } from './database';
 import { appendsNeedLock, lockDocumentLogs } from './document-log-heads';
@@ -53,13 +54,19 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
   return seqs;
 }
 
-// One parameter a sequence number, below Postgres's 65,535 a statement.
-const SEQS_PER_STATEMENT = 30_000;
-
-/** Records that the events and projections of these updates are committed (call in that transaction). */
+/**
+ * Records that the events and projections of these updates are committed
+ * (call in that transaction). The numbers go as one array literal: a typing
+ * burst marks thousands, and a parameter each made a statement Kysely,
+ * PGlite and the parser all had to walk.
+ */
 export async function markUpdatesDerived(db: Executor, document: string, seqs: readonly number[]): Promise<void> {
-  for (let from = 0; from < seqs.length; from += SEQS_PER_STATEMENT) {
-    const chunk = seqs.slice(from, from + SEQS_PER_STATEMENT);
-    await db.updateTable('documentUpdates').set({ derived: true }).where('document', '=', document).where('seq', 'in', chunk).execute();
-  }
+  if (seqs.length === 0) return;
+  await db
+    .updateTable('documentUpdates')
+    .set({ derived: true })
+    .where('document', '=', document)
+    .where('seq', '=', sql<number>`any(${`{${seqs.join(',')}}`}::bigint[])`)
+    .where('derived', '=', false)
+    .execute();
 }

@@ -122,6 +122,7 @@ export class SyncEngine implements DocumentSync {
     /** Extra Hocuspocus extensions: the Redis relay when several instances share documents (src/sync/redis-relay.ts). */
     options: { extensions?: Extension[] } = {},
   ) {
+    const extensions = options.extensions ?? [];
     this.monitor = new ConnectionAccessMonitor(services, () => this.hocuspocus);
     this.log = new UpdateLog(services.db, (name, bytes) => {
       services.metrics?.logAppends.inc({ source: 'client' });
@@ -135,7 +136,8 @@ export class SyncEngine implements DocumentSync {
     this.hocuspocus = new Hocuspocus({
       name: 'trellis',
       quiet: true,
-      extensions: options.extensions ?? [],
+      // A copy: Hocuspocus appends its own configuration (store hooks included) to the array it is given.
+      extensions: [...extensions],
       // Small edits are broadcast as they come: the default merge costs more than it saves (STACK-NOTES).
       flushDelay: false,
       // Nothing is stored on a debounce: the log is written before acknowledgement.
@@ -173,6 +175,28 @@ export class SyncEngine implements DocumentSync {
         this.tails.delete(documentName);
       },
     });
+    this.skipIdleStoreHooks(extensions);
+  }
+
+  /**
+   * With `debounce: 0` Hocuspocus runs its store hooks after every update (a
+   * mutex, a hook chain and a timer per keystroke) although no extension
+   * stores anything: the log is written before the update is applied. The
+   * immediate runs (a direct connection closing) still go through, as they
+   * decide when a document unloads. Its onChange hooks, which nothing here
+   * uses, are skipped the same way.
+   */
+  private skipIdleStoreHooks(extensions: readonly Extension[]) {
+    // Our own configuration sets no store hook; only an extension passed in could.
+    if (extensions.some((e) => e.onStoreDocument || e.afterStoreDocument)) return;
+    const instance = this.hocuspocus as unknown as {
+      storeDocumentHooks(document: Document, payload: unknown, immediately?: boolean): Promise<void>;
+      handleDocumentUpdate(document: Document, origin: unknown, update: Uint8Array): void;
+    };
+    const store = instance.storeDocumentHooks.bind(instance);
+    instance.storeDocumentHooks = (document, payload, immediately) => (immediately ? store(document, payload, immediately) : Promise.resolve());
+    // Nobody listens to onChange either: skip building its payload (a URL parse and two objects an update).
+    if (!extensions.some((e) => e.onChange)) instance.handleDocumentUpdate = () => {};
   }
 
   setObserver(observer: TransactionObserver) {

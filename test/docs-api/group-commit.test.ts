@@ -6,7 +6,7 @@ import { markSingleSession } from '../../src/persistence/document-log-heads';
 import { ChangeBatches, UpdateLog } from '../../src/sync/group-commit';
 
 /** A Hocuspocus wire message: document name, sync message, update (or an awareness message). */
-function message(document: string, kind: 'update' | 'step2' | 'awareness', payload = new Uint8Array([1, 2, 3])): Uint8Array {
+function message(document: string, kind: 'update' | 'step2' | 'awareness', payload: Uint8Array = new Uint8Array([1, 2, 3])): Uint8Array {
   const encoder = encoding.createEncoder();
   encoding.writeVarString(encoder, document);
   if (kind === 'awareness') {
