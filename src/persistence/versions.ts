@@ -36,7 +36,8 @@ export type StoredVersion = {
   contentBytes: number;
 };
 
-export type NewVersion = Omit<StoredVersion, 'contentBytes'> & { content: unknown };
+/** `moved`: an existing automatic version (a growing session's end) that moves on to this point under its id. */
+export type NewVersion = Omit<StoredVersion, 'contentBytes'> & { content: unknown; moved?: boolean };
 
 const META = [
   'id',
@@ -134,6 +135,11 @@ export async function writeVersions(db: Executor, versions: ReadonlyArray<Prepar
     };
     if (version.kind === 'named') {
       await db.insertInto('surfaceVersions').values(values).execute();
+      continue;
+    }
+    if (version.moved) {
+      const { id, workspaceId, surfaceId, document, kind, name, ...moved } = values;
+      await db.updateTable('surfaceVersions').set(moved).where('id', '=', id).where('kind', '=', 'auto').execute();
       continue;
     }
     await db
@@ -388,11 +394,12 @@ export async function markStartPoints(db: Executor, document: string, seqs: read
 }
 
 /**
- * The auto versions at these positions that an extended session may drop:
- * not start points, and the newest version of their surface (a version
- * after one means someone else's point was counted against it, so it stays).
+ * The auto versions at these positions that an extended session may move
+ * on (under the same id): not start points, and the newest version of their
+ * surface (a version after one means someone else's point was counted
+ * against it, so it stays where it is).
  */
-export async function droppablePoints(db: Executor, document: string, seqs: readonly number[]): Promise<StoredVersion[]> {
+export async function movablePoints(db: Executor, document: string, seqs: readonly number[]): Promise<StoredVersion[]> {
   if (seqs.length === 0) return [];
   const rows = await db
     .selectFrom('surfaceVersions as v')
@@ -404,9 +411,4 @@ export async function droppablePoints(db: Executor, document: string, seqs: read
     .where((eb) => eb.not(eb.exists(eb.selectFrom('surfaceVersions as later').select('later.id').whereRef('later.surfaceId', '=', 'v.surfaceId').whereRef('later.seq', '>', 'v.seq'))))
     .execute();
   return rows.map((row) => toVersion(row as MetaRow));
-}
-
-export async function deleteVersions(db: Executor, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.deleteFrom('surfaceVersions').where('id', 'in', [...ids]).execute();
 }

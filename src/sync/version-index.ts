@@ -23,8 +23,7 @@ import { newId } from '../lib/ids';
 import type { Db } from '../persistence/database';
 import {
   advanceCursor,
-  deleteVersions,
-  droppablePoints,
+  movablePoints,
   findDocumentVersionsAt,
   findVersionAt,
   holdBase,
@@ -42,6 +41,7 @@ import {
   type HistoryUpdate,
   type LogEntry,
   type NewVersion,
+  type StoredVersion,
   type VersionCursor,
 } from '../persistence/versions';
 import { countChanges, diffContents } from './content-diff';
@@ -145,10 +145,10 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
     if (lastAt !== undefined && lastAt - Date.parse(session.startedAt) >= SESSION_WINDOW_MS) delete sessions[key];
   }
 
-  // A moved end that is still its surface's newest version goes; its editors count toward the point that replaces it.
-  const dropped = await droppablePoints(db, document, [...movedEnds].filter((seq) => !startPoints.has(seq)));
+  // A moved end that is still its surface's newest version moves on under its id (a listed id never goes away); its editors count toward where it moves.
+  const moving = await movablePoints(db, document, [...movedEnds].filter((seq) => !startPoints.has(seq)));
   const pending = new Map<string, Map<string, EditorCount>>();
-  for (const version of dropped) {
+  for (const version of moving) {
     for (const editor of version.editors) addEdits(pending, version.surfaceId, editor.principalType && editor.id ? { principalType: editor.principalType, id: editor.id } : null, editor.edits);
   }
 
@@ -196,17 +196,13 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
     doc.destroy();
   }
 
-  const versions = await countedVersions(db, document, workspaceId, captures, startPoints, dropped.map((v) => v.id));
+  const versions = await countedVersions(db, document, workspaceId, captures, startPoints, moving);
   const prepared = await prepareVersions(versions);
   await db
     .transaction()
     .execute(async (tx) => {
       if (!(await advanceCursor(tx, document, cursor, previous ? previous.uptoSeq : null))) throw CURSOR_MOVED;
       await markStartPoints(tx, document, [...startPoints].filter((seq) => seq <= base));
-      await deleteVersions(
-        tx,
-        dropped.map((v) => v.id),
-      );
       await writeVersions(tx, prepared);
     })
     .catch((error) => {
@@ -233,17 +229,22 @@ function addEdits(pending: Map<string, Map<string, EditorCount>>, surfaceId: str
 }
 
 /** Versions for the captures, each with the counts of what changed since the surface's previous version. */
-async function countedVersions(db: Db, document: string, workspaceId: string, captures: Capture[], startPoints: ReadonlySet<number>, droppedIds: string[]): Promise<NewVersion[]> {
+async function countedVersions(db: Db, document: string, workspaceId: string, captures: Capture[], startPoints: ReadonlySet<number>, moving: readonly StoredVersion[]): Promise<NewVersion[]> {
   const reference = new Map<string, SurfaceContent | null>();
   const versions: NewVersion[] = [];
+  // The first point of a surface in this pass takes over the id of its moving version.
+  const movingOf = new Map(moving.map((version) => [version.surfaceId, version]));
+  const movingIds = moving.map((version) => version.id);
   for (const capture of captures) {
     const id = capture.surface.id;
     if (!reference.has(id)) {
-      const stored = await latestVersionBefore(db, id, capture.seq, droppedIds);
+      const stored = await latestVersionBefore(db, id, capture.seq, movingIds);
       reference.set(id, stored ? await versionContent<SurfaceContent>(db, stored.id) : null);
     }
+    const moved = movingOf.get(id);
+    movingOf.delete(id);
     versions.push({
-      id: newId('ver'),
+      ...(moved ? { id: moved.id, moved: true } : { id: newId('ver') }),
       workspaceId,
       surfaceId: id,
       document,
