@@ -1,4 +1,5 @@
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
+import { sql } from 'kysely';
 import type { Executor } from './database';
 import type { UpdateAuthor } from './document-log';
 
@@ -46,13 +47,14 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
  * snapshot was built from the log itself (never from memory), so it holds
  * exactly the updates up to `uptoSeq`.
  */
-export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date) {
+export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date): Promise<number> {
   await db
     .insertInto('documentSnapshots')
     .values({ document, state: bytea(state), uptoSeq, updatedAt: now })
     .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), uptoSeq, updatedAt: now })))
     .execute();
-  await db.deleteFrom('documentUpdates').where('document', '=', document).where('seq', '<=', uptoSeq).execute();
+  const deleted = await db.deleteFrom('documentUpdates').where('document', '=', document).where('seq', '<=', uptoSeq).executeTakeFirst();
+  return Number(deleted.numDeletedRows);
 }
 
 export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
@@ -63,4 +65,18 @@ export async function countTail(db: Executor, document: string, afterSeq: number
     .where('seq', '>', afterSeq)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+export type StoredSize = { snapshotBytes: number; tailUpdates: number; tailBytes: number };
+
+/** What loading the document would read, without reading it. */
+export async function storedSize(db: Executor, document: string): Promise<StoredSize> {
+  const row = await sql<{ snapshot_bytes: number | string | null; upto: number | string | null }>`
+    select octet_length(state) as snapshot_bytes, upto_seq as upto from document_snapshots where document = ${document}
+  `.execute(db);
+  const snapshot = row.rows[0];
+  const tail = await sql<{ n: number | string; bytes: number | string | null }>`
+    select count(*) as n, sum(octet_length(update)) as bytes from document_updates where document = ${document} and seq > ${Number(snapshot?.upto ?? 0)}
+  `.execute(db);
+  return { snapshotBytes: Number(snapshot?.snapshot_bytes ?? 0), tailUpdates: Number(tail.rows[0]?.n ?? 0), tailBytes: Number(tail.rows[0]?.bytes ?? 0) };
 }

@@ -1,6 +1,7 @@
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { sql } from 'kysely';
+import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
 
@@ -296,12 +297,13 @@ export async function loadCursor(db: Executor, document: string): Promise<Versio
  * False when another pass moved it first; the caller's transaction is then
  * rolled back, so two instances never record the same stretch twice.
  */
-export async function advanceCursor(db: Executor, document: string, cursor: VersionCursor, expectedUpto: number | null): Promise<boolean> {
+export async function advanceCursor(db: Executor, document: string, cursor: VersionCursor, expectedUpto: number | null, checkpoint?: Uint8Array): Promise<boolean> {
   const values = {
     uptoSeq: cursor.uptoSeq,
     historyFromSeq: cursor.historyFromSeq,
     historyFrom: cursor.historyFrom,
     sessions: JSON.stringify(cursor.sessions),
+    ...(checkpoint ? { state: bytea(checkpoint) } : {}),
   };
   if (expectedUpto === null) {
     const inserted = await db
@@ -313,6 +315,17 @@ export async function advanceCursor(db: Executor, document: string, cursor: Vers
   }
   const updated = await db.updateTable('versionCursors').set(values).where('document', '=', document).where('uptoSeq', '=', expectedUpto).executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
+}
+
+/** The checkpoint stored with the cursor: the document's state at `seq` (null when none was written yet). */
+export async function loadCheckpoint(db: Executor, document: string): Promise<{ seq: number; state: Uint8Array } | null> {
+  const row = await db
+    .selectFrom('versionCursors')
+    .select(['uptoSeq', byteaAsBase64('state').as('state')])
+    .where('document', '=', document)
+    .where('state', 'is not', null)
+    .executeTakeFirst();
+  return row?.state ? { seq: Number(row.uptoSeq), state: fromBase64(row.state) } : null;
 }
 
 // ---------------------------------------------------------------------------
@@ -367,24 +380,98 @@ export async function loadHistorySource(db: Db, document: string, uptoSeq?: numb
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (tx) => {
-      const snapshot = await tx.selectFrom('documentSnapshots').select(['state', 'uptoSeq', 'updatedAt']).where('document', '=', document).executeTakeFirst();
+      const snapshot = await tx
+        .selectFrom('documentSnapshots')
+        .select([byteaAsBase64('state').as('state'), 'uptoSeq', 'updatedAt'])
+        .where('document', '=', document)
+        .executeTakeFirst();
       let query = tx
         .selectFrom('documentUpdates')
-        .select(['seq', 'update', 'createdAt', 'principalType', 'principalId'])
+        .select(['seq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
         .where('document', '=', document)
         .where('seq', '>', Number(snapshot?.uptoSeq ?? 0));
       if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
       const rows = await query.orderBy('seq').execute();
       return {
-        snapshot: snapshot ? { state: toBytes(snapshot.state), uptoSeq: Number(snapshot.uptoSeq), storedAt: snapshot.updatedAt } : null,
+        snapshot: snapshot ? { state: fromBase64(snapshot.state), uptoSeq: Number(snapshot.uptoSeq), storedAt: snapshot.updatedAt } : null,
         updates: rows.map((r) => ({
           seq: Number(r.seq),
-          update: toBytes(r.update),
+          update: fromBase64(r.update),
           createdAt: r.createdAt,
           author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
         })),
       };
     });
+}
+
+/** What the snapshot folded (no state bytes): where history and the log start. */
+export async function snapshotInfo(db: Executor, document: string): Promise<{ uptoSeq: number; storedAt: Date } | null> {
+  const row = await db.selectFrom('documentSnapshots').select(['uptoSeq', 'updatedAt']).where('document', '=', document).executeTakeFirst();
+  return row ? { uptoSeq: Number(row.uptoSeq), storedAt: row.updatedAt } : null;
+}
+
+export async function snapshotState(db: Executor, document: string): Promise<{ uptoSeq: number; state: Uint8Array } | null> {
+  const row = await db
+    .selectFrom('documentSnapshots')
+    .select(['uptoSeq', byteaAsBase64('state').as('state')])
+    .where('document', '=', document)
+    .executeTakeFirst();
+  return row ? { uptoSeq: Number(row.uptoSeq), state: fromBase64(row.state) } : null;
+}
+
+/**
+ * At most `limit` logged updates after `afterSeq` (and up to `uptoSeq`), in
+ * log order: a pass or a fold reads what is new since its cursor, a page at
+ * a time, never the whole log.
+ */
+export async function readLogAfter(db: Executor, document: string, afterSeq: number, limit: number, uptoSeq?: number): Promise<HistoryUpdate[]> {
+  let query = db
+    .selectFrom('documentUpdates')
+    .select(['seq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq);
+  if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
+  const rows = await query.orderBy('seq').limit(limit).execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    update: fromBase64(r.update),
+    createdAt: r.createdAt,
+    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+  }));
+}
+
+/** Who made the update at `seq`, and when (null: not in the log). */
+export async function logEntryAt(db: Executor, document: string, seq: number): Promise<LogEntry | null> {
+  const [entry] = (await readLogEntriesBetween(db, document, seq - 1, seq));
+  return entry ?? null;
+}
+
+async function readLogEntriesBetween(db: Executor, document: string, afterSeq: number, uptoSeq: number): Promise<LogEntry[]> {
+  const rows = await db
+    .selectFrom('documentUpdates')
+    .select(['seq', 'createdAt', 'principalType', 'principalId'])
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq)
+    .where('seq', '<=', uptoSeq)
+    .orderBy('seq')
+    .execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    createdAt: r.createdAt,
+    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+  }));
+}
+
+/** The first logged update after `afterSeq` whose events are not derived yet (compaction folds only up to it), or null. */
+export async function firstUnderived(db: Executor, document: string, afterSeq: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('documentUpdates')
+    .select((eb) => eb.fn.min('seq').as('seq'))
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq)
+    .where('derived', '=', false)
+    .executeTakeFirst();
+  return row?.seq === null || row?.seq === undefined ? null : Number(row.seq);
 }
 
 /** Marks the auto versions of a document at these positions as start points (never moved away by a growing session). */

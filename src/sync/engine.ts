@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { Hocuspocus, type DirectConnection, type Document, type Extension } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
 import * as Y from 'yjs';
-import { DocumentWriteError } from '../errors';
+import { DocumentTooLargeError, DocumentWriteError } from '../errors';
 import { currentRequestId } from '../lib/request-context';
 import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
@@ -12,7 +12,7 @@ import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { Principal } from '../http/actor';
 import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
 import { findPrincipals } from '../persistence/workspaces';
-import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived } from './document-store';
+import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived, type CompactResult } from './document-store';
 import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
@@ -79,6 +79,9 @@ const HOLD_IDLE_MS = 60_000;
 /** How long sync clients' changes to a doc or html body may wait to share one events transaction (see group-commit.ts). */
 const CLIENT_BATCH_LINGER_MS = 50;
 const SWEEP_INTERVAL_MS = 10_000;
+/** A compaction held back by derivation runs again after this long (typing bursts end after 2 s without an edit), at most this many times without folding. */
+const FOLLOW_UP_MS = 2_500;
+const FOLLOW_UP_ATTEMPTS = 8;
 
 /**
  * Y documents over Hocuspocus at `/api/sync`, made durable: a client's
@@ -144,7 +147,12 @@ export class SyncEngine implements DocumentSync {
       yDocOptions: { gc: true, gcFilter: () => true },
       onAuthenticate: (payload) => authenticateConnection(services, payload, this.decisions),
       onLoadDocument: async ({ document, documentName }) => {
-        const loaded = await loadInto(services.db, documentName, document);
+        const loaded = await loadInto(services.db, documentName, document, services.config.documentLoadBudgetBytes).catch((error) => {
+          if (error instanceof DocumentTooLargeError) {
+            services.log.error({ documentName, stored: error.stored, estimatedBytes: error.estimatedBytes, budgetBytes: error.budgetBytes }, 'refused to load a document over the memory budget; compact it with `npm run admin -- compact-document`');
+          }
+          throw error;
+        });
         this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
         if (loaded.underived > 0) this.toDeriveAgain(documentName);
       },
@@ -488,7 +496,7 @@ export class SyncEngine implements DocumentSync {
       if (!document) return; // unloaded meanwhile: the next load reads the log
       const rebuilt = new Y.Doc({ gc: true });
       try {
-        await loadInto(this.services.db, documentName, rebuilt);
+        await loadInto(this.services.db, documentName, rebuilt, this.services.config.documentLoadBudgetBytes);
         replaceDocumentState(document, rebuilt);
       } catch (error) {
         // Could not even read the log: drop the document (closing its connections) so nobody edits a state the log lacks.
@@ -627,7 +635,7 @@ export class SyncEngine implements DocumentSync {
     tail.updates += 1;
     tail.bytes += bytes;
     this.tails.set(documentName, tail);
-    if (compactionDue(tail)) {
+    if (compactionDue(tail, this.services.config.compactAfterUpdates)) {
       this.tails.set(documentName, { updates: 0, bytes: 0, snapshotBytes: tail.snapshotBytes });
       void this.enqueue(documentName, () => this.compactNow(documentName));
     }
@@ -637,10 +645,34 @@ export class SyncEngine implements DocumentSync {
     try {
       const result = await compact(this.services.db, documentName, this.services.clock.now());
       const tail = this.tails.get(documentName);
-      if (result && tail) tail.snapshotBytes = result.bytes;
+      if (result && tail && result.folded > 0) tail.snapshotBytes = result.bytes;
+      this.followUpCompaction(documentName, result);
     } catch (error) {
       this.services.log.warn({ err: error, documentName }, 'compaction failed; the log still holds every update');
     }
+  }
+
+  /** Per document: a compaction to run again soon, and how many in a row folded nothing. */
+  private readonly followUps = new Map<string, { timer: NodeJS.Timeout; idle: number }>();
+
+  /**
+   * A fold held back by updates whose events are still being derived (a
+   * typing burst in flight) or by history still to index is tried again
+   * shortly: the tail of a stream is folded after the stream ends, not when
+   * the next few thousand updates come. A fold held back by a base a read
+   * handed out waits for the next due compaction.
+   */
+  private followUpCompaction(documentName: string, result: CompactResult | null) {
+    const previous = this.followUps.get(documentName);
+    if (previous) clearTimeout(previous.timer);
+    this.followUps.delete(documentName);
+    if (!result || result.remaining === 0 || (result.blockedBy !== 'underived' && result.blockedBy !== 'history')) return;
+    const idle = result.folded > 0 ? 0 : (previous?.idle ?? 0) + 1;
+    if (idle > FOLLOW_UP_ATTEMPTS) return;
+    const timer = setTimeout(() => {
+      if (this.followUps.get(documentName)?.timer === timer) void this.enqueue(documentName, () => this.compactNow(documentName));
+    }, FOLLOW_UP_MS).unref();
+    this.followUps.set(documentName, { timer, idle });
   }
 
   /** Per-document serial queue: persistence happens in transaction order. */
@@ -669,6 +701,8 @@ export class SyncEngine implements DocumentSync {
 
   async close() {
     clearInterval(this.sweeper);
+    for (const { timer } of this.followUps.values()) clearTimeout(timer);
+    this.followUps.clear();
     this.monitor.stop();
     this.hocuspocus.closeConnections();
     for (const client of this.wss.clients) client.terminate();
