@@ -637,8 +637,20 @@ export class SyncEngine implements DocumentSync {
     this.tails.set(documentName, tail);
     if (compactionDue(tail, this.services.config.compactAfterUpdates)) {
       this.tails.set(documentName, { updates: 0, bytes: 0, snapshotBytes: tail.snapshotBytes });
-      void this.enqueue(documentName, () => this.compactNow(documentName));
+      this.queueCompaction(documentName);
     }
+  }
+
+  /** Documents with a compaction queued and not started yet: one covers everything logged before it starts. */
+  private readonly compactionQueued = new Set<string>();
+
+  private queueCompaction(documentName: string) {
+    if (this.compactionQueued.has(documentName)) return;
+    this.compactionQueued.add(documentName);
+    void this.enqueue(documentName, () => {
+      this.compactionQueued.delete(documentName);
+      return this.compactNow(documentName);
+    });
   }
 
   async compactNow(documentName: string) {
@@ -670,7 +682,7 @@ export class SyncEngine implements DocumentSync {
     const idle = result.folded > 0 ? 0 : (previous?.idle ?? 0) + 1;
     if (idle > FOLLOW_UP_ATTEMPTS) return;
     const timer = setTimeout(() => {
-      if (this.followUps.get(documentName)?.timer === timer) void this.enqueue(documentName, () => this.compactNow(documentName));
+      if (this.followUps.get(documentName)?.timer === timer) this.queueCompaction(documentName);
     }, FOLLOW_UP_MS).unref();
     this.followUps.set(documentName, { timer, idle });
   }
