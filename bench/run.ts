@@ -7,6 +7,13 @@ import os from 'node:os';
 
 type Figures = Record<string, number | string>;
 /** `optIn`: runs only when named (long runs). */
+/** A numeric `--name value` or `--name=value` flag of a part. */
+function flag(name: string): number | undefined {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(name);
+  const raw = i >= 0 ? args[i + 1] : args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+  return raw === undefined ? undefined : Number(raw);
+}
 type Part = { name: string; run: () => Promise<Figures>; optIn?: boolean };
 
 const parts: Part[] = [
@@ -22,6 +29,7 @@ const parts: Part[] = [
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
   { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
   { name: 'search', run: async () => (await import('./search')).runSearchBench() },
+  { name: 'aging', run: async () => (await import('./aging')).runAgingBench({ traces: flag('--traces'), restAppends: flag('--rest') }), optIn: true },
   { name: 'soak', run: async () => (await import('./soak')).runSoakBench(), optIn: true },
 ];
 
@@ -31,7 +39,7 @@ function print(name: string, figures: Figures) {
 }
 
 // `--name=value` flags belong to the parts (e.g. `soak --minutes=2`).
-const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const wanted = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
 console.log(`# Trellis benchmarks, ${new Date().toISOString()}`);
 console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 for (const part of parts) {

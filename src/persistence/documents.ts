@@ -1,6 +1,6 @@
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import { sql } from 'kysely';
-import type { Executor } from './database';
+import type { Db, Executor } from './database';
 import type { UpdateAuthor } from './document-log';
 
 /** The durable Y update log and its snapshots. */
@@ -14,8 +14,13 @@ export type StoredDocument = {
   tailBytes: number;
 };
 
-/** The snapshot (if any) and every update after it, in order. */
+/**
+ * The snapshot (if any) and every update after it, in order, read in one
+ * repeatable-read transaction (unless the caller's own), so a compaction
+ * committing in between cannot make the two disagree.
+ */
 export async function loadStoredDocument(db: Executor, document: string): Promise<StoredDocument> {
+  if (!db.isTransaction) return (db as Db).transaction().setIsolationLevel('repeatable read').execute((tx) => loadStoredDocument(tx, document));
   const snapshot = await db
     .selectFrom('documentSnapshots')
     .select([byteaAsBase64('state').as('state'), 'uptoSeq'])

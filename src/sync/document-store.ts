@@ -39,14 +39,16 @@ export type LoadResult = {
 };
 
 /**
- * Heap a load takes, estimated from what is stored: a decoded snapshot
- * takes several times its encoded size, and every logged update applied in
- * the load's one transaction keeps its own structs and bookkeeping until the
- * transaction ends (measured with the automerge-paper trace: docs/PERFORMANCE.md).
+ * Heap a load takes, estimated from what is stored: the rows read (each a
+ * row object and its base64 text) and their updates applied in the load's
+ * one transaction (about 200 bytes each at the peak, measured with the
+ * automerge-paper trace: docs/PERFORMANCE.md), and the decoded snapshot
+ * (several times its encoded size). Generous on purpose: the budget is a
+ * guard against a load that would take the process down, not a quota.
  */
 export const LOAD_HEAP_PER_SNAPSHOT_BYTE = 40;
-export const LOAD_HEAP_PER_LOGGED_BYTE = 60;
-export const LOAD_HEAP_PER_LOGGED_UPDATE = 1_500;
+export const LOAD_HEAP_PER_LOGGED_BYTE = 20;
+export const LOAD_HEAP_PER_LOGGED_UPDATE = 600;
 
 export function estimatedLoadHeap(size: StoredSize): number {
   return size.snapshotBytes * LOAD_HEAP_PER_SNAPSHOT_BYTE + size.tailBytes * LOAD_HEAP_PER_LOGGED_BYTE + size.tailUpdates * LOAD_HEAP_PER_LOGGED_UPDATE;

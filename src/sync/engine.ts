@@ -643,13 +643,27 @@ export class SyncEngine implements DocumentSync {
 
   /** Documents with a compaction queued and not started yet: one covers everything logged before it starts. */
   private readonly compactionQueued = new Set<string>();
+  /** Per document: the newest compaction queued or running. */
+  private readonly compactions = new Map<string, Promise<void>>();
 
+  /**
+   * Compaction runs beside the document's persistence queue, not in it: a
+   * history pass and a fold never hold back the commits that derive
+   * clients' updates (which compaction waits for). Passes and folds of one
+   * document take turns through the history lock, and a load reads the
+   * snapshot and the log in one snapshot-consistent read.
+   */
   private queueCompaction(documentName: string) {
     if (this.compactionQueued.has(documentName)) return;
     this.compactionQueued.add(documentName);
-    void this.enqueue(documentName, () => {
+    const previous = this.compactions.get(documentName) ?? Promise.resolve();
+    const run = previous.then(() => {
       this.compactionQueued.delete(documentName);
       return this.compactNow(documentName);
+    });
+    this.compactions.set(documentName, run);
+    void run.finally(() => {
+      if (this.compactions.get(documentName) === run) this.compactions.delete(documentName);
     });
   }
 
@@ -658,6 +672,7 @@ export class SyncEngine implements DocumentSync {
       const result = await compact(this.services.db, documentName, this.services.clock.now());
       const tail = this.tails.get(documentName);
       if (result && tail && result.folded > 0) tail.snapshotBytes = result.bytes;
+      this.services.log.debug({ documentName, ...result }, 'compacted');
       this.followUpCompaction(documentName, result);
     } catch (error) {
       this.services.log.warn({ err: error, documentName }, 'compaction failed; the log still holds every update');
@@ -709,6 +724,7 @@ export class SyncEngine implements DocumentSync {
   /** Waits until every queued persistence task has finished (tests, shutdown). */
   async drain() {
     await Promise.all([...this.queues.values()]);
+    await Promise.all([...this.compactions.values()]);
   }
 
   async close() {

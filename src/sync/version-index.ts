@@ -73,7 +73,7 @@ export const PASS_MAX_UPDATES = 10_000;
 /** Rows read from the log per query while rebuilding a state. */
 const PAGE_ROWS = 5_000;
 /** Replaying updates yields to the event loop after this long, so no request waits behind background work. */
-const SLICE_MS = 20;
+const SLICE_MS = 40;
 
 const HISTORY_LOAD = { source: 'history-load' } as const;
 const HISTORY_REPLAY = { source: 'history-replay' } as const;
