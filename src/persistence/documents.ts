@@ -58,9 +58,23 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
     .values({ document, state: bytea(state), uptoSeq, updatedAt: now })
     .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), uptoSeq, updatedAt: now })))
     .execute();
-  const deleted = await db.deleteFrom('documentUpdates').where('document', '=', document).where('seq', '<=', uptoSeq).executeTakeFirst();
-  return Number(deleted.numDeletedRows);
+  // In slices: on the embedded database each statement holds the event loop while it runs.
+  let folded = 0;
+  for (;;) {
+    const deleted = await db
+      .deleteFrom('documentUpdates')
+      .where('document', '=', document)
+      .where('seq', 'in', (eb) =>
+        eb.selectFrom('documentUpdates').select('seq').where('document', '=', document).where('seq', '<=', uptoSeq).orderBy('seq').limit(DELETE_SLICE_ROWS),
+      )
+      .executeTakeFirst();
+    const n = Number(deleted.numDeletedRows);
+    folded += n;
+    if (n < DELETE_SLICE_ROWS) return folded;
+  }
 }
+
+const DELETE_SLICE_ROWS = 2_000;
 
 export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
   const row = await db

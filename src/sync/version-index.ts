@@ -71,7 +71,7 @@ const HOLD_BUCKET_MS = 10 * 60_000;
 /** One pass reads and replays at most this many updates: its memory and time stay bounded whatever the backlog. */
 export const PASS_MAX_UPDATES = 10_000;
 /** Rows read from the log per query while rebuilding a state. */
-const PAGE_ROWS = 5_000;
+const PAGE_ROWS = 2_000;
 /** Replaying updates yields to the event loop after this long, so no request waits behind background work. */
 const SLICE_MS = 40;
 
@@ -228,7 +228,15 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
 
   let kept = false;
   try {
-    const tail = await readLogAfter(db, document, base, PASS_MAX_UPDATES);
+    const tail: HistoryUpdate[] = [];
+    // In pages: on the embedded database each statement holds the event loop while it runs.
+    for (let after = base; tail.length < PASS_MAX_UPDATES; ) {
+      const wanted = Math.min(PAGE_ROWS, PASS_MAX_UPDATES - tail.length);
+      const page = await readLogAfter(db, document, after, wanted);
+      tail.push(...page);
+      if (page.length < wanted) break;
+      after = page.at(-1)!.seq;
+    }
     const caughtUp = tail.length < PASS_MAX_UPDATES;
     const head = tail.at(-1)?.seq ?? base;
     const sessions = fresh ? {} : structuredClone(previous.sessions);
