@@ -77,6 +77,12 @@ async function logRows(t: TestApp, document: string): Promise<{ rows: number; lo
   };
 }
 
+/** Rows in the unfolded log (a count only: on the embedded database a statement holds the event loop while it runs). */
+async function logCount(t: TestApp, document: string): Promise<number> {
+  const row = await sql<{ rows: number }>`select count(*)::int as rows from document_updates where document = ${document}`.execute(t.services.db);
+  return Number(row.rows[0]!.rows);
+}
+
 async function versionTimings(t: TestApp, as: { cookie: string }, base: string, label: string, figures: Figures) {
   const first = await timed(() => ok(t, 'GET', `${base}/surfaces/doc/versions?limit=200`, { as }));
   const list = first.value.body.versions as Array<{ id: string }>;
@@ -92,6 +98,18 @@ async function versionTimings(t: TestApp, as: { cookie: string }, base: string, 
   figures[`${label}: restore the newest version, ms`] = round((await timed(() => ok(t, 'POST', `${base}/surfaces/doc/versions/${newest}/restore`, { as }))).ms);
 }
 
+/** BENCH_WATCHDOG=1: prints every event-loop gap over 300 ms with its hrtime window (to match a --cpu-prof profile). */
+function watchdog(): () => void {
+  if (!process.env.BENCH_WATCHDOG) return () => {};
+  let last = process.hrtime.bigint();
+  const timer = setInterval(() => {
+    const now = process.hrtime.bigint();
+    if (now - last > 300_000_000n) process.stderr.write(`gap ${(now - last) / 1_000_000n} ms from ${(last / 1000n).toString()} to ${(now / 1000n).toString()} us\n`);
+    last = now;
+  }, 10);
+  return () => clearInterval(timer);
+}
+
 export async function runAgingBench(options: { traces?: number; restAppends?: number; edits?: number } = {}): Promise<Figures> {
   const traces = options.traces ?? 4;
   const restAppends = options.restAppends ?? 500;
@@ -103,6 +121,7 @@ export async function runAgingBench(options: { traces?: number; restAppends?: nu
   let t = await startTestApp({ env: { API_WRITES_PER_MINUTE: '1000000' } });
   const store = t.store;
   const figures: Figures = {};
+  const stopWatchdog = watchdog();
   try {
     const ada = await signInUser(t, 'ada@example.com');
     const as = { cookie: ada.cookie };
@@ -143,7 +162,7 @@ export async function runAgingBench(options: { traces?: number; restAppends?: nu
           const now = performance.now();
           tenths.push((now - mark) / 1000);
           mark = now;
-          unfoldedAtTenths.push((await logRows(t, document)).rows);
+          unfoldedAtTenths.push(await logCount(t, document));
           process.stderr.write(`aging: trace ${k + 1}, tenth ${tenths.length}: ${tenths.at(-1)!.toFixed(1)} s\n`);
         }
       }
@@ -157,7 +176,7 @@ export async function runAgingBench(options: { traces?: number; restAppends?: nu
       const delay = monitorEventLoopDelay({ resolution: 10 });
       delay.enable();
       const settle = await timed(async () => {
-        await eventually(async () => (await logRows(t, document)).rows <= t.services.config.compactAfterUpdates, 600_000, 100);
+        await eventually(async () => (await logCount(t, document)) <= t.services.config.compactAfterUpdates, 600_000, 100);
         await t.services.sync.drain();
       });
       delay.disable();
@@ -199,6 +218,7 @@ export async function runAgingBench(options: { traces?: number; restAppends?: nu
     await versionTimings(t, as, base, 'cold', figures);
     return figures;
   } finally {
+    stopWatchdog();
     await t.close();
     await store.dispose();
   }
