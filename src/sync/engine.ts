@@ -82,6 +82,9 @@ const SWEEP_INTERVAL_MS = 10_000;
 /** A compaction held back by derivation runs again after this long (typing bursts end after 2 s without an edit), at most this many times without folding. */
 const FOLLOW_UP_MS = 2_500;
 const FOLLOW_UP_ATTEMPTS = 8;
+/** Backpressure starts when a document's unfolded log holds this many compactions' worth (see keepPace). */
+const PACE_FACTOR = 10;
+const PACE_WAIT_MS = 2_000;
 
 /**
  * Y documents over Hocuspocus at `/api/sync`, made durable: a client's
@@ -154,6 +157,7 @@ export class SyncEngine implements DocumentSync {
           throw error;
         });
         this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
+        this.unfolded.set(documentName, loaded.tailUpdates);
         if (loaded.underived > 0) this.toDeriveAgain(documentName);
       },
       afterLoadDocument: async ({ document, documentName }) => {
@@ -168,6 +172,7 @@ export class SyncEngine implements DocumentSync {
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
+        await this.keepPace(documentName);
         const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
         if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false });
       },
@@ -179,6 +184,8 @@ export class SyncEngine implements DocumentSync {
       },
       afterUnloadDocument: async ({ documentName }) => {
         this.tails.delete(documentName);
+        this.unfolded.delete(documentName);
+        this.behind.delete(documentName);
       },
     });
   }
@@ -631,6 +638,7 @@ export class SyncEngine implements DocumentSync {
   }
 
   private noteAppended(documentName: string, bytes: number) {
+    this.unfolded.set(documentName, (this.unfolded.get(documentName) ?? 0) + 1);
     const tail = this.tails.get(documentName) ?? { updates: 0, bytes: 0, snapshotBytes: 0 };
     tail.updates += 1;
     tail.bytes += bytes;
@@ -673,10 +681,34 @@ export class SyncEngine implements DocumentSync {
       const tail = this.tails.get(documentName);
       if (result && tail && result.folded > 0) tail.snapshotBytes = result.bytes;
       this.services.log.debug({ documentName, ...result }, 'compacted');
+      if (result) this.unfolded.set(documentName, result.remaining);
+      this.behind.set(documentName, result?.blockedBy === 'history' || result?.blockedBy === 'underived');
       this.followUpCompaction(documentName, result);
     } catch (error) {
       this.services.log.warn({ err: error, documentName }, 'compaction failed; the log still holds every update');
     }
+  }
+
+  /** Per document: rows in the unfolded log as far as this process knows (set by each compaction, counted up by appends). */
+  private readonly unfolded = new Map<string, number>();
+  /** Per document: whether its last compaction was held back by history or derivation still to catch up (not by a held base). */
+  private readonly behind = new Map<string, boolean>();
+
+  /**
+   * Backpressure: while a document's unfolded log is over PACE_FACTOR
+   * compactions' worth and its compaction is behind (history or derivation
+   * still catching up), a client's next update waits for the running
+   * compaction, at most PACE_WAIT_MS. A stream faster than the background
+   * work it causes is slowed to that work's pace instead of growing the log
+   * (and the next load) without bound. Held bases never slow anyone.
+   */
+  private async keepPace(documentName: string) {
+    if ((this.unfolded.get(documentName) ?? 0) <= this.services.config.compactAfterUpdates * PACE_FACTOR) return;
+    if (this.behind.get(documentName) === false) return;
+    this.queueCompaction(documentName);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.compactions.get(documentName), new Promise<void>((resolve) => (timer = setTimeout(resolve, PACE_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** Per document: a compaction to run again soon, and how many in a row folded nothing. */
