@@ -282,7 +282,8 @@ export type VersionCursor = {
 };
 
 export async function loadCursor(db: Executor, document: string): Promise<VersionCursor | null> {
-  const row = await db.selectFrom('versionCursors').selectAll().where('document', '=', document).executeTakeFirst();
+  // Not the checkpoint: it is read only when a pass needs it (loadCheckpoint).
+  const row = await db.selectFrom('versionCursors').select(['uptoSeq', 'historyFromSeq', 'historyFrom', 'sessions']).where('document', '=', document).executeTakeFirst();
   if (!row) return null;
   return {
     uptoSeq: Number(row.uptoSeq),
