@@ -7,8 +7,14 @@ import os from 'node:os';
 
 type Figures = Record<string, number | string>;
 
-/** A part's `--name=value` flag. */
-const flag = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+/** A numeric `--name value` or `--name=value` flag of a part. */
+function flag(name: string): number | undefined {
+  if (!name.startsWith('--')) name = `--${name}`;
+  const args = process.argv.slice(2);
+  const i = args.indexOf(name);
+  const raw = i >= 0 ? args[i + 1] : args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+  return raw === undefined ? undefined : Number(raw);
+}
 /** `optIn`: runs only when named (long runs). */
 type Part = { name: string; run: () => Promise<Figures>; optIn?: boolean };
 
@@ -17,7 +23,7 @@ const parts: Part[] = [
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'rest', run: async () => (await import('./rest')).runRestBench() },
   { name: 'cold-sync', run: async () => (await import('./cold-sync')).runColdSyncBench() },
-  { name: 'doc', run: async () => (await import('./doc')).runDocBench({ prefill: Number(flag('prefill') ?? 0) }) },
+  { name: 'doc', run: async () => (await import('./doc')).runDocBench({ prefill: flag('prefill') ?? 0 }) },
   { name: 'mcp', run: async () => (await import('./mcp')).runMcpBench() },
   { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },
   { name: 'files', run: async () => (await import('./files')).runFilesBench() },
@@ -25,6 +31,7 @@ const parts: Part[] = [
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
   { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
   { name: 'search', run: async () => (await import('./search')).runSearchBench() },
+  { name: 'aging', run: async () => (await import('./aging')).runAgingBench({ traces: flag('--traces'), restAppends: flag('--rest'), edits: flag('--edits') }), optIn: true },
   { name: 'soak', run: async () => (await import('./soak')).runSoakBench(), optIn: true },
 ];
 
@@ -34,7 +41,7 @@ function print(name: string, figures: Figures) {
 }
 
 // `--name=value` flags belong to the parts (e.g. `soak --minutes=2`).
-const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const wanted = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
 console.log(`# Trellis benchmarks, ${new Date().toISOString()}`);
 console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 for (const part of parts) {

@@ -53,6 +53,10 @@ const envSchema = z.object({
     .optional(),
   API_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Compaction of a document's update log is due after this many updates since the last one (docs/SYNC.md). */
+  COMPACT_AFTER_UPDATES: z.coerce.number().int().min(10).max(1_000_000).default(5_000),
+  /** A document whose stored state would take more heap than this to load is refused, not loaded (docs/SYNC.md). */
+  DOCUMENT_LOAD_BUDGET_MB: z.coerce.number().int().min(1).max(65_536).default(1_024),
   /** Recovery tests only (src/lib/failpoints.ts). */
   TRELLIS_FAILPOINTS: z.string().max(1000).optional(),
 });
@@ -89,6 +93,10 @@ export type Config = {
   /** Burst limit on writes per key or session (the spec's 300 per minute unless raised). */
   apiWritesPerMinute: number;
   logLevel: string;
+  /** Updates since the last compaction of a document that make the next one due. */
+  compactAfterUpdates: number;
+  /** Estimated heap a document load may take, in bytes; a larger one is refused. */
+  documentLoadBudgetBytes: number;
   /** Failpoints armed at start (recovery tests); empty in production. */
   failpoints: string | undefined;
 };
@@ -144,6 +152,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     apiWritesPerMinute: e.API_WRITES_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
+    compactAfterUpdates: e.COMPACT_AFTER_UPDATES,
+    documentLoadBudgetBytes: e.DOCUMENT_LOAD_BUDGET_MB * 1024 * 1024,
     failpoints: e.TRELLIS_FAILPOINTS,
   };
 }

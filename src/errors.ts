@@ -104,6 +104,32 @@ export class DocumentWriteError extends ApiError {
   }
 }
 
+/**
+ * A document whose load would take more heap than the configured budget
+ * (`DOCUMENT_LOAD_BUDGET_MB`): refused, so it cannot take the process down
+ * with it. Sync clients get it as the reason of a refused connection.
+ */
+export class DocumentTooLargeError extends ApiError {
+  /** Hocuspocus sends this to a sync client whose connection it refuses. */
+  readonly reason: string;
+  constructor(
+    readonly documentName: string,
+    readonly stored: { snapshotBytes: number; tailUpdates: number; tailBytes: number },
+    readonly estimatedBytes: number,
+    readonly budgetBytes: number,
+  ) {
+    const mb = (n: number) => Math.ceil(n / 2 ** 20);
+    super(
+      503,
+      'document_too_large',
+      `This document is too large to open: loading it would take about ${mb(estimatedBytes)} MB of memory, over the server's budget of ${mb(budgetBytes)} MB. ` +
+        'An operator can compact it with `npm run admin -- compact-document`.',
+    );
+    this.name = 'DocumentTooLargeError';
+    this.reason = `document-too-large: ${this.message}`;
+  }
+}
+
 export const errors = {
   badRequest: (message: string, details?: ErrorDetail[]) => new ApiError(400, 'bad_request', message, details),
   /** A body that does not parse: still 400 `bad_request` with `details[]`, naming the whole body (path `[]`). */

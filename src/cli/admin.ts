@@ -137,6 +137,31 @@ const commands: Record<string, Command> = {
       print('The secret is not stored and cannot be shown again.');
     },
   },
+
+  'compact-document': {
+    summary:
+      "Fold a document's update log into its snapshot, as far as its version history, held bases and underived updates allow, a bounded step at a time: for a document the server refuses to load as too large (its log line names it). Stop the server first when it uses the embedded database.",
+    flags: {
+      document: { type: 'string', required: true, value: '<name>', help: 'the sync document name, e.g. ws:<workspace>:doc:<surface>', check: (v) => (v.length >= 1 && v.length <= 300 ? undefined : 'give 1 to 300 characters') },
+      json: jsonFlag,
+    },
+    async run(services, values) {
+      const { compactFully } = await import('../sync/document-store');
+      const { storedSize } = await import('../persistence/documents');
+      const name = String(values.document);
+      const before = await storedSize(services.db, name);
+      if (before.tailUpdates === 0 && before.snapshotBytes === 0) throw new CommandError(`No stored document named "${name}".`);
+      const result = await compactFully(services.db, name, () => services.clock.now(), (step) => {
+        if (!values.json) process.stderr.write(`folded ${step.folded} updates, ${step.remaining} left\n`);
+      });
+      const after = await storedSize(services.db, name);
+      if (values.json) return print(JSON.stringify({ document: name, before, after, blockedBy: result?.blockedBy ?? null }));
+      print(`Compacted ${name}`);
+      print(`log before  ${before.tailUpdates} updates, ${before.tailBytes} bytes; snapshot ${before.snapshotBytes} bytes`);
+      print(`log after   ${after.tailUpdates} updates, ${after.tailBytes} bytes; snapshot ${after.snapshotBytes} bytes`);
+      if (after.tailUpdates > 0 && result?.blockedBy) print(`not folded  ${after.tailUpdates} updates (held back by: ${result.blockedBy})`);
+    },
+  },
 };
 
 /** Flags every command takes. */

@@ -43,6 +43,13 @@ export const SECTIONS_DEBOUNCE_MS = 2_000;
  */
 export const TYPING_QUIET_MS = 2_000;
 export const TYPING_MAX_MS = 10_000;
+/**
+ * A burst also ends after this many updates: its updates stay underived
+ * (unfoldable by compaction) until its event is recorded, so a stream faster
+ * than any typist (a script, a replayed trace) must not hold back 10 s of
+ * them (issue 21).
+ */
+export const TYPING_MAX_UPDATES = 2_000;
 
 type TypingBurst = {
   draft: EventDraft;
@@ -155,6 +162,11 @@ export class DocChanges {
     burst.seqs.push(...log.seqs);
     if (summary && burst.summaries.length < 5) burst.summaries.push(summary);
     if (burst.timer) clearTimeout(burst.timer);
+    if (burst.seqs.length >= TYPING_MAX_UPDATES) {
+      burst.timer = null;
+      void this.flushBurst(key);
+      return;
+    }
     const wait = Math.max(0, Math.min(TYPING_QUIET_MS, burst.startedAt + TYPING_MAX_MS - now));
     burst.timer = setTimeout(() => void this.flushBurst(key), wait);
     burst.timer.unref();

@@ -1,5 +1,6 @@
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
-import type { Executor } from './database';
+import { sql } from 'kysely';
+import type { Db, Executor } from './database';
 import type { UpdateAuthor } from './document-log';
 
 /** The durable Y update log and its snapshots. */
@@ -13,8 +14,13 @@ export type StoredDocument = {
   tailBytes: number;
 };
 
-/** The snapshot (if any) and every update after it, in order. */
+/**
+ * The snapshot (if any) and every update after it, in order, read in one
+ * repeatable-read transaction (unless the caller's own), so a compaction
+ * committing in between cannot make the two disagree.
+ */
 export async function loadStoredDocument(db: Executor, document: string): Promise<StoredDocument> {
+  if (!db.isTransaction) return (db as Db).transaction().setIsolationLevel('repeatable read').execute((tx) => loadStoredDocument(tx, document));
   const snapshot = await db
     .selectFrom('documentSnapshots')
     .select([byteaAsBase64('state').as('state'), 'uptoSeq'])
@@ -46,14 +52,29 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
  * snapshot was built from the log itself (never from memory), so it holds
  * exactly the updates up to `uptoSeq`.
  */
-export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date) {
+export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date): Promise<number> {
   await db
     .insertInto('documentSnapshots')
     .values({ document, state: bytea(state), uptoSeq, updatedAt: now })
     .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), uptoSeq, updatedAt: now })))
     .execute();
-  await db.deleteFrom('documentUpdates').where('document', '=', document).where('seq', '<=', uptoSeq).execute();
+  // In slices: on the embedded database each statement holds the event loop while it runs.
+  let folded = 0;
+  for (;;) {
+    const deleted = await db
+      .deleteFrom('documentUpdates')
+      .where('document', '=', document)
+      .where('seq', 'in', (eb) =>
+        eb.selectFrom('documentUpdates').select('seq').where('document', '=', document).where('seq', '<=', uptoSeq).orderBy('seq').limit(DELETE_SLICE_ROWS),
+      )
+      .executeTakeFirst();
+    const n = Number(deleted.numDeletedRows);
+    folded += n;
+    if (n < DELETE_SLICE_ROWS) return folded;
+  }
 }
+
+const DELETE_SLICE_ROWS = 2_000;
 
 export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
   const row = await db
@@ -63,4 +84,18 @@ export async function countTail(db: Executor, document: string, afterSeq: number
     .where('seq', '>', afterSeq)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+export type StoredSize = { snapshotBytes: number; tailUpdates: number; tailBytes: number };
+
+/** What loading the document would read, without reading it. */
+export async function storedSize(db: Executor, document: string): Promise<StoredSize> {
+  const row = await sql<{ snapshot_bytes: number | string | null; upto: number | string | null }>`
+    select octet_length(state) as snapshot_bytes, upto_seq as upto from document_snapshots where document = ${document}
+  `.execute(db);
+  const snapshot = row.rows[0];
+  const tail = await sql<{ n: number | string; bytes: number | string | null }>`
+    select count(*) as n, sum(octet_length(update)) as bytes from document_updates where document = ${document} and seq > ${Number(snapshot?.upto ?? 0)}
+  `.execute(db);
+  return { snapshotBytes: Number(snapshot?.snapshot_bytes ?? 0), tailUpdates: Number(tail.rows[0]?.n ?? 0), tailBytes: Number(tail.rows[0]?.bytes ?? 0) };
 }

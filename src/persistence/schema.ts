@@ -271,6 +271,8 @@ export interface VersionCursorsTable {
   historyFromSeq: ColumnType<number, number, number>;
   historyFrom: NullableTimestamp;
   sessions: ColumnType<unknown, string, string>;
+  /** Migration 0071: the document's state at `uptoSeq` (Yjs update V2), null before the first pass that wrote one. */
+  state: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
 }
 
 export interface DocumentHoldsTable {

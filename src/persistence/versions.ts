@@ -1,6 +1,7 @@
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { sql } from 'kysely';
+import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
 
@@ -38,7 +39,8 @@ export type StoredVersion = {
   contentBytes: number;
 };
 
-export type NewVersion = Omit<StoredVersion, 'contentBytes'> & { content: unknown };
+/** `moved`: an existing automatic version (a growing session's end) that moves on to this point under its id. */
+export type NewVersion = Omit<StoredVersion, 'contentBytes'> & { content: unknown; moved?: boolean };
 
 const META = [
   'id',
@@ -136,6 +138,11 @@ export async function writeVersions(db: Executor, versions: ReadonlyArray<Prepar
     };
     if (version.kind === 'named') {
       await db.insertInto('surfaceVersions').values(values).execute();
+      continue;
+    }
+    if (version.moved) {
+      const { id, workspaceId, surfaceId, document, kind, name, ...moved } = values;
+      await db.updateTable('surfaceVersions').set(moved).where('id', '=', id).where('kind', '=', 'auto').execute();
       continue;
     }
     await db
@@ -291,7 +298,8 @@ export type VersionCursor = {
 };
 
 export async function loadCursor(db: Executor, document: string): Promise<VersionCursor | null> {
-  const row = await db.selectFrom('versionCursors').selectAll().where('document', '=', document).executeTakeFirst();
+  // Not the checkpoint: it is read only when a pass needs it (loadCheckpoint).
+  const row = await db.selectFrom('versionCursors').select(['uptoSeq', 'historyFromSeq', 'historyFrom', 'sessions']).where('document', '=', document).executeTakeFirst();
   if (!row) return null;
   return {
     uptoSeq: Number(row.uptoSeq),
@@ -306,12 +314,13 @@ export async function loadCursor(db: Executor, document: string): Promise<Versio
  * False when another pass moved it first; the caller's transaction is then
  * rolled back, so two instances never record the same stretch twice.
  */
-export async function advanceCursor(db: Executor, document: string, cursor: VersionCursor, expectedUpto: number | null): Promise<boolean> {
+export async function advanceCursor(db: Executor, document: string, cursor: VersionCursor, expectedUpto: number | null, checkpoint?: Uint8Array): Promise<boolean> {
   const values = {
     uptoSeq: cursor.uptoSeq,
     historyFromSeq: cursor.historyFromSeq,
     historyFrom: cursor.historyFrom,
     sessions: JSON.stringify(cursor.sessions),
+    ...(checkpoint ? { state: bytea(checkpoint) } : {}),
   };
   if (expectedUpto === null) {
     const inserted = await db
@@ -323,6 +332,17 @@ export async function advanceCursor(db: Executor, document: string, cursor: Vers
   }
   const updated = await db.updateTable('versionCursors').set(values).where('document', '=', document).where('uptoSeq', '=', expectedUpto).executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
+}
+
+/** The checkpoint stored with the cursor: the document's state at `seq` (null when none was written yet). */
+export async function loadCheckpoint(db: Executor, document: string): Promise<{ seq: number; state: Uint8Array } | null> {
+  const row = await db
+    .selectFrom('versionCursors')
+    .select(['uptoSeq', byteaAsBase64('state').as('state')])
+    .where('document', '=', document)
+    .where('state', 'is not', null)
+    .executeTakeFirst();
+  return row?.state ? { seq: Number(row.uptoSeq), state: fromBase64(row.state) } : null;
 }
 
 // ---------------------------------------------------------------------------
@@ -377,24 +397,98 @@ export async function loadHistorySource(db: Db, document: string, uptoSeq?: numb
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (tx) => {
-      const snapshot = await tx.selectFrom('documentSnapshots').select(['state', 'uptoSeq', 'updatedAt']).where('document', '=', document).executeTakeFirst();
+      const snapshot = await tx
+        .selectFrom('documentSnapshots')
+        .select([byteaAsBase64('state').as('state'), 'uptoSeq', 'updatedAt'])
+        .where('document', '=', document)
+        .executeTakeFirst();
       let query = tx
         .selectFrom('documentUpdates')
-        .select(['seq', 'update', 'createdAt', 'principalType', 'principalId'])
+        .select(['seq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
         .where('document', '=', document)
         .where('seq', '>', Number(snapshot?.uptoSeq ?? 0));
       if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
       const rows = await query.orderBy('seq').execute();
       return {
-        snapshot: snapshot ? { state: toBytes(snapshot.state), uptoSeq: Number(snapshot.uptoSeq), storedAt: snapshot.updatedAt } : null,
+        snapshot: snapshot ? { state: fromBase64(snapshot.state), uptoSeq: Number(snapshot.uptoSeq), storedAt: snapshot.updatedAt } : null,
         updates: rows.map((r) => ({
           seq: Number(r.seq),
-          update: toBytes(r.update),
+          update: fromBase64(r.update),
           createdAt: r.createdAt,
           author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
         })),
       };
     });
+}
+
+/** What the snapshot folded (no state bytes): where history and the log start. */
+export async function snapshotInfo(db: Executor, document: string): Promise<{ uptoSeq: number; storedAt: Date } | null> {
+  const row = await db.selectFrom('documentSnapshots').select(['uptoSeq', 'updatedAt']).where('document', '=', document).executeTakeFirst();
+  return row ? { uptoSeq: Number(row.uptoSeq), storedAt: row.updatedAt } : null;
+}
+
+export async function snapshotState(db: Executor, document: string): Promise<{ uptoSeq: number; state: Uint8Array } | null> {
+  const row = await db
+    .selectFrom('documentSnapshots')
+    .select(['uptoSeq', byteaAsBase64('state').as('state')])
+    .where('document', '=', document)
+    .executeTakeFirst();
+  return row ? { uptoSeq: Number(row.uptoSeq), state: fromBase64(row.state) } : null;
+}
+
+/**
+ * At most `limit` logged updates after `afterSeq` (and up to `uptoSeq`), in
+ * log order: a pass or a fold reads what is new since its cursor, a page at
+ * a time, never the whole log.
+ */
+export async function readLogAfter(db: Executor, document: string, afterSeq: number, limit: number, uptoSeq?: number): Promise<HistoryUpdate[]> {
+  let query = db
+    .selectFrom('documentUpdates')
+    .select(['seq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq);
+  if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
+  const rows = await query.orderBy('seq').limit(limit).execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    update: fromBase64(r.update),
+    createdAt: r.createdAt,
+    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+  }));
+}
+
+/** Who made the update at `seq`, and when (null: not in the log). */
+export async function logEntryAt(db: Executor, document: string, seq: number): Promise<LogEntry | null> {
+  const [entry] = (await readLogEntriesBetween(db, document, seq - 1, seq));
+  return entry ?? null;
+}
+
+async function readLogEntriesBetween(db: Executor, document: string, afterSeq: number, uptoSeq: number): Promise<LogEntry[]> {
+  const rows = await db
+    .selectFrom('documentUpdates')
+    .select(['seq', 'createdAt', 'principalType', 'principalId'])
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq)
+    .where('seq', '<=', uptoSeq)
+    .orderBy('seq')
+    .execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    createdAt: r.createdAt,
+    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+  }));
+}
+
+/** The first logged update after `afterSeq` whose events are not derived yet (compaction folds only up to it), or null. */
+export async function firstUnderived(db: Executor, document: string, afterSeq: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('documentUpdates')
+    .select((eb) => eb.fn.min('seq').as('seq'))
+    .where('document', '=', document)
+    .where('seq', '>', afterSeq)
+    .where('derived', '=', false)
+    .executeTakeFirst();
+  return row?.seq === null || row?.seq === undefined ? null : Number(row.seq);
 }
 
 /** Marks the auto versions of a document at these positions as start points (never moved away by a growing session). */
@@ -404,11 +498,12 @@ export async function markStartPoints(db: Executor, document: string, seqs: read
 }
 
 /**
- * The auto versions at these positions that an extended session may drop:
- * not start points, and the newest version of their surface (a version
- * after one means someone else's point was counted against it, so it stays).
+ * The auto versions at these positions that an extended session may move
+ * on (under the same id): not start points, and the newest version of their
+ * surface (a version after one means someone else's point was counted
+ * against it, so it stays where it is).
  */
-export async function droppablePoints(db: Executor, document: string, seqs: readonly number[]): Promise<StoredVersion[]> {
+export async function movablePoints(db: Executor, document: string, seqs: readonly number[]): Promise<StoredVersion[]> {
   if (seqs.length === 0) return [];
   const rows = await db
     .selectFrom('surfaceVersions as v')
@@ -420,9 +515,4 @@ export async function droppablePoints(db: Executor, document: string, seqs: read
     .where((eb) => eb.not(eb.exists(eb.selectFrom('surfaceVersions as later').select('later.id').whereRef('later.workspaceId', '=', 'v.workspaceId').whereRef('later.surfaceId', '=', 'v.surfaceId').whereRef('later.seq', '>', 'v.seq'))))
     .execute();
   return rows.map((row) => toVersion(row as MetaRow));
-}
-
-export async function deleteVersions(db: Executor, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.deleteFrom('surfaceVersions').where('id', 'in', [...ids]).execute();
 }

@@ -5,8 +5,10 @@ import { forgetTableCaches } from './table-index';
 import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { lockDocumentLogs } from '../persistence/document-log-heads';
-import { loadStoredDocument, writeSnapshot, type StoredUpdate } from '../persistence/documents';
-import { foldableUpTo, runHistoryPass, withHistoryLock } from './version-index';
+import { countTail, loadStoredDocument, storedSize, writeSnapshot, type StoredSize, type StoredUpdate } from '../persistence/documents';
+import { DocumentTooLargeError } from '../errors';
+import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
+import { foldableUpTo, passesUntilCaughtUp, rebuildState, underivedFrom, withHistoryLock } from './version-index';
 
 /**
  * Loads Y documents from the durable log and folds the log into snapshots.
@@ -24,8 +26,8 @@ import { foldableUpTo, runHistoryPass, withHistoryLock } from './version-index';
 export const COMPACT_AFTER_UPDATES = 5_000;
 export const COMPACT_AFTER_BYTES = 2 * 1024 * 1024;
 
-export function compactionDue(tail: { updates: number; bytes: number; snapshotBytes: number }): boolean {
-  return tail.updates >= COMPACT_AFTER_UPDATES || tail.bytes >= Math.max(COMPACT_AFTER_BYTES, tail.snapshotBytes / 2);
+export function compactionDue(tail: { updates: number; bytes: number; snapshotBytes: number }, afterUpdates = COMPACT_AFTER_UPDATES): boolean {
+  return tail.updates >= afterUpdates || tail.bytes >= Math.max(COMPACT_AFTER_BYTES, tail.snapshotBytes / 2);
 }
 
 export type LoadResult = {
@@ -36,8 +38,35 @@ export type LoadResult = {
   underived: number;
 };
 
-/** Applies the stored state to `doc` in one transaction. Throws when the store fails: a doc is never served empty by mistake. */
-export async function loadInto(db: Executor, name: string, doc: Y.Doc): Promise<LoadResult> {
+/**
+ * Heap a load takes, estimated from what is stored: the rows read (each a
+ * row object and its base64 text) and their updates applied in the load's
+ * one transaction (about 200 bytes each at the peak, measured with the
+ * automerge-paper trace: docs/PERFORMANCE.md), and the decoded snapshot
+ * (several times its encoded size). Generous on purpose: the budget is a
+ * guard against a load that would take the process down, not a quota.
+ */
+export const LOAD_HEAP_PER_SNAPSHOT_BYTE = 40;
+export const LOAD_HEAP_PER_LOGGED_BYTE = 20;
+export const LOAD_HEAP_PER_LOGGED_UPDATE = 600;
+
+export function estimatedLoadHeap(size: StoredSize): number {
+  return size.snapshotBytes * LOAD_HEAP_PER_SNAPSHOT_BYTE + size.tailBytes * LOAD_HEAP_PER_LOGGED_BYTE + size.tailUpdates * LOAD_HEAP_PER_LOGGED_UPDATE;
+}
+
+/**
+ * Applies the stored state to `doc` in one transaction. Throws when the
+ * store fails: a doc is never served empty by mistake. With a budget, a
+ * document whose load would take more heap than that is refused with
+ * DocumentTooLargeError before anything is read, so one document can never
+ * take the process down (compact it offline: `npm run admin -- compact-document`).
+ */
+export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetBytes?: number): Promise<LoadResult> {
+  if (budgetBytes !== undefined) {
+    const size = await storedSize(db, name);
+    const estimate = estimatedLoadHeap(size);
+    if (estimate > budgetBytes) throw new DocumentTooLargeError(name, size, estimate, budgetBytes);
+  }
   const stored = await loadStoredDocument(db, name);
   Y.transact(doc, () => {
     if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
@@ -128,38 +157,86 @@ export async function append(db: Executor, name: string, update: Uint8Array, aut
   return seq!;
 }
 
+/** Passes one compaction may run before folding: its work stays bounded, and the next compaction goes on from there. */
+const MAX_PASSES_PER_COMPACTION = 5;
+
+export type CompactResult = {
+  /** Size of the snapshot written (or already there). */
+  bytes: number;
+  /** Log rows folded into the snapshot by this run. */
+  folded: number;
+  /** Log rows left after the snapshot. */
+  remaining: number;
+  /** What kept the fold from reaching the log's head: updates whose events are still to be derived, a held base, history still to index. */
+  blockedBy: 'underived' | 'hold' | 'history' | null;
+};
+
 /**
  * Rebuilds the snapshot from the stored log and drops the folded updates.
  * The log is first turned into versions (version-index.ts), and only what
- * that pass covered, and no base version a recent read handed out, is
- * folded: history never loses a listed version to compaction. The fold
- * itself holds the document's log head: no append (from this or another
- * instance) commits in between, so nothing is folded past.
+ * those passes covered, no base version a recent read handed out, and no
+ * update whose events are still to be derived, is folded: history never
+ * loses a listed version to compaction. When the fold reaches the version
+ * cursor, the pass's checkpoint (the state at the cursor, itself built from
+ * the log) is the new snapshot; otherwise the snapshot and the log up to the
+ * fold are replayed, a page at a time. The state is built before the
+ * document's log head is locked, so appends wait only for the write itself.
  */
-export async function compact(db: Db, name: string, now: Date): Promise<{ bytes: number; folded: number } | null> {
+export async function compact(db: Db, name: string, now: Date): Promise<CompactResult | null> {
   return withHistoryLock(name, async () => {
-    const pass = await runHistoryPass(db, name);
-    const limit = await foldableUpTo(db, name, pass, now);
-    return db.transaction().execute(async (tx) => {
-      await lockDocumentLogs(tx, [name]);
-      const stored = await loadStoredDocument(tx, name);
-      // Never fold an update whose events are still to be derived: its turn comes on the next load.
-      const firstUnderived = stored.updates.findIndex((u) => !u.derived);
-      const foldable = firstUnderived === -1 ? stored.updates : stored.updates.slice(0, firstUnderived);
-      const folded = limit === null ? foldable : foldable.filter((u) => u.seq <= limit);
-      if (folded.length === 0) return null;
-      const scratch = new Y.Doc();
+    const pass = await passesUntilCaughtUp(db, name, undefined, MAX_PASSES_PER_COMPACTION);
+    const held = await foldableUpTo(db, name, pass, now);
+    const snapshot = await snapshotInfo(db, name);
+    const from = snapshot?.uptoSeq ?? 0;
+    const head = await logHead(db, name);
+    const underived = await underivedFrom(db, name, from);
+    const limits: Array<[number, CompactResult['blockedBy']]> = [[head, null]];
+    if (underived !== null) limits.push([underived - 1, 'underived']);
+    if (pass) limits.push([pass.cursor.uptoSeq, 'history']);
+    if (held !== null && held !== pass?.cursor.uptoSeq) limits.push([held, 'hold']);
+    const [target, blockedBy] = limits.reduce((low, limit) => (limit[0] < low[0] ? limit : low));
+    if (target <= from) return { bytes: 0, folded: 0, remaining: await countTail(db, name, from), blockedBy: target < head ? blockedBy : null };
+
+    let state: Uint8Array | null = null;
+    if (pass && target === pass.cursor.uptoSeq) {
+      state = pass.checkpoint ?? null;
+      if (!state) {
+        const stored = await loadCheckpoint(db, name);
+        if (stored?.seq === target) state = stored.state;
+      }
+    }
+    if (!state) {
+      const scratch = await rebuildState(db, name, target);
+      if (!scratch) return null; // folded past `target` meanwhile (another instance)
       try {
-        Y.transact(scratch, () => {
-          if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state);
-          for (const { update } of folded) Y.applyUpdate(scratch, update);
-        });
-        const state = Y.encodeStateAsUpdateV2(scratch);
-        await writeSnapshot(tx, name, state, folded.at(-1)!.seq, now);
-        return { bytes: state.byteLength, folded: folded.length };
+        state = Y.encodeStateAsUpdateV2(scratch);
       } finally {
         scratch.destroy();
       }
+    }
+    const written = state;
+    const folded = await db.transaction().execute(async (tx) => {
+      await lockDocumentLogs(tx, [name]);
+      // Another instance folded first: its snapshot stands.
+      if (((await snapshotInfo(tx, name))?.uptoSeq ?? 0) !== from) return null;
+      return writeSnapshot(tx, name, written, target, now);
     });
+    if (folded === null) return null;
+    return { bytes: written.byteLength, folded, remaining: await countTail(db, name, target), blockedBy: target < head ? blockedBy : null };
   });
+}
+
+/**
+ * Compacts a document until its log is folded as far as history, held
+ * bases and derivation allow, a bounded compaction at a time (the operator
+ * command `compact-document`, for a document refused as too large to load).
+ */
+export async function compactFully(db: Db, name: string, now: () => Date, progress?: (result: CompactResult) => void): Promise<CompactResult | null> {
+  let last: CompactResult | null = null;
+  for (;;) {
+    const result = await compact(db, name, now());
+    if (result) progress?.(result);
+    if (!result || result.remaining === 0 || (result.folded === 0 && last !== null && last.folded === 0)) return result ?? last;
+    last = result;
+  }
 }

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { Hocuspocus, type DirectConnection, type Document, type Extension } from '@hocuspocus/server';
 import { WebSocketServer, type WebSocket } from 'ws';
 import * as Y from 'yjs';
-import { DocumentWriteError } from '../errors';
+import { DocumentTooLargeError, DocumentWriteError } from '../errors';
 import { currentRequestId } from '../lib/request-context';
 import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
@@ -12,7 +12,7 @@ import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { Principal } from '../http/actor';
 import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
 import { findPrincipals } from '../persistence/workspaces';
-import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived } from './document-store';
+import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived, type CompactResult } from './document-store';
 import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
@@ -79,6 +79,12 @@ const HOLD_IDLE_MS = 60_000;
 /** How long sync clients' changes to a doc or html body may wait to share one events transaction (see group-commit.ts). */
 const CLIENT_BATCH_LINGER_MS = 50;
 const SWEEP_INTERVAL_MS = 10_000;
+/** A compaction held back by derivation runs again after this long (typing bursts end after 2 s without an edit), at most this many times without folding. */
+const FOLLOW_UP_MS = 2_500;
+const FOLLOW_UP_ATTEMPTS = 8;
+/** Backpressure starts when a document's unfolded log holds this many compactions' worth (see keepPace). */
+const PACE_FACTOR = 10;
+const PACE_WAIT_MS = 2_000;
 
 /**
  * Y documents over Hocuspocus at `/api/sync`, made durable: a client's
@@ -146,8 +152,14 @@ export class SyncEngine implements DocumentSync {
       yDocOptions: { gc: true, gcFilter: () => true },
       onAuthenticate: (payload) => authenticateConnection(services, payload, this.decisions),
       onLoadDocument: async ({ document, documentName }) => {
-        const loaded = await loadInto(services.db, documentName, document);
+        const loaded = await loadInto(services.db, documentName, document, services.config.documentLoadBudgetBytes).catch((error) => {
+          if (error instanceof DocumentTooLargeError) {
+            services.log.error({ documentName, stored: error.stored, estimatedBytes: error.estimatedBytes, budgetBytes: error.budgetBytes }, 'refused to load a document over the memory budget; compact it with `npm run admin -- compact-document`');
+          }
+          throw error;
+        });
         this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
+        this.unfolded.set(documentName, loaded.tailUpdates);
         if (loaded.underived > 0) this.toDeriveAgain(documentName);
       },
       afterLoadDocument: async ({ document, documentName }) => {
@@ -162,6 +174,7 @@ export class SyncEngine implements DocumentSync {
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
+        await this.keepPace(documentName);
         const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
         if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false });
       },
@@ -173,6 +186,8 @@ export class SyncEngine implements DocumentSync {
       },
       afterUnloadDocument: async ({ documentName }) => {
         this.tails.delete(documentName);
+        this.unfolded.delete(documentName);
+        this.behind.delete(documentName);
       },
     });
     this.skipIdleStoreHooks(extensions);
@@ -523,7 +538,7 @@ export class SyncEngine implements DocumentSync {
       if (!document) return; // unloaded meanwhile: the next load reads the log
       const rebuilt = new Y.Doc({ gc: true });
       try {
-        await loadInto(this.services.db, documentName, rebuilt);
+        await loadInto(this.services.db, documentName, rebuilt, this.services.config.documentLoadBudgetBytes);
         replaceDocumentState(document, rebuilt);
       } catch (error) {
         // Could not even read the log: drop the document (closing its connections) so nobody edits a state the log lacks.
@@ -658,24 +673,100 @@ export class SyncEngine implements DocumentSync {
   }
 
   private noteAppended(documentName: string, bytes: number) {
+    this.unfolded.set(documentName, (this.unfolded.get(documentName) ?? 0) + 1);
     const tail = this.tails.get(documentName) ?? { updates: 0, bytes: 0, snapshotBytes: 0 };
     tail.updates += 1;
     tail.bytes += bytes;
     this.tails.set(documentName, tail);
-    if (compactionDue(tail)) {
+    if (compactionDue(tail, this.services.config.compactAfterUpdates)) {
       this.tails.set(documentName, { updates: 0, bytes: 0, snapshotBytes: tail.snapshotBytes });
-      void this.enqueue(documentName, () => this.compactNow(documentName));
+      this.queueCompaction(documentName);
     }
+  }
+
+  /** Documents with a compaction queued and not started yet: one covers everything logged before it starts. */
+  private readonly compactionQueued = new Set<string>();
+  /** Per document: the newest compaction queued or running. */
+  private readonly compactions = new Map<string, Promise<void>>();
+
+  /**
+   * Compaction runs beside the document's persistence queue, not in it: a
+   * history pass and a fold never hold back the commits that derive
+   * clients' updates (which compaction waits for). Passes and folds of one
+   * document take turns through the history lock, and a load reads the
+   * snapshot and the log in one snapshot-consistent read.
+   */
+  private queueCompaction(documentName: string) {
+    if (this.compactionQueued.has(documentName)) return;
+    this.compactionQueued.add(documentName);
+    const previous = this.compactions.get(documentName) ?? Promise.resolve();
+    const run = previous.then(() => {
+      this.compactionQueued.delete(documentName);
+      return this.compactNow(documentName);
+    });
+    this.compactions.set(documentName, run);
+    void run.finally(() => {
+      if (this.compactions.get(documentName) === run) this.compactions.delete(documentName);
+    });
   }
 
   async compactNow(documentName: string) {
     try {
       const result = await compact(this.services.db, documentName, this.services.clock.now());
       const tail = this.tails.get(documentName);
-      if (result && tail) tail.snapshotBytes = result.bytes;
+      if (result && tail && result.folded > 0) tail.snapshotBytes = result.bytes;
+      this.services.log.debug({ documentName, ...result }, 'compacted');
+      if (result) this.unfolded.set(documentName, result.remaining);
+      this.behind.set(documentName, result?.blockedBy === 'history' || result?.blockedBy === 'underived');
+      this.followUpCompaction(documentName, result);
     } catch (error) {
       this.services.log.warn({ err: error, documentName }, 'compaction failed; the log still holds every update');
     }
+  }
+
+  /** Per document: rows in the unfolded log as far as this process knows (set by each compaction, counted up by appends). */
+  private readonly unfolded = new Map<string, number>();
+  /** Per document: whether its last compaction was held back by history or derivation still to catch up (not by a held base). */
+  private readonly behind = new Map<string, boolean>();
+
+  /**
+   * Backpressure: while a document's unfolded log is over PACE_FACTOR
+   * compactions' worth and its compaction is behind (history or derivation
+   * still catching up), a client's next update waits for the running
+   * compaction, at most PACE_WAIT_MS. A stream faster than the background
+   * work it causes is slowed to that work's pace instead of growing the log
+   * (and the next load) without bound. Held bases never slow anyone.
+   */
+  private async keepPace(documentName: string) {
+    if ((this.unfolded.get(documentName) ?? 0) <= this.services.config.compactAfterUpdates * PACE_FACTOR) return;
+    if (this.behind.get(documentName) === false) return;
+    this.queueCompaction(documentName);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.compactions.get(documentName), new Promise<void>((resolve) => (timer = setTimeout(resolve, PACE_WAIT_MS)))]);
+    clearTimeout(timer);
+  }
+
+  /** Per document: a compaction to run again soon, and how many in a row folded nothing. */
+  private readonly followUps = new Map<string, { timer: NodeJS.Timeout; idle: number }>();
+
+  /**
+   * A fold held back by updates whose events are still being derived (a
+   * typing burst in flight) or by history still to index is tried again
+   * shortly: the tail of a stream is folded after the stream ends, not when
+   * the next few thousand updates come. A fold held back by a base a read
+   * handed out waits for the next due compaction.
+   */
+  private followUpCompaction(documentName: string, result: CompactResult | null) {
+    const previous = this.followUps.get(documentName);
+    if (previous) clearTimeout(previous.timer);
+    this.followUps.delete(documentName);
+    if (!result || result.remaining === 0 || (result.blockedBy !== 'underived' && result.blockedBy !== 'history')) return;
+    const idle = result.folded > 0 ? 0 : (previous?.idle ?? 0) + 1;
+    if (idle > FOLLOW_UP_ATTEMPTS) return;
+    const timer = setTimeout(() => {
+      if (this.followUps.get(documentName)?.timer === timer) this.queueCompaction(documentName);
+    }, FOLLOW_UP_MS).unref();
+    this.followUps.set(documentName, { timer, idle });
   }
 
   /** Per-document serial queue: persistence happens in transaction order. */
@@ -700,10 +791,13 @@ export class SyncEngine implements DocumentSync {
   /** Waits until every queued persistence task has finished (tests, shutdown). */
   async drain() {
     await Promise.all([...this.queues.values()]);
+    await Promise.all([...this.compactions.values()]);
   }
 
   async close() {
     clearInterval(this.sweeper);
+    for (const { timer } of this.followUps.values()) clearTimeout(timer);
+    this.followUps.clear();
     this.monitor.stop();
     this.hocuspocus.closeConnections();
     for (const client of this.wss.clients) client.terminate();

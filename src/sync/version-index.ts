@@ -6,42 +6,55 @@
  * their first edit (the log's `created_at`); other principals may edit in
  * between. A session gives two points: the state right before its first
  * edit (a start point, which never moves) and the state after its last edit
- * so far (which moves on while the session grows). At a point, every
- * surface changed since its previous point gets a version: its content at
- * that log position, who edited it since (edits per principal) and counts of
- * what changed. For a table document the surfaces are its sheets.
+ * so far (which moves on while the session grows, under the same version
+ * id). At a point, every surface changed since its previous point gets a
+ * version: its content at that log position, who edited it since (edits per
+ * principal) and counts of what changed. For a table document the surfaces
+ * are its sheets.
  *
- * A pass reads the snapshot and the log, replays the updates after the
- * cursor one by one in a scratch document (which surfaces each changes),
- * takes the content at each point, and commits the versions with the
- * advanced cursor in one transaction. Compaction runs a pass first and folds
- * only what the cursor has passed, and no log position a recent read handed
- * out as a base version (`ETag`), so a stale write can still be merged.
+ * A pass starts from the checkpoint (the document's state at the cursor,
+ * stored with it, and kept in memory for recently indexed documents), reads
+ * at most PASS_MAX_UPDATES logged updates after the cursor and replays them
+ * one by one in that state (which surfaces each changes), yielding to the
+ * event loop every few milliseconds, takes the content at each point, and
+ * commits the versions, the advanced cursor and the new checkpoint in one
+ * transaction. Its cost is in proportion to what arrived since the last
+ * pass; only a document without a checkpoint (its first pass, or a cursor
+ * from before checkpoints) is rebuilt once from its snapshot and log.
+ * Compaction runs passes first and folds only what the cursor has passed,
+ * and no log position a recent read handed out as a base version (`ETag`),
+ * so a stale write can still be merged.
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import * as Y from 'yjs';
 import { newId } from '../lib/ids';
 import type { Db } from '../persistence/database';
 import {
   advanceCursor,
-  deleteVersions,
-  droppablePoints,
+  movablePoints,
   findDocumentVersionsAt,
   findVersionAt,
+  firstUnderived,
   holdBase,
   latestVersionBefore,
+  loadCheckpoint,
   loadCursor,
-  loadHistorySource,
+  logEntryAt,
   logHead,
   lowestHold,
   markStartPoints,
   prepareVersions,
   pruneHolds,
+  readLogAfter,
+  snapshotInfo,
+  snapshotState,
   versionContent,
   writeVersions,
   type EditorCount,
   type HistoryUpdate,
   type LogEntry,
   type NewVersion,
+  type StoredVersion,
   type VersionCursor,
 } from '../persistence/versions';
 import { countChanges, diffContents } from './content-diff';
@@ -55,16 +68,26 @@ export const SESSION_WINDOW_MS = 10 * 60_000;
 export const BASE_HOLD_MS = 60 * 60_000;
 /** Holds are kept per document and bucket of this length (the lowest position in each). */
 const HOLD_BUCKET_MS = 10 * 60_000;
+/** One pass reads and replays at most this many updates: its memory and time stay bounded whatever the backlog. */
+export const PASS_MAX_UPDATES = 10_000;
+/** Rows read from the log per query while rebuilding a state. */
+const PAGE_ROWS = 2_000;
+/** Replaying updates yields to the event loop after this long, so no request waits behind background work. */
+const SLICE_MS = 40;
 
 const HISTORY_LOAD = { source: 'history-load' } as const;
 const HISTORY_REPLAY = { source: 'history-replay' } as const;
 
 export type HistoryPass = {
   cursor: VersionCursor;
-  /** The newest log position of the document. */
+  /** The newest log position this pass reached (the cursor). */
   head: number;
   /** The requested surface's content at `head`. */
   atHead?: SurfaceContent;
+  /** False when the log holds more updates after `head` than one pass takes: run another. */
+  caughtUp: boolean;
+  /** The document's state at `head` (Yjs update V2), when this pass wrote it. */
+  checkpoint?: Uint8Array;
 };
 
 const locks = new Map<string, Promise<unknown>>();
@@ -83,7 +106,84 @@ export function withHistoryLock<T>(document: string, task: () => Promise<T>): Pr
 
 /** Brings a document's versions up to its newest update; with `atHead`, also answers that surface's content there. */
 export function indexVersions(db: Db, document: string, atHead?: HistorySurface): Promise<HistoryPass | null> {
-  return withHistoryLock(document, () => runHistoryPass(db, document, atHead));
+  return withHistoryLock(document, () => passesUntilCaughtUp(db, document, atHead));
+}
+
+/** Passes until the cursor reaches the log's head (each bounded; the caller holds the history lock). */
+export async function passesUntilCaughtUp(db: Db, document: string, atHead?: HistorySurface, maxPasses = Infinity): Promise<HistoryPass | null> {
+  let pass = await runHistoryPass(db, document, atHead);
+  for (let n = 1; pass && !pass.caughtUp && n < maxPasses; n++) pass = await runHistoryPass(db, document, atHead);
+  return pass;
+}
+
+/**
+ * The state at the cursor of recently indexed documents, live, so the next
+ * pass neither reads nor decodes its checkpoint. Bounded by the checkpoints'
+ * encoded size (a decoded document takes several times that in the heap).
+ */
+const MAX_CACHED_STATE_BYTES = 16 * 1024 * 1024;
+const MAX_CACHED_DOCUMENTS = 32;
+const cached = new Map<string, { seq: number; doc: Y.Doc; bytes: number }>();
+let cachedBytes = 0;
+
+function takeCached(document: string, seq: number): { doc: Y.Doc; bytes: number } | null {
+  const entry = cached.get(document);
+  if (!entry) return null;
+  cached.delete(document);
+  cachedBytes -= entry.bytes;
+  if (entry.seq === seq) return entry;
+  entry.doc.destroy();
+  return null;
+}
+
+function putCached(document: string, seq: number, doc: Y.Doc, bytes: number) {
+  takeCached(document, -1);
+  if (bytes > MAX_CACHED_STATE_BYTES / 4) return doc.destroy();
+  cached.set(document, { seq, doc, bytes });
+  cachedBytes += bytes;
+  for (const [name, entry] of cached) {
+    if (cachedBytes <= MAX_CACHED_STATE_BYTES && cached.size <= MAX_CACHED_DOCUMENTS) break;
+    cached.delete(name);
+    cachedBytes -= entry.bytes;
+    entry.doc.destroy();
+  }
+}
+
+/** Forgets what this process holds of a document's history (its log was rewritten offline, or tests). */
+export function forgetHistoryState(document?: string) {
+  for (const name of document ? [document] : [...cached.keys()]) takeCached(name, -1);
+}
+
+/** Applies updates in log order, yielding to the event loop between slices of at most SLICE_MS. */
+async function applyInSlices(updates: readonly HistoryUpdate[], apply: (update: HistoryUpdate) => void) {
+  let sliceStart = performance.now();
+  for (const update of updates) {
+    apply(update);
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await yieldToLoop();
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/**
+ * The document's state at `seq` rebuilt from its snapshot and log, a page
+ * at a time (null when the snapshot already folded past `seq`). Only for a
+ * document without a usable checkpoint.
+ */
+export async function rebuildState(db: Db, document: string, seq: number): Promise<Y.Doc | null> {
+  const snapshot = await snapshotState(db, document);
+  if ((snapshot?.uptoSeq ?? 0) > seq) return null;
+  const doc = new Y.Doc({ gc: true });
+  if (snapshot) Y.applyUpdateV2(doc, snapshot.state, HISTORY_LOAD);
+  let after = snapshot?.uptoSeq ?? 0;
+  while (after < seq) {
+    const page = await readLogAfter(db, document, after, PAGE_ROWS, seq);
+    if (page.length === 0) break;
+    await applyInSlices(page, (update) => Y.applyUpdate(doc, update.update, HISTORY_LOAD));
+    after = page.at(-1)!.seq;
+  }
+  return doc;
 }
 
 /** The surface a doc or html document holds; null for a table document (its surfaces are sheets); undefined when the name is not a document. */
@@ -106,68 +206,88 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
   if (own === undefined || !workspaceId) return null;
   const previous = await loadCursor(db, document);
   // Nothing new since the last pass: no need to read the document.
-  if (previous && !atHead && (await logHead(db, document)) <= previous.uptoSeq) return { cursor: previous, head: previous.uptoSeq };
-  const stored = await loadHistorySource(db, document);
-  const snapshotUpto = stored.snapshot?.uptoSeq ?? 0;
+  if (previous && !atHead && (await logHead(db, document)) <= previous.uptoSeq) return { cursor: previous, head: previous.uptoSeq, caughtUp: true };
+  const snapshot = await snapshotInfo(db, document);
+  const snapshotUpto = snapshot?.uptoSeq ?? 0;
   // No cursor yet, or the log was folded past it: history starts at the snapshot.
   const fresh = !previous || previous.uptoSeq < snapshotUpto;
   const base = fresh ? snapshotUpto : previous.uptoSeq;
-  const tail = stored.updates.filter((u) => u.seq > base);
-  const head = Math.max(base, tail.at(-1)?.seq ?? 0);
-  const sessions = fresh ? {} : structuredClone(previous.sessions);
-  const cursor: VersionCursor = {
-    uptoSeq: head,
-    historyFromSeq: fresh ? (previous?.historyFromSeq ?? snapshotUpto) : previous.historyFromSeq,
-    historyFrom: fresh ? (previous?.historyFrom ?? stored.snapshot?.storedAt ?? null) : previous.historyFrom,
-    sessions,
-  };
-  if (!fresh && tail.length === 0 && !atHead) return { cursor, head };
 
-  // Points, from who made each update and when (no decoding needed).
-  const startPoints = new Set<number>();
-  const movedEnds = new Set<number>();
-  let before = base;
-  for (const update of tail) {
-    const key = principalKey(update.author);
-    const open = sessions[key];
-    if (open && update.createdAt.getTime() - Date.parse(open.startedAt) < SESSION_WINDOW_MS) {
-      if (open.endSeq <= base) movedEnds.add(open.endSeq);
-      open.endSeq = update.seq;
-    } else {
-      if (before > 0) startPoints.add(before);
-      sessions[key] = { startSeq: update.seq, startedAt: update.createdAt.toISOString(), endSeq: update.seq };
+  const hit = fresh ? null : takeCached(document, base);
+  let doc = hit?.doc ?? null;
+  if (!doc && !fresh) {
+    const checkpoint = await loadCheckpoint(db, document);
+    if (checkpoint?.seq === base) {
+      doc = new Y.Doc({ gc: true });
+      Y.applyUpdateV2(doc, checkpoint.state, HISTORY_LOAD);
     }
-    before = update.seq;
   }
-  const endPoints = new Set(Object.values(sessions).flatMap((s) => (s.endSeq > base ? [s.endSeq] : [])));
-  const lastAt = tail.at(-1)?.createdAt.getTime();
-  for (const [key, session] of Object.entries(sessions)) {
-    if (lastAt !== undefined && lastAt - Date.parse(session.startedAt) >= SESSION_WINDOW_MS) delete sessions[key];
-  }
+  doc ??= await rebuildState(db, document, base);
+  // Compacted past `base` meanwhile (another instance): its own pass moved the cursor, so there is nothing for this one to record.
+  if (!doc) return { cursor: previous ?? (await loadCursor(db, document))!, head: base, caughtUp: false };
 
-  // A moved end that is still its surface's newest version goes; its editors count toward the point that replaces it.
-  const dropped = await droppablePoints(db, document, [...movedEnds].filter((seq) => !startPoints.has(seq)));
-  const pending = new Map<string, Map<string, EditorCount>>();
-  for (const version of dropped) {
-    for (const editor of version.editors) addEdits(pending, version.surfaceId, editor.principalType && editor.id ? { principalType: editor.principalType, id: editor.id } : null, editor.edits);
-  }
-
-  const captures: Capture[] = [];
-  let headContent: SurfaceContent | undefined;
-  const doc = new Y.Doc({ gc: true });
+  let kept = false;
   try {
-    Y.transact(
-      doc,
-      () => {
-        if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
-        for (const update of stored.updates) if (update.seq <= base) Y.applyUpdate(doc, update.update);
-      },
-      HISTORY_LOAD,
-    );
+    const tail: HistoryUpdate[] = [];
+    // In pages: on the embedded database each statement holds the event loop while it runs.
+    for (let after = base; tail.length < PASS_MAX_UPDATES; ) {
+      const wanted = Math.min(PAGE_ROWS, PASS_MAX_UPDATES - tail.length);
+      const page = await readLogAfter(db, document, after, wanted);
+      tail.push(...page);
+      if (page.length < wanted) break;
+      after = page.at(-1)!.seq;
+    }
+    const caughtUp = tail.length < PASS_MAX_UPDATES;
+    const head = tail.at(-1)?.seq ?? base;
+    const sessions = fresh ? {} : structuredClone(previous.sessions);
+    const cursor: VersionCursor = {
+      uptoSeq: head,
+      historyFromSeq: fresh ? (previous?.historyFromSeq ?? snapshotUpto) : previous.historyFromSeq,
+      historyFrom: fresh ? (previous?.historyFrom ?? snapshot?.storedAt ?? null) : previous.historyFrom,
+      sessions,
+    };
+    if (!fresh && tail.length === 0) {
+      const atHeadContent = atHead ? readSurfaceContent(doc, atHead) : undefined;
+      putCached(document, base, doc, hit?.bytes ?? Y.encodeStateAsUpdateV2(doc).byteLength);
+      kept = true;
+      return { cursor, head, atHead: atHeadContent, caughtUp };
+    }
+
+    // Points, from who made each update and when (no decoding needed).
+    const startPoints = new Set<number>();
+    const movedEnds = new Set<number>();
+    let before = base;
+    for (const update of tail) {
+      const key = principalKey(update.author);
+      const open = sessions[key];
+      if (open && update.createdAt.getTime() - Date.parse(open.startedAt) < SESSION_WINDOW_MS) {
+        if (open.endSeq <= base) movedEnds.add(open.endSeq);
+        open.endSeq = update.seq;
+      } else {
+        if (before > 0) startPoints.add(before);
+        sessions[key] = { startSeq: update.seq, startedAt: update.createdAt.toISOString(), endSeq: update.seq };
+      }
+      before = update.seq;
+    }
+    const endPoints = new Set(Object.values(sessions).flatMap((s) => (s.endSeq > base ? [s.endSeq] : [])));
+    const lastAt = tail.at(-1)?.createdAt.getTime();
+    for (const [key, session] of Object.entries(sessions)) {
+      if (lastAt !== undefined && lastAt - Date.parse(session.startedAt) >= SESSION_WINDOW_MS) delete sessions[key];
+    }
+
+    // A moved end that is still its surface's newest version moves on under its id (a listed id never goes away); its editors count toward where it moves.
+    const moving = await movablePoints(db, document, [...movedEnds].filter((seq) => !startPoints.has(seq)));
+    const pending = new Map<string, Map<string, EditorCount>>();
+    for (const version of moving) {
+      for (const editor of version.editors) addEdits(pending, version.surfaceId, editor.principalType && editor.id ? { principalType: editor.principalType, id: editor.id } : null, editor.edits);
+    }
+
+    const captures: Capture[] = [];
+    const scratch = doc;
     const surfaceOf = (id: string): HistorySurface => own ?? { id, kind: 'table' };
     const capture = (seq: number, entry: Capture['entry'], force: readonly string[] = []) => {
       for (const id of new Set([...pending.keys(), ...force])) {
-        const content = readSurfaceContent(doc, surfaceOf(id));
+        const content = readSurfaceContent(scratch, surfaceOf(id));
         if (!pending.has(id) && isEmptyContent(content)) continue;
         captures.push({ seq, entry, surface: surfaceOf(id), content, editors: [...(pending.get(id)?.values() ?? [])] });
       }
@@ -175,52 +295,56 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
     };
     if (fresh && snapshotUpto > 0) {
       // History starts with what the snapshot holds.
-      capture(base, { createdAt: stored.snapshot!.storedAt, author: null }, own ? [own.id] : listSheetIds(doc));
+      capture(base, { createdAt: snapshot!.storedAt, author: null }, own ? [own.id] : listSheetIds(doc));
       startPoints.add(base);
     } else if (startPoints.has(base)) {
-      capture(base, entryAt(stored.updates, base) ?? { createdAt: stored.snapshot?.storedAt ?? new Date(0), author: null });
+      capture(base, (await logEntryAt(db, document, base)) ?? { createdAt: snapshot?.storedAt ?? new Date(0), author: null });
     }
     let current: HistoryUpdate | null = null;
-    doc.on('afterTransaction', (transaction: Y.Transaction) => {
+    const onTransaction = (transaction: Y.Transaction) => {
       if (!current || transaction.origin !== HISTORY_REPLAY) return;
       for (const id of surfacesChangedBy(transaction, own)) addEdits(pending, id, current.author, 1);
-    });
-    for (const update of tail) {
+    };
+    doc.on('afterTransaction', onTransaction);
+    await applyInSlices(tail, (update) => {
       current = update;
-      Y.applyUpdate(doc, update.update, HISTORY_REPLAY);
+      Y.applyUpdate(scratch, update.update, HISTORY_REPLAY);
       current = null;
       if (startPoints.has(update.seq) || endPoints.has(update.seq)) capture(update.seq, update);
-    }
-    if (atHead) headContent = readSurfaceContent(doc, atHead);
-  } finally {
-    doc.destroy();
-  }
-
-  const versions = await countedVersions(db, document, workspaceId, captures, startPoints, dropped.map((v) => v.id));
-  const prepared = await prepareVersions(versions);
-  await db
-    .transaction()
-    .execute(async (tx) => {
-      if (!(await advanceCursor(tx, document, cursor, previous ? previous.uptoSeq : null))) throw CURSOR_MOVED;
-      await markStartPoints(tx, document, [...startPoints].filter((seq) => seq <= base));
-      await deleteVersions(
-        tx,
-        dropped.map((v) => v.id),
-      );
-      await writeVersions(tx, prepared);
-    })
-    .catch((error) => {
-      // Another instance recorded this stretch first: nothing of ours is written.
-      if (error !== CURSOR_MOVED) throw error;
     });
-  return { cursor, head, atHead: headContent };
+    doc.off('afterTransaction', onTransaction);
+    const headContent = atHead && caughtUp ? readSurfaceContent(doc, atHead) : undefined;
+    const checkpoint = Y.encodeStateAsUpdateV2(doc);
+
+    const versions = await countedVersions(db, document, workspaceId, captures, startPoints, moving);
+    const prepared = await prepareVersions(versions);
+    const recorded = await db
+      .transaction()
+      .execute(async (tx) => {
+        if (!(await advanceCursor(tx, document, cursor, previous ? previous.uptoSeq : null, checkpoint))) throw CURSOR_MOVED;
+        await markStartPoints(tx, document, [...startPoints].filter((seq) => seq <= base));
+        await writeVersions(tx, prepared);
+        return true;
+      })
+      .catch((error) => {
+        // Another instance recorded this stretch first: nothing of ours is written.
+        if (error !== CURSOR_MOVED) throw error;
+        return false;
+      });
+    if (!recorded) return { cursor: (await loadCursor(db, document)) ?? cursor, head, atHead: headContent, caughtUp: false };
+    putCached(document, head, doc, checkpoint.byteLength);
+    kept = true;
+    return { cursor, head, atHead: headContent, caughtUp, checkpoint };
+  } finally {
+    if (!kept) doc.destroy();
+  }
 }
 
 const CURSOR_MOVED = new Error('the version cursor moved');
 
-function entryAt(updates: readonly HistoryUpdate[], seq: number): Capture['entry'] | null {
-  const update = updates.find((u) => u.seq === seq);
-  return update ? { createdAt: update.createdAt, author: update.author } : null;
+/** The first log position compaction may not fold: an update whose events are still to be derived (null: none). */
+export function underivedFrom(db: Db, document: string, afterSeq: number): Promise<number | null> {
+  return firstUnderived(db, document, afterSeq);
 }
 
 function addEdits(pending: Map<string, Map<string, EditorCount>>, surfaceId: string, author: LogEntry['author'], edits: number) {
@@ -233,17 +357,22 @@ function addEdits(pending: Map<string, Map<string, EditorCount>>, surfaceId: str
 }
 
 /** Versions for the captures, each with the counts of what changed since the surface's previous version. */
-async function countedVersions(db: Db, document: string, workspaceId: string, captures: Capture[], startPoints: ReadonlySet<number>, droppedIds: string[]): Promise<NewVersion[]> {
+async function countedVersions(db: Db, document: string, workspaceId: string, captures: Capture[], startPoints: ReadonlySet<number>, moving: readonly StoredVersion[]): Promise<NewVersion[]> {
   const reference = new Map<string, SurfaceContent | null>();
   const versions: NewVersion[] = [];
+  // The first point of a surface in this pass takes over the id of its moving version.
+  const movingOf = new Map(moving.map((version) => [version.surfaceId, version]));
+  const movingIds = moving.map((version) => version.id);
   for (const capture of captures) {
     const id = capture.surface.id;
     if (!reference.has(id)) {
-      const stored = await latestVersionBefore(db, workspaceId, id, capture.seq, droppedIds);
+      const stored = await latestVersionBefore(db, workspaceId, id, capture.seq, movingIds);
       reference.set(id, stored ? await versionContent<SurfaceContent>(db, stored.id) : null);
     }
+    const moved = movingOf.get(id);
+    movingOf.delete(id);
     versions.push({
-      id: newId('ver'),
+      ...(moved ? { id: moved.id, moved: true } : { id: newId('ver') }),
       workspaceId,
       surfaceId: id,
       document,
@@ -294,22 +423,53 @@ export async function pruneBaseHolds(db: Db, now: Date): Promise<void> {
 }
 
 /**
- * Reads the document as it was at a log position (snapshot and log
- * replayed), or answers undefined when compaction has folded past it.
+ * Reads the document as it was at a log position, or answers undefined
+ * when compaction has folded past it. Starts from the checkpoint when it
+ * is at or before `seq` (then only the log after it is read), else from the
+ * snapshot.
  */
 export async function readAt<T>(db: Db, document: string, seq: number, read: (doc: Y.Doc) => T): Promise<T | undefined> {
-  const stored = await loadHistorySource(db, document, seq);
-  if ((stored.snapshot?.uptoSeq ?? 0) > seq) return undefined;
-  const doc = new Y.Doc({ gc: true });
-  try {
-    Y.transact(doc, () => {
-      if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
-      for (const update of stored.updates) Y.applyUpdate(doc, update.update);
-    });
-    return read(doc);
-  } finally {
-    doc.destroy();
-  }
+  return withHistoryLock(document, async () => {
+    const cursor = await loadCursor(db, document);
+    let doc: Y.Doc | null = null;
+    let from = 0;
+    if (cursor && cursor.uptoSeq <= seq) {
+      const hit = takeCached(document, cursor.uptoSeq);
+      if (hit) {
+        // Read from a copy: the cached state stays the state at the cursor.
+        doc = new Y.Doc({ gc: true });
+        Y.applyUpdateV2(doc, Y.encodeStateAsUpdateV2(hit.doc), HISTORY_LOAD);
+        putCached(document, cursor.uptoSeq, hit.doc, hit.bytes);
+      } else {
+        const checkpoint = await loadCheckpoint(db, document);
+        if (checkpoint?.seq === cursor.uptoSeq) {
+          doc = new Y.Doc({ gc: true });
+          Y.applyUpdateV2(doc, checkpoint.state, HISTORY_LOAD);
+        }
+      }
+      if (doc) from = cursor.uptoSeq;
+    }
+    doc ??= await rebuildState(db, document, seq);
+    if (!doc) return undefined;
+    if (from > 0) {
+      try {
+        for (let after = from; after < seq; ) {
+          const page = await readLogAfter(db, document, after, PAGE_ROWS, seq);
+          if (page.length === 0) break;
+          await applyInSlices(page, (update) => Y.applyUpdate(doc!, update.update, HISTORY_LOAD));
+          after = page.at(-1)!.seq;
+        }
+      } catch (error) {
+        doc.destroy();
+        throw error;
+      }
+    }
+    try {
+      return read(doc);
+    } finally {
+      doc.destroy();
+    }
+  });
 }
 
 /**

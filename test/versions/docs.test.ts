@@ -212,6 +212,43 @@ describe('restoring a doc', () => {
   });
 });
 
+describe('version ids', () => {
+  it('once listed, stay listed: naming, changing, restoring and typing never remove one, and a removed id is a clear 404', async () => {
+    const ws = await docWorkspace('stable-ids', '# Ids\n\nFirst.\n');
+    const ids = (list: { versions: any[] }) => list.versions.map((version) => version.id as string);
+    const a = await v.t.request('POST', `${ws.base}/surfaces/doc/versions`, { as: v.ada.as, body: { name: 'v-a' } });
+    expect(a.status, a.text).toBe(200);
+    expect((await v.t.request('PUT', `${ws.base}/doc`, { as: v.ada.as, body: { markdown: '# Ids\n\nSecond.\n' } })).status).toBe(200);
+    const b = await v.t.request('POST', `${ws.base}/surfaces/doc/versions`, { as: v.ada.as, body: { name: 'v-b' } });
+    expect(b.status, b.text).toBe(200);
+    const listed = ids(await versions(ws.base));
+    expect(listed).toEqual(expect.arrayContaining([a.body.id, b.body.id]));
+
+    const restore = await v.t.request('POST', `${ws.base}/surfaces/doc/versions/${a.body.id}/restore`, { as: v.ada.as });
+    expect(restore.status, restore.text).toBe(200);
+    const afterRestore = ids(await versions(ws.base));
+    expect(afterRestore).toEqual(expect.arrayContaining(listed));
+    expect(await markdown(ws.base)).toBe('# Ids\n\nFirst.\n');
+
+    // The same session goes on over sync: its automatic version grows under the id it was listed with.
+    const client = v.connect(ws.documentName, { cookie: v.ada.cookie });
+    await synced(client);
+    typeParagraph(client, 'Typed later.');
+    await acknowledged(client);
+    const afterTyping = await versions(ws.base);
+    expect(ids(afterTyping)).toEqual(expect.arrayContaining(afterRestore));
+    for (const id of afterRestore) {
+      const shown = await v.t.request('GET', `${ws.base}/surfaces/doc/versions/${id}`, { as: v.ada.as });
+      expect(shown.status, shown.text).toBe(200);
+    }
+    expect(await versionMarkdown(ws.base, afterTyping.versions[0].id)).toBe('# Ids\n\nFirst.\n\nTyped later.\n');
+
+    const gone = await v.t.request('GET', `${ws.base}/surfaces/doc/versions/ver_removed`, { as: v.ada.as });
+    expect(gone.status).toBe(404);
+    expect(gone.body.error).toMatchObject({ code: 'not_found', message: expect.stringMatching(/version/i) });
+  });
+});
+
 describe('writes that name their base version', () => {
   it('a stale PUT /doc keeps the paragraph a sync client added since, and answers the current body with a fresh ETag', async () => {
     const ws = await docWorkspace('stale', '# Notes\n\nAlpha.\n\nBeta.\n');

@@ -14,6 +14,7 @@ import * as m0050 from './0050_oauth';
 import * as m0051 from './0051_mcp_confirmations';
 import * as m0060 from './0060_document_log_heads';
 import * as m0070 from './0070_versions';
+import * as m0071 from './0071_version_checkpoints';
 import * as m0072 from './0072_row_identity';
 
 /**
@@ -36,5 +37,6 @@ export const migrations: Record<string, Migration> = {
   '0051_mcp_confirmations': m0051,
   '0060_document_log_heads': m0060,
   '0070_versions': m0070,
+  '0071_version_checkpoints': m0071,
   '0072_row_identity': m0072,
 };
