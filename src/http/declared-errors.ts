@@ -30,7 +30,7 @@ function contentOf(entry: ResponseEntry): Record<string, { schema: unknown }> | 
  * - 404 a path naming nothing (routes with path parameters)
  * - 413 / 415 a body too large or of a type the route does not read
  * - 429 the failed-auth throttle of the caller's address (every route) and burst limits
- * - 500 our own failure
+ * - 500 our own failure; 503 a document over the load budget (`document_too_large`, docs/SYNC.md)
  *
  * Routes whose errors are HTML pages (they declare an error status as
  * `text/html`) may still answer the platform's JSON errors (a URL that is
@@ -47,7 +47,7 @@ export function declarePlatformErrors(app: { addHook(name: 'onRoute', hook: (rou
     // Routes with their own error envelope (JSON-RPC, OAuth) declare it for 400; their other errors use it too.
     const own = declared[400];
     const error = own !== undefined && !contentOf(own) ? own : ErrorBody;
-    const platform: Record<number, unknown> = { 400: error, 429: RateLimitedBody, 500: error };
+    const platform: Record<number, unknown> = { 400: error, 429: RateLimitedBody, 500: error, 503: error };
     if (schema.params || schema.querystring || schema.body) platform[422] = error;
     if (route.config?.auth !== 'none') platform[401] = error;
     if (route.url.includes(':')) platform[404] = error;
