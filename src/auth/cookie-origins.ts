@@ -7,7 +7,14 @@ import type { Config } from '../config';
  */
 export function isCredentialedOrigin(config: Pick<Config, 'publicUrl' | 'corsOrigins'>, origin: string | undefined): boolean {
   if (!origin) return false;
-  return origin === new URL(config.publicUrl).origin || config.corsOrigins.includes(origin);
+  return origin === originOf(config.publicUrl) || config.corsOrigins.includes(origin);
+}
+
+// Every request asks: parse the public URL once per value, not once per request.
+let publicOrigin: { url: string; origin: string } | null = null;
+function originOf(url: string): string {
+  if (publicOrigin?.url !== url) publicOrigin = { url, origin: new URL(url).origin };
+  return publicOrigin.origin;
 }
 
 /**

@@ -256,20 +256,9 @@ export async function deleteExpiredVersions(db: Executor, plan: string, before: 
 
 export type LogEntry = { seq: number; createdAt: Date; author: { principalType: PrincipalKind; id: string } | null };
 
-/** Who made each update after `afterSeq`, and when; no update bytes. */
-export async function readLogEntries(db: Executor, document: string, afterSeq: number): Promise<LogEntry[]> {
-  const rows = await db
-    .selectFrom('documentUpdates')
-    .select(['seq', 'createdAt', 'principalType', 'principalId'])
-    .where('document', '=', document)
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
-    .execute();
-  return rows.map((r) => ({
-    seq: Number(r.seq),
-    createdAt: r.createdAt,
-    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
-  }));
+/** A log row's author; updates from the system carry none. */
+function logAuthor(row: { principalType: PrincipalKind | null; principalId: string | null }): LogEntry['author'] {
+  return row.principalType && row.principalId ? { principalType: row.principalType, id: row.principalId } : null;
 }
 
 /** The document's newest log position: its last update, or what the snapshot folded when the log is empty. */
@@ -415,7 +404,7 @@ export async function loadHistorySource(db: Db, document: string, uptoSeq?: numb
           seq: Number(r.seq),
           update: fromBase64(r.update),
           createdAt: r.createdAt,
-          author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+          author: logAuthor(r),
         })),
       };
     });
@@ -453,30 +442,19 @@ export async function readLogAfter(db: Executor, document: string, afterSeq: num
     seq: Number(r.seq),
     update: fromBase64(r.update),
     createdAt: r.createdAt,
-    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
+    author: logAuthor(r),
   }));
 }
 
 /** Who made the update at `seq`, and when (null: not in the log). */
 export async function logEntryAt(db: Executor, document: string, seq: number): Promise<LogEntry | null> {
-  const [entry] = (await readLogEntriesBetween(db, document, seq - 1, seq));
-  return entry ?? null;
-}
-
-async function readLogEntriesBetween(db: Executor, document: string, afterSeq: number, uptoSeq: number): Promise<LogEntry[]> {
-  const rows = await db
+  const row = await db
     .selectFrom('documentUpdates')
     .select(['seq', 'createdAt', 'principalType', 'principalId'])
     .where('document', '=', document)
-    .where('seq', '>', afterSeq)
-    .where('seq', '<=', uptoSeq)
-    .orderBy('seq')
-    .execute();
-  return rows.map((r) => ({
-    seq: Number(r.seq),
-    createdAt: r.createdAt,
-    author: r.principalType && r.principalId ? { principalType: r.principalType, id: r.principalId } : null,
-  }));
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  return row ? { seq: Number(row.seq), createdAt: row.createdAt, author: logAuthor(row) } : null;
 }
 
 /** The first logged update after `afterSeq` whose events are not derived yet (compaction folds only up to it), or null. */
