@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KINDS, RANKS, analyse, readBaseline, toBaseline, type Violation } from './import-graph';
+import { KINDS, analyse, readBaseline, toBaseline, type Violation } from './import-graph';
 
 /**
  * The layer rule and the circle check of issue 23 (docs/ARCHITECTURE.md,
@@ -29,7 +29,6 @@ describe('layers and import circles (issue 23)', () => {
 
   it('ranks every folder of src/ in the layer table', () => {
     expect(unranked, `give these a rank in RANKS (test/architecture/import-graph.ts) and in docs/ARCHITECTURE.md: ${unranked.join(', ')}`).toEqual([]);
-    expect(Object.keys(RANKS).length).toBeGreaterThan(0);
   });
 
   it('adds no import circle, upward import or web reach beyond the baseline', () => {
