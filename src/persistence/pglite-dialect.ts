@@ -81,11 +81,43 @@ class PGliteDriver implements Driver {
   }
 }
 
+/**
+ * PGlite runs each query synchronously inside WASM and resolves its promise
+ * as a microtask, so a chain of awaited queries (a compaction, a history
+ * pass, a burst of buffered sync messages each waiting on one) never hands
+ * the event loop back: sockets go unread, timers and signals wait. Before a
+ * query, once the current turn has run longer than this, the connection
+ * yields to the event loop; a turn of short queries pays nothing.
+ */
+const TURN_BUDGET_MS = 20;
+
+class EventLoopTurns {
+  private turnStarted = performance.now();
+  private markerPending = false;
+
+  async yieldIfLong(): Promise<void> {
+    if (performance.now() - this.turnStarted > TURN_BUDGET_MS) await new Promise<void>((resolve) => setImmediate(resolve));
+    this.markTurn();
+  }
+
+  /** Notes when the event loop next turns: an immediate runs only once the microtask queue is empty. */
+  private markTurn() {
+    if (this.markerPending) return;
+    this.markerPending = true;
+    setImmediate(() => {
+      this.markerPending = false;
+      this.turnStarted = performance.now();
+    });
+  }
+}
+
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined;
+  private readonly turns = new EventLoopTurns();
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    await this.turns.yieldIfLong();
     const result = await this.pglite.query<R>(compiledQuery.sql, compiledQuery.parameters as unknown[]);
     const affected = result.affectedRows;
     return {

@@ -12,6 +12,7 @@ import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { Principal } from '../http/actor';
 import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
 import { findPrincipals } from '../persistence/workspaces';
+import { adoptMessageQueue } from './message-queue';
 import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived, type CompactResult } from './document-store';
 import { parseDocumentName } from './document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
@@ -169,6 +170,7 @@ export class SyncEngine implements DocumentSync {
         if (this.pendingDerivations.get(documentName)?.size === 0) void this.enqueue(documentName, () => this.deriveAgain(documentName));
       },
       beforeHandleMessage: async ({ connection, update: message, documentName }) => {
+        adoptMessageQueue(connection as never);
         this.monitor.assertStillAllowed(connection);
         await this.settledRecovery(documentName);
         // A client syncing now is sent the document's state: never a server change that may still fail.
@@ -712,12 +714,16 @@ export class SyncEngine implements DocumentSync {
 
   async compactNow(documentName: string) {
     try {
+      // Updates that derived nothing count as underived until marked, and would hold the fold back until the sweeper came.
+      await this.enqueue(documentName, () => this.commitIdle(documentName)).catch(() => {});
       const result = await compact(this.services.db, documentName, this.services.clock.now());
       const tail = this.tails.get(documentName);
       if (result && tail && result.folded > 0) tail.snapshotBytes = result.bytes;
       this.services.log.debug({ documentName, ...result }, 'compacted');
       if (result) this.unfolded.set(documentName, result.remaining);
-      this.behind.set(documentName, result?.blockedBy === 'history' || result?.blockedBy === 'underived');
+      // Only a compaction that got somewhere paces clients: waiting for one that folds nothing (derivation
+      // lagging behind the stream) would admit one message per compaction and never let the lag close.
+      this.behind.set(documentName, (result?.blockedBy === 'history' || result?.blockedBy === 'underived') && result.folded > 0);
       this.followUpCompaction(documentName, result);
     } catch (error) {
       this.services.log.warn({ err: error, documentName }, 'compaction failed; the log still holds every update');

@@ -72,7 +72,7 @@ export class UpdateLog {
     const queue = queuedMessages(connection);
     // Index 0 is the message being handled now; the rest arrived after it.
     for (let i = 1; i < queue.length; i++) {
-      const next = queue[i]!;
+      const next = queue.at(i)!;
       if (this.ahead.has(next) || addressOf(next) !== documentName) continue;
       const nextUpdate = documentUpdateOf(next);
       if (!nextUpdate) continue;
@@ -121,9 +121,12 @@ export class UpdateLog {
 }
 
 /** Hocuspocus's per-connection queue of received, not yet handled messages (index 0 is being handled). */
-function queuedMessages(connection: unknown): readonly Uint8Array[] {
-  const queue = (connection as { messageQueue?: unknown } | null)?.messageQueue;
-  return Array.isArray(queue) ? (queue as Uint8Array[]) : [];
+/** A connection's messages waiting to be handled: Hocuspocus's array, or the MessageQueue that replaces it (message-queue.ts). */
+type WaitingMessages = { readonly length: number; at(index: number): Uint8Array | undefined };
+
+function queuedMessages(connection: unknown): WaitingMessages {
+  const queue = (connection as { messageQueue?: Partial<WaitingMessages> } | null)?.messageQueue;
+  return typeof queue?.length === 'number' && typeof queue.at === 'function' ? (queue as WaitingMessages) : [];
 }
 
 /** The document a raw message is addressed to (`name` or `name\0sessionId`), or null when it cannot be read. */

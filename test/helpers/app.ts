@@ -64,7 +64,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
   });
   const { services, close: closeServices } = await createServices(config, {
-    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    // To stderr: a bench server's stdout carries its address line.
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
     clock: options.clock,
     limitsKeyPrefix: `trellis-test:${path.basename(store.dataDir)}:`,
   });
