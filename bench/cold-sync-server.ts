@@ -19,7 +19,7 @@ import { runInNewContext } from 'node:vm';
 import { Hocuspocus } from '@hocuspocus/server';
 import * as Y from 'yjs';
 import { appendUpdates } from '../src/persistence/document-log';
-import { tablesDocumentName } from '../src/sync/document-names';
+import { tablesDocumentName } from '../src/model/document-names';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as Y from 'yjs';
-import { countRows, ensureSheet, insertRows, scaffoldDefaultColumns } from '../src/sync/table-document';
+import { countRows, ensureSheet, insertRows, scaffoldDefaultColumns } from '../src/model/table/document';
 import { connectClient, synced } from '../test/helpers/sync';
 import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
 

@@ -8,7 +8,7 @@
  *   npx tsx bench/comments.ts
  */
 import { pathToFileURL } from 'node:url';
-import { docSchema } from '../src/docs/schema';
+import { docSchema } from '../src/model/doc/schema';
 import { startTestApp, type TestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';

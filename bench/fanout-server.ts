@@ -6,8 +6,8 @@
  */
 import http from 'node:http';
 import { Hocuspocus } from '@hocuspocus/server';
-import { tablesDocumentName } from '../src/sync/document-names';
-import { ensureSheet, insertRow } from '../src/sync/table-document';
+import { tablesDocumentName } from '../src/model/document-names';
+import { ensureSheet, insertRow } from '../src/model/table/document';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';

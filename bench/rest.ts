@@ -26,8 +26,8 @@ import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Agent, request as undiciRequest } from 'undici';
 import * as Y from 'yjs';
-import { orderOf, rowsRoot, sheetMapOf } from '../src/sync/table-layout';
-import type { CellValue } from '../src/sync/table-types';
+import { orderOf, rowsRoot, sheetMapOf } from '../src/model/table/layout';
+import type { CellValue } from '../src/model/table/types';
 import type { RestServerInfo } from './rest-server';
 import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
 

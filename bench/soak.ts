@@ -22,8 +22,8 @@ import path from 'node:path';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import WebSocket from 'ws';
 import * as Y from 'yjs';
-import { tablesDocumentName } from '../src/sync/document-names';
-import { deleteRow, insertRow, updateRowCells } from '../src/sync/table-document';
+import { tablesDocumentName } from '../src/model/document-names';
+import { deleteRow, insertRow, updateRowCells } from '../src/model/table/document';
 import { signInThroughOutboxFile, startServerProcess } from '../test/helpers/server-process';
 
 type Figures = Record<string, number | string>;

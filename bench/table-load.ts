@@ -36,7 +36,7 @@ import {
   scaffoldDefaultColumns,
   updateRowCells,
   type NewRow,
-} from '../src/sync/table-document.js';
+} from '../src/model/table/document.js';
 
 export interface TableLoadBenchOptions {
   rows?: number;

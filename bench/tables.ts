@@ -10,7 +10,7 @@ import { Agent, request as undiciRequest } from 'undici';
 import * as Y from 'yjs';
 import { compact, loadInto } from '../src/sync/document-store';
 import { append } from '../src/sync/document-store';
-import { ensureSheet, getRow, insertRows, scaffoldDefaultColumns } from '../src/sync/table-document';
+import { ensureSheet, getRow, insertRows, scaffoldDefaultColumns } from '../src/model/table/document';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';

@@ -21,11 +21,11 @@
 import { pathToFileURL } from 'node:url';
 import { sql } from 'kysely';
 import * as Y from 'yjs';
-import { docToMarkdown, markdownToDoc } from '../src/docs/markdown';
+import { docToMarkdown, markdownToDoc } from '../src/model/doc/markdown';
 import { appendUpdates } from '../src/persistence/document-log';
-import { readDocBody, replaceDocBody } from '../src/sync/doc-document';
+import { readDocBody, replaceDocBody } from '../src/model/doc/body';
 import { serverOrigin } from '../src/sync/origins';
-import { insertRows } from '../src/sync/table-document';
+import { insertRows } from '../src/model/table/document';
 import { startTestApp, type TestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { createWorkspace, insertKey, signInUser, type TestUser } from '../test/workspaces/helpers';

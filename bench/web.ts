@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { insertRows, createTableId } from '../src/sync/table-document';
+import { insertRows, createTableId } from '../src/model/table/document';
 import { serverOrigin } from '../src/sync/origins';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';

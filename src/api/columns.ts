@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { getColumns, postColumn, putColumns } from '../domain/tables';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import type { NewColumn, ReplacementColumn } from '../sync/table-document';
+import type { NewColumn, ReplacementColumn } from '../model/table/document';
 import { errorResponses } from './schemas';
 import { Column, ColumnInput, NewColumnInput, SurfaceQuery } from './table-schemas';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { docToMarkdown, docToText } from '../docs/markdown';
+import { docToMarkdown, docToText } from '../model/doc/markdown';
 import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
 import { requireCaller } from '../http/authenticate';
 import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { BaseVersion, errorResponses, PreconditionFailed } from './schemas';

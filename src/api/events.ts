@@ -6,7 +6,7 @@ import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
 import { RecentIds } from '../lib/recent-ids';
 import { StreamAccessMonitor } from '../http/stream-access';
 import type { App } from '../http/types';
-import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
+import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import { listWorkspaceEvents, listWorkspaceEventsAfter } from '../persistence/events';
 import { can } from '../policy/index';

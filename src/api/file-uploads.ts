@@ -7,7 +7,7 @@ import { requireActor } from '../http/authenticate';
 import { zodIssuesError } from '../http/error-handler';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { ClientPayload, DirectUploadTicket, fileResponses, presentFile, UploadParams } from './file-schemas';

@@ -20,7 +20,7 @@ import { contentDisposition } from '../files/names';
 import { requireActor } from '../http/authenticate';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
 import {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readHtmlSurface, writeHtmlSurface } from '../domain/html';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses } from './schemas';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { acceptWorkspaceInvite, findInviteForToken, inviteToWorkspace } from '../domain/invites';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { listVisibleKeys, mintKey, revokeKey } from '../domain/keys';
 import { requireElevation } from '../domain/elevation';
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import type { KeyRecord } from '../persistence/keys';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { elevate, ELEVATION_SCOPES } from '../domain/elevation';
 import { errors } from '../errors';
 import { requireActor } from '../http/authenticate';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import type { App } from '../http/types';
 import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, updatePrincipalProfile } from '../persistence/accounts';
 import { authorizeOrg } from '../policy/index';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { changeMemberRole, listMembers, removeMember } from '../domain/members';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { Member, presentMember } from './member-schemas';

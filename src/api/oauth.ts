@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { SESSION_COOKIE } from '../auth/callers';
+import { SESSION_COOKIE } from '../access/callers';
 import { requestMagicLink } from '../domain/accounts';
 import {
   approveAuthorization,

@@ -14,7 +14,7 @@ import { errors } from '../errors';
 import { requireCaller } from '../http/authenticate';
 import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { Event } from './event-schemas';

@@ -3,7 +3,7 @@ import { addSurface, deleteSurface, findLiveSurface, liveSurfacesOf, renameSurfa
 import { placeholderContent, type WorkspaceContent } from '../domain/workspace-content';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses, Ok, Slug } from './schemas';

@@ -5,7 +5,7 @@ import { isValidBlobKey } from '../files/blob-store';
 import { requireActor } from '../http/authenticate';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { ErrorBody, errorResponses } from './schemas';

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { docFromJSONLenient } from '../docs/json';
-import { docToMarkdown, docToText } from '../docs/markdown';
+import { docFromJSONLenient } from '../model/doc/json';
+import { docToMarkdown, docToText } from '../model/doc/markdown';
 import { diffVersions, findVersionedSurface, listSurfaceVersions, nameVersion, restoreVersion, showVersion } from '../domain/versions';
 import { errors } from '../errors';
-import type { Actor } from '../auth/actor';
+import type { Actor } from '../policy/actor';
 import { requireCaller } from '../http/authenticate';
 import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { negotiate } from './doc';

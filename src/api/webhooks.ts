@@ -12,10 +12,10 @@ import {
   type DeliveryView,
   type WebhookOwner,
 } from '../domain/webhooks';
-import { EVENT_NAMES } from '../events/names';
+import { EVENT_NAMES } from '../model/event-names';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../http/workspace-access';
+import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { WebhookRow } from '../persistence/webhooks';
 import type { Services } from '../services';

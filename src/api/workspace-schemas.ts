@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { primarySurfaceOf, type WorkspaceDetailView, type WorkspaceView } from '../domain/workspaces';
 import type { Surface as SurfaceRow } from '../persistence/schema';
-import { surfaceDocumentName } from '../sync/document-names';
+import { surfaceDocumentName } from '../model/document-names';
 import { IsoDateTime, Principal, Role, Visibility } from './schemas';
 
 /**

@@ -14,7 +14,7 @@ import {
 import { requireActor, requireCaller } from '../http/authenticate';
 import { defineOperation } from '../http/operation';
 import type { App } from '../http/types';
-import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
+import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import { authorize, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, loadConfig, type Config } from '../config';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { PLAN_NAMES } from '../limits/plans';
 import type { KeyRole } from '../persistence/keys';
 import type { PlanName } from '../persistence/schema';

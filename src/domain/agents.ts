@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { findOrgRole } from '../persistence/accounts';
 import { loadCallerFacts } from '../persistence/access';
 import { findAgentInOrg, listAgentMemberships, listOrgAgents, type AgentRecord } from '../persistence/agents';

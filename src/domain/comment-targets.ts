@@ -5,8 +5,8 @@ import { findSurface, listSurfaces } from '../persistence/workspaces';
 import { fileCommentTarget } from './files';
 import type { Services } from '../services';
 import { anchorDocRange, anchorTextDrifted, DocAnchorError, resolveDocAnchors, type StoredDocAnchor } from '../sync/doc-anchors';
-import { surfaceDocumentName, tablesDocumentName } from '../sync/document-names';
-import { getRow, listSheetIds, readColumns, type ColumnDef } from '../sync/table-document';
+import { surfaceDocumentName, tablesDocumentName } from '../model/document-names';
+import { getRow, listSheetIds, readColumns, type ColumnDef } from '../model/table/document';
 import { hasPassed } from '../sync/table-passed';
 import { lookUpPassedRows } from './tables';
 

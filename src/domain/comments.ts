@@ -1,8 +1,8 @@
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../events/types';
-import type { EventName } from '../events/names';
-import type { Actor, Principal } from '../http/actor';
-import { resolveWorkspace, type ResolvedWorkspace, type WorkspaceAddress } from '../http/workspace-access';
+import type { EventName } from '../model/event-names';
+import type { Actor, Principal } from '../policy/actor';
+import { resolveWorkspace, type ResolvedWorkspace, type WorkspaceAddress } from '../access/workspace-access';
 import { newId } from '../lib/ids';
 import {
   deleteCommentAndReplies,

@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { processAvatar, processImage, UnsupportedImageError } from '../files/images';
 import { randomToken } from '../lib/secrets';
 import { updatePrincipalProfile } from '../persistence/accounts';

@@ -1,24 +1,24 @@
 import type { Node as PMNode } from 'prosemirror-model';
-import { mergeDocBodies, type BlockConflict } from '../docs/doc-merge';
-import { docFromJSONLenient } from '../docs/json';
-import { docFromJSON, docToMarkdown, DocValidationError, markdownToDoc } from '../docs/markdown';
-import { docSchema } from '../docs/schema';
+import { mergeDocBodies, type BlockConflict } from '../model/doc/doc-merge';
+import { docFromJSONLenient } from '../model/doc/json';
+import { docFromJSON, docToMarkdown, DocValidationError, markdownToDoc } from '../model/doc/markdown';
+import { docSchema } from '../model/doc/schema';
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+import type { Actor } from '../policy/actor';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import type { Surface, Workspace } from '../persistence/schema';
-import { cachedLiveSurfaces } from '../http/context-cache';
+import { cachedLiveSurfaces } from '../access/context-cache';
 import { ensureSurfaceOfKind } from './surfaces';
 import type { Services } from '../services';
-import { appendBlocks, readDocBody, replaceDocBody } from '../sync/doc-document';
-import { surfaceDocumentName } from '../sync/document-names';
+import { appendBlocks, readDocBody, replaceDocBody } from '../model/doc/body';
+import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';
 import { surfaceContentAt } from '../sync/version-index';
 import { baseOfWrite, preconditionFailed, readVersionTag, type WriteBase } from './version-tags';
 
 /**
  * Doc bodies over REST and MCP. The body lives in the doc surface's Y
- * document (src/sync/doc-document.ts); every write is one Y transaction
+ * document (src/model/doc/body.ts); every write is one Y transaction
  * attributed to the caller that changes only the blocks that differ, and it
  * is durable, with its `doc.updated` event, before the call returns.
  */

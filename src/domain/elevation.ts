@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { hashToken, safeEqual, sixDigitCode } from '../lib/secrets';
 import {
   countElevationAttempt,

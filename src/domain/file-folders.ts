@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { newId } from '../lib/ids';
 import { archiveFilesInFolders, archiveFolders, findFolder, folderAncestors, folderSubtreeIds, insertFolder, lockFolder, updateFolder } from '../persistence/files';
 import type { Executor } from '../persistence/database';

@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { newId } from '../lib/ids';
 import { randomToken } from '../lib/secrets';
 import { findShareToken, findSharedFile, insertShareToken, listActiveShareTokens, lockFile, revokeShareToken } from '../persistence/files';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errors } from '../errors';
-import type { Actor, Principal } from '../http/actor';
+import type { Actor, Principal } from '../policy/actor';
 import { baseType, ContentMismatchError, extensionFor, isRasterImage, mimeCategory, resolveContentType } from '../files/content-types';
 import { processFileImage } from '../files/images';
 import { sanitizeSvg } from '../files/sanitize';

@@ -1,9 +1,9 @@
-import type { EventName } from '../events/names';
+import type { EventName } from '../model/event-names';
 import type { Readable } from 'node:stream';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../events/types';
-import type { Actor, Principal } from '../http/actor';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+import type { Actor, Principal } from '../policy/actor';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import { isTextLike } from '../files/content-types';
 import { nameProblem } from '../files/names';
 import { uniqueEntryNames, zipStream, type ZipEntry } from '../files/zip';

@@ -1,17 +1,17 @@
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+import type { Actor } from '../policy/actor';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import { sanitizeHtml } from '../files/sanitize';
 import type { Surface, Workspace } from '../persistence/schema';
 import { findSurface } from '../persistence/workspaces';
 import type { Services } from '../services';
-import { surfaceDocumentName } from '../sync/document-names';
-import { readHtml, replaceHtml } from '../sync/html-document';
+import { surfaceDocumentName } from '../model/document-names';
+import { readHtml, replaceHtml } from '../model/html';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';
 
 /**
  * Html surfaces: a page of HTML in the surface's own Y document
- * (src/sync/html-document.ts), sanitised on every write through the API
+ * (src/model/html.ts), sanitised on every write through the API
  * (src/files/sanitize.ts). A write is one Y transaction attributed to the
  * caller and emits `doc.updated` with the surface.
  */

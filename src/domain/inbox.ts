@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { loadCallerFacts } from '../persistence/access';
 import { listInboxMessages, newestInboxMessageId, type InboxMessageRow } from '../persistence/inbox';
 import { findWorkspacesByIds } from '../persistence/workspaces';

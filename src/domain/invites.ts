@@ -1,7 +1,7 @@
 import { errors } from '../errors';
 import type { EventDraft } from '../events/types';
-import type { Actor } from '../http/actor';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+import type { Actor } from '../policy/actor';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';
 import { escapeHtml } from '../lib/html';
 import { hashToken, randomToken } from '../lib/secrets';

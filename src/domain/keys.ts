@@ -1,9 +1,9 @@
 import { ApiError, errors, OverLimitError } from '../errors';
 import { recordEvents, publishEvents } from '../events/emit';
 import type { EventDraft } from '../events/types';
-import type { Actor, Principal } from '../http/actor';
+import type { Actor, Principal } from '../policy/actor';
 import { API_KEY_PREFIX } from '../http/authenticate';
-import { resolveWorkspace, type ResolvedWorkspace } from '../http/workspace-access';
+import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';
 import { capsFor } from '../limits/plans';

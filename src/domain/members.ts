@@ -1,7 +1,7 @@
 import { errors, OverLimitError } from '../errors';
 import type { EventDraft } from '../events/types';
-import type { Actor } from '../http/actor';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+import type { Actor } from '../policy/actor';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import { capsFor } from '../limits/plans';
 import { findOrgById, findOrgBySlug, findOrgRole } from '../persistence/accounts';
 import type { Executor } from '../persistence/database';
@@ -33,7 +33,7 @@ import { upsertMembership } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, roleAtLeast, type OrgAction } from '../policy/index';
 import type { Services } from '../services';
 import { transactWithEvents, workspaceEvent } from './transact';
-import type { EventName } from '../events/names';
+import type { EventName } from '../model/event-names';
 import { upgradeUrl } from './workspaces';
 
 /**

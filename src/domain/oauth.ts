@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Actor } from '../auth/actor';
-import { OAUTH_ACCESS_TOKEN_PREFIX, parseScopes } from '../auth/callers';
+import type { Actor } from '../policy/actor';
+import { OAUTH_ACCESS_TOKEN_PREFIX, parseScopes } from '../access/callers';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../events/types';
-import type { EventName } from '../events/names';
+import type { EventName } from '../model/event-names';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken, safeEqual } from '../lib/secrets';
 import { findOrgById, findUserById } from '../persistence/accounts';

@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { newId } from '../lib/ids';
 import { sha256Hex } from '../lib/secrets';
 import { monthOf } from '../limits/monthly-meter';

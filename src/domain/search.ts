@@ -1,4 +1,4 @@
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { searchProjections, type SearchKind, type SearchMatch } from '../persistence/search';
 import type { Services } from '../services';
 import { reachableWorkspaces } from './workspaces';

@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import type { Actor, Principal } from '../http/actor';
+import type { Actor, Principal } from '../policy/actor';
 import { newId } from '../lib/ids';
 import type { Org } from '../persistence/schema';
 import { findTicket, findTicketByTrackerNumber, insertTicket, listTickets, setTicketTracker, type TicketRow } from '../persistence/support';

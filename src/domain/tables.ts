@@ -1,14 +1,14 @@
 import type * as Y from 'yjs';
 import { ApiError, errors, OverLimitError } from '../errors';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
-import { cachedLiveSurfaces } from '../http/context-cache';
+import { cachedLiveSurfaces } from '../access/context-cache';
 import type { Services } from '../services';
 import type { CommitReceipt } from '../sync/document-sync';
-import { tablesDocumentName } from '../sync/document-names';
+import { tablesDocumentName } from '../model/document-names';
 import { serverOrigin } from '../sync/origins';
 import { beginLookup, endLookup, hasPassed, unpassedRows } from '../sync/table-passed';
 import { rowDataAt } from '../sync/version-index';
@@ -34,8 +34,8 @@ import {
   type ReplacementColumn,
   type RowData,
   type TableRow,
-} from '../sync/table-document';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+} from '../model/table/document';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import { ensureSurfaceOfKind } from './surfaces';
 import { upgradeUrl } from './workspaces';
 import { baseOfWrite, preconditionFailed, readVersionTag, type WriteBase } from './version-tags';

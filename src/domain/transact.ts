@@ -1,7 +1,7 @@
 import { publishEvents, recordEvents } from '../events/emit';
-import type { EventName } from '../events/names';
+import type { EventName } from '../model/event-names';
 import type { EventDraft } from '../events/types';
-import type { Actor } from '../http/actor';
+import type { Actor } from '../policy/actor';
 import type { Tx } from '../persistence/database';
 import type { Surface, Workspace } from '../persistence/schema';
 import type { Services } from '../services';

@@ -1,11 +1,11 @@
 import type * as Y from 'yjs';
-import { docFromJSONLenient } from '../docs/json';
-import { docToMarkdown } from '../docs/markdown';
+import { docFromJSONLenient } from '../model/doc/json';
+import { docToMarkdown } from '../model/doc/markdown';
 import { errors } from '../errors';
 import { emitEvents } from '../events/emit';
 import { sanitizeHtml } from '../files/sanitize';
-import type { Actor, Principal } from '../http/actor';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+import type { Actor, Principal } from '../policy/actor';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import type { PlanName, Surface, Workspace } from '../persistence/schema';
@@ -26,7 +26,7 @@ import {
 import { findPrincipals, findSurface } from '../persistence/workspaces';
 import type { Services } from '../services';
 import { countChanges, diffContents, type ContentDiff, type SequenceChange } from '../sync/content-diff';
-import { surfaceDocumentName } from '../sync/document-names';
+import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { restoreSurfaceContent, rowsAddedByRestoring, type HistorySurface, type SurfaceContent } from '../sync/surface-content';
 import { indexVersions, type HistoryPass } from '../sync/version-index';

@@ -1,9 +1,9 @@
 import { errors, OverLimitError } from '../errors';
 import { emitEvents } from '../events/emit';
-import type { EventName } from '../events/names';
+import type { EventName } from '../model/event-names';
 import type { EventDraft } from '../events/types';
-import type { Actor } from '../http/actor';
-import { resolveWorkspace } from '../http/workspace-access';
+import type { Actor } from '../policy/actor';
+import { resolveWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';
 import { monthOf } from '../limits/monthly-meter';
 import { findOrgById } from '../persistence/accounts';

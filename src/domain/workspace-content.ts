@@ -1,5 +1,5 @@
 import type { Surface, Workspace } from '../persistence/schema';
-import type { ColumnDef } from '../sync/table-types';
+import type { ColumnDef } from '../model/table/types';
 import type { CreatedWorkspace } from './workspaces';
 
 /**

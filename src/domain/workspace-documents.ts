@@ -1,11 +1,11 @@
-import type { Principal } from '../http/actor';
+import type { Principal } from '../policy/actor';
 import type { Executor } from '../persistence/database';
 import type { Workspace } from '../persistence/schema';
 import { findPrincipals, findWorkspaceById } from '../persistence/workspaces';
 import type { Services } from '../services';
-import { tablesDocumentName } from '../sync/document-names';
+import { tablesDocumentName } from '../model/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { countRows, ensureSheet, readColumns, scaffoldDefaultColumns } from '../sync/table-document';
+import { countRows, ensureSheet, readColumns, scaffoldDefaultColumns } from '../model/table/document';
 import { docHoldsData, seedDocBody } from './docs';
 import type { WorkspaceContent } from './workspace-content';
 import type { CreatedWorkspace } from './workspaces';

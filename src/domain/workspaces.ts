@@ -1,6 +1,6 @@
 import { errors, OverLimitError } from '../errors';
-import type { Actor, Principal } from '../http/actor';
-import type { ResolvedWorkspace } from '../http/workspace-access';
+import type { Actor, Principal } from '../policy/actor';
+import type { ResolvedWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import { findOrgRefs, loadCallerFacts } from '../persistence/access';
@@ -29,7 +29,7 @@ import {
 } from '../persistence/workspaces';
 import { authorizeOrg, roleCan, workspaceAccess } from '../policy/index';
 import type { Services } from '../services';
-import type { ColumnDef } from '../sync/table-types';
+import type { ColumnDef } from '../model/table/types';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { WorkspaceContent } from './workspace-content';
 

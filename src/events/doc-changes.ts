@@ -1,12 +1,12 @@
 import type * as Y from 'yjs';
-import type { Principal } from '../http/actor';
+import type { Principal } from '../policy/actor';
 import type { Tx } from '../persistence/database';
 import { replaceDocSections, type DocSectionRow } from '../persistence/doc-sections';
 import type { Services } from '../services';
-import type { DocMention } from '../docs/mentions';
+import type { DocMention } from '../model/doc/mentions';
 import { docTransactionDelta, MentionTracker, summarizeDelta } from '../sync/doc-delta';
-import { docSections, readDocBody } from '../sync/doc-document';
-import { surfaceDocumentName, type ParsedDocumentName } from '../sync/document-names';
+import { docSections, readDocBody } from '../model/doc/body';
+import { surfaceDocumentName, type ParsedDocumentName } from '../model/document-names';
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
 import { markUpdatesDerived } from '../persistence/document-log';
 import { publishEvents, recordEvents } from './emit';

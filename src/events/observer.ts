@@ -1,5 +1,5 @@
 import type * as Y from 'yjs';
-import type { Principal } from '../http/actor';
+import type { Principal } from '../policy/actor';
 import { capsFor } from '../limits/plans';
 import type { Tx } from '../persistence/database';
 import {
@@ -13,11 +13,11 @@ import {
   type RowWrite,
 } from '../persistence/table-rows';
 import type { Services } from '../services';
-import { parseDocumentName } from '../sync/document-names';
+import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt } from '../sync/document-sync';
 import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { countRows, deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../sync/table-document';
+import { countRows, deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../model/table/document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
 import type { EventDraft, EventRecord } from './types';

@@ -1,5 +1,5 @@
-import type { Principal } from '../http/actor';
-import type { EventName } from './names';
+import type { Principal } from '../policy/actor';
+import type { EventName } from '../model/event-names';
 
 /**
  * One record serves the audit log, SSE frames, resume and webhooks

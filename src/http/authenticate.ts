@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import type { Actor } from '../auth/actor';
-import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../auth/callers';
+import type { Actor } from '../policy/actor';
+import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../access/callers';
 import { errors } from '../errors';
 import type { Services } from '../services';
-import { mayUseSessionCookie } from '../auth/cookie-origins';
+import { mayUseSessionCookie } from '../access/cookie-origins';
 
-export { API_KEY_PREFIX, SESSION_COOKIE } from '../auth/callers';
+export { API_KEY_PREFIX, SESSION_COOKIE } from '../access/callers';
 
 /** The bearer token of `Authorization: Bearer <token>`; `invalid` when the header is present but not of that form. */
 export function bearerTokenOf(request: FastifyRequest): { token: string | null; invalid: boolean } {
@@ -19,7 +19,7 @@ export function bearerTokenOf(request: FastifyRequest): { token: string | null; 
  * Reads the caller's credential from the request: `Authorization: Bearer`
  * (API key or OAuth access token) or the `svc-session` cookie (only from
  * this app's own pages: `mayUseSessionCookie`), and resolves
- * it through `src/auth/callers.ts`. A presented bearer credential that does
+ * it through `src/access/callers.ts`. A presented bearer credential that does
  * not resolve is a 401 even on public routes: an agent with a revoked key
  * must learn it, not silently read as anonymous. A stale browser cookie on a
  * public route just reads as anonymous.

@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isCredentialedOrigin } from '../auth/cookie-origins';
+import { isCredentialedOrigin } from '../access/cookie-origins';
 import type { Config } from '../config';
 import type { App } from './types';
 

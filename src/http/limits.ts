@@ -6,7 +6,7 @@ import type { MeterSubject, MonthlyUsage } from '../limits/monthly-meter';
 import type { RateLimitDecision } from '../limits/rate-limiter';
 import { describeWindow, MINUTE } from '../limits/rules';
 import type { Services } from '../services';
-import type { Actor } from './actor';
+import type { Actor } from '../policy/actor';
 import { resolveActor } from './authenticate';
 import type { HttpExchange } from './operation';
 import type { App } from './types';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { Actor } from '../auth/actor';
+import type { Actor } from '../policy/actor';
 import type { RateLimitDecision } from '../limits/rate-limiter';
 import type { Services } from '../services';
 import { reportBurst } from './limits';

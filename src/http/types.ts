@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Actor } from './actor';
+import type { Actor } from '../policy/actor';
 import type { RateLimitRule } from '../limits/rules';
 
 /** The Fastify instance every route module receives, typed by zod schemas. */

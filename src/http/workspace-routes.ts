@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { WorkspaceAddress } from './workspace-access';
+import type { WorkspaceAddress } from '../access/workspace-access';
 
 /**
  * Every workspace route is served twice: at `/api/workspaces/{slug}...` and

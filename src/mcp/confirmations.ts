@@ -1,4 +1,4 @@
-import { actorKey, type Actor } from '../auth/actor';
+import { actorKey, type Actor } from '../policy/actor';
 import { hashToken, randomToken, sha256Hex } from '../lib/secrets';
 import { consumeConfirmation, insertConfirmation } from '../persistence/mcp-confirmations';
 import type { Services } from '../services';

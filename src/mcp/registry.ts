@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Actor } from '../auth/actor';
+import type { Actor } from '../policy/actor';
 import type { Operation } from '../http/operation';
 import type { Services } from '../services';
 

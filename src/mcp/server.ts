@@ -3,7 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
-import type { Actor } from '../auth/actor';
+import type { Actor } from '../policy/actor';
 import { upgradeUrl } from '../domain/workspaces';
 import { ApiError, OverLimitError, RateLimitedError } from '../errors';
 import { API_WRITES, spendBudget, writerBucket } from '../http/limits';

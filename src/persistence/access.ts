@@ -1,4 +1,4 @@
-import type { Actor } from '../auth/actor';
+import type { Actor } from '../policy/actor';
 import type { AgentReach } from '../policy/comments';
 import type { CallerFacts, UserFacts } from '../policy/index';
 import type { Executor } from './database';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from './database';
-import type { Principal } from '../http/actor';
+import type { Principal } from '../policy/actor';
 import type { PrincipalKind, Role, Surface, SurfaceKind, Visibility, Workspace } from './schema';
 
 export async function insertWorkspace(

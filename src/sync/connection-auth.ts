@@ -1,12 +1,12 @@
 import type { Hocuspocus, onAuthenticatePayload } from '@hocuspocus/server';
-import type { Actor } from '../auth/actor';
-import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../auth/callers';
+import type { Actor } from '../policy/actor';
+import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../access/callers';
 import { loadCallerFacts } from '../persistence/access';
 import { findLiveSurfaceById, findWorkspaceById } from '../persistence/workspaces';
 import { can, workspaceAccess, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
-import { mayUseSessionCookie } from '../auth/cookie-origins';
-import { parseDocumentName, type ParsedDocumentName } from './document-names';
+import { mayUseSessionCookie } from '../access/cookie-origins';
+import { parseDocumentName, type ParsedDocumentName } from '../model/document-names';
 import type { ConnectionContext } from './origins';
 
 /** Typed close codes, as Hocuspocus uses them: the client can tell why it was dropped. */

@@ -4,13 +4,13 @@
  * used for the counts a version carries and for the diff endpoint.
  *
  * Blocks (and lines) equal in both states are matched (patience diff,
- * src/docs/sequence-merge.ts); between matched ones, old and new are paired by position:
+ * src/model/doc/sequence-merge.ts); between matched ones, old and new are paired by position:
  * a pair is a changed block, what is left over is removed or added, like
- * the block diff `PUT /doc` applies (src/sync/doc-document.ts).
+ * the block diff `PUT /doc` applies (src/model/doc/body.ts).
  */
-import { matchKeys } from '../docs/sequence-merge.js';
-import { sameCellValue, sameJson } from './table-layout.js';
-import type { ColumnDef, RowData } from './table-types.js';
+import { matchKeys } from '../model/doc/sequence-merge.js';
+import { sameCellValue, sameJson } from '../model/table/layout.js';
+import type { ColumnDef, RowData } from '../model/table/types.js';
 import type { SurfaceContent } from './surface-content.js';
 
 export type SequenceChange<T> =

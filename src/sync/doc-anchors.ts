@@ -20,8 +20,8 @@
  */
 import type { Node as PMNode } from 'prosemirror-model';
 import * as Y from 'yjs';
-import { docSchema } from '../docs/schema.js';
-import { bodyFragment, readDocBody } from './doc-document.js';
+import { docSchema } from '../model/doc/schema.js';
+import { bodyFragment, readDocBody } from '../model/doc/body.js';
 
 type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook;
 type YParent = Y.XmlFragment | Y.XmlElement;

@@ -9,9 +9,9 @@
  * items, so their content can still be read. Never writes to the document.
  */
 import * as Y from 'yjs';
-import { mentionKey, type DocMention } from '../docs/mentions.js';
-import { MENTION_KINDS, type MentionKind } from '../docs/schema.js';
-import { DOC_BODY_FIELD } from './doc-document.js';
+import { mentionKey, type DocMention } from '../model/doc/mentions.js';
+import { MENTION_KINDS, type MentionKind } from '../model/doc/schema.js';
+import { DOC_BODY_FIELD } from '../model/doc/body.js';
 
 const MENTION_NODE = 'mention';
 /** Inserted text kept for the summary; the rest is only counted. */

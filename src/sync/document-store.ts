@@ -1,7 +1,7 @@
 import * as random from 'lib0/random';
 import * as Y from 'yjs';
-import { compactDecodedContent } from './table-document';
-import { forgetTableCaches } from './table-index';
+import { compactDecodedContent } from '../model/table/document';
+import { forgetTableCaches } from '../model/table/row-index';
 import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { lockDocumentLogs } from '../persistence/document-log-heads';

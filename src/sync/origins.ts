@@ -1,4 +1,4 @@
-import type { Actor, Principal } from '../http/actor';
+import type { Actor, Principal } from '../policy/actor';
 
 /**
  * Every change to a Y document carries an origin that names who made it.

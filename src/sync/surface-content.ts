@@ -2,15 +2,15 @@
  * A surface's content as plain data, for version history: what a version
  * stores, shows, compares and restores. Doc and html surfaces have a Y
  * document each; a table surface is one sheet of the workspace's table
- * document. The Y layouts stay behind their modules (doc-document,
- * html-document, table-document); this module only picks the right one.
+ * document. The Y layouts stay behind their modules (src/model: doc/body,
+ * html, table/document); this module only picks the right one.
  */
 import type * as Y from 'yjs';
-import { docFromJSONLenient } from '../docs/json.js';
-import { readDocBody, replaceDocBody } from './doc-document.js';
-import { readHtml, replaceHtml } from './html-document.js';
-import { diffTableTransaction, listRows, readColumns, type ColumnDef, type RowData } from './table-document.js';
-import { restoreSheet, rowsAddedByRestore } from './table-restore.js';
+import { docFromJSONLenient } from '../model/doc/json.js';
+import { readDocBody, replaceDocBody } from '../model/doc/body.js';
+import { readHtml, replaceHtml } from '../model/html.js';
+import { diffTableTransaction, listRows, readColumns, type ColumnDef, type RowData } from '../model/table/document.js';
+import { restoreSheet, rowsAddedByRestore } from '../model/table/restore.js';
 
 export type HistorySurfaceKind = 'table' | 'doc' | 'html';
 export type HistorySurface = { id: string; kind: HistorySurfaceKind };

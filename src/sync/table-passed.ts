@@ -16,8 +16,8 @@
  */
 import type * as Y from 'yjs';
 import { isRelayedOrigin, isServerOrigin } from './origins.js';
-import { tableIndex } from './table-index.js';
-import { existingRoots, rowsRoot } from './table-layout.js';
+import { tableIndex } from '../model/table/row-index.js';
+import { existingRoots, rowsRoot } from '../model/table/layout.js';
 
 type PassedState = {
   unknown: Set<string>;

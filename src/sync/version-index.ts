@@ -58,9 +58,9 @@ import {
   type VersionCursor,
 } from '../persistence/versions';
 import { countChanges, diffContents } from './content-diff';
-import { parseDocumentName } from './document-names';
+import { parseDocumentName } from '../model/document-names';
 import { isEmptyContent, readSurfaceContent, surfacesChangedBy, type HistorySurface, type SurfaceContent } from './surface-content';
-import { getRow, listSheetIds, type RowData } from './table-document';
+import { getRow, listSheetIds, type RowData } from '../model/table/document';
 
 /** A session is at most this long, from its first edit. */
 export const SESSION_WINDOW_MS = 10 * 60_000;

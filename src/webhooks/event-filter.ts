@@ -1,4 +1,4 @@
-import { EVENT_AREAS, eventArea, isEventName } from '../events/names';
+import { EVENT_AREAS, eventArea, isEventName } from '../model/event-names';
 
 /**
  * A subscription's `events`: event names (`row.created`), whole areas

@@ -5,8 +5,8 @@ import { randomToken } from '../../src/lib/secrets';
 import { writeSnapshot } from '../../src/persistence/documents';
 import { replaceRowProjections } from '../../src/persistence/table-rows';
 import type { PlanName } from '../../src/persistence/schema';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { ensureSheet, insertRows, scaffoldDefaultColumns } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { ensureSheet, insertRows, scaffoldDefaultColumns } from '../../src/model/table/document';
 import type { TestApp } from '../helpers/app';
 import type { TestUser } from '../workspaces/helpers';
 

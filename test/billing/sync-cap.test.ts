@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROWS_REFUSED_MESSAGE } from '../../src/events/observer';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { insertRow, listRows } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { insertRow, listRows } from '../../src/model/table/document';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { openSse } from '../helpers/sse';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docSchema } from '../../src/docs/schema';
+import { docSchema } from '../../src/model/doc/schema';
 import { rangeText } from '../../src/sync/doc-anchors';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, paragraphText, synced, type SyncClient } from '../helpers/sync';

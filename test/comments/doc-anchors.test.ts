@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { initProseMirrorDoc, relativePositionToAbsolutePosition } from 'y-prosemirror';
 import * as Y from 'yjs';
-import { markdownToDoc } from '../../src/docs/markdown.js';
-import { docSchema } from '../../src/docs/schema.js';
+import { markdownToDoc } from '../../src/model/doc/markdown.js';
+import { docSchema } from '../../src/model/doc/schema.js';
 import { anchorDocRange, anchorTextDrifted, DocAnchorError, resolveDocAnchor } from '../../src/sync/doc-anchors.js';
-import { bodyFragment, readDocBody, replaceDocBody } from '../../src/sync/doc-document.js';
+import { bodyFragment, readDocBody, replaceDocBody } from '../../src/model/doc/body.js';
 
 /**
  * Doc-range anchors in isolation: ProseMirror positions of the body as the

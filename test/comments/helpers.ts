@@ -1,4 +1,4 @@
-import { docSchema } from '../../src/docs/schema';
+import { docSchema } from '../../src/model/doc/schema';
 import type { Credential, TestApp, TestResponse } from '../helpers/app';
 
 /** What the comment tests share: posting comments, reading the audit log, finding words in a doc. */

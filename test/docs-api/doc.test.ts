@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { docToMarkdown, markdownToDoc } from '../../src/docs/markdown';
-import { readDocBody, replaceDocBody } from '../../src/sync/doc-document';
+import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown';
+import { readDocBody, replaceDocBody } from '../../src/model/doc/body';
 import { append } from '../../src/sync/document-store';
 import { startTestApp } from '../helpers/app';
 import { openSse } from '../helpers/sse';

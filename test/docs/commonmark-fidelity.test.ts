@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import spec from 'commonmark-spec';
-import { docToMarkdown, markdownToDoc } from '../../src/docs/markdown.js';
+import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown.js';
 import { runFidelity, sectionRate, UNCLAIMED_SECTIONS } from './fidelity.js';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { docFromJSON, DocValidationError, docToMarkdown, markdownToDoc } from '../../src/docs/markdown.js';
-import { docSchema } from '../../src/docs/schema.js';
+import { docFromJSON, DocValidationError, docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown.js';
+import { docSchema } from '../../src/model/doc/schema.js';
 import {
   appendBlocks,
   diffMentions,
@@ -9,7 +9,7 @@ import {
   extractMentions,
   readDocBody,
   replaceDocBody,
-} from '../../src/sync/doc-document.js';
+} from '../../src/model/doc/body.js';
 
 const ORIGIN = { principal: 'user:u_1' };
 

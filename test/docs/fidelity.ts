@@ -9,7 +9,7 @@
 import { pathToFileURL } from 'node:url';
 import spec, { type SpecExample } from 'commonmark-spec';
 import { HtmlRenderer, Parser } from 'commonmark';
-import { docToMarkdown, markdownToDoc } from '../../src/docs/markdown.js';
+import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown.js';
 
 /** Sections about raw HTML: the schema has no HTML node, so raw HTML is kept as text. */
 export const UNCLAIMED_SECTIONS = new Set(['HTML blocks', 'Raw HTML']);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import MarkdownIt from 'markdown-it';
 import type { Node as PMNode } from 'prosemirror-model';
-import { docToMarkdown, markdownToDoc } from '../../src/docs/markdown.js';
+import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown.js';
 
 // GitHub-flavoured rendering (tables, strikethrough) to compare before and after.
 const gfm = new MarkdownIt('default');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Node as PMNode } from 'prosemirror-model';
-import { docFromJSON, docToMarkdown, docToText, markdownToDoc } from '../../src/docs/markdown.js';
-import { docSchema } from '../../src/docs/schema.js';
+import { docFromJSON, docToMarkdown, docToText, markdownToDoc } from '../../src/model/doc/markdown.js';
+import { docSchema } from '../../src/model/doc/schema.js';
 
 const text = (t: string, marks?: unknown[]) => ({ type: 'text', text: t, ...(marks ? { marks } : {}) });
 const para = (...content: unknown[]) => ({ type: 'paragraph', content });

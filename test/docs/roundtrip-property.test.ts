@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Node as PMNode } from 'prosemirror-model';
-import { docFromJSON, docToMarkdown, markdownToDoc } from '../../src/docs/markdown.js';
+import { docFromJSON, docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown.js';
 
 /**
  * Editor-made documents must survive Markdown: random documents full of

@@ -4,8 +4,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { insertRow } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { insertRow } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { openSse } from '../helpers/sse';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { insertRow } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { insertRow } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';
 import { signInPerson, type Person } from '../keys/fixtures';

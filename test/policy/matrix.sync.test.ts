@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { insertRow } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { insertRow } from '../../src/model/table/document';
 import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
 import { buildMatrix, expectOk, type Matrix, type MatrixPrincipal, type MatrixWorkspace } from './fixtures';
 import { expectedOutcome } from './spec-rules';

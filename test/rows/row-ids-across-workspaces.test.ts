@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
+import { tablesDocumentName } from '../../src/model/document-names';
 import { sql } from 'kysely';
-import { deleteRow, ensureSheet, insertRow } from '../../src/sync/table-document';
+import { deleteRow, ensureSheet, insertRow } from '../../src/model/table/document';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';

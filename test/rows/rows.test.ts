@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { getRow, insertRow, listRows } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { getRow, insertRow, listRows } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { signIn } from '../helpers/sign-in';
 import { openSse } from '../helpers/sse';

@@ -6,8 +6,8 @@ import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/pro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { SSE_PING_MS } from '../../src/http/sse';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { getRow, insertRow, listRows } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { getRow, insertRow, listRows } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { freshDataStore } from '../helpers/database';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';

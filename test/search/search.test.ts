@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
+import { tablesDocumentName } from '../../src/model/document-names';
 import { serverOrigin } from '../../src/sync/origins';
-import { insertRow } from '../../src/sync/table-document';
+import { insertRow } from '../../src/model/table/document';
 import { setPlan } from '../billing/helpers';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';

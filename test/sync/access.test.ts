@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { getRow, insertRow, updateRowCells } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { getRow, insertRow, updateRowCells } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';
 import { addMember, elevateForKeys, mint, signInPerson, type Person } from '../keys/fixtures';

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { insertRow } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { insertRow } from '../../src/model/table/document';
 import { freshDataStore } from '../helpers/database';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { acknowledged, connectClient, synced } from '../helpers/sync';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { serverOrigin } from '../../src/sync/origins';
-import { tablesDocumentName } from '../../src/sync/document-names';
-import { ensureSheet, insertRow, getRow, listRows } from '../../src/sync/table-document';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { ensureSheet, insertRow, getRow, listRows } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { signIn } from '../helpers/sign-in';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';

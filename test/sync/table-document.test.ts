@@ -31,7 +31,7 @@ import {
   type ListRowsOptions,
   type TableChange,
   type TableRow,
-} from '../../src/sync/table-document.js';
+} from '../../src/model/table/document.js';
 
 // Tests play sync peers that write the layout directly, as a browser client
 // would; that is the one place besides the module allowed to name the roots.

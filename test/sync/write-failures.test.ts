@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { getRow, listRows } from '../../src/sync/table-document';
+import { getRow, listRows } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { docFromJSON, docToMarkdown } from '../../src/docs/markdown';
-import { readDocBody } from '../../src/sync/doc-document';
+import { docFromJSON, docToMarkdown } from '../../src/model/doc/markdown';
+import { readDocBody } from '../../src/model/doc/body';
 import { acknowledged, eventually, synced, type SyncClient } from '../helpers/sync';
 import { addMembership, createWorkspace, insertKey } from '../workspaces/helpers';
 import { useVersionsApp } from './helpers';

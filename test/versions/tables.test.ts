@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { deleteRow, insertRow, listRows, updateRowCells } from '../../src/sync/table-document';
+import { deleteRow, insertRow, listRows, updateRowCells } from '../../src/model/table/document';
 import { acknowledged, eventually, synced, type SyncClient } from '../helpers/sync';
 import { addMembership, createWorkspace, insertKey } from '../workspaces/helpers';
 import { useVersionsApp } from './helpers';

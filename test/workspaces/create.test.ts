@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { placeholderContent } from '../../src/domain/workspace-content';
 import { createWorkspaceFor } from '../../src/domain/workspaces';
-import { actorFromSessionToken } from '../../src/auth/callers';
+import { actorFromSessionToken } from '../../src/access/callers';
 import { startTestApp } from '../helpers/app';
 import { createWorkspace, elevate, insertKey, signInUser, type TestUser } from './helpers';
 

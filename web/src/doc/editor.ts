@@ -1,5 +1,5 @@
 /**
- * The doc editor: ProseMirror in the service's own schema (`src/docs/schema.ts`,
+ * The doc editor: ProseMirror in the service's own schema (`src/model/doc/schema.ts`,
  * shared with the server) bound to the document's `default` fragment with
  * y-prosemirror, the same binding the server uses to write REST edits, so a
  * browser and the server always read and write the same encoding.
@@ -16,9 +16,9 @@ import { goToNextCell, tableEditing } from 'prosemirror-tables';
 import { Decoration, DecorationSet, EditorView, type NodeView } from 'prosemirror-view';
 import { redo, undo, yCursorPlugin, ySyncPlugin, yUndoPlugin } from 'y-prosemirror';
 import type * as Y from 'yjs';
-import { docSchema } from '../../../src/docs/schema';
-import { docSections } from '../../../src/docs/text';
-import { DOC_BODY_FIELD } from '../../../src/sync/doc-document';
+import { docSchema } from '../../../src/model/doc/schema';
+import { docSections } from '../../../src/model/doc/text';
+import { DOC_BODY_FIELD } from '../../../src/model/doc/body';
 import { mentionPlugin, type MentionCandidate } from './mentions';
 import { promptDialog } from '../ui/dialogs';
 

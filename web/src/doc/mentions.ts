@@ -5,7 +5,7 @@
  */
 import { Plugin, PluginKey, type EditorState } from 'prosemirror-state';
 import type { EditorView } from 'prosemirror-view';
-import { docSchema } from '../../../src/docs/schema';
+import { docSchema } from '../../../src/model/doc/schema';
 import { colorFor, initialsOf } from '../lib/format';
 
 export interface MentionCandidate {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { EVENT_NAMES } from '../../../src/events/names';
+import { EVENT_NAMES } from '../../../src/model/event-names';
 import { api, messageOf } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { confirmDialog } from '../ui/dialogs';

@@ -22,13 +22,13 @@ import {
   type ColumnOption,
   type ColumnType,
   type RowData,
-} from '../../../src/sync/table-document';
-import { tableIndex } from '../../../src/sync/table-index';
-import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/sync/table-layout';
-import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/sync/table-validation';
+} from '../../../src/model/table/document';
+import { tableIndex } from '../../../src/model/table/row-index';
+import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
+import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
 
 export type { CellValue, ColumnDef, ColumnOption, ColumnType, RowData };
-export { COLUMN_TYPES } from '../../../src/sync/table-document';
+export { COLUMN_TYPES } from '../../../src/model/table/document';
 export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 
 /** Origin of this tab's own writes (the provider sends every transaction not made by itself). */

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { EVENT_NAMES } from '../../../src/events/names';
+import { EVENT_NAMES } from '../../../src/model/event-names';
 import { workspacePath } from '../lib/api';
 import type { Principal } from '../session';
 import type { Workspace } from './types';
@@ -53,7 +53,7 @@ function subscribe(path: string, listener: Listener): () => void {
  * Listens to the workspace's live events (`GET .../subscribe`, SSE) while the
  * component is mounted; `onEvent` sees the records `accept` lets through.
  * The server sends every record as a named SSE event, so the stream listens
- * for each name the service can emit (one list, `src/events/names.ts`).
+ * for each name the service can emit (one list, `src/model/event-names.ts`).
  */
 export function useWorkspaceEvents(workspace: Workspace, accept: (name: string) => boolean, onEvent: (event: WorkspaceEvent) => void) {
   const handler = useRef(onEvent);

@@ -10,7 +10,7 @@
  * and flag their transactions so the drop is skipped for them.
  */
 import * as Y from 'yjs';
-import { ORDER_FIELD, canonicalSheetIds, existingRoots, orderOf, rowsRoot, sheetMapOf } from './table-layout.js';
+import { ORDER_FIELD, canonicalSheetIds, existingRoots, orderOf, rowsRoot, sheetMapOf } from './layout.js';
 
 export interface Placement {
   surfaceId: string;

@@ -5,10 +5,10 @@
  * and the observer sees it as one unit.
  */
 import * as Y from 'yjs';
-import { builtTableIndex, invalidateTableIndex, tableIndex, transactTable } from './table-index.js';
-import { copyCellValue, isCellValue, orderOf, readRowData, rowMapOf, rowsRoot, sameCellValue, sheetMapOf, type RowMap } from './table-layout.js';
-import { requireSheet } from './table-sheets.js';
-import { TableDocumentError, type CellValue, type RowData, type TableIssue, type TableRow } from './table-types.js';
+import { builtTableIndex, invalidateTableIndex, tableIndex, transactTable } from './row-index.js';
+import { copyCellValue, isCellValue, orderOf, readRowData, rowMapOf, rowsRoot, sameCellValue, sheetMapOf, type RowMap } from './layout.js';
+import { requireSheet } from './sheets.js';
+import { TableDocumentError, type CellValue, type RowData, type TableIssue, type TableRow } from './types.js';
 
 export interface NewRow {
   id: string;

@@ -8,13 +8,13 @@
  * other sheets are not touched (except rows that belong here by the version).
  */
 import type * as Y from 'yjs';
-import { matchKeys } from '../docs/sequence-merge.js';
-import { readColumns, replaceColumns } from './table-columns.js';
-import { invalidateTableIndex, tableIndex, transactTable } from './table-index.js';
-import { orderOf, readRowData, rowMapOf, sameCellValue, sheetMapOf } from './table-layout.js';
-import { deleteRow, deleteRowCells, insertRows, moveRows, setRowPosition, updateRows } from './table-rows.js';
-import { ensureSheet } from './table-sheets.js';
-import type { ColumnDef, RowData } from './table-types.js';
+import { matchKeys } from '../doc/sequence-merge.js';
+import { readColumns, replaceColumns } from './columns.js';
+import { invalidateTableIndex, tableIndex, transactTable } from './row-index.js';
+import { orderOf, readRowData, rowMapOf, sameCellValue, sheetMapOf } from './layout.js';
+import { deleteRow, deleteRowCells, insertRows, moveRows, setRowPosition, updateRows } from './rows.js';
+import { ensureSheet } from './sheets.js';
+import type { ColumnDef, RowData } from './types.js';
 
 export type SheetState = { columns: ColumnDef[]; rows: Array<{ id: string; data: RowData }> };
 

@@ -5,8 +5,8 @@
  * without a column are allowed (the caller seeds a text column for them)
  * but must still hold a value a cell can store.
  */
-import { isCellValue } from './table-layout.js';
-import type { ColumnDef, TableIssue } from './table-types.js';
+import { isCellValue } from './layout.js';
+import type { ColumnDef, TableIssue } from './types.js';
 
 export interface CellValidationOptions {
   /** Prefix of each issue's path; `['data']` by default, e.g. `['updates', '3', 'data']` in a bulk update. */

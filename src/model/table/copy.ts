@@ -10,8 +10,8 @@
  * swap it in when no client is connected, or must make clients reload.
  */
 import * as Y from 'yjs';
-import { tableIndex, transactTable } from './table-index.js';
-import { columnsOf, copyJson, newSheetMap, orderOf, readRowData, rowMapOf, rowsRoot, sheetMapOf, sheetsRoot, type ColumnMap, type RowMap } from './table-layout.js';
+import { tableIndex, transactTable } from './row-index.js';
+import { columnsOf, copyJson, newSheetMap, orderOf, readRowData, rowMapOf, rowsRoot, sheetMapOf, sheetsRoot, type ColumnMap, type RowMap } from './layout.js';
 
 /**
  * Copies sheets (in id order), their columns (every field, ids included, in

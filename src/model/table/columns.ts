@@ -6,11 +6,11 @@
  * are only ever appended, and a replacement rewrites fields in place.
  */
 import * as Y from 'yjs';
-import { tableIndex, transactTable } from './table-index.js';
-import { columnsOf, copyJson, rowMapOf, sameJson, sheetMapOf, type ColumnMap, type ColumnsArray } from './table-layout.js';
-import { createTableId } from './table-ids.js';
-import { ensureSheet } from './table-sheets.js';
-import { TableDocumentError, type ColumnDef, type NewColumn, type ReplacementColumn, type TableIssue } from './table-types.js';
+import { tableIndex, transactTable } from './row-index.js';
+import { columnsOf, copyJson, rowMapOf, sameJson, sheetMapOf, type ColumnMap, type ColumnsArray } from './layout.js';
+import { createTableId } from './ids.js';
+import { ensureSheet } from './sheets.js';
+import { TableDocumentError, type ColumnDef, type NewColumn, type ReplacementColumn, type TableIssue } from './types.js';
 
 interface StoredColumn {
   map: ColumnMap;

@@ -49,10 +49,10 @@ export type {
   TableErrorCode,
   TableIssue,
   TableRow,
-} from './table-types.js';
-export { COLUMN_TYPES, TableDocumentError } from './table-types.js';
-export { ensureSheet, listSheetIds, removeSheet } from './table-sheets.js';
-export { addColumn, readColumns, replaceColumns, scaffoldDefaultColumns, seedColumnsFor } from './table-columns.js';
+} from './types.js';
+export { COLUMN_TYPES, TableDocumentError } from './types.js';
+export { ensureSheet, listSheetIds, removeSheet } from './sheets.js';
+export { addColumn, readColumns, replaceColumns, scaffoldDefaultColumns, seedColumnsFor } from './columns.js';
 export {
   countRows,
   deleteRow,
@@ -68,10 +68,10 @@ export {
   type MoveResult,
   type NewRow,
   type RowUpdate,
-} from './table-rows.js';
-export { listRows, type ListRowsOptions, type RowPage } from './table-list.js';
-export { diffTableTransaction } from './table-changes.js';
-export { validateCellValues, type CellValidationOptions } from './table-validation.js';
-export { compactDecodedContent } from './table-memory.js';
-export { copyTableToFreshDocument } from './table-copy.js';
-export { createTableId } from './table-ids.js';
+} from './rows.js';
+export { listRows, type ListRowsOptions, type RowPage } from './list.js';
+export { diffTableTransaction } from './changes.js';
+export { validateCellValues, type CellValidationOptions } from './validation.js';
+export { compactDecodedContent } from './memory.js';
+export { copyTableToFreshDocument } from './copy.js';
+export { createTableId } from './ids.js';

@@ -6,7 +6,7 @@ import { findLiveAccessToken, touchGrantLastUsed } from '../persistence/oauth';
 import { readCacheOf } from '../persistence/read-cache';
 import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
 import type { Services } from '../services';
-import type { Actor } from './actor';
+import type { Actor } from '../policy/actor';
 
 /**
  * Turns a presented credential into the caller (`Actor`): an API key, an

@@ -14,10 +14,10 @@
  *   total, so a page never repeats or skips a row of an unchanged table.
  */
 import * as Y from 'yjs';
-import { derivedFromTable, keptDerived, tableIndex, type TableIndex } from './table-index.js';
-import { compareCodeUnits, readRowData, rowMapOf, rowsRoot } from './table-layout.js';
-import { decodeBase64UrlJson, encodeBase64UrlJson } from './table-ids.js';
-import { TableDocumentError, type TableRow } from './table-types.js';
+import { derivedFromTable, keptDerived, tableIndex, type TableIndex } from './row-index.js';
+import { compareCodeUnits, readRowData, rowMapOf, rowsRoot } from './layout.js';
+import { decodeBase64UrlJson, encodeBase64UrlJson } from './ids.js';
+import { TableDocumentError, type TableRow } from './types.js';
 
 export interface ListRowsOptions {
   /** Only this sheet; every sheet when omitted. */

@@ -11,7 +11,7 @@
  * row costs one Y.Map and one item per cell (see bench/table-load.ts).
  */
 import * as Y from 'yjs';
-import type { CellValue } from './table-types.js';
+import type { CellValue } from './types.js';
 
 export const ROWS_ROOT = 'rows';
 export const SHEETS_ROOT = 'sheets';

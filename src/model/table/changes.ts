@@ -36,9 +36,9 @@
  *   the key in each row, which reports `row.updated` for those rows.
  */
 import * as Y from 'yjs';
-import { tableIndex, type TableIndex } from './table-index.js';
-import { COLUMNS_FIELD, ORDER_FIELD, compareCodeUnits, existingRoots, rowsRoot, sameCellValue, sheetsRoot } from './table-layout.js';
-import type { TableChange } from './table-types.js';
+import { tableIndex, type TableIndex } from './row-index.js';
+import { COLUMNS_FIELD, ORDER_FIELD, compareCodeUnits, existingRoots, rowsRoot, sameCellValue, sheetsRoot } from './layout.js';
+import type { TableChange } from './types.js';
 
 interface RowTrace {
   /** Keys of cells written or deleted in a row map that existed before and still does. */

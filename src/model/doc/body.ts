@@ -12,12 +12,12 @@
 import * as Y from 'yjs';
 import { updateYFragment, yXmlFragmentToProsemirrorJSON } from 'y-prosemirror';
 import type { Node as PMNode } from 'prosemirror-model';
-import { docSchema } from '../docs/schema.js';
-import { docFromJSONLenient, nodesFromJSONLenient } from '../docs/json.js';
-import { matchSequences } from '../docs/block-diff.js';
+import { docSchema } from './schema.js';
+import { docFromJSONLenient, nodesFromJSONLenient } from './json.js';
+import { matchSequences } from './block-diff.js';
 
-export { extractMentions, diffMentions, mentionKey, type DocMention } from '../docs/mentions.js';
-export { docSections, type DocSection } from '../docs/text.js';
+export { extractMentions, diffMentions, mentionKey, type DocMention } from './mentions.js';
+export { docSections, type DocSection } from './text.js';
 
 /** Name of the body fragment, shared with Tiptap's Collaboration extension. */
 export const DOC_BODY_FIELD = 'default';

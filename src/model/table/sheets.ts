@@ -3,9 +3,9 @@
  * so that a move between them is a single transaction.
  */
 import * as Y from 'yjs';
-import { tableIndex, invalidateTableIndex, transactTable } from './table-index.js';
-import { COLUMNS_FIELD, ORDER_FIELD, canonicalSheetIds, newSheetMap, rowsRoot, sheetMapOf, sheetsRoot } from './table-layout.js';
-import { TableDocumentError } from './table-types.js';
+import { tableIndex, invalidateTableIndex, transactTable } from './row-index.js';
+import { COLUMNS_FIELD, ORDER_FIELD, canonicalSheetIds, newSheetMap, rowsRoot, sheetMapOf, sheetsRoot } from './layout.js';
+import { TableDocumentError } from './types.js';
 
 /**
  * Makes sure the sheet exists with both its arrays. Returns true when it

@@ -4,7 +4,7 @@ import type { Surface, Workspace } from '../persistence/schema';
 import { listSurfaces } from '../persistence/workspaces';
 import type { CallerFacts } from '../policy/index';
 import type { Services } from '../services';
-import type { Actor } from './actor';
+import type { Actor } from '../policy/actor';
 
 /**
  * The request context every workspace request needs (the caller behind a
@@ -15,7 +15,7 @@ import type { Actor } from './actor';
  * show within a second (src/persistence/read-cache.ts, docs/PERFORMANCE.md).
  *
  * The caller behind a credential is cached where it is resolved
- * (src/auth/callers.ts), in the same cache.
+ * (src/access/callers.ts), in the same cache.
  */
 
 function cacheOf(services: Services): ReadCache {
