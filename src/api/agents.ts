@@ -5,7 +5,7 @@ import type { App } from '../http/types';
 import type { AgentRecord } from '../persistence/agents';
 import type { Services } from '../services';
 import { ApiKey, presentKey, presentPrincipal, requireHumanSession } from './keys';
-import { errorResponses, IsoDateTime, Principal, Role, toIso } from './schemas';
+import { errorResponses, IsoDateTime, Principal, Role, toIso } from '../model/schemas/common';
 
 const AgentSummary = z
   .object({

@@ -4,7 +4,7 @@ import { SESSION_COOKIE } from '../http/authenticate';
 import type { App } from '../http/types';
 import { HOUR, type RateLimitRule } from '../limits/rules';
 import type { Services } from '../services';
-import { Email, errorResponses } from './schemas';
+import { Email, errorResponses } from '../model/schemas/common';
 
 const SignInRequest = z.strictObject({ email: Email });
 const SignInResponse = z.union([z.object({ ok: z.literal(true) }), z.object({ waitlisted: z.literal(true) })]);

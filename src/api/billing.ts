@@ -15,7 +15,7 @@ import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
-import { errorResponses, IsoDateTime, OrgQuery } from './schemas';
+import { errorResponses, IsoDateTime, OrgQuery } from '../model/schemas/common';
 
 const PlanName = z.enum(['free', 'pro', 'scale']);
 const PaidPlan = z.enum(['pro', 'scale']);

@@ -6,8 +6,8 @@ import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import type { NewColumn, ReplacementColumn } from '../model/table/document';
-import { errorResponses } from './schemas';
-import { Column, ColumnInput, NewColumnInput, SurfaceQuery } from './table-schemas';
+import { errorResponses } from '../model/schemas/common';
+import { Column, ColumnInput, NewColumnInput, SurfaceQuery } from '../model/schemas/tables';
 
 const Columns = z.object({ columns: z.array(Column) });
 

@@ -18,9 +18,9 @@ import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { Comment, CommentDetail, CommentList, CreateCommentBody, CreatedComment, Emoji, LegacyCreateBody, ListQuery } from './comment-schemas';
-import { errorResponses, Ok } from './schemas';
-import { SurfaceQuery } from './table-schemas';
+import { Comment, CommentDetail, CommentList, CreateCommentBody, CreatedComment, Emoji, LegacyCreateBody, ListQuery } from '../model/schemas/comments';
+import { errorResponses, Ok } from '../model/schemas/common';
+import { SurfaceQuery } from '../model/schemas/tables';
 
 const CommentId = z.string().min(1).max(100);
 const BareParams = z.object({ id: CommentId });

@@ -7,7 +7,7 @@ import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { BaseVersion, errorResponses, PreconditionFailed } from './schemas';
+import { BaseVersion, errorResponses, PreconditionFailed } from '../model/schemas/common';
 
 export const DocSurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),

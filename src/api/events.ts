@@ -11,8 +11,8 @@ import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-ro
 import { listWorkspaceEvents, listWorkspaceEventsAfter } from '../persistence/events';
 import { can } from '../policy/index';
 import type { Services } from '../services';
-import { Event } from './event-schemas';
-import { errorResponses } from './schemas';
+import { Event } from '../model/schemas/events';
+import { errorResponses } from '../model/schemas/common';
 
 const RESUME_BATCH = 500;
 

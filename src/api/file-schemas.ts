@@ -3,7 +3,7 @@ import type { FileView, FolderView } from '../domain/files';
 import type { ShareTokenView } from '../domain/file-shares';
 import { WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { ErrorBody, errorResponses, IsoDateTime, Principal, toIso } from './schemas';
+import { ErrorBody, errorResponses, IsoDateTime, Principal, toIso } from '../model/schemas/common';
 
 /** Schemas and presenters of the files routes (SPEC "Files"; API-DECISIONS "Files"). */
 

@@ -5,7 +5,7 @@ import { isTextLike } from '../files/content-types';
 import type { App } from '../http/types';
 import type { Services } from '../services';
 import { sendBytes } from './files';
-import { ErrorBody } from './schemas';
+import { ErrorBody } from '../model/schemas/common';
 import { flagOn, QueryFlag } from './workspace-schemas';
 
 /**

@@ -11,7 +11,7 @@ import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { ClientPayload, DirectUploadTicket, fileResponses, presentFile, UploadParams } from './file-schemas';
-import { ErrorBody, errorResponses } from './schemas';
+import { ErrorBody, errorResponses } from '../model/schemas/common';
 
 /**
  * Uploads into files surfaces (SPEC "Files"; API-DECISIONS "Files"):

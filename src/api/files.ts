@@ -37,7 +37,7 @@ import {
   ShareTokenRecord,
   Text,
 } from './file-schemas';
-import { ErrorBody, errorResponses, Ok } from './schemas';
+import { ErrorBody, errorResponses, Ok } from '../model/schemas/common';
 import { flagOn, QueryFlag } from './workspace-schemas';
 
 /**

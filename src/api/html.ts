@@ -5,7 +5,7 @@ import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { errorResponses } from './schemas';
+import { errorResponses } from '../model/schemas/common';
 
 const HtmlParams = WorkspaceParams.extend({ surfaceSlug: z.string().min(1).max(100).describe('Html surface slug (or id)') });
 const HtmlPage = z.object({ surfaceId: z.string(), html: z.string() }).meta({ id: 'HtmlPage' });

@@ -9,7 +9,7 @@ import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
 import { Invite, InviteRequest, InviteToken, Member, presentInvite, presentMember, presentPublicInvite, PublicInvite } from './member-schemas';
 import { resolvedRateLimit } from './resolved-rate-limit';
-import { errorResponses, OverLimitBody } from './schemas';
+import { errorResponses, OverLimitBody } from '../model/schemas/common';
 
 const AcceptedWorkspaceInvite = z.object({ invite: Invite, member: Member }).meta({ id: 'AcceptedWorkspaceInvite' });
 

@@ -7,7 +7,7 @@ import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import type { KeyRecord } from '../persistence/keys';
 import type { Services } from '../services';
-import { errorResponses, IsoDateTime, Ok, OverLimitBody, Principal, toIso } from './schemas';
+import { errorResponses, IsoDateTime, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
 
 export const KeyRole = z.enum(['editor', 'commenter', 'viewer']).describe('Never above the minting user\'s own role; keys never own.');
 

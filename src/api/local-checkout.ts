@@ -9,7 +9,7 @@ import { escapeHtml, renderPage } from '../lib/html';
 import { capsFor } from '../limits/plans';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
-import { ErrorBody, RateLimitedBody } from './schemas';
+import { ErrorBody, RateLimitedBody } from '../model/schemas/common';
 
 /**
  * The local payment provider's pages: the checkout a `checkoutUrl` leads to

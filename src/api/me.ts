@@ -8,7 +8,7 @@ import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, 
 import { authorizeOrg } from '../policy/index';
 import type { Services } from '../services';
 import { requireHumanSession } from './keys';
-import { errorResponses, Principal, toIso } from './schemas';
+import { errorResponses, Principal, toIso } from '../model/schemas/common';
 
 const Me = z
   .object({

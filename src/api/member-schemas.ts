@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Member as MemberView } from '../domain/members';
 import type { InviteRow } from '../persistence/invites';
 import type { OrgMemberRow } from '../persistence/members';
-import { Email, IsoDateTime, Principal, Role, toIso } from './schemas';
+import { Email, IsoDateTime, Principal, Role, toIso } from '../model/schemas/common';
 
 /** Member and invite records shared by the workspace, invite and organisation routes. */
 

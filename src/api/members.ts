@@ -6,7 +6,7 @@ import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { Member, presentMember } from './member-schemas';
-import { errorResponses, Role } from './schemas';
+import { errorResponses, Role } from '../model/schemas/common';
 
 const MemberParams = WorkspaceParams.extend({
   memberId: z.string().min(1).max(100).describe("The member's principal id (user or agent)"),

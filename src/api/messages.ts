@@ -4,8 +4,8 @@ import { resolveActor, requireActor } from '../http/authenticate';
 import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
 import type { App } from '../http/types';
 import type { Services } from '../services';
-import { Comment } from './comment-schemas';
-import { errorResponses, IsoDateTime, Principal } from './schemas';
+import { Comment } from '../model/schemas/comments';
+import { errorResponses, IsoDateTime, Principal } from '../model/schemas/common';
 
 const Cursor = z.string().min(1).max(100).describe('A message id: messages after it');
 

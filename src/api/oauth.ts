@@ -34,7 +34,7 @@ import type { Services } from '../services';
 import { MAGIC_LINK_LIMITS } from './auth';
 import { requireHumanSession } from './keys';
 import { checkMailPage, consentPage, errorPage, PAGE_HEADERS, signInPage } from './oauth-pages';
-import { errorResponses, IsoDateTime, Ok, RateLimitedBody } from './schemas';
+import { errorResponses, IsoDateTime, Ok, RateLimitedBody } from '../model/schemas/common';
 
 /**
  * OAuth 2.1 for third-party apps and MCP clients (docs/OAUTH.md): the

@@ -11,7 +11,7 @@ import { listOrgMembers } from '../persistence/members';
 import type { Services } from '../services';
 import { Invite, InviteRequest, InviteToken, OrgMember, presentInvite, presentOrgMember, presentPublicInvite, PublicInvite } from './member-schemas';
 import { resolvedRateLimit } from './resolved-rate-limit';
-import { errorResponses, Ok, OverLimitBody } from './schemas';
+import { errorResponses, Ok, OverLimitBody } from '../model/schemas/common';
 
 const OrgParams = z.object({ slug: z.string().min(1).max(100).describe('Organisation slug') });
 const OrgMemberParams = OrgParams.extend({ userId: z.string().min(1).max(100) });

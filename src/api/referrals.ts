@@ -5,7 +5,7 @@ import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { MINUTE } from '../limits/rules';
 import type { Services } from '../services';
-import { Email, errorResponses, IsoDateTime } from './schemas';
+import { Email, errorResponses, IsoDateTime } from '../model/schemas/common';
 
 const ClickBody = z.strictObject({
   code: z.string().regex(REFERRAL_CODE_PATTERN, 'a referral code: 4 to 32 lowercase letters and digits'),

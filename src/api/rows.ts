@@ -17,9 +17,9 @@ import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { Event } from './event-schemas';
-import { BaseVersion, errorResponses, Ok, OverLimitBody, PreconditionFailed } from './schemas';
-import { Row, RowData, SurfaceQuery } from './table-schemas';
+import { Event } from '../model/schemas/events';
+import { BaseVersion, errorResponses, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
+import { Row, RowData, SurfaceQuery } from '../model/schemas/tables';
 
 export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
 

@@ -6,7 +6,7 @@ import { defineOperation, httpExchange } from '../http/operation';
 import type { App } from '../http/types';
 import { MINUTE } from '../limits/rules';
 import type { Services } from '../services';
-import { errorResponses, IsoDateTime } from './schemas';
+import { errorResponses, IsoDateTime } from '../model/schemas/common';
 
 const SearchQuery = z.strictObject({
   q: z

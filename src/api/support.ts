@@ -10,7 +10,7 @@ import { defineOperation, httpExchange } from '../http/operation';
 import { escapeHtml, renderPage } from '../lib/html';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
-import { ErrorBody, errorResponses, IsoDateTime, OrgQuery, Principal } from './schemas';
+import { ErrorBody, errorResponses, IsoDateTime, OrgQuery, Principal } from '../model/schemas/common';
 
 const TicketBody = z.strictObject({
   kind: z.enum(TICKET_KINDS),

@@ -6,7 +6,7 @@ import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { errorResponses, Ok, Slug } from './schemas';
+import { errorResponses, Ok, Slug } from '../model/schemas/common';
 import { flagOn, presentSurface, QueryFlag, Surface, SurfaceKind } from './workspace-schemas';
 
 const SurfaceName = z.string().trim().min(1).max(200);

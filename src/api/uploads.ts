@@ -8,7 +8,7 @@ import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
-import { ErrorBody, errorResponses } from './schemas';
+import { ErrorBody, errorResponses } from '../model/schemas/common';
 
 const UploadedImage = z
   .object({

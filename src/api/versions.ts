@@ -11,8 +11,8 @@ import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
 import type { Services } from '../services';
 import { negotiate } from './doc';
-import { errorResponses, OverLimitBody, Principal } from './schemas';
-import { Column, RowData } from './table-schemas';
+import { errorResponses, OverLimitBody, Principal } from '../model/schemas/common';
+import { Column, RowData } from '../model/schemas/tables';
 
 const SurfaceParams = WorkspaceParams.extend({ surfaceSlug: z.string().min(1).max(100).describe('Doc, html or table surface slug (or id)') });
 const VersionParams = SurfaceParams.extend({ versionId: z.string().min(1).max(100) });

@@ -3,7 +3,7 @@ import { normaliseEmail } from '../domain/accounts';
 import type { App } from '../http/types';
 import { addToWaitlist } from '../persistence/accounts';
 import type { Services } from '../services';
-import { Email, errorResponses } from './schemas';
+import { Email, errorResponses } from '../model/schemas/common';
 
 const WaitlistRequest = z.strictObject({
   email: Email,

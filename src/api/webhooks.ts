@@ -21,7 +21,7 @@ import type { WebhookRow } from '../persistence/webhooks';
 import type { Services } from '../services';
 import { isValidEventFilter } from '../webhooks/event-filter';
 import { presentPrincipal } from './keys';
-import { errorResponses, IsoDateTime, Ok, OverLimitBody, Principal, toIso } from './schemas';
+import { errorResponses, IsoDateTime, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
 
 // ---------------------------------------------------------------- schemas
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { primarySurfaceOf, type WorkspaceDetailView, type WorkspaceView } from '../domain/workspaces';
 import type { Surface as SurfaceRow } from '../persistence/schema';
 import { surfaceDocumentName } from '../model/document-names';
-import { IsoDateTime, Principal, Role, Visibility } from './schemas';
+import { IsoDateTime, Principal, Role, Visibility } from '../model/schemas/common';
 
 /**
  * Workspace and surface records as every route shows them (SPEC, "Workspace"

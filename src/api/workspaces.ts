@@ -18,7 +18,7 @@ import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-ac
 import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
 import { authorize, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
-import { errorResponses, IsoDateTime, OverLimitBody, Slug, toIso, Visibility } from './schemas';
+import { errorResponses, IsoDateTime, OverLimitBody, Slug, toIso, Visibility } from '../model/schemas/common';
 import { flagOn, presentWorkspace, presentWorkspaceDetail, QueryFlag, Workspace, WorkspaceDetail, WorkspaceMode } from './workspace-schemas';
 
 const WorkspaceName = z.string().trim().min(1).max(200);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorBody, OverLimitBody, RateLimitedBody } from '../api/schemas';
+import { ErrorBody, OverLimitBody, RateLimitedBody } from '../model/schemas/common';
 
 type ResponseEntry = unknown;
 type RouteLike = {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDateTime, Principal, WellFormedString } from './schemas';
+import { IsoDateTime, Principal, WellFormedString } from './common';
 
 /**
  * Comment requests and records (SPEC "Comments", API-DECISIONS "Comments").

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Principal } from './schemas';
+import { Principal } from './common';
 
 export const Event = z
   .object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COLUMN_TYPES } from '../model/table/document';
+import { COLUMN_TYPES } from '../table/document';
 
 export const RowData = z.record(z.string().min(1).max(64), z.unknown()).describe('Cells keyed by column key');
 
