@@ -15,7 +15,7 @@ import { registerMetrics } from './http/metrics';
 import { registerOpenApi } from './http/openapi';
 import { requestIdFor } from './http/request-id';
 import type { App } from './http/types';
-import { dropOrgSlugOnBarePaths } from './http/workspace-routes';
+import { dropOrgSlugOnBarePaths } from './operations/workspace-routes';
 import { declarePlatformErrors } from './http/declared-errors';
 import { directUploadOrigins, registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';

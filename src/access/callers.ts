@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { errors } from '../errors';
 import { hashToken } from '../lib/secrets';
 import { findLiveKey, findLiveSession } from '../persistence/credentials';
 import { touchKeyLastUsed } from '../persistence/keys';
@@ -107,4 +108,10 @@ function noteUse(services: Services, key: string, touch: () => Promise<unknown>)
   if (lastTouch.size > 50_000) lastTouch.clear();
   lastTouch.set(key, now);
   touch().catch((error) => services.log.warn({ err: error }, 'could not record credential use'));
+}
+
+/** For operations, which REST and MCP share: writes need a caller. */
+export function requireCaller(actor: Actor | null): Actor {
+  if (!actor) throw errors.unauthorized();
+  return actor;
 }

@@ -9,9 +9,11 @@ import {
   upgradePlan,
 } from '../domain/billing';
 import { resolveCallerOrg } from '../domain/members';
-import { requireActor, requireCaller } from '../http/authenticate';
+import { requireCaller } from '../access/callers';
+import { requireActor } from '../http/authenticate';
 import { spendBudget } from '../http/limits';
-import { defineOperation, httpExchange } from '../http/operation';
+import { httpExchange } from '../http/exchange';
+import { defineOperation } from '../operations/operation';
 import type { App } from '../http/types';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';

@@ -12,11 +12,12 @@ import {
   setCommentResolved,
   setReaction,
 } from '../domain/comments';
-import { requireActor, requireCaller } from '../http/authenticate';
-import { defineOperation } from '../http/operation';
+import { requireCaller } from '../access/callers';
+import { requireActor } from '../http/authenticate';
+import { defineOperation } from '../operations/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { Comment, CommentDetail, CommentList, CreateCommentBody, CreatedComment, Emoji, LegacyCreateBody, ListQuery } from '../model/schemas/comments';
 import { errorResponses, Ok } from '../model/schemas/common';

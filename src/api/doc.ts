@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { docToMarkdown, docToText } from '../model/doc/markdown';
 import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
-import { requireCaller } from '../http/authenticate';
-import { defineOperation, httpExchange } from '../http/operation';
+import { requireCaller } from '../access/callers';
+import { httpExchange } from '../http/exchange';
+import { defineOperation } from '../operations/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { BaseVersion, errorResponses, PreconditionFailed } from '../model/schemas/common';
 

@@ -7,7 +7,7 @@ import { RecentIds } from '../lib/recent-ids';
 import { StreamAccessMonitor } from '../http/stream-access';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
-import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import { listWorkspaceEvents, listWorkspaceEventsAfter } from '../persistence/events';
 import { can } from '../policy/index';
 import type { Services } from '../services';

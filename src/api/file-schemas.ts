@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FileView, FolderView } from '../domain/files';
 import type { ShareTokenView } from '../domain/file-shares';
-import { WorkspaceParams } from '../http/workspace-routes';
+import { WorkspaceParams } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { ErrorBody, errorResponses, IsoDateTime, Principal, toIso } from '../model/schemas/common';
 

@@ -8,7 +8,7 @@ import { zodIssuesError } from '../http/error-handler';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
+import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { ClientPayload, DirectUploadTicket, fileResponses, presentFile, UploadParams } from './file-schemas';
 import { ErrorBody, errorResponses } from '../model/schemas/common';

@@ -21,7 +21,7 @@ import { requireActor } from '../http/authenticate';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
+import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import {
   FileList,

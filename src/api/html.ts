@@ -3,7 +3,7 @@ import { readHtmlSurface, writeHtmlSurface } from '../domain/html';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses } from '../model/schemas/common';
 

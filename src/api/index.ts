@@ -1,3 +1,5 @@
+import { mountOperations } from '../http/mount-operations';
+import { rowOperations } from '../operations/rows';
 import type { App } from '../http/types';
 import { documentContent } from '../domain/workspace-documents';
 import type { Services } from '../services';
@@ -25,7 +27,6 @@ import { memberRoutes } from './members';
 import { oauthRoutes } from './oauth';
 import { orgRoutes } from './orgs';
 import { referralRoutes } from './referrals';
-import { rowRoutes } from './rows';
 import { searchRoutes } from './search';
 import { supportRoutes } from './support';
 import { surfaceRoutes } from './surfaces';
@@ -49,7 +50,7 @@ export async function registerRoutes(app: App, services: Services) {
   await memberRoutes(app, services);
   await inviteRoutes(app, services);
   await orgRoutes(app, services);
-  await rowRoutes(app, services);
+  mountOperations(app, services, Object.values(rowOperations));
   await columnRoutes(app, services);
   await eventRoutes(app, services);
   await docRoutes(app, services);

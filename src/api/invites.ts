@@ -4,7 +4,7 @@ import { acceptWorkspaceInvite, findInviteForToken, inviteToWorkspace } from '..
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
+import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
 import { Invite, InviteRequest, InviteToken, Member, presentInvite, presentMember, presentPublicInvite, PublicInvite } from './member-schemas';

@@ -3,7 +3,7 @@ import { changeMemberRole, listMembers, removeMember } from '../domain/members';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
+import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { Member, presentMember } from './member-schemas';
 import { errorResponses, Role } from '../model/schemas/common';

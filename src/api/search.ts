@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { search } from '../domain/search';
-import { requireCaller } from '../http/authenticate';
+import { requireCaller } from '../access/callers';
 import { spendBudget } from '../http/limits';
-import { defineOperation, httpExchange } from '../http/operation';
+import { httpExchange } from '../http/exchange';
+import { defineOperation } from '../operations/operation';
 import type { App } from '../http/types';
 import { MINUTE } from '../limits/rules';
 import type { Services } from '../services';

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { resolveCallerOrg } from '../domain/members';
 import { createTicket, getOrgTicket, getTicketByTrackerNumber, listOrgTickets, SCREENSHOT_MAX_BYTES, storeScreenshot, TICKET_KINDS, type Ticket } from '../domain/support';
-import { requireActor, requireCaller } from '../http/authenticate';
+import { requireCaller } from '../access/callers';
+import { requireActor } from '../http/authenticate';
 import { spendBudget } from '../http/limits';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { sendPage } from '../http/html-page';
-import { defineOperation, httpExchange } from '../http/operation';
+import { httpExchange } from '../http/exchange';
+import { defineOperation } from '../operations/operation';
 import { escapeHtml, renderPage } from '../lib/html';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';

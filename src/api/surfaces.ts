@@ -4,7 +4,7 @@ import { placeholderContent, type WorkspaceContent } from '../domain/workspace-c
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
+import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { errorResponses, Ok, Slug } from '../model/schemas/common';
 import { flagOn, presentSurface, QueryFlag, Surface, SurfaceKind } from './workspace-schemas';

@@ -6,7 +6,7 @@ import { requireActor } from '../http/authenticate';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { ErrorBody, errorResponses } from '../model/schemas/common';
 

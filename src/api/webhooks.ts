@@ -16,7 +16,7 @@ import { EVENT_NAMES } from '../model/event-names';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
-import { addressOf, workspacePaths, WorkspaceParams } from '../http/workspace-routes';
+import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { WebhookRow } from '../persistence/webhooks';
 import type { Services } from '../services';
 import { isValidEventFilter } from '../webhooks/event-filter';

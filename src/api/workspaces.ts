@@ -11,11 +11,12 @@ import {
   setPinned,
   unarchiveWorkspace,
 } from '../domain/workspaces';
-import { requireActor, requireCaller } from '../http/authenticate';
-import { defineOperation } from '../http/operation';
+import { requireCaller } from '../access/callers';
+import { requireActor } from '../http/authenticate';
+import { defineOperation } from '../operations/operation';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
-import { addressOf, WorkspaceParams, workspacePaths } from '../http/workspace-routes';
+import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
 import { authorize, type WorkspaceAction } from '../policy/index';
 import type { Services } from '../services';
 import { errorResponses, IsoDateTime, OverLimitBody, Slug, toIso, Visibility } from '../model/schemas/common';

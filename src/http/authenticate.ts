@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../policy/actor';
-import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../access/callers';
+import { actorFromBearer, actorFromSessionToken, requireCaller, SESSION_COOKIE } from '../access/callers';
 import { errors } from '../errors';
 import type { Services } from '../services';
 import { mayUseSessionCookie } from '../access/cookie-origins';
@@ -45,8 +45,3 @@ export function requireActor(request: FastifyRequest): Actor {
   return requireCaller(request.actor);
 }
 
-/** For operations, which REST and MCP share: writes need a caller. */
-export function requireCaller(actor: Actor | null): Actor {
-  if (!actor) throw errors.unauthorized();
-  return actor;
-}

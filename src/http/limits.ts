@@ -8,7 +8,7 @@ import { describeWindow, MINUTE } from '../limits/rules';
 import type { Services } from '../services';
 import type { Actor } from '../policy/actor';
 import { resolveActor } from './authenticate';
-import type { HttpExchange } from './operation';
+import type { HttpExchange } from '../operations/operation';
 import type { App } from './types';
 
 /**

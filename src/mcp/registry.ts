@@ -1,44 +1,33 @@
 import { z } from 'zod';
 import type { Actor } from '../policy/actor';
-import type { Operation } from '../http/operation';
+import type { McpFacts, Operation, ToolAnnotations, ToolContext } from '../operations/operation';
 import type { Services } from '../services';
 
 /**
  * MCP tools. A tool is a name, a description, an input and an output
- * schema and a `run`; most are an API operation (src/http/operation.ts)
+ * schema and a `run`; most are an API operation (src/operations/operation.ts)
  * under a tool name, so the tool's input schema is the route's params,
  * query and body schemas side by side, its output schema the route's
  * response schema, and `run` the route's own policy check and domain call.
  */
 
-export type ToolContext = { services: Services; actor: Actor };
+export type { ToolAnnotations, ToolContext } from '../operations/operation';
 
-export type ToolAnnotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
-
-export type ToolDefinition = {
-  name: string;
-  title: string;
-  description: string;
+export type ToolDefinition = McpFacts & {
   input: z.ZodObject;
   output: z.ZodType;
-  annotations: ToolAnnotations;
-  /**
-   * Dangerous tools (plan changes) answer `confirmation_required` first and
-   * act only when called again with its `confirm_token` (src/mcp/confirmations.ts).
-   * Returns the message shown to the caller; it may check the caller's
-   * permission first (a thrown API error is the answer), so a caller who
-   * could not act is refused at once instead of after confirming.
-   */
-  confirm?: (args: Record<string, unknown>, context: ToolContext) => string | Promise<string>;
-  /** A write the monthly API-call cap never refuses (billing: the way out of the cap), as its REST route (`config.capExempt`). Still counted. */
-  capExempt?: boolean;
   run(context: ToolContext, args: Record<string, unknown>): Promise<unknown>;
 };
 
-export type ToolMeta = Pick<ToolDefinition, 'title' | 'description' | 'annotations' | 'confirm' | 'capExempt'>;
+export type ToolMeta = Omit<McpFacts, 'name'>;
+
+/** The tools of operations that carry MCP facts, in their order. */
+export function toolsFromOperations(operations: Iterable<Operation>): ToolDefinition[] {
+  return [...operations].flatMap((operation) => (operation.mcp ? [toolFromOperation(operation.mcp.name, operation, operation.mcp)] : []));
+}
 
 /** A tool that runs an API operation: its arguments are the route's params, query and body fields in one object. */
-export function toolFromOperation(name: string, operation: Operation, meta: ToolMeta): ToolDefinition {
+export function toolFromOperation(name: string, operation: Operation, meta: ToolMeta | McpFacts): ToolDefinition {
   const parts = (['params', 'query', 'body'] as const).flatMap((part) => (operation[part] ? [[part, operation[part]] as const] : []));
   const shape: Record<string, z.ZodType> = {};
   for (const [part, schema] of parts) {
@@ -47,9 +36,10 @@ export function toolFromOperation(name: string, operation: Operation, meta: Tool
       shape[field] = fieldSchema as z.ZodType;
     }
   }
+  const { name: _name, ...facts } = meta as McpFacts;
   return {
+    ...facts,
     name,
-    ...meta,
     input: z.strictObject(shape),
     output: operation.response,
     run: (context, args) => {

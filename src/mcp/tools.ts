@@ -1,7 +1,7 @@
 import { billingOperations } from '../api/billing';
 import { commentOperations } from '../api/comments';
 import { docOperations } from '../api/doc';
-import { rowOperations } from '../api/rows';
+import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../api/search';
 import { supportOperations } from '../api/support';
 import { versionOperations } from '../api/versions';
@@ -12,18 +12,8 @@ import { documentContent } from '../domain/workspace-documents';
 import { PLANS } from '../limits/plans';
 import type { PlanName } from '../persistence/schema';
 import type { Services } from '../services';
-import { toolFromOperation, type ToolContext, type ToolDefinition } from './registry';
-
-const READ = { readOnlyHint: true, openWorldHint: false } as const;
-const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
-const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true, openWorldHint: false } as const;
-
-const COMMENT = 'Address the comment by `id`; `slug` (and `orgSlug`) are optional and, when given, the comment must be in that workspace.';
-const ADDRESS = 'Address the workspace by `slug` (or its id); add `orgSlug` when the slug exists in several of your organisations.';
-const ORG = '`org` names the organisation by slug; default: your own.';
-const SURFACE = '`surfaceSlug` is a doc, html or table surface (its slug or id, as get_workspace lists them).';
-const VERSION = `${SURFACE} \`versionId\` comes from list_versions.`;
-const PAYMENTS = { ...WRITE, openWorldHint: true } as const;
+import { ADDRESS, COMMENT, DESTRUCTIVE, ORG, PAYMENTS, READ, SURFACE, VERSION, WRITE } from '../operations/tool-text';
+import { toolFromOperation, toolsFromOperations, type ToolContext, type ToolDefinition } from './registry';
 
 const price = (plan: PlanName) => `$${(PLANS[plan].monthlyPriceCents / 100).toFixed(2)} a month`;
 
@@ -67,36 +57,7 @@ export function mcpTools(services: Services): ToolDefinition[] {
       description: `One workspace with its surfaces (tables, docs), the columns of its primary table and its member count. ${ADDRESS} Same as GET /api/workspaces/{slug}.`,
       annotations: READ,
     }),
-    toolFromOperation('list_rows', rowOperations.list, {
-      title: 'List rows',
-      description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names a column key (\`-key\` for descending). ${ADDRESS}`,
-      annotations: READ,
-    }),
-    toolFromOperation('create_row', rowOperations.create, {
-      title: 'Create a row',
-      description: `Appends a row to a table surface (the primary one unless \`surface\` is given). \`data\` maps column keys to values, checked against the column types; unknown keys create text columns. ${ADDRESS}`,
-      annotations: WRITE,
-    }),
-    toolFromOperation('update_row', rowOperations.update, {
-      title: 'Update a row',
-      description: `Merges \`data\` into row \`id\` (keys you leave out are kept). Naming another table \`surface\` moves the row there (to its end, or to \`position\`). ${ADDRESS}`,
-      annotations: { ...WRITE, idempotentHint: true },
-    }),
-    toolFromOperation('bulk_update_rows', rowOperations.bulkUpdate, {
-      title: 'Update many rows',
-      description: `Merges data into up to 500 rows at once, all or nothing: an unknown id or an invalid value changes none of them. ${ADDRESS}`,
-      annotations: { ...WRITE, idempotentHint: true },
-    }),
-    toolFromOperation('delete_row', rowOperations.remove, {
-      title: 'Delete a row',
-      description: `Deletes row \`id\` for good. ${ADDRESS}`,
-      annotations: DESTRUCTIVE,
-    }),
-    toolFromOperation('move_rows', rowOperations.move, {
-      title: 'Move rows to another table',
-      description: `Moves up to 500 rows (in the order given) to the end of the table surface \`surface\`, in one transaction; rows already there are skipped and counted. ${ADDRESS}`,
-      annotations: WRITE,
-    }),
+    ...toolsFromOperations(Object.values(rowOperations)),
     toolFromOperation('get_doc', docOperations.read, {
       title: 'Read a doc',
       description: `The body of a doc surface (the first one unless \`surface\` is given): \`format: "markdown"\` for CommonMark + GFM (best for reading), \`"text"\` for plain text, omitted for ProseMirror JSON. ${ADDRESS}`,

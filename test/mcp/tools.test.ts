@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { rowOperations } from '../../src/api/rows';
+import { rowOperations } from '../../src/operations/rows';
 import { toolFromOperation } from '../../src/mcp/registry';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { serverOrigin } from '../../src/sync/origins';

@@ -1,0 +1,110 @@
+import type { z } from 'zod';
+import type { RateLimitDecision } from '../limits/rate-limiter';
+import type { RateLimitRule } from '../limits/rules';
+import type { Actor } from '../policy/actor';
+import type { Services } from '../services';
+
+/**
+ * One API operation, described once: its zod schemas (params, query, body,
+ * response), `run` (the policy check and the one domain call), its REST
+ * facts and, when agents may call it, its MCP facts. The REST edge mounts
+ * it from this (src/http/mount-operations.ts: route, validation, OpenAPI),
+ * and the MCP edge turns it into a tool (src/mcp/registry.ts), so the two
+ * cannot drift. Adding an endpoint is one entry in one operations module.
+ */
+export type OperationSchemas = {
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodObject;
+  response: z.ZodType;
+  rest?: RestFacts;
+  mcp?: McpFacts;
+};
+
+/** Parts without a schema are whatever the request carries, which an operation must not read. */
+type Parsed<S> = S extends z.ZodType ? z.output<S> : unknown;
+
+export type OperationInput<S extends OperationSchemas> = {
+  params: Parsed<S['params']>;
+  query: Parsed<S['query']>;
+  body: Parsed<S['body']>;
+};
+
+export type Operation<S extends OperationSchemas = OperationSchemas> = S & {
+  /** `actor` is null only on routes open to anonymous readers; operations that write require one. */
+  run(services: Services, actor: Actor | null, input: OperationInput<S>, http?: HttpExchange): Promise<z.input<S['response']>>;
+};
+
+/**
+ * The HTTP side of a REST call, for the few operations that use headers:
+ * a write's base version may come as `If-Match`, a version token leaves as
+ * `ETag`, a budget the operation spends leaves as the burst headers. MCP
+ * calls have none (their base is the body's `baseVersion`, the version
+ * token is in the result).
+ */
+export type HttpExchange = {
+  ifMatch?: string;
+  header(name: string, value: string): unknown;
+  burstSpent?(decision: RateLimitDecision, now: Date): void;
+};
+
+/** A request as the REST edge hands it over: the validated parts. */
+export type RestRequest = { params: unknown; query: unknown; body: unknown };
+
+/** How an operation is served over REST. */
+export type RestFacts = {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /**
+   * A path under a workspace (`/rows/:id`, or '' for the workspace itself):
+   * served at both `/api/workspaces/:slug…` and
+   * `/api/orgs/:orgSlug/workspaces/:slug…` (workspace-routes.ts).
+   */
+  workspacePath?: string;
+  /** Any other route: its full path. */
+  path?: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** The query schema when it differs from the operation's: a route that also takes the body's sheet selector in the query (see `input`). */
+  querystring?: z.ZodObject;
+  /** Statuses beyond 200 and the common error responses (402 at a cap, 412 on a stale base, ...). */
+  responses?: Record<number, z.ZodType>;
+  /** Route options the platform hooks read (src/http/types.ts): who may call, burst limits, metering. */
+  config?: RestConfig;
+  /** Maps the validated request onto the operation's input when the two differ (a selector accepted in the query or the body). */
+  input?: (request: RestRequest) => RestRequest;
+};
+
+export type RestConfig = {
+  auth?: 'required' | 'optional' | 'none';
+  rateLimits?: RateLimitRule[];
+  metered?: boolean;
+  capExempt?: boolean;
+};
+
+export type ToolAnnotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+
+/** What a tool's confirmation and run see: the services and the caller. */
+export type ToolContext = { services: Services; actor: Actor };
+
+/** How an operation is offered as an MCP tool. */
+export type McpFacts = {
+  name: string;
+  title: string;
+  description: string;
+  annotations: ToolAnnotations;
+  /**
+   * Dangerous tools (plan changes) answer `confirmation_required` first and
+   * act only when called again with its `confirm_token` (src/mcp/confirmations.ts).
+   * Returns the message shown to the caller; it may check the caller's
+   * permission first (a thrown API error is the answer), so a caller who
+   * could not act is refused at once instead of after confirming.
+   */
+  confirm?: (args: Record<string, unknown>, context: ToolContext) => string | Promise<string>;
+  /** A write the monthly API-call cap never refuses (billing: the way out of the cap), as its REST route (`config.capExempt`). Still counted. */
+  capExempt?: boolean;
+};
+
+export function defineOperation<S extends OperationSchemas>(schemas: S, run: Operation<S>['run']): Operation<S> {
+  return { ...schemas, run };
+}

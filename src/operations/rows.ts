@@ -1,0 +1,287 @@
+import { z } from 'zod';
+import {
+  bulkUpdateRows,
+  createRow,
+  deleteWorkspaceRow,
+  getWorkspaceRow,
+  listWorkspaceRows,
+  moveRowsToSurface,
+  rowHistory,
+  updateRow,
+  type SurfaceSelector,
+} from '../domain/tables';
+import { errors } from '../errors';
+import { requireCaller } from '../access/callers';
+import { defineOperation, type RestRequest } from './operation';
+import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
+import { resolveWorkspace } from '../access/workspace-access';
+import { addressOf, WorkspaceParams } from './workspace-routes';
+import { Event } from '../model/schemas/events';
+import { BaseVersion, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
+import { Row, RowData, SurfaceQuery } from '../model/schemas/tables';
+
+export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
+
+export const ListRowsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: z.string().max(2000).optional().describe('The nextCursor of the previous page'),
+  sort: z
+    .string()
+    .regex(/^-?[^\s]{1,64}$/)
+    .optional()
+    .describe('Column key to order by (ties by position); prefix with - for descending'),
+  ...SurfaceQuery,
+});
+
+export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery });
+export const PatchRowBody = z.strictObject({
+  data: RowData.optional(),
+  ...SurfaceQuery,
+  position: z.number().int().min(0).optional(),
+  baseVersion: BaseVersion.optional(),
+});
+
+const CellConflict = z
+  .object({
+    column: z.string(),
+    base: z.unknown().optional().describe('The value in the base version (absent: no value)'),
+    yours: z.unknown().describe('Your value, not written'),
+    theirs: z.unknown().optional().describe('The value someone else wrote since, kept (absent: they removed it)'),
+  })
+  .meta({ id: 'CellConflict' });
+
+const PatchRowResponse = Row.extend({
+  conflicts: z.array(CellConflict).optional().describe('Only for a write with a base: cells both you and someone else changed since the base'),
+});
+export const BulkUpdateBody = z.strictObject({ updates: z.array(z.strictObject({ id: z.string().min(1).max(100), data: RowData })).min(1).max(500) });
+export const MoveRowsBody = z.strictObject({
+  rowIds: z.array(z.string().min(1).max(100)).min(1).max(500),
+  ...SurfaceQuery,
+  surface: SurfaceQuery.surface.describe('The sheet to move to (or `surfaceId`; either may be in the query instead)'),
+});
+/** Every row route takes the sheet selector in the query too. */
+export const SheetQuery = z.strictObject(SurfaceQuery);
+
+/**
+ * The sheet a request names, in the query or the body (clients use either);
+ * naming two different ones is 400.
+ */
+function sheetOf(query: SurfaceSelector, body: SurfaceSelector): SurfaceSelector {
+  const named = (s: SurfaceSelector) => s.surface !== undefined || s.surfaceId !== undefined;
+  if (named(query) && named(body) && (query.surface !== body.surface || query.surfaceId !== body.surfaceId)) {
+    throw errors.badRequest('The query and the body name different sheets; name it once.', [
+      { path: ['surface'], code: 'conflicting_surface', message: 'query and body disagree' },
+    ]);
+  }
+  const chosen = named(body) ? body : query;
+  return { surface: chosen.surface, surfaceId: chosen.surfaceId };
+}
+
+/**
+ * Routes whose body names the sheet also take it in the query; their
+ * operation (and its MCP tool) sees one selector, in the body.
+ */
+function withSheetFromQuery(request: RestRequest): RestRequest {
+  const query = request.query as SurfaceSelector;
+  const body = request.body as SurfaceSelector;
+  return { ...request, body: { ...body, ...sheetOf(query, body) } };
+}
+
+const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
+
+/** The row operations: REST routes and MCP tools (in this order in tools/list). */
+export const rowOperations = {
+  list: defineOperation(
+    {
+      params: WorkspaceParams, query: ListRowsQuery, response: RowList,
+      rest: {
+        method: 'GET',
+        workspacePath: '/rows',
+        summary: 'List rows',
+        description:
+          'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
+          'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
+        tags: ['rows'],
+        config: { auth: 'optional' },
+      },
+      mcp: {
+        name: 'list_rows',
+        title: 'List rows',
+        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names a column key (\`-key\` for descending). ${ADDRESS}`,
+        annotations: READ,
+      },
+    },
+    async (services, actor, { params, query }, http) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, query);
+      http?.header('etag', etag);
+      return page;
+    },
+  ),
+  create: defineOperation(
+    {
+      params: WorkspaceParams, body: CreateRowBody, response: Row,
+      rest: {
+        method: 'POST',
+        workspacePath: '/rows',
+        summary: 'Create a row',
+        description: 'Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns.',
+        tags: ['rows'],
+        querystring: SheetQuery,
+        responses: { 402: OverLimitBody },
+        input: withSheetFromQuery,
+      },
+      mcp: {
+        name: 'create_row',
+        title: 'Create a row',
+        description: `Appends a row to a table surface (the primary one unless \`surface\` is given). \`data\` maps column keys to values, checked against the column types; unknown keys create text columns. ${ADDRESS}`,
+        annotations: WRITE,
+      },
+    },
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const resolved = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return createRow(services, caller, resolved, body);
+    },
+  ),
+  update: defineOperation(
+    {
+      params: RowParams, body: PatchRowBody, response: PatchRowResponse,
+      rest: {
+        method: 'PATCH',
+        workspacePath: '/rows/:id',
+        summary: 'Update a row (partial merge) or move it',
+        description:
+          'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`. With a base version (`If-Match: <ETag ' +
+          'of the read>` or `baseVersion`), each cell is written only if nobody else changed it since that version; cells someone else changed keep ' +
+          'their value and are listed in `conflicts`, and the answer is the row as it is now with its new `ETag` (docs/VERSIONS.md).',
+        tags: ['rows'],
+        querystring: SheetQuery,
+        responses: { 412: PreconditionFailed },
+        input: withSheetFromQuery,
+      },
+      mcp: {
+        name: 'update_row',
+        title: 'Update a row',
+        description: `Merges \`data\` into row \`id\` (keys you leave out are kept). Naming another table \`surface\` moves the row there (to its end, or to \`position\`). ${ADDRESS}`,
+        annotations: { ...WRITE, idempotentHint: true },
+      },
+    },
+    async (services, actor, { params, body }, http) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      const { data, position, surface, surfaceId, baseVersion } = body;
+      const base = { ifMatch: http?.ifMatch, baseVersion };
+      const { row, etag, conflicts } = await updateRow(services, caller, workspace, params.id, { data, position, surface, surfaceId, base });
+      if (etag) http?.header('etag', etag);
+      return { ...row, ...(conflicts ? { conflicts } : {}) };
+    },
+  ),
+  bulkUpdate: defineOperation(
+    {
+      params: WorkspaceParams, query: SheetQuery, body: BulkUpdateBody, response: z.object({ rows: z.array(Row) }),
+      rest: {
+        method: 'PATCH',
+        workspacePath: '/rows/bulk',
+        summary: 'Update up to 500 rows at once',
+        description: 'All or nothing: an unknown id or an invalid value writes nothing. One `row.updated` per row.',
+        tags: ['rows'],
+      },
+      mcp: {
+        name: 'bulk_update_rows',
+        title: 'Update many rows',
+        description: `Merges data into up to 500 rows at once, all or nothing: an unknown id or an invalid value changes none of them. ${ADDRESS}`,
+        annotations: { ...WRITE, idempotentHint: true },
+      },
+    },
+    async (services, actor, { params, query, body }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return { rows: await bulkUpdateRows(services, caller, workspace, body.updates, query) };
+    },
+  ),
+  remove: defineOperation(
+    {
+      params: RowParams, query: SheetQuery, response: Ok,
+      rest: {
+        method: 'DELETE',
+        workspacePath: '/rows/:id',
+        summary: 'Delete a row',
+        description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+        tags: ['rows'],
+      },
+      mcp: {
+        name: 'delete_row',
+        title: 'Delete a row',
+        description: `Deletes row \`id\` for good. ${ADDRESS}`,
+        annotations: DESTRUCTIVE,
+      },
+    },
+    async (services, actor, { params, query }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      await deleteWorkspaceRow(services, caller, workspace, params.id, query);
+      return { ok: true as const };
+    },
+  ),
+  move: defineOperation(
+    {
+      params: WorkspaceParams, body: MoveRowsBody, response: z.object({ moved: z.array(z.string()), skipped: z.number().int() }),
+      rest: {
+        method: 'POST',
+        workspacePath: '/rows/move',
+        summary: 'Move up to 500 rows to another sheet',
+        description: 'One transaction: a row id outside the workspace fails the batch; rows already there are skipped; the rest land at the tail in the order given.',
+        tags: ['rows'],
+        querystring: SheetQuery,
+        input: withSheetFromQuery,
+      },
+      mcp: {
+        name: 'move_rows',
+        title: 'Move rows to another table',
+        description: `Moves up to 500 rows (in the order given) to the end of the table surface \`surface\`, in one transaction; rows already there are skipped and counted. ${ADDRESS}`,
+        annotations: WRITE,
+      },
+    },
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
+      return moveRowsToSurface(services, caller, workspace, { rowIds: body.rowIds, surface: body.surface, surfaceId: body.surfaceId });
+    },
+  ),
+  get: defineOperation(
+    {
+      params: RowParams, query: SheetQuery, response: Row,
+      rest: {
+        method: 'GET',
+        workspacePath: '/rows/:id',
+        summary: 'One row',
+        description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). The `ETag` header is the version token of the table as read (a base for PATCH).',
+        tags: ['rows'],
+        config: { auth: 'optional' },
+      },
+    },
+    async (services, actor, { params, query }, http) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { row, etag } = await getWorkspaceRow(services, workspace, params.id, query);
+      http?.header('etag', etag);
+      return row;
+    },
+  ),
+  history: defineOperation(
+    {
+      params: RowParams, query: SheetQuery, response: z.object({ events: z.array(Event) }),
+      rest: {
+        method: 'GET',
+        workspacePath: '/rows/:id/history',
+        summary: 'Events of one row, oldest first',
+        tags: ['rows'],
+        config: { auth: 'optional' },
+      },
+    },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      return { events: await rowHistory(services, workspace, params.id, query) };
+    },
+  ),
+};
