@@ -1,15 +1,18 @@
 import { mountOperations } from '../http/mount-operations';
 import { rowOperations } from '../operations/rows';
+import { workspaceOperations } from '../operations/workspaces';
+import { docOperations } from '../operations/doc';
+import { versionOperations } from '../operations/versions';
+import { searchOperations } from '../operations/search';
+import { surfaceOperations } from '../operations/surfaces';
+import { columnOperations } from '../operations/columns';
 import type { App } from '../http/types';
-import { documentContent } from '../domain/workspace-documents';
 import type { Services } from '../services';
 import { LocalPaymentProvider } from '../billing/local-payments';
 import { agentRoutes } from './agents';
 import { authRoutes } from './auth';
 import { billingRoutes } from './billing';
-import { columnRoutes } from './columns';
 import { commentRoutes } from './comments';
-import { docRoutes } from './doc';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
 import { fileSharePageRoutes } from './file-share-pages';
@@ -27,14 +30,10 @@ import { memberRoutes } from './members';
 import { oauthRoutes } from './oauth';
 import { orgRoutes } from './orgs';
 import { referralRoutes } from './referrals';
-import { searchRoutes } from './search';
 import { supportRoutes } from './support';
-import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
-import { versionRoutes } from './versions';
 import { waitlistRoutes } from './waitlist';
 import { webhookRoutes } from './webhooks';
-import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
 export async function registerRoutes(app: App, services: Services) {
@@ -42,8 +41,8 @@ export async function registerRoutes(app: App, services: Services) {
   await authRoutes(app, services);
   await meRoutes(app, services);
   await waitlistRoutes(app, services);
-  await workspaceRoutes(app, services, documentContent(services));
-  await surfaceRoutes(app, services, documentContent(services));
+  mountOperations(app, services, Object.values(workspaceOperations));
+  mountOperations(app, services, Object.values(surfaceOperations));
   await keyRoutes(app, services);
   await agentRoutes(app, services);
   await exportRoutes(app, services);
@@ -51,14 +50,14 @@ export async function registerRoutes(app: App, services: Services) {
   await inviteRoutes(app, services);
   await orgRoutes(app, services);
   mountOperations(app, services, Object.values(rowOperations));
-  await columnRoutes(app, services);
+  mountOperations(app, services, Object.values(columnOperations));
   await eventRoutes(app, services);
-  await docRoutes(app, services);
+  mountOperations(app, services, Object.values(docOperations));
   await uploadRoutes(app, services);
   await htmlRoutes(app, services);
   await oauthRoutes(app, services);
   await mcpRoutes(app, services);
-  await searchRoutes(app, services);
+  mountOperations(app, services, Object.values(searchOperations));
   await billingRoutes(app, services);
   await supportRoutes(app, services);
   await referralRoutes(app, services);
@@ -69,5 +68,5 @@ export async function registerRoutes(app: App, services: Services) {
   await fileRoutes(app, services);
   await fileSharePageRoutes(app, services);
   await webhookRoutes(app, services);
-  await versionRoutes(app, services);
+  mountOperations(app, services, Object.values(versionOperations));
 }
