@@ -6,6 +6,8 @@ import { versionOperations } from '../operations/versions';
 import { searchOperations } from '../operations/search';
 import { surfaceOperations } from '../operations/surfaces';
 import { columnOperations } from '../operations/columns';
+import { htmlOperations } from '../operations/html';
+import { waitlistOperations } from '../operations/waitlist';
 import type { App } from '../http/types';
 import type { Services } from '../services';
 import { LocalPaymentProvider } from '../billing/local-payments';
@@ -19,7 +21,6 @@ import { fileSharePageRoutes } from './file-share-pages';
 import { fileUploadRoutes } from './file-uploads';
 import { fileRoutes } from './files';
 import { healthRoutes } from './health';
-import { htmlRoutes } from './html';
 import { inviteRoutes } from './invites';
 import { keyRoutes } from './keys';
 import { localCheckoutRoutes } from './local-checkout';
@@ -32,7 +33,6 @@ import { orgRoutes } from './orgs';
 import { referralRoutes } from './referrals';
 import { supportRoutes } from './support';
 import { uploadRoutes } from './uploads';
-import { waitlistRoutes } from './waitlist';
 import { webhookRoutes } from './webhooks';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -40,7 +40,7 @@ export async function registerRoutes(app: App, services: Services) {
   await healthRoutes(app, services);
   await authRoutes(app, services);
   await meRoutes(app, services);
-  await waitlistRoutes(app, services);
+  mountOperations(app, services, Object.values(waitlistOperations));
   mountOperations(app, services, Object.values(workspaceOperations));
   mountOperations(app, services, Object.values(surfaceOperations));
   await keyRoutes(app, services);
@@ -54,7 +54,7 @@ export async function registerRoutes(app: App, services: Services) {
   await eventRoutes(app, services);
   mountOperations(app, services, Object.values(docOperations));
   await uploadRoutes(app, services);
-  await htmlRoutes(app, services);
+  mountOperations(app, services, Object.values(htmlOperations));
   await oauthRoutes(app, services);
   await mcpRoutes(app, services);
   mountOperations(app, services, Object.values(searchOperations));
