@@ -1,3 +1,7 @@
+/*
+ * Not an operation: the export is a streamed attachment (Content-Disposition,
+ * no serializer), and its hourly limit buckets by the request's session.
+ */
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { openExport } from '../domain/export';
@@ -6,7 +10,6 @@ import type { App } from '../http/types';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
 import { errorResponses, IsoDateTime, Role } from '../model/schemas/common';
-
 
 /** Documents the streamed body; the stream itself is written by domain/export.ts in this order. */
 const ExportBundle = z

@@ -6,7 +6,7 @@ import type { App } from '../http/types';
 import type { Services } from '../services';
 import { sendBytes } from './files';
 import { ErrorBody } from '../model/schemas/common';
-import { flagOn, QueryFlag } from './workspace-schemas';
+import { flagOn, QueryFlag } from '../operations/workspace-schemas';
 
 /**
  * The public side of share links (SPEC "Authentication" 9): a small page

@@ -38,7 +38,7 @@ import {
   Text,
 } from './file-schemas';
 import { ErrorBody, errorResponses, Ok } from '../model/schemas/common';
-import { flagOn, QueryFlag } from './workspace-schemas';
+import { flagOn, QueryFlag } from '../operations/workspace-schemas';
 
 /**
  * Files surfaces (SPEC "Files"): listing, records, metadata, share links,

@@ -1,3 +1,7 @@
+/*
+ * Not an operation: its status is the database's state (503 with the same
+ * body), and it documents no error responses, unlike every operation.
+ */
 import { z } from 'zod';
 import type { App } from '../http/types';
 import type { Services } from '../services';

@@ -36,6 +36,11 @@ export function isSafeReturnPath(path: string): boolean {
   return /^\/(?![/\\])[\x21-\x7e]*$/.test(path) && path.length <= 4000;
 }
 
+/** The waitlist form: repeating an address keeps its first entry. */
+export async function joinWaitlist(services: Services, entry: { email: string; source?: string; ref?: string }): Promise<void> {
+  await addToWaitlist(services.db, { email: normaliseEmail(entry.email), source: entry.source ?? null, ref: entry.ref ?? null });
+}
+
 /**
  * Sends a sign-in link, or puts an unknown address on the waitlist when
  * sign-up is invite-only. Known users, allow-listed and invited addresses

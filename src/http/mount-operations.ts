@@ -1,8 +1,10 @@
 import { errorResponses } from '../model/schemas/common';
-import type { Operation, RestRequest } from '../operations/operation';
+import type { z } from 'zod';
+import type { Operation, RestFacts, RestRequest } from '../operations/operation';
 import { workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { httpExchange } from './exchange';
+import { negotiate } from './negotiate';
 import type { App } from './types';
 
 /**
@@ -26,7 +28,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
       ...(operation.params ? { params: operation.params } : {}),
       ...(querystring ? { querystring } : {}),
       ...(operation.body ? { body: operation.body } : {}),
-      response: { 200: operation.response, ...errorResponses, ...rest.responses },
+      response: { 200: rest.raw ? rawOrJson(rest.raw, operation.response) : operation.response, ...errorResponses, ...rest.responses },
     });
     for (const url of urls) {
       app.route({
@@ -35,10 +37,23 @@ export function mountOperations(app: App, services: Services, operations: Iterab
         schema: schema(),
         ...(rest.config ? { config: rest.config } : {}),
         handler: async (request, reply) => {
-          const validated: RestRequest = { params: request.params, query: request.query, body: request.body };
-          return operation.run(services, request.actor, (rest.input ? rest.input(validated) : validated) as never, httpExchange(request, reply));
+          let validated: RestRequest = { params: request.params, query: request.query, body: request.body };
+          const query = request.query as { format?: string };
+          const wanted = rest.raw && !query.format ? negotiate(request.headers.accept) : 'application/json';
+          if (wanted !== 'application/json') validated = { ...validated, query: { ...query, format: wanted === 'text/markdown' ? 'markdown' : 'text' } };
+          const result = await operation.run(services, request.actor, (rest.input ? rest.input(validated) : validated) as never, httpExchange(request, reply));
+          const raw = wanted === 'application/json' ? undefined : ((result as { markdown?: unknown }).markdown ?? (result as { text?: unknown }).text);
+          // A surface without a raw form (a table's version) answers JSON whatever Accept says.
+          return typeof raw === 'string' ? reply.type(`${wanted}; charset=utf-8`).send(raw) : result;
         },
       });
     }
   }
+}
+
+/** The 200 of a route that may send a doc body raw: JSON by default, Markdown or text by `Accept`. */
+function rawOrJson(raw: NonNullable<RestFacts['raw']>, json: z.ZodType) {
+  const content: Record<string, { schema: z.ZodType }> = { 'application/json': { schema: json } };
+  for (const [type, schema] of Object.entries(raw.types)) content[type] = { schema };
+  return { description: raw.description, content };
 }

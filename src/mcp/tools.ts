@@ -1,14 +1,13 @@
 import { billingOperations } from '../api/billing';
 import { commentOperations } from '../api/comments';
-import { docOperations } from '../api/doc';
+import { docOperations } from '../operations/doc';
 import { rowOperations } from '../operations/rows';
-import { searchOperations } from '../api/search';
+import { searchOperations } from '../operations/search';
 import { supportOperations } from '../api/support';
-import { versionOperations } from '../api/versions';
-import { workspaceOperations } from '../api/workspaces';
+import { versionOperations } from '../operations/versions';
+import { workspaceOperations } from '../operations/workspaces';
 import { assertDowngradable } from '../domain/billing';
 import { resolveCallerOrg } from '../domain/members';
-import { documentContent } from '../domain/workspace-documents';
 import { PLANS } from '../limits/plans';
 import type { PlanName } from '../persistence/schema';
 import type { Services } from '../services';
@@ -45,34 +44,10 @@ async function confirmDowngrade(args: Record<string, unknown>, context: ToolCont
  * name; docs/MCP.md lists them with their REST twins.
  */
 export function mcpTools(services: Services): ToolDefinition[] {
-  const workspaces = workspaceOperations(documentContent(services));
   return [
-    toolFromOperation('list_workspaces', workspaces.list, {
-      title: 'List workspaces',
-      description: 'Workspaces you can access (pinned first, then newest). `archived: "1"` lists archived ones instead. Same as GET /api/workspaces.',
-      annotations: READ,
-    }),
-    toolFromOperation('get_workspace', workspaces.detail, {
-      title: 'Get a workspace',
-      description: `One workspace with its surfaces (tables, docs), the columns of its primary table and its member count. ${ADDRESS} Same as GET /api/workspaces/{slug}.`,
-      annotations: READ,
-    }),
+    ...toolsFromOperations(Object.values(workspaceOperations)),
     ...toolsFromOperations(Object.values(rowOperations)),
-    toolFromOperation('get_doc', docOperations.read, {
-      title: 'Read a doc',
-      description: `The body of a doc surface (the first one unless \`surface\` is given): \`format: "markdown"\` for CommonMark + GFM (best for reading), \`"text"\` for plain text, omitted for ProseMirror JSON. ${ADDRESS}`,
-      annotations: READ,
-    }),
-    toolFromOperation('replace_doc', docOperations.replace, {
-      title: 'Replace a doc',
-      description: `Replaces the whole body of a doc surface with \`markdown\` (or ProseMirror JSON \`content\`); blocks that did not change are kept, so people editing them keep their work. To add text at the end, use append_doc_section. ${ADDRESS}`,
-      annotations: { ...DESTRUCTIVE, idempotentHint: true },
-    }),
-    toolFromOperation('append_doc_section', docOperations.appendSection, {
-      title: 'Append to a doc',
-      description: `Appends \`markdown\` (headings, lists, tables, code) at the end of a doc surface without touching what is there. ${ADDRESS}`,
-      annotations: WRITE,
-    }),
+    ...toolsFromOperations(Object.values(docOperations)),
     toolFromOperation('add_comment', commentOperations.create, {
       title: 'Add a comment',
       description: `Starts a comment thread on \`target\`: a row, a cell (\`rowId\` + \`columnKey\`), a doc range (\`surfaceSlug\` + \`anchor\` positions as get_doc answers them, with the text between), an html element, a surface, the workspace or a file. \`mentions\` are kept while \`@label\` occurs in \`body\`; mentioned agents are woken (\`wakes\`). To answer a thread, use reply_to_comment. ${ADDRESS}`,
@@ -108,46 +83,8 @@ export function mcpTools(services: Services): ToolDefinition[] {
       description: `Adds your \`emoji\` reaction to comment \`id\` (one per emoji; adding it again changes nothing). ${COMMENT}`,
       annotations: { ...WRITE, idempotentHint: true },
     }),
-    toolFromOperation('search', searchOperations.search, {
-      title: 'Search',
-      description:
-        'Finds `q` (case-insensitive, anywhere in the text) in workspace names, row cells and doc sections of every workspace you can read, best match first. ' +
-        '`kind` narrows it to `workspace`, `row` or `doc-section`; page with `limit` and `offset` (`count` is the total, or with `countEstimated` a lower bound: a broad query ranks the first 1,000 matches of each kind). Each hit names its workspace `slug` and surface, to pass to list_rows or get_doc. 120 a minute.',
-      annotations: READ,
-    }),
-    toolFromOperation('list_versions', versionOperations.list, {
-      title: 'List versions of a surface',
-      description:
-        `The version history of a doc, html page or table, newest first: automatic versions (one per editing session of a person or agent) and named ones, ` +
-        `each with who edited and how much changed since the previous one. Page with \`before\` = \`nextCursor\`. Editors only. ${SURFACE} ${ADDRESS}`,
-      annotations: READ,
-    }),
-    toolFromOperation('get_version', versionOperations.show, {
-      title: 'Show a version',
-      description:
-        'A surface as it was at version `versionId`: a doc as ProseMirror JSON, or `format: "markdown"` (best for reading) or `"text"`; an html page as `html`; ' +
-        `a table as its \`columns\` and \`rows\` (\`limit\` per page, \`after\` = \`nextCursor\`). \`version.etag\` is that version's token. Editors only. ${VERSION} ${ADDRESS}`,
-      annotations: READ,
-    }),
-    toolFromOperation('compare_versions', versionOperations.diff, {
-      title: 'Compare two versions',
-      description:
-        'What changed from version `versionId` to `to` (another version id, or `current`, the default): doc blocks added, removed or changed (with Markdown), ' +
-        `html lines, or a table's columns and rows (changed cells with before and after). Editors only. ${VERSION} ${ADDRESS}`,
-      annotations: READ,
-    }),
-    toolFromOperation('name_version', versionOperations.name, {
-      title: 'Name the current version',
-      description: `Keeps a surface as it is now as a named version \`name\` (named versions are never removed by retention), for example before a large edit. Editors only. ${SURFACE} ${ADDRESS}`,
-      annotations: WRITE,
-    }),
-    toolFromOperation('restore_version', versionOperations.restore, {
-      title: 'Restore a version',
-      description:
-        'Makes a surface look as it did at version `versionId`, as one new change by you on top of the current state: the history keeps everything, and people editing see it at once. ' +
-        `It can be undone: the answer's \`undo\` is the state just before, and restore_version with \`undo.id\` brings it back. Editors only. ${VERSION} ${ADDRESS}`,
-      annotations: DESTRUCTIVE,
-    }),
+    ...toolsFromOperations(Object.values(searchOperations)),
+    ...toolsFromOperations(Object.values(versionOperations)),
     toolFromOperation('get_billing', billingOperations.summary, {
       title: 'Get the plan and usage',
       description: `The organisation's plan, price and every cap next to live usage (agents, members, workspaces, rows, API calls this month, storage, messages), the billing period, any scheduled downgrade and every plan's caps. Any member. ${ORG}`,

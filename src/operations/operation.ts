@@ -73,6 +73,14 @@ export type RestFacts = {
   config?: RestConfig;
   /** Maps the validated request onto the operation's input when the two differ (a selector accepted in the query or the body). */
   input?: (request: RestRequest) => RestRequest;
+  /**
+   * A doc body the 200 may also send raw (GET /doc, a version): without
+   * `format` in the query, `Accept: text/markdown` or `text/plain` runs the
+   * operation with `format` set to `markdown` or `text` and sends that
+   * string of its result with the type. Its OpenAPI description and the
+   * schema of each raw type.
+   */
+  raw?: { description: string; types: Record<'text/markdown' | 'text/plain', z.ZodType> };
 };
 
 export type RestConfig = {

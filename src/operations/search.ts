@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { search } from '../domain/search';
 import { requireCaller } from '../access/callers';
-import { spendBudget } from '../http/limits';
-import { httpExchange } from '../http/exchange';
-import { defineOperation } from '../operations/operation';
-import type { App } from '../http/types';
 import { MINUTE } from '../limits/rules';
-import type { Services } from '../services';
-import { errorResponses, IsoDateTime } from '../model/schemas/common';
+import { IsoDateTime } from '../model/schemas/common';
+import { spendBudget } from './budget';
+import { defineOperation } from './operation';
+import { READ } from './tool-text';
 
 const SearchQuery = z.strictObject({
   q: z
@@ -60,21 +58,14 @@ const SearchResult = z
 /** 120 searches a minute per principal, over REST and MCP alike. */
 const SEARCH_BUDGET = { endpoint: 'search', limit: 120, windowMs: MINUTE };
 
-/** The route's policy (the caller's readable workspaces, inside `search`) and domain call; the MCP tool `search` runs the same. */
+/** The route's policy (the caller's readable workspaces, inside `search`) and domain call; also the MCP tool `search`. */
 export const searchOperations = {
-  search: defineOperation({ query: SearchQuery, response: SearchResult }, async (services, actor, { query }, http) => {
-    const caller = requireCaller(actor);
-    await spendBudget(services, SEARCH_BUDGET, caller.principal.id, http);
-    return search(services, caller, query);
-  }),
-};
-
-export async function searchRoutes(app: App, services: Services) {
-  const operation = searchOperations.search;
-  app.get(
-    '/api/search',
+  search: defineOperation(
     {
-      schema: {
+      query: SearchQuery, response: SearchResult,
+      rest: {
+        method: 'GET',
+        path: '/api/search',
         summary: 'Search workspaces, rows and doc sections',
         description:
           'Case-insensitive substring match over workspace names, row cells (text and numbers) and doc sections (heading and text), ' +
@@ -82,10 +73,20 @@ export async function searchRoutes(app: App, services: Services) {
           "the caller's organisations; a scoped key searches its one workspace). Best score first, ties newest first. " +
           'A row is found as soon as its write is acknowledged. 120 per minute per principal.',
         tags: ['search'],
-        querystring: operation.query,
-        response: { 200: operation.response, ...errorResponses },
+      },
+      mcp: {
+        name: 'search',
+        title: 'Search',
+        description:
+          'Finds `q` (case-insensitive, anywhere in the text) in workspace names, row cells and doc sections of every workspace you can read, best match first. ' +
+          '`kind` narrows it to `workspace`, `row` or `doc-section`; page with `limit` and `offset` (`count` is the total, or with `countEstimated` a lower bound: a broad query ranks the first 1,000 matches of each kind). Each hit names its workspace `slug` and surface, to pass to list_rows or get_doc. 120 a minute.',
+        annotations: READ,
       },
     },
-    async (request, reply) => operation.run(services, request.actor, request, httpExchange(request, reply)),
-  );
-}
+    async (services, actor, { query }, http) => {
+      const caller = requireCaller(actor);
+      await spendBudget(services, SEARCH_BUDGET, caller.principal.id, http);
+      return search(services, caller, query);
+    },
+  ),
+};

@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { docToMarkdown, docToText } from '../model/doc/markdown';
+import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
+import { requireCaller } from '../access/callers';
+import { resolveWorkspace } from '../access/workspace-access';
+import { BaseVersion, PreconditionFailed } from '../model/schemas/common';
+import { defineOperation } from './operation';
+import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
+import { addressOf, WorkspaceParams } from './workspace-routes';
+
+export const DocSurfaceQuery = {
+  surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),
+  surfaceId: z.string().min(1).max(100).optional(),
+};
+
+export const GetDocQuery = z.strictObject({
+  format: z.enum(['markdown', 'text']).optional().describe('`markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content`'),
+  ...DocSurfaceQuery,
+});
+
+const ProseMirrorDoc = z
+  .unknown()
+  .describe('ProseMirror JSON (`{ type: "doc", content: [...] }`) in the schema of docs/SYNC-DOCUMENTS.md; invalid content gives 400 with the path of the node')
+  .meta({ id: 'ProseMirrorDoc' });
+
+const DocContent = z.object({ surfaceId: z.string(), content: ProseMirrorDoc }).meta({ id: 'DocContent' });
+export const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string(), markdown: z.string() }), z.object({ surfaceId: z.string(), text: z.string() })]);
+
+// One of the two is required; the domain answers 400 when both are missing.
+export const PutDocBody = z.strictObject({
+  content: ProseMirrorDoc.optional(),
+  markdown: z.string().optional().describe('CommonMark + GFM; ignored when `content` is given'),
+  baseVersion: BaseVersion.optional(),
+});
+
+const DocConflict = z
+  .object({
+    at: z.number().int().describe('Index of the kept blocks in the stored body'),
+    base: z.string().describe('The blocks as they were in the base version (Markdown)'),
+    yours: z.string().describe('Your version of them, not applied (Markdown)'),
+    theirs: z.string().describe('What someone else made of them since, kept (Markdown)'),
+  })
+  .meta({ id: 'DocConflict' });
+
+const PutDocResponse = DocContent.extend({
+  conflicts: z.array(DocConflict).optional().describe('Only for a write with a base: blocks both you and someone else changed since the base'),
+});
+
+export const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc') });
+
+/**
+ * The doc body of a workspace's doc surface: ProseMirror JSON, Markdown or
+ * plain text (API-DECISIONS, "Sync documents" and "Workspaces and surfaces").
+ * REST routes and MCP tools (in this order in tools/list).
+ */
+export const docOperations = {
+  read: defineOperation(
+    {
+      params: WorkspaceParams, query: GetDocQuery, response: DocResponse,
+      rest: {
+        method: 'GET',
+        workspacePath: '/doc',
+        summary: 'Read the doc body',
+        description:
+          'ProseMirror JSON in `content` by default; `format=markdown` gives `{ markdown }`, `format=text` gives `{ text }`. ' +
+          'Without `format`, `Accept: text/markdown` or `Accept: text/plain` returns the raw body with that Content-Type. ' +
+          'The `ETag` header is the version token of what was read: send it back as `If-Match` (or `baseVersion`) with PUT. ' +
+          '404 when the workspace has no doc surface.',
+        tags: ['doc'],
+        config: { auth: 'optional' },
+        raw: {
+          description: 'The doc body',
+          types: {
+            'text/markdown': z.string().describe('The body as CommonMark + GFM'),
+            'text/plain': z.string().describe('The body as plain text'),
+          },
+        },
+      },
+      mcp: {
+        name: 'get_doc',
+        title: 'Read a doc',
+        description: `The body of a doc surface (the first one unless \`surface\` is given): \`format: "markdown"\` for CommonMark + GFM (best for reading), \`"text"\` for plain text, omitted for ProseMirror JSON. ${ADDRESS}`,
+        annotations: READ,
+      },
+    },
+    async (services, actor, { params, query }, http) => {
+      // The answer depends on Accept over REST (rest.raw), whatever it turns out to be.
+      http?.header('vary', 'Accept');
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { format, ...selector } = query;
+      const { surface, body, etag } = await readDoc(services, workspace, selector);
+      http?.header('etag', etag);
+      if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
+      if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };
+      return { surfaceId: surface.id, content: body.toJSON() };
+    },
+  ),
+  replace: defineOperation(
+    {
+      params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: PutDocBody, response: PutDocResponse,
+      rest: {
+        method: 'PUT',
+        workspacePath: '/doc',
+        summary: 'Replace the doc body',
+        description:
+          '`content` (ProseMirror JSON) or `markdown`; `content` wins when both are sent. Applied as one Y transaction that changes only the blocks ' +
+          'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored. ' +
+          'With a base version (`If-Match: <ETag of the read>` or `baseVersion`), the body is merged as a diff against that base: only the blocks you ' +
+          'changed are applied, what others wrote since stays, and blocks both changed keep their version and are listed in `conflicts`; the answer is ' +
+          'then the current body with its new `ETag`. 412 when the token is not one of this doc, or `base_unavailable` when it is too old (docs/VERSIONS.md).',
+        tags: ['doc'],
+        responses: { 412: PreconditionFailed },
+      },
+      mcp: {
+        name: 'replace_doc',
+        title: 'Replace a doc',
+        description: `Replaces the whole body of a doc surface with \`markdown\` (or ProseMirror JSON \`content\`); blocks that did not change are kept, so people editing them keep their work. To add text at the end, use append_doc_section. ${ADDRESS}`,
+        annotations: { ...DESTRUCTIVE, idempotentHint: true },
+      },
+    },
+    async (services, actor, { params, query, body }, http) => {
+      const caller = requireCaller(actor);
+      const resolved = await resolveWorkspace(services, caller, addressOf(params), 'edit_doc');
+      const { baseVersion, ...input } = body;
+      const { surface, body: stored, etag, conflicts } = await replaceDoc(services, caller, resolved, query, { ...input, base: { ifMatch: http?.ifMatch, baseVersion } });
+      if (etag) http?.header('etag', etag);
+      return { surfaceId: surface.id, content: stored.toJSON(), ...(conflicts ? { conflicts } : {}) };
+    },
+  ),
+  appendSection: defineOperation(
+    {
+      params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: SectionsBody, response: z.object({ surfaceId: z.string(), appendedBlocks: z.number().int() }),
+      rest: {
+        method: 'POST',
+        workspacePath: '/doc/sections',
+        summary: 'Append Markdown to the doc',
+        description: 'Parses `markdown` and appends its blocks at the end of the body without touching the others. Answers how many blocks were appended.',
+        tags: ['doc'],
+      },
+      mcp: {
+        name: 'append_doc_section',
+        title: 'Append to a doc',
+        description: `Appends \`markdown\` (headings, lists, tables, code) at the end of a doc surface without touching what is there. ${ADDRESS}`,
+        annotations: WRITE,
+      },
+    },
+    async (services, actor, { params, query, body }) => {
+      const caller = requireCaller(actor);
+      const resolved = await resolveWorkspace(services, caller, addressOf(params), 'edit_doc');
+      const { surface, appendedBlocks } = await appendDoc(services, caller, resolved, query, body.markdown);
+      return { surfaceId: surface.id, appendedBlocks };
+    },
+  ),
+};
