@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { EventName } from '../model/event-names';
 import type { Actor, Principal } from '../policy/actor';
 import { resolveWorkspace, type ResolvedWorkspace, type WorkspaceAddress } from '../access/workspace-access';

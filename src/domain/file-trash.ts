@@ -1,5 +1,5 @@
 import { publishEvents, recordEvents } from '../events/emit';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import { findWorkspacesBySlug } from '../persistence/access';
 import { deleteArchivedFiles, deleteEmptyArchivedFolders, deleteExpiredUploads } from '../persistence/files';
 import type { Executor } from '../persistence/database';

@@ -1,7 +1,7 @@
 import type { EventName } from '../model/event-names';
 import type { Readable } from 'node:stream';
 import { ApiError, errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor, Principal } from '../policy/actor';
 import type { ResolvedWorkspace } from '../access/workspace-access';
 import { isTextLike } from '../files/content-types';

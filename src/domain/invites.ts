@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
 import type { ResolvedWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';

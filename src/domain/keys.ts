@@ -1,8 +1,8 @@
 import { ApiError, errors, OverLimitError } from '../errors';
 import { recordEvents, publishEvents } from '../events/emit';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor, Principal } from '../policy/actor';
-import { API_KEY_PREFIX } from '../http/authenticate';
+import { API_KEY_PREFIX } from '../policy/credentials';
 import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';

@@ -15,7 +15,7 @@ import {
   nextSurfacePosition,
   renameSurface,
 } from '../persistence/workspaces';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Tx } from '../persistence/database';
 import type { Services } from '../services';
 import { transactWithEvents, workspaceEvent } from './transact';

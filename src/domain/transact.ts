@@ -1,6 +1,6 @@
 import { publishEvents, recordEvents } from '../events/emit';
 import type { EventName } from '../model/event-names';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
 import type { Tx } from '../persistence/database';
 import type { Surface, Workspace } from '../persistence/schema';

@@ -1,7 +1,7 @@
 import { errors, OverLimitError } from '../errors';
 import { emitEvents } from '../events/emit';
 import type { EventName } from '../model/event-names';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
 import { resolveWorkspace } from '../access/workspace-access';
 import { newId } from '../lib/ids';

@@ -10,7 +10,7 @@ import { surfaceDocumentName, type ParsedDocumentName } from '../model/document-
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
 import { markUpdatesDerived } from '../persistence/document-log';
 import { publishEvents, recordEvents } from './emit';
-import type { EventDraft } from './types';
+import type { EventDraft } from '../model/event-record';
 
 /**
  * Doc and html documents, for the observer (src/events/observer.ts):

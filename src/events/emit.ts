@@ -1,7 +1,7 @@
 import { insertEvents } from '../persistence/events';
 import type { Executor } from '../persistence/database';
 import type { Services } from '../services';
-import type { EventDraft, EventRecord } from './types';
+import type { EventDraft, EventRecord } from '../model/event-record';
 
 /**
  * Records events in the audit log, and in the same transaction the webhook

@@ -20,7 +20,7 @@ import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection
 import { countRows, deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../model/table/document';
 import { DocChanges, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
-import type { EventDraft, EventRecord } from './types';
+import type { EventDraft, EventRecord } from '../model/event-record';
 
 /**
  * The one observer: every committed change to a document, from REST, MCP or
