@@ -6,7 +6,7 @@ import { findLiveAccessToken, touchGrantLastUsed } from '../persistence/oauth';
 import { readCacheOf } from '../persistence/read-cache';
 import { API_KEY_PREFIX, OAUTH_ACCESS_TOKEN_PREFIX } from '../policy/credentials';
 import { parseScopes } from '../policy/permissions';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 
 /**

@@ -3,7 +3,7 @@ import { readCacheOf, type ReadCache } from '../persistence/read-cache';
 import type { Surface, Workspace } from '../persistence/schema';
 import { listSurfaces } from '../persistence/workspaces';
 import type { CallerFacts } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 
 /**

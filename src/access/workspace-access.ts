@@ -1,7 +1,7 @@
 import { errors } from '../errors';
 import type { PlanName, Workspace } from '../persistence/schema';
 import { authorize, workspaceAccess, type CallerFacts, type WorkspaceAccess, type WorkspaceAction } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 import { cachedCallerFacts, cachedWorkspaces } from './context-cache';
 

@@ -4,7 +4,7 @@ import { newId } from '../lib/ids';
 import { loadAgentReach } from '../persistence/access';
 import { claimWake, insertInboxMessage } from '../persistence/inbox';
 import { agentMayReadComments, mentionWakes } from '../policy/comments';
-import type { Services } from '../services';
+import type { Services } from './services';
 import type { CommentMention } from './comment-mentions';
 
 /**

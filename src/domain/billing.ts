@@ -23,7 +23,7 @@ import { webhookUsage } from '../persistence/webhooks';
 import { countHumans } from '../persistence/members';
 import type { Org, PlanName } from '../persistence/schema';
 import { countLiveWorkspaces, findPrincipals, lockOrgForCapCheck } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { storageUsage } from './storage';
 import { transactWithEvents } from './transact';
 

@@ -22,7 +22,7 @@ import type { CommentTargetType } from '../persistence/schema';
 import { findPrincipals, findSurface } from '../persistence/workspaces';
 import { canDeleteComment } from '../policy/comments';
 import type { WorkspaceAction } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { wakeMentionedAgents, type Wake } from './agent-wakes';
 import { assertMentionedPrincipals, keptMentions, mentionsFromIds, type CommentMention } from './comment-mentions';
 import {

@@ -9,7 +9,7 @@ import type { ResolvedWorkspace } from '../access/workspace-access';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces } from '../access/context-cache';
 import { ensureSurfaceOfKind } from './surfaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../model/doc/body';
 import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';

@@ -5,7 +5,7 @@ import { deleteArchivedFiles, deleteEmptyArchivedFolders, deleteExpiredUploads }
 import type { Executor } from '../persistence/database';
 import type { FileRow } from '../persistence/schema';
 import { findSurface } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { FILE_LIMITS } from './files';
 import { deleteBlobsQuietly, freeStoredBlobs, sweepExpiredReservations } from './storage';
 

@@ -22,7 +22,7 @@ import {
 import type { Executor } from '../persistence/database';
 import type { FileRow, FolderRow, Surface } from '../persistence/schema';
 import { findPrincipals, findSurface, listSurfaces } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 
 /**

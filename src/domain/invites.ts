@@ -20,7 +20,7 @@ import {
 import { findOrgMember, findWorkspaceMember, insertMembership, type OrgMemberRow } from '../persistence/members';
 import type { Role } from '../persistence/schema';
 import { lockOrgForCapCheck } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { normaliseEmail } from './accounts';
 import { assertHumanSeat, assertMayGrant, loadMember, type Member, type ResolvedOrg } from './members';
 import { transactWithEvents, workspaceEvent } from './transact';

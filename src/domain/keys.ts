@@ -24,7 +24,7 @@ import {
 import type { Org, Role, Workspace } from '../persistence/schema';
 import { lockOrgForCapCheck } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, orgRoleCan, roleAtLeast } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { upgradeUrl } from './workspaces';
 
 export type MintKeyInput = {

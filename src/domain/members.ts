@@ -31,7 +31,7 @@ import {
 import type { Org, Role, Workspace } from '../persistence/schema';
 import { upsertMembership } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, roleAtLeast, type OrgAction } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { EventName } from '../model/event-names';
 import { upgradeUrl } from './workspaces';

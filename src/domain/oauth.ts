@@ -30,7 +30,7 @@ import {
 } from '../persistence/oauth';
 import type { OAuthClientAuthMethod } from '../persistence/schema';
 import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents } from './transact';
 
 /**

@@ -17,7 +17,7 @@ import {
 } from '../persistence/workspaces';
 import type { EventDraft } from '../model/event-record';
 import type { Tx } from '../persistence/database';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { WorkspaceContent } from './workspace-content';
 

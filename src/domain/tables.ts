@@ -6,7 +6,7 @@ import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces } from '../access/context-cache';
-import type { Services } from '../services';
+import type { Services } from './services';
 import type { CommitReceipt } from '../sync/document-sync';
 import { tablesDocumentName } from '../model/document-names';
 import { serverOrigin } from '../sync/origins';

@@ -24,7 +24,7 @@ import {
   type StoredVersion,
 } from '../persistence/versions';
 import { findPrincipals, findSurface } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { countChanges, diffContents, type ContentDiff, type SequenceChange } from '../sync/content-diff';
 import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';

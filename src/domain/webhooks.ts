@@ -23,7 +23,7 @@ import {
   type WebhookRow,
 } from '../persistence/webhooks';
 import type { DeliveryStatus } from '../persistence/schema';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { ForbiddenTargetError } from '../webhooks/address-guard';
 import { normalizeFilter } from '../webhooks/event-filter';
 import { WEBHOOK_CAPS } from '../webhooks/pg-store';

@@ -28,7 +28,7 @@ import {
   type WorkspaceSettings,
 } from '../persistence/workspaces';
 import { authorizeOrg, roleCan, workspaceAccess } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import type { ColumnDef } from '../model/table/types';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { WorkspaceContent } from './workspace-content';
