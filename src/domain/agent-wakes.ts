@@ -1,5 +1,5 @@
 import type { Principal } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { loadAgentReach } from '../persistence/access';
 import { claimWake, insertInboxMessage } from '../persistence/inbox';

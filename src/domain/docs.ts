@@ -5,9 +5,9 @@ import { docFromJSON, docToMarkdown, DocValidationError, markdownToDoc } from '.
 import { docSchema } from '../model/doc/schema';
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Surface, Workspace } from '../persistence/schema';
-import { cachedLiveSurfaces } from '../access/context-cache';
+import { cachedLiveSurfaces } from './live-surfaces';
 import { ensureSurfaceOfKind } from './surfaces';
 import type { Services } from './services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../model/doc/body';

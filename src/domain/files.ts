@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../model/event-record';
 import type { Actor, Principal } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { isTextLike } from '../files/content-types';
 import { nameProblem } from '../files/names';
 import { uniqueEntryNames, zipStream, type ZipEntry } from '../files/zip';

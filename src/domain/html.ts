@@ -1,6 +1,6 @@
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { sanitizeHtml } from '../files/sanitize';
 import type { Surface, Workspace } from '../persistence/schema';
 import { findSurface } from '../persistence/workspaces';

@@ -1,7 +1,7 @@
 import { errors } from '../errors';
 import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { escapeHtml } from '../lib/html';
 import { hashToken, randomToken } from '../lib/secrets';

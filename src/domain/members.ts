@@ -1,7 +1,7 @@
 import { errors, OverLimitError } from '../errors';
 import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { capsFor } from '../limits/plans';
 import { findOrgById, findOrgBySlug, findOrgRole } from '../persistence/accounts';
 import type { Executor } from '../persistence/database';

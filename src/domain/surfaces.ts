@@ -1,7 +1,7 @@
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import { cachedLiveSurfaces } from '../access/context-cache';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import { cachedLiveSurfaces } from './live-surfaces';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import type { Surface, SurfaceKind } from '../persistence/schema';
 import {

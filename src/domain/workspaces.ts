@@ -1,6 +1,6 @@
 import { errors, OverLimitError } from '../errors';
 import type { Actor, Principal } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import { findOrgRefs, loadCallerFacts } from '../persistence/access';
