@@ -12,9 +12,12 @@ import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
 import type { WriteEpochs } from './persistence/write-epochs';
-import type { Services } from './services';
+import { SyncConnectionGate } from './access/connection-auth';
+import type { Services } from './domain/services';
+import { DocumentObserver } from './events/observer';
 import { LocalTracker } from './support/tracker';
-import { createSyncEngine } from './sync/index';
+import { SyncEngine } from './sync/engine';
+import { RedisSyncRelay } from './sync/redis-relay';
 import { Webhooks } from './webhooks/index';
 
 /**
@@ -79,6 +82,23 @@ export async function createServices(
       await database.close();
     },
   };
+}
+
+/**
+ * The sync engine, with what it is handed from above it: the gate that
+ * decides who may connect (src/access/connection-auth.ts), the one observer
+ * that turns its changes into events (src/events/observer.ts) and, given
+ * Redis, the relay that shares its documents with other instances.
+ */
+function createSyncEngine(services: Omit<Services, 'sync'>, redis?: { url: string; prefix: string }): { engine: SyncEngine; relay: RedisSyncRelay | null } {
+  const relay: RedisSyncRelay | null = redis
+    ? new RedisSyncRelay({ redisUrl: redis.url, prefix: redis.prefix, committed: (name: string): Promise<void> => engine.committed(name), log: services.log, metrics: services.metrics })
+    : null;
+  // The gate resolves callers through src/access, which takes the whole bag; it never reaches `sync`.
+  const gate = new SyncConnectionGate(services as Services);
+  const engine: SyncEngine = new SyncEngine(services, { gate, extensions: relay ? [relay] : [] });
+  engine.setObserver(new DocumentObserver(services, engine));
+  return { engine, relay };
 }
 
 /**

@@ -5,8 +5,9 @@ import { findLiveKey, findLiveSession } from '../persistence/credentials';
 import { touchKeyLastUsed } from '../persistence/keys';
 import { findLiveAccessToken, touchGrantLastUsed } from '../persistence/oauth';
 import { readCacheOf } from '../persistence/read-cache';
-import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
-import type { Services } from '../services';
+import { API_KEY_PREFIX, OAUTH_ACCESS_TOKEN_PREFIX } from '../policy/credentials';
+import { parseScopes } from '../policy/permissions';
+import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 
 /**
@@ -16,9 +17,8 @@ import type { Actor } from '../policy/actor';
  * revoked credential is dead everywhere at once.
  */
 
-export const SESSION_COOKIE = 'svc-session';
-export const API_KEY_PREFIX = 'svc_live_';
-export const OAUTH_ACCESS_TOKEN_PREFIX = 'oat_';
+export { API_KEY_PREFIX, OAUTH_ACCESS_TOKEN_PREFIX, SESSION_COOKIE } from '../policy/credentials';
+export { parseScopes } from '../policy/permissions';
 
 /** A bearer credential: an API key or an OAuth access token. Null when it does not resolve. */
 export async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {
@@ -90,12 +90,6 @@ async function actorFromSession(services: Services, token: string): Promise<Acto
     sessionId: session.sessionId,
     sessionCreatedAt: session.sessionCreatedAt,
   };
-}
-
-/** Known scopes of a stored space-separated list, in canonical order. */
-export function parseScopes(scopes: string): OAuthScope[] {
-  const given = new Set(scopes.split(' '));
-  return OAUTH_SCOPES.filter((scope) => given.has(scope));
 }
 
 const USE_RESOLUTION_MS = 60_000;

@@ -1,9 +1,8 @@
 import { findWorkspacesBySlug, loadCallerFacts, type WorkspaceWithOrg } from '../persistence/access';
 import { readCacheOf, type ReadCache } from '../persistence/read-cache';
-import type { Surface, Workspace } from '../persistence/schema';
-import { listSurfaces } from '../persistence/workspaces';
+import type { Workspace } from '../persistence/schema';
 import type { CallerFacts } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 
 /**
@@ -43,7 +42,4 @@ export function cachedCallerFacts(services: Services, actor: Actor | null, works
   return cacheOf(services).get(key, () => loadCallerFacts(services.db, actor, workspaces));
 }
 
-/** A workspace's live surfaces in position order, cached. */
-export function cachedLiveSurfaces(services: Services, workspaceId: string): Promise<Surface[]> {
-  return cacheOf(services).get(`surfaces\u0000${workspaceId}`, () => listSurfaces(services.db, workspaceId));
-}
+export { cachedLiveSurfaces } from '../domain/live-surfaces';

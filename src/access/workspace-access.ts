@@ -1,25 +1,16 @@
 import { errors } from '../errors';
-import type { PlanName, Workspace } from '../persistence/schema';
-import { authorize, workspaceAccess, type CallerFacts, type WorkspaceAccess, type WorkspaceAction } from '../policy/index';
-import type { Services } from '../services';
+import type { ResolvedWorkspace, WorkspaceAddress, WorkspaceResolver } from '../domain/resolved-workspace';
+import { authorize, workspaceAccess, type WorkspaceAction } from '../policy/index';
+import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 import { cachedCallerFacts, cachedWorkspaces } from './context-cache';
 
-export type WorkspaceAddress = {
-  /** The `{slug}` path segment; a workspace id is accepted too. */
-  slug: string;
-  /** Present on the canonical `/api/orgs/{orgSlug}/workspaces/{slug}` paths. */
-  orgSlug?: string;
-};
+export type { ResolvedWorkspace, WorkspaceAddress } from '../domain/resolved-workspace';
 
-export type ResolvedWorkspace = {
-  workspace: Workspace;
-  orgSlug: string;
-  /** The organisation's plan, read with the workspace: caps check against it. */
-  orgPlan: PlanName;
-  access: WorkspaceAccess;
-  caller: CallerFacts;
-};
+/** `resolveWorkspace` bound to `services`, for the domain functions that take one (src/domain/resolved-workspace.ts). */
+export function workspaceResolver(services: Services): WorkspaceResolver {
+  return (actor, address, action) => resolveWorkspace(services, actor, address, action);
+}
 
 /**
  * Finds the workspace a request names and asks the policy whether the caller

@@ -16,7 +16,7 @@ import { requireCaller } from '../access/callers';
 import { requireActor } from '../http/authenticate';
 import { defineOperation } from '../operations/operation';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../access/workspace-access';
+import { resolveWorkspace, workspaceResolver } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { Comment, CommentDetail, CommentList, CreateCommentBody, CreatedComment, Emoji, LegacyCreateBody, ListQuery } from '../model/schemas/comments';
@@ -59,7 +59,7 @@ const ReplyBody = z.strictObject({
 const resolution = (resolve: boolean) =>
   defineOperation({ params: CommentParams, response: Comment }, async (services, actor, { params }) => {
     const caller = requireCaller(actor);
-    return setCommentResolved(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)), resolve);
+    return setCommentResolved(services, caller, await resolveComment(services, workspaceResolver(services), caller, params.id, 'comment', addressIn(params)), resolve);
   });
 
 const create = defineOperation({ params: WorkspaceParams, body: CreateCommentBody, response: CreatedComment }, async (services, actor, { params, body }) => {
@@ -82,27 +82,27 @@ export const commentOperations = {
    */
   reply: defineOperation({ body: ReplyBody, response: CreatedComment }, async (services, actor, { body: { commentId, ...reply } }) => {
     const caller = requireCaller(actor);
-    const loaded = await resolveComment(services, caller, commentId, 'comment');
+    const loaded = await resolveComment(services, workspaceResolver(services), caller, commentId, 'comment');
     const target = await replyTargetOf(services, loaded);
     return create.run(services, caller, { params: { slug: loaded.resolved.workspace.id }, query: undefined, body: { ...reply, target, parentId: commentId } });
   }),
   detail: defineOperation({ params: CommentParams, response: CommentDetail }, async (services, actor, { params }) =>
-    commentDetail(services, await resolveComment(services, actor, params.id, 'read_comments', addressIn(params))),
+    commentDetail(services, await resolveComment(services, workspaceResolver(services), actor, params.id, 'read_comments', addressIn(params))),
   ),
   remove: defineOperation({ params: CommentParams, response: Ok }, async (services, actor, { params }) => {
     const caller = requireCaller(actor);
-    await deleteComment(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)));
+    await deleteComment(services, caller, await resolveComment(services, workspaceResolver(services), caller, params.id, 'comment', addressIn(params)));
     return { ok: true as const };
   }),
   resolve: resolution(true),
   unresolve: resolution(false),
   react: defineOperation({ params: CommentParams, body: ReactionBody, response: Comment }, async (services, actor, { params, body }) => {
     const caller = requireCaller(actor);
-    return setReaction(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)), body.emoji, true);
+    return setReaction(services, caller, await resolveComment(services, workspaceResolver(services), caller, params.id, 'comment', addressIn(params)), body.emoji, true);
   }),
   unreact: defineOperation({ params: ReactionParams, response: Comment }, async (services, actor, { params }) => {
     const caller = requireCaller(actor);
-    return setReaction(services, caller, await resolveComment(services, caller, params.id, 'comment', addressIn(params)), params.emoji, false);
+    return setReaction(services, caller, await resolveComment(services, workspaceResolver(services), caller, params.id, 'comment', addressIn(params)), params.emoji, false);
   }),
 };
 

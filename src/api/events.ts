@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { EventRecord } from '../events/types';
+import type { EventRecord } from '../model/event-record';
 import { resolveActor, SESSION_COOKIE } from '../http/authenticate';
 import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
 import { RecentIds } from '../lib/recent-ids';

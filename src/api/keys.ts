@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { workspaceResolver } from '../access/workspace-access';
 import { listVisibleKeys, mintKey, revokeKey } from '../domain/keys';
 import { requireElevation } from '../domain/elevation';
 import { errors } from '../errors';
@@ -98,7 +99,7 @@ export async function keyRoutes(app: App, services: Services) {
       const actor = requireActor(request);
       await requireElevation(services, actor, 'keys');
       const { scopeSlug, ...input } = request.body;
-      const minted = await mintKey(services, actor, { ...input, scopeSlug: scopeSlug ?? undefined });
+      const minted = await mintKey(services, workspaceResolver(services), actor, { ...input, scopeSlug: scopeSlug ?? undefined });
       return { key: presentKey(minted.key), secret: minted.secret };
     },
   );

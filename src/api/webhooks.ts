@@ -15,7 +15,7 @@ import {
 import { EVENT_NAMES } from '../model/event-names';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
-import { resolveWorkspace } from '../access/workspace-access';
+import { resolveWorkspace, workspaceResolver } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { WebhookRow } from '../persistence/webhooks';
 import type { Services } from '../services';
@@ -279,6 +279,6 @@ export async function webhookRoutes(app: App, services: Services) {
         response: { 200: WebhookDelivery, 402: OverLimitBody, ...errorResponses },
       },
     },
-    async (request) => presentDelivery(await retryDelivery(services, requireActor(request), request.params.id)),
+    async (request) => presentDelivery(await retryDelivery(services, workspaceResolver(services), requireActor(request), request.params.id)),
   );
 }

@@ -108,10 +108,11 @@ const commands: Record<string, Command> = {
       json: jsonFlag,
     },
     async run(services, values) {
-      const [{ normaliseEmail }, { mintKey }, { findUserByEmail }] = await Promise.all([
+      const [{ normaliseEmail }, { mintKey }, { findUserByEmail }, { workspaceResolver }] = await Promise.all([
         import('../domain/accounts'),
         import('../domain/keys'),
         import('../persistence/accounts'),
+        import('../access/workspace-access'),
       ]);
       const address = normaliseEmail(String(values.email));
       const user = await findUserByEmail(services.db, address);
@@ -123,7 +124,7 @@ const commands: Record<string, Command> = {
         userId: user.id,
         orgId: user.primaryOrgId,
       };
-      const { key, secret } = await mintKey(services, actor, {
+      const { key, secret } = await mintKey(services, workspaceResolver(services), actor, {
         name: String(values.name),
         agentName: String(values.agent),
         role: (values.role ?? 'editor') as KeyRole,

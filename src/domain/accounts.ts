@@ -18,7 +18,7 @@ import {
   touchSignIn,
 } from '../persistence/accounts';
 import type { Executor, Tx } from '../persistence/database';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { attributeReferralSignup } from './referrals';
 import { seedCreatedWorkspace } from './workspace-documents';
 import { createWorkspace } from './workspaces';

@@ -1,10 +1,10 @@
 import type { Principal } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { loadAgentReach } from '../persistence/access';
 import { claimWake, insertInboxMessage } from '../persistence/inbox';
 import { agentMayReadComments, mentionWakes } from '../policy/comments';
-import type { Services } from '../services';
+import type { Services } from './services';
 import type { CommentMention } from './comment-mentions';
 
 /**

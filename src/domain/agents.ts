@@ -6,7 +6,7 @@ import { findAgentInOrg, listAgentMemberships, listOrgAgents, type AgentRecord }
 import type { KeyRecord } from '../persistence/keys';
 import type { Role, Workspace } from '../persistence/schema';
 import { authorizeOrg, workspaceAccess } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { listVisibleKeys } from './keys';
 
 export type AgentDetail = {

@@ -1,7 +1,7 @@
 import { messagesOverageCents } from '../billing/messages-overage';
 import type { BillingAccount, CardOnFile, HostedPage, PaidPlan } from '../billing/payment-provider';
 import { errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { EventName } from '../model/event-names';
 import type { Actor, Principal } from '../policy/actor';
 import { newId } from '../lib/ids';
@@ -23,7 +23,7 @@ import { webhookUsage } from '../persistence/webhooks';
 import { countHumans } from '../persistence/members';
 import type { Org, PlanName } from '../persistence/schema';
 import { countLiveWorkspaces, findPrincipals, lockOrgForCapCheck } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { storageUsage } from './storage';
 import { transactWithEvents } from './transact';
 

@@ -1,6 +1,6 @@
 import { errors, type ErrorDetail } from '../errors';
 import { findPrincipals } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 
 /** Mentions in comment bodies (SPEC "Comments" 3). */
 

@@ -3,7 +3,7 @@ import type { CommentRow } from '../persistence/comments';
 import type { CommentTargetType, Surface, SurfaceKind, Workspace } from '../persistence/schema';
 import { findSurface, listSurfaces } from '../persistence/workspaces';
 import { fileCommentTarget } from './files';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { anchorDocRange, anchorTextDrifted, DocAnchorError, resolveDocAnchors, type StoredDocAnchor } from '../sync/doc-anchors';
 import { surfaceDocumentName, tablesDocumentName } from '../model/document-names';
 import { getRow, listSheetIds, readColumns, type ColumnDef } from '../model/table/document';

@@ -1,8 +1,8 @@
 import { ApiError, errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { EventName } from '../model/event-names';
 import type { Actor, Principal } from '../policy/actor';
-import { resolveWorkspace, type ResolvedWorkspace, type WorkspaceAddress } from '../access/workspace-access';
+import type { ResolvedWorkspace, WorkspaceAddress, WorkspaceResolver } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import {
   deleteCommentAndReplies,
@@ -22,7 +22,7 @@ import type { CommentTargetType } from '../persistence/schema';
 import { findPrincipals, findSurface } from '../persistence/workspaces';
 import { canDeleteComment } from '../policy/comments';
 import type { WorkspaceAction } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { wakeMentionedAgents, type Wake } from './agent-wakes';
 import { assertMentionedPrincipals, keptMentions, mentionsFromIds, type CommentMention } from './comment-mentions';
 import {
@@ -153,6 +153,7 @@ const surfaceOfRow = (row: CommentRow): TargetView['surface'] =>
  */
 export async function resolveComment(
   services: Services,
+  resolveWorkspace: WorkspaceResolver,
   actor: Actor | null,
   commentId: string,
   action: WorkspaceAction,
@@ -161,11 +162,11 @@ export async function resolveComment(
   const comment = await findComment(services.db, commentId);
   if (!comment) throw errors.notFound('Comment');
   if (address) {
-    const resolved = await resolveWorkspace(services, actor, address, action);
+    const resolved = await resolveWorkspace(actor, address, action);
     if (resolved.workspace.id !== comment.workspaceId) throw errors.notFound('Comment');
     return { comment, resolved };
   }
-  const resolved = await resolveWorkspace(services, actor, { slug: comment.workspaceId }, action).catch((error: unknown) => {
+  const resolved = await resolveWorkspace(actor, { slug: comment.workspaceId }, action).catch((error: unknown) => {
     throw error instanceof ApiError && error.statusCode === 404 ? errors.notFound('Comment') : error;
   });
   return { comment, resolved };

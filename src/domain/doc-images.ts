@@ -4,7 +4,7 @@ import { processAvatar, processImage, UnsupportedImageError } from '../files/ima
 import { randomToken } from '../lib/secrets';
 import { updatePrincipalProfile } from '../persistence/accounts';
 import type { StoredBlobKind } from '../persistence/schema';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { deleteBlobsQuietly, freeStoredBlobs, storeCountedBlob } from './storage';
 
 /**

@@ -5,11 +5,11 @@ import { docFromJSON, docToMarkdown, DocValidationError, markdownToDoc } from '.
 import { docSchema } from '../model/doc/schema';
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Surface, Workspace } from '../persistence/schema';
-import { cachedLiveSurfaces } from '../access/context-cache';
+import { cachedLiveSurfaces } from './live-surfaces';
 import { ensureSurfaceOfKind } from './surfaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../model/doc/body';
 import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';

@@ -10,7 +10,7 @@ import {
   upsertElevationGrant,
   useElevationGrant,
 } from '../persistence/accounts';
-import type { Services } from '../services';
+import type { Services } from './services';
 
 /** Sudo mode: sensitive actions need a fresh, per-scope grant on a human session. */
 export const ELEVATION_SCOPES = ['keys', 'credentials', 'org_members', 'workspace_delete'] as const;

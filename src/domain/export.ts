@@ -14,7 +14,7 @@ import {
   exportWorkspaces,
   type Page,
 } from '../persistence/export';
-import type { Services } from '../services';
+import type { Services } from './services';
 
 /**
  * The personal data export: everything of the user's that exists, as one

@@ -5,7 +5,7 @@ import { archiveFilesInFolders, archiveFolders, findFolder, folderAncestors, fol
 import type { Executor } from '../persistence/database';
 import type { FolderRow } from '../persistence/schema';
 import { findSurface } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { byOf, checkName, fileEvent, findFilesSurface, findTargetFolder, folderEvent, viewFolders, type FilesScope, type FolderView, type WorkspaceRef } from './files';
 import { transactWithEvents } from './transact';
 

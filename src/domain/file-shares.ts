@@ -4,7 +4,7 @@ import { newId } from '../lib/ids';
 import { randomToken } from '../lib/secrets';
 import { findShareToken, findSharedFile, insertShareToken, listActiveShareTokens, lockFile, revokeShareToken } from '../persistence/files';
 import type { FileRow } from '../persistence/schema';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { byOf, fileEvent, findFileIn, type WorkspaceRef } from './files';
 import { transactWithEvents } from './transact';
 

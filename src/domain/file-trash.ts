@@ -1,11 +1,11 @@
 import { publishEvents, recordEvents } from '../events/emit';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import { findWorkspacesBySlug } from '../persistence/access';
 import { deleteArchivedFiles, deleteEmptyArchivedFolders, deleteExpiredUploads } from '../persistence/files';
 import type { Executor } from '../persistence/database';
 import type { FileRow } from '../persistence/schema';
 import { findSurface } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { FILE_LIMITS } from './files';
 import { deleteBlobsQuietly, freeStoredBlobs, sweepExpiredReservations } from './storage';
 

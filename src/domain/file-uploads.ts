@@ -14,7 +14,7 @@ import { deleteUpload, findUpload, insertFile, lockFolder, insertUpload, lockFil
 import type { FileExif, FileRow, FileUploadRow } from '../persistence/schema';
 import type { LedgerEntry } from '../persistence/storage';
 import { findPrincipals, findSurface } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { commitStorage, deleteBlobsQuietly, freeStoredBlobs, releaseStorage, reserveStorage, type StorageReservation } from './storage';
 import {
   byOf,

@@ -1,9 +1,9 @@
 import type { EventName } from '../model/event-names';
 import type { Readable } from 'node:stream';
 import { ApiError, errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor, Principal } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { isTextLike } from '../files/content-types';
 import { nameProblem } from '../files/names';
 import { uniqueEntryNames, zipStream, type ZipEntry } from '../files/zip';
@@ -22,7 +22,7 @@ import {
 import type { Executor } from '../persistence/database';
 import type { FileRow, FolderRow, Surface } from '../persistence/schema';
 import { findPrincipals, findSurface, listSurfaces } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 
 /**

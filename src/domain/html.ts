@@ -1,10 +1,10 @@
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { sanitizeHtml } from '../files/sanitize';
 import type { Surface, Workspace } from '../persistence/schema';
 import { findSurface } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { surfaceDocumentName } from '../model/document-names';
 import { readHtml, replaceHtml } from '../model/html';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';

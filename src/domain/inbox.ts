@@ -4,7 +4,7 @@ import { loadCallerFacts } from '../persistence/access';
 import { listInboxMessages, newestInboxMessageId, type InboxMessageRow } from '../persistence/inbox';
 import { findWorkspacesByIds } from '../persistence/workspaces';
 import { can, workspaceAccess } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 
 /**
  * A caller's inbox (API-DECISIONS "Events", agent wake-ups): messages

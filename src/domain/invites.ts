@@ -1,7 +1,7 @@
 import { errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { escapeHtml } from '../lib/html';
 import { hashToken, randomToken } from '../lib/secrets';
@@ -20,7 +20,7 @@ import {
 import { findOrgMember, findWorkspaceMember, insertMembership, type OrgMemberRow } from '../persistence/members';
 import type { Role } from '../persistence/schema';
 import { lockOrgForCapCheck } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { normaliseEmail } from './accounts';
 import { assertHumanSeat, assertMayGrant, loadMember, type Member, type ResolvedOrg } from './members';
 import { transactWithEvents, workspaceEvent } from './transact';

@@ -1,9 +1,9 @@
 import { ApiError, errors, OverLimitError } from '../errors';
 import { recordEvents, publishEvents } from '../events/emit';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor, Principal } from '../policy/actor';
-import { API_KEY_PREFIX } from '../http/authenticate';
-import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
+import { API_KEY_PREFIX } from '../policy/credentials';
+import type { ResolvedWorkspace, WorkspaceResolver } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';
 import { capsFor } from '../limits/plans';
@@ -24,7 +24,7 @@ import {
 import type { Org, Role, Workspace } from '../persistence/schema';
 import { lockOrgForCapCheck } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, orgRoleCan, roleAtLeast } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { upgradeUrl } from './workspaces';
 
 export type MintKeyInput = {
@@ -52,10 +52,10 @@ const DISPLAYED_PREFIX_LENGTH = 12;
  * run by the operator on the host, calls this as the user (`via: 'session'`
  * without a session id) and has no elevation to check.
  */
-export async function mintKey(services: Services, actor: Actor, input: MintKeyInput): Promise<MintedKey> {
+export async function mintKey(services: Services, resolveWorkspace: WorkspaceResolver, actor: Actor, input: MintKeyInput): Promise<MintedKey> {
   if (actor.via !== 'session') throw errors.forbidden('Keys are minted by people, not by other keys or tokens.');
   const org = await callerOrg(services, actor);
-  const { ceiling, scope } = await roleCeiling(services, actor, org, input.scopeSlug);
+  const { ceiling, scope } = await roleCeiling(services, resolveWorkspace, actor, org, input.scopeSlug);
   if (!roleAtLeast(ceiling, input.role)) {
     throw errors.forbidden(`A key's role cannot be above yours: here you may mint at most "${ceiling}", not "${input.role}".`);
   }
@@ -104,11 +104,11 @@ async function callerOrg(services: Services, actor: Actor): Promise<Org> {
  * enrolment could follow, so role changes and removals would not cascade to
  * it — such a caller mints an unscoped key instead.
  */
-async function roleCeiling(services: Services, actor: Actor, org: Org, scopeSlug: string | undefined): Promise<{ ceiling: Role; scope: Workspace | null }> {
+async function roleCeiling(services: Services, resolveWorkspace: WorkspaceResolver, actor: Actor, org: Org, scopeSlug: string | undefined): Promise<{ ceiling: Role; scope: Workspace | null }> {
   const orgRole = authorizeOrg(await findOrgRole(services.db, org.id, actor.userId), 'mint_keys');
   if (scopeSlug === undefined) return { ceiling: lowerRole(orgRole, KEY_ROLE_CEILING), scope: null };
 
-  const { workspace, access } = await resolveScope(services, actor, org, scopeSlug);
+  const { workspace, access } = await resolveScope(services, resolveWorkspace, actor, org, scopeSlug);
   if (workspace.archivedAt) throw errors.conflict('This workspace is archived; unarchive it before scoping a key to it.');
   if (access.basis !== 'member' || !access.role) {
     throw errors.forbidden('Scoping a key to a workspace needs your own membership in it; mint an unscoped key to act through org visibility.');
@@ -124,9 +124,9 @@ async function roleCeiling(services: Services, actor: Actor, org: Org, scopeSlug
  * in the minter's organisation, which the key is metered against; the
  * enrolment follows the minter's row there like any other.
  */
-async function resolveScope(services: Services, actor: Actor, org: Org, scopeSlug: string): Promise<ResolvedWorkspace> {
+async function resolveScope(services: Services, resolveWorkspace: WorkspaceResolver, actor: Actor, org: Org, scopeSlug: string): Promise<ResolvedWorkspace> {
   try {
-    return await resolveWorkspace(services, actor, { slug: scopeSlug, orgSlug: org.slug }, 'read');
+    return await resolveWorkspace(actor, { slug: scopeSlug, orgSlug: org.slug }, 'read');
   } catch (error) {
     if (!(error instanceof ApiError) || error.statusCode !== 404) throw error;
     const elsewhere = (await findWorkspacesWithMembership(services.db, actor.userId, scopeSlug)).filter((w) => w.orgId !== org.id);
@@ -137,7 +137,7 @@ async function resolveScope(services: Services, actor: Actor, org: Org, scopeSlu
         hint: elsewhere.map((w) => ({ scopeSlug: w.id, org: w.orgSlug })),
       });
     }
-    return resolveWorkspace(services, actor, { slug: scopeSlug, orgSlug: orgSlugs[0] }, 'read');
+    return resolveWorkspace(actor, { slug: scopeSlug, orgSlug: orgSlugs[0] }, 'read');
   }
 }
 

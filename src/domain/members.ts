@@ -1,7 +1,7 @@
 import { errors, OverLimitError } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { capsFor } from '../limits/plans';
 import { findOrgById, findOrgBySlug, findOrgRole } from '../persistence/accounts';
 import type { Executor } from '../persistence/database';
@@ -31,7 +31,7 @@ import {
 import type { Org, Role, Workspace } from '../persistence/schema';
 import { upsertMembership } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, roleAtLeast, type OrgAction } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { EventName } from '../model/event-names';
 import { upgradeUrl } from './workspaces';

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Actor } from '../policy/actor';
-import { OAUTH_ACCESS_TOKEN_PREFIX, parseScopes } from '../access/callers';
+import { OAUTH_ACCESS_TOKEN_PREFIX } from '../policy/credentials';
+import { parseScopes } from '../policy/permissions';
 import { ApiError, errors } from '../errors';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { EventName } from '../model/event-names';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken, safeEqual } from '../lib/secrets';
@@ -29,7 +30,7 @@ import {
 } from '../persistence/oauth';
 import type { OAuthClientAuthMethod } from '../persistence/schema';
 import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents } from './transact';
 
 /**

@@ -16,7 +16,7 @@ import {
   referralCounts,
   waitlistRef,
 } from '../persistence/referrals';
-import type { Services } from '../services';
+import type { Services } from './services';
 
 /**
  * Referrals: each user has a code (made on first read). A click on a

@@ -1,6 +1,6 @@
 import type { Actor } from '../policy/actor';
 import { searchProjections, type SearchKind, type SearchMatch } from '../persistence/search';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { reachableWorkspaces } from './workspaces';
 
 /**

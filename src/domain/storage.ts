@@ -15,7 +15,7 @@ import {
   tryAddUsage,
   type LedgerEntry,
 } from '../persistence/storage';
-import type { Services } from '../services';
+import type { Services } from './services';
 
 /**
  * The organisation's storage quota (SPEC "Plan caps", counting rule 6).

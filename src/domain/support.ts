@@ -4,7 +4,7 @@ import { newId } from '../lib/ids';
 import type { Org } from '../persistence/schema';
 import { findTicket, findTicketByTrackerNumber, insertTicket, listTickets, setTicketTracker, type TicketRow } from '../persistence/support';
 import { findPrincipals } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { storeImage, type UploadedImage } from './doc-images';
 import { transactWithEvents } from './transact';
 

@@ -1,7 +1,7 @@
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import { cachedLiveSurfaces } from '../access/context-cache';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import { cachedLiveSurfaces } from './live-surfaces';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import type { Surface, SurfaceKind } from '../persistence/schema';
 import {
@@ -15,9 +15,9 @@ import {
   nextSurfacePosition,
   renameSurface,
 } from '../persistence/workspaces';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Tx } from '../persistence/database';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { WorkspaceContent } from './workspace-content';
 

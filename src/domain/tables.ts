@@ -5,8 +5,8 @@ import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
-import { cachedLiveSurfaces } from '../access/context-cache';
-import type { Services } from '../services';
+import { cachedLiveSurfaces } from './live-surfaces';
+import type { Services } from './services';
 import type { CommitReceipt } from '../sync/document-sync';
 import { tablesDocumentName } from '../model/document-names';
 import { serverOrigin } from '../sync/origins';
@@ -35,7 +35,7 @@ import {
   type RowData,
   type TableRow,
 } from '../model/table/document';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { ensureSurfaceOfKind } from './surfaces';
 import { upgradeUrl } from './workspaces';
 import { baseOfWrite, preconditionFailed, readVersionTag, type WriteBase } from './version-tags';

@@ -1,10 +1,10 @@
 import { publishEvents, recordEvents } from '../events/emit';
 import type { EventName } from '../model/event-names';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
 import type { Tx } from '../persistence/database';
 import type { Surface, Workspace } from '../persistence/schema';
-import type { Services } from '../services';
+import type { Services } from './services';
 
 /**
  * Runs a change in one transaction together with the events it causes: the

@@ -1,6 +1,6 @@
 import { capsFor, PLAN_NAMES } from '../limits/plans';
 import { deleteExpiredVersions } from '../persistence/versions';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { pruneBaseHolds } from '../sync/version-index';
 
 const DAY_MS = 24 * 60 * 60_000;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../errors';
 import { logHead } from '../persistence/versions';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { holdBaseVersion } from '../sync/version-index';
 
 /**

@@ -5,7 +5,7 @@ import { errors } from '../errors';
 import { emitEvents } from '../events/emit';
 import { sanitizeHtml } from '../files/sanitize';
 import type { Actor, Principal } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import type { PlanName, Surface, Workspace } from '../persistence/schema';
@@ -24,7 +24,7 @@ import {
   type StoredVersion,
 } from '../persistence/versions';
 import { findPrincipals, findSurface } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { countChanges, diffContents, type ContentDiff, type SequenceChange } from '../sync/content-diff';
 import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';

@@ -1,9 +1,9 @@
 import { errors, OverLimitError } from '../errors';
 import { emitEvents } from '../events/emit';
 import type { EventName } from '../model/event-names';
-import type { EventDraft } from '../events/types';
+import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
-import { resolveWorkspace } from '../access/workspace-access';
+import type { WorkspaceResolver } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { monthOf } from '../limits/monthly-meter';
 import { findOrgById } from '../persistence/accounts';
@@ -23,7 +23,7 @@ import {
   type WebhookRow,
 } from '../persistence/webhooks';
 import type { DeliveryStatus } from '../persistence/schema';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { ForbiddenTargetError } from '../webhooks/address-guard';
 import { normalizeFilter } from '../webhooks/event-filter';
 import { WEBHOOK_CAPS } from '../webhooks/pg-store';
@@ -142,10 +142,10 @@ export async function listWebhookDeliveries(
  * that has, or while another attempt of it is in flight; 402 at the
  * monthly cap). Managing the subscription is what it takes.
  */
-export async function retryDelivery(services: Services, actor: Actor, deliveryId: string): Promise<DeliveryView> {
+export async function retryDelivery(services: Services, resolveWorkspace: WorkspaceResolver, actor: Actor, deliveryId: string): Promise<DeliveryView> {
   const found = await findDelivery(services.db, deliveryId);
   if (!found) throw errors.notFound('Delivery');
-  await authorizeManage(services, actor, found);
+  await authorizeManage(services, resolveWorkspace, actor, found);
   const result = await services.webhooks.retryNow(deliveryId);
   switch (result.state) {
     case 'missing':
@@ -208,9 +208,9 @@ async function isAtCap(services: Services, orgId: string): Promise<boolean> {
   return used >= WEBHOOK_CAPS[plan];
 }
 
-async function authorizeManage(services: Services, actor: Actor, delivery: { orgId: string; workspaceId: string | null }) {
+async function authorizeManage(services: Services, resolveWorkspace: WorkspaceResolver, actor: Actor, delivery: { orgId: string; workspaceId: string | null }) {
   if (delivery.workspaceId) {
-    await resolveWorkspace(services, actor, { slug: delivery.workspaceId }, 'manage_webhooks');
+    await resolveWorkspace(actor, { slug: delivery.workspaceId }, 'manage_webhooks');
     return;
   }
   const org = await findOrgById(services.db, delivery.orgId);

@@ -2,7 +2,7 @@ import type { Principal } from '../policy/actor';
 import type { Executor } from '../persistence/database';
 import type { Workspace } from '../persistence/schema';
 import { findPrincipals, findWorkspaceById } from '../persistence/workspaces';
-import type { Services } from '../services';
+import type { Services } from './services';
 import { tablesDocumentName } from '../model/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { countRows, ensureSheet, readColumns, scaffoldDefaultColumns } from '../model/table/document';

@@ -1,6 +1,6 @@
 import { errors, OverLimitError } from '../errors';
 import type { Actor, Principal } from '../policy/actor';
-import type { ResolvedWorkspace } from '../access/workspace-access';
+import type { ResolvedWorkspace } from './resolved-workspace';
 import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import { findOrgRefs, loadCallerFacts } from '../persistence/access';
@@ -28,7 +28,7 @@ import {
   type WorkspaceSettings,
 } from '../persistence/workspaces';
 import { authorizeOrg, roleCan, workspaceAccess } from '../policy/index';
-import type { Services } from '../services';
+import type { Services } from './services';
 import type { ColumnDef } from '../model/table/types';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { WorkspaceContent } from './workspace-content';

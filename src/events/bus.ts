@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { EventRecord } from './types';
+import type { EventRecord } from '../model/event-record';
 
 /**
  * Live fan-out of committed events to SSE streams and webhook dispatch in

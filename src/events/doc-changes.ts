@@ -2,7 +2,9 @@ import type * as Y from 'yjs';
 import type { Principal } from '../policy/actor';
 import type { Tx } from '../persistence/database';
 import { replaceDocSections, type DocSectionRow } from '../persistence/doc-sections';
-import type { Services } from '../services';
+import type { Logger } from 'pino';
+import type { Db } from '../persistence/database';
+import type { EventDeps } from './emit';
 import type { DocMention } from '../model/doc/mentions';
 import { docTransactionDelta, MentionTracker, summarizeDelta } from '../sync/doc-delta';
 import { docSections, readDocBody } from '../model/doc/body';
@@ -10,7 +12,7 @@ import { surfaceDocumentName, type ParsedDocumentName } from '../model/document-
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
 import { markUpdatesDerived } from '../persistence/document-log';
 import { publishEvents, recordEvents } from './emit';
-import type { EventDraft } from './types';
+import type { EventDraft } from '../model/event-record';
 
 /**
  * Doc and html documents, for the observer (src/events/observer.ts):
@@ -88,12 +90,15 @@ type EventContext = {
 /** Per document name: a counter of observed changes, the newest one projected, the pending debounce. */
 type ProjectionState = { generation: number; projected: number; timer: NodeJS.Timeout | null };
 
+/** What deriving doc events needs; the full bag (src/domain/services.ts) satisfies it. */
+export type DocChangesDeps = EventDeps & { db: Db; log: Logger };
+
 export class DocChanges {
   private readonly mentions = new MentionTracker();
   private readonly watched = new WeakSet<Y.Doc>();
   private readonly projections = new Map<string, ProjectionState>();
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: DocChangesDeps) {}
 
   derive(documentName: string, parsed: ParsedDocumentName, doc: Y.Doc, transaction: Y.Transaction): DocDerived | null {
     if (parsed.kind === 'tables' || !parsed.surfaceId) return null;

@@ -1,7 +1,16 @@
 import { insertEvents } from '../persistence/events';
-import type { Executor } from '../persistence/database';
-import type { Services } from '../services';
-import type { EventDraft, EventRecord } from './types';
+import type { Db, Executor } from '../persistence/database';
+import type { Clock } from '../lib/clock';
+import type { Webhooks } from '../webhooks/index';
+import type { EventBus } from './bus';
+import type { EventDraft, EventRecord } from '../model/event-record';
+
+/** What recording and publishing events needs; the full bag (src/domain/services.ts) satisfies it. */
+export type EventDeps = {
+  clock: Clock;
+  events: Pick<EventBus, 'publish'>;
+  webhooks: Pick<Webhooks, 'outbox' | 'committed'>;
+};
 
 /**
  * Records events in the audit log, and in the same transaction the webhook
@@ -10,7 +19,7 @@ import type { EventDraft, EventRecord } from './types';
  * transaction pass `tx` and publish the returned records after commit
  * (`publishEvents`), so nobody hears of a change that was rolled back.
  */
-export async function recordEvents(services: Services, db: Executor, drafts: EventDraft[]): Promise<EventRecord[]> {
+export async function recordEvents(services: EventDeps, db: Executor, drafts: EventDraft[]): Promise<EventRecord[]> {
   const now = services.clock.now();
   const { outbox } = services.webhooks;
   // The usual case, an organisation without a matching subscription, costs no query (the outbox caches).
@@ -22,13 +31,13 @@ export async function recordEvents(services: Services, db: Executor, drafts: Eve
   return records;
 }
 
-export function publishEvents(services: Services, records: EventRecord[]) {
+export function publishEvents(services: EventDeps, records: EventRecord[]) {
   services.events.publish(records);
   services.webhooks.committed(records);
 }
 
 /** Outside a transaction: record, then publish. */
-export async function emitEvents(services: Services, drafts: EventDraft[]): Promise<EventRecord[]> {
+export async function emitEvents(services: EventDeps & { db: Db }, drafts: EventDraft[]): Promise<EventRecord[]> {
   const records = await recordEvents(services, services.db, drafts);
   publishEvents(services, records);
   return records;

@@ -12,15 +12,14 @@ import {
   type RowMeta,
   type RowWrite,
 } from '../persistence/table-rows';
-import type { Services } from '../services';
 import { parseDocumentName } from '../model/document-names';
-import type { CommitReceipt } from '../sync/document-sync';
-import type { ObservedChange, SyncEngine, TransactionObserver } from '../sync/engine';
+import type { CommitReceipt, DocumentSync } from '../sync/document-sync';
+import type { ObservedChange, TransactionObserver } from '../sync/engine';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { countRows, deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../model/table/document';
-import { DocChanges, type DocDerived } from './doc-changes';
+import { DocChanges, type DocChangesDeps, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
-import type { EventDraft, EventRecord } from './types';
+import type { EventDraft, EventRecord } from '../model/event-record';
 
 /**
  * The one observer: every committed change to a document, from REST, MCP or
@@ -57,10 +56,17 @@ export const ROWS_REFUSED_MESSAGE = 'trellis.rows_refused';
 const EVENTS_PER_INSERT = 1_000;
 
 
+/** What the observer needs; the full bag (src/domain/services.ts) satisfies it. */
+export type DocumentObserverDeps = DocChangesDeps & {
+  /** Whether other instances share documents (Redis): then the row cap is always counted in the database. */
+  cluster: { redisConfigured: boolean };
+};
+
 export class DocumentObserver implements TransactionObserver<Derived> {
   constructor(
-    private readonly services: Services,
-    private readonly engine: SyncEngine,
+    private readonly services: DocumentObserverDeps,
+    /** The engine it observes, to take back rows a sync client created over the cap. */
+    private readonly engine: Pick<DocumentSync, 'transact'>,
   ) {
     this.docs = new DocChanges(services);
   }

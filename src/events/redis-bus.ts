@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/index';
 import type { Executor } from '../persistence/database';
 import { latestEventSeq, listEventsAfter } from '../persistence/events';
 import { InProcessEventBus, type EventBus } from './bus';
-import type { EventRecord } from './types';
+import type { EventRecord } from '../model/event-record';
 
 /** Recently delivered event ids remembered, so a catch-up never delivers one twice. */
 const REMEMBERED = 20_000;

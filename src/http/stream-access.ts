@@ -1,6 +1,6 @@
 /**
  * Re-authorizes open event streams twice a second, as the sync server does
- * for its connections (src/sync/connection-auth.ts): a revoked key, an
+ * for its connections (src/access/connection-auth.ts): a revoked key, an
  * ended session, a revoked OAuth grant or a lost membership ends the stream
  * within a second. Streams that share a credential and a workspace are
  * decided once per round.

@@ -1,4 +1,4 @@
-import type { EventDraft, EventRecord } from '../events/types';
+import type { EventDraft, EventRecord } from '../model/event-record';
 import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 

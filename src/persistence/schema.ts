@@ -1,14 +1,12 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { PlanName, PrincipalKind, Role, Visibility } from '../policy/roles';
 
 /** Table types as Kysely sees them (camelCase through CamelCasePlugin). */
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
-export type Role = 'owner' | 'editor' | 'commenter' | 'viewer';
-export type PrincipalKind = 'user' | 'agent';
-export type Visibility = 'private' | 'org' | 'unlisted' | 'public';
-export type PlanName = 'free' | 'pro' | 'scale';
+export type { PlanName, PrincipalKind, Role, Visibility };
 export type SurfaceKind = 'table' | 'doc' | 'html' | 'files';
 
 export interface OrgsTable {

@@ -1,4 +1,4 @@
-import type { Role } from '../persistence/schema';
+import type { Role } from './roles';
 import type { OAuthScope } from './permissions';
 
 /** The public shape of a user or agent, as every response shows it. */

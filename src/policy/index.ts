@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../errors';
-import type { Role, Visibility } from '../persistence/schema';
+import type { Role, Visibility } from './roles';
 import {
   lowerRole,
   OAUTH_SCOPES,

@@ -1,4 +1,4 @@
-import type { Role } from '../persistence/schema';
+import type { Role } from './roles';
 
 /**
  * The permission table: which role may do what, as plain data. Every entry
@@ -118,4 +118,10 @@ export function lowerRole(a: Role, b: Role): Role {
 
 export function roleAtLeast(role: Role, minimum: Role): boolean {
   return ROLE_RANK[role] >= ROLE_RANK[minimum];
+}
+
+/** Known scopes of a stored space-separated list, in canonical order. */
+export function parseScopes(scopes: string): OAuthScope[] {
+  const given = new Set(scopes.split(' '));
+  return OAUTH_SCOPES.filter((scope) => given.has(scope));
 }

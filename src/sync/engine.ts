@@ -1,13 +1,16 @@
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Hocuspocus, type DirectConnection, type Document, type Extension } from '@hocuspocus/server';
+import { Hocuspocus, type DirectConnection, type Document, type Extension, type onAuthenticatePayload } from '@hocuspocus/server';
+import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import * as Y from 'yjs';
 import { DocumentTooLargeError, DocumentWriteError } from '../errors';
 import { currentRequestId } from '../lib/request-context';
-import type { Tx } from '../persistence/database';
-import type { Services } from '../services';
-import { authenticateConnection, ConnectionAccessMonitor, DecisionCache } from './connection-auth';
+import type { Config } from '../config';
+import type { Clock } from '../lib/clock';
+import type { Failpoints } from '../lib/failpoints';
+import type { Metrics } from '../metrics/index';
+import type { Db, Tx } from '../persistence/database';
 import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { Principal } from '../policy/actor';
 import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
@@ -53,6 +56,31 @@ export interface TransactionObserver<Derived = unknown> {
    */
   reproject?(tx: Tx, documentName: string, doc: Y.Doc): Promise<void>;
 }
+
+/**
+ * Who may open a document and keep it open. Deciding that is an access
+ * concern (src/access/connection-auth.ts, the same policy REST asks); the
+ * engine only asks, so it is handed one at bootstrap and imports nothing above it.
+ */
+export interface ConnectionGate {
+  /** Hocuspocus `onAuthenticate`: refuses by throwing; a read-only caller gets `payload.connectionConfig.readOnly`. */
+  authenticate(payload: onAuthenticatePayload): Promise<ConnectionContext>;
+  /** Called before every message: throws once the connection has lost its access. */
+  assertStillAllowed(connection: unknown): void;
+  /** Starts re-deciding the open connections of `hocuspocus` (a revoked key closes them). */
+  start(hocuspocus: () => Hocuspocus): void;
+  stop(): void;
+}
+
+/** What the engine needs of the app's services; the full bag (src/domain/services.ts) satisfies it. */
+export type SyncEngineDeps = {
+  db: Db;
+  config: Pick<Config, 'documentLoadBudgetBytes' | 'compactAfterUpdates'>;
+  log: Logger;
+  clock: Clock;
+  failpoints: Failpoints;
+  metrics?: Metrics;
+};
 
 export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[] };
 
@@ -102,11 +130,10 @@ export class SyncEngine implements DocumentSync {
   private readonly tails = new Map<string, { updates: number; bytes: number; snapshotBytes: number }>();
   private readonly pending = new WeakMap<Y.Doc, PendingChange>();
   private readonly queuedOrigins = new WeakSet<object>();
-  private readonly monitor: ConnectionAccessMonitor;
+  private readonly gate: ConnectionGate;
   /** Group commit: client updates share log commits, and a document's queued changes persist as one batch. */
   private readonly log: UpdateLog;
   private readonly batches: ChangeBatches<PendingChange>;
-  private readonly decisions = new DecisionCache();
   /** Hocuspocus's own broadcast of each loaded document; server changes go out through it only once durable. */
   private readonly broadcasters = new WeakMap<Document, (update: Uint8Array) => void>();
   /** The document a server change is being applied to right now: its update is held back, not broadcast. */
@@ -125,12 +152,16 @@ export class SyncEngine implements DocumentSync {
   private observer: TransactionObserver | undefined;
 
   constructor(
-    private readonly services: Services,
-    /** Extra Hocuspocus extensions: the Redis relay when several instances share documents (src/sync/redis-relay.ts). */
-    options: { extensions?: Extension[] } = {},
+    private readonly services: SyncEngineDeps,
+    options: {
+      /** Who may connect (src/access/connection-auth.ts). */
+      gate: ConnectionGate;
+      /** Extra Hocuspocus extensions: the Redis relay when several instances share documents (src/sync/redis-relay.ts). */
+      extensions?: Extension[];
+    },
   ) {
     const extensions = options.extensions ?? [];
-    this.monitor = new ConnectionAccessMonitor(services, () => this.hocuspocus);
+    this.gate = options.gate;
     this.log = new UpdateLog(services.db, (name, bytes) => {
       services.metrics?.logAppends.inc({ source: 'client' });
       this.noteAppended(name, bytes);
@@ -151,7 +182,7 @@ export class SyncEngine implements DocumentSync {
       debounce: 0,
       unloadImmediately: true,
       yDocOptions: { gc: true, gcFilter: () => true },
-      onAuthenticate: (payload) => authenticateConnection(services, payload, this.decisions),
+      onAuthenticate: (payload) => this.gate.authenticate(payload),
       onLoadDocument: async ({ document, documentName }) => {
         const loaded = await loadInto(services.db, documentName, document, services.config.documentLoadBudgetBytes).catch((error) => {
           if (error instanceof DocumentTooLargeError) {
@@ -171,7 +202,7 @@ export class SyncEngine implements DocumentSync {
       },
       beforeHandleMessage: async ({ connection, update: message, documentName }) => {
         adoptMessageQueue(connection as never);
-        this.monitor.assertStillAllowed(connection);
+        this.gate.assertStillAllowed(connection);
         await this.settledRecovery(documentName);
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
@@ -222,7 +253,7 @@ export class SyncEngine implements DocumentSync {
 
   /** Serves `/api/sync` on the app's own port and starts background work. */
   attach(server: HttpServer) {
-    this.monitor.start();
+    this.gate.start(() => this.hocuspocus);
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS).unref();
     if (this.attachedTo === server) return;
     this.attachedTo = server;
@@ -804,7 +835,7 @@ export class SyncEngine implements DocumentSync {
     clearInterval(this.sweeper);
     for (const { timer } of this.followUps.values()) clearTimeout(timer);
     this.followUps.clear();
-    this.monitor.stop();
+    this.gate.stop();
     this.hocuspocus.closeConnections();
     for (const client of this.wss.clients) client.terminate();
     await this.drain();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import type { EventRecord } from '../events/types';
+import type { EventRecord } from '../model/event-record';
 import type { Clock } from '../lib/clock';
 import type { Metrics } from '../metrics/index';
 import type { DatabaseHandle } from '../persistence/database';

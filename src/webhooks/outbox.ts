@@ -1,4 +1,4 @@
-import type { EventDraft, EventRecord } from '../events/types';
+import type { EventDraft, EventRecord } from '../model/event-record';
 import type { Executor } from '../persistence/database';
 import { enqueueDeliveries, listOrgSubscriptionFilters, type SubscriptionFilter } from '../persistence/webhooks';
 import { filterMatches } from './event-filter';

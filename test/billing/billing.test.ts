@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDueDowngrades } from '../../src/domain/billing';
-import type { EventRecord } from '../../src/events/types';
+import type { EventRecord } from '../../src/model/event-record';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
 import { addOrgMember, createWorkspace, elevate, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 import { addAgentsWithKeys, payThroughCheckout, submitForm, TEST_CARD } from './helpers';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { publishEvents, recordEvents } from '../../src/events/emit';
-import type { EventDraft } from '../../src/events/types';
+import type { EventDraft } from '../../src/model/event-record';
 import { startTestApp } from '../helpers/app';
 import { signIn } from '../helpers/sign-in';
 import { openSse } from '../helpers/sse';

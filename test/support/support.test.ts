@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventRecord } from '../../src/events/types';
+import type { EventRecord } from '../../src/model/event-record';
 import { insertTicket } from '../../src/persistence/support';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app';
 import { addOrgMember, insertKey, signInUser, type TestUser } from '../workspaces/helpers';

@@ -1,5 +1,5 @@
 import type { Principal } from '../policy/actor';
-import type { EventName } from '../model/event-names';
+import type { EventName } from './event-names';
 
 /**
  * One record serves the audit log, SSE frames, resume and webhooks
@@ -16,7 +16,7 @@ export type EventRecord = {
   data: Record<string, unknown>;
 };
 
-/** What a producer supplies; the log assigns `eventId` and `ts`. Names come from the central list (./names.ts). */
+/** What a producer supplies; the log assigns `eventId` and `ts`. Names come from the central list (./event-names.ts). */
 export type EventDraft = Omit<EventRecord, 'eventId' | 'ts' | 'event'> & {
   event: EventName;
   orgId: string;

@@ -1,19 +1,49 @@
 import type { Hocuspocus, onAuthenticatePayload } from '@hocuspocus/server';
 import type { Actor } from '../policy/actor';
-import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from '../access/callers';
+import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from './callers';
 import { loadCallerFacts } from '../persistence/access';
 import { findLiveSurfaceById, findWorkspaceById } from '../persistence/workspaces';
 import { can, workspaceAccess, type WorkspaceAction } from '../policy/index';
-import type { Services } from '../services';
-import { mayUseSessionCookie } from '../access/cookie-origins';
+import type { Services } from '../domain/services';
+import { mayUseSessionCookie } from './cookie-origins';
 import { parseDocumentName, type ParsedDocumentName } from '../model/document-names';
-import type { ConnectionContext } from './origins';
+import type { ConnectionGate } from '../sync/engine';
+import type { ConnectionContext } from '../sync/origins';
 
 /** Typed close codes, as Hocuspocus uses them: the client can tell why it was dropped. */
 export const CLOSE_UNAUTHORIZED = { code: 4401, reason: 'unauthorized' };
 export const CLOSE_FORBIDDEN = { code: 4403, reason: 'forbidden' };
 
 const RECHECK_INTERVAL_MS = 500;
+
+/**
+ * The sync engine's gate (`ConnectionGate` in src/sync/engine.ts), handed to
+ * it at bootstrap: authentication with a one-second decision cache, and the
+ * monitor that re-decides open connections twice a second.
+ */
+export class SyncConnectionGate implements ConnectionGate {
+  private readonly decisions = new DecisionCache();
+  private monitor: ConnectionAccessMonitor | undefined;
+
+  constructor(private readonly services: Services) {}
+
+  authenticate(payload: onAuthenticatePayload): Promise<ConnectionContext> {
+    return authenticateConnection(this.services, payload, this.decisions);
+  }
+
+  assertStillAllowed(connection: unknown) {
+    this.monitor?.assertStillAllowed(connection);
+  }
+
+  start(hocuspocus: () => Hocuspocus) {
+    this.monitor ??= new ConnectionAccessMonitor(this.services, hocuspocus);
+    this.monitor.start();
+  }
+
+  stop() {
+    this.monitor?.stop();
+  }
+}
 
 /** Hocuspocus sends `reason` to the provider's onAuthenticationFailed. */
 class SyncAccessError extends Error {

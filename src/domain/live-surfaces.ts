@@ -1,0 +1,13 @@
+import { readCacheOf } from '../persistence/read-cache';
+import type { Surface } from '../persistence/schema';
+import { listSurfaces } from '../persistence/workspaces';
+import type { Services } from './services';
+
+/**
+ * A workspace's live surfaces in position order, through the request-context
+ * cache (src/access/context-cache.ts holds the rest of it): a read the domain
+ * makes itself, so it lives here, below access.
+ */
+export function cachedLiveSurfaces(services: Pick<Services, 'database' | 'clock' | 'db'>, workspaceId: string): Promise<Surface[]> {
+  return readCacheOf(services.database, services.clock).get(`surfaces\u0000${workspaceId}`, () => listSurfaces(services.db, workspaceId));
+}
