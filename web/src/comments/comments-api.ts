@@ -4,7 +4,7 @@
  */
 import { api, workspacePath } from '../lib/api';
 import type { Principal } from '../session';
-import type { Workspace } from '../workspace/types';
+import type { Workspace } from '../workspace-context/types';
 
 export type CommentTarget =
   | { type: 'row'; rowId: string }

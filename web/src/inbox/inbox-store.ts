@@ -10,8 +10,8 @@
 import { api, ApiError, workspacePath } from '../lib/api';
 import { createStore } from '../lib/store';
 import type { Comment } from '../comments/comments-api';
-import { refreshWorkspaces, workspaceList } from '../workspace/workspaces-store';
-import type { Workspace } from '../workspace/types';
+import { refreshWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
+import type { Workspace } from '../workspace-context/types';
 
 export interface Mention {
   comment: Comment;

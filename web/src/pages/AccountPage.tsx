@@ -8,7 +8,7 @@ import { Icon } from '../ui/icons';
 import { FormDialog } from '../ui/FormDialog';
 import { Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
-import { workspaceList } from '../workspace/workspaces-store';
+import { workspaceList } from '../workspace-context/workspaces-store';
 import { confirmDialog } from '../ui/dialogs';
 import { SecretDialog } from '../ui/SecretDialog';
 import { ConnectedApps } from '../settings/ConnectedApps';

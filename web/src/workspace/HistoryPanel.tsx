@@ -4,8 +4,8 @@ import { timeAgo } from '../lib/format';
 import { Avatar, Button, EmptyState, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import type { Principal } from '../session';
-import type { Surface } from './types';
-import type { WorkspaceContext } from './WorkspacePage';
+import type { Surface } from '../workspace-context/types';
+import type { WorkspaceContext } from '../workspace-context/context';
 
 /** A version as `GET .../versions` lists it (docs/VERSIONS.md). */
 interface Version {

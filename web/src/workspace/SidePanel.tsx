@@ -6,17 +6,9 @@ import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import type { Principal } from '../session';
 import { HistoryPanel } from './HistoryPanel';
-import type { Surface } from './types';
-import type { WorkspaceContext } from './WorkspacePage';
-import { CommentsPanel, type CommentFocus } from '../comments/CommentsPanel';
-import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
-
-/**
- * What the side panel shows: the activity log, or the comments of the open
- * surface, optionally focused on one target (a row, a cell, a doc range)
- * that a surface asked about through `openPanel`.
- */
-export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null; highlight?: string } | { kind: 'history'; surface: Surface };
+import { CommentsPanel } from '../comments/CommentsPanel';
+import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
+import { useWorkspaceEvents, type WorkspaceEvent } from '../workspace-context/workspace-events';
 
 interface PanelProps {
   request: PanelRequest;
