@@ -4,7 +4,7 @@ import { findLiveKey, findLiveSession } from '../persistence/credentials';
 import { touchKeyLastUsed } from '../persistence/keys';
 import { findLiveAccessToken, touchGrantLastUsed } from '../persistence/oauth';
 import { readCacheOf } from '../persistence/read-cache';
-import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
+import { OAUTH_SCOPES, type OAuthScope } from '../model/permissions';
 import type { Services } from '../services';
 import type { Actor } from '../policy/actor';
 

@@ -29,7 +29,7 @@ import { safeEqual } from '../lib/secrets';
 import { storableJson } from '../lib/text';
 import { HOUR, MINUTE } from '../limits/rules';
 import { findUserById } from '../persistence/accounts';
-import { OAUTH_SCOPES } from '../policy/permissions';
+import { OAUTH_SCOPES } from '../model/permissions';
 import type { Services } from '../services';
 import { MAGIC_LINK_LIMITS } from './auth';
 import { requireHumanSession } from './keys';

@@ -28,7 +28,7 @@ import {
   type OAuthClientRecord,
 } from '../persistence/oauth';
 import type { OAuthClientAuthMethod } from '../persistence/schema';
-import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
+import { OAUTH_SCOPES, type OAuthScope } from '../model/permissions';
 import type { Services } from '../services';
 import { transactWithEvents } from './transact';
 

@@ -1,11 +1,12 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Role } from '../model/permissions';
 
 /** Table types as Kysely sees them (camelCase through CamelCasePlugin). */
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
-export type Role = 'owner' | 'editor' | 'commenter' | 'viewer';
+export type { Role };
 export type PrincipalKind = 'user' | 'agent';
 export type Visibility = 'private' | 'org' | 'unlisted' | 'public';
 export type PlanName = 'free' | 'pro' | 'scale';

@@ -1,5 +1,5 @@
 import type { Role } from '../persistence/schema';
-import type { OAuthScope } from './permissions';
+import type { OAuthScope } from '../model/permissions';
 
 /** The public shape of a user or agent, as every response shows it. */
 export type Principal = {

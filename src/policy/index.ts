@@ -10,9 +10,9 @@ import {
   type OAuthScope,
   type OrgAction,
   type WorkspaceAction,
-} from './permissions';
+} from '../model/permissions';
 
-export * from './permissions';
+export * from '../model/permissions';
 
 /**
  * Who may do what on a workspace. Callers load facts (memberships, org

@@ -1,13 +1,9 @@
 import { api, ApiError } from './lib/api';
 import { createStore } from './lib/store';
 import { forgetLocalDocuments } from './sync/connection';
+import type { Principal } from '../../src/model/schemas/common';
 
-export interface Principal {
-  principalType: 'user' | 'agent';
-  id: string;
-  name: string;
-  avatarUrl: string | null;
-}
+export type { Principal } from '../../src/model/schemas/common';
 
 export interface Me {
   principal: Principal;

@@ -1,6 +1,6 @@
 /** The organisation as its settings page reads it: `GET /api/me/org` answers the caller's role, and the policy table says what that role may do. */
 import { api } from '../lib/api';
-import { ORG_PERMISSIONS, type OrgAction } from '../../../src/policy/permissions';
+import { ORG_PERMISSIONS, type OrgAction } from '../../../src/model/permissions';
 
 export type OrgRole = keyof typeof ORG_PERMISSIONS;
 

@@ -1,5 +1,5 @@
 import type { OpenDocument } from '../sync/connection';
-import type { NewTarget } from '../comments/comments-api';
+import type { CommentTargetInput } from '../../../src/model/schemas/comments';
 import type { abilitiesOf, Member, Surface, WorkspaceDetail } from './types';
 
 /**
@@ -24,6 +24,9 @@ export interface WorkspaceContext {
  * that a surface asked about through `openPanel`.
  */
 export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null; highlight?: string } | { kind: 'history'; surface: Surface };
+
+/** A new thread's target as a surface starts one: the API's input shapes for a row, a cell, a doc range or a surface. */
+export type NewTarget = Extract<CommentTargetInput, { type: 'row' | 'cell' | 'doc_range' | 'surface' }>;
 
 /** What a surface asked the panel to show: the threads of one row, cell or doc range, and a box to start one. */
 export interface CommentFocus {

@@ -1,50 +1,13 @@
-import type { Principal } from '../session';
+import type { Role } from '../../../src/model/permissions';
+import type { Member as MemberRecord } from '../../../src/model/schemas/members';
+import type { SurfaceKind, SurfaceRecord, WorkspaceDetailRecord, WorkspaceRecord } from '../../../src/model/schemas/workspaces';
 
-export type Role = 'owner' | 'editor' | 'commenter' | 'viewer';
-export type SurfaceKind = 'table' | 'doc' | 'html' | 'files';
-
-export interface Surface {
-  id: string;
-  slug: string;
-  kind: SurfaceKind;
-  name: string;
-  position: number;
-  createdAt: string;
-  /** The sync document to open; null for files surfaces. */
-  syncDocument: string | null;
-}
-
-export interface Workspace {
-  id: string;
-  slug: string;
-  name: string;
-  mode: 'table' | 'doc';
-  visibility: 'private' | 'org' | 'unlisted' | 'public';
-  createdAt: string;
-  archivedAt: string | null;
-  pinnedAt: string | null;
-  role: Role;
-  createdBy: Principal | null;
-  org: { slug: string; name?: string };
-  primarySurface?: Surface;
-  commentsOnPublicShare: boolean;
-}
-
-export interface WorkspaceDetail extends Workspace {
-  memberCount: number;
-  surfaces: Surface[];
-}
-
-export interface Member {
-  id: string;
-  principalType: 'user' | 'agent';
-  principal: Principal;
-  role: Role;
-  email?: string;
-  joinedAt: string;
-  inheritedAgents?: Principal[];
-  viaUserId?: string;
-}
+/** The API's own records (src/model/schemas), as `GET /api/workspaces`, the workspace detail and its members answer them. */
+export type { Role, SurfaceKind };
+export type Surface = SurfaceRecord;
+export type Workspace = WorkspaceRecord;
+export type WorkspaceDetail = WorkspaceDetailRecord;
+export type Member = MemberRecord;
 
 /** What the caller's role lets the UI offer; the server decides again on every write. */
 export function abilitiesOf(role: Role, archived: boolean) {
