@@ -2,14 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, onThisOrigin } from '../lib/api';
 import { FormDialog } from '../ui/FormDialog';
 import { Button, Dialog } from '../ui/primitives';
-
-interface Ticket {
-  id: string;
-  kind: string;
-  title: string;
-  trackerNumber: number | null;
-  trackerUrl: string | null;
-}
+import type { Ticket } from '../../../src/model/schemas/support';
 
 const KINDS: Array<{ value: string; label: string }> = [
   { value: 'question', label: 'A question' },

@@ -70,11 +70,12 @@ function ActivityPanel(props: PanelProps) {
     <ol class="activity">
       {events.map((event) => (
         <li key={event.eventId}>
-          <Avatar id={event.principal.id} name={event.principal.name} size={22} />
+          {/* A change the service made itself (a restore's follow-up, a migration) carries no principal. */}
+          {event.principal && <Avatar id={event.principal.id} name={event.principal.name} size={22} />}
           <div>
             <p>
-              <strong>{event.principal.name}</strong>
-              {event.principal.principalType === 'agent' && <span class="badge badge-agent"><Icon name="agent" size={11} /> agent</span>} {describe(event)}
+              <strong>{event.principal?.name ?? 'Trellis'}</strong>
+              {event.principal?.principalType === 'agent' && <span class="badge badge-agent"><Icon name="agent" size={11} /> agent</span>} {describe(event)}
             </p>
             <time dateTime={event.ts} title={new Date(event.ts).toLocaleString()}>
               {timeAgo(event.ts)}
