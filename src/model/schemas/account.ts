@@ -48,3 +48,6 @@ export type Me = z.infer<typeof Me>;
 export type OrgSettings = z.infer<typeof OrgSettings>;
 export type ElevateResponse = z.infer<typeof ElevateResponse>;
 export type Grant = z.infer<typeof Grant>;
+
+export const SignInResponse = z.union([z.object({ ok: z.literal(true) }), z.object({ waitlisted: z.literal(true) })]);
+export type SignInResponse = z.infer<typeof SignInResponse>;

@@ -3,6 +3,9 @@ import { IsoDateTime, Principal } from './common';
 
 /** Support tickets (docs/SUPPORT.md), as the API answers them and the web app's Help form reads them. */
 
+export const TICKET_KINDS = ['bug', 'question', 'feature', 'billing', 'other'] as const;
+export type TicketKind = (typeof TICKET_KINDS)[number];
+
 export const Ticket = z
   .object({
     id: z.string(),
