@@ -6,7 +6,7 @@ import { touchKeyLastUsed } from '../persistence/keys';
 import { findLiveAccessToken, touchGrantLastUsed } from '../persistence/oauth';
 import { readCacheOf } from '../persistence/read-cache';
 import { API_KEY_PREFIX, OAUTH_ACCESS_TOKEN_PREFIX } from '../policy/credentials';
-import { parseScopes } from '../policy/permissions';
+import { OAUTH_SCOPES, parseScopes, type OAuthScope } from '../model/permissions';
 import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 
@@ -18,7 +18,7 @@ import type { Actor } from '../policy/actor';
  */
 
 export { API_KEY_PREFIX, OAUTH_ACCESS_TOKEN_PREFIX, SESSION_COOKIE } from '../policy/credentials';
-export { parseScopes } from '../policy/permissions';
+export { parseScopes } from '../model/permissions';
 
 /** A bearer credential: an API key or an OAuth access token. Null when it does not resolve. */
 export async function actorFromBearer(services: Services, token: string): Promise<Actor | null> {

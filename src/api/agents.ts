@@ -4,7 +4,8 @@ import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import type { AgentRecord } from '../persistence/agents';
 import type { Services } from '../services';
-import { ApiKey, presentKey, presentPrincipal, requireHumanSession } from './keys';
+import { ApiKey } from '../model/schemas/keys';
+import { presentKey, presentPrincipal, requireHumanSession } from './keys';
 import { errorResponses, IsoDateTime, Principal, Role, toIso } from '../model/schemas/common';
 
 const AgentSummary = z

@@ -5,9 +5,9 @@ import type { App } from '../http/types';
 import { HOUR, type RateLimitRule } from '../limits/rules';
 import type { Services } from '../services';
 import { Email, errorResponses } from '../model/schemas/common';
+import { SignInResponse } from '../model/schemas/account';
 
 const SignInRequest = z.strictObject({ email: Email });
-const SignInResponse = z.union([z.object({ ok: z.literal(true) }), z.object({ waitlisted: z.literal(true) })]);
 const RedeemQuery = z.strictObject({ token: z.string().min(1).max(200) });
 
 /** Shared with the OAuth sign-in form, which sends the same links: one budget per address and per IP. */

@@ -8,25 +8,8 @@ import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import type { KeyRecord } from '../persistence/keys';
 import type { Services } from '../services';
-import { errorResponses, IsoDateTime, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
-
-export const KeyRole = z.enum(['editor', 'commenter', 'viewer']).describe('Never above the minting user\'s own role; keys never own.');
-
-export const ApiKey = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    prefix: z.string().describe('The first 12 characters of the secret, to recognise the key in lists'),
-    scopeSlug: z.string().nullable().describe('The workspace the key is scoped to; null for an unscoped key'),
-    scopeWorkspaceId: z.string().nullable(),
-    role: KeyRole,
-    agent: Principal,
-    owner: Principal.describe('The user who minted the key and owns its agent'),
-    createdAt: IsoDateTime,
-    lastUsedAt: IsoDateTime.nullable().describe('Stamped at most once a minute'),
-    revokedAt: IsoDateTime.nullable(),
-  })
-  .meta({ id: 'ApiKey', description: 'An API key without its secret; the secret is shown once, when the key is minted.' });
+import { errorResponses, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
+import { ApiKey, KeyRole, MintedKey } from '../model/schemas/keys';
 
 const MintKeyRequest = z.strictObject({
   name: z.string().trim().min(1).max(100).describe('What the key is for, e.g. "CI bot"'),
@@ -40,13 +23,6 @@ const MintKeyRequest = z.strictObject({
   role: KeyRole,
   modelHint: z.string().trim().min(1).max(100).optional().describe('Free text shown in the agents overview, e.g. the model name'),
 });
-
-const MintedKey = z
-  .object({
-    key: ApiKey,
-    secret: z.string().describe('`svc_live_…`: returned only here; store it now'),
-  })
-  .meta({ id: 'MintedKey' });
 
 const KeyParams = z.object({ id: z.string().min(1).max(100) });
 

@@ -8,16 +8,8 @@ import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, 
 import { authorizeOrg } from '../policy/index';
 import type { Services } from '../services';
 import { requireHumanSession } from './keys';
-import { errorResponses, Principal, toIso } from '../model/schemas/common';
-
-const Me = z
-  .object({
-    principal: Principal,
-    user: z.object({ id: z.string(), email: z.string(), name: z.string(), avatarUrl: z.string().nullable(), createdAt: z.string() }),
-    agent: z.object({ id: z.string(), name: z.string(), keyId: z.string(), role: z.string(), scopeWorkspaceId: z.string().nullable() }).nullable(),
-    org: z.object({ id: z.string(), slug: z.string(), name: z.string(), plan: z.enum(['free', 'pro', 'scale']) }).nullable(),
-  })
-  .meta({ id: 'Me', description: 'The caller. For an API key, `agent` is the key\'s agent and `user` its owner.' });
+import { errorResponses, toIso } from '../model/schemas/common';
+import { ElevateResponse, Me, OrgSettings } from '../model/schemas/account';
 
 const ProfilePatch = z.strictObject({
   name: z.string().trim().min(1).max(100).optional(),
@@ -25,27 +17,12 @@ const ProfilePatch = z.strictObject({
   avatarUrl: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000).nullable().optional(),
 });
 
-const OrgSettings = z
-  .object({
-    id: z.string(),
-    slug: z.string(),
-    name: z.string(),
-    defaultWorkspaceVisibility: z.enum(['org', 'private']),
-    plan: z.enum(['free', 'pro', 'scale']),
-    role: z.enum(['owner', 'editor', 'commenter', 'viewer']),
-  })
-  .meta({ id: 'OrgSettings' });
-
 const OrgPatch = z.strictObject({
   name: z.string().trim().min(1).max(100).optional(),
   defaultWorkspaceVisibility: z.enum(['org', 'private']).optional(),
 });
 
 const ElevateRequest = z.strictObject({ scope: z.enum(ELEVATION_SCOPES), code: z.string().regex(/^\d{6}$/, 'must be the 6-digit code').optional() });
-const ElevateResponse = z.union([
-  z.object({ scope: z.enum(ELEVATION_SCOPES), expiresAt: z.string() }),
-  z.object({ status: z.literal('code_sent') }),
-]);
 
 async function presentMe(services: Services, actor: Actor): Promise<z.infer<typeof Me>> {
   const [user, org] = await Promise.all([

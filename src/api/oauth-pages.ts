@@ -1,4 +1,4 @@
-import type { OAuthScope } from '../policy/permissions';
+import type { OAuthScope } from '../model/permissions';
 
 /**
  * The few server-rendered pages of the OAuth flow: consent, sign-in, "check

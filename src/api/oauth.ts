@@ -29,12 +29,13 @@ import { safeEqual } from '../lib/secrets';
 import { storableJson } from '../lib/text';
 import { HOUR, MINUTE } from '../limits/rules';
 import { findUserById } from '../persistence/accounts';
-import { OAUTH_SCOPES } from '../policy/permissions';
+import { OAUTH_SCOPES } from '../model/permissions';
 import type { Services } from '../services';
 import { MAGIC_LINK_LIMITS } from './auth';
 import { requireHumanSession } from './keys';
 import { checkMailPage, consentPage, errorPage, PAGE_HEADERS, signInPage } from './oauth-pages';
-import { errorResponses, IsoDateTime, Ok, RateLimitedBody } from '../model/schemas/common';
+import { errorResponses, Ok, RateLimitedBody } from '../model/schemas/common';
+import { Grant } from '../model/schemas/account';
 
 /**
  * OAuth 2.1 for third-party apps and MCP clients (docs/OAUTH.md): the
@@ -151,17 +152,6 @@ const TokenResponse = z
   .meta({ id: 'OAuthTokenResponse' });
 
 const RevocationForm = z.looseObject({ token: Text(4000), token_type_hint: Param, client_id: Param, client_secret: Param });
-
-const Grant = z
-  .object({
-    id: z.string(),
-    client: z.object({ id: z.string(), name: z.string(), uri: z.string().nullable() }),
-    scopes: z.array(z.enum(OAUTH_SCOPES)),
-    createdAt: IsoDateTime,
-    lastUsedAt: IsoDateTime.nullable(),
-    expiresAt: IsoDateTime.describe('When the grant lapses unless the app refreshes its tokens before'),
-  })
-  .meta({ id: 'OAuthGrant' });
 
 const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: z.string().describe('HTML page') } } });
 const redirectResponse = z.null().describe("Redirect to the app's redirect URI with `code` (or `error`), `state` and `iss`");

@@ -12,7 +12,8 @@ import { defineOperation } from '../operations/operation';
 import { escapeHtml, renderPage } from '../lib/html';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
-import { ErrorBody, errorResponses, IsoDateTime, OrgQuery, Principal } from '../model/schemas/common';
+import { ErrorBody, errorResponses, OrgQuery } from '../model/schemas/common';
+import { Screenshot, Ticket as TicketRecord } from '../model/schemas/support';
 
 const TicketBody = z.strictObject({
   kind: z.enum(TICKET_KINDS),
@@ -25,27 +26,6 @@ const TicketBody = z.strictObject({
     .optional()
     .describe('Screenshots from POST /api/support/upload, or other http(s) links'),
 });
-
-const Ticket = z
-  .object({
-    id: z.string(),
-    kind: z.string(),
-    status: z.enum(['open', 'closed']),
-    title: z.string(),
-    body: z.string(),
-    context: z.record(z.string(), z.unknown()).nullable(),
-    attachmentUrls: z.array(z.string()),
-    trackerNumber: z.number().int().nullable().describe('The mirrored issue, numbered per organisation; null if the tracker could not be reached'),
-    trackerUrl: z.string().nullable(),
-    createdBy: Principal.nullable(),
-    createdAt: IsoDateTime,
-    updatedAt: IsoDateTime,
-  })
-  .meta({ id: 'SupportTicket' });
-
-const Screenshot = z
-  .object({ url: z.string().describe('For `attachmentUrls`'), contentType: z.string(), size: z.number().int(), width: z.number().int().optional(), height: z.number().int().optional() })
-  .meta({ id: 'SupportScreenshot' });
 
 const TicketParams = z.object({ id: z.string().min(1).max(100) });
 const TrackerParams = z.object({ orgSlug: z.string().min(1).max(100), number: z.coerce.number().int().min(1).max(2_147_483_647) });
@@ -72,17 +52,17 @@ const TICKET_BUDGET = { endpoint: 'support_tickets', limit: 10, windowMs: HOUR }
 
 /** Each route's policy check and domain call; the MCP tool `create_support_ticket` (src/mcp/tools.ts) runs `create`. */
 export const supportOperations = {
-  list: defineOperation({ query: OrgQuery, response: z.object({ tickets: z.array(Ticket) }) }, async (services, actor, { query }) => {
+  list: defineOperation({ query: OrgQuery, response: z.object({ tickets: z.array(TicketRecord) }) }, async (services, actor, { query }) => {
     const org = await resolveCallerOrg(services, requireCaller(actor), query.org, 'read_org');
     return { tickets: (await listOrgTickets(services, org)).map(presentTicket) };
   }),
-  create: defineOperation({ query: OrgQuery, body: TicketBody, response: Ticket }, async (services, actor, { query, body }, http) => {
+  create: defineOperation({ query: OrgQuery, body: TicketBody, response: TicketRecord }, async (services, actor, { query, body }, http) => {
     const caller = requireCaller(actor);
     const org = await resolveCallerOrg(services, caller, query.org, 'read_org');
     await spendBudget(services, TICKET_BUDGET, org.id, http);
     return presentTicket(await createTicket(services, caller, org, body));
   }),
-  detail: defineOperation({ params: TicketParams, query: OrgQuery, response: Ticket }, async (services, actor, { params, query }) => {
+  detail: defineOperation({ params: TicketParams, query: OrgQuery, response: TicketRecord }, async (services, actor, { params, query }) => {
     const org = await resolveCallerOrg(services, requireCaller(actor), query.org, 'read_org');
     return presentTicket(await getOrgTicket(services, org, params.id));
   }),

@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import { RESERVED_ORG_SLUGS } from '../lib/app-paths';
+import { RESERVED_ORG_SLUGS } from '../model/app-paths';
 import { newId } from '../lib/ids';
 import { hashToken, randomToken } from '../lib/secrets';
 import {

@@ -5,6 +5,7 @@ import type { EventDraft } from '../model/event-record';
 import type { EventName } from '../model/event-names';
 import type { Actor, Principal } from '../policy/actor';
 import { newId } from '../lib/ids';
+import type { BillingSummary } from '../model/schemas/billing';
 import { monthOf } from '../limits/monthly-meter';
 import { capsFor, PLAN_NAMES, PLANS } from '../limits/plans';
 import { findOrgById } from '../persistence/accounts';
@@ -40,38 +41,9 @@ import { transactWithEvents } from './transact';
  * is back under the cap (docs/BILLING.md).
  */
 
-const PLAN_RANK: Record<PlanName, number> = { free: 0, pro: 1, scale: 2 };
+export type { BillingSummary };
 
-export type BillingSummary = {
-  plan: PlanName;
-  monthlyPriceCents: number;
-  activeAgents: number;
-  agentCap: number;
-  activeMembers: number;
-  memberCap: number;
-  activeWorkspaces: number;
-  workspaceCap: number;
-  totalRows: number;
-  rowsPerWorkspaceCap: number;
-  fullestWorkspaces: Array<{ id: string; slug: string; name: string; rows: number }>;
-  apiCallsThisMonth: number;
-  apiCallsPerMonthCap: number;
-  apiCallsResetAt: string;
-  webhooksThisMonth: number;
-  webhooksPerMonthCap: number;
-  messagesThisMonth: number;
-  messagesOverage: number;
-  messagesOverageCents: number;
-  messagesBundlePerMonth: number;
-  messagesHardCeilingPerMonth: number;
-  storageBytesUsed: number;
-  storageBytesCap: number;
-  monthlyTotalCents: number;
-  periodEndsAt: string;
-  pendingDowngradeAt: string | null;
-  payments: { provider: string; customerId: string | null; subscriptionId: string | null; card: CardOnFile | null };
-  plans: Array<{ plan: PlanName; monthlyPriceCents: number; caps: Record<string, number | null> }>;
-};
+const PLAN_RANK: Record<PlanName, number> = { free: 0, pro: 1, scale: 2 };
 
 function accountOf(org: Org): BillingAccount {
   return { orgId: org.id, plan: org.plan, customerId: org.paymentCustomerId, subscriptionId: org.paymentSubscriptionId };

@@ -11,10 +11,10 @@ import {
   useElevationGrant,
 } from '../persistence/accounts';
 import type { Services } from './services';
+import { ELEVATION_SCOPES, type ElevationScope } from '../model/schemas/account';
 
 /** Sudo mode: sensitive actions need a fresh, per-scope grant on a human session. */
-export const ELEVATION_SCOPES = ['keys', 'credentials', 'org_members', 'workspace_delete'] as const;
-export type ElevationScope = (typeof ELEVATION_SCOPES)[number];
+export { ELEVATION_SCOPES, type ElevationScope };
 
 export const ELEVATION_WINDOW_MS = 15 * 60 * 1000;
 const CODE_TTL_MS = 10 * 60 * 1000;

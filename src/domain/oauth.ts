@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Actor } from '../policy/actor';
 import { OAUTH_ACCESS_TOKEN_PREFIX } from '../policy/credentials';
-import { parseScopes } from '../policy/permissions';
+import { parseScopes } from '../model/permissions';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../model/event-record';
 import type { EventName } from '../model/event-names';
@@ -29,7 +29,7 @@ import {
   type OAuthClientRecord,
 } from '../persistence/oauth';
 import type { OAuthClientAuthMethod } from '../persistence/schema';
-import { OAUTH_SCOPES, type OAuthScope } from '../policy/permissions';
+import { OAUTH_SCOPES, type OAuthScope } from '../model/permissions';
 import type { Services } from './services';
 import { transactWithEvents } from './transact';
 

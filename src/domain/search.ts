@@ -1,5 +1,6 @@
 import type { Actor } from '../policy/actor';
-import { searchProjections, type SearchKind, type SearchMatch } from '../persistence/search';
+import type { SearchHit, SearchKind, SearchResult } from '../model/schemas/search';
+import { searchProjections, type SearchMatch } from '../persistence/search';
 import type { Services } from './services';
 import { reachableWorkspaces } from './workspaces';
 
@@ -14,20 +15,7 @@ import { reachableWorkspaces } from './workspaces';
 export type { SearchKind };
 export type SearchRequest = { q: string; kind: 'all' | SearchKind; limit: number; offset: number };
 
-export type SearchHit = {
-  id: string;
-  kind: SearchKind;
-  title: string;
-  snippet?: string;
-  score: number;
-  workspace: { id: string; slug: string; name: string; mode: 'table' | 'doc'; org: { slug: string; name: string } };
-  surface: { id: string; slug: string } | null;
-  url: string;
-  apiUrl: string;
-  updatedAt: string;
-};
-
-export type SearchResult = { hits: SearchHit[]; count: number; countEstimated: boolean; took: number };
+export type { SearchHit, SearchResult };
 
 const ALL_KINDS: SearchKind[] = ['workspace', 'row', 'doc-section'];
 const TITLE_LENGTH = 120;

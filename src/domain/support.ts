@@ -7,6 +7,7 @@ import { findPrincipals } from '../persistence/workspaces';
 import type { Services } from './services';
 import { storeImage, type UploadedImage } from './doc-images';
 import { transactWithEvents } from './transact';
+import { TICKET_KINDS } from '../model/schemas/support';
 
 /**
  * Support tickets of an organisation, mirrored into the tracker
@@ -14,7 +15,7 @@ import { transactWithEvents } from './transact';
  * reached: its tracker fields stay null and the failure is logged.
  */
 
-export const TICKET_KINDS = ['bug', 'question', 'feature', 'billing', 'other'] as const;
+export { TICKET_KINDS };
 export const TICKETS_LISTED = 100;
 export const SCREENSHOT_MAX_BYTES = 5 * 1024 * 1024;
 /** `context` is the client's free-form state (page, browser, ids): bounded so a ticket stays readable. */

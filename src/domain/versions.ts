@@ -33,6 +33,7 @@ import { indexVersions, type HistoryPass } from '../sync/version-index';
 import { tableError, transactWithinRowCap } from './tables';
 import { transactWithEvents, workspaceEvent } from './transact';
 import { versionTag } from './version-tags';
+import type { Version } from '../model/schemas/versions';
 
 /**
  * Version history of doc, html and table surfaces (docs/VERSIONS.md): the
@@ -43,17 +44,8 @@ import { versionTag } from './version-tags';
 
 export type VersionedSurface = { surface: Surface; document: string; history: HistorySurface };
 
-export type VersionRecord = {
-  id: string;
-  surfaceId: string;
-  kind: 'auto' | 'named';
-  name: string | null;
-  createdAt: string;
-  createdBy: Principal;
-  editors: Array<{ principal: Principal; edits: number }>;
-  changes: { unit: 'rows' | 'blocks' | 'lines'; added: number; removed: number; changed: number; columnsChanged?: boolean };
-  etag: string;
-};
+/** A version as every version route answers it (src/model/schemas/versions.ts). */
+export type VersionRecord = Version;
 
 /** The doc, html or table surface a version route names; files surfaces keep versions per file, not here. */
 export async function findVersionedSurface(services: Services, workspace: Workspace, slugOrId: string): Promise<VersionedSurface> {

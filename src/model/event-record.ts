@@ -1,4 +1,4 @@
-import type { Principal } from '../policy/actor';
+import type { Principal } from './schemas/common';
 import type { EventName } from './event-names';
 
 /**

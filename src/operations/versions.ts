@@ -7,51 +7,18 @@ import type { Actor } from '../policy/actor';
 import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
 import type { Services } from '../services';
-import { OverLimitBody, Principal } from '../model/schemas/common';
+import { OverLimitBody } from '../model/schemas/common';
+import { DiffResponse, ListResponse, RestoreResponse, ShowResponse, Version } from '../model/schemas/versions';
 import { defineOperation } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, SURFACE, VERSION, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
-import { Column, RowData } from '../model/schemas/tables';
 
 const SurfaceParams = WorkspaceParams.extend({ surfaceSlug: z.string().min(1).max(100).describe('Doc, html or table surface slug (or id)') });
 const VersionParams = SurfaceParams.extend({ versionId: z.string().min(1).max(100) });
 
-const Changes = z.object({
-  unit: z.enum(['rows', 'blocks', 'lines']).describe('rows for a sheet, top-level blocks for a doc, lines for an html page'),
-  added: z.number().int(),
-  removed: z.number().int(),
-  changed: z.number().int(),
-  columnsChanged: z.boolean().optional().describe('Sheets: whether any column was added, removed or changed'),
-});
-
-export const Version = z
-  .object({
-    id: z.string(),
-    surfaceId: z.string(),
-    kind: z.enum(['auto', 'named']).describe('`auto`: a point of an editing session; `named`: named by someone, kept whatever the plan'),
-    name: z.string().nullable(),
-    createdAt: z.string().describe('auto: when the last edit it holds was made; named: when it was named'),
-    createdBy: Principal.describe('auto: whose edit ends it; named: who named it'),
-    editors: z.array(z.object({ principal: Principal, edits: z.number().int().describe('logged updates, e.g. one per REST write or per typing burst message') })).describe(
-      'Who changed the surface since the previous version',
-    ),
-    changes: Changes.describe('What changed since the previous version'),
-    etag: z.string().describe('Version token of this state: a base for writes (If-Match)'),
-  })
-  .meta({ id: 'Version' });
-
 const ListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   before: z.string().max(500).optional().describe('The nextCursor of the previous page'),
-});
-
-const ListResponse = z.object({
-  versions: z.array(Version).describe('Newest first'),
-  nextCursor: z.string().nullable(),
-  history: z.object({
-    since: z.string().nullable().describe('History starts here (what the log held when version history began); null: from the start'),
-    retentionDays: z.number().int().nullable().describe("How long automatic versions are kept on the organisation's plan; null: for ever"),
-  }),
 });
 
 const NameBody = z.strictObject({ name: z.string().trim().min(1).max(200).describe('What to call the current state') });
@@ -62,52 +29,7 @@ const ShowQuery = z.strictObject({
   after: z.string().max(200).optional().describe('Table surfaces: the nextCursor of the previous page'),
 });
 
-const VersionRow = z.object({ id: z.string(), workspaceId: z.string(), surfaceId: z.string(), position: z.number().int(), data: RowData }).meta({ id: 'VersionRow' });
-
-const ShowResponse = z.union([
-  z.object({ version: Version, surfaceId: z.string(), content: z.unknown().describe('ProseMirror JSON') }),
-  z.object({ version: Version, surfaceId: z.string(), markdown: z.string() }),
-  z.object({ version: Version, surfaceId: z.string(), text: z.string() }),
-  z.object({ version: Version, surfaceId: z.string(), html: z.string() }),
-  z.object({ version: Version, surfaceId: z.string(), columns: z.array(Column), rows: z.array(VersionRow), nextCursor: z.string().nullable() }),
-]);
-
 const DiffQuery = z.strictObject({ to: z.string().min(1).max(100).default('current').describe('Another version id, or `current` (the default)') });
-
-const BlockSide = z.object({ markdown: z.string(), node: z.unknown() });
-const SequenceOp = z.enum(['added', 'removed', 'changed']);
-const Cells = z.record(z.string(), z.object({ before: z.unknown().optional(), after: z.unknown().optional() }));
-const DiffBody = z.union([
-  z.object({
-    kind: z.literal('doc'),
-    blocks: z.array(z.object({ op: SequenceOp, from: z.number().int().optional(), to: z.number().int().optional(), before: BlockSide.optional(), after: BlockSide.optional() })),
-  }),
-  z.object({
-    kind: z.literal('html'),
-    lines: z.array(z.object({ op: SequenceOp, from: z.number().int().optional(), to: z.number().int().optional(), before: z.string().optional(), after: z.string().optional() })),
-  }),
-  z.object({
-    kind: z.literal('sheet'),
-    columns: z.object({ added: z.array(Column), removed: z.array(Column), changed: z.array(z.object({ id: z.string(), before: Column, after: Column })) }),
-    rows: z.object({
-      added: z.array(z.object({ id: z.string(), position: z.number().int(), data: RowData })),
-      removed: z.array(z.object({ id: z.string(), position: z.number().int(), data: RowData })),
-      changed: z.array(z.object({ id: z.string(), position: z.number().int(), cells: Cells })),
-    }),
-    reordered: z.boolean(),
-  }),
-]);
-const DiffResponse = z.object({
-  from: Version,
-  to: z.union([Version, z.object({ current: z.literal(true), etag: z.string() })]),
-  changes: Changes,
-  diff: DiffBody,
-});
-
-const RestoreResponse = z.object({
-  restored: Version,
-  undo: Version.describe('The state just before the restore; restoring it undoes this one'),
-});
 
 /** Finds the surface of a version route after the route's policy check. */
 async function versionedSurface(services: Services, actor: Actor | null, params: z.output<typeof SurfaceParams>, action: 'read_versions' | 'write_versions') {

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { PlanName, PrincipalKind, Role, Visibility } from '../policy/roles';
+import type { PlanName, PrincipalKind, Role, Visibility } from '../model/roles';
 
 /** Table types as Kysely sees them (camelCase through CamelCasePlugin). */
 

@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import type { SearchKind } from '../model/schemas/search';
 import type { Executor } from './database';
 
 /**
@@ -8,7 +9,7 @@ import type { Executor } from './database';
  * caller has already decided which workspaces may be searched.
  */
 
-export type SearchKind = 'workspace' | 'row' | 'doc-section';
+export type { SearchKind };
 
 export type SearchMatch = {
   kind: SearchKind;

@@ -1,13 +1,9 @@
-import type { Role } from './roles';
-import type { OAuthScope } from './permissions';
+import type { Role } from '../model/roles';
+import type { OAuthScope } from '../model/permissions';
+import type { Principal } from '../model/schemas/common';
 
-/** The public shape of a user or agent, as every response shows it. */
-export type Principal = {
-  principalType: 'user' | 'agent';
-  id: string;
-  name: string;
-  avatarUrl: string | null;
-};
+/** The public shape of a user or agent, as every response shows it: one definition, in the model. */
+export type { Principal };
 
 /** What an OAuth access token adds to its user: which app holds it and what the user granted. */
 export type OAuthCaller = {

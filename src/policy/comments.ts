@@ -1,4 +1,4 @@
-import type { Role } from './roles';
+import type { Role } from '../model/roles';
 import { can, workspaceAccess, type KeyRole, type UserFacts, type WorkspaceFacts } from './index';
 
 /**

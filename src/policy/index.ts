@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../errors';
-import type { Role, Visibility } from './roles';
+import type { Role, Visibility } from '../model/roles';
 import {
   lowerRole,
   OAUTH_SCOPES,
@@ -10,9 +10,9 @@ import {
   type OAuthScope,
   type OrgAction,
   type WorkspaceAction,
-} from './permissions';
+} from '../model/permissions';
 
-export * from './permissions';
+export * from '../model/permissions';
 
 /**
  * Who may do what on a workspace. Callers load facts (memberships, org

@@ -14,7 +14,7 @@ export type SpecRole = 'owner' | 'editor' | 'commenter' | 'viewer';
 export type SpecKeyRole = Exclude<SpecRole, 'owner'>;
 export type SpecVisibility = 'private' | 'org' | 'unlisted' | 'public';
 
-/** Every workspace action the service knows (src/policy/permissions.ts names them; the unit test checks the lists agree). */
+/** Every workspace action the service knows (src/model/permissions.ts names them; the unit test checks the lists agree). */
 export const SPEC_WORKSPACE_ACTIONS = [
   'read',
   'read_comments',

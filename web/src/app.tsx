@@ -10,7 +10,7 @@ import { loadSession, session } from './session';
 import { setIdentity } from './sync/connection';
 import { Toasts } from './ui/toast';
 import { DialogHost } from './ui/dialogs';
-import { APP_PAGE_SLUGS } from '../../src/lib/app-paths';
+import { APP_PAGE_SLUGS } from '../../src/model/app-paths';
 import { ElevationPrompt } from './ui/elevation';
 import { OfflineNotice } from './offline/OfflineNotice';
 import { Spinner } from './ui/primitives';

@@ -1,19 +1,11 @@
 import { api, ApiError } from './lib/api';
 import { createStore } from './lib/store';
 import { forgetLocalDocuments } from './sync/connection';
+import type { Me } from '../../src/model/schemas/account';
 
-export interface Principal {
-  principalType: 'user' | 'agent';
-  id: string;
-  name: string;
-  avatarUrl: string | null;
-}
+export type { Principal } from '../../src/model/schemas/common';
 
-export interface Me {
-  principal: Principal;
-  user: { id: string; email: string; name: string; avatarUrl: string | null; createdAt: string } | null;
-  org: { id: string; slug: string; name: string; plan: string } | null;
-}
+export type { Me };
 
 export type SessionState = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; me: Me } | { status: 'error'; error: ApiError };
 

@@ -150,3 +150,11 @@ export const Emoji = z
   .refine((s) => !/[\s\p{Cc}]/u.test(s), 'must not contain whitespace or control characters')
   // Text with an unpaired surrogate arrives repaired to U+FFFD (docs/SYNC.md "Text"): not a reaction anyone chose.
   .refine((s) => !/[\p{Cs}\uFFFD]/u.test(s), 'must not contain unpaired surrogates or U+FFFD');
+
+export type CommentTarget = z.infer<typeof CommentTarget>;
+/** A target as the API takes it (a cell by key, a range by positions and the text seen). */
+export type CommentTargetInput = z.infer<typeof CommentTargetInput>;
+export type Mention = z.infer<typeof Mention>;
+export type Reaction = z.infer<typeof Reaction>;
+export type Comment = z.infer<typeof Comment>;
+export type CommentList = z.infer<typeof CommentList>;

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { ROLES } from '../permissions';
 
 /** Schemas shared by several resources. Resource-specific ones live beside their routes. */
 
-export const Role = z.enum(['owner', 'editor', 'commenter', 'viewer']);
+export const Role = z.enum(ROLES);
 export const Visibility = z.enum(['private', 'org', 'unlisted', 'public']);
 export const Slug = z
   .string()
@@ -20,6 +21,7 @@ export const Principal = z
     avatarUrl: z.string().nullable(),
   })
   .meta({ id: 'Principal' });
+export type Principal = z.infer<typeof Principal>;
 
 export const ErrorBody = z
   .object({

@@ -12,3 +12,5 @@ export const Event = z
     data: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'Event' });
+
+export type Event = z.infer<typeof Event>;

@@ -7,17 +7,10 @@ import { confirmDialog } from '../ui/dialogs';
 import { Icon } from '../ui/icons';
 import { Avatar, Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { showError } from '../ui/toast';
-import type { WorkspaceContext } from '../workspace/WorkspacePage';
-import { useWorkspaceEvents } from '../workspace/workspace-events';
+import type { CommentFocus, WorkspaceContext } from '../workspace-context/context';
+import { useWorkspaceEvents } from '../workspace-context/workspace-events';
 import { mentionCandidatesOf, mentionQueryAt, rankCandidates, type MentionCandidate } from '../doc/mentions';
 import { deleteComment, loadThreads, postComment, sameTarget, setReaction, setResolved, type Comment, type CommentMention, type CommentTarget, type NewTarget, type Thread } from './comments-api';
-
-/** What a surface asked the panel to show: the threads of one row, cell or doc range, and a box to start one. */
-export interface CommentFocus {
-  target: NewTarget;
-  /** How the target reads to a person: a row's title, "Title · Status", the selected words. */
-  label: string;
-}
 
 const QUICK_REACTIONS = ['👍', '🎉', '❤️', '👀', '✅', '😄'];
 

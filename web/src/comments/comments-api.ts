@@ -3,53 +3,16 @@
  * surface, threads built from roots and replies, and the thread actions.
  */
 import { api, workspacePath } from '../lib/api';
-import type { Principal } from '../session';
-import type { Workspace } from '../workspace/types';
+import type { Comment, CommentList, CommentTarget, Mention, Reaction } from '../../../src/model/schemas/comments';
+import type { NewTarget } from '../workspace-context/context';
+import type { Workspace } from '../workspace-context/types';
 
-export type CommentTarget =
-  | { type: 'row'; rowId: string }
-  | { type: 'cell'; rowId: string; columnKey: string; columnId?: string | null }
-  | { type: 'doc_range'; surfaceSlug: string; anchor: { from: number; to: number; text: string } }
-  | { type: 'html_element'; surfaceSlug: string | null; anchor: { selector: string; text?: string } }
-  | { type: 'surface'; surfaceSlug: string | null }
-  | { type: 'workspace' }
-  | { type: 'file'; fileId: string };
-
-export interface Reaction {
-  emoji: string;
-  count: number;
-  principalIds: string[];
-}
-
-export interface Comment {
-  id: string;
-  target: CommentTarget;
-  targetType: CommentTarget['type'];
-  targetId: string;
-  surfaceSlug: string | null;
-  body: string;
-  parentId: string | null;
-  mentions?: CommentMention[];
-  author: Principal;
-  reactions: Reaction[];
-  resolvedAt: string | null;
-  resolvedBy: Principal | null;
-  createdAt: string;
-  currentText?: string;
-  expectedText?: string;
-}
+export type { CommentTarget, Reaction, Comment, NewTarget };
 
 export interface Thread {
   root: Comment;
   replies: Comment[];
 }
-
-/** A new thread's target as the API takes it (a cell by key, a range by positions and the text seen). */
-export type NewTarget =
-  | { type: 'row'; rowId: string }
-  | { type: 'cell'; rowId: string; columnKey: string }
-  | { type: 'doc_range'; surfaceSlug: string; anchor: { from: number; to: number; text: string } }
-  | { type: 'surface'; surfaceSlug: string };
 
 const commentsPath = (workspace: Workspace, suffix = '') => workspacePath(workspace.org.slug, workspace.slug, `/comments${suffix}`);
 
@@ -58,7 +21,7 @@ export async function loadThreads(workspace: Workspace, surfaceSlug: string, sta
   const comments: Comment[] = [];
   for (let offset: number | null = 0; offset !== null && comments.length < 2000; ) {
     const query = new URLSearchParams({ surface: surfaceSlug, status, limit: '200', offset: String(offset) });
-    const page: { comments: Comment[]; nextOffset: number | null } = await api('GET', commentsPath(workspace, `?${query}`));
+    const page: CommentList = await api('GET', commentsPath(workspace, `?${query}`));
     comments.push(...page.comments);
     offset = page.nextOffset;
   }
@@ -69,11 +32,7 @@ export async function loadThreads(workspace: Workspace, surfaceSlug: string, sta
 }
 
 /** A mention as the API takes it: kept only while `@label` occurs in the body (docs/COMMENTS.md "Mentions"). */
-export interface CommentMention {
-  kind: 'user' | 'agent';
-  id: string;
-  label: string;
-}
+export type CommentMention = Mention;
 
 export function postComment(workspace: Workspace, body: { target: NewTarget | CommentTarget; body: string; parentId?: string; mentions?: CommentMention[] }) {
   return api<Comment>('POST', commentsPath(workspace), { ...body, target: inputTarget(body.target) });

@@ -8,7 +8,7 @@ import { NEVER_TRUE, useStore } from '../lib/store';
 import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
-import type { SurfaceViewProps } from '../workspace/surface-views';
+import type { SurfaceViewProps } from '../workspace-context/context';
 import { askLinkAddress, commands, createEditor, revealSection, selectionInfo } from './editor';
 import { mentionCandidatesOf, type MentionCandidate } from './mentions';
 

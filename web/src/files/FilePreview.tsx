@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, onThisOrigin } from '../lib/api';
 import { Button, Dialog, EmptyState, Spinner } from '../ui/primitives';
-import type { Workspace } from '../workspace/types';
+import type { Workspace } from '../workspace-context/types';
 import { formatBytes, previewKindOf, previewText, type FileItem } from './files-api';
 
 /**

@@ -4,7 +4,7 @@ import { timeAgo } from '../lib/format';
 import { confirmDialog } from '../ui/dialogs';
 import { Button, Dialog, IconButton, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
-import type { Workspace } from '../workspace/types';
+import type { Workspace } from '../workspace-context/types';
 import { filesPath, type FileItem, type ShareLink } from './files-api';
 
 /**

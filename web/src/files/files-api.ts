@@ -3,44 +3,14 @@
  * direct-upload flow with progress, previews and share links.
  */
 import { api, ApiError, workspacePath } from '../lib/api';
-import type { Principal } from '../session';
-import type { Workspace } from '../workspace/types';
+import type { DirectUploadTicket, FileListing, FileRecord, FolderRecord, ShareTokenRecord } from '../../../src/model/schemas/files';
+import type { Workspace } from '../workspace-context/types';
 
-export interface FileItem {
-  id: string;
-  name: string;
-  size: number;
-  contentType: string;
-  surfaceId: string;
-  parentFolderId: string | null;
-  url: string;
-  thumbUrl: string | null;
-  createdAt: string;
-  updatedAt: string;
-  createdBy: Principal | null;
-  version: number;
-}
-
-export interface Folder {
-  id: string;
-  name: string;
-  surfaceId: string;
-  parentFolderId: string | null;
-  createdAt: string;
-  createdBy: Principal | null;
-}
-
-export interface FileListing {
-  folders: Folder[];
-  files: FileItem[];
-  nextOffset: number | null;
-}
-
-export interface ShareLink {
-  id: string;
-  url: string;
-  createdAt: string;
-}
+/** The files routes' own records (src/model/schemas/files.ts). */
+export type FileItem = FileRecord;
+export type Folder = FolderRecord;
+export type { FileListing };
+export type ShareLink = ShareTokenRecord;
 
 export function filesPath(workspace: Workspace, suffix = '') {
   return workspacePath(workspace.org.slug, workspace.slug, `/files${suffix}`);
@@ -80,7 +50,7 @@ export function uploadFile(
   let xhr: XMLHttpRequest | null = null;
   let aborted = false;
   const done = (async () => {
-    const ticket = await api<{ uploadId: string; uploadUrl: string; headers: Record<string, string> }>('POST', filesPath(workspace), {
+    const ticket = await api<DirectUploadTicket>('POST', filesPath(workspace), {
       clientPayload: { surfaceSlug: target.surfaceSlug, parentFolderId: target.folderId, name: file.name, size: file.size, ...(file.type ? { contentType: file.type } : {}) },
     });
     const own = new URL(ticket.uploadUrl, window.location.origin);

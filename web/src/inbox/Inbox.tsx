@@ -5,8 +5,8 @@ import { useStore } from '../lib/store';
 import { Icon } from '../ui/icons';
 import { Avatar, Button, Dialog, EmptyState, Spinner } from '../ui/primitives';
 import type { Comment } from '../comments/comments-api';
-import type { Workspace } from '../workspace/types';
-import { useWorkspaceEvents } from '../workspace/workspace-events';
+import type { Workspace } from '../workspace-context/types';
+import { useWorkspaceEvents } from '../workspace-context/workspace-events';
 import { addMention, inbox, isUnread, markAllRead, markRead, mentionHref, refreshInbox, type Mention } from './inbox-store';
 
 /** A tab that comes back reads the inbox again when its last read is older than this. */

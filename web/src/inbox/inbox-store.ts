@@ -10,8 +10,9 @@
 import { api, ApiError, workspacePath } from '../lib/api';
 import { createStore } from '../lib/store';
 import type { Comment } from '../comments/comments-api';
-import { refreshWorkspaces, workspaceList } from '../workspace/workspaces-store';
-import type { Workspace } from '../workspace/types';
+import type { CommentList } from '../../../src/model/schemas/comments';
+import { refreshWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
+import type { Workspace } from '../workspace-context/types';
 
 export interface Mention {
   comment: Comment;
@@ -110,7 +111,7 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
         for (let workspace = queue.shift(); workspace; workspace = queue.shift()) {
           const query = new URLSearchParams({ mentioning: 'me', status: 'all', order: 'newest', limit: String(PER_WORKSPACE) });
           try {
-            const page = await api<{ comments: Comment[] }>('GET', workspacePath(workspace.org.slug, workspace.slug, `/comments?${query}`));
+            const page = await api<CommentList>('GET', workspacePath(workspace.org.slug, workspace.slug, `/comments?${query}`));
             for (const comment of page.comments) if (comment.author.id !== me) found.push({ comment, workspace });
           } catch (error) {
             // A workspace archived or left since the list was read is not worth a message.

@@ -4,7 +4,7 @@
  * server's `{ error: { code, message } }`, the 429/402 bodies, or "you are
  * offline" when the request never reached it).
  */
-import { pageIsUncontrolled, rememberUncontrolledRead } from '../offline/first-visit';
+import { pageIsUncontrolled, rememberUncontrolledRead } from './first-visit';
 
 export class ApiError extends Error {
   constructor(

@@ -1,4 +1,4 @@
-import { handOverWhenReady } from './first-visit';
+import { handOverWhenReady } from '../lib/first-visit';
 
 /**
  * The service worker caches the app shell (so a reload offline still shows

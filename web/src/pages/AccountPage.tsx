@@ -2,28 +2,17 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { useStore } from '../lib/store';
-import { loadSession, session, type Principal } from '../session';
+import { loadSession, session } from '../session';
 import { withElevation } from '../ui/elevation';
 import { Icon } from '../ui/icons';
 import { FormDialog } from '../ui/FormDialog';
 import { Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
-import { workspaceList } from '../workspace/workspaces-store';
+import { workspaceList } from '../workspace-context/workspaces-store';
 import { confirmDialog } from '../ui/dialogs';
 import { SecretDialog } from '../ui/SecretDialog';
 import { ConnectedApps } from '../settings/ConnectedApps';
-
-interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  scopeSlug: string | null;
-  role: 'editor' | 'commenter' | 'viewer';
-  agent: Principal;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+import type { ApiKey, MintedKey } from '../../../src/model/schemas/keys';
 
 /** The person's profile, and the API keys their agents use. */
 export function AccountPage() {
@@ -191,7 +180,7 @@ function MintKeyDialog(props: { onClose: () => void; onMinted: (minted: { key: A
 
   const submit = async () => {
     const body = { name: name.trim(), agentName: agentName.trim() || name.trim(), role, ...(scope ? { scopeSlug: scope } : {}) };
-    const minted = await withElevation('keys', () => api<{ key: ApiKey; secret: string }>('POST', '/api/keys', body));
+    const minted = await withElevation('keys', () => api<MintedKey>('POST', '/api/keys', body));
     props.onMinted(minted);
   };
 

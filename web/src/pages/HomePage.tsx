@@ -7,10 +7,10 @@ import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { CreateWorkspaceDialog } from '../workspace/CreateWorkspaceDialog';
-import { RenameDialog } from '../workspace/RenameDialog';
-import type { Workspace } from '../workspace/types';
+import { RenameDialog } from '../ui/RenameDialog';
+import type { Workspace } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from '../workspace/workspace-actions';
-import { sortWorkspaces, workspaceList } from '../workspace/workspaces-store';
+import { sortWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
 
 /** The organisation's workspaces: pinned first, and the archived ones in their own view. */
 export function HomePage(props: { orgSlug: string }) {

@@ -6,15 +6,7 @@ import { session } from '../session';
 import { Button, Spinner } from '../ui/primitives';
 import { showError } from '../ui/toast';
 import { SignInPage } from './SignInPage';
-
-interface PublicInvite {
-  email: string;
-  role: string;
-  workspace?: { slug: string; name: string };
-  org?: { slug: string; name: string };
-  invitedBy: { name: string };
-  expiresAt: string;
-}
+import type { Invite, PublicInvite } from '../../../src/model/schemas/members';
 
 const PENDING_INVITE = 'trellis:pending-invite';
 
@@ -53,7 +45,7 @@ export function InvitePage(props: { kind: 'invites' | 'org-invites'; token: stri
   const accept = async () => {
     setBusy(true);
     try {
-      const accepted = await api<{ invite: { workspace?: { slug: string; org: { slug: string } }; org?: { slug: string } } }>('POST', apiPath);
+      const accepted = await api<{ invite: Invite }>('POST', apiPath);
       localStorage.removeItem(PENDING_INVITE);
       const workspace = accepted.invite.workspace;
       navigate(workspace ? `/${workspace.org.slug}/${workspace.slug}` : `/${accepted.invite.org?.slug ?? ''}`);

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, messageOf } from '../lib/api';
 import { Button } from '../ui/primitives';
 import { Icon } from '../ui/icons';
+import type { SignInResponse } from '../../../src/model/schemas/account';
 
 /** Magic-link sign-in: the mailed link signs in and opens the app at `/{orgSlug}/welcome`. */
 export function SignInPage(props: { error?: string; intro?: string }) {
@@ -14,8 +15,8 @@ export function SignInPage(props: { error?: string; intro?: string }) {
     setError(null);
     setState('sending');
     try {
-      const answer = await api<{ ok?: true; waitlisted?: true }>('POST', '/api/auth', { email: email.trim() });
-      setState(answer.waitlisted ? 'waitlisted' : 'sent');
+      const answer = await api<SignInResponse>('POST', '/api/auth', { email: email.trim() });
+      setState('waitlisted' in answer ? 'waitlisted' : 'sent');
     } catch (failure) {
       setError(messageOf(failure));
       setState('idle');

@@ -4,7 +4,7 @@ import { api, messageOf, onThisOrigin } from '../lib/api';
 import { navigate } from '../lib/router';
 import { Icon } from '../ui/icons';
 import { Dialog, Spinner } from '../ui/primitives';
-import type { SearchHit, SearchResult } from '../../../src/domain/search';
+import type { SearchHit, SearchResult } from '../../../src/model/schemas/search';
 
 const GROUPS: Array<{ kind: SearchHit['kind']; label: string; icon: string }> = [
   { kind: 'workspace', label: 'Workspaces', icon: 'table2' },

@@ -7,14 +7,10 @@ import { FormDialog } from '../ui/FormDialog';
 import { Button, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { formatCents, orgCan, type OrgSettings } from './org-settings';
-import type { BillingSummary } from '../../../src/domain/billing';
+import type { BillingSummary, DowngradeResult, UpgradeResult } from '../../../src/model/schemas/billing';
 
-/** `GET /api/billing` answers the domain's summary as it is (docs/BILLING.md "BillingSummary"). */
+/** The billing answers are the API's own schemas (src/model/schemas/billing.ts, docs/BILLING.md "BillingSummary"). */
 type PlanName = BillingSummary['plan'];
-
-type UpgradeResult =
-  | { plan: PlanName; status: 'switched'; previousPlan: PlanName; prorationCents: number }
-  | { plan: PlanName; status: 'checkout-required'; checkoutUrl: string; expiresAt: string };
 
 const PLAN_LABELS: Record<PlanName, string> = { free: 'Free', pro: 'Pro', scale: 'Scale' };
 const PLAN_ORDER: PlanName[] = ['free', 'pro', 'scale'];
@@ -108,7 +104,7 @@ export function BillingSettings(props: { org: OrgSettings; onPlanChanged: () => 
     }
     setBusy('downgrade');
     try {
-      const result = await api<{ status: 'scheduled' | 'canceled'; effectiveAt: string | null }>('POST', '/api/billing/downgrade');
+      const result = await api<DowngradeResult>('POST', '/api/billing/downgrade');
       showToast(result.status === 'scheduled' ? `Moving to Free on ${formatDate(result.effectiveAt!)}.` : `You stay on ${PLAN_LABELS[summary.plan]}.`, 'success');
       await load();
     } catch (failure) {

@@ -4,15 +4,9 @@ import { timeAgo } from '../lib/format';
 import { confirmDialog } from '../ui/dialogs';
 import { Button, EmptyState, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
+import type { Grant as GrantRecord } from '../../../src/model/schemas/account';
 
-interface Grant {
-  id: string;
-  client: { id: string; name: string; uri: string | null };
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string;
-}
+type Grant = GrantRecord;
 
 const SCOPE_WORDS: Record<string, string> = { read: 'read', write: 'read and write', admin: 'administer' };
 

@@ -8,31 +8,10 @@ import { Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { SecretDialog } from '../ui/SecretDialog';
 import { showError, showToast } from '../ui/toast';
 import type { OrgSettings } from './org-settings';
+import type { CreatedWebhook, DeliveryList, Webhook, WebhookDelivery, WebhookList } from '../../../src/model/schemas/webhooks';
 
-/** `Webhook` and `WebhookDelivery` of docs/WEBHOOKS.md, as the page shows them. */
-interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  active: boolean;
-  workspace: { id: string; slug: string } | null;
-  createdAt: string;
-  failingSince: string | null;
-  deactivationReason: 'paused' | 'failing' | null;
-}
-
-interface Delivery {
-  id: string;
-  event: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  responseStatus: number | null;
-  error: string | null;
-  durationMs: number | null;
-  createdAt: string;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string | null;
-}
+/** `Webhook` and `WebhookDelivery` of docs/WEBHOOKS.md: the API's own schemas. */
+type Delivery = WebhookDelivery;
 
 /** Event names by area (`row`, `comment`, ...), in the service's own order, for the picker. */
 const AREAS: Array<{ area: string; names: string[] }> = [];
@@ -54,7 +33,7 @@ export function WebhookSettings(props: { org: OrgSettings }) {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ url: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
-  const load = () => api<{ webhooks: Webhook[] }>('GET', base).then(({ webhooks }) => setHooks(webhooks), showError);
+  const load = () => api<WebhookList>('GET', base).then(({ webhooks }) => setHooks(webhooks), showError);
   useEffect(() => {
     void load();
   }, []);
@@ -153,7 +132,7 @@ function Deliveries(props: { path: string }) {
   const [error, setError] = useState<string | null>(null);
   const [retrying, setRetrying] = useState<string | null>(null);
   const load = () =>
-    api<{ deliveries: Delivery[] }>('GET', `${props.path}?limit=20`).then(
+    api<DeliveryList>('GET', `${props.path}?limit=20`).then(
       ({ deliveries }) => {
         setDeliveries(deliveries);
         setError(null);
@@ -240,7 +219,7 @@ function CreateWebhookDialog(props: { base: string; onClose: () => void; onCreat
   };
 
   const submit = async () => {
-    const created = await api<{ url: string; secret: string }>('POST', props.base, { url: url.trim(), events });
+    const created = await api<CreatedWebhook>('POST', props.base, { url: url.trim(), events });
     props.onCreated(created);
   };
 

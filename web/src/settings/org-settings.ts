@@ -1,16 +1,10 @@
 /** The organisation as its settings page reads it: `GET /api/me/org` answers the caller's role, and the policy table says what that role may do. */
 import { api } from '../lib/api';
-import { ORG_PERMISSIONS, type OrgAction } from '../../../src/policy/permissions';
+import { ORG_PERMISSIONS, type OrgAction } from '../../../src/model/permissions';
+import type { OrgSettings } from '../../../src/model/schemas/account';
 
-export type OrgRole = keyof typeof ORG_PERMISSIONS;
-
-export interface OrgSettings {
-  id: string;
-  slug: string;
-  name: string;
-  plan: 'free' | 'pro' | 'scale';
-  role: OrgRole;
-}
+export type OrgRole = OrgSettings['role'];
+export type { OrgSettings };
 
 export function loadOrgSettings(): Promise<OrgSettings> {
   return api<OrgSettings>('GET', '/api/me/org');

@@ -2,16 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, onThisOrigin } from '../lib/api';
 import { FormDialog } from '../ui/FormDialog';
 import { Button, Dialog } from '../ui/primitives';
+import type { Ticket, TicketKind } from '../../../src/model/schemas/support';
 
-interface Ticket {
-  id: string;
-  kind: string;
-  title: string;
-  trackerNumber: number | null;
-  trackerUrl: string | null;
-}
-
-const KINDS: Array<{ value: string; label: string }> = [
+const KINDS: Array<{ value: TicketKind; label: string }> = [
   { value: 'question', label: 'A question' },
   { value: 'bug', label: 'Something is broken' },
   { value: 'feature', label: 'An idea or a request' },
@@ -25,7 +18,7 @@ const KINDS: Array<{ value: string; label: string }> = [
  * id to quote.
  */
 export function SupportDialog(props: { onClose: () => void }) {
-  const [kind, setKind] = useState('question');
+  const [kind, setKind] = useState<TicketKind>('question');
   const [title, setTitle] = useState('');
   const [body, setBody] = useState('');
   const [ticket, setTicket] = useState<Ticket | null>(null);
@@ -67,7 +60,7 @@ export function SupportDialog(props: { onClose: () => void }) {
     <FormDialog title="Help and support" id="support-ticket" submitLabel="Send" disabled={!title.trim() || !body.trim()} onClose={props.onClose} onSubmit={submit}>
       <label class="field">
         <span>What is it about?</span>
-        <select name="kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value)}>
+        <select name="kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as TicketKind)}>
           {KINDS.map((option) => (
             <option key={option.value} value={option.value}>
               {option.label}

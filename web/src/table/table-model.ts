@@ -1,6 +1,6 @@
 /**
  * The grid's view of a table document. The Y layout is known only to the
- * server's `src/sync/table-*.ts` modules (browser-safe: Yjs and Web Crypto
+ * server's `src/model/table/*.ts` modules (browser-safe: Yjs and Web Crypto
  * only), so the web app calls the same functions the REST routes call and a
  * change made here is exactly what a REST write would make. Nothing else in
  * the web app imports those modules.

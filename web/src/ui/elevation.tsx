@@ -2,8 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../lib/api';
 import { createStore, useStore } from '../lib/store';
 import { Button, Dialog } from './primitives';
+import type { ElevateResponse, ElevationScope } from '../../../src/model/schemas/account';
 
-type Scope = 'keys' | 'credentials' | 'org_members' | 'workspace_delete';
+type Scope = ElevationScope;
 
 const pending = createStore<{ scope: Scope; resolve: (granted: boolean) => void } | null>(null);
 
@@ -19,8 +20,8 @@ export async function withElevation<T>(scope: Scope, action: () => Promise<T>): 
   } catch (error) {
     if (!(error instanceof ApiError) || error.code !== 'elevation_required') throw error;
   }
-  const answer = await api<{ status?: 'code_sent'; expiresAt?: string }>('POST', '/api/me/elevate', { scope });
-  if (answer.status === 'code_sent') {
+  const answer = await api<ElevateResponse>('POST', '/api/me/elevate', { scope });
+  if ('status' in answer && answer.status === 'code_sent') {
     const granted = await new Promise<boolean>((resolve) => pending.set({ scope, resolve }));
     if (!granted) throw new ApiError(401, 'elevation_required', 'Confirmation cancelled.');
   }

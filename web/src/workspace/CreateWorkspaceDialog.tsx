@@ -3,8 +3,8 @@ import { api } from '../lib/api';
 import { slugify } from '../lib/format';
 import { navigate } from '../lib/router';
 import { FormDialog } from '../ui/FormDialog';
-import type { Workspace } from './types';
-import { refreshWorkspaces } from './workspaces-store';
+import type { Workspace } from '../workspace-context/types';
+import { refreshWorkspaces } from '../workspace-context/workspaces-store';
 
 export function CreateWorkspaceDialog(props: { onClose: () => void }) {
   const [name, setName] = useState('');

@@ -3,22 +3,15 @@ import { api, workspacePath } from '../lib/api';
 import { timeAgo } from '../lib/format';
 import { Avatar, Button, EmptyState, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
-import type { Principal } from '../session';
-import type { Surface } from './types';
-import type { WorkspaceContext } from './WorkspacePage';
+import type { ShownVersion, Version, VersionList } from '../../../src/model/schemas/versions';
+import type { Surface } from '../workspace-context/types';
+import type { WorkspaceContext } from '../workspace-context/context';
 
-/** A version as `GET .../versions` lists it (docs/VERSIONS.md). */
-interface Version {
-  id: string;
-  kind: 'auto' | 'named';
-  name: string | null;
-  createdAt: string;
-  createdBy: Principal;
-  editors: Array<{ principal: Principal; edits: number }>;
-  changes: { unit: 'rows' | 'blocks' | 'lines'; added: number; removed: number; changed: number; columnsChanged?: boolean };
-}
+/** A shown version of a sheet (`GET .../versions/{id}` on a table surface). */
+type ShownSheet = Extract<ShownVersion, { rows: unknown }>;
 
-type Preview = { kind: 'text'; text: string } | { kind: 'html'; html: string } | { kind: 'sheet'; columns: Array<{ key: string; label: string }>; rows: Array<{ id: string; data: Record<string, unknown> }>; more: boolean };
+/** What the preview shows: a doc as Markdown, an html page's source, or a page of a sheet's rows. */
+type Preview = { kind: 'text'; text: string } | { kind: 'html'; html: string } | { kind: 'sheet'; columns: ShownSheet['columns']; rows: ShownSheet['rows']; more: boolean };
 
 const PREVIEW_ROWS = 50;
 
@@ -38,7 +31,7 @@ export function HistoryPanel(props: { context: WorkspaceContext; surface: Surfac
   const [busy, setBusy] = useState(false);
 
   const load = () =>
-    api<{ versions: Version[] }>('GET', `${base}?limit=100`).then(
+    api<VersionList>('GET', `${base}?limit=100`).then(
       (page) => setVersions(page.versions),
       (failure) => setError(failure.message),
     );
@@ -54,11 +47,11 @@ export function HistoryPanel(props: { context: WorkspaceContext; surface: Surfac
     if (!selected) return;
     let closed = false;
     const query = props.surface.kind === 'doc' ? '?format=markdown' : props.surface.kind === 'table' ? `?limit=${PREVIEW_ROWS}` : '';
-    api<any>('GET', `${base}/${selected.id}${query}`).then((shown) => {
+    api<ShownVersion>('GET', `${base}/${selected.id}${query}`).then((shown) => {
       if (closed) return;
-      if (typeof shown.markdown === 'string') setPreview({ kind: 'text', text: shown.markdown });
-      else if (typeof shown.html === 'string') setPreview({ kind: 'html', html: shown.html });
-      else setPreview({ kind: 'sheet', columns: shown.columns, rows: shown.rows, more: shown.nextCursor !== null });
+      if ('markdown' in shown) setPreview({ kind: 'text', text: shown.markdown });
+      else if ('html' in shown) setPreview({ kind: 'html', html: shown.html });
+      else if ('rows' in shown) setPreview({ kind: 'sheet', columns: shown.columns, rows: shown.rows, more: shown.nextCursor !== null });
     }, showError);
     return () => {
       closed = true;

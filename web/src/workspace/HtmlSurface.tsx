@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
 import { Spinner } from '../ui/primitives';
-import type { SurfaceViewProps } from './surface-views';
+import type { SurfaceViewProps } from '../workspace-context/context';
 
 /**
  * An html surface, rendered from the server's sanitised copy in a sandboxed

@@ -3,9 +3,9 @@ import { api, messageOf, workspacePath } from '../lib/api';
 import { Icon } from '../ui/icons';
 import { Avatar, Button, Dialog, IconButton } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
-import type { Role, Workspace } from './types';
+import type { Role, Workspace } from '../workspace-context/types';
 import { updateWorkspace } from './workspace-actions';
-import type { WorkspaceContext } from './WorkspacePage';
+import type { WorkspaceContext } from '../workspace-context/context';
 
 const ROLES: Array<{ value: Role; label: string; hint: string }> = [
   { value: 'owner', label: 'Owner', hint: 'Everything, including members' },

@@ -10,7 +10,7 @@ import { SearchDialog } from '../search/SearchDialog';
 import { SupportDialog } from '../support/SupportDialog';
 import { CreateWorkspaceDialog } from './CreateWorkspaceDialog';
 import { SyncIndicator } from './SyncIndicator';
-import { refreshWorkspaces, sortWorkspaces, workspaceList } from './workspaces-store';
+import { refreshWorkspaces, sortWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
 
 /** The signed-in frame: the sidebar with the organisation's workspaces, and the page. */
 export function Shell(props: { orgSlug?: string; workspaceSlug?: string; children: ComponentChildren }) {

@@ -6,17 +6,9 @@ import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import type { Principal } from '../session';
 import { HistoryPanel } from './HistoryPanel';
-import type { Surface } from './types';
-import type { WorkspaceContext } from './WorkspacePage';
-import { CommentsPanel, type CommentFocus } from '../comments/CommentsPanel';
-import { useWorkspaceEvents, type WorkspaceEvent } from './workspace-events';
-
-/**
- * What the side panel shows: the activity log, or the comments of the open
- * surface, optionally focused on one target (a row, a cell, a doc range)
- * that a surface asked about through `openPanel`.
- */
-export type PanelRequest = { kind: 'activity' } | { kind: 'comments'; focus?: CommentFocus | null; highlight?: string } | { kind: 'history'; surface: Surface };
+import { CommentsPanel } from '../comments/CommentsPanel';
+import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
+import { useWorkspaceEvents, type WorkspaceEvent } from '../workspace-context/workspace-events';
 
 interface PanelProps {
   request: PanelRequest;
@@ -78,11 +70,12 @@ function ActivityPanel(props: PanelProps) {
     <ol class="activity">
       {events.map((event) => (
         <li key={event.eventId}>
-          <Avatar id={event.principal.id} name={event.principal.name} size={22} />
+          {/* A change the service made itself (a restore's follow-up, a migration) carries no principal. */}
+          {event.principal && <Avatar id={event.principal.id} name={event.principal.name} size={22} />}
           <div>
             <p>
-              <strong>{event.principal.name}</strong>
-              {event.principal.principalType === 'agent' && <span class="badge badge-agent"><Icon name="agent" size={11} /> agent</span>} {describe(event)}
+              <strong>{event.principal?.name ?? 'Trellis'}</strong>
+              {event.principal?.principalType === 'agent' && <span class="badge badge-agent"><Icon name="agent" size={11} /> agent</span>} {describe(event)}
             </p>
             <time dateTime={event.ts} title={new Date(event.ts).toLocaleString()}>
               {timeAgo(event.ts)}

@@ -10,25 +10,15 @@ import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem }
 import { showError, showToast } from '../ui/toast';
 import { LiveMentions } from '../inbox/Inbox';
 import { Presence } from './Presence';
-import { RenameDialog } from './RenameDialog';
+import { RenameDialog } from '../ui/RenameDialog';
 import { ShareDialog } from './ShareDialog';
-import { SidePanel, type PanelRequest } from './SidePanel';
+import { SidePanel } from './SidePanel';
+import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
 import { SURFACE_VIEWS } from './surface-views';
-import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from './types';
+import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
 import { confirmDialog } from '../ui/dialogs';
 import { OfflineNotice } from '../offline/OfflineNotice';
-
-export interface WorkspaceContext {
-  workspace: WorkspaceDetail;
-  members: Member[];
-  abilities: ReturnType<typeof abilitiesOf>;
-  /** The surface on view (the comments panel lists its threads). */
-  surface?: Surface;
-  /** Opens the side panel (comments, activity, ...) with what it should show. */
-  openPanel: (panel: PanelRequest) => void;
-  reload: () => Promise<void>;
-}
 
 /** A workspace: its surfaces as tabs, the open surface, and the side panel. */
 export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlug?: string }) {

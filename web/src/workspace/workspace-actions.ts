@@ -1,7 +1,7 @@
 import { api, workspacePath } from '../lib/api';
 import { withElevation } from '../ui/elevation';
-import type { Workspace } from './types';
-import { refreshWorkspaces } from './workspaces-store';
+import type { Workspace } from '../workspace-context/types';
+import { refreshWorkspaces } from '../workspace-context/workspaces-store';
 
 /** Workspace writes shared by the home page and the workspace header; each refreshes the sidebar. */
 export async function setPinned(workspace: Pick<Workspace, 'slug' | 'org'>, pinned: boolean) {

@@ -1,18 +1,15 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { EVENT_NAMES } from '../../../src/model/event-names';
 import { workspacePath } from '../lib/api';
-import type { Principal } from '../session';
+import type { Event } from '../../../src/model/schemas/events';
 import type { Workspace } from './types';
 
-/** One record of the workspace's event stream (the same record the audit log and webhooks carry). */
-export interface WorkspaceEvent {
-  eventId: string;
-  event: string;
-  ts: string;
-  principal: Principal;
-  surface?: { id: string; slug: string };
-  data: Record<string, any>;
-}
+/**
+ * One record of the workspace's event stream (the same record the audit log
+ * and webhooks carry): the API's `Event`, its `data` read loosely because
+ * each event name carries its own payload (docs/EVENTS.md).
+ */
+export type WorkspaceEvent = Omit<Event, 'data'> & { data: Record<string, any> };
 
 type Listener = (event: WorkspaceEvent) => void;
 

@@ -1,10 +1,13 @@
-import type { Role } from './roles';
-
 /**
  * The permission table: which role may do what, as plain data. Every entry
  * point (REST, sync, SSE, MCP) asks `roleCan(role, action)` through
- * `policy/index.ts`; nothing compares role names anywhere else.
+ * `policy/index.ts`; nothing compares role names anywhere else. Plain data
+ * and browser-safe: the web app offers only what this table allows.
  */
+
+/** A member's role, in a workspace or an organisation, lowest last (persistence stores it, the API schemas and the web app read it). */
+export const ROLES = ['owner', 'editor', 'commenter', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
 
 export const WORKSPACE_ACTIONS = [
   'read', // workspace detail, rows, columns, doc, html, members, audit log, live events

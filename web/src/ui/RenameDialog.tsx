@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { FormDialog } from '../ui/FormDialog';
+import { FormDialog } from './FormDialog';
 
 /** One text field, submitted with Enter: renaming workspaces, surfaces and columns. */
 export function RenameDialog(props: { title: string; label?: string; initial: string; onClose: () => void; onSubmit: (value: string) => Promise<void> | void; maxLength?: number }) {

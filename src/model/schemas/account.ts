@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { OAUTH_SCOPES } from '../permissions';
+import { IsoDateTime, Principal } from './common';
+
+/** The caller's own records: who they are, their organisation's settings, sudo mode and the apps they connected, as the API answers them and the web app reads them. */
+
+/** Sudo mode: sensitive actions need a fresh, per-scope grant on a human session (src/domain/elevation.ts). */
+export const ELEVATION_SCOPES = ['keys', 'credentials', 'org_members', 'workspace_delete'] as const;
+export type ElevationScope = (typeof ELEVATION_SCOPES)[number];
+
+export const Me = z
+  .object({
+    principal: Principal,
+    user: z.object({ id: z.string(), email: z.string(), name: z.string(), avatarUrl: z.string().nullable(), createdAt: z.string() }),
+    agent: z.object({ id: z.string(), name: z.string(), keyId: z.string(), role: z.string(), scopeWorkspaceId: z.string().nullable() }).nullable(),
+    org: z.object({ id: z.string(), slug: z.string(), name: z.string(), plan: z.enum(['free', 'pro', 'scale']) }).nullable(),
+  })
+  .meta({ id: 'Me', description: 'The caller. For an API key, `agent` is the key\'s agent and `user` its owner.' });
+
+export const OrgSettings = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    defaultWorkspaceVisibility: z.enum(['org', 'private']),
+    plan: z.enum(['free', 'pro', 'scale']),
+    role: z.enum(['owner', 'editor', 'commenter', 'viewer']),
+  })
+  .meta({ id: 'OrgSettings' });
+
+export const ElevateResponse = z.union([
+  z.object({ scope: z.enum(ELEVATION_SCOPES), expiresAt: z.string() }),
+  z.object({ status: z.literal('code_sent') }),
+]);
+
+export const Grant = z
+  .object({
+    id: z.string(),
+    client: z.object({ id: z.string(), name: z.string(), uri: z.string().nullable() }),
+    scopes: z.array(z.enum(OAUTH_SCOPES)),
+    createdAt: IsoDateTime,
+    lastUsedAt: IsoDateTime.nullable(),
+    expiresAt: IsoDateTime.describe('When the grant lapses unless the app refreshes its tokens before'),
+  })
+  .meta({ id: 'OAuthGrant' });
+
+export type Me = z.infer<typeof Me>;
+export type OrgSettings = z.infer<typeof OrgSettings>;
+export type ElevateResponse = z.infer<typeof ElevateResponse>;
+export type Grant = z.infer<typeof Grant>;
+
+export const SignInResponse = z.union([z.object({ ok: z.literal(true) }), z.object({ waitlisted: z.literal(true) })]);
+export type SignInResponse = z.infer<typeof SignInResponse>;
