@@ -62,6 +62,22 @@ export type RestFacts = {
   workspacePath?: string;
   /** Any other route: its full path. */
   path?: string;
+  /**
+   * Served at several URLs whose path parameters differ (a comment at
+   * `/api/comments/:id` and under its workspace): each URL with its own
+   * params schema, in place of `path`/`workspacePath`. The operation's own
+   * `params` is then what MCP callers send.
+   */
+  urls?: Array<{ url: string; params: z.ZodObject }>;
+  /**
+   * A burst limit whose bucket needs the database (a workspace or an org
+   * id, after checking the caller may act at all): see
+   * src/http/resolved-rate-limit.ts. Operations naming the same `endpoint`
+   * share one budget per bucket.
+   */
+  resolvedLimit?: { limit: Omit<RateLimitRule, 'bucket'>; bucket: (services: Services, actor: Actor | null, params: unknown) => Promise<string> };
+  /** Marked deprecated in OpenAPI (the operation sets its own `Deprecation` header). */
+  deprecated?: boolean;
   summary: string;
   description?: string;
   tags: string[];
