@@ -32,7 +32,7 @@ import { findUserById } from '../persistence/accounts';
 import { OAUTH_SCOPES } from '../policy/permissions';
 import type { Services } from '../services';
 import { MAGIC_LINK_LIMITS } from './auth';
-import { requireHumanSession } from './keys';
+import { requireHumanSession } from '../operations/keys';
 import { checkMailPage, consentPage, errorPage, PAGE_HEADERS, signInPage } from './oauth-pages';
 import { errorResponses, IsoDateTime, Ok, RateLimitedBody } from '../model/schemas/common';
 

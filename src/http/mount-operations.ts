@@ -19,6 +19,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
     if (!rest) continue;
     const urls = rest.urls ?? (rest.workspacePath !== undefined ? workspacePaths(rest.workspacePath) : [rest.path!]).map((url) => ({ url, params: operation.params }));
     const querystring = rest.querystring ?? operation.query;
+    const body = rest.body ?? operation.body;
     // One object per URL: the onRoute hook that drops `orgSlug` on the bare path edits the schema in place.
     const schema = (params: unknown) => ({
       summary: rest.summary,
@@ -27,7 +28,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
       ...(rest.deprecated ? { deprecated: true } : {}),
       ...(params ? { params } : {}),
       ...(querystring ? { querystring } : {}),
-      ...(operation.body ? { body: operation.body } : {}),
+      ...(body ? { body } : {}),
       response: { 200: operation.response, ...errorResponses, ...rest.responses },
     });
     const resolved = rest.resolvedLimit && resolvedRateLimit(rest.resolvedLimit.limit, (request) => rest.resolvedLimit!.bucket(services, request.actor, request.params));

@@ -81,6 +81,8 @@ export type RestFacts = {
   summary: string;
   description?: string;
   tags: string[];
+  /** The body schema when it is not an object: an empty or absent body (`z.strictObject({}).nullish()`). The operation reads no body then. */
+  body?: z.ZodType;
   /** The query schema when it differs from the operation's: a route that also takes the body's sheet selector in the query (see `input`). */
   querystring?: z.ZodObject;
   /** Statuses beyond 200 and the common error responses (402 at a cap, 412 on a stale base, ...). */
