@@ -2,6 +2,10 @@ import { mountOperations } from '../http/mount-operations';
 import { keyOperations } from '../operations/keys';
 import { agentOperations } from '../operations/agents';
 import { meOperations } from '../operations/me';
+import { referralOperations } from '../operations/referrals';
+import { messageOperations } from '../operations/messages';
+import { eventOperations } from '../operations/events';
+import { authOperations } from '../operations/auth';
 import { commentOperations } from '../operations/comments';
 import { inviteOperations } from '../operations/invites';
 import { memberOperations } from '../operations/members';
@@ -26,7 +30,6 @@ import { localCheckoutRoutes } from './local-checkout';
 import { mcpRoutes } from './mcp';
 import { messageRoutes } from './messages';
 import { oauthRoutes } from './oauth';
-import { referralRoutes } from './referrals';
 import { searchRoutes } from './search';
 import { supportRoutes } from './support';
 import { surfaceRoutes } from './surfaces';
@@ -39,6 +42,7 @@ import { workspaceRoutes } from './workspaces';
 /** One module per resource; each registers its own routes and schemas. */
 export async function registerRoutes(app: App, services: Services) {
   await healthRoutes(app, services);
+  mountOperations(app, services, Object.values(authOperations));
   await authRoutes(app, services);
   mountOperations(app, services, Object.values(meOperations));
   await waitlistRoutes(app, services);
@@ -52,6 +56,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(orgOperations));
   mountOperations(app, services, Object.values(rowOperations));
   await columnRoutes(app, services);
+  mountOperations(app, services, Object.values(eventOperations));
   await eventRoutes(app, services);
   await docRoutes(app, services);
   await uploadRoutes(app, services);
@@ -61,9 +66,10 @@ export async function registerRoutes(app: App, services: Services) {
   await searchRoutes(app, services);
   await billingRoutes(app, services);
   await supportRoutes(app, services);
-  await referralRoutes(app, services);
+  mountOperations(app, services, Object.values(referralOperations));
   if (services.payments instanceof LocalPaymentProvider) await localCheckoutRoutes(app, services, services.payments);
   mountOperations(app, services, Object.values(commentOperations));
+  mountOperations(app, services, Object.values(messageOperations));
   await messageRoutes(app, services);
   await fileUploadRoutes(app, services);
   await fileRoutes(app, services);

@@ -31,7 +31,7 @@ import { HOUR, MINUTE } from '../limits/rules';
 import { findUserById } from '../persistence/accounts';
 import { OAUTH_SCOPES } from '../policy/permissions';
 import type { Services } from '../services';
-import { MAGIC_LINK_LIMITS } from './auth';
+import { MAGIC_LINK_LIMITS } from '../operations/auth';
 import { requireHumanSession } from '../operations/keys';
 import { checkMailPage, consentPage, errorPage, PAGE_HEADERS, signInPage } from './oauth-pages';
 import { errorResponses, IsoDateTime, Ok, RateLimitedBody } from '../model/schemas/common';

@@ -46,6 +46,8 @@ export type HttpExchange = {
   ifMatch?: string;
   header(name: string, value: string): unknown;
   burstSpent?(decision: RateLimitDecision, now: Date): void;
+  /** Who sent the request, for an operation that records its visitor (a referral click). */
+  client?: { ip: string; userAgent: string };
 };
 
 /** A request as the REST edge hands it over: the validated parts. */
