@@ -1,3 +1,8 @@
+/**
+ * A workspace's live events. Not an operation: a Server-Sent Events stream
+ * holds the connection, replays what a reconnecting client missed and ends
+ * when its credential does. The audit log (JSON) is in src/operations/events.ts.
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { EventRecord } from '../model/event-record';
@@ -8,31 +13,16 @@ import { StreamAccessMonitor } from '../http/stream-access';
 import type { App } from '../http/types';
 import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
-import { listWorkspaceEvents, listWorkspaceEventsAfter } from '../persistence/events';
-import { can } from '../policy/index';
+import { listWorkspaceEventsAfter } from '../persistence/events';
+import { visibleTo } from '../operations/events';
 import type { Services } from '../services';
-import { Event } from '../model/schemas/events';
 import { errorResponses } from '../model/schemas/common';
 
 const RESUME_BATCH = 500;
 
-const AuditQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  action: z.string().min(1).max(100).optional().describe('An event name, e.g. row.created'),
-  before: z.string().regex(/^\d+$/).optional().describe('The nextCursor of the previous page'),
-});
-
 const SubscribeQuery = z.strictObject({
   lastEventId: z.string().regex(/^\d+$/).optional().describe('For clients that cannot send the Last-Event-ID header'),
 });
-
-/** Comment events reach public readers only when the workspace shares comments publicly. */
-function visibleTo(resolved: ResolvedWorkspace, record: EventRecord): boolean {
-  if (record.event.startsWith('comment.')) return can(resolved.access, 'read_comments', resolved.workspace);
-  // File events carry names and share URLs: members only, like the files themselves.
-  if (record.event.startsWith('file.') || record.event.startsWith('folder.')) return can(resolved.access, 'read_files', resolved.workspace);
-  return true;
-}
 
 /** A frame; its `id:` is the stream's resume cursor, the highest event id sent so far (see streamEvents). */
 function frame(record: EventRecord, cursor: number): string {
@@ -46,30 +36,6 @@ export async function eventRoutes(app: App, services: Services) {
   const streams = new StreamAccessMonitor();
   streams.start();
   app.addHook('onClose', async () => streams.stop());
-
-  for (const url of workspacePaths('/events')) {
-    app.get(
-      url,
-      {
-        schema: {
-          summary: 'Audit log, newest first',
-          tags: ['events'],
-          params: WorkspaceParams,
-          querystring: AuditQuery,
-          response: { 200: z.object({ events: z.array(Event), nextCursor: z.string().nullable() }), ...errorResponses },
-        },
-      },
-      async (request) => {
-        const resolved = await resolveWorkspace(services, request.actor, addressOf(request.params), 'read');
-        const { limit, action, before } = request.query;
-        const events = (
-          await listWorkspaceEvents(services.db, resolved.workspace.id, { limit, action, before: before === undefined ? undefined : Number(before) })
-        ).filter((e) => visibleTo(resolved, e));
-        return { events, nextCursor: events.length === limit ? events.at(-1)!.eventId : null };
-      },
-    );
-
-  }
 
   for (const url of workspacePaths('/subscribe')) {
     app.get(

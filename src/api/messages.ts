@@ -1,58 +1,24 @@
+/**
+ * The caller's inbox, live. Not an operation: a Server-Sent Events stream
+ * holds the connection and writes frames as messages arrive. The inbox's
+ * JSON route is in src/operations/messages.ts.
+ */
 import { z } from 'zod';
 import { inboxTail, readInbox, requireInboxCaller, type InboxMessage as InboxMessageRecord } from '../domain/inbox';
 import { resolveActor, requireActor } from '../http/authenticate';
 import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
 import type { App } from '../http/types';
 import type { Services } from '../services';
-import { Comment } from '../model/schemas/comments';
-import { errorResponses, IsoDateTime, Principal } from '../model/schemas/common';
+import { errorResponses } from '../model/schemas/common';
+import { InboxCursor as Cursor } from '../operations/messages';
 
-const Cursor = z.string().min(1).max(100).describe('A message id: messages after it');
-
-export const InboxMessage = z
-  .object({
-    id: z.string(),
-    kind: z.literal('mention').describe('`mention`: a comment mentioned you'),
-    createdAt: IsoDateTime,
-    workspace: z.object({ id: z.string(), slug: z.string(), org: z.object({ slug: z.string() }) }),
-    from: Principal.describe('Who wrote the comment'),
-    comment: Comment.describe('The comment as it was when it was made'),
-  })
-  .meta({ id: 'InboxMessage' });
-
-const ListQuery = z.strictObject({ after: Cursor.optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
 const STREAM_BATCH = 100;
 
 function frame(message: InboxMessageRecord): string {
   return `id: ${message.id}\nevent: ${message.kind}\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
-/**
- * The caller's inbox: agent wake-ups from comment mentions (API-DECISIONS
- * "Events"). For API keys and OAuth tokens; browser sessions get 403.
- */
 export async function messageRoutes(app: App, services: Services) {
-  app.get(
-    '/api/me/messages',
-    {
-      schema: {
-        summary: 'Your inbox (keys and OAuth tokens)',
-        description:
-          'Messages to the calling agent or app, oldest first: a mention in a new comment thread wakes the agent (deduplicated per thread location for 60 s). ' +
-          'Page with `after` = `nextCursor`. Only messages from workspaces whose comments the calling credential can read are shown. Sessions get 403.',
-        tags: ['messages'],
-        querystring: ListQuery,
-        response: { 200: z.object({ messages: z.array(InboxMessage), nextCursor: z.string().nullable() }), ...errorResponses },
-      },
-    },
-    async (request) => {
-      const actor = requireActor(request);
-      requireInboxCaller(actor);
-      const { messages, nextCursor } = await readInbox(services, actor, request.query);
-      return { messages: messages as Array<z.infer<typeof InboxMessage>>, nextCursor };
-    },
-  );
-
   app.get(
     '/api/me/messages/stream',
     {

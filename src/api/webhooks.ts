@@ -20,7 +20,7 @@ import { addressOf, workspacePaths, WorkspaceParams } from '../operations/worksp
 import type { WebhookRow } from '../persistence/webhooks';
 import type { Services } from '../services';
 import { isValidEventFilter } from '../webhooks/event-filter';
-import { presentPrincipal } from './keys';
+import { presentPrincipal } from '../operations/keys';
 import { errorResponses, Ok, OverLimitBody, toIso } from '../model/schemas/common';
 import { CreatedWebhook, DeliveryList, Webhook, WebhookDelivery, WebhookList } from '../model/schemas/webhooks';
 

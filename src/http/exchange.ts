@@ -8,5 +8,6 @@ export function httpExchange(request: FastifyRequest, reply: FastifyReply): Http
     ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined,
     header: (name, value) => reply.header(name, value),
     burstSpent: (decision, now) => reportBurst(reply, decision, now),
+    client: { ip: request.ip, userAgent: String(request.headers['user-agent'] ?? '') },
   };
 }

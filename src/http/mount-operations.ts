@@ -5,6 +5,7 @@ import { workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../services';
 import { httpExchange } from './exchange';
 import { negotiate } from './negotiate';
+import { resolvedRateLimit } from './resolved-rate-limit';
 import type { App } from './types';
 
 /**
@@ -18,24 +19,29 @@ export function mountOperations(app: App, services: Services, operations: Iterab
   for (const operation of operations) {
     const rest = operation.rest;
     if (!rest) continue;
-    const urls = rest.workspacePath !== undefined ? workspacePaths(rest.workspacePath) : [rest.path!];
+    const urls = rest.urls ?? (rest.workspacePath !== undefined ? workspacePaths(rest.workspacePath) : [rest.path!]).map((url) => ({ url, params: operation.params }));
     const querystring = rest.querystring ?? operation.query;
+    const body = rest.body ?? operation.body;
     // One object per URL: the onRoute hook that drops `orgSlug` on the bare path edits the schema in place.
-    const schema = () => ({
+    const schema = (params: unknown) => ({
       summary: rest.summary,
       ...(rest.description !== undefined ? { description: rest.description } : {}),
       tags: rest.tags,
-      ...(operation.params ? { params: operation.params } : {}),
+      ...(rest.deprecated ? { deprecated: true } : {}),
+      ...(params ? { params } : {}),
       ...(querystring ? { querystring } : {}),
-      ...(operation.body ? { body: operation.body } : {}),
+      ...(body ? { body } : {}),
       response: { 200: rest.raw ? rawOrJson(rest.raw, operation.response) : operation.response, ...errorResponses, ...rest.responses },
     });
-    for (const url of urls) {
+    const resolved = rest.resolvedLimit && resolvedRateLimit(rest.resolvedLimit.limit, (request) => rest.resolvedLimit!.bucket(services, request.actor, request.params));
+    const config = resolved ? { ...rest.config, rateLimits: [...(rest.config?.rateLimits ?? []), resolved.rule] } : rest.config;
+    for (const { url, params } of urls) {
       app.route({
         method: rest.method,
         url,
-        schema: schema(),
-        ...(rest.config ? { config: rest.config } : {}),
+        schema: schema(params),
+        ...(config ? { config } : {}),
+        ...(resolved ? { onRequest: resolved.onRequest } : {}),
         handler: async (request, reply) => {
           let validated: RestRequest = { params: request.params, query: request.query, body: request.body };
           const query = request.query as { format?: string };

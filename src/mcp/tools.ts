@@ -1,5 +1,5 @@
 import { billingOperations } from '../api/billing';
-import { commentOperations } from '../api/comments';
+import { commentOperations } from '../operations/comments';
 import { docOperations } from '../operations/doc';
 import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
@@ -48,41 +48,7 @@ export function mcpTools(services: Services): ToolDefinition[] {
     ...toolsFromOperations(Object.values(workspaceOperations)),
     ...toolsFromOperations(Object.values(rowOperations)),
     ...toolsFromOperations(Object.values(docOperations)),
-    toolFromOperation('add_comment', commentOperations.create, {
-      title: 'Add a comment',
-      description: `Starts a comment thread on \`target\`: a row, a cell (\`rowId\` + \`columnKey\`), a doc range (\`surfaceSlug\` + \`anchor\` positions as get_doc answers them, with the text between), an html element, a surface, the workspace or a file. \`mentions\` are kept while \`@label\` occurs in \`body\`; mentioned agents are woken (\`wakes\`). To answer a thread, use reply_to_comment. ${ADDRESS}`,
-      annotations: WRITE,
-    }),
-    toolFromOperation('list_comments', commentOperations.list, {
-      title: 'List comments',
-      description: `Comments of a workspace, roots and replies, oldest first (\`order: "newest"\` to flip). Filters: \`target_type\` and \`target_id\`, \`surface\`, \`status\` (\`open\` by default, \`resolved\` or \`all\`), \`mentioning: "me"\`, \`author\` (an id or \`me\`). Page with \`offset\` until \`nextOffset\` is null. ${ADDRESS}`,
-      annotations: READ,
-    }),
-    toolFromOperation('get_comment_thread', commentOperations.detail, {
-      title: 'Get a comment thread',
-      description: `One comment; a thread's root comes with its \`replies\`, oldest first (a reply's \`parentId\` names its root). ${COMMENT}`,
-      annotations: READ,
-    }),
-    toolFromOperation('reply_to_comment', commentOperations.reply, {
-      title: 'Reply to a comment',
-      description: 'Answers the thread of comment `commentId` with `body` (a reply to a reply joins the root\'s thread); the reply takes the thread\'s target. Replying reopens a resolved thread.',
-      annotations: WRITE,
-    }),
-    toolFromOperation('resolve_comment', commentOperations.resolve, {
-      title: 'Resolve a comment thread',
-      description: `Marks the thread of comment \`id\` (a reply's root) resolved; resolving a resolved thread changes nothing. ${COMMENT}`,
-      annotations: { ...WRITE, idempotentHint: true },
-    }),
-    toolFromOperation('unresolve_comment', commentOperations.unresolve, {
-      title: 'Reopen a comment thread',
-      description: `Reopens the thread of comment \`id\`; reopening an open thread changes nothing. ${COMMENT}`,
-      annotations: { ...WRITE, idempotentHint: true },
-    }),
-    toolFromOperation('react_to_comment', commentOperations.react, {
-      title: 'React to a comment',
-      description: `Adds your \`emoji\` reaction to comment \`id\` (one per emoji; adding it again changes nothing). ${COMMENT}`,
-      annotations: { ...WRITE, idempotentHint: true },
-    }),
+    ...toolsFromOperations(Object.values(commentOperations)),
     ...toolsFromOperations(Object.values(searchOperations)),
     ...toolsFromOperations(Object.values(versionOperations)),
     toolFromOperation('get_billing', billingOperations.summary, {

@@ -46,6 +46,8 @@ export type HttpExchange = {
   ifMatch?: string;
   header(name: string, value: string): unknown;
   burstSpent?(decision: RateLimitDecision, now: Date): void;
+  /** Who sent the request, for an operation that records its visitor (a referral click). */
+  client?: { ip: string; userAgent: string };
 };
 
 /** A request as the REST edge hands it over: the validated parts. */
@@ -62,9 +64,27 @@ export type RestFacts = {
   workspacePath?: string;
   /** Any other route: its full path. */
   path?: string;
+  /**
+   * Served at several URLs whose path parameters differ (a comment at
+   * `/api/comments/:id` and under its workspace): each URL with its own
+   * params schema, in place of `path`/`workspacePath`. The operation's own
+   * `params` is then what MCP callers send.
+   */
+  urls?: Array<{ url: string; params: z.ZodObject }>;
+  /**
+   * A burst limit whose bucket needs the database (a workspace or an org
+   * id, after checking the caller may act at all): see
+   * src/http/resolved-rate-limit.ts. Operations naming the same `endpoint`
+   * share one budget per bucket.
+   */
+  resolvedLimit?: { limit: Omit<RateLimitRule, 'bucket'>; bucket: (services: Services, actor: Actor | null, params: unknown) => Promise<string> };
+  /** Marked deprecated in OpenAPI (the operation sets its own `Deprecation` header). */
+  deprecated?: boolean;
   summary: string;
   description?: string;
   tags: string[];
+  /** The body schema when it is not an object: an empty or absent body (`z.strictObject({}).nullish()`). The operation reads no body then. */
+  body?: z.ZodType;
   /** The query schema when it differs from the operation's: a route that also takes the body's sheet selector in the query (see `input`). */
   querystring?: z.ZodObject;
   /** Statuses beyond 200 and the common error responses (402 at a cap, 412 on a stale base, ...). */

@@ -4,12 +4,11 @@ import { listVisibleKeys, mintKey, revokeKey } from '../domain/keys';
 import { requireElevation } from '../domain/elevation';
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import { requireActor } from '../http/authenticate';
-import type { App } from '../http/types';
+import { requireCaller } from '../access/callers';
 import type { KeyRecord } from '../persistence/keys';
-import type { Services } from '../services';
-import { errorResponses, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
+import { IsoDateTime, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
 import { ApiKey, KeyRole, MintedKey } from '../model/schemas/keys';
+import { defineOperation } from './operation';
 
 const MintKeyRequest = z.strictObject({
   name: z.string().trim().min(1).max(100).describe('What the key is for, e.g. "CI bot"'),
@@ -55,11 +54,13 @@ export function presentKey(key: KeyRecord): z.infer<typeof ApiKey> {
   };
 }
 
-export async function keyRoutes(app: App, services: Services) {
-  app.post(
-    '/api/keys',
+export const keyOperations = {
+  mint: defineOperation(
     {
-      schema: {
+      body: MintKeyRequest, response: MintedKey,
+      rest: {
+        method: 'POST',
+        path: '/api/keys',
         summary: 'Mint an API key (elevation: keys)',
         description:
           'Creates or reuses your agent `agentName` and answers 200 with the key and its `secret`, which is never shown again. ' +
@@ -67,56 +68,54 @@ export async function keyRoutes(app: App, services: Services) {
           'A scoped key enrols its agent in that workspace. A new agent identity needs a free agent slot on the plan (402 over_limit). ' +
           'Human sessions only, with a `keys` elevation (401 elevation_required otherwise); key callers get 403.',
         tags: ['keys'],
-        body: MintKeyRequest,
-        response: { 200: MintedKey, 402: OverLimitBody, ...errorResponses },
+        responses: { 402: OverLimitBody },
       },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      await requireElevation(services, actor, 'keys');
-      const { scopeSlug, ...input } = request.body;
-      const minted = await mintKey(services, workspaceResolver(services), actor, { ...input, scopeSlug: scopeSlug ?? undefined });
+    async (services, actor, { body }) => {
+      const caller = requireCaller(actor);
+      await requireElevation(services, caller, 'keys');
+      const { scopeSlug, ...input } = body;
+      const minted = await mintKey(services, workspaceResolver(services), caller, { ...input, scopeSlug: scopeSlug ?? undefined });
       return { key: presentKey(minted.key), secret: minted.secret };
     },
-  );
-
-  app.get(
-    '/api/keys',
+  ),
+  list: defineOperation(
     {
-      schema: {
+      response: z.object({ keys: z.array(ApiKey) }),
+      rest: {
+        method: 'GET',
+        path: '/api/keys',
         summary: 'List API keys',
         description:
           'Your keys in your organisation, including revoked ones, newest first; the organisation owner sees every key of the organisation. ' +
           'Secrets and their hashes are never returned. Sessions only: keys and tokens get 403.',
         tags: ['keys'],
-        response: { 200: z.object({ keys: z.array(ApiKey) }), ...errorResponses },
       },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      const keys = await listVisibleKeys(services, actor);
+    async (services, actor) => {
+      const caller = requireCaller(actor);
+      requireHumanSession(caller);
+      const keys = await listVisibleKeys(services, caller);
       return { keys: keys.map(presentKey) };
     },
-  );
-
-  app.delete(
-    '/api/keys/:id',
+  ),
+  revoke: defineOperation(
     {
-      schema: {
+      params: KeyParams, response: Ok,
+      rest: {
+        method: 'DELETE',
+        path: '/api/keys/:id',
         summary: 'Revoke an API key',
         description:
           'Takes effect at once: the next request with the key is 401. Allowed to the key\'s owner and the organisation owner; ' +
           'a key may also revoke itself. Revoking an agent\'s last live key frees its plan slot. Idempotent.',
         tags: ['keys'],
-        params: KeyParams,
-        response: { 200: Ok, ...errorResponses },
+        config: { capExempt: true },
       },
-      config: { capExempt: true },
     },
-    async (request) => {
-      await revokeKey(services, requireActor(request), request.params.id);
+    async (services, actor, { params }) => {
+      await revokeKey(services, requireCaller(actor), params.id);
       return { ok: true as const };
     },
-  );
-}
+  ),
+};

@@ -1,15 +1,18 @@
 import { z } from 'zod';
 import { elevate, ELEVATION_SCOPES } from '../domain/elevation';
 import { errors } from '../errors';
-import { requireActor } from '../http/authenticate';
+import { requireCaller } from '../access/callers';
 import type { Actor } from '../policy/actor';
-import type { App } from '../http/types';
 import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, updatePrincipalProfile } from '../persistence/accounts';
 import { authorizeOrg } from '../policy/index';
-import type { Services } from '../services';
+import { Principal, toIso } from '../model/schemas/common';
 import { requireHumanSession } from './keys';
-import { errorResponses, toIso } from '../model/schemas/common';
 import { ElevateResponse, Me, OrgSettings } from '../model/schemas/account';
+import { defineOperation, type Operation } from './operation';
+
+/** The services an operation runs with (named through `run`: operations sit below src/services.ts). */
+type Services = Parameters<Operation['run']>[0];
+
 
 const ProfilePatch = z.strictObject({
   name: z.string().trim().min(1).max(100).optional(),
@@ -47,80 +50,73 @@ async function presentOrg(services: Services, actor: Actor): Promise<z.infer<typ
   return { id: org.id, slug: org.slug, name: org.name, defaultWorkspaceVisibility: org.defaultWorkspaceVisibility, plan: org.plan, role };
 }
 
-export async function meRoutes(app: App, services: Services) {
-  app.get(
-    '/api/me',
-    { schema: { summary: 'The caller and their organisation', tags: ['me'], response: { 200: Me, ...errorResponses } }, config: { metered: false } },
-    async (request) => presentMe(services, requireActor(request)),
-  );
-
-  app.patch(
-    '/api/me',
-    { schema: { summary: 'Update name or avatar', tags: ['me'], body: ProfilePatch, response: { 200: Me, ...errorResponses } }, config: { capExempt: true } },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      await updatePrincipalProfile(services.db, actor.userId, request.body);
-      return presentMe(services, { ...actor, principal: { ...actor.principal, ...request.body } });
+/** The caller's own account, organisation settings and elevation. */
+export const meOperations = {
+  get: defineOperation(
+    { response: Me, rest: { method: 'GET', path: '/api/me', summary: 'The caller and their organisation', tags: ['me'], config: { metered: false } } },
+    async (services, actor) => presentMe(services, requireCaller(actor)),
+  ),
+  update: defineOperation(
+    { body: ProfilePatch, response: Me, rest: { method: 'PATCH', path: '/api/me', summary: 'Update name or avatar', tags: ['me'], config: { capExempt: true } } },
+    async (services, actor, { body }) => {
+      const caller = requireCaller(actor);
+      requireHumanSession(caller);
+      await updatePrincipalProfile(services.db, caller.userId, body);
+      return presentMe(services, { ...caller, principal: { ...caller.principal, ...body } });
     },
-  );
-
-  app.delete(
-    '/api/me/sessions',
+  ),
+  signOutEverywhere: defineOperation(
     {
-      schema: {
+      response: z.object({ revokedSessions: z.number().int() }),
+      rest: {
+        method: 'DELETE',
+        path: '/api/me/sessions',
         summary: 'Sign out every browser session',
         description: 'Revokes sessions only; API keys stay valid (revoke them with DELETE /api/keys/{id}).',
         tags: ['me'],
         // No options: an empty or absent body. Unknown fields are refused (400) rather than ignored, so a
         // client that believes it is asking for something narrower never signs everyone out by mistake.
         body: z.strictObject({}).nullish(),
-        response: { 200: z.object({ revokedSessions: z.number().int() }), ...errorResponses },
+        config: { capExempt: true },
       },
-      config: { capExempt: true },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      return { revokedSessions: await revokeUserSessions(services.db, actor.userId, services.clock.now()) };
+    async (services, actor) => {
+      const caller = requireCaller(actor);
+      requireHumanSession(caller);
+      return { revokedSessions: await revokeUserSessions(services.db, caller.userId, services.clock.now()) };
     },
-  );
-
-  app.get(
-    '/api/me/org',
-    { schema: { summary: 'Organisation settings', tags: ['me'], response: { 200: OrgSettings, ...errorResponses } } },
-    async (request) => presentOrg(services, requireActor(request)),
-  );
-
-  app.patch(
-    '/api/me/org',
-    { schema: { summary: 'Update organisation settings (owner)', tags: ['me'], body: OrgPatch, response: { 200: OrgSettings, ...errorResponses } }, config: { capExempt: true } },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      if (!actor.orgId) throw errors.notFound('Organisation');
-      authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'update_org');
-      await updateOrg(services.db, actor.orgId, request.body);
-      return presentOrg(services, actor);
+  ),
+  org: defineOperation(
+    { response: OrgSettings, rest: { method: 'GET', path: '/api/me/org', summary: 'Organisation settings', tags: ['me'] } },
+    async (services, actor) => presentOrg(services, requireCaller(actor)),
+  ),
+  updateOrg: defineOperation(
+    { body: OrgPatch, response: OrgSettings, rest: { method: 'PATCH', path: '/api/me/org', summary: 'Update organisation settings (owner)', tags: ['me'], config: { capExempt: true } } },
+    async (services, actor, { body }) => {
+      const caller = requireCaller(actor);
+      requireHumanSession(caller);
+      if (!caller.orgId) throw errors.notFound('Organisation');
+      authorizeOrg(await findOrgRole(services.db, caller.orgId, caller.userId), 'update_org');
+      await updateOrg(services.db, caller.orgId, body);
+      return presentOrg(services, caller);
     },
-  );
-
-  app.post(
-    '/api/me/elevate',
+  ),
+  elevate: defineOperation(
     {
-      schema: {
+      body: ElevateRequest, response: ElevateResponse,
+      rest: {
+        method: 'POST',
+        path: '/api/me/elevate',
         summary: 'Elevate the session for one sensitive scope (sudo mode)',
         description:
           'Grants at once when the session signed in within 15 minutes; otherwise mails a 6-digit code (`{ status: "code_sent" }`) to send back as `code`. A grant lasts 15 minutes after its last use.',
         tags: ['me'],
-        body: ElevateRequest,
-        response: { 200: ElevateResponse, ...errorResponses },
+        config: { capExempt: true },
       },
-      config: { capExempt: true },
     },
-    async (request) => {
-      const result = await elevate(services, requireActor(request), request.body.scope, request.body.code);
+    async (services, actor, { body }) => {
+      const result = await elevate(services, requireCaller(actor), body.scope, body.code);
       return 'expiresAt' in result ? { scope: result.scope, expiresAt: result.expiresAt.toISOString() } : result;
     },
-  );
-}
+  ),
+};

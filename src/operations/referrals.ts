@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { normaliseEmail } from '../domain/accounts';
 import { recordReferralClick, REFERRAL_CODE_PATTERN, referralSummary } from '../domain/referrals';
-import { requireActor } from '../http/authenticate';
-import type { App } from '../http/types';
+import { requireCaller } from '../access/callers';
+import { errors } from '../errors';
 import { MINUTE } from '../limits/rules';
-import type { Services } from '../services';
-import { Email, errorResponses, IsoDateTime } from '../model/schemas/common';
+import { Email, IsoDateTime } from '../model/schemas/common';
+import { defineOperation } from './operation';
 
 const ClickBody = z.strictObject({
   code: z.string().regex(REFERRAL_CODE_PATTERN, 'a referral code: 4 to 32 lowercase letters and digits'),
@@ -28,41 +28,39 @@ const ReferralSummary = z
   .meta({ id: 'ReferralSummary' });
 
 /** Referral codes and clicks (docs/BILLING.md, "Referrals"). */
-export async function referralRoutes(app: App, services: Services) {
-  app.get(
-    '/api/referrals/me',
+export const referralOperations = {
+  summary: defineOperation(
     {
-      schema: {
+      response: ReferralSummary,
+      rest: {
+        method: 'GET',
+        path: '/api/referrals/me',
         summary: 'Your referral code and how it is doing',
         description: "The caller's code (made on first read; an agent's is its owner's), this month's clicks, sign-ups and activations, the days left in the month, all-time totals and recent clicks.",
         tags: ['referrals'],
-        response: { 200: ReferralSummary, ...errorResponses },
       },
     },
-    async (request) => referralSummary(services, requireActor(request)),
-  );
-
-  app.post(
-    '/api/referrals/click',
+    async (services, actor) => referralSummary(services, requireCaller(actor)),
+  ),
+  click: defineOperation(
     {
-      schema: {
+      body: ClickBody, response: z.object({ recorded: z.boolean() }),
+      rest: {
+        method: 'POST',
+        path: '/api/referrals/click',
         summary: 'Record a click on a referral link',
         description:
           'No authentication (the visitor has no account yet). Attribution is stored hashed: the referee e-mail, and the visitor (IP and user agent). ' +
           'The same visitor clicking the same code again within an hour is not counted again (`recorded: false`). Unknown code: 404. 30 per minute per IP.',
         tags: ['referrals'],
-        body: ClickBody,
-        response: { 200: z.object({ recorded: z.boolean() }), ...errorResponses },
+        config: { auth: 'none', rateLimits: [{ endpoint: 'referral_clicks', limit: 30, windowMs: MINUTE, bucket: (request) => request.ip }] },
       },
-      config: { auth: 'none', rateLimits: [{ endpoint: 'referral_clicks', limit: 30, windowMs: MINUTE, bucket: (request) => request.ip }] },
     },
-    async (request) => {
-      const { code, refereeEmail, via } = request.body;
-      return recordReferralClick(
-        services,
-        { code, via, refereeEmail: refereeEmail === undefined ? undefined : normaliseEmail(refereeEmail) },
-        { ip: request.ip, userAgent: String(request.headers['user-agent'] ?? '') },
-      );
+    async (services, _actor, { body }, http) => {
+      // The visitor is who clicked: only a REST call has one.
+      if (!http?.client) throw errors.badRequest('A referral click comes from a browser.');
+      const { code, refereeEmail, via } = body;
+      return recordReferralClick(services, { code, via, refereeEmail: refereeEmail === undefined ? undefined : normaliseEmail(refereeEmail) }, http.client);
     },
-  );
-}
+  ),
+};

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { agentDetail, agentsOverview } from '../domain/agents';
-import { requireActor } from '../http/authenticate';
-import type { App } from '../http/types';
+import { requireCaller } from '../access/callers';
 import type { AgentRecord } from '../persistence/agents';
-import type { Services } from '../services';
+import { IsoDateTime, Principal, Role, toIso } from '../model/schemas/common';
 import { ApiKey } from '../model/schemas/keys';
 import { presentKey, presentPrincipal, requireHumanSession } from './keys';
-import { errorResponses, IsoDateTime, Principal, Role, toIso } from '../model/schemas/common';
+import { defineOperation } from './operation';
 
 const AgentSummary = z
   .object({
@@ -45,45 +44,45 @@ function presentAgent(agent: AgentRecord): z.infer<typeof AgentSummary> {
   };
 }
 
-export async function agentRoutes(app: App, services: Services) {
-  app.get(
-    '/api/agents/overview',
+export const agentOperations = {
+  overview: defineOperation(
     {
-      schema: {
+      response: z.object({ agents: z.array(AgentSummary) }),
+      rest: {
+        method: 'GET',
+        path: '/api/agents/overview',
         summary: 'Every agent of your organisation',
         description: 'With owner, live key count and last use. Human sessions only.',
         tags: ['agents'],
-        response: { 200: z.object({ agents: z.array(AgentSummary) }), ...errorResponses },
       },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      const agents = await agentsOverview(services, actor);
+    async (services, actor) => {
+      const caller = requireCaller(actor);
+      requireHumanSession(caller);
+      const agents = await agentsOverview(services, caller);
       return { agents: agents.map(presentAgent) };
     },
-  );
-
-  app.get(
-    '/api/agents/:id',
+  ),
+  detail: defineOperation(
     {
-      schema: {
+      params: AgentParams, response: AgentDetail,
+      rest: {
+        method: 'GET',
+        path: '/api/agents/:id',
         summary: 'One agent with its keys and workspace memberships',
         description: 'Agents of other organisations are 404. Human sessions only.',
         tags: ['agents'],
-        params: AgentParams,
-        response: { 200: AgentDetail, ...errorResponses },
       },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      const detail = await agentDetail(services, actor, request.params.id);
+    async (services, actor, { params }) => {
+      const caller = requireCaller(actor);
+      requireHumanSession(caller);
+      const detail = await agentDetail(services, caller, params.id);
       return {
         ...presentAgent(detail.agent),
         keys: detail.keys.map(presentKey),
         memberships: detail.memberships.map((m) => ({ ...m, workspace: { ...m.workspace, archivedAt: toIso(m.workspace.archivedAt) } })),
       };
     },
-  );
-}
+  ),
+};

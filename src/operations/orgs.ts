@@ -1,17 +1,14 @@
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requireElevation } from '../domain/elevation';
 import { acceptOrgInvite, findInviteForToken, inviteToOrg, resendOrgInvite, revokeOrgInvite } from '../domain/invites';
 import { removeOrgMember, resolveOrg } from '../domain/members';
-import { requireActor } from '../http/authenticate';
-import type { App } from '../http/types';
+import { requireCaller } from '../access/callers';
 import { HOUR } from '../limits/rules';
 import { listOpenOrgInvites } from '../persistence/invites';
 import { listOrgMembers } from '../persistence/members';
-import type { Services } from '../services';
+import { Ok, OverLimitBody } from '../model/schemas/common';
 import { Invite, InviteRequest, InviteToken, OrgMember, presentInvite, presentOrgMember, presentPublicInvite, PublicInvite } from './member-schemas';
-import { resolvedRateLimit } from './resolved-rate-limit';
-import { errorResponses, Ok, OverLimitBody } from '../model/schemas/common';
+import { defineOperation, type RestFacts } from './operation';
 
 const OrgParams = z.object({ slug: z.string().min(1).max(100).describe('Organisation slug') });
 const OrgMemberParams = OrgParams.extend({ userId: z.string().min(1).max(100) });
@@ -32,159 +29,151 @@ const OrgMemberRemoved = z
 
 const AcceptedOrgInvite = z.object({ invite: Invite, member: OrgMember }).meta({ id: 'AcceptedOrgInvite' });
 
-/** Organisation members and organisation invites. */
-export async function orgRoutes(app: App, services: Services) {
-  // Creating and re-sending share one budget: both send mail.
-  const inviteLimit = resolvedRateLimit({ endpoint: 'org_invites', limit: 20, windowMs: HOUR }, async (request: FastifyRequest) => {
-    const { org } = await resolveOrg(services, requireActor(request), (request.params as z.infer<typeof OrgParams>).slug, 'invite_members');
-    return org.id;
-  });
+/** Creating and re-sending share one budget: both send mail. */
+const inviteLimit: RestFacts['resolvedLimit'] = {
+  limit: { endpoint: 'org_invites', limit: 20, windowMs: HOUR },
+  bucket: async (services, actor, params) => (await resolveOrg(services, requireCaller(actor), (params as z.infer<typeof OrgParams>).slug, 'invite_members')).org.id,
+};
 
-  app.get(
-    '/api/orgs/:slug/members',
+/** Organisation members and organisation invites. */
+export const orgOperations = {
+  members: defineOperation(
     {
-      schema: {
+      params: OrgParams, response: OrgMemberList,
+      rest: {
+        method: 'GET',
+        path: '/api/orgs/:slug/members',
         summary: 'Humans in the organisation',
         description: 'Organisation members only (404 for anyone else). Oldest first.',
         tags: ['orgs'],
-        params: OrgParams,
-        response: { 200: OrgMemberList, ...errorResponses },
       },
     },
-    async (request) => {
-      const { org } = await resolveOrg(services, requireActor(request), request.params.slug, 'read_org');
+    async (services, actor, { params }) => {
+      const { org } = await resolveOrg(services, requireCaller(actor), params.slug, 'read_org');
       return { members: (await listOrgMembers(services.db, org.id)).map(presentOrgMember) };
     },
-  );
-
-  app.delete(
-    '/api/orgs/:slug/members/:userId',
+  ),
+  removeMember: defineOperation(
     {
-      schema: {
+      params: OrgMemberParams, response: OrgMemberRemoved,
+      rest: {
+        method: 'DELETE',
+        path: '/api/orgs/:slug/members/:userId',
         summary: 'Remove a member from the organisation',
         description:
           "Owner, with a session elevated for `org_members` (401 `elevation_required` otherwise; API keys get 403). In one transaction: the org membership, the user's membership rows in the org's workspaces, their agents' auto-enrolled memberships there and their live keys in the org go. Workspaces the user owned alone pass to you (`transferredWorkspaceIds`). Removing the only org owner is 409; removing yourself while you own workspaces alone is 409.",
         tags: ['orgs'],
-        params: OrgMemberParams,
-        response: { 200: OrgMemberRemoved, ...errorResponses },
       },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      const { org } = await resolveOrg(services, actor, request.params.slug, 'remove_members');
-      await requireElevation(services, actor, 'org_members');
-      return { ok: true as const, ...(await removeOrgMember(services, actor, org, request.params.userId)) };
+    async (services, actor, { params }) => {
+      const caller = requireCaller(actor);
+      const { org } = await resolveOrg(services, caller, params.slug, 'remove_members');
+      await requireElevation(services, caller, 'org_members');
+      return { ok: true as const, ...(await removeOrgMember(services, caller, org, params.userId)) };
     },
-  );
-
-  app.get(
-    '/api/orgs/:slug/invites',
+  ),
+  invites: defineOperation(
     {
-      schema: {
+      params: OrgParams, response: OrgInviteList,
+      rest: {
+        method: 'GET',
+        path: '/api/orgs/:slug/invites',
         summary: 'Open organisation invites',
         description: 'Owner or editor. Invites neither accepted nor revoked, newest first; expired ones are listed (see `expiresAt`) so they can be re-sent.',
         tags: ['orgs'],
-        params: OrgParams,
-        response: { 200: OrgInviteList, ...errorResponses },
       },
     },
-    async (request) => {
-      const { org } = await resolveOrg(services, requireActor(request), request.params.slug, 'invite_members');
+    async (services, actor, { params }) => {
+      const { org } = await resolveOrg(services, requireCaller(actor), params.slug, 'invite_members');
       return { invites: (await listOpenOrgInvites(services.db, org.id)).map(presentInvite) };
     },
-  );
-
-  app.post(
-    '/api/orgs/:slug/invites',
+  ),
+  invite: defineOperation(
     {
-      schema: {
+      params: OrgParams, body: InviteRequest, response: Invite,
+      rest: {
+        method: 'POST',
+        path: '/api/orgs/:slug/invites',
         summary: 'Invite someone to the organisation by e-mail',
         description:
           "Owner or editor; the role is at most your own (403). Mails a single-use link (`{PUBLIC_URL}/org-invites/{token}`) valid for 7 days. Inviting an address with an open invite refreshes it (the old link stops working); an existing member is 409; 402 at the plan's humans cap. 20 per hour per organisation, shared with resends.",
         tags: ['orgs'],
-        params: OrgParams,
-        body: InviteRequest,
-        response: { 200: Invite, 402: OverLimitBody, ...errorResponses },
+        responses: { 402: OverLimitBody },
+        resolvedLimit: inviteLimit,
       },
-      config: { rateLimits: [inviteLimit.rule] },
-      onRequest: inviteLimit.onRequest,
     },
-    async (request) => {
-      const actor = requireActor(request);
-      const target = await resolveOrg(services, actor, request.params.slug, 'invite_members');
-      return presentInvite(await inviteToOrg(services, actor, target, request.body));
+    async (services, actor, { params, body }) => {
+      const caller = requireCaller(actor);
+      const target = await resolveOrg(services, caller, params.slug, 'invite_members');
+      return presentInvite(await inviteToOrg(services, caller, target, body));
     },
-  );
-
-  app.delete(
-    '/api/orgs/:slug/invites/:id',
+  ),
+  revokeInvite: defineOperation(
     {
-      schema: {
+      params: OrgInviteParams, response: Ok,
+      rest: {
+        method: 'DELETE',
+        path: '/api/orgs/:slug/invites/:id',
         summary: 'Revoke an organisation invite',
         description: 'Owner or editor. The link stops working at once. Repeating it is harmless; an accepted invite is 409 (remove the member instead).',
         tags: ['orgs'],
-        params: OrgInviteParams,
-        response: { 200: Ok, ...errorResponses },
       },
     },
-    async (request) => {
-      const actor = requireActor(request);
-      const target = await resolveOrg(services, actor, request.params.slug, 'invite_members');
-      await revokeOrgInvite(services, actor, target, request.params.id);
+    async (services, actor, { params }) => {
+      const caller = requireCaller(actor);
+      const target = await resolveOrg(services, caller, params.slug, 'invite_members');
+      await revokeOrgInvite(services, caller, target, params.id);
       return { ok: true as const };
     },
-  );
-
-  app.post(
-    '/api/orgs/:slug/invites/:id/resend',
+  ),
+  resendInvite: defineOperation(
     {
-      schema: {
+      params: OrgInviteParams, response: Invite,
+      rest: {
+        method: 'POST',
+        path: '/api/orgs/:slug/invites/:id/resend',
         summary: 'Send an organisation invite again',
         description:
           'Owner or editor. Tokens are stored only hashed, so a new link is minted: the previous link stops working, the 7-day expiry restarts and `lastSentAt` moves. A revoked invite is 404, an accepted one 409. Counts toward the 20 invites per hour per organisation.',
         tags: ['orgs'],
-        params: OrgInviteParams,
-        response: { 200: Invite, ...errorResponses },
+        resolvedLimit: inviteLimit,
       },
-      config: { rateLimits: [inviteLimit.rule] },
-      onRequest: inviteLimit.onRequest,
     },
-    async (request) => {
-      const target = await resolveOrg(services, requireActor(request), request.params.slug, 'invite_members');
-      return presentInvite(await resendOrgInvite(services, target, request.params.id));
+    async (services, actor, { params }) => {
+      const target = await resolveOrg(services, requireCaller(actor), params.slug, 'invite_members');
+      return presentInvite(await resendOrgInvite(services, target, params.id));
     },
-  );
-
-  app.get(
-    '/api/org-invites/:token',
+  ),
+  lookInvite: defineOperation(
     {
-      schema: {
+      params: InviteToken, response: PublicInvite,
+      rest: {
+        method: 'GET',
+        path: '/api/org-invites/:token',
         summary: 'Look at an organisation invite',
         description: "Public: the link is the credential. Shows the organisation's name and slug, the role, the invited address and the inviter's name. A used, revoked, expired or unknown token is 404.",
         tags: ['orgs'],
-        params: InviteToken,
-        response: { 200: PublicInvite, ...errorResponses },
+        config: { auth: 'none' },
       },
-      config: { auth: 'none' },
     },
-    async (request) => presentPublicInvite(await findInviteForToken(services, 'org', request.params.token)),
-  );
-
-  app.post(
-    '/api/org-invites/:token',
+    async (services, _actor, { params }) => presentPublicInvite(await findInviteForToken(services, 'org', params.token)),
+  ),
+  acceptInvite: defineOperation(
     {
-      schema: {
+      params: InviteToken, response: AcceptedOrgInvite,
+      rest: {
+        method: 'POST',
+        path: '/api/org-invites/:token',
         summary: 'Accept an organisation invite',
         description:
           'Needs a signed-in session (API keys get 403) whose e-mail is the invited one (403 otherwise; the invite stays open). Joins the organisation with the invited role (an existing member keeps their role) and uses the token up. A used, revoked, expired or unknown token is 404; 402 at the humans cap.',
         tags: ['orgs'],
-        params: InviteToken,
-        response: { 200: AcceptedOrgInvite, 402: OverLimitBody, ...errorResponses },
+        responses: { 402: OverLimitBody },
       },
     },
-    async (request) => {
-      const { invite, member } = await acceptOrgInvite(services, requireActor(request), request.params.token);
+    async (services, actor, { params }) => {
+      const { invite, member } = await acceptOrgInvite(services, requireCaller(actor), params.token);
       return { invite: presentInvite(invite), member: presentOrgMember(member) };
     },
-  );
-}
+  ),
+};
