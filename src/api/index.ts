@@ -1,12 +1,15 @@
 import { mountOperations } from '../http/mount-operations';
+import { billingOperations } from '../operations/billing';
 import { rowOperations } from '../operations/rows';
+import { supportOperations } from '../operations/support';
+import { webhookOperations } from '../operations/webhooks';
+import { startPeriodEndJob } from '../domain/billing';
 import type { App } from '../http/types';
 import { documentContent } from '../domain/workspace-documents';
 import type { Services } from '../services';
 import { LocalPaymentProvider } from '../billing/local-payments';
 import { agentRoutes } from './agents';
 import { authRoutes } from './auth';
-import { billingRoutes } from './billing';
 import { columnRoutes } from './columns';
 import { commentRoutes } from './comments';
 import { docRoutes } from './doc';
@@ -33,7 +36,6 @@ import { surfaceRoutes } from './surfaces';
 import { uploadRoutes } from './uploads';
 import { versionRoutes } from './versions';
 import { waitlistRoutes } from './waitlist';
-import { webhookRoutes } from './webhooks';
 import { workspaceRoutes } from './workspaces';
 
 /** One module per resource; each registers its own routes and schemas. */
@@ -59,7 +61,10 @@ export async function registerRoutes(app: App, services: Services) {
   await oauthRoutes(app, services);
   await mcpRoutes(app, services);
   await searchRoutes(app, services);
-  await billingRoutes(app, services);
+  mountOperations(app, services, Object.values(billingOperations));
+  const stopPeriodEndJob = startPeriodEndJob(services);
+  app.addHook('onClose', async () => stopPeriodEndJob());
+  mountOperations(app, services, Object.values(supportOperations));
   await supportRoutes(app, services);
   await referralRoutes(app, services);
   if (services.payments instanceof LocalPaymentProvider) await localCheckoutRoutes(app, services, services.payments);
@@ -68,6 +73,6 @@ export async function registerRoutes(app: App, services: Services) {
   await fileUploadRoutes(app, services);
   await fileRoutes(app, services);
   await fileSharePageRoutes(app, services);
-  await webhookRoutes(app, services);
+  mountOperations(app, services, Object.values(webhookOperations));
   await versionRoutes(app, services);
 }

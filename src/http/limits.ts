@@ -8,7 +8,6 @@ import { describeWindow, MINUTE } from '../limits/rules';
 import type { Services } from '../services';
 import type { Actor } from '../policy/actor';
 import { resolveActor } from './authenticate';
-import type { HttpExchange } from '../operations/operation';
 import type { App } from './types';
 
 /**
@@ -227,21 +226,8 @@ export function writerBucket(actor: Actor): string {
   return `${actor.principal.principalType}:${actor.principal.id}`;
 }
 
-/**
- * A burst budget that an operation spends itself, after its policy check
- * and before its domain call, so its REST route and its MCP tool spend one
- * budget: `billing_upgrade` needs the organisation the caller is allowed to
- * bill, which only the operation knows. Refused callers spend nothing. Over
- * REST the burst headers report the tightest budget, as for route rules.
- */
-export type Budget = { endpoint: string; limit: number; windowMs: number };
-
-export async function spendBudget(services: Services, budget: Budget, bucket: string, http?: HttpExchange): Promise<void> {
-  const decision = await services.limits.rateLimiter.consume(`${budget.endpoint}:${bucket}`, budget.limit, budget.windowMs);
-  const now = services.clock.now();
-  http?.burstSpent?.(decision, now);
-  if (!decision.allowed) throw new RateLimitedError(budget.endpoint, budget.limit, describeWindow(budget.windowMs), decision.resetAt, now);
-}
+/** Moved to src/limits/budget.ts (operations spend budgets); re-exported for the edges that import it from here. */
+export { spendBudget, type Budget } from '../limits/budget';
 
 /** The burst headers of a budget spent by the handler, unless the limits hook already reported a tighter one. */
 export function reportBurst(reply: FastifyReply, decision: RateLimitDecision, now: Date) {

@@ -18,6 +18,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
     if (!rest) continue;
     const urls = rest.workspacePath !== undefined ? workspacePaths(rest.workspacePath) : [rest.path!];
     const querystring = rest.querystring ?? operation.query;
+    const body = rest.body ?? operation.body;
     // One object per URL: the onRoute hook that drops `orgSlug` on the bare path edits the schema in place.
     const schema = () => ({
       summary: rest.summary,
@@ -25,7 +26,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
       tags: rest.tags,
       ...(operation.params ? { params: operation.params } : {}),
       ...(querystring ? { querystring } : {}),
-      ...(operation.body ? { body: operation.body } : {}),
+      ...(body ? { body } : {}),
       response: { 200: operation.response, ...errorResponses, ...rest.responses },
     });
     for (const url of urls) {

@@ -67,6 +67,8 @@ export type RestFacts = {
   tags: string[];
   /** The query schema when it differs from the operation's: a route that also takes the body's sheet selector in the query (see `input`). */
   querystring?: z.ZodObject;
+  /** The body schema when the operation takes none but the route accepts an empty one (`{}` or nothing: a POST that only acts). */
+  body?: z.ZodType;
   /** Statuses beyond 200 and the common error responses (402 at a cap, 412 on a stale base, ...). */
   responses?: Record<number, z.ZodType>;
   /** Route options the platform hooks read (src/http/types.ts): who may call, burst limits, metering. */
