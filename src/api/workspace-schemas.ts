@@ -122,7 +122,5 @@ export function presentWorkspaceDetail(view: WorkspaceDetailView): WorkspaceDeta
   };
 }
 
-/** A yes/no query parameter: `1` or `true` turns it on (`archived=1`, `force=1`). */
-export const QueryFlag = z.enum(['1', '0', 'true', 'false']);
-export const flagOn = (value: string | undefined): boolean => value === '1' || value === 'true';
+export { flagOn, QueryFlag } from '../model/schemas/common';
 

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { FileView, FolderView } from '../domain/files';
 import type { ShareTokenView } from '../domain/file-shares';
-import { WorkspaceParams } from '../operations/workspace-routes';
-import type { Services } from '../services';
+import { WorkspaceParams } from './workspace-routes';
 import { ErrorBody, errorResponses, IsoDateTime, Principal, toIso } from '../model/schemas/common';
 
-/** Schemas and presenters of the files routes (SPEC "Files"; API-DECISIONS "Files"). */
+/** Schemas and presenters of the files routes, operations and custom ones alike (SPEC "Files"; API-DECISIONS "Files"). */
 
 const Id = z.string().min(1).max(100);
 
@@ -109,6 +108,7 @@ export const FileList = z
   })
   .meta({ id: 'FileList' });
 
+/** The responses of a hand-written route answering a File (operations list only the extra 413). */
 export const fileResponses = { 200: FileRecord, ...errorResponses, 413: ErrorBody };
 
 /**
@@ -116,7 +116,7 @@ export const fileResponses = { 200: FileRecord, ...errorResponses, 413: ErrorBod
  * organisations. The thumbnail URL carries the version's hash, so a new
  * version is a new URL and caches never show a stale picture.
  */
-export function presentFile(services: Services, view: FileView) {
+export function presentFile(services: { config: { publicUrl: string } }, view: FileView) {
   const base = `${services.config.publicUrl}/api/workspaces/${view.workspaceId}/files/${view.id}`;
   return {
     id: view.id,
