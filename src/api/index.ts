@@ -5,6 +5,7 @@ import { supportOperations } from '../operations/support';
 import { webhookOperations } from '../operations/webhooks';
 import { fileOperations } from '../operations/files';
 import { fileUploadOperations } from '../operations/file-uploads';
+import { oauthGrantOperations } from '../operations/oauth-grants';
 import { startPeriodEndJob } from '../domain/billing';
 import type { App } from '../http/types';
 import { documentContent } from '../domain/workspace-documents';
@@ -61,6 +62,7 @@ export async function registerRoutes(app: App, services: Services) {
   await docImageRoutes(app, services);
   await htmlRoutes(app, services);
   await oauthRoutes(app, services);
+  mountOperations(app, services, Object.values(oauthGrantOperations));
   await mcpRoutes(app, services);
   await searchRoutes(app, services);
   mountOperations(app, services, Object.values(billingOperations));

@@ -1,3 +1,4 @@
+// Not an operation: the MCP protocol endpoint (JSON-RPC 2.0 over Streamable HTTP) that serves the operations' tools.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { bearerTokenOf } from '../http/authenticate';
