@@ -154,3 +154,22 @@ export const errors = {
     new ApiError(413, 'storage_quota', 'This upload would exceed the organisation storage quota.', { current, cap }),
   internal: () => new ApiError(500, 'internal', 'Internal server error.'),
 };
+
+/**
+ * Zod issue codes that mean the request has the wrong shape (400) rather
+ * than a well-shaped value breaking a constraint (422), per API-DECISIONS.
+ */
+export const SHAPE_ISSUES = new Set(['invalid_type', 'invalid_value', 'unrecognized_keys', 'invalid_union', 'invalid_key', 'invalid_element']);
+
+/** Zod issues of a value checked inside a handler (e.g. JSON text in a field), as the same 400/422 a schema would give; `prefix` locates the value. */
+export function zodIssuesError(issues: Array<{ code: string; path: PropertyKey[]; message: string; keys?: string[] }>, prefix: string[] = []): ApiError {
+  const details: ErrorDetail[] = issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path.map(String)];
+    if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
+      return issue.keys.map((key) => ({ path: [...path, key], code: issue.code, message: `Unknown field "${key}"` }));
+    }
+    return [{ path, code: issue.code, message: issue.message }];
+  });
+  const summary = details.map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`).join('; ');
+  return issues.some((issue) => SHAPE_ISSUES.has(issue.code)) ? errors.badRequest(`Malformed request. ${summary}`, details) : errors.validation(`Invalid value. ${summary}`, details);
+}

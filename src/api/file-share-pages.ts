@@ -5,8 +5,7 @@ import { isTextLike } from '../files/content-types';
 import type { App } from '../http/types';
 import type { Services } from '../services';
 import { sendBytes } from './files';
-import { ErrorBody } from '../model/schemas/common';
-import { flagOn, QueryFlag } from '../operations/workspace-schemas';
+import { ErrorBody, flagOn, QueryFlag } from '../model/schemas/common';
 
 /**
  * The public side of share links (SPEC "Authentication" 9): a small page
@@ -17,6 +16,7 @@ import { flagOn, QueryFlag } from '../operations/workspace-schemas';
  * caches (a revoked link must stop working), no referrer leaves the page
  * (the URL is the credential), and search engines are asked not to index
  * it. The process logger redacts the token from request URLs.
+ * Not operations: one is an HTML page, the other streamed bytes.
  */
 
 const TokenParams = z.object({ token: z.string().min(1).max(200) });

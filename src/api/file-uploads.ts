@@ -1,106 +1,27 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { completeDirectUpload, proxyUpload, receiveDirectUpload, startDirectUpload } from '../domain/file-uploads';
+import { proxyUpload, receiveDirectUpload } from '../domain/file-uploads';
 import { FILE_LIMITS } from '../domain/files';
 import { errors } from '../errors';
 import { requireActor } from '../http/authenticate';
-import { zodIssuesError } from '../http/error-handler';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../services';
-import { ClientPayload, DirectUploadTicket, fileResponses, presentFile, UploadParams } from './file-schemas';
-import { ErrorBody, errorResponses } from '../model/schemas/common';
+import { fileResponses, presentFile } from '../operations/file-schemas';
 
 /**
- * Uploads into files surfaces (SPEC "Files"; API-DECISIONS "Files"):
- *
- * - Direct: `POST /files { clientPayload }` reserves the storage and
- *   answers `{ uploadId, uploadUrl, method: "PUT", headers, expiresAt }`;
- *   the client PUTs the bytes to `uploadUrl` (with progress, from a
- *   browser) and then calls `POST /files/uploads/{uploadId}/complete`. On
- *   the local store `uploadUrl` is this server's one-shot URL, and the PUT
- *   completes the upload by itself (its answer is the File).
- * - Proxy: `POST /files/proxy-upload`, multipart, at most 25 MB.
+ * The upload routes that are not operations (the direct-upload handshake and
+ * its completion are, in src/operations/file-uploads.ts): the proxy upload
+ * is multipart/form-data (at most 25 MB), and the local store's one-shot
+ * upload URL takes the raw bytes as the body, streamed to the store.
  */
-
-const HandshakeBody = z.strictObject({
-  clientPayload: z
-    .union([z.string().max(10_000).describe('JSON text of a FileClientPayload'), ClientPayload])
-    .describe('`{ surfaceSlug, parentFolderId, name, size, contentType }`, as JSON text (what storage client libraries send) or as an object'),
-});
 
 const OneShotParams = z.object({ uploadId: z.string().min(1).max(100) });
 const OneShotQuery = z.strictObject({ token: z.string().min(1).max(200) });
 
-function parseClientPayload(value: string | z.infer<typeof ClientPayload>): z.infer<typeof ClientPayload> {
-  let candidate: unknown = value;
-  if (typeof value === 'string') {
-    try {
-      candidate = JSON.parse(value);
-    } catch {
-      throw errors.badRequest('`clientPayload` is not valid JSON.', [{ path: ['clientPayload'], code: 'invalid_json', message: 'expected JSON text' }]);
-    }
-  }
-  const parsed = ClientPayload.safeParse(candidate);
-  if (!parsed.success) throw zodIssuesError(parsed.error.issues, ['clientPayload']);
-  return parsed.data;
-}
-
 export async function fileUploadRoutes(app: App, services: Services) {
-  for (const url of workspacePaths('/files')) {
-    app.post(
-      url,
-      {
-        schema: {
-          summary: 'Start a direct upload',
-          description:
-            'Checks the target, the name and the size, and reserves the size against the organisation’s storage quota (413 `storage_quota` with `details { current, cap }` when it does not fit). PUT exactly `size` bytes to `uploadUrl` with `headers` within an hour, then call `complete` (on the local store the PUT completes by itself and answers the File). Zero bytes is 422.',
-          tags: ['files'],
-          params: WorkspaceParams,
-          body: HandshakeBody,
-          response: { 200: DirectUploadTicket, ...errorResponses, 413: ErrorBody },
-        },
-      },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace, orgSlug } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_files');
-        const payload = parseClientPayload(request.body.clientPayload);
-        if (payload.size > FILE_LIMITS.directUploadBytes) {
-          throw errors.payloadTooLarge(`A direct upload holds at most ${FILE_LIMITS.directUploadBytes / 1024 ** 3} GiB.`);
-        }
-        const ticket = await startDirectUpload(services, actor, { workspace, orgSlug }, {
-          ...payload,
-          parentFolderId: payload.parentFolderId ?? null,
-          contentType: payload.contentType ?? '',
-        });
-        return { ...ticket, expiresAt: ticket.expiresAt.toISOString() };
-      },
-    );
-  }
-
-  for (const url of workspacePaths('/files/uploads/:uploadId/complete')) {
-    app.post(
-      url,
-      {
-        schema: {
-          summary: 'Complete a direct upload',
-          description:
-            'Checks that the object at `uploadUrl` has the declared size (400 otherwise: PUT again), checks and processes the bytes like a proxy upload (422 when they contradict the declared type; the upload is then dropped) and creates the file (`file.uploaded`). Completing again answers the same file. Only whoever started the upload can complete it.',
-          tags: ['files'],
-          params: UploadParams,
-          response: fileResponses,
-        },
-      },
-      async (request) => {
-        const actor = requireActor(request);
-        const { workspace, orgSlug } = await resolveWorkspace(services, actor, addressOf(request.params), 'write_files');
-        return presentFile(services, await completeDirectUpload(services, actor, { workspace, orgSlug }, request.params.uploadId));
-      },
-    );
-  }
-
   await app.register(async (scope: App) => {
     await registerMultipart(scope, FILE_LIMITS.proxyUploadBytes);
     for (const url of workspacePaths('/files/proxy-upload')) {

@@ -17,6 +17,7 @@ import { ErrorBody, RateLimitedBody } from '../model/schemas/common';
  * they work in any browser and from a test that fetches and submits them.
  * The token in the URL is the capability, as with a hosted checkout; only
  * its hash is stored. Served only while the local provider is in use.
+ * Not operations: they answer HTML pages and 303 redirects, and take form posts.
  */
 
 const TokenParams = z.object({ token: z.string().min(1).max(100) });

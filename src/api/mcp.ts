@@ -1,3 +1,4 @@
+// Not an operation: the MCP protocol endpoint (JSON-RPC 2.0 over Streamable HTTP) that serves the operations' tools.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { bearerTokenOf } from '../http/authenticate';
@@ -25,7 +26,7 @@ const JsonRpcResponse = z.looseObject({ jsonrpc: z.literal('2.0'), id: JsonRpcId
  * metadata, which is how MCP clients discover the OAuth flow.
  */
 export async function mcpRoutes(app: App, services: Services) {
-  for (const tool of mcpTools(services)) app.mcpTools.register(tool);
+  for (const tool of mcpTools()) app.mcpTools.register(tool);
 
   app.post(
     '/api/mcp',

@@ -4,6 +4,8 @@ import type { OAuthScope } from '../model/permissions';
  * The few server-rendered pages of the OAuth flow: consent, sign-in, "check
  * your e-mail" and errors. Plain HTML with inline styles, no scripts; every
  * value a client registered is escaped, since anyone can register an app.
+ * Rendering only, for the OAuth protocol routes of ./oauth.ts (not operations:
+ * a browser gets these pages, not JSON).
  */
 
 export function escapeHtml(text: string): string {

@@ -9,20 +9,16 @@ import {
   checkAuthorizationRequest,
   denyAuthorization,
   exchangeToken,
-  listUserGrants,
   OAuthError,
   oauthErrors,
   registerClient,
-  revokeAllUserGrants,
   revokeByClient,
-  revokeUserGrant,
   scopeString,
   type AuthorizationParams,
   type AuthorizationRequest,
   type ClientCredentials,
 } from '../domain/oauth';
 import { RateLimitedError } from '../errors';
-import { requireActor } from '../http/authenticate';
 import { handleError, toApiError } from '../http/error-handler';
 import type { App } from '../http/types';
 import { safeEqual } from '../lib/secrets';
@@ -32,15 +28,15 @@ import { findUserById } from '../persistence/accounts';
 import { OAUTH_SCOPES } from '../model/permissions';
 import type { Services } from '../services';
 import { MAGIC_LINK_LIMITS } from '../operations/auth';
-import { requireHumanSession } from '../operations/keys';
 import { checkMailPage, consentPage, errorPage, PAGE_HEADERS, signInPage } from './oauth-pages';
-import { errorResponses, Ok, RateLimitedBody } from '../model/schemas/common';
-import { Grant } from '../model/schemas/account';
+import { Ok, RateLimitedBody } from '../model/schemas/common';
 
 /**
  * OAuth 2.1 for third-party apps and MCP clients (docs/OAUTH.md): the
  * discovery documents, dynamic registration, the consent page, the token
- * and revocation endpoints, and the user's list of grants.
+ * and revocation endpoints. Not operations: they are the OAuth protocol
+ * (form bodies, redirects, HTML pages, RFC 6749 errors, RFC 8414/9728
+ * documents). The user's list of grants is: src/operations/oauth-grants.ts.
  */
 
 const Text = (max: number) => z.string().max(max);
@@ -226,7 +222,6 @@ export async function oauthRoutes(app: App, services: Services) {
     registerProtocolRoutes(oauth, services);
   });
 
-  registerGrantRoutes(app, services);
 }
 
 function registerProtocolRoutes(app: App, services: Services) {
@@ -380,72 +375,6 @@ function registerProtocolRoutes(app: App, services: Services) {
       const client = await authenticateClient(services, clientCredentials(request, request.body));
       await revokeByClient(services, client, request.body.token);
       return { ok: true as const };
-    },
-  );
-}
-
-function registerGrantRoutes(app: App, services: Services) {
-  app.get(
-    '/api/me/oauth-grants',
-    {
-      schema: {
-        summary: 'Apps you have authorized',
-        description: 'Live grants (not revoked, not lapsed), newest first. Sessions only: apps and keys get 403.',
-        tags: ['oauth'],
-        response: { 200: z.object({ grants: z.array(Grant) }), ...errorResponses },
-      },
-    },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      const grants = await listUserGrants(services, actor);
-      return {
-        grants: grants.map((grant) => ({
-          id: grant.id,
-          client: { id: grant.clientId, name: grant.clientName, uri: typeof grant.clientMetadata.client_uri === 'string' ? grant.clientMetadata.client_uri : null },
-          scopes: grant.scopeList,
-          createdAt: grant.createdAt.toISOString(),
-          lastUsedAt: grant.lastUsedAt?.toISOString() ?? null,
-          expiresAt: grant.expiresAt.toISOString(),
-        })),
-      };
-    },
-  );
-
-  app.delete(
-    '/api/me/oauth-grants/:id',
-    {
-      schema: {
-        summary: "Revoke an app's access",
-        description: 'Its tokens stop working at once; its open sync connections and event streams close within a second. Records `oauth.grant_revoked`.',
-        tags: ['oauth'],
-        params: z.object({ id: z.string().min(1).max(100) }),
-        response: { 200: Ok, ...errorResponses },
-      },
-      config: { capExempt: true },
-    },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      await revokeUserGrant(services, actor, request.params.id);
-      return { ok: true as const };
-    },
-  );
-
-  app.delete(
-    '/api/me/oauth-grants',
-    {
-      schema: {
-        summary: 'Revoke every app you have authorized',
-        tags: ['oauth'],
-        response: { 200: z.object({ revokedGrants: z.number().int() }), ...errorResponses },
-      },
-      config: { capExempt: true },
-    },
-    async (request) => {
-      const actor = requireActor(request);
-      requireHumanSession(actor);
-      return { revokedGrants: await revokeAllUserGrants(services, actor) };
     },
   );
 }

@@ -1,122 +1,24 @@
 import { z } from 'zod';
 import { resolveCallerOrg } from '../domain/members';
-import { createTicket, getOrgTicket, getTicketByTrackerNumber, listOrgTickets, SCREENSHOT_MAX_BYTES, storeScreenshot, TICKET_KINDS, type Ticket } from '../domain/support';
-import { requireCaller } from '../access/callers';
+import { Screenshot } from '../model/schemas/support';
+import { getTicketByTrackerNumber, SCREENSHOT_MAX_BYTES, storeScreenshot, type Ticket } from '../domain/support';
 import { requireActor } from '../http/authenticate';
-import { spendBudget } from '../http/limits';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { sendPage } from '../http/html-page';
-import { httpExchange } from '../http/exchange';
-import { defineOperation } from '../operations/operation';
 import { escapeHtml, renderPage } from '../lib/html';
-import { HOUR } from '../limits/rules';
 import type { Services } from '../services';
 import { ErrorBody, errorResponses, OrgQuery } from '../model/schemas/common';
-import { Screenshot, Ticket as TicketRecord } from '../model/schemas/support';
 
-const TicketBody = z.strictObject({
-  kind: z.enum(TICKET_KINDS),
-  title: z.string().trim().min(1).max(200),
-  body: z.string().trim().min(1).max(20_000),
-  context: z.record(z.string(), z.unknown()).optional().describe('Free-form state of the client (page, browser, ids); at most 16 KB of JSON, 8 levels deep'),
-  attachmentUrls: z
-    .array(z.url({ protocol: /^https?$/ }).max(2000))
-    .max(10)
-    .optional()
-    .describe('Screenshots from POST /api/support/upload, or other http(s) links'),
-});
 
-const TicketParams = z.object({ id: z.string().min(1).max(100) });
 const TrackerParams = z.object({ orgSlug: z.string().min(1).max(100), number: z.coerce.number().int().min(1).max(2_147_483_647) });
 
-function presentTicket(ticket: Ticket) {
-  return {
-    id: ticket.id,
-    kind: ticket.kind,
-    status: ticket.status,
-    title: ticket.title,
-    body: ticket.body,
-    context: ticket.context,
-    attachmentUrls: ticket.attachmentUrls,
-    trackerNumber: ticket.trackerNumber,
-    trackerUrl: ticket.trackerUrl,
-    createdBy: ticket.createdBy,
-    createdAt: ticket.createdAt.toISOString(),
-    updatedAt: ticket.updatedAt.toISOString(),
-  };
-}
-
-/** Tickets spend a budget of 10 an hour per organisation, over REST and MCP alike. */
-const TICKET_BUDGET = { endpoint: 'support_tickets', limit: 10, windowMs: HOUR };
-
-/** Each route's policy check and domain call; the MCP tool `create_support_ticket` (src/mcp/tools.ts) runs `create`. */
-export const supportOperations = {
-  list: defineOperation({ query: OrgQuery, response: z.object({ tickets: z.array(TicketRecord) }) }, async (services, actor, { query }) => {
-    const org = await resolveCallerOrg(services, requireCaller(actor), query.org, 'read_org');
-    return { tickets: (await listOrgTickets(services, org)).map(presentTicket) };
-  }),
-  create: defineOperation({ query: OrgQuery, body: TicketBody, response: TicketRecord }, async (services, actor, { query, body }, http) => {
-    const caller = requireCaller(actor);
-    const org = await resolveCallerOrg(services, caller, query.org, 'read_org');
-    await spendBudget(services, TICKET_BUDGET, org.id, http);
-    return presentTicket(await createTicket(services, caller, org, body));
-  }),
-  detail: defineOperation({ params: TicketParams, query: OrgQuery, response: TicketRecord }, async (services, actor, { params, query }) => {
-    const org = await resolveCallerOrg(services, requireCaller(actor), query.org, 'read_org');
-    return presentTicket(await getOrgTicket(services, org, params.id));
-  }),
-};
-
-/** Support tickets, their screenshots, and the local tracker's issue page (docs/BILLING.md, "Support"). */
+/**
+ * The support routes that are not operations (src/operations/support.ts has
+ * the JSON ones): the screenshot upload is multipart/form-data, and the
+ * local tracker's issue page is HTML for a browser.
+ */
 export async function supportRoutes(app: App, services: Services) {
-  const { list, create, detail } = supportOperations;
-  app.get(
-    '/api/support',
-    {
-      schema: {
-        summary: "The organisation's support tickets",
-        description: 'Newest first, at most 100. Any member of the organisation (API keys included).',
-        tags: ['support'],
-        querystring: list.query,
-        response: { 200: list.response, ...errorResponses },
-      },
-    },
-    async (request) => list.run(services, request.actor, request),
-  );
-
-  app.post(
-    '/api/support',
-    {
-      schema: {
-        summary: 'Open a support ticket',
-        description:
-          'Any member of the organisation, or its agents. The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. ' +
-          `Kinds: ${TICKET_KINDS.join(', ')}. 10 per hour per organisation.`,
-        tags: ['support'],
-        querystring: create.query,
-        body: create.body,
-        response: { 200: create.response, ...errorResponses },
-      },
-    },
-    async (request, reply) => create.run(services, request.actor, request, httpExchange(request, reply)),
-  );
-
-  app.get(
-    '/api/support/:id',
-    {
-      schema: {
-        summary: 'One support ticket',
-        description: "Only the organisation's own: another organisation's ticket is 404.",
-        tags: ['support'],
-        params: detail.params,
-        querystring: detail.query,
-        response: { 200: detail.response, ...errorResponses },
-      },
-    },
-    async (request) => detail.run(services, request.actor, request),
-  );
-
   await app.register(async (scope: App) => {
     await registerMultipart(scope, SCREENSHOT_MAX_BYTES);
     scope.post(

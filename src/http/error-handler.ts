@@ -1,12 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ApiError, errors, type ErrorDetail } from '../errors';
+import { ApiError, errors, SHAPE_ISSUES, type ErrorDetail } from '../errors';
 
-/**
- * Zod issue codes that mean the request has the wrong shape (400) rather
- * than a well-shaped value breaking a constraint (422), per API-DECISIONS.
- */
-const SHAPE_ISSUES = new Set(['invalid_type', 'invalid_value', 'unrecognized_keys', 'invalid_union', 'invalid_key', 'invalid_element']);
+export { zodIssuesError } from '../errors';
 
 type ValidationIssue = { keyword: string; instancePath: string; message: string; params?: { keys?: unknown } };
 
@@ -21,19 +17,6 @@ function detailsOf(context: string | undefined, issues: ValidationIssue[]): Erro
     }
     return [{ path: [...root, ...segments], code: issue.keyword, message: issue.message }];
   });
-}
-
-/** Zod issues of a value checked inside a handler (e.g. JSON text in a field), as the same 400/422 a schema would give; `prefix` locates the value. */
-export function zodIssuesError(issues: Array<{ code: string; path: PropertyKey[]; message: string; keys?: string[] }>, prefix: string[] = []): ApiError {
-  const details: ErrorDetail[] = issues.flatMap((issue) => {
-    const path = [...prefix, ...issue.path.map(String)];
-    if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
-      return issue.keys.map((key) => ({ path: [...path, key], code: issue.code, message: `Unknown field "${key}"` }));
-    }
-    return [{ path, code: issue.code, message: issue.message }];
-  });
-  const summary = details.map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`).join('; ');
-  return issues.some((issue) => SHAPE_ISSUES.has(issue.code)) ? errors.badRequest(`Malformed request. ${summary}`, details) : errors.validation(`Invalid value. ${summary}`, details);
 }
 
 export function toApiError(error: unknown): ApiError {

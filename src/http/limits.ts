@@ -226,8 +226,8 @@ export function writerBucket(actor: Actor): string {
   return `${actor.principal.principalType}:${actor.principal.id}`;
 }
 
-// Operations spend their own budgets (src/operations/budget.ts); the MCP edge spends API_WRITES with it.
-export { spendBudget, type Budget } from '../operations/budget';
+/** Moved to src/limits/budget.ts (operations spend budgets); re-exported for the edges that import it from here. */
+export { spendBudget, type Budget } from '../limits/budget';
 
 /** The burst headers of a budget spent by the handler, unless the limits hook already reported a tighter one. */
 export function reportBurst(reply: FastifyReply, decision: RateLimitDecision, now: Date) {

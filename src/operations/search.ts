@@ -4,7 +4,7 @@ import { requireCaller } from '../access/callers';
 import { MINUTE } from '../limits/rules';
 import { IsoDateTime } from '../model/schemas/common';
 import { SearchResult } from '../model/schemas/search';
-import { spendBudget } from './budget';
+import { spendBudget } from '../limits/budget';
 import { defineOperation } from './operation';
 import { READ } from './tool-text';
 

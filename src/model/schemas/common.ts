@@ -98,3 +98,7 @@ export const toIso = (date: Date | string | null | undefined): string | null =>
  * it is refused (422) instead.
  */
 export const WellFormedString = (max: number) => z.string().max(max).refine((s) => !/\p{Cs}/u.test(s), 'must not contain unpaired surrogates');
+
+/** A yes/no query parameter: `1` or `true` turns it on (`archived=1`, `force=1`). */
+export const QueryFlag = z.enum(['1', '0', 'true', 'false']);
+export const flagOn = (value: string | undefined): boolean => value === '1' || value === 'true';

@@ -74,7 +74,5 @@ export type SurfaceRecord = z.infer<typeof Surface>;
 export type WorkspaceRecord = z.infer<typeof Workspace>;
 export type WorkspaceDetailRecord = z.infer<typeof WorkspaceDetail>;
 
-/** A yes/no query parameter: `1` or `true` turns it on (`archived=1`, `force=1`). */
-export const QueryFlag = z.enum(['1', '0', 'true', 'false']);
-export const flagOn = (value: string | undefined): boolean => value === '1' || value === 'true';
+export { flagOn, QueryFlag } from './common';
 

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import type { FileView, FolderView } from '../domain/files';
 import type { ShareTokenView } from '../domain/file-shares';
-import { WorkspaceParams } from '../operations/workspace-routes';
-import type { Services } from '../services';
+import { WorkspaceParams } from './workspace-routes';
 import { ErrorBody, errorResponses, toIso } from '../model/schemas/common';
 import { FileRecord } from '../model/schemas/files';
 
-/** Request schemas and presenters of the files routes (SPEC "Files"; API-DECISIONS "Files"); the records they answer are in src/model/schemas/files.ts (re-exported here). */
+/** Request schemas and presenters of the files routes, operations and custom ones alike (SPEC "Files"; API-DECISIONS "Files"); the records they answer are in src/model/schemas/files.ts (re-exported here). */
 
 export * from '../model/schemas/files';
 
@@ -37,6 +36,7 @@ export const ClientPayload = z
   })
   .meta({ id: 'FileClientPayload' });
 
+/** The responses of a hand-written route answering a File (operations list only the extra 413). */
 export const fileResponses = { 200: FileRecord, ...errorResponses, 413: ErrorBody };
 
 /**
@@ -44,7 +44,7 @@ export const fileResponses = { 200: FileRecord, ...errorResponses, 413: ErrorBod
  * organisations. The thumbnail URL carries the version's hash, so a new
  * version is a new URL and caches never show a stale picture.
  */
-export function presentFile(services: Services, view: FileView) {
+export function presentFile(services: { config: { publicUrl: string } }, view: FileView) {
   const base = `${services.config.publicUrl}/api/workspaces/${view.workspaceId}/files/${view.id}`;
   return {
     id: view.id,

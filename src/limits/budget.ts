@@ -1,8 +1,7 @@
 import { RateLimitedError } from '../errors';
 import type { Clock } from '../lib/clock';
-import type { RateLimiter } from '../limits/rate-limiter';
-import { describeWindow } from '../limits/rules';
-import type { HttpExchange } from './operation';
+import type { RateLimitDecision, RateLimiter } from './rate-limiter';
+import { describeWindow } from './rules';
 
 /**
  * A burst budget that an operation spends itself, after its policy check
@@ -10,13 +9,17 @@ import type { HttpExchange } from './operation';
  * budget: `billing_upgrade` needs the organisation the caller is allowed to
  * bill, which only the operation knows. Refused callers spend nothing. Over
  * REST the burst headers report the tightest budget, as for route rules.
+ * Here rather than in src/http so operations (which may not import the
+ * HTTP edge) can spend one; the parameters are the few parts it reads.
  */
 export type Budget = { endpoint: string; limit: number; windowMs: number };
 
-/** Only the limiter and the clock of the services, so the MCP edge can spend API_WRITES with it too. */
-type BudgetServices = { limits: { rateLimiter: RateLimiter }; clock: Clock };
-
-export async function spendBudget(services: BudgetServices, budget: Budget, bucket: string, http?: HttpExchange): Promise<void> {
+export async function spendBudget(
+  services: { limits: { rateLimiter: RateLimiter }; clock: Clock },
+  budget: Budget,
+  bucket: string,
+  http?: { burstSpent?(decision: RateLimitDecision, now: Date): void },
+): Promise<void> {
   const decision = await services.limits.rateLimiter.consume(`${budget.endpoint}:${bucket}`, budget.limit, budget.windowMs);
   const now = services.clock.now();
   http?.burstSpent?.(decision, now);

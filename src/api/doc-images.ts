@@ -28,11 +28,13 @@ const BLOB_CACHE = 'public, max-age=31536000, immutable';
 const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'";
 
 /**
- * Doc image and avatar uploads, and the blobs they are served from.
+ * Doc image and avatar uploads, and the blobs they are served from (file
+ * uploads into files surfaces are ./file-uploads.ts). None is an operation:
+ * the uploads are multipart/form-data and a blob is streamed bytes.
  * Multipart is registered only in this plugin's scope: no other route
  * accepts multipart bodies by accident.
  */
-export async function uploadRoutes(app: App, services: Services) {
+export async function docImageRoutes(app: App, services: Services) {
   await app.register(async (scope: App) => {
     await registerMultipart(scope, DOC_IMAGE_MAX_BYTES);
 
