@@ -21,7 +21,7 @@ import { directUploadOrigins, registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import { ToolRegistry } from './mcp/registry';
-import type { Services } from './services';
+import type { Services } from './domain/services';
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { redeemMagicLink, SESSION_TTL_MS, WELCOME_SLUG } from '../domain/accounts';
 import { SESSION_COOKIE } from '../http/authenticate';
 import type { App } from '../http/types';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { errorResponses } from '../model/schemas/common';
 
 const RedeemQuery = z.strictObject({ token: z.string().min(1).max(200) });

@@ -7,7 +7,7 @@ import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { ErrorBody, errorResponses } from '../model/schemas/common';
 
 const UploadedImage = z

@@ -15,7 +15,7 @@ import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-ac
 import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import { listWorkspaceEventsAfter } from '../persistence/events';
 import { visibleTo } from '../operations/events';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { errorResponses } from '../model/schemas/common';
 
 const RESUME_BATCH = 500;

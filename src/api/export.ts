@@ -8,7 +8,7 @@ import { openExport } from '../domain/export';
 import { requireActor } from '../http/authenticate';
 import type { App } from '../http/types';
 import { HOUR } from '../limits/rules';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { errorResponses, IsoDateTime, Role } from '../model/schemas/common';
 
 /** Documents the streamed body; the stream itself is written by domain/export.ts in this order. */

@@ -3,7 +3,7 @@ import { sharedFile } from '../domain/file-shares';
 import { FILE_LIMITS } from '../domain/files';
 import { isTextLike } from '../files/content-types';
 import type { App } from '../http/types';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { sendBytes } from './files';
 import { ErrorBody, flagOn, QueryFlag } from '../model/schemas/common';
 

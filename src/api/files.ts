@@ -8,7 +8,7 @@ import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { FileParams, fileResponses, presentFile } from '../operations/file-schemas';
 import { ErrorBody, errorResponses, flagOn, QueryFlag } from '../model/schemas/common';
 

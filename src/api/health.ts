@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { App } from '../http/types';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 
 const HealthResponse = z.object({
   status: z.enum(['ok', 'degraded']),

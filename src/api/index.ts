@@ -28,7 +28,7 @@ import { surfaceOperations } from '../operations/surfaces';
 import { versionOperations } from '../operations/versions';
 import { waitlistOperations } from '../operations/waitlist';
 import { workspaceOperations } from '../operations/workspaces';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { authRoutes } from './auth';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';

@@ -8,7 +8,7 @@ import { sendPage } from '../http/html-page';
 import { escapeHtml, renderPage } from '../lib/html';
 import { capsFor } from '../limits/plans';
 import { HOUR } from '../limits/rules';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { ErrorBody, RateLimitedBody } from '../model/schemas/common';
 
 /**

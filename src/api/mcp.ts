@@ -7,7 +7,7 @@ import type { App } from '../http/types';
 import { handleMcpRequest, MCP_ERRORS } from '../mcp/server';
 import { mcpTools } from '../mcp/tools';
 import { RateLimitedError } from '../errors';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 
 // JSON-RPC 2.0 §4: an id is a string, a number without a fractional part, or null. Only safe integers
 // round-trip through JSON, so 1e400 (Infinity), 1.5 or 2^64 is an invalid request, not a 500 later.

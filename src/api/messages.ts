@@ -8,7 +8,7 @@ import { inboxTail, readInbox, requireInboxCaller, type InboxMessage as InboxMes
 import { resolveActor, requireActor } from '../http/authenticate';
 import { lastEventIdOf, openEventStream, SSE_PING_MS } from '../http/sse';
 import type { App } from '../http/types';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { errorResponses } from '../model/schemas/common';
 import { InboxCursor as Cursor } from '../operations/messages';
 

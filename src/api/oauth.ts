@@ -26,7 +26,7 @@ import { storableJson } from '../lib/text';
 import { HOUR, MINUTE } from '../limits/rules';
 import { findUserById } from '../persistence/accounts';
 import { OAUTH_SCOPES } from '../model/permissions';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { MAGIC_LINK_LIMITS } from '../operations/auth';
 import { checkMailPage, consentPage, errorPage, PAGE_HEADERS, signInPage } from './oauth-pages';
 import { Ok, RateLimitedBody } from '../model/schemas/common';

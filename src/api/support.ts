@@ -7,7 +7,7 @@ import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
 import { sendPage } from '../http/html-page';
 import { escapeHtml, renderPage } from '../lib/html';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { ErrorBody, errorResponses, OrgQuery } from '../model/schemas/common';
 
 

@@ -7,7 +7,7 @@ import type { Actor } from '../policy/actor';
 import { PLAN_NAMES } from '../limits/plans';
 import type { KeyRole } from '../persistence/keys';
 import type { PlanName } from '../persistence/schema';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 
 /**
  * Admin CLI for self-hosted installs: `npm run admin -- <command> [flags]`.

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../policy/actor';
 import { actorFromBearer, actorFromSessionToken, requireCaller, SESSION_COOKIE } from '../access/callers';
 import { errors } from '../errors';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { mayUseSessionCookie } from '../access/cookie-origins';
 
 export { API_KEY_PREFIX, SESSION_COOKIE } from '../access/callers';

@@ -5,7 +5,7 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH, requestFingerprint } from '../limits/idempo
 import type { MeterSubject, MonthlyUsage } from '../limits/monthly-meter';
 import type { RateLimitDecision } from '../limits/rate-limiter';
 import { describeWindow, MINUTE } from '../limits/rules';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 import { resolveActor } from './authenticate';
 import type { App } from './types';

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { errors } from '../errors';
 import { countPendingDeliveries } from '../persistence/webhooks';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import type { App } from './types';
 
 /**

@@ -2,7 +2,7 @@ import { errorResponses } from '../model/schemas/common';
 import type { z } from 'zod';
 import type { Operation, RestFacts, RestRequest } from '../operations/operation';
 import { workspacePaths } from '../operations/workspace-routes';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { httpExchange } from './exchange';
 import { negotiate } from './negotiate';
 import { resolvedRateLimit } from './resolved-rate-limit';

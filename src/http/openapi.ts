@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import type { App } from './types';
 
 export const API_VERSION = '1.0.1';

@@ -1,7 +1,7 @@
 import { actorKey, type Actor } from '../policy/actor';
 import { hashToken, randomToken, sha256Hex } from '../lib/secrets';
 import { consumeConfirmation, insertConfirmation } from '../persistence/mcp-confirmations';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 
 /**
  * Confirmation of dangerous tools: the first call answers a token instead

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Actor } from '../policy/actor';
 import type { McpFacts, Operation, ToolAnnotations, ToolContext } from '../operations/operation';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 
 /**
  * MCP tools. A tool is a name, a description, an input and an output

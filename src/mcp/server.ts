@@ -9,7 +9,7 @@ import { ApiError, OverLimitError, RateLimitedError } from '../errors';
 import { API_WRITES, spendBudget, writerBucket } from '../http/limits';
 import { API_VERSION } from '../http/openapi';
 import type { MeterSubject } from '../limits/monthly-meter';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { confirm, requestConfirmation } from './confirmations';
 import { CONFIRM_TOKEN_FIELD, type ToolDefinition, type ToolRegistry } from './registry';
 

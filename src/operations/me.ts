@@ -8,10 +8,9 @@ import { authorizeOrg } from '../policy/index';
 import { Principal, toIso } from '../model/schemas/common';
 import { requireHumanSession } from './keys';
 import { ElevateResponse, Me, OrgSettings } from '../model/schemas/account';
-import { defineOperation, type Operation } from './operation';
+import type { Services } from '../domain/services';
+import { defineOperation } from './operation';
 
-/** The services an operation runs with (named through `run`: operations sit below src/services.ts). */
-type Services = Parameters<Operation['run']>[0];
 
 
 const ProfilePatch = z.strictObject({

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { RateLimitDecision } from '../limits/rate-limiter';
 import type { RateLimitRule } from '../limits/rules';
 import type { Actor } from '../policy/actor';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 
 /**
  * One API operation, described once: its zod schemas (params, query, body,

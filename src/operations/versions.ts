@@ -6,7 +6,7 @@ import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
 import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
-import type { Services } from '../services';
+import type { Services } from '../domain/services';
 import { OverLimitBody } from '../model/schemas/common';
 import { DiffResponse, ListResponse, RestoreResponse, ShowResponse, Version } from '../model/schemas/versions';
 import { defineOperation } from './operation';

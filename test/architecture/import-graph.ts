@@ -22,7 +22,7 @@ export const RANKS: Record<string, number> = {
   'src/domain': 4,
   'src/access': 5, 'src/auth': 5, // auth merges into access
   'src/operations': 6,
-  'src/http': 7, 'src/api': 7, 'src/mcp': 7, 'src/app.ts': 7, 'src/bootstrap.ts': 7, 'src/main.ts': 7, 'src/cli': 7, 'src/services.ts': 7,
+  'src/http': 7, 'src/api': 7, 'src/mcp': 7, 'src/app.ts': 7, 'src/bootstrap.ts': 7, 'src/main.ts': 7, 'src/cli': 7,
 };
 /** The only src/ folders web/src may import from (src/docs until it moves into src/model). */
 export const WEB_MAY_IMPORT = ['src/model', 'src/docs'];

@@ -6,7 +6,7 @@ import { createServices } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config';
 import type { App } from '../../src/http/types';
 import { ManualClock, type Clock } from '../../src/lib/clock';
-import type { Services } from '../../src/services';
+import type { Services } from '../../src/domain/services';
 import { freshDataStore } from './database';
 
 export type TestApp = {

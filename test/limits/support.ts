@@ -4,7 +4,7 @@ import { newId } from '../../src/lib/ids';
 import { hashToken, randomToken } from '../../src/lib/secrets';
 import { MINUTE } from '../../src/limits/rules';
 import { addOrgMember, insertOrg, insertSession, insertUser } from '../../src/persistence/accounts';
-import type { Services } from '../../src/services';
+import type { Services } from '../../src/domain/services';
 
 /** A signed-in user with a personal org, written straight to the database (no mail round trip). */
 export async function signedInUser(services: Services) {

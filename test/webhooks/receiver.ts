@@ -68,7 +68,7 @@ export class Receiver {
  * an earlier DNS answer) would have left it: the app under test is not told.
  */
 export async function insertWebhookBehindTheApp(
-  t: { services: import('../../src/services').Services },
+  t: { services: import('../../src/domain/services').Services },
   owner: { orgId: string; userId: string },
   values: { url: string; events: string[]; catchupAfterSeq?: number },
 ): Promise<string> {
