@@ -7,7 +7,7 @@ import { InProcessEventBus, type EventBus } from './events/bus';
 import { InboxFeed } from './events/inbox-feed';
 import { RedisEventBus } from './events/redis-bus';
 import { Metrics } from './metrics/index';
-import { createBlobStore } from './files/blob-store';
+import { createBlobStore } from './files/open-blob-store';
 import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';

@@ -1,14 +1,17 @@
-import type { Surface, Workspace } from '../persistence/schema';
+import type { Surface, SurfaceKind, Workspace } from '../persistence/schema';
 import type { ColumnDef } from '../model/table/types';
-import type { CreatedWorkspace } from './workspaces';
+
+/** What creating a workspace made: its id and surfaces, for the content to fill. */
+export type CreatedWorkspace = { id: string; surfaces: Array<{ id: string; slug: string; kind: SurfaceKind }> };
 
 /**
  * What the workspace and surface routes need to know about a workspace's
- * content, which lives in its Y documents rather than in SQL. The routes
- * take an implementation as a parameter (`workspaceRoutes(app, services,
- * content)`), so they do not depend on the sync engine; the sync engine
- * supplies the real one, and until it does `placeholderContent` answers.
+ * content, which lives in its Y documents rather than in SQL. The
+ * operations take the implementation `documentContent(services)` builds
+ * over the sync engine, so the domain does not depend on the engine's
+ * layouts; without an engine `placeholderContent` answers.
  */
+
 export type WorkspaceContent = {
   /**
    * Fills a new workspace's documents once its rows are committed: the

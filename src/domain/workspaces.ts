@@ -31,7 +31,7 @@ import { authorizeOrg, roleCan, workspaceAccess } from '../policy/index';
 import type { Services } from './services';
 import type { ColumnDef } from '../model/table/types';
 import { transactWithEvents, workspaceEvent } from './transact';
-import type { WorkspaceContent } from './workspace-content';
+import type { CreatedWorkspace, WorkspaceContent } from './workspace-content';
 
 export type CreateWorkspaceInput = {
   orgId: string;
@@ -46,7 +46,7 @@ export type CreateWorkspaceInput = {
   ownerUserId: string;
 };
 
-export type CreatedWorkspace = { id: string; surfaces: Array<{ id: string; slug: string; kind: SurfaceKind }> };
+export type { CreatedWorkspace };
 
 /** Default surfaces: a table workspace opens on a sheet, a doc workspace (or one seeded with Markdown) on a doc. */
 function defaultSurfaces(input: CreateWorkspaceInput): Array<{ slug: string; kind: SurfaceKind; name: string }> {

@@ -35,8 +35,6 @@ declare module 'fastify' {
     registeredRoutes: Array<{ method: string; url: string }>;
     /** Removes automatic versions past each plan's window (an hourly timer; tests call `runOnce`). */
     versionRetention: import('../domain/version-retention').VersionRetention;
-    /** The MCP endpoint's tools; tests may register more before the server listens. */
-    mcpTools: import('../mcp/registry').ToolRegistry;
     /** The trash pass of files surfaces (`runOnce()` for tests and operators). */
     fileTrash: import('../domain/file-trash').FileTrashJob;
   }

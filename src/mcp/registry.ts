@@ -118,3 +118,10 @@ function objectSchema(schema: z.ZodType, io: 'input' | 'output'): { type: 'objec
   // A union of objects is still an object; MCP clients read `type` at the root.
   return { ...json, type: 'object' };
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The MCP endpoint's tools; tests may register more before the server listens. (Declared here: the REST edge does not know MCP.) */
+    mcpTools: ToolRegistry;
+  }
+}

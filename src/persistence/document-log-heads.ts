@@ -1,6 +1,11 @@
 import { sql } from 'kysely';
 import { INSTANCE_ID } from '../lib/instance';
-import type { Executor, Tx } from './database';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema';
+
+// Not from ./database, which imports this module: the two would form a circle.
+type Tx = Transaction<Database>;
+type Executor = Kysely<Database> | Tx;
 
 /**
  * One writer at a time per document log. Every append to a document's log
