@@ -150,9 +150,9 @@ export function adjacency(pairs: Array<[string, string]>): Map<string, string[]>
 }
 
 export function analyse(graph = buildGraph()) {
-  const runtime = graph.edges.filter((e) => !e.typeOnly);
-  const fileNext = adjacency(runtime.map((e) => [e.from, e.to]));
-  const folderNext = adjacency(runtime.filter((e) => folderOf(e.from) !== folderOf(e.to)).map((e) => [folderOf(e.from), folderOf(e.to)]));
+  // Circles count type-only imports too: a type that two modules need from each other belongs below both.
+  const fileNext = adjacency(graph.edges.map((e) => [e.from, e.to]));
+  const folderNext = adjacency(graph.edges.filter((e) => folderOf(e.from) !== folderOf(e.to)).map((e) => [folderOf(e.from), folderOf(e.to)]));
   const fileCircle = circles(graph.files, fileNext);
   const folders = [...new Set(graph.files.map(folderOf))].sort();
   const folderCircle = circles(folders, folderNext);
@@ -160,13 +160,13 @@ export function analyse(graph = buildGraph()) {
   const flag = (kind: Kind, edge: Edge, rule: string) => violations.push({ kind, edge, key: `${edge.from} -> ${edge.to}`, rule });
   for (const edge of graph.edges) {
     const [a, b] = [folderOf(edge.from), folderOf(edge.to)];
-    if (!edge.typeOnly && fileCircle.has(edge.from) && fileCircle.get(edge.from) === fileCircle.get(edge.to)) {
-      flag('circle-file', edge, `a runtime import circle between files: ${[edge.from, ...pathBetween(edge.to, edge.from, fileNext)].join(' -> ')}`);
+    if (fileCircle.has(edge.from) && fileCircle.get(edge.from) === fileCircle.get(edge.to)) {
+      flag('circle-file', edge, `an import circle between files (type-only imports count): ${[edge.from, ...pathBetween(edge.to, edge.from, fileNext)].join(' -> ')}`);
     }
     // Of a circle between folders, the edges that close it: not strictly down the ranks (every edge, in unranked web/src).
     const down = RANKS[a] !== undefined && RANKS[b] !== undefined && RANKS[a]! > RANKS[b]!;
-    if (!edge.typeOnly && !down && a !== b && folderCircle.has(a) && folderCircle.get(a) === folderCircle.get(b)) {
-      flag('circle-folder', edge, `a runtime import circle between folders: ${[a, ...pathBetween(b, a, folderNext)].join(' -> ')}`);
+    if (!down && a !== b && folderCircle.has(a) && folderCircle.get(a) === folderCircle.get(b)) {
+      flag('circle-folder', edge, `an import circle between folders (type-only imports count): ${[a, ...pathBetween(b, a, folderNext)].join(' -> ')}`);
     }
     const web = [edge.from, edge.to].map((f) => f.startsWith('web/'));
     if (web[0] && !web[1] && !WEB_MAY_IMPORT.includes(b)) flag('web-reach', edge, `web/src may import from src/ only ${WEB_MAY_IMPORT.join(' and ')}`);

@@ -13,7 +13,7 @@ import { KINDS, analyse, readBaseline, toBaseline, type Violation } from './impo
 
 const FIX: Record<Violation['kind'], string> = {
   'circle-file':
-    'Break the circle: move what both files need into a third module they both import, import only types with `import type`, or pass the dependency in as a parameter.',
+    'Break the circle: move what both files need (types included) into a third module they both import, or pass the dependency in as a parameter.',
   'circle-folder':
     'Break the circle: the folder lower in the layer table must not import the higher one; move the shared piece down, or pass it in from above.',
   upward:
