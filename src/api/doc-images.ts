@@ -9,16 +9,8 @@ import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, workspacePaths, WorkspaceParams } from '../operations/workspace-routes';
 import type { Services } from '../domain/services';
 import { ErrorBody, errorResponses } from '../model/schemas/common';
+import { UploadedImage } from '../model/schemas/files';
 
-const UploadedImage = z
-  .object({
-    url: z.string().describe('Absolute URL of the stored image, for the `src` of an image node'),
-    contentType: z.string(),
-    size: z.number().int().describe('Bytes stored (after re-encoding or sanitising)'),
-    width: z.number().int().optional(),
-    height: z.number().int().optional(),
-  })
-  .meta({ id: 'UploadedImage' });
 
 const BlobParams = z.object({ key: z.string().min(1).max(512) });
 

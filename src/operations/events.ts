@@ -3,7 +3,7 @@ import type { EventRecord } from '../model/event-record';
 import { resolveWorkspace, type ResolvedWorkspace } from '../access/workspace-access';
 import { listWorkspaceEvents } from '../persistence/events';
 import { can } from '../policy/index';
-import { Event } from '../model/schemas/events';
+import { Event, EventPage } from '../model/schemas/events';
 import { defineOperation } from './operation';
 import { addressOf, WorkspaceParams } from './workspace-routes';
 
@@ -25,7 +25,7 @@ export function visibleTo(resolved: ResolvedWorkspace, record: EventRecord): boo
 export const eventOperations = {
   audit: defineOperation(
     {
-      params: WorkspaceParams, query: AuditQuery, response: z.object({ events: z.array(Event), nextCursor: z.string().nullable() }),
+      params: WorkspaceParams, query: AuditQuery, response: EventPage,
       rest: { method: 'GET', workspacePath: '/events', summary: 'Audit log, newest first', tags: ['events'] },
     },
     async (services, actor, { params, query }) => {

@@ -21,6 +21,7 @@ import {
 } from './file-schemas';
 import { defineOperation } from './operation';
 import { addressOf, WorkspaceParams } from './workspace-routes';
+import { ShareTokenList } from '../model/schemas/files';
 
 /**
  * Files surfaces (SPEC "Files"): listing, records, metadata, share links and
@@ -197,7 +198,7 @@ export const fileOperations = {
   ),
   listShares: defineOperation(
     {
-      params: FileParams, response: z.object({ tokens: z.array(ShareTokenRecord) }),
+      params: FileParams, response: ShareTokenList,
       rest: { method: 'GET', workspacePath: '/files/:fileId/share', summary: 'Active share links of a file', tags: ['files'], config: { auth: 'optional' } },
     },
     async (services, actor, { params }) => {

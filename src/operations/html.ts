@@ -4,9 +4,9 @@ import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
 import { defineOperation } from './operation';
 import { addressOf, WorkspaceParams } from './workspace-routes';
+import { HtmlPage } from '../model/schemas/workspaces';
 
 const HtmlParams = WorkspaceParams.extend({ surfaceSlug: z.string().min(1).max(100).describe('Html surface slug (or id)') });
-const HtmlPage = z.object({ surfaceId: z.string(), html: z.string() }).meta({ id: 'HtmlPage' });
 const HtmlBody = z.strictObject({ html: z.string().max(5_000_000).describe('HTML; sanitised before it is stored') });
 
 /** The page of an html surface (API-DECISIONS, "Workspaces and surfaces"). */

@@ -7,8 +7,8 @@ import { OverLimitBody } from '../model/schemas/common';
 import { Invite, InviteRequest, InviteToken, Member, presentInvite, presentMember, presentPublicInvite, PublicInvite } from './member-schemas';
 import { defineOperation } from './operation';
 import { addressOf, WorkspaceParams } from './workspace-routes';
+import { AcceptedWorkspaceInvite } from '../model/schemas/members';
 
-const AcceptedWorkspaceInvite = z.object({ invite: Invite, member: Member }).meta({ id: 'AcceptedWorkspaceInvite' });
 
 /** Share a workspace by e-mail, and the invite link's two endpoints. */
 export const inviteOperations = {

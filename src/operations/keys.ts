@@ -7,7 +7,7 @@ import type { Actor } from '../policy/actor';
 import { requireCaller } from '../access/callers';
 import type { KeyRecord } from '../persistence/keys';
 import { IsoDateTime, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
-import { ApiKey, KeyRole, MintedKey } from '../model/schemas/keys';
+import { ApiKey, KeyList, KeyRole, MintedKey } from '../model/schemas/keys';
 import { defineOperation } from './operation';
 
 const MintKeyRequest = z.strictObject({
@@ -81,7 +81,7 @@ export const keyOperations = {
   ),
   list: defineOperation(
     {
-      response: z.object({ keys: z.array(ApiKey) }),
+      response: KeyList,
       rest: {
         method: 'GET',
         path: '/api/keys',

@@ -7,7 +7,7 @@ import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, 
 import { authorizeOrg } from '../policy/index';
 import { Principal, toIso } from '../model/schemas/common';
 import { requireHumanSession } from './keys';
-import { ElevateResponse, Me, OrgSettings } from '../model/schemas/account';
+import { ElevateResponse, Me, OrgSettings, RevokedSessions } from '../model/schemas/account';
 import type { Services } from '../domain/services';
 import { defineOperation } from './operation';
 
@@ -66,7 +66,7 @@ export const meOperations = {
   ),
   signOutEverywhere: defineOperation(
     {
-      response: z.object({ revokedSessions: z.number().int() }),
+      response: RevokedSessions,
       rest: {
         method: 'DELETE',
         path: '/api/me/sessions',

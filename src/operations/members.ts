@@ -6,12 +6,12 @@ import { Role } from '../model/schemas/common';
 import { Member, presentMember } from './member-schemas';
 import { defineOperation } from './operation';
 import { addressOf, WorkspaceParams } from './workspace-routes';
+import { MemberList } from '../model/schemas/members';
 
 const MemberParams = WorkspaceParams.extend({
   memberId: z.string().min(1).max(100).describe("The member's principal id (user or agent)"),
 });
 
-const MemberList = z.object({ members: z.array(Member) }).meta({ id: 'MemberList' });
 
 const RoleChange = z.strictObject({ role: Role });
 

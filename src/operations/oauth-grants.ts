@@ -4,7 +4,7 @@ import { listUserGrants, revokeAllUserGrants, revokeUserGrant } from '../domain/
 import { errors } from '../errors';
 import { IsoDateTime, Ok } from '../model/schemas/common';
 import type { Actor } from '../policy/actor';
-import { Grant } from '../model/schemas/account';
+import { GrantList } from '../model/schemas/account';
 import { requireHumanSession } from './keys';
 import { defineOperation } from './operation';
 
@@ -21,7 +21,7 @@ function sessionCaller(actor: Actor | null): Actor {
 export const oauthGrantOperations = {
   list: defineOperation(
     {
-      response: z.object({ grants: z.array(Grant) }),
+      response: GrantList,
       rest: {
         method: 'GET',
         path: '/api/me/oauth-grants',

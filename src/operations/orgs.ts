@@ -9,6 +9,7 @@ import { listOrgMembers } from '../persistence/members';
 import { Ok, OverLimitBody } from '../model/schemas/common';
 import { Invite, InviteRequest, InviteToken, OrgMember, presentInvite, presentOrgMember, presentPublicInvite, PublicInvite } from './member-schemas';
 import { defineOperation, type RestFacts } from './operation';
+import { AcceptedOrgInvite } from '../model/schemas/members';
 
 const OrgParams = z.object({ slug: z.string().min(1).max(100).describe('Organisation slug') });
 const OrgMemberParams = OrgParams.extend({ userId: z.string().min(1).max(100) });
@@ -27,7 +28,6 @@ const OrgMemberRemoved = z
   })
   .meta({ id: 'OrgMemberRemoved' });
 
-const AcceptedOrgInvite = z.object({ invite: Invite, member: OrgMember }).meta({ id: 'AcceptedOrgInvite' });
 
 /** Creating and re-sending share one budget: both send mail. */
 const inviteLimit: RestFacts['resolvedLimit'] = {

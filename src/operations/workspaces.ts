@@ -19,13 +19,13 @@ import { defineOperation } from './operation';
 import { ADDRESS, READ } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
 import { flagOn, presentWorkspace, presentWorkspaceDetail, QueryFlag, Workspace, WorkspaceDetail, WorkspaceMode } from './workspace-schemas';
+import { WorkspaceList } from '../model/schemas/workspaces';
 
 const WorkspaceName = z.string().trim().min(1).max(200);
 
 export const ListWorkspacesQuery = z.object({
   archived: QueryFlag.optional().describe('`1` lists archived workspaces only; by default they are left out'),
 });
-const WorkspaceList = z.object({ workspaces: z.array(Workspace) }).meta({ id: 'WorkspaceList' });
 
 const CreateRequest = z.strictObject({
   name: WorkspaceName,

@@ -51,3 +51,9 @@ export type Grant = z.infer<typeof Grant>;
 
 export const SignInResponse = z.union([z.object({ ok: z.literal(true) }), z.object({ waitlisted: z.literal(true) })]);
 export type SignInResponse = z.infer<typeof SignInResponse>;
+
+export const GrantList = z.object({ grants: z.array(Grant) });
+export type GrantList = z.infer<typeof GrantList>;
+
+export const RevokedSessions = z.object({ revokedSessions: z.number().int() });
+export type RevokedSessions = z.infer<typeof RevokedSessions>;

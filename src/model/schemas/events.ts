@@ -14,3 +14,7 @@ export const Event = z
   .meta({ id: 'Event' });
 
 export type Event = z.infer<typeof Event>;
+
+/** A page of the audit log. */
+export const EventPage = z.object({ events: z.array(Event), nextCursor: z.string().nullable() });
+export type EventPage = z.infer<typeof EventPage>;

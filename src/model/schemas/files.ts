@@ -84,3 +84,18 @@ export type ShareTokenRecord = z.infer<typeof ShareTokenRecord>;
 export type DirectUploadTicket = z.infer<typeof DirectUploadTicket>;
 /** Named apart from the DOM's `FileList`. */
 export type FileListing = z.infer<typeof FileList>;
+
+export const ShareTokenList = z.object({ tokens: z.array(ShareTokenRecord) });
+export type ShareTokenList = z.infer<typeof ShareTokenList>;
+
+/** A doc image or avatar as stored. */
+export const UploadedImage = z
+  .object({
+    url: z.string().describe('Absolute URL of the stored image, for the `src` of an image node'),
+    contentType: z.string(),
+    size: z.number().int().describe('Bytes stored (after re-encoding or sanitising)'),
+    width: z.number().int().optional(),
+    height: z.number().int().optional(),
+  })
+  .meta({ id: 'UploadedImage' });
+export type UploadedImage = z.infer<typeof UploadedImage>;

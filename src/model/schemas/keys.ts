@@ -30,3 +30,6 @@ export const MintedKey = z
 
 export type ApiKey = z.infer<typeof ApiKey>;
 export type MintedKey = z.infer<typeof MintedKey>;
+
+export const KeyList = z.object({ keys: z.array(ApiKey) });
+export type KeyList = z.infer<typeof KeyList>;

@@ -72,3 +72,12 @@ export type Member = z.infer<typeof Member>;
 export type OrgMember = z.infer<typeof OrgMember>;
 export type Invite = z.infer<typeof Invite>;
 export type PublicInvite = z.infer<typeof PublicInvite>;
+
+export const MemberList = z.object({ members: z.array(Member) }).meta({ id: 'MemberList' });
+export type MemberList = z.infer<typeof MemberList>;
+
+export const AcceptedWorkspaceInvite = z.object({ invite: Invite, member: Member }).meta({ id: 'AcceptedWorkspaceInvite' });
+export type AcceptedWorkspaceInvite = z.infer<typeof AcceptedWorkspaceInvite>;
+
+export const AcceptedOrgInvite = z.object({ invite: Invite, member: OrgMember }).meta({ id: 'AcceptedOrgInvite' });
+export type AcceptedOrgInvite = z.infer<typeof AcceptedOrgInvite>;

@@ -76,3 +76,9 @@ export type WorkspaceDetailRecord = z.infer<typeof WorkspaceDetail>;
 
 export { flagOn, QueryFlag } from './common';
 
+export const WorkspaceList = z.object({ workspaces: z.array(Workspace) }).meta({ id: 'WorkspaceList' });
+export type WorkspaceList = z.infer<typeof WorkspaceList>;
+
+/** An html surface's page. */
+export const HtmlPage = z.object({ surfaceId: z.string(), html: z.string() }).meta({ id: 'HtmlPage' });
+export type HtmlPage = z.infer<typeof HtmlPage>;

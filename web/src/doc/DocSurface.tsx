@@ -11,6 +11,7 @@ import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace-context/context';
 import { askLinkAddress, commands, createEditor, revealSection, selectionInfo } from './editor';
 import { mentionCandidatesOf, type MentionCandidate } from './mentions';
+import type { UploadedImage } from '../../../src/model/schemas/files';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
 export function DocSurface(props: SurfaceViewProps) {
@@ -37,7 +38,7 @@ export function DocSurface(props: SurfaceViewProps) {
     form.append('file', file);
     const notice = showToast(`Uploading ${file.name}…`, 'info', 60_000);
     try {
-      const stored = await api<{ url: string }>('POST', workspacePath(workspace.org.slug, workspace.slug, '/upload'), form);
+      const stored = await api<UploadedImage>('POST', workspacePath(workspace.org.slug, workspace.slug, '/upload'), form);
       return stored.url;
     } catch (error) {
       showError(error);

@@ -6,6 +6,7 @@ import { Button, Dialog, IconButton, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import type { Workspace } from '../workspace-context/types';
 import { filesPath, type FileItem, type ShareLink } from './files-api';
+import type { ShareTokenList } from '../../../src/model/schemas/files';
 
 /**
  * A file's public links: anyone with one can see and download this file
@@ -19,7 +20,7 @@ export function ShareLinksDialog(props: { workspace: Workspace; file: FileItem; 
   const [busy, setBusy] = useState(false);
 
   const load = () =>
-    api<{ tokens: ShareLink[] }>('GET', path).then(
+    api<ShareTokenList>('GET', path).then(
       (answer) => setLinks(answer.tokens),
       (failure) => setError(messageOf(failure)),
     );

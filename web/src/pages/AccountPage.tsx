@@ -13,6 +13,8 @@ import { confirmDialog } from '../ui/dialogs';
 import { SecretDialog } from '../ui/SecretDialog';
 import { ConnectedApps } from '../settings/ConnectedApps';
 import type { ApiKey, MintedKey } from '../../../src/model/schemas/keys';
+import type { RevokedSessions } from '../../../src/model/schemas/account';
+import type { KeyList } from '../../../src/model/schemas/keys';
 
 /** The person's profile, and the API keys their agents use. */
 export function AccountPage() {
@@ -65,7 +67,7 @@ export function AccountPage() {
           icon="signOut"
           onClick={async () => {
             try {
-              const { revokedSessions } = await api<{ revokedSessions: number }>('DELETE', '/api/me/sessions');
+              const { revokedSessions } = await api<RevokedSessions>('DELETE', '/api/me/sessions');
               showToast(`Signed out of ${revokedSessions} ${revokedSessions === 1 ? 'session' : 'sessions'}.`);
               await loadSession();
             } catch (error) {
@@ -84,7 +86,7 @@ function ApiKeys() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [minting, setMinting] = useState(false);
   const [secret, setSecret] = useState<{ key: ApiKey; secret: string } | null>(null);
-  const load = () => api<{ keys: ApiKey[] }>('GET', '/api/keys').then(({ keys }) => setKeys(keys), showError);
+  const load = () => api<KeyList>('GET', '/api/keys').then(({ keys }) => setKeys(keys), showError);
   useEffect(() => {
     void load();
   }, []);

@@ -11,6 +11,7 @@ import { RenameDialog } from '../ui/RenameDialog';
 import type { Workspace } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from '../workspace/workspace-actions';
 import { sortWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
+import type { WorkspaceList } from '../../../src/model/schemas/workspaces';
 
 /** The organisation's workspaces: pinned first, and the archived ones in their own view. */
 export function HomePage(props: { orgSlug: string }) {
@@ -22,7 +23,7 @@ export function HomePage(props: { orgSlug: string }) {
   const [filter, setFilter] = useState('');
 
   const loadArchived = () =>
-    api<{ workspaces: Workspace[] }>('GET', '/api/workspaces?archived=1').then(
+    api<WorkspaceList>('GET', '/api/workspaces?archived=1').then(
       ({ workspaces }) => setArchived(workspaces),
       (error) => {
         setArchived([]);

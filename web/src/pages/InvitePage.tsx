@@ -7,6 +7,7 @@ import { Button, Spinner } from '../ui/primitives';
 import { showError } from '../ui/toast';
 import { SignInPage } from './SignInPage';
 import type { Invite, PublicInvite } from '../../../src/model/schemas/members';
+import type { AcceptedWorkspaceInvite } from '../../../src/model/schemas/members';
 
 const PENDING_INVITE = 'trellis:pending-invite';
 
@@ -45,7 +46,7 @@ export function InvitePage(props: { kind: 'invites' | 'org-invites'; token: stri
   const accept = async () => {
     setBusy(true);
     try {
-      const accepted = await api<{ invite: Invite }>('POST', apiPath);
+      const accepted = await api<AcceptedWorkspaceInvite>('POST', apiPath);
       localStorage.removeItem(PENDING_INVITE);
       const workspace = accepted.invite.workspace;
       navigate(workspace ? `/${workspace.org.slug}/${workspace.slug}` : `/${accepted.invite.org?.slug ?? ''}`);

@@ -5,6 +5,7 @@ import { confirmDialog } from '../ui/dialogs';
 import { Button, EmptyState, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import type { Grant as GrantRecord } from '../../../src/model/schemas/account';
+import type { GrantList } from '../../../src/model/schemas/account';
 
 type Grant = GrantRecord;
 
@@ -13,7 +14,7 @@ const SCOPE_WORDS: Record<string, string> = { read: 'read', write: 'read and wri
 /** Apps the person authorised over OAuth (docs/OAUTH.md): what each may do, and revoking it. */
 export function ConnectedApps() {
   const [grants, setGrants] = useState<Grant[] | null>(null);
-  const load = () => api<{ grants: Grant[] }>('GET', '/api/me/oauth-grants').then(({ grants }) => setGrants(grants), showError);
+  const load = () => api<GrantList>('GET', '/api/me/oauth-grants').then(({ grants }) => setGrants(grants), showError);
   useEffect(() => {
     void load();
   }, []);

@@ -1,13 +1,14 @@
 import { api } from '../lib/api';
 import { createStore } from '../lib/store';
 import type { Workspace } from './types';
+import type { WorkspaceList } from '../../../src/model/schemas/workspaces';
 
 /** The caller's live workspaces, as the sidebar and the home page show them. */
 export const workspaceList = createStore<{ loaded: boolean; items: Workspace[]; error: string | null }>({ loaded: false, items: [], error: null });
 
 export async function refreshWorkspaces(): Promise<void> {
   try {
-    const { workspaces } = await api<{ workspaces: Workspace[] }>('GET', '/api/workspaces');
+    const { workspaces } = await api<WorkspaceList>('GET', '/api/workspaces');
     workspaceList.set({ loaded: true, items: workspaces, error: null });
   } catch (error) {
     workspaceList.update((state) => ({ ...state, loaded: true, error: error instanceof Error ? error.message : String(error) }));

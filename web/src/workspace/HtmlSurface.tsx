@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
 import { Spinner } from '../ui/primitives';
 import type { SurfaceViewProps } from '../workspace-context/context';
+import type { HtmlPage } from '../../../src/model/schemas/workspaces';
 
 /**
  * An html surface, rendered from the server's sanitised copy in a sandboxed
@@ -12,7 +13,7 @@ export function HtmlSurface(props: SurfaceViewProps) {
   const [html, setHtml] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api<{ html: string }>('GET', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(props.surface.slug)}/html`)).then(
+    api<HtmlPage>('GET', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(props.surface.slug)}/html`)).then(
       (page) => setHtml(page.html),
       (failure) => setError(failure.message),
     );

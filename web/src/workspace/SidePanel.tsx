@@ -9,6 +9,7 @@ import { HistoryPanel } from './HistoryPanel';
 import { CommentsPanel } from '../comments/CommentsPanel';
 import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
 import { useWorkspaceEvents, type WorkspaceEvent } from '../workspace-context/workspace-events';
+import type { EventPage } from '../../../src/model/schemas/events';
 
 interface PanelProps {
   request: PanelRequest;
@@ -51,7 +52,7 @@ function ActivityPanel(props: PanelProps) {
 
   useEffect(() => {
     let closed = false;
-    api<{ events: WorkspaceEvent[] }>('GET', workspacePath(workspace.org.slug, workspace.slug, '/events?limit=50')).then(
+    api<EventPage>('GET', workspacePath(workspace.org.slug, workspace.slug, '/events?limit=50')).then(
       (page) => !closed && setEvents(page.events),
       (failure) => !closed && setError(failure.message),
     );

@@ -19,6 +19,7 @@ import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDet
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
 import { confirmDialog } from '../ui/dialogs';
 import { OfflineNotice } from '../offline/OfflineNotice';
+import type { MemberList } from '../../../src/model/schemas/members';
 
 /** A workspace: its surfaces as tabs, the open surface, and the side panel. */
 export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlug?: string }) {
@@ -33,7 +34,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
     try {
       const [detail, memberList] = await Promise.all([
         api<WorkspaceDetail>('GET', workspacePath(props.orgSlug, props.slug)),
-        api<{ members: Member[] }>('GET', workspacePath(props.orgSlug, props.slug, '/members')).catch(() => ({ members: [] as Member[] })),
+        api<MemberList>('GET', workspacePath(props.orgSlug, props.slug, '/members')).catch(() => ({ members: [] as Member[] })),
       ]);
       setWorkspace(detail);
       setMembers(memberList.members);
