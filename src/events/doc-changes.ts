@@ -206,6 +206,15 @@ export class DocChanges {
     await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, docSections(readDocBody(doc)), this.services.clock.now());
   }
 
+  /** Emits the pending typing bursts of one document now (compaction is about to fold its log). */
+  async flushBurstsOf(documentName: string) {
+    for (const [key, burst] of this.bursts) {
+      if (burst.documentName !== documentName) continue;
+      if (burst.timer) clearTimeout(burst.timer);
+      await this.flushBurst(key);
+    }
+  }
+
   /** Emits every pending typing burst now (shutdown, tests). */
   async flushBursts() {
     for (const [key, burst] of this.bursts) {

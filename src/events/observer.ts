@@ -77,6 +77,10 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     await this.docs.flushBursts();
   }
 
+  async settle(documentName: string) {
+    await this.docs.flushBurstsOf(documentName);
+  }
+
   derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null {
     const parsed = parseDocumentName(documentName);
     if (!parsed) return null;

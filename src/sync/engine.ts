@@ -48,6 +48,8 @@ export interface TransactionObserver<Derived = unknown> {
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
   /** Records whatever it holds back (coalesced typing events) before shutdown. */
   flush?(): Promise<void>;
+  /** Records what it holds back for one document, so its updates count as derived (compaction folds only derived updates). */
+  settle?(documentName: string): Promise<void>;
   /**
    * After the engine rebuilt a document from its log (a commit failed) or
    * derived missed events again: forget what was derived from the old state
@@ -745,7 +747,9 @@ export class SyncEngine implements DocumentSync {
 
   async compactNow(documentName: string) {
     try {
-      // Updates that derived nothing count as underived until marked, and would hold the fold back until the sweeper came.
+      // Updates held back for a coalesced event, or that derived nothing, count as underived until marked: the fold
+      // would stop at them until a typing burst ends or the sweeper comes, which a stream can put off indefinitely.
+      await this.observer?.settle?.(documentName).catch(() => {});
       await this.enqueue(documentName, () => this.commitIdle(documentName)).catch(() => {});
       const result = await compact(this.services.db, documentName, this.services.clock.now());
       const tail = this.tails.get(documentName);
