@@ -109,3 +109,12 @@ export function requireCaller(actor: Actor | null): Actor {
   if (!actor) throw errors.unauthorized();
   return actor;
 }
+
+/**
+ * Key and agent administration is for people in a browser session: a key (or
+ * a third-party OAuth token) that could list its sibling keys would turn one
+ * leaked credential into a map of the others.
+ */
+export function requireHumanSession(actor: Actor) {
+  if (actor.via !== 'session') throw errors.forbidden('This action is for people signed in with a session, not API keys or tokens.');
+}

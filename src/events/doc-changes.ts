@@ -206,22 +206,15 @@ export class DocChanges {
     await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, docSections(readDocBody(doc)), this.services.clock.now());
   }
 
-  /** Emits the pending typing bursts of one document now (compaction is about to fold its log). */
-  async flushBurstsOf(documentName: string) {
+  /** Emits the pending typing bursts now: of one document (compaction is about to fold its log), or all (shutdown, tests). */
+  async flushBursts(documentName?: string) {
     for (const [key, burst] of this.bursts) {
-      if (burst.documentName !== documentName) continue;
+      if (documentName !== undefined && burst.documentName !== documentName) continue;
       if (burst.timer) clearTimeout(burst.timer);
       await this.flushBurst(key);
     }
   }
 
-  /** Emits every pending typing burst now (shutdown, tests). */
-  async flushBursts() {
-    for (const [key, burst] of this.bursts) {
-      if (burst.timer) clearTimeout(burst.timer);
-      await this.flushBurst(key);
-    }
-  }
 
   /** Changes the observer does not see (the load, updates relayed from another instance) make the mention counts stale. */
   private watch(doc: Y.Doc) {

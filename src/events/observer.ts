@@ -78,7 +78,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
   }
 
   async settle(documentName: string) {
-    await this.docs.flushBurstsOf(documentName);
+    await this.docs.flushBursts(documentName);
   }
 
   derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { agentDetail, agentsOverview } from '../domain/agents';
-import { requireCaller } from '../access/callers';
+import { requireCaller, requireHumanSession } from '../access/callers';
 import type { AgentRecord } from '../persistence/agents';
 import { IsoDateTime, Principal, Role, toIso } from '../model/schemas/common';
 import { ApiKey } from '../model/schemas/keys';
-import { presentKey, presentPrincipal, requireHumanSession } from './keys';
+import { presentKey, presentPrincipal } from './keys';
 import { defineOperation } from './operation';
 
 const AgentSummary = z

@@ -4,7 +4,7 @@ import { listVisibleKeys, mintKey, revokeKey } from '../domain/keys';
 import { requireElevation } from '../domain/elevation';
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import { requireCaller } from '../access/callers';
+import { requireCaller, requireHumanSession } from '../access/callers';
 import type { KeyRecord } from '../persistence/keys';
 import { IsoDateTime, Ok, OverLimitBody, Principal, toIso } from '../model/schemas/common';
 import { ApiKey, KeyList, KeyRole, MintedKey } from '../model/schemas/keys';
@@ -24,15 +24,6 @@ const MintKeyRequest = z.strictObject({
 });
 
 const KeyParams = z.object({ id: z.string().min(1).max(100) });
-
-/**
- * Key and agent administration is for people in a browser session: a key (or
- * a third-party OAuth token) that could list its sibling keys would turn one
- * leaked credential into a map of the others.
- */
-export function requireHumanSession(actor: Actor) {
-  if (actor.via !== 'session') throw errors.forbidden('This action is for people signed in with a session, not API keys or tokens.');
-}
 
 export function presentPrincipal(kind: 'user' | 'agent', id: string, name: string, avatarUrl: string | null): z.infer<typeof Principal> {
   return { principalType: kind, id, name, avatarUrl };

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { elevate, ELEVATION_SCOPES } from '../domain/elevation';
 import { errors } from '../errors';
-import { requireCaller } from '../access/callers';
+import { requireCaller, requireHumanSession } from '../access/callers';
 import type { Actor } from '../policy/actor';
 import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, updatePrincipalProfile } from '../persistence/accounts';
 import { authorizeOrg } from '../policy/index';
 import { Principal, toIso } from '../model/schemas/common';
-import { requireHumanSession } from './keys';
 import { ElevateResponse, Me, OrgSettings, RevokedSessions } from '../model/schemas/account';
 import type { Services } from '../domain/services';
 import { defineOperation } from './operation';

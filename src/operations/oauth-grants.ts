@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { requireCaller } from '../access/callers';
+import { requireCaller, requireHumanSession } from '../access/callers';
 import { listUserGrants, revokeAllUserGrants, revokeUserGrant } from '../domain/oauth';
 import { errors } from '../errors';
 import { IsoDateTime, Ok } from '../model/schemas/common';
 import type { Actor } from '../policy/actor';
 import { GrantList } from '../model/schemas/account';
-import { requireHumanSession } from './keys';
 import { defineOperation } from './operation';
 
 
