@@ -142,5 +142,39 @@ function acceptEmptyJsonBodies(app: FastifyInstance<any, any, any, any, any>) {
  * U+FFFD before any route sees them, so no write fails for its characters.
  */
 function parseStorableQueryString(query: string): Record<string, unknown> {
-  return storableJson({ ...parseQueryString(query) });
+  return nestBracketKeys(storableJson({ ...parseQueryString(query) }));
+}
+
+const BRACKET_KEY = /^([^[\]]+)\[([^[\]]*)\](?:\[([^[\]]*)\])?$/;
+
+/**
+ * `filter[status][in]=a,b` becomes `{ filter: { status: { in: 'a,b' } } }`
+ * (docs/TABLES.md), two levels at most; other keys stay as they are. Nested
+ * objects are built with `defineProperty`, so a `__proto__` column is an own
+ * key that the route's schema refuses, never a prototype.
+ */
+function nestBracketKeys(parsed: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const own = (target: Record<string, unknown>, key: string, value: unknown) =>
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of Object.entries(parsed)) {
+    const match = BRACKET_KEY.exec(key);
+    if (!match) {
+      if (!Object.hasOwn(out, key)) own(out, key, value);
+      continue;
+    }
+    const [, name, first, second] = match as unknown as [string, string, string, string | undefined];
+    const existing = Object.hasOwn(out, name) ? out[name] : undefined;
+    // `filter=x&filter[a][b]=y`: the plain value stays, and the route's schema says what is wrong with it.
+    if (existing !== undefined && (typeof existing !== 'object' || existing === null || Array.isArray(existing))) continue;
+    const level1 = (existing as Record<string, unknown> | undefined) ?? (own(out, name, {}), out[name] as Record<string, unknown>);
+    if (second === undefined) {
+      own(level1, first, value);
+      continue;
+    }
+    const inner = Object.hasOwn(level1, first) ? level1[first] : undefined;
+    const level2 = inner && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Record<string, unknown>) : (own(level1, first, {}), level1[first] as Record<string, unknown>);
+    own(level2, second, value);
+  }
+  return out;
 }

@@ -18,19 +18,44 @@ import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams } from './workspace-routes';
 import { Event } from '../model/schemas/events';
 import { BaseVersion, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
-import { Row, RowData, SurfaceQuery } from '../model/schemas/tables';
+import { FILTER_OPS, Row, RowData, RowFilter, RowSort, SurfaceQuery } from '../model/schemas/tables';
 
 export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
+
+const QueryStringFilter = z
+  .record(
+    z.string().min(1).max(64),
+    z.partialRecord(z.enum(FILTER_OPS), z.union([z.string().max(10_000), z.array(z.string().max(10_000)).max(1_000)])),
+  )
+  .describe(
+    'Conditions, all of which must hold: `filter[<columnKey>][<op>]=<value>` (ops eq, neq, contains, starts, empty, lt, lte, gt, gte, between, in; docs/TABLES.md). ' +
+      '`between` takes `a,b`; `in` a comma list or a JSON array; `empty` true or false.',
+  );
 
 export const ListRowsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   after: z.string().max(2000).optional().describe('The nextCursor of the previous page'),
   sort: z
     .string()
-    .regex(/^-?[^\s]{1,64}$/)
+    .regex(/^-?[^\s,]{1,64}(,-?[^\s,]{1,64}){0,9}$/)
     .optional()
-    .describe('Column key to order by (ties by position); prefix with - for descending'),
+    .describe('Column keys to order by, comma-separated, `-` before a key for descending (`-due,title`); ties by sheet and position'),
+  filter: QueryStringFilter.optional(),
+  fields: z.string().max(4000).optional().describe('Column keys to return in `data`, comma-separated (all when omitted)'),
+  view: z.string().min(1).max(100).optional().describe('A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them)'),
+  format: z.enum(['json', 'csv']).optional().describe('`csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`)'),
   ...SurfaceQuery,
+});
+
+/** The JSON form of a row query (`POST /rows/query`): the same listing as `GET /rows`, for filters too long for a URL. */
+export const RowQueryBody = z.strictObject({
+  ...SurfaceQuery,
+  view: z.string().min(1).max(100).optional(),
+  filter: RowFilter.optional(),
+  sort: RowSort.optional(),
+  limit: z.number().int().min(1).max(1000).default(100),
+  after: z.string().max(2000).optional(),
+  fields: z.array(z.string().min(1).max(64)).max(500).optional(),
 });
 
 export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery });

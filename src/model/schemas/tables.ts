@@ -38,3 +38,47 @@ export const SurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Table surface slug; the primary table surface when omitted'),
   surfaceId: z.string().min(1).max(100).optional(),
 };
+
+// ---------------------------------------------------------------------------
+// Row queries (docs/TABLES.md): filters, sorts, fields and saved views.
+
+export const FILTER_OPS = ['eq', 'neq', 'contains', 'starts', 'empty', 'lt', 'lte', 'gt', 'gte', 'between', 'in'] as const;
+
+const ColumnKey = z.string().min(1).max(64);
+const FilterValue = z
+  .union([z.string().max(10_000), z.number(), z.boolean(), z.null(), z.array(z.union([z.string().max(10_000), z.number()])).max(1_000)])
+  .describe('A string (as in the query string), or a typed value: a number, a boolean, or an array for `in` and `between`');
+
+export const FilterCondition = z
+  .strictObject({ column: ColumnKey, op: z.enum(FILTER_OPS), value: FilterValue.optional() })
+  .meta({ id: 'FilterCondition' });
+const NestedGroup = z
+  .union([z.strictObject({ and: z.array(FilterCondition).max(100) }), z.strictObject({ or: z.array(FilterCondition).max(100) })])
+  .describe('A group of conditions one level deep');
+export const RowFilter = z
+  .strictObject({
+    and: z.array(z.union([FilterCondition, NestedGroup])).max(100).optional(),
+    or: z.array(z.union([FilterCondition, NestedGroup])).max(100).optional(),
+  })
+  .describe('Every condition of `and` and at least one of `or` must hold (either may be left out)')
+  .meta({ id: 'RowFilter' });
+export const SortKey = z.strictObject({ column: ColumnKey, direction: z.enum(['asc', 'desc']).default('asc') }).meta({ id: 'SortKey' });
+export const RowSort = z.array(SortKey).max(10);
+
+export const VIEW_KINDS = ['grid', 'board'] as const;
+export const ROW_HEIGHTS = ['short', 'medium', 'tall', 'extra'] as const;
+export const View = z
+  .object({
+    id: z.string(),
+    surfaceId: z.string(),
+    name: z.string(),
+    kind: z.enum(VIEW_KINDS),
+    filter: RowFilter.nullable(),
+    sort: RowSort,
+    hiddenColumns: z.array(z.string()),
+    columnOrder: z.array(z.string()),
+    groupBy: z.string().nullable().describe('For a board: the key of the single-select (status) column whose options are its lanes'),
+    rowHeight: z.enum(ROW_HEIGHTS),
+    position: z.number().describe('Order among the sheet’s views'),
+  })
+  .meta({ id: 'View' });
