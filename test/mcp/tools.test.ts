@@ -84,7 +84,7 @@ describe('tools/list', () => {
     const fields = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {}).sort();
     expect(fields('create_row')).toEqual(['data', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
-    expect(fields('list_rows')).toEqual(['after', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId']);
+    expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'view']);
     expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(byName.get('create_row')!.inputSchema).toMatchObject({ type: 'object', required: ['slug', 'data'], additionalProperties: false });
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
