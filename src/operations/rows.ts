@@ -12,7 +12,7 @@ import {
   type SurfaceSelector,
 } from '../domain/tables';
 import { filterFromQueryString, sortFromQueryString } from '../model/table/query';
-import { errors } from '../errors';
+import { ApiError, errors, type ErrorDetail } from '../errors';
 import { requireCaller } from '../access/callers';
 import { defineOperation, type RestRequest } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
@@ -27,7 +27,8 @@ export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100)
 const QueryStringFilter = z
   .record(
     z.string().min(1).max(64),
-    z.partialRecord(z.enum(FILTER_OPS), z.union([z.string().max(10_000), z.array(z.string().max(10_000)).max(1_000)])),
+    // Any operator name is taken here, so that an unknown one is the 400 naming it (docs/TABLES.md), not a schema error.
+    z.record(z.string().min(1).max(32), z.union([z.string().max(10_000), z.array(z.string().max(10_000)).max(1_000)])),
   )
   .describe(
     'Conditions, all of which must hold: `filter[<columnKey>][<op>]=<value>` (ops eq, neq, contains, starts, empty, lt, lte, gt, gte, between, in; docs/TABLES.md). ' +
@@ -123,13 +124,25 @@ function listingFromQueryString(query: z.infer<typeof ListRowsRestQuery>): RowLi
   const { filter: raw, sort, fields, format: _format, ...rest } = query;
   const listing: RowListing = { ...rest };
   if (raw) {
-    const { filter, issues } = filterFromQueryString(raw);
+    const { filter, issues } = filterFromQueryString(raw as Record<string, Record<string, string | string[]>>);
     if (issues.length) throw errors.badRequest(issues.map((issue) => issue.message).join(' '), issues);
     listing.filter = filter;
   }
   if (sort) listing.sort = sortFromQueryString(sort);
   if (fields !== undefined) listing.fields = fields.split(',').filter((key) => key !== '');
   return listing;
+}
+
+/** An issue with the n-th condition of `filter.and` is reported as `filter[column][op]`, the part of the URL the caller wrote. */
+function inQueryStringTerms(error: unknown, listing: RowListing): unknown {
+  if (!(error instanceof ApiError) || !listing.filter?.and) return error;
+  const conditions = listing.filter.and as Array<{ column: string; op: string }>;
+  for (const detail of (Array.isArray(error.details) ? error.details : []) as ErrorDetail[]) {
+    const [root, group, index, ...rest] = detail.path ?? [];
+    const condition = root === 'filter' && group === 'and' ? conditions[Number(index)] : undefined;
+    if (condition) detail.path = ['filter', condition.column, condition.op, ...rest.filter((part) => part !== 'column' && part !== 'op')];
+  }
+  return error;
 }
 
 const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
@@ -159,7 +172,10 @@ export const rowOperations = {
     },
     async (services, actor, { params, query }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, listingFromQueryString(query));
+      const listing = listingFromQueryString(query);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing).catch((error) => {
+        throw inQueryStringTerms(error, listing);
+      });
       http?.header('etag', etag);
       return page;
     },
@@ -175,7 +191,8 @@ export const rowOperations = {
           'The `GET /rows` listing with its query as JSON, for filters too long for a URL: `filter` holds `and` and `or` lists of conditions ' +
           '`{ column, op, value }` or groups of them one level deep; `sort` is a list of `{ column, direction }`. Reads only (docs/TABLES.md).',
         tags: ['rows'],
-        config: { auth: 'optional' },
+        // A read: never refused by the monthly cap nor counted as a write (it is still a metered call).
+        config: { auth: 'optional', capExempt: true, writeLimited: false },
       },
       mcp: {
         name: 'query_rows',
