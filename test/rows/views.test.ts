@@ -205,3 +205,25 @@ describe('saved views: boards', () => {
     expect(ok(await t.request('PATCH', `${base}/views/${view.id}`, { as: ada.as, body: { kind: 'grid', groupBy: null } })).view).toMatchObject({ kind: 'grid', groupBy: null });
   });
 });
+
+describe('saved views: events', () => {
+  it('records view.created, view.updated (with the fields changed) and view.deleted, attributed to the caller', async () => {
+    const { view } = ok(await t.request('POST', `${base}/views?surface=bugs`, { as: ada.as, body: { name: 'Evented' } }));
+    ok(await t.request('PATCH', `${base}/views/${view.id}`, { as: ada.as, body: { name: 'Evented again', rowHeight: 'short', hiddenColumns: ['notes'] } }));
+    ok(await t.request('DELETE', `${base}/views/${view.id}`, { as: ada.as }));
+    const events = ok(await t.request('GET', `${base}/events?limit=3`, { as: ada.as })).events.reverse();
+    const principal = expect.objectContaining({ id: ada.userId });
+    const surface = { id: bugs.id, slug: 'bugs' };
+    expect(events).toEqual([
+      expect.objectContaining({ event: 'view.created', surface, principal, data: { id: view.id, surfaceId: bugs.id, view } }),
+      // rowHeight was already `short`: not a change.
+      expect.objectContaining({
+        event: 'view.updated',
+        surface,
+        principal,
+        data: { id: view.id, surfaceId: bugs.id, changedFields: ['hiddenColumns', 'name'], view: { ...view, name: 'Evented again', hiddenColumns: ['notes'] } },
+      }),
+      expect.objectContaining({ event: 'view.deleted', surface, principal, data: { id: view.id, surfaceId: bugs.id } }),
+    ]);
+  });
+});
