@@ -158,6 +158,18 @@ describe('saved views: refusals', () => {
   });
 });
 
+describe('saved views: a deleted sheet', () => {
+  it('hides the views of a deleted table surface: not listed, and 404 to change', async () => {
+    ok(await t.request('POST', `${base}/surfaces`, { as: ada.as, body: { kind: 'table', slug: 'scratch', name: 'Scratch' } }));
+    ok(await t.request('POST', `${base}/columns?surface=scratch`, { as: ada.as, body: { column: { key: 'title', label: 'Title', type: 'text' } } }));
+    const { view } = ok(await t.request('POST', `${base}/views?surface=scratch`, { as: ada.as, body: { name: 'On scratch' } }));
+    ok(await t.request('DELETE', `${base}/surfaces/scratch?force=1`, { as: ada.as }));
+    expect(ok(await t.request('GET', `${base}/views`, { as: ada.as })).views.map((v: { id: string }) => v.id)).not.toContain(view.id);
+    expectError(await t.request('PATCH', `${base}/views/${view.id}`, { as: ada.as, body: { name: 'Still here?' } }), 404, 'not_found');
+    expectError(await t.request('DELETE', `${base}/views/${view.id}`, { as: ada.as }), 404, 'not_found');
+  });
+});
+
 describe('saved views: who may write them', () => {
   it('lets a viewer read views but answers 403 to their create, change and delete', async () => {
     const { view } = ok(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'Shared' } }));
