@@ -4,6 +4,7 @@ import type { Actor } from '../policy/actor';
 import type { Workspace } from '../persistence/schema';
 import { tablesDocumentName } from '../model/document-names';
 import { ensureSheet, readColumns, type ColumnDef } from '../model/table/document';
+import { checkRowQuery } from '../model/table/query';
 import { createView, deleteView, getView, listViews, updateView, type ViewDef, type ViewFields, type ViewPatch } from '../model/table/views';
 import { RowFilter, SortKey } from '../model/schemas/tables';
 import { serverOrigin } from '../sync/origins';
@@ -120,8 +121,8 @@ async function liveSheetOrder(services: Services, workspaceId: string): Promise<
 
 /**
  * What a view's fields would break on this sheet: column keys it does not
- * have (422 naming the key), and a board without a status column to group
- * by. `board` is the kind and groupBy to check together, or null to leave
+ * have (422 naming the key), a filter or sort a row query would refuse, and
+ * a board without a status column to group by. `board` is the kind and groupBy to check together, or null to leave
  * that pair alone.
  */
 function viewIssues(columns: ColumnDef[], fields: ViewPatch, board: { kind: ViewFields['kind']; groupBy: string | null } | null): ErrorDetail[] {
@@ -134,8 +135,8 @@ function viewIssues(columns: ColumnDef[], fields: ViewPatch, board: { kind: View
     });
   }
   if (typeof fields.groupBy === 'string' && !byKey.has(fields.groupBy)) unknown(['groupBy'], fields.groupBy);
-  // TODO(checkRowQuery): once main has checkRowQuery (src/model/table/query.ts), check `fields.filter` and `fields.sort`
-  // against the columns here: issues.push(...checkRowQuery(columns, { filter, sort }, [])). Until then only their shape (zod) is checked.
+  // The same check as a row query's: unknown columns, operators the column's type does not take, values that do not parse.
+  issues.push(...checkRowQuery(columns, { filter: fields.filter, sort: fields.sort }));
   if (board?.kind === 'board') {
     const column = board.groupBy === null ? undefined : byKey.get(board.groupBy);
     if (board.groupBy === null) {

@@ -33,6 +33,7 @@ beforeAll(async () => {
   const workspace = await createWorkspace(t, ada, { name: 'Plans', slug: 'plans', mode: 'table' });
   primaryId = workspace.primarySurface?.id ?? ok(await t.request('GET', base, { as: ada.as })).primarySurface.id;
   await addMembership(t, workspace.id, vic.userId, 'viewer');
+  ok(await t.request('POST', `${base}/columns`, { as: ada.as, body: { column: { key: 'due', label: 'Due', type: 'date' } } }));
   bugs = ok(await t.request('POST', `${base}/surfaces`, { as: ada.as, body: { kind: 'table', slug: 'bugs', name: 'Bugs' } }));
   for (const column of [
     { key: 'title', label: 'Title', type: 'text' },
@@ -71,7 +72,7 @@ describe('saved views: create, list, change, delete', () => {
   it('creates a view with every field on a named sheet, under the org URL too, and lists it per sheet', async () => {
     const body = {
       name: 'Open bugs',
-      filter: { and: [{ column: 'status', op: 'in', value: ['todo', 'doing'] }] },
+      filter: { and: [{ column: 'stage', op: 'in', value: ['new'] }] },
       sort: [{ column: 'title', direction: 'desc' }],
       hiddenColumns: ['notes'],
       columnOrder: ['severity', 'title'],
@@ -127,6 +128,27 @@ describe('saved views: refusals', () => {
     expect(listed.map((v: { name: string }) => v.name)).not.toContain('Bad');
   });
 
+  it('answers 422 naming the part of a filter or sort the sheet cannot run: unknown column, operator not for its type, unparsable value', async () => {
+    const filterOf = async (filter: unknown, sort: unknown = []) =>
+      expectError(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'Bad filter', filter, sort } }), 422, 'validation').details;
+    expect(await filterOf({ and: [{ column: 'ghost', op: 'eq', value: 'x' }] })).toEqual([
+      { path: ['filter', 'and', '0', 'column'], code: 'unknown_column', message: expect.stringContaining('"ghost"') },
+    ]);
+    expect(await filterOf({ or: [{ column: 'title', op: 'eq', value: 'a' }, { and: [{ column: 'title', op: 'lt', value: 'b' }] }] })).toEqual([
+      { path: ['filter', 'or', '1', 'and', '0', 'op'], code: 'invalid_operator', message: expect.stringContaining('text column') },
+    ]);
+    expect(await filterOf({ and: [{ column: 'due', op: 'lt', value: 'next tuesday' }] })).toEqual([
+      { path: ['filter', 'and', '0', 'value'], code: 'invalid_value', message: expect.any(String) },
+    ]);
+    expect(await filterOf(null, [{ column: 'title' }, { column: 'nope', direction: 'desc' }])).toEqual([
+      { path: ['sort', '1'], code: 'unknown_column', message: expect.stringContaining('"nope"') },
+    ]);
+    const { view } = ok(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'Due soon', filter: { and: [{ column: 'due', op: 'lt', value: '2026-12-01' }] } } }));
+    const patched = expectError(await t.request('PATCH', `${base}/views/${view.id}`, { as: ada.as, body: { sort: [{ column: 'ghost' }] } }), 422, 'validation');
+    expect(patched.details).toEqual([{ path: ['sort', '0'], code: 'unknown_column', message: expect.any(String) }]);
+    expect(ok(await t.request('GET', `${base}/views`, { as: ada.as })).views.map((v: { name: string }) => v.name)).not.toContain('Bad filter');
+  });
+
   it('answers 400 for a malformed view (unknown field, bad kind, bad filter operator, empty name)', async () => {
     const unknownField = expectError(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'X', colour: 'red' } }), 400, 'bad_request');
     expect(unknownField.details).toContainEqual(expect.objectContaining({ path: ['colour'], code: 'unrecognized_keys' }));
@@ -155,6 +177,22 @@ describe('saved views: refusals', () => {
     expect(ok(await t.request('GET', '/api/workspaces/other/views', { as: ada.as })).views).toEqual([]);
     const home = ok(await t.request('GET', `${base}/views`, { as: ada.as })).views;
     expect(home).toContainEqual(view);
+  });
+});
+
+describe('saved views: applied to rows', () => {
+  it('GET /rows?view= lists the rows of a view saved here, filtered and sorted as saved', async () => {
+    for (const [title, stage] of [['b crash', 'new'], ['a crash', 'new'], ['c typo', 'new'], ['d crash', null]]) {
+      ok(await t.request('POST', `${base}/rows?surface=bugs`, { as: ada.as, body: { data: { title, stage } } }));
+    }
+    const { view } = ok(
+      await t.request('POST', `${base}/views?surface=bugs`, {
+        as: ada.as,
+        body: { name: 'New crashes', filter: { and: [{ column: 'stage', op: 'eq', value: 'new' }, { column: 'title', op: 'contains', value: 'crash' }] }, sort: [{ column: 'title', direction: 'desc' }] },
+      }),
+    );
+    const rows = ok(await t.request('GET', `${base}/rows?view=${view.id}`, { as: vic.as })).rows;
+    expect(rows.map((r: { data: { title: string } }) => r.data.title)).toEqual(['b crash', 'a crash']);
   });
 });
 
