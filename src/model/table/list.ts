@@ -86,12 +86,13 @@ export function listRows(doc: Y.Doc, options: ListRowsOptions = {}): RowPage {
  * (row-index.ts), so that checking a row allocates nothing and reads no Y type.
  */
 function rowReader(doc: Y.Doc): { at(rowId: string): ValuesReader } {
-  const vectors = new Map<string, (rowId: string) => readonly Scalar[]>();
+  const vectors = new Map<string, Map<string, (rowId: string) => readonly Scalar[]>>();
   let current = '';
   const read: ValuesReader = (key, kind) => {
-    const name = `${kind}\u0000${key}`;
-    let vector = vectors.get(name);
-    if (!vector) vectors.set(name, (vector = cellVector(doc, key, kind, (value) => cellValues(kind, value))));
+    let byKind = vectors.get(key);
+    if (!byKind) vectors.set(key, (byKind = new Map()));
+    let vector = byKind.get(kind);
+    if (!vector) byKind.set(kind, (vector = cellVector(doc, key, kind, (value) => cellValues(kind, value))));
     return vector(current);
   };
   return {
