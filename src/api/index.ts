@@ -26,6 +26,7 @@ import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
 import { surfaceOperations } from '../operations/surfaces';
 import { versionOperations } from '../operations/versions';
+import { viewOperations } from '../operations/views';
 import { waitlistOperations } from '../operations/waitlist';
 import { workspaceOperations } from '../operations/workspaces';
 import type { Services } from '../domain/services';
@@ -60,6 +61,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(orgOperations));
   mountOperations(app, services, Object.values(rowOperations));
   mountOperations(app, services, Object.values(columnOperations));
+  mountOperations(app, services, Object.values(viewOperations));
   mountOperations(app, services, Object.values(eventOperations));
   await eventRoutes(app, services);
   mountOperations(app, services, Object.values(docOperations));

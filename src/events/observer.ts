@@ -17,6 +17,7 @@ import type { CommitReceipt, DocumentSync } from '../sync/document-sync';
 import type { ObservedChange, TransactionObserver } from '../sync/engine';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { countRows, deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../model/table/document';
+import { getView, type ViewDef } from '../model/table/views';
 import { DocChanges, type DocChangesDeps, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
 import type { EventDraft, EventRecord } from '../model/event-record';
@@ -37,6 +38,8 @@ type TableDerived = {
   rows: Map<string, TableRow | null>;
   /** How many rows the document held right after the transaction. */
   docRows: number;
+  /** Saved views the transaction changed, as they read right after it (null: deleted, or its sheet is gone). */
+  views: Map<string, ViewDef | null>;
 };
 
 type Derived = TableDerived | DocDerived;
@@ -88,10 +91,12 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const changes = diffTableTransaction(transaction);
     if (changes.length === 0) return null;
     const rows = new Map<string, TableRow | null>();
+    const views = new Map<string, ViewDef | null>();
     for (const change of changes) {
       if ('rowId' in change) rows.set(change.rowId, change.kind === 'row.deleted' ? null : getRow(doc, change.rowId));
+      if ('viewId' in change) views.set(change.viewId, change.kind === 'view.deleted' ? null : getView(doc, change.viewId));
     }
-    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc) };
+    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc), views };
   }
 
   /**
@@ -201,6 +206,13 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     for (const change of derived.changes) {
       if (change.kind === 'columns.updated') {
         drafts.push({ event: 'columns.updated', orgId: context.orgId, workspace, ...surfaceRef(change.surfaceId), principal, data: { surfaceId: change.surfaceId } });
+        continue;
+      }
+      if (change.kind === 'view.created' || change.kind === 'view.updated' || change.kind === 'view.deleted') {
+        const data: Record<string, unknown> = { id: change.viewId, surfaceId: change.surfaceId };
+        if (change.kind !== 'view.deleted') data.view = derived.views.get(change.viewId) ?? null;
+        if (change.kind === 'view.updated') data.changedFields = change.changedFields;
+        drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(change.surfaceId), principal, subjectId: change.viewId, data });
         continue;
       }
       // A refused row is gone for everyone but the client that made it, until the server's removal reaches it: its later changes are not events.

@@ -6,6 +6,7 @@ import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
 import { supportOperations } from '../operations/support';
 import { versionOperations } from '../operations/versions';
+import { viewOperations } from '../operations/views';
 import { workspaceOperations } from '../operations/workspaces';
 import { toolsFromOperations, type ToolDefinition } from './registry';
 
@@ -13,6 +14,7 @@ import { toolsFromOperations, type ToolDefinition } from './registry';
 const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   workspaceOperations,
   rowOperations,
+  viewOperations,
   docOperations,
   commentOperations,
   searchOperations,

@@ -12,6 +12,10 @@ export const EVENT_NAMES = [
   'row.moved_surface',
   'row.refused',
   'columns.updated',
+  // saved views of a sheet (the observer, like rows: REST, MCP and sync clients alike)
+  'view.created',
+  'view.updated',
+  'view.deleted',
   // doc and html bodies (src/events/doc-changes.ts)
   'doc.updated',
   'doc.mention_added',

@@ -16,6 +16,7 @@ export const WORKSPACE_ACTIONS = [
   'comment', // add comments and replies, react, resolve
   'write_rows',
   'edit_columns',
+  'write_views', // saved views of a sheet (create, change, delete); reading them is `read`
   'edit_doc',
   'write_files',
   'manage_surfaces',
@@ -36,6 +37,7 @@ const EDITING = [
   ...COMMENTING,
   'write_rows',
   'edit_columns',
+  'write_views',
   'edit_doc',
   'write_files',
   'manage_surfaces',
@@ -85,7 +87,7 @@ export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 const SCOPE_READ = { workspace: [...READ_ONLY, 'read_versions'], org: ['read_org'] } as const;
 const SCOPE_WRITE = {
   // Naming and restoring a version is editing the surface (a restore is one more change, itself undoable).
-  workspace: [...SCOPE_READ.workspace, 'comment', 'pin', 'write_rows', 'edit_columns', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings', 'write_versions'],
+  workspace: [...SCOPE_READ.workspace, 'comment', 'pin', 'write_rows', 'edit_columns', 'write_views', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings', 'write_versions'],
   org: [...SCOPE_READ.org, 'create_workspaces'],
 } as const;
 

@@ -59,6 +59,8 @@ export function surfacesChangedBy(transaction: Y.Transaction, own: HistorySurfac
   if (own) return transaction.changed.size > 0 || transaction.deleteSet.clients.size > 0 ? [own.id] : [];
   const sheets = new Set<string>();
   for (const change of diffTableTransaction(transaction)) {
+    // Saved views are not a sheet's content: a version never holds or restores them.
+    if (change.kind.startsWith('view.')) continue;
     if (change.kind === 'row.moved_surface') {
       sheets.add(change.fromSurfaceId);
       sheets.add(change.toSurfaceId);

@@ -38,6 +38,16 @@ const PROBES: Partial<Record<SpecAction, Probe>> = {
     path: (ws) => `${base(ws)}/columns`,
     body: () => ({ column: { key: `m_${next()}`, label: 'Matrix', type: 'text' } }),
   },
+  write_views: {
+    method: 'POST',
+    path: (ws) => `${base(ws)}/views`,
+    body: () => ({ name: 'Matrix view' }),
+    undo: async (ws) => {
+      const listed = await m.t.request('GET', `${base(ws)}/views`, { as: m.alice.as });
+      expect(listed.status, listed.text).toBe(200);
+      for (const view of listed.body.views) await expectOk(await m.t.request('DELETE', `${base(ws)}/views/${view.id}`, { as: m.alice.as }));
+    },
+  },
   edit_doc: { method: 'PUT', path: (ws) => `${base(ws)}/doc`, body: () => ({ markdown: 'The matrix doc.' }) },
   read_files: { method: 'GET', path: (ws) => `${base(ws)}/files?surfaceSlug=files&limit=1` },
   // The folder keeps its name: allowed callers change nothing.

@@ -22,6 +22,7 @@ export const SPEC_WORKSPACE_ACTIONS = [
   'comment',
   'write_rows',
   'edit_columns',
+  'write_views',
   'edit_doc',
   'write_files',
   'manage_surfaces',
@@ -75,6 +76,8 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   comment: 'commenter',
   write_rows: 'editor',
   edit_columns: 'editor',
+  // Saved views are shared by everyone on the sheet: changing them is editing (issue 24: "Editors create and change views; viewers read them").
+  write_views: 'editor',
   edit_doc: 'editor',
   write_files: 'editor',
   manage_surfaces: 'editor',

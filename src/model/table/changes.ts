@@ -34,11 +34,17 @@
  * - `columns.updated` fires for every sheet whose columns array or any column
  *   field changed, if the sheet still exists. Renaming a column also renames
  *   the key in each row, which reports `row.updated` for those rows.
+ * - Saved views (`views.ts`) are judged like rows without an order: a view
+ *   map that appears is `view.created`, one that goes is `view.deleted`, and
+ *   fields of a kept (or replaced) map set to a different value are
+ *   `view.updated` with those field names. A view is not checked against its
+ *   sheet here; `surfaceId` is the field as stored.
  */
 import * as Y from 'yjs';
 import { tableIndex, type TableIndex } from './row-index.js';
 import { COLUMNS_FIELD, ORDER_FIELD, compareCodeUnits, existingRoots, rowsRoot, sameCellValue, sheetsRoot } from './layout.js';
 import type { TableChange } from './types.js';
+import { VIEWS_ROOT, viewsRoot } from './views.js';
 
 interface RowTrace {
   /** Keys of cells written or deleted in a row map that existed before and still does. */
@@ -47,22 +53,25 @@ interface RowTrace {
   removedFrom: string[];
 }
 
-type Roots = { rows: Y.AbstractType<any> | undefined; sheets: Y.AbstractType<any> | undefined };
+type Roots = { rows: Y.AbstractType<any> | undefined; sheets: Y.AbstractType<any> | undefined; views: Y.AbstractType<any> | undefined };
 
 type Location =
   | { kind: 'rowEntry'; rowId: string }
   | { kind: 'cell'; rowId: string; key: string; rowMapItem: Y.Item }
   | { kind: 'order'; surfaceId: string }
-  | { kind: 'columns'; surfaceId: string };
+  | { kind: 'columns'; surfaceId: string }
+  | { kind: 'viewEntry'; viewId: string }
+  | { kind: 'viewField'; viewId: string; field: string; viewMapItem: Y.Item };
 
 export function diffTableTransaction(transaction: Y.Transaction): TableChange[] {
   const doc = transaction.doc;
-  if (!existingRoots(doc).rows && !existingRoots(doc).sheets) return [];
+  if (!existingRoots(doc).rows && !existingRoots(doc).sheets && !doc.share.has(VIEWS_ROOT)) return [];
   // Roots that arrived from a peer are plain AbstractTypes until someone asks
   // for them as maps; convert them now, before items are compared with them.
   rowsRoot(doc);
   sheetsRoot(doc);
-  const recorder = new TransactionRecorder(transaction, existingRoots(doc));
+  if (doc.share.has(VIEWS_ROOT)) viewsRoot(doc);
+  const recorder = new TransactionRecorder(transaction, { ...existingRoots(doc), views: doc.share.get(VIEWS_ROOT) });
   forEachAddedItem(transaction, (item, from, to) => recorder.record(item, 'added', from, to));
   forEachRemovedItem(transaction, (item, from, to) => recorder.record(item, 'removed', from, to));
   return recorder.changes();
@@ -71,6 +80,8 @@ export function diffTableTransaction(transaction: Y.Transaction): TableChange[] 
 class TransactionRecorder {
   private readonly rows = new Map<string, RowTrace>();
   private readonly columnSheets = new Set<string>();
+  /** Views the transaction touched, with the fields it wrote in view maps that existed before and still do. */
+  private readonly views = new Map<string, Set<string>>();
   private index: TableIndex | null = null;
   private straysByRow: Map<string, string[]> | null = null;
 
@@ -101,7 +112,34 @@ class TransactionRecorder {
       case 'columns':
         this.columnSheets.add(location.surfaceId);
         return;
+      case 'viewEntry':
+        this.viewFields(location.viewId);
+        return;
+      case 'viewField':
+        if (isOldAndAlive(location.viewMapItem, this.transaction)) this.viewFields(location.viewId).add(location.field);
+        else this.viewFields(location.viewId);
+        return;
     }
+  }
+
+  private viewFields(viewId: string): Set<string> {
+    let fields = this.views.get(viewId);
+    if (!fields) {
+      fields = new Set();
+      this.views.set(viewId, fields);
+    }
+    return fields;
+  }
+
+  private viewChanges(viewId: string, fields: Set<string>): TableChange[] {
+    const head = this.roots.views?._map.get(viewId);
+    const before = mapContent(aliveBefore(head, this.transaction));
+    const after = mapContent(head && !head.deleted ? head : null);
+    if (!before && after) return [{ kind: 'view.created', viewId, surfaceId: surfaceIdOf(after) }];
+    if (before && !after) return [{ kind: 'view.deleted', viewId, surfaceId: surfaceIdOf(before) }];
+    if (!before || !after) return [];
+    const changedFields = before !== after ? changedKeysBetweenMaps(before, after, this.transaction) : changedKeysInMap(after, fields, this.transaction);
+    return changedFields.length > 0 ? [{ kind: 'view.updated', viewId, surfaceId: surfaceIdOf(after), changedFields: changedFields.sort(compareCodeUnits) }] : [];
   }
 
   changes(): TableChange[] {
@@ -110,6 +148,7 @@ class TransactionRecorder {
       if (liveMapEntry(this.roots.sheets, surfaceId)) changes.push({ kind: 'columns.updated', surfaceId });
     }
     for (const [rowId, trace] of this.rows) changes.push(...this.rowChanges(rowId, trace));
+    for (const [viewId, fields] of this.views) changes.push(...this.viewChanges(viewId, fields));
     return changes;
   }
 
@@ -191,8 +230,12 @@ function locate(item: Y.Item, roots: Roots, transaction: Y.Transaction): Locatio
   if (!(parent instanceof Y.AbstractType)) return null;
   if (parent === roots.rows) return item.parentSub === null ? null : { kind: 'rowEntry', rowId: item.parentSub };
   if (parent === roots.sheets) return null; // a sheet added or removed: its rows and columns report themselves
+  if (parent === roots.views) return item.parentSub === null ? null : { kind: 'viewEntry', viewId: item.parentSub };
   const parentItem = parent._item;
   if (!parentItem) return null;
+  if (parentItem.parent === roots.views) {
+    return parentItem.parentSub === null || item.parentSub === null ? null : { kind: 'viewField', viewId: parentItem.parentSub, field: item.parentSub, viewMapItem: parentItem };
+  }
   if (parentItem.parent === roots.rows) {
     return parentItem.parentSub === null || item.parentSub === null ? null : { kind: 'cell', rowId: parentItem.parentSub, key: item.parentSub, rowMapItem: parentItem };
   }
@@ -252,6 +295,12 @@ function mapContent(item: Y.Item | null): Y.Map<unknown> | null {
 function liveMapEntry(map: Y.AbstractType<any> | undefined, key: string): Y.Map<unknown> | null {
   const head = map?._map.get(key);
   return head && !head.deleted ? mapContent(head) : null;
+}
+
+/** A view map's `surfaceId` field, read from its items so that a map deleted by the transaction still tells it. */
+function surfaceIdOf(view: Y.Map<unknown>): string | null {
+  const value = entryValue(view._map.get('surfaceId') ?? null);
+  return typeof value === 'string' ? value : null;
 }
 
 function entryValue(item: Y.Item | null): unknown {

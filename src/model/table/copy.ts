@@ -12,11 +12,13 @@
 import * as Y from 'yjs';
 import { tableIndex, transactTable } from './row-index.js';
 import { columnsOf, copyJson, newSheetMap, orderOf, readRowData, rowMapOf, rowsRoot, sheetMapOf, sheetsRoot, type ColumnMap, type RowMap } from './layout.js';
+import { viewsRoot } from './views.js';
 
 /**
  * Copies sheets (in id order), their columns (every field, ids included, in
- * array order) and placed rows (in position order) into `target`, in one
- * transaction. Stray order entries and unplaced row maps are left behind.
+ * array order), placed rows (in position order) and saved views (every
+ * field, as stored) into `target`, in one transaction. Stray order entries
+ * and unplaced row maps are left behind.
  */
 export function copyTableToFreshDocument(source: Y.Doc, target: Y.Doc = new Y.Doc(), origin: unknown = 'table-rebuild'): Y.Doc {
   const index = tableIndex(source);
@@ -26,18 +28,22 @@ export function copyTableToFreshDocument(source: Y.Doc, target: Y.Doc = new Y.Do
       sheetsRoot(target).set(surfaceId, newSheetMap());
       const sheet = sheetMapOf(target, surfaceId)!;
       const columns = columnsOf(sheetMapOf(source, surfaceId)!)?.toArray() ?? [];
-      columnsOf(sheet)!.insert(0, columns.filter((column) => column instanceof Y.Map).map(copyColumnMap));
+      columnsOf(sheet)!.insert(0, columns.filter((column) => column instanceof Y.Map).map(copyJsonMap));
       const rowIds = index.rowsBySheet.get(surfaceId)!;
       for (const rowId of rowIds) rowsRoot(target).set(rowId, copyRowMap(rowMapOf(source, rowId)!));
       orderOf(sheet)!.insert(0, rowIds);
+    }
+    for (const [viewId, view] of viewsRoot(source).entries()) {
+      if (view instanceof Y.Map) viewsRoot(target).set(viewId, copyJsonMap(view));
     }
   });
   return target;
 }
 
-function copyColumnMap(column: ColumnMap): ColumnMap {
+/** A map of plain JSON fields: a column or a view. */
+function copyJsonMap(map: ColumnMap): ColumnMap {
   const copy: ColumnMap = new Y.Map();
-  for (const [field, value] of column.entries()) copy.set(field, copyJson(value));
+  for (const [field, value] of map.entries()) copy.set(field, copyJson(value));
   return copy;
 }
 

@@ -78,7 +78,11 @@ export type TableChange =
     }
   | { kind: 'row.deleted'; rowId: string; surfaceId: string | null }
   | { kind: 'row.moved_surface'; rowId: string; fromSurfaceId: string; toSurfaceId: string }
-  | { kind: 'columns.updated'; surfaceId: string };
+  | { kind: 'columns.updated'; surfaceId: string }
+  /** Saved views (`views.ts`): `surfaceId` is the sheet the view was on, null when a peer left it without one. */
+  | { kind: 'view.created'; viewId: string; surfaceId: string | null }
+  | { kind: 'view.updated'; viewId: string; surfaceId: string | null; changedFields: string[] }
+  | { kind: 'view.deleted'; viewId: string; surfaceId: string | null };
 
 export type TableErrorCode =
   | 'row_exists'
