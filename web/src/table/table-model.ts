@@ -26,8 +26,14 @@ import {
 import { tableIndex } from '../../../src/model/table/row-index';
 import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
 import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
+import { createView, deleteView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
+import { OPS_BY_TYPE, type FilterCondition, type FilterGroupInner, type FilterOp, type FilterValue, type RowFilter, type SortKey } from '../../../src/model/table/query';
+import { checkRowQuery, compileRowQuery } from './row-query-stub';
 
 export type { CellValue, ColumnDef, ColumnOption, ColumnType, RowData };
+export type { RowHeight, ViewDef, ViewFields, ViewKind, ViewPatch };
+export type { FilterCondition, FilterGroupInner, FilterOp, FilterValue, RowFilter, SortKey };
+export { OPS_BY_TYPE };
 export { COLUMN_TYPES } from '../../../src/model/table/document';
 export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 
@@ -123,10 +129,70 @@ export class TableModel {
     replaceColumns(this.doc, surfaceId, columns.map((column, position) => ({ ...column, position })), LOCAL);
   }
 
+  /** The sheet's saved views in display order (they live in this document, so they sync and work offline like rows). */
+  views(surfaceId: string): ViewDef[] {
+    return listViews(this.doc, surfaceId);
+  }
+
+  createView(surfaceId: string, fields: Partial<ViewFields> & { name: string }): ViewDef {
+    ensureSheet(this.doc, surfaceId, LOCAL);
+    return createView(this.doc, surfaceId, fields, LOCAL);
+  }
+
+  updateView(viewId: string, patch: ViewPatch): void {
+    updateView(this.doc, viewId, patch, LOCAL);
+  }
+
+  deleteView(viewId: string): void {
+    deleteView(this.doc, viewId, LOCAL);
+  }
+
+  /**
+   * The rows a view shows, in its order: the sheet's rows kept by its filter
+   * (conditions the sheet can no longer answer, such as one on a deleted
+   * column, are left out rather than hiding everything), then sorted by its
+   * keys with the sheet's order breaking ties. `keep` rows are shown even
+   * when they do not match (a row just added here, still empty).
+   */
+  rowsOfView(surfaceId: string, view: Pick<ViewDef, 'filter' | 'sort'>, keep: ReadonlySet<string> = new Set()): { rowIds: string[]; ignored: number } {
+    const columns = this.columns(surfaceId);
+    const { filter, ignored } = answerableFilter(columns, view.filter);
+    const sort = view.sort.filter((key) => columns.some((column) => column.key === key.column));
+    const ids = this.rowIds(surfaceId);
+    if (!filter && sort.length === 0) return { rowIds: [...ids], ignored };
+    const query = compileRowQuery(columns, { filter, sort });
+    const rows: Array<{ id: string; data: RowData; index: number }> = [];
+    ids.forEach((id, index) => {
+      const data = this.row(id);
+      if (data && (keep.has(id) || query.matches(data))) rows.push({ id, data, index });
+    });
+    if (sort.length) rows.sort((a, b) => query.compare(a.data, b.data) || a.index - b.index);
+    return { rowIds: rows.map((row) => row.id), ignored };
+  }
+
   /** Undo and redo of this tab's own table edits (peers' edits are never undone). */
   createUndoManager(): Y.UndoManager {
     return new Y.UndoManager([rowsRoot(this.doc), sheetsRoot(this.doc)], { trackedOrigins: new Set([LOCAL]), captureTimeout: 400 });
   }
+}
+
+/** Whether one condition is complete and valid for the sheet's columns (the builder saves only those). */
+export function isAnswerable(columns: ColumnDef[], condition: FilterCondition | FilterGroupInner): boolean {
+  return checkRowQuery(columns, { filter: { and: [condition] } }).length === 0;
+}
+
+function answerableFilter(columns: ColumnDef[], filter: RowFilter | null): { filter: RowFilter | null; ignored: number } {
+  if (!filter) return { filter: null, ignored: 0 };
+  let ignored = 0;
+  const kept: RowFilter = {};
+  for (const group of ['and', 'or'] as const) {
+    const items = filter[group];
+    if (!items) continue;
+    const answerable = items.filter((item) => isAnswerable(columns, item));
+    ignored += items.length - answerable.length;
+    if (answerable.length) kept[group] = answerable;
+  }
+  return { filter: kept.and || kept.or ? kept : null, ignored };
 }
 
 const DEFAULT_STATUS_OPTIONS: ColumnOption[] = [
