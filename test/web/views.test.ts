@@ -201,6 +201,24 @@ describe('table views in the browser', () => {
     expect(await cat.page.locator('.board-card[draggable="true"]').count()).toBe(0);
   });
 
+  it('renames and deletes views for everyone; whoever was on a deleted view lands on the first one', async () => {
+    await ann.page.getByRole('button', { name: 'Open work options' }).click();
+    await ann.page.getByRole('menuitem', { name: 'Rename…' }).click();
+    await ann.page.getByLabel('View name').fill('Open tasks');
+    await ann.page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => tab(ben, 'Open tasks').count()).toBe(1);
+
+    await tab(ann, 'Status board').click();
+    await ann.page.getByRole('button', { name: 'Status board options' }).click();
+    await ann.page.getByRole('menuitem', { name: 'Delete view' }).click();
+    await ann.page.getByRole('button', { name: 'Delete view' }).click();
+    for (const person of [ann, ben]) {
+      await expect.poll(() => person.page.locator('.view-tab').allTextContents()).toEqual(['All rows', 'Open tasks']);
+      await expect.poll(() => tab(person, 'Open tasks').getAttribute('aria-selected')).toBe('true');
+      await expect.poll(() => titles(person)).toEqual(['Write the announcement', 'Draft the FAQ']);
+    }
+  });
+
   it('looks right', async () => {
     await ann.page.getByRole('button', { name: 'Filtered by 2' }).click();
     await ann.page.getByRole('dialog', { name: 'Filter' }).waitFor();

@@ -48,7 +48,7 @@ export function TableSurface(props: SurfaceViewProps) {
   const storageKey = `trellis:view:${props.myId}:${context.workspace.id}:${surface.id}`;
   const [picked, setPicked] = useState<string | null>(() => readStored(storageKey));
   // Where someone who never picked lands: the first view as the table first arrived, kept, so a view a peer adds later does not switch their grid.
-  const fallback = useRef<string | null>(null);
+  const landed = useRef<string | null>(null);
   // Rows added here while a view is on show stay visible though they do not match its filter yet (an empty new row rarely does).
   const [kept, setKept] = useState<{ viewId: string; rowIds: Set<string> }>({ viewId: '', rowIds: new Set() });
   const viewRows = useRef<{ key: string; sheet: readonly string[]; rowIds: string[]; ignored: number } | null>(null);
@@ -96,8 +96,8 @@ export function TableSurface(props: SurfaceViewProps) {
   if (!model || !document || (!ready && !synced)) return <Spinner label="Opening the table…" />;
 
   const views = model.views(surface.id);
-  if (fallback.current === null && synced) fallback.current = views[0]?.id ?? PLAIN_GRID;
-  const view = currentView(views, picked, fallback.current ?? views[0]?.id ?? PLAIN_GRID);
+  if (landed.current === null && synced) landed.current = views[0]?.id ?? PLAIN_GRID;
+  const view = currentView(views, picked, landed.current ?? views[0]?.id ?? PLAIN_GRID);
   const pick = (viewId: string) => {
     setPicked(viewId);
     setPanel(null);
@@ -473,14 +473,15 @@ function writeStored(key: string, value: string) {
   }
 }
 
-/** The view on show: the one picked (if it still exists), else the fallback, else the first view, else none (the plain grid). */
-function currentView(views: ViewDef[], picked: string | null, fallback: string): ViewDef | null {
-  for (const id of [picked, fallback]) {
-    if (id === PLAIN_GRID) return null;
-    const found = views.find((view) => view.id === id);
-    if (found) return found;
-  }
-  return views[0] ?? null;
+/**
+ * The view on show: the one picked; when that one was deleted, the first
+ * view; for someone who never picked, the view they landed on; none (the
+ * plain grid) when the sheet has no views.
+ */
+function currentView(views: ViewDef[], picked: string | null, landed: string): ViewDef | null {
+  const wanted = picked ?? landed;
+  if (wanted === PLAIN_GRID) return null;
+  return views.find((view) => view.id === wanted) ?? views[0] ?? null;
 }
 
 /** The sheet's columns in a view's order: those it names first, the others (added since) after, in the sheet's order. */
