@@ -114,6 +114,14 @@ describe('table views in the browser', () => {
     await expect.poll(() => titles(ben)).toEqual(['Write the announcement', 'Record the demo video', 'Draft the FAQ']);
     await ann.page.keyboard.press('Escape');
     await expect.poll(() => ann.page.getByRole('button', { name: 'Filtered by 2' }).count()).toBe(1);
+
+    // A change made elsewhere (over REST, as an agent makes it) re-derives the open views: the row leaves them, and comes back.
+    const patch = (status: string) =>
+      t.request('PATCH', `/api/orgs/${workspace.org.slug}/workspaces/${workspace.slug}/rows/${rows['Write the announcement']}`, { as: { cookie: annCookie }, body: { data: { status } } });
+    expect((await patch('done')).status).toBe(200);
+    for (const person of [ann, ben]) await expect.poll(() => titles(person)).toEqual(['Record the demo video', 'Draft the FAQ']);
+    expect((await patch('doing')).status).toBe(200);
+    for (const person of [ann, ben]) await expect.poll(() => titles(person)).toEqual(['Write the announcement', 'Record the demo video', 'Draft the FAQ']);
   });
 
   it('hides and reorders columns and sets the row height in the view only', async () => {

@@ -41,7 +41,43 @@ export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 const LOCAL = { source: 'web' };
 
 export class TableModel {
-  constructor(readonly doc: Y.Doc) {}
+  /**
+   * What a view reads of each row, kept between changes: a filtered, sorted
+   * view is re-derived after every change anyone makes, and re-reading and
+   * re-testing all of a 50,000-row sheet each time is most of the work.
+   * Entries of the rows a transaction touched are dropped as it ends.
+   */
+  private readonly rowData = new Map<string, RowData | null>();
+  private viewQuery: { key: string; query: RowQuery; matches: Map<string, boolean> } | null = null;
+
+  constructor(readonly doc: Y.Doc) {
+    doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetChangedRows(transaction));
+  }
+
+  private forgetChangedRows(transaction: Y.Transaction): void {
+    if (this.rowData.size === 0 && !this.viewQuery) return;
+    const rows = rowsRoot(this.doc);
+    const forget = (rowId: string) => {
+      this.rowData.delete(rowId);
+      this.viewQuery?.matches.delete(rowId);
+    };
+    for (const [type, keys] of transaction.changed) {
+      if (type === rows) {
+        for (const key of keys) if (key !== null) forget(key);
+        continue;
+      }
+      // A cell lives in its row's map (or below it): walk up to the map the rows root holds.
+      let item = type._item;
+      while (item && item.parent !== rows) item = (item.parent as Y.AbstractType<unknown>)._item;
+      if (item?.parentSub) forget(item.parentSub);
+    }
+  }
+
+  private cachedRow(rowId: string): RowData | null {
+    let data = this.rowData.get(rowId);
+    if (data === undefined) this.rowData.set(rowId, (data = this.row(rowId)));
+    return data;
+  }
 
   /** Row ids of a sheet in display order. The array is cached until the next change: do not mutate it. */
   rowIds(surfaceId: string): readonly string[] {
@@ -160,11 +196,16 @@ export class TableModel {
     const sort = view.sort.filter((key) => columns.some((column) => column.key === key.column));
     const ids = this.rowIds(surfaceId);
     if (!filter && sort.length === 0) return { rowIds: [...ids], ignored };
-    const query = compileRowQuery(columns, { filter, sort });
+    const key = JSON.stringify([filter, sort, columns.map((column) => [column.key, column.type, column.options])]);
+    if (this.viewQuery?.key !== key) this.viewQuery = { key, query: compileRowQuery(columns, { filter, sort }), matches: new Map() };
+    const { query, matches } = this.viewQuery;
     const rows: Array<{ id: string; data: RowData; index: number }> = [];
     ids.forEach((id, index) => {
-      const data = this.row(id);
-      if (data && (keep.has(id) || query.matches(data))) rows.push({ id, data, index });
+      const data = this.cachedRow(id);
+      if (!data) return;
+      let match = matches.get(id);
+      if (match === undefined) matches.set(id, (match = filter ? query.matches(data) : true));
+      if (match || keep.has(id)) rows.push({ id, data, index });
     });
     if (sort.length) rows.sort((a, b) => query.compare(a.data, b.data) || a.index - b.index);
     return { rowIds: rows.map((row) => row.id), ignored };
@@ -175,6 +216,8 @@ export class TableModel {
     return new Y.UndoManager([rowsRoot(this.doc), sheetsRoot(this.doc)], { trackedOrigins: new Set([LOCAL]), captureTimeout: 400 });
   }
 }
+
+type RowQuery = ReturnType<typeof compileRowQuery>;
 
 /** Whether one condition is complete and valid for the sheet's columns (the builder saves only those). */
 export function isAnswerable(columns: ColumnDef[], condition: FilterCondition | FilterGroupInner): boolean {
