@@ -12,6 +12,8 @@ import { tablesDocumentName } from '../model/document-names';
 import { serverOrigin } from '../sync/origins';
 import { beginLookup, endLookup, hasPassed, unpassedRows } from '../sync/table-passed';
 import { rowDataAt } from '../sync/version-index';
+import { compileRowQuery, withoutMissingColumns, type CompiledRowQuery, type RowFilter, type SortKey } from '../model/table/query';
+import { getView, type ViewDef } from '../model/table/views';
 import {
   addColumn,
   countRows,
@@ -21,6 +23,7 @@ import {
   getRow,
   insertRow,
   listRows,
+  listSheetIds,
   moveRows,
   readColumns,
   replaceColumns,
@@ -160,31 +163,95 @@ function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: 
   if (issues.length > 0) throw errors.validation(`Invalid cell values: ${issues.map((i) => i.message).join('; ')}`, issues);
 }
 
+/** A listing of rows (`GET /rows`, `POST /rows/query`, CSV export): the query in its JSON form. */
+export type RowListing = SurfaceSelector & {
+  limit: number;
+  after?: string;
+  view?: string;
+  filter?: RowFilter;
+  sort?: SortKey[];
+  fields?: string[];
+};
+
 export async function listWorkspaceRows(
   services: Services,
   workspace: Workspace,
-  options: SurfaceSelector & { limit: number; after?: string; sort?: string },
+  listing: RowListing,
 ): Promise<{ rows: RowRecord[]; nextCursor: string | null; etag: string }> {
-  const selected = options.surface !== undefined || options.surfaceId !== undefined;
-  const surface = selected ? await pickTableSurface(services, workspace, options) : null;
+  const view = listing.view === undefined ? null : await findView(services, workspace, listing.view);
+  const selected = listing.surface !== undefined || listing.surfaceId !== undefined;
+  const surface = selected ? await pickTableSurface(services, workspace, listing) : null;
+  if (view && surface && surface.id !== view.surfaceId) {
+    throw errors.badRequest('The view belongs to another sheet than the one named; name one of them.', [
+      { path: ['view'], code: 'conflicting_surface', message: 'the view and the sheet disagree' },
+    ]);
+  }
+  const surfaceId = view?.surfaceId ?? surface?.id;
   const sheetOrder = (await tableSurfaces(services, workspace.id)).map((s) => s.id);
-  const descending = options.sort?.startsWith('-') ?? false;
   const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
   await lookUpPassedRows(services, workspace.id);
   const page = await services.sync
-    .read(tablesDocumentName(workspace.id), (doc) =>
-      listRows(doc, {
-        hidden: unpassedRows(doc),
-        surfaceId: surface?.id,
-        sortKey: options.sort ? options.sort.replace(/^-/, '') : undefined,
-        descending,
-        after: options.after ?? null,
-        limit: options.limit,
-        sheetOrder,
-      }),
-    )
+    .read(tablesDocumentName(workspace.id), (doc) => {
+      const columns = listingColumns(doc, surfaceId, sheetOrder);
+      const query = compileListing(columns, view, listing);
+      const page = listRows(doc, { hidden: unpassedRows(doc), surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder });
+      return { ...page, fields: pickedFields(columns, listing.fields) };
+    })
     .catch(tableError);
-  return { rows: await present(services, workspace.id, page.rows), nextCursor: page.nextCursor, etag };
+  const rows = await present(services, workspace.id, page.rows);
+  return { rows: page.fields ? rows.map((row) => ({ ...row, data: pick(row.data, page.fields!) })) : rows, nextCursor: page.nextCursor, etag };
+}
+
+/** The columns a listing's query is checked against: its sheet's, or every sheet's (the first sheet naming a key gives its type). */
+function listingColumns(doc: Y.Doc, surfaceId: string | undefined, sheetOrder: readonly string[]): ColumnDef[] {
+  if (surfaceId !== undefined) return readColumns(doc, surfaceId);
+  const sheets = [...sheetOrder, ...listSheetIds(doc).filter((id) => !sheetOrder.includes(id))];
+  return sheets.filter((id) => listSheetIds(doc).includes(id)).flatMap((id) => readColumns(doc, id));
+}
+
+/**
+ * The view's filter and the request's both hold; the request's sort, when it
+ * has one, replaces the view's. A view's conditions on columns deleted since
+ * it was saved no longer apply (the web app shows the same rows).
+ */
+function compileListing(columns: ColumnDef[], view: ViewDef | null, listing: RowListing): CompiledRowQuery {
+  const own = compileRowQuery(columns, { filter: listing.filter, sort: listing.sort });
+  if (!view) return own;
+  const saved = compileRowQuery(columns, { filter: withoutMissingColumns(view.filter, columns), sort: view.sort });
+  const sort = own.sort.length ? own.sort : saved.sort;
+  return {
+    matches: (cell) => saved.matches(cell) && own.matches(cell),
+    compare: own.sort.length ? own.compare : saved.compare,
+    filterKey: saved.filterKey || own.filterKey ? `${saved.filterKey}.${own.filterKey}` : '',
+    sort,
+  };
+}
+
+function pickedFields(columns: ColumnDef[], fields: string[] | undefined): string[] | null {
+  if (fields === undefined) return null;
+  const keys = new Set(columns.map((column) => column.key));
+  const unknown = fields.map((key, i) => ({ key, i })).filter(({ key }) => !keys.has(key));
+  if (unknown.length) {
+    throw new TableDocumentError(
+      'invalid_query',
+      `fields: no column ${unknown.map(({ key }) => JSON.stringify(key)).join(', ')}.`,
+      unknown.map(({ key, i }) => ({ path: ['fields', String(i)], code: 'unknown_column', message: `There is no column "${key}".` })),
+    );
+  }
+  return fields;
+}
+
+function pick(data: RowData, fields: readonly string[]): RowData {
+  const picked: RowData = {};
+  for (const key of fields) if (Object.hasOwn(data, key)) picked[key] = data[key]!;
+  return picked;
+}
+
+/** A saved view of this workspace's table document, or 404. */
+export async function findView(services: Services, workspace: Workspace, viewId: string): Promise<ViewDef> {
+  const view = await services.sync.read(tablesDocumentName(workspace.id), (doc) => getView(doc, viewId));
+  if (!view) throw errors.notFound('View');
+  return view;
 }
 
 /**

@@ -33,16 +33,33 @@ export async function registerOpenApi(app: App, services: Services) {
       security: [{ apiKey: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: (document) => markOptionalBodies(jsonSchemaTransformObject(document) as OpenApiDocument),
+    transformObject: (document) => markDeepObjectParameters(markOptionalBodies(jsonSchemaTransformObject(document) as OpenApiDocument)),
   });
 
   app.get('/openapi.json', { schema: { summary: 'This OpenAPI 3.1 description', tags: ['platform'] }, config: { auth: 'none', metered: false } }, async () => app.swagger());
 }
 
 type JsonSchema = { anyOf?: JsonSchema[]; type?: unknown };
+type Parameter = { in?: string; schema?: JsonSchema; style?: string; explode?: boolean };
 type OpenApiDocument = {
-  paths?: Record<string, Record<string, { requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } }>>;
+  paths?: Record<string, Record<string, { requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> }; parameters?: Parameter[] }>>;
 };
+
+/**
+ * An object in a query string is written with brackets (`filter[status][in]=a,b`,
+ * nested by the app's query-string parser): OpenAPI's `deepObject` style, so
+ * generated clients and fuzzers write it the way the route reads it.
+ */
+function markDeepObjectParameters<T extends OpenApiDocument>(document: T): T {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === 'query' && parameter.schema?.type === 'object') Object.assign(parameter, { style: 'deepObject', explode: true });
+      }
+    }
+  }
+  return document;
+}
 
 /**
  * @fastify/swagger marks every request body `required`. A route whose body

@@ -108,6 +108,8 @@ export type RestConfig = {
   rateLimits?: RateLimitRule[];
   metered?: boolean;
   capExempt?: boolean;
+  /** False for a read sent as POST (a query too long for a URL): not a write for the burst limit. */
+  writeLimited?: boolean;
 };
 
 export type ToolAnnotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };

@@ -8,9 +8,11 @@ import {
   moveRowsToSurface,
   rowHistory,
   updateRow,
+  type RowListing,
   type SurfaceSelector,
 } from '../domain/tables';
-import { errors } from '../errors';
+import { filterFromQueryString, sortFromQueryString } from '../model/table/query';
+import { ApiError, errors, type ErrorDetail } from '../errors';
 import { requireCaller } from '../access/callers';
 import { defineOperation, type RestRequest } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
@@ -25,7 +27,8 @@ export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100)
 const QueryStringFilter = z
   .record(
     z.string().min(1).max(64),
-    z.partialRecord(z.enum(FILTER_OPS), z.union([z.string().max(10_000), z.array(z.string().max(10_000)).max(1_000)])),
+    // Any operator name is taken here, so that an unknown one is the 400 naming it (docs/TABLES.md), not a schema error.
+    z.record(z.string().min(1).max(32), z.union([z.string().max(10_000), z.array(z.string().max(10_000)).max(1_000)])),
   )
   .describe(
     'Conditions, all of which must hold: `filter[<columnKey>][<op>]=<value>` (ops eq, neq, contains, starts, empty, lt, lte, gt, gte, between, in; docs/TABLES.md). ' +
@@ -43,8 +46,12 @@ export const ListRowsQuery = z.strictObject({
   filter: QueryStringFilter.optional(),
   fields: z.string().max(4000).optional().describe('Column keys to return in `data`, comma-separated (all when omitted)'),
   view: z.string().min(1).max(100).optional().describe('A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them)'),
-  format: z.enum(['json', 'csv']).optional().describe('`csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`)'),
   ...SurfaceQuery,
+});
+
+/** Over REST the listing may also be CSV (an MCP tool answers JSON only). */
+export const ListRowsRestQuery = ListRowsQuery.extend({
+  format: z.enum(['json', 'csv']).optional().describe('`csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`)'),
 });
 
 /** The JSON form of a row query (`POST /rows/query`): the same listing as `GET /rows`, for filters too long for a URL. */
@@ -112,6 +119,32 @@ function withSheetFromQuery(request: RestRequest): RestRequest {
   return { ...request, body: { ...body, ...sheetOf(query, body) } };
 }
 
+/** `GET /rows`'s query string as a listing in the JSON form (`filter[col][op]`, `sort=-a,b`, `fields=a,b`). */
+function listingFromQueryString(query: z.infer<typeof ListRowsRestQuery>): RowListing {
+  const { filter: raw, sort, fields, format: _format, ...rest } = query;
+  const listing: RowListing = { ...rest };
+  if (raw) {
+    const { filter, issues } = filterFromQueryString(raw as Record<string, Record<string, string | string[]>>);
+    if (issues.length) throw errors.badRequest(issues.map((issue) => issue.message).join(' '), issues);
+    listing.filter = filter;
+  }
+  if (sort) listing.sort = sortFromQueryString(sort);
+  if (fields !== undefined) listing.fields = fields.split(',').filter((key) => key !== '');
+  return listing;
+}
+
+/** An issue with the n-th condition of `filter.and` is reported as `filter[column][op]`, the part of the URL the caller wrote. */
+function inQueryStringTerms(error: unknown, listing: RowListing): unknown {
+  if (!(error instanceof ApiError) || !listing.filter?.and) return error;
+  const conditions = listing.filter.and as Array<{ column: string; op: string }>;
+  for (const detail of (Array.isArray(error.details) ? error.details : []) as ErrorDetail[]) {
+    const [root, group, index, ...rest] = detail.path ?? [];
+    const condition = root === 'filter' && group === 'and' ? conditions[Number(index)] : undefined;
+    if (condition) detail.path = ['filter', condition.column, condition.op, ...rest.filter((part) => part !== 'column' && part !== 'op')];
+  }
+  return error;
+}
+
 const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
 
 /** The row operations: REST routes and MCP tools (in this order in tools/list). */
@@ -122,6 +155,7 @@ export const rowOperations = {
       rest: {
         method: 'GET',
         workspacePath: '/rows',
+        querystring: ListRowsRestQuery,
         summary: 'List rows',
         description:
           'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
@@ -132,13 +166,46 @@ export const rowOperations = {
       mcp: {
         name: 'list_rows',
         title: 'List rows',
-        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names a column key (\`-key\` for descending). ${ADDRESS}`,
+        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names column keys, comma-separated (\`-key\` for descending); \`filter\` maps a column key to \`{ <op>: value }\` (ops ${FILTER_OPS.join(', ')}; all must hold; \`in\` a comma list, \`between\` \`a,b\`); \`fields\` a comma list of column keys; \`view\` a saved view id. For or-groups use query_rows. ${ADDRESS}`,
         annotations: READ,
       },
     },
     async (services, actor, { params, query }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, query);
+      const listing = listingFromQueryString(query);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing).catch((error) => {
+        throw inQueryStringTerms(error, listing);
+      });
+      http?.header('etag', etag);
+      return page;
+    },
+  ),
+  query: defineOperation(
+    {
+      params: WorkspaceParams, body: RowQueryBody, response: RowList,
+      rest: {
+        method: 'POST',
+        workspacePath: '/rows/query',
+        summary: 'Query rows (filters in a JSON body)',
+        description:
+          'The `GET /rows` listing with its query as JSON, for filters too long for a URL: `filter` holds `and` and `or` lists of conditions ' +
+          '`{ column, op, value }` or groups of them one level deep; `sort` is a list of `{ column, direction }`. Reads only (docs/TABLES.md).',
+        tags: ['rows'],
+        // A read: never refused by the monthly cap nor counted as a write (it is still a metered call).
+        config: { auth: 'optional', capExempt: true, writeLimited: false },
+      },
+      mcp: {
+        name: 'query_rows',
+        title: 'Query rows',
+        description:
+          `Rows of a table surface that match a filter: \`filter\` is \`{ and?: [...], or?: [...] }\` of conditions \`{ column, op, value }\` (ops ${FILTER_OPS.join(', ')}; ` +
+          `\`in\` and \`between\` take arrays) or groups \`{ and | or: [conditions] }\`; \`sort\` is \`[{ column, direction }]\`; \`fields\` picks columns; \`view\` applies a saved view. ${ADDRESS}`,
+        annotations: READ,
+      },
+    },
+    async (services, actor, { params, body }, http) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing);
       http?.header('etag', etag);
       return page;
     },

@@ -84,13 +84,13 @@ describe('tools/list', () => {
     const fields = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {}).sort();
     expect(fields('create_row')).toEqual(['data', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
-    expect(fields('list_rows')).toEqual(['after', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId']);
+    expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'view']);
     expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(byName.get('create_row')!.inputSchema).toMatchObject({ type: 'object', required: ['slug', 'data'], additionalProperties: false });
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode'];
+      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'query_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode'];
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(reads.includes(tool.name));
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
     }
@@ -133,6 +133,15 @@ describe('each tool runs what its REST route runs', () => {
 
     const listed = await call('list_rows', { slug: 'welcome', sort: 'title' });
     expect(listed.structuredContent).toEqual((await rest('GET', '/api/workspaces/welcome/rows?sort=title')).body);
+    // The same filter as the query string's filter[status][eq]=todo, and the JSON form through query_rows.
+    const filtered = await call('list_rows', { slug: 'welcome', filter: { status: { eq: 'todo' } }, fields: 'title' });
+    expect(filtered.structuredContent).toEqual((await rest('GET', '/api/workspaces/welcome/rows?filter[status][eq]=todo&fields=title')).body);
+    expect((filtered.structuredContent as any).rows.map((r: any) => r.data)).toEqual([{ title: 'Write the post' }]);
+    const queried = await call('query_rows', { slug: 'welcome', filter: { or: [{ column: 'status', op: 'in', value: ['done'] }] }, sort: [{ column: 'title', direction: 'desc' }] });
+    expect((queried.structuredContent as any).rows.map((r: any) => r.data.title)).toEqual(['Plan the launch']);
+    const wrong = await mcp.callTool({ name: 'list_rows', arguments: { slug: 'welcome', filter: { nope: { eq: 'x' } } } });
+    expect(wrong.isError).toBe(true);
+    expect(JSON.stringify(wrong.content)).toContain('nope');
     const events = (await rest('GET', '/api/workspaces/welcome/events?action=row.updated')).body.events;
     expect(events[0].principal).toMatchObject({ principalType: 'agent', id: editor.agentId, name: 'assistant' });
   });

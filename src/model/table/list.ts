@@ -17,14 +17,17 @@ import * as Y from 'yjs';
 import { derivedFromTable, keptDerived, tableIndex, type TableIndex } from './row-index.js';
 import { compareCodeUnits, readRowData, rowMapOf, rowsRoot } from './layout.js';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from './ids.js';
+import { compareSortValues, sortValueOf, type CellReader, type CompiledRowQuery, type SortKey, type SortValue } from './query.js';
 import { TableDocumentError, type TableRow } from './types.js';
 
 export interface ListRowsOptions {
   /** Only this sheet; every sheet when omitted. */
   surfaceId?: string;
-  /** Column key to order by; ties by sheet and position. */
+  /** Column key to order by; ties by sheet and position. Shorthand for a one-key `query.sort`. */
   sortKey?: string;
   descending?: boolean;
+  /** A filter and sort keys (query.ts); the sort, when it has keys, replaces `sortKey`. */
+  query?: CompiledRowQuery;
   /** A `nextCursor` from the previous page of the same listing. */
   after?: string | null;
   /** Page size; every row when omitted. */
@@ -43,15 +46,58 @@ export interface RowPage {
   nextCursor: string | null;
 }
 
-const CURSOR_VERSION = 1;
+const CURSOR_VERSION = 2;
+
+/** What a listing is, for its cursors and kept sort orders: sheet, sort keys and filter. */
+interface Listing {
+  surfaceId: string | null;
+  sort: readonly SortKey[];
+  /** `-due,title`, or null in sheet order. */
+  sortSpec: string | null;
+  filterKey: string;
+  /** Null when every row passes. */
+  matches: ((cell: CellReader) => boolean) | null;
+  hidden: ReadonlySet<string> | undefined;
+}
 
 export function listRows(doc: Y.Doc, options: ListRowsOptions = {}): RowPage {
   const index = tableIndex(doc);
   const sheets = listingSheets(index, options);
   const limit = options.limit === undefined || !Number.isFinite(options.limit) ? Infinity : Math.max(1, Math.floor(options.limit));
-  return options.sortKey === undefined
-    ? listInSheetOrder(doc, index, sheets, options, limit)
-    : listSorted(doc, index, sheets, options as ListRowsOptions & { sortKey: string }, limit);
+  const sort: readonly SortKey[] = options.query?.sort.length
+    ? options.query.sort
+    : options.sortKey !== undefined
+      ? [{ column: options.sortKey, direction: options.descending ? 'desc' : 'asc' }]
+      : [];
+  const filterKey = options.query?.filterKey ?? '';
+  const listing: Listing = {
+    surfaceId: options.surfaceId ?? null,
+    sort,
+    sortSpec: sort.length ? sort.map((key) => (key.direction === 'desc' ? '-' : '') + key.column).join(',') : null,
+    filterKey,
+    matches: filterKey !== '' ? options.query!.matches : null,
+    hidden: options.hidden?.size ? options.hidden : undefined,
+  };
+  return sort.length === 0 ? listInSheetOrder(doc, index, sheets, listing, options.after ?? null, limit) : listSorted(doc, index, sheets, listing, options.after ?? null, limit);
+}
+
+/** A cell reader over one row map at a time, reused across a pass so that checking a row allocates nothing. */
+function rowReader(doc: Y.Doc): { at(rowId: string): CellReader } {
+  const rows = rowsRoot(doc);
+  let current: Y.Map<unknown> | undefined;
+  const read: CellReader = (key) => current?.get(key);
+  return {
+    at(rowId) {
+      current = rows.get(rowId) as Y.Map<unknown> | undefined;
+      return read;
+    },
+  };
+}
+
+/** Whether a row is in the listing: not held out, and past the filter. */
+function admits(listing: Listing, reader: { at(rowId: string): CellReader }, rowId: string): boolean {
+  if (listing.hidden?.has(rowId)) return false;
+  return listing.matches === null || listing.matches(reader.at(rowId));
 }
 
 function listingSheets(index: TableIndex, options: ListRowsOptions): string[] {
@@ -68,26 +114,27 @@ type SheetOrderPoint = [surfaceId: string, slot: number, position: number, recen
 /** How many of a page's last row ids a default-order cursor carries. */
 const RECENT_IDS_IN_CURSOR = 5;
 
-function listInSheetOrder(doc: Y.Doc, index: TableIndex, sheets: string[], options: ListRowsOptions, limit: number): RowPage {
-  let [slot, position] = options.after ? resumePoint(index, sheets, readCursor(options.after, options).at as SheetOrderPoint) : [0, 0];
-  const hidden = options.hidden?.size ? options.hidden : undefined;
+function listInSheetOrder(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing, after: string | null, limit: number): RowPage {
+  let [slot, position] = after ? resumePoint(index, sheets, readCursor(after, listing).at as SheetOrderPoint) : [0, 0];
+  const reader = rowReader(doc);
   const rows: TableRow[] = [];
   while (slot < sheets.length && rows.length < limit) {
     const surfaceId = sheets[slot]!;
     const placed = index.rowsBySheet.get(surfaceId)!;
     for (; position < placed.length && rows.length < limit; position++) {
-      if (hidden?.has(placed[position]!)) continue;
+      if (!admits(listing, reader, placed[position]!)) continue;
       rows.push(materialize(doc, placed[position]!, surfaceId, position));
     }
     if (position >= placed.length) [slot, position] = [slot + 1, 0];
   }
+  // A next page exists when any row after this one is in the listing (stops at the first).
   const hasMore = sheets.slice(slot).some((surfaceId, i) => {
     const placed = index.rowsBySheet.get(surfaceId)!;
-    const from = i === 0 ? position : 0;
-    return hidden ? placed.slice(from).some((id) => !hidden.has(id)) : placed.length > from;
+    for (let at = i === 0 ? position : 0; at < placed.length; at++) if (admits(listing, reader, placed[at]!)) return true;
+    return false;
   });
   const last = rows.at(-1);
-  const nextCursor = hasMore && last ? writeCursor(options, sheetOrderPoint(rows, sheets)) : null;
+  const nextCursor = hasMore && last ? writeCursor(listing, sheetOrderPoint(rows, sheets)) : null;
   return { rows, nextCursor };
 }
 
@@ -112,22 +159,18 @@ function resumePoint(index: TableIndex, sheets: string[], [surfaceId, slot, posi
 }
 
 // ---------------------------------------------------------------------------
-// Sorted by a column
-
-const NULL_RANK = 3;
+// Sorted by columns
 
 interface SortEntry {
   rowId: string;
   surfaceId: string;
   slot: number;
   position: number;
-  /** 0 number, 1 text (arrays joined), 2 boolean, 3 null or missing. */
-  rank: number;
-  value: number | string | null;
-  folded: string | null;
+  /** One per sort key. */
+  values: SortValue[];
 }
 
-type SortedPoint = [rank: number, value: number | string | null, surfaceId: string, slot: number, position: number, rowId: string];
+type SortedPoint = [values: Array<[rank: number, value: number | string | null]>, surfaceId: string, slot: number, position: number, rowId: string];
 
 /**
  * The first page without a cursor picks its rows from the unsorted entries
@@ -135,28 +178,31 @@ type SortedPoint = [rank: number, value: number | string | null, surfaceId: stri
  * once and keeps it until the table changes, so each later page is a binary
  * search and a slice rather than another pass over every row.
  */
-function listSorted(doc: Y.Doc, index: TableIndex, sheets: string[], options: ListRowsOptions & { sortKey: string }, limit: number): RowPage {
-  const compare = options.descending ? compareDescending : compareAscending;
-  const viewKey = JSON.stringify(['sorted', options.sortKey, options.descending === true, sheets]);
+function listSorted(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing, after: string | null, limit: number): RowPage {
+  const directions = listing.sort.map((key) => (key.direction === 'desc' ? -1 : 1) as 1 | -1);
+  const compare = (a: SortEntry, b: SortEntry) => compareEntries(a, b, directions);
+  const viewKey = JSON.stringify(['sorted', listing.sortSpec, listing.filterKey, sheets]);
   let page: SortEntry[];
   let hasMore: boolean;
-  const hidden = options.hidden?.size ? options.hidden : undefined;
+  const hidden = listing.hidden;
   const shown = (entries: SortEntry[]) => (hidden ? entries.filter((entry) => !hidden.has(entry.rowId)) : entries);
   const kept = keptDerived<SortEntry[]>(doc, viewKey);
-  if (!kept && !options.after && Number.isFinite(limit)) {
-    const entries = shown(sortEntries(doc, index, sheets, options.sortKey));
+  if (!kept && !after && Number.isFinite(limit)) {
+    const entries = shown(sortEntries(doc, index, sheets, listing));
     page = firstInOrder(entries, limit, compare);
     hasMore = entries.length > page.length;
   } else {
-    const view = shown(kept ?? derivedFromTable(doc, viewKey, () => sortEntries(doc, index, sheets, options.sortKey).sort(compare)));
-    const start = options.after ? firstAfter(view, entryFromPoint(readCursor(options.after, options).at as SortedPoint, sheets), compare) : 0;
+    const view = shown(kept ?? derivedFromTable(doc, viewKey, () => sortEntries(doc, index, sheets, listing).sort(compare)));
+    const start = after ? firstAfter(view, entryFromPoint(readCursor(after, listing).at as SortedPoint, sheets), compare) : 0;
     page = view.slice(start, start + limit);
     hasMore = start + page.length < view.length;
   }
   const rows = page.map((entry) => materialize(doc, entry.rowId, entry.surfaceId, entry.position));
   const last = page.at(-1);
   const nextCursor =
-    hasMore && last ? writeCursor(options, [last.rank, last.value, last.surfaceId, last.slot, last.position, last.rowId] satisfies SortedPoint) : null;
+    hasMore && last
+      ? writeCursor(listing, [last.values.map((v) => [v.rank, v.value] as [number, number | string | null]), last.surfaceId, last.slot, last.position, last.rowId] satisfies SortedPoint)
+      : null;
   return { rows, nextCursor };
 }
 
@@ -172,54 +218,30 @@ function firstAfter(view: SortEntry[], point: SortEntry, compare: (a: SortEntry,
   return low;
 }
 
-function sortEntries(doc: Y.Doc, index: TableIndex, sheets: string[], sortKey: string): SortEntry[] {
+/** The filter is applied here; rows held out are left to the caller, as kept orders are shared by listings that differ only in them. */
+function sortEntries(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing): SortEntry[] {
   const rows = rowsRoot(doc);
+  const keys = listing.sort.map((key) => key.column);
   const entries: SortEntry[] = [];
   sheets.forEach((surfaceId, slot) => {
     index.rowsBySheet.get(surfaceId)!.forEach((rowId, position) => {
-      const value: unknown = (rows.get(rowId) as Y.Map<unknown> | undefined)?.get(sortKey);
-      const entry: SortEntry = { rowId, surfaceId, slot, position, rank: NULL_RANK, value: null, folded: null };
-      setSortValue(entry, value);
-      entries.push(entry);
+      const row = rows.get(rowId) as Y.Map<unknown> | undefined;
+      if (listing.matches && !listing.matches((key) => row?.get(key))) return;
+      entries.push({ rowId, surfaceId, slot, position, values: keys.map((key) => sortValueOf(row?.get(key))) });
     });
   });
   return entries;
 }
 
-function setSortValue(entry: SortEntry, value: unknown): void {
-  if (typeof value === 'number') {
-    entry.rank = 0;
-    entry.value = value;
-  } else if (typeof value === 'string' || Array.isArray(value)) {
-    const text = typeof value === 'string' ? value : value.join(', ');
-    entry.rank = 1;
-    entry.value = text;
-    entry.folded = text.toLowerCase();
-  } else if (typeof value === 'boolean') {
-    entry.rank = 2;
-    entry.value = value ? 1 : 0;
-  }
-}
-
-function entryFromPoint([rank, value, surfaceId, slot, position, rowId]: SortedPoint, sheets: string[]): SortEntry {
+function entryFromPoint([values, surfaceId, slot, position, rowId]: SortedPoint, sheets: string[]): SortEntry {
   const currentSlot = sheets.indexOf(surfaceId);
   return {
     rowId,
     surfaceId,
     slot: currentSlot >= 0 ? currentSlot : slot,
     position,
-    rank,
-    value,
-    folded: typeof value === 'string' ? value.toLowerCase() : null,
+    values: values.map(([rank, value]) => ({ rank, value })),
   };
-}
-
-function compareAscending(a: SortEntry, b: SortEntry): number {
-  return compareValues(a, b, 1) || compareTies(a, b);
-}
-
-function compareDescending(a: SortEntry, b: SortEntry): number {
-  return compareValues(a, b, -1) || compareTies(a, b);
 }
 
 /**
@@ -228,14 +250,11 @@ function compareDescending(a: SortEntry, b: SortEntry): number {
  * locale collator: a collator is ten times slower on 50,000 rows, and the
  * order must not depend on the server's locale for cursors to stay valid.
  */
-function compareValues(a: SortEntry, b: SortEntry, direction: 1 | -1): number {
-  if (a.rank === NULL_RANK || b.rank === NULL_RANK) return a.rank === b.rank ? 0 : a.rank === NULL_RANK ? 1 : -1;
-  if (a.rank !== b.rank) return (a.rank - b.rank) * direction;
-  if (a.folded !== null && b.folded !== null) return compareCodeUnits(a.folded, b.folded) * direction;
-  return ((a.value as number) - (b.value as number)) * direction;
-}
-
-function compareTies(a: SortEntry, b: SortEntry): number {
+function compareEntries(a: SortEntry, b: SortEntry, directions: ReadonlyArray<1 | -1>): number {
+  for (let i = 0; i < directions.length; i++) {
+    const order = compareSortValues(a.values[i]!, b.values[i]!, directions[i]!);
+    if (order !== 0) return order;
+  }
   return a.slot - b.slot || a.position - b.position || compareCodeUnits(a.rowId, b.rowId);
 }
 
@@ -267,30 +286,30 @@ function firstInOrder(entries: SortEntry[], limit: number, compare: (a: SortEntr
 
 interface CursorPayload {
   v: number;
-  /** The listing it belongs to: surface filter, sort key, direction. */
+  /** The listing it belongs to: sheet, sort keys, filter. */
   s: string | null;
   k: string | null;
-  d: boolean;
+  q: string;
   at: unknown[];
 }
 
-function writeCursor(options: ListRowsOptions, at: unknown[]): string {
-  const payload: CursorPayload = { v: CURSOR_VERSION, s: options.surfaceId ?? null, k: options.sortKey ?? null, d: options.descending === true, at };
+function writeCursor(listing: Listing, at: unknown[]): string {
+  const payload: CursorPayload = { v: CURSOR_VERSION, s: listing.surfaceId, k: listing.sortSpec, q: listing.filterKey, at };
   return encodeBase64UrlJson(payload);
 }
 
-function readCursor(cursor: string, options: ListRowsOptions): CursorPayload {
+function readCursor(cursor: string, listing: Listing): CursorPayload {
   const payload = decodeBase64UrlJson(cursor) as Partial<CursorPayload> | undefined;
-  const sorted = options.sortKey !== undefined;
+  const sorted = listing.sortSpec !== null;
   const wellFormed =
     payload !== undefined &&
     payload !== null &&
     payload.v === CURSOR_VERSION &&
     Array.isArray(payload.at) &&
-    (sorted ? isSortedPoint(payload.at) : isSheetOrderPoint(payload.at));
+    (sorted ? isSortedPoint(payload.at, listing.sort.length) : isSheetOrderPoint(payload.at));
   if (!wellFormed) throw invalidCursor('The cursor is not one this listing issued.');
-  if (payload.s !== (options.surfaceId ?? null) || payload.k !== (options.sortKey ?? null) || payload.d !== (options.descending === true)) {
-    throw invalidCursor('The cursor belongs to a listing with another sheet or sort; start again without it.');
+  if (payload.s !== listing.surfaceId || payload.k !== listing.sortSpec || payload.q !== listing.filterKey) {
+    throw invalidCursor('The cursor belongs to a listing with another sheet, sort or filter; start again without it.');
   }
   return payload as CursorPayload;
 }
@@ -306,11 +325,18 @@ function isSheetOrderPoint(at: unknown[]): boolean {
   );
 }
 
-function isSortedPoint(at: unknown[]): boolean {
-  const [rank, value, surfaceId, slot, position, rowId] = at;
-  const valueFitsRank =
-    rank === NULL_RANK ? value === null : rank === 1 ? typeof value === 'string' : (rank === 0 || rank === 2) && typeof value === 'number';
-  return at.length === 6 && valueFitsRank && isPlace(surfaceId, slot, position) && typeof rowId === 'string';
+function isSortedPoint(at: unknown[], keys: number): boolean {
+  const [values, surfaceId, slot, position, rowId] = at;
+  const valueFitsRank = ([rank, value]: unknown[]) =>
+    rank === 3 ? value === null : rank === 1 ? typeof value === 'string' : (rank === 0 || rank === 2) && typeof value === 'number';
+  return (
+    at.length === 5 &&
+    Array.isArray(values) &&
+    values.length === keys &&
+    values.every((pair) => Array.isArray(pair) && pair.length === 2 && valueFitsRank(pair)) &&
+    isPlace(surfaceId, slot, position) &&
+    typeof rowId === 'string'
+  );
 }
 
 function isPlace(surfaceId: unknown, slot: unknown, position: unknown): boolean {

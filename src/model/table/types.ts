@@ -87,7 +87,8 @@ export type TableErrorCode =
   | 'column_exists'
   | 'invalid_columns'
   | 'invalid_cursor'
-  | 'invalid_row';
+  | 'invalid_row'
+  | 'invalid_query';
 
 export interface TableIssue {
   path: string[];
