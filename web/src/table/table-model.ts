@@ -27,8 +27,20 @@ import { tableIndex } from '../../../src/model/table/row-index';
 import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
 import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
 import { createView, deleteView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
-import { OPS_BY_TYPE, type FilterCondition, type FilterGroupInner, type FilterOp, type FilterValue, type RowFilter, type SortKey } from '../../../src/model/table/query';
-import { checkRowQuery, compileRowQuery } from './row-query-stub';
+import {
+  checkRowQuery,
+  compileRowQuery,
+  OPS_BY_TYPE,
+  readerOf,
+  type CellReader,
+  type CompiledRowQuery,
+  type FilterCondition,
+  type FilterGroupInner,
+  type FilterOp,
+  type FilterValue,
+  type RowFilter,
+  type SortKey,
+} from '../../../src/model/table/query';
 
 export type { CellValue, ColumnDef, ColumnOption, ColumnType, RowData };
 export type { RowHeight, ViewDef, ViewFields, ViewKind, ViewPatch };
@@ -48,7 +60,7 @@ export class TableModel {
    * Entries of the rows a transaction touched are dropped as it ends.
    */
   private readonly rowData = new Map<string, RowData | null>();
-  private viewQuery: { key: string; query: RowQuery; matches: Map<string, boolean> } | null = null;
+  private viewQuery: { key: string; query: CompiledRowQuery; matches: Map<string, boolean> } | null = null;
 
   constructor(readonly doc: Y.Doc) {
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetChangedRows(transaction));
@@ -56,7 +68,7 @@ export class TableModel {
 
   private forgetChangedRows(transaction: Y.Transaction): void {
     if (this.rowData.size === 0 && !this.viewQuery) return;
-    const rows = rowsRoot(this.doc);
+    const rows: Y.AbstractType<any> = rowsRoot(this.doc);
     const forget = (rowId: string) => {
       this.rowData.delete(rowId);
       this.viewQuery?.matches.delete(rowId);
@@ -199,15 +211,17 @@ export class TableModel {
     const key = JSON.stringify([filter, sort, columns.map((column) => [column.key, column.type, column.options])]);
     if (this.viewQuery?.key !== key) this.viewQuery = { key, query: compileRowQuery(columns, { filter, sort }), matches: new Map() };
     const { query, matches } = this.viewQuery;
-    const rows: Array<{ id: string; data: RowData; index: number }> = [];
+    const rows: Array<{ id: string; cell: CellReader; index: number }> = [];
     ids.forEach((id, index) => {
       const data = this.cachedRow(id);
       if (!data) return;
+      const cell = readerOf(data);
       let match = matches.get(id);
-      if (match === undefined) matches.set(id, (match = filter ? query.matches(data) : true));
-      if (match || keep.has(id)) rows.push({ id, data, index });
+      if (match === undefined) matches.set(id, (match = filter ? query.matches(cell) : true));
+      if (match || keep.has(id)) rows.push({ id, cell, index });
     });
-    if (sort.length) rows.sort((a, b) => query.compare(a.data, b.data) || a.index - b.index);
+    // The same comparison the server sorts `GET /rows?view=` with; the sheet's order breaks ties.
+    if (sort.length) rows.sort((a, b) => query.compare(a.cell, b.cell) || a.index - b.index);
     return { rowIds: rows.map((row) => row.id), ignored };
   }
 
@@ -216,8 +230,6 @@ export class TableModel {
     return new Y.UndoManager([rowsRoot(this.doc), sheetsRoot(this.doc)], { trackedOrigins: new Set([LOCAL]), captureTimeout: 400 });
   }
 }
-
-type RowQuery = ReturnType<typeof compileRowQuery>;
 
 /** Whether one condition is complete and valid for the sheet's columns (the builder saves only those). */
 export function isAnswerable(columns: ColumnDef[], condition: FilterCondition | FilterGroupInner): boolean {
