@@ -29,10 +29,11 @@ import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/
 import { createView, deleteView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
 import {
   checkRowQuery,
+  compareSortValues,
   compileRowQuery,
+  sortValueOf,
   OPS_BY_TYPE,
   readerOf,
-  type CellReader,
   type CompiledRowQuery,
   type FilterCondition,
   type FilterGroupInner,
@@ -40,6 +41,7 @@ import {
   type FilterValue,
   type RowFilter,
   type SortKey,
+  type SortValue,
 } from '../../../src/model/table/query';
 
 export type { CellValue, ColumnDef, ColumnOption, ColumnType, RowData };
@@ -60,7 +62,7 @@ export class TableModel {
    * Entries of the rows a transaction touched are dropped as it ends.
    */
   private readonly rowData = new Map<string, RowData | null>();
-  private viewQuery: { key: string; query: CompiledRowQuery; matches: Map<string, boolean> } | null = null;
+  private viewQuery: { key: string; query: CompiledRowQuery; matches: Map<string, boolean>; sortValues: Map<string, SortValue[]> } | null = null;
 
   constructor(readonly doc: Y.Doc) {
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetChangedRows(transaction));
@@ -72,6 +74,7 @@ export class TableModel {
     const forget = (rowId: string) => {
       this.rowData.delete(rowId);
       this.viewQuery?.matches.delete(rowId);
+      this.viewQuery?.sortValues.delete(rowId);
     };
     for (const [type, keys] of transaction.changed) {
       if (type === rows) {
@@ -209,19 +212,30 @@ export class TableModel {
     const ids = this.rowIds(surfaceId);
     if (!filter && sort.length === 0) return { rowIds: [...ids], ignored };
     const key = JSON.stringify([filter, sort, columns.map((column) => [column.key, column.type, column.options])]);
-    if (this.viewQuery?.key !== key) this.viewQuery = { key, query: compileRowQuery(columns, { filter, sort }), matches: new Map() };
-    const { query, matches } = this.viewQuery;
-    const rows: Array<{ id: string; cell: CellReader; index: number }> = [];
+    if (this.viewQuery?.key !== key) this.viewQuery = { key, query: compileRowQuery(columns, { filter, sort }), matches: new Map(), sortValues: new Map() };
+    const { query, matches, sortValues } = this.viewQuery;
+    const rows: Array<{ id: string; values: SortValue[]; index: number }> = [];
     ids.forEach((id, index) => {
       const data = this.cachedRow(id);
       if (!data) return;
-      const cell = readerOf(data);
       let match = matches.get(id);
-      if (match === undefined) matches.set(id, (match = filter ? query.matches(cell) : true));
-      if (match || keep.has(id)) rows.push({ id, cell, index });
+      if (match === undefined) matches.set(id, (match = filter ? query.matches(readerOf(data)) : true));
+      if (!match && !keep.has(id)) return;
+      let values = sortValues.get(id);
+      if (!values) sortValues.set(id, (values = sort.map((key) => sortValueOf(data[key.column]))));
+      rows.push({ id, values, index });
     });
-    // The same comparison the server sorts `GET /rows?view=` with; the sheet's order breaks ties.
-    if (sort.length) rows.sort((a, b) => query.compare(a.cell, b.cell) || a.index - b.index);
+    // The order the server sorts `GET /rows?view=` in (sortValueOf and compareSortValues, as compileRowQuery compares), with each
+    // row's values worked out once rather than at every comparison; the sheet's order breaks ties.
+    const directions = sort.map((key) => (key.direction === 'desc' ? -1 : 1) as 1 | -1);
+    const compare = (a: SortValue[], b: SortValue[]) => {
+      for (let i = 0; i < directions.length; i++) {
+        const order = compareSortValues(a[i]!, b[i]!, directions[i]!);
+        if (order !== 0) return order;
+      }
+      return 0;
+    };
+    if (sort.length) rows.sort((a, b) => compare(a.values, b.values) || a.index - b.index);
     return { rowIds: rows.map((row) => row.id), ignored };
   }
 
