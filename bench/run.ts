@@ -21,6 +21,7 @@ type Part = { name: string; run: () => Promise<Figures>; optIn?: boolean };
 const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
+  { name: 'table-queries', run: async () => (await import('./table-queries')).runTableQueriesBench() },
   { name: 'rest', run: async () => (await import('./rest')).runRestBench() },
   { name: 'cold-sync', run: async () => (await import('./cold-sync')).runColdSyncBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench({ prefill: flag('prefill') ?? 0 }) },

@@ -221,6 +221,7 @@ function compileListing(columns: ColumnDef[], view: ViewDef | null, listing: Row
   const sort = own.sort.length ? own.sort : saved.sort;
   return {
     matches: (cell) => saved.matches(cell) && own.matches(cell),
+    matchesValues: (values) => saved.matchesValues(values) && own.matchesValues(values),
     compare: own.sort.length ? own.compare : saved.compare,
     filterKey: saved.filterKey || own.filterKey ? `${saved.filterKey}.${own.filterKey}` : '',
     sort,

@@ -257,6 +257,18 @@ describe('rows from a sync client', () => {
     await acknowledged(client);
     expect(await listed(`${f('stage', 'eq', 'Doing')}&${f('amount', 'between', '40,50')}`)).toEqual(['from-sync']);
     expect(await queried({ filter: { or: [{ column: 'title', op: 'contains', value: 'from sync' }] } })).toEqual(['from-sync']);
+
+    // Cells change under a filter that was just answered: a sync edit, a REST edit, a delete.
+    client.doc.transact(() => (client.doc.getMap('rows').get('from-sync') as any).set('stage', 'Done'), 'test');
+    await acknowledged(client);
+    expect(await listed(f('stage', 'eq', 'Doing'))).toEqual(['beta', 'comma']);
+    expect(await listed(f('stage', 'eq', 'Done'))).toEqual(['gamma', 'from-sync']);
+    const beta = Object.keys(ids).find((id) => ids[id] === 'beta')!;
+    expect((await t.request('PATCH', `${base}/rows/${beta}`, { body: { data: { stage: 'Done', amount: null } }, ...as() })).status).toBe(200);
+    expect(await listed(f('stage', 'eq', 'Done'))).toEqual(['beta', 'gamma', 'from-sync']);
+    expect(await listed(f('amount', 'empty', 'true'))).toEqual(['beta', 'blank']);
+    expect((await t.request('DELETE', `${base}/rows/from-sync`, as())).status).toBe(200);
+    expect(await listed(f('stage', 'eq', 'Done'))).toEqual(['beta', 'gamma']);
     client.destroy();
   });
 });

@@ -14,10 +14,10 @@
  *   total, so a page never repeats or skips a row of an unchanged table.
  */
 import * as Y from 'yjs';
-import { derivedFromTable, keptDerived, tableIndex, type TableIndex } from './row-index.js';
+import { cellVector, derivedFromTable, keptDerived, tableIndex, type TableIndex } from './row-index.js';
 import { compareCodeUnits, readRowData, rowMapOf, rowsRoot } from './layout.js';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from './ids.js';
-import { compareSortValues, sortValueOf, type CellReader, type CompiledRowQuery, type SortKey, type SortValue } from './query.js';
+import { cellValues, compareSortValues, sortValueOf, type CompiledRowQuery, type Scalar, type SortKey, type SortValue, type ValuesReader } from './query.js';
 import { TableDocumentError, type TableRow } from './types.js';
 
 export interface ListRowsOptions {
@@ -56,7 +56,7 @@ interface Listing {
   sortSpec: string | null;
   filterKey: string;
   /** Null when every row passes. */
-  matches: ((cell: CellReader) => boolean) | null;
+  matches: ((values: ValuesReader) => boolean) | null;
   hidden: ReadonlySet<string> | undefined;
 }
 
@@ -75,27 +75,36 @@ export function listRows(doc: Y.Doc, options: ListRowsOptions = {}): RowPage {
     sort,
     sortSpec: sort.length ? sort.map((key) => (key.direction === 'desc' ? '-' : '') + key.column).join(',') : null,
     filterKey,
-    matches: filterKey !== '' ? options.query!.matches : null,
+    matches: filterKey !== '' ? options.query!.matchesValues : null,
     hidden: options.hidden?.size ? options.hidden : undefined,
   };
   return sort.length === 0 ? listInSheetOrder(doc, index, sheets, listing, options.after ?? null, limit) : listSorted(doc, index, sheets, listing, options.after ?? null, limit);
 }
 
-/** A cell reader over one row map at a time, reused across a pass so that checking a row allocates nothing. */
-function rowReader(doc: Y.Doc): { at(rowId: string): CellReader } {
-  const rows = rowsRoot(doc);
-  let current: Y.Map<unknown> | undefined;
-  const read: CellReader = (key) => current?.get(key);
+/**
+ * Cells as comparable values, one row at a time, from the kept cell vectors
+ * (row-index.ts), so that checking a row allocates nothing and reads no Y type.
+ */
+function rowReader(doc: Y.Doc): { at(rowId: string): ValuesReader } {
+  const vectors = new Map<string, Map<string, (rowId: string) => readonly Scalar[]>>();
+  let current = '';
+  const read: ValuesReader = (key, kind) => {
+    let byKind = vectors.get(key);
+    if (!byKind) vectors.set(key, (byKind = new Map()));
+    let vector = byKind.get(kind);
+    if (!vector) byKind.set(kind, (vector = cellVector(doc, key, kind, (value) => cellValues(kind, value))));
+    return vector(current);
+  };
   return {
     at(rowId) {
-      current = rows.get(rowId) as Y.Map<unknown> | undefined;
+      current = rowId;
       return read;
     },
   };
 }
 
 /** Whether a row is in the listing: not held out, and past the filter. */
-function admits(listing: Listing, reader: { at(rowId: string): CellReader }, rowId: string): boolean {
+function admits(listing: Listing, reader: { at(rowId: string): ValuesReader }, rowId: string): boolean {
   if (listing.hidden?.has(rowId)) return false;
   return listing.matches === null || listing.matches(reader.at(rowId));
 }
@@ -220,14 +229,13 @@ function firstAfter(view: SortEntry[], point: SortEntry, compare: (a: SortEntry,
 
 /** The filter is applied here; rows held out are left to the caller, as kept orders are shared by listings that differ only in them. */
 function sortEntries(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing): SortEntry[] {
-  const rows = rowsRoot(doc);
-  const keys = listing.sort.map((key) => key.column);
+  const reader = rowReader(doc);
+  const sortValues = listing.sort.map((key) => cellVector(doc, key.column, 'sort', sortValueOf));
   const entries: SortEntry[] = [];
   sheets.forEach((surfaceId, slot) => {
     index.rowsBySheet.get(surfaceId)!.forEach((rowId, position) => {
-      const row = rows.get(rowId) as Y.Map<unknown> | undefined;
-      if (listing.matches && !listing.matches((key) => row?.get(key))) return;
-      entries.push({ rowId, surfaceId, slot, position, values: keys.map((key) => sortValueOf(row?.get(key))) });
+      if (listing.matches && !listing.matches(reader.at(rowId))) return;
+      entries.push({ rowId, surfaceId, slot, position, values: sortValues.map((value) => value(rowId)) });
     });
   });
   return entries;

@@ -52,9 +52,18 @@ export interface RowQuery {
 /** Reads one cell of a row: a plain row's `data[key]`, or a live row map's `get`. */
 export type CellReader = (key: string) => unknown;
 
+/**
+ * Reads one cell as the comparable values it holds for a kind of comparison
+ * (`cellValues`): what the server keeps per column while a table is queried
+ * (row-index.ts `cellVector`), so a scan of 50,000 rows touches no Y type.
+ */
+export type ValuesReader = (key: string, kind: ComparisonKind) => readonly Scalar[];
+
 export interface CompiledRowQuery {
   /** True when the row passes the filter (every row when there is none). */
   matches(cell: CellReader): boolean;
+  /** The same test on cells read as comparable values. */
+  matchesValues(values: ValuesReader): boolean;
   /** The sort keys' order of two rows (0 when they tie on every key, or there are none). */
   compare(a: CellReader, b: CellReader): number;
   /** A short, stable text naming the filter, for cursors and caches. */
@@ -152,7 +161,7 @@ export function sortFromQueryString(sort: string): SortKey[] {
 
 // ---------------------------------------------------------------------------
 
-type Predicate = (cell: CellReader) => boolean;
+type Predicate = (values: ValuesReader) => boolean;
 
 const MAX_CONDITIONS = 200;
 
@@ -210,7 +219,8 @@ function compile(columns: readonly ColumnDef[], query: RowQuery, basePath: reado
     if (!byKey.has(key.column)) issues.push(issue([...basePath, 'sort', String(i)], 'unknown_column', `sort: there is no column "${key.column}".`));
   });
   return {
-    matches: predicate ?? (() => true),
+    matches: predicate ? (cell) => predicate((key, kind) => cellValues(kind, cell(key))) : () => true,
+    matchesValues: predicate ?? (() => true),
     compare: (a, b) => compareBySortKeys(sort, a, b),
     filterKey: filter ? stableHash(JSON.stringify(filter)) : '',
     sort,
@@ -248,7 +258,8 @@ function compileCondition(byKey: Map<string, ColumnDef>, raw: unknown, path: str
   if (op === 'empty') {
     const wanted = value === undefined || value === true || value === 'true' ? true : value === false || value === 'false' ? false : null;
     if (wanted === null) return bad('`empty` takes true or false.');
-    return (cell) => isEmptyCell(cell(key)) === wanted;
+    const kind = comparisonKind(column.type);
+    return (values) => values(key, kind).every((item) => item === '') === wanted;
   }
   const kind = comparisonKind(column.type);
   const scalar = (item: unknown) => parseScalar(kind, item);
@@ -258,36 +269,36 @@ function compileCondition(byKey: Map<string, ColumnDef>, raw: unknown, path: str
     const parsed = items.map(scalar);
     if (parsed.some((item) => item === undefined)) return bad(`every item must be ${describeKind(kind)}.`);
     const wanted = new Set(parsed.map((item) => (kind === 'text' ? String(item).toLowerCase() : item)));
-    return (cell) => cellValues(kind, cell(key)).some((item) => wanted.has(item));
+    return (values) => values(key, kind).some((item) => wanted.has(item));
   }
   if (op === 'between') {
     const items = Array.isArray(value) ? value : typeof value === 'string' ? splitList(value) : null;
     if (items === null || items.length !== 2) return bad('`between` takes two values: a,b.');
     const [low, high] = items.map(scalar);
     if (low === undefined || high === undefined) return bad(`both ends must be ${describeKind(kind)}.`);
-    return (cell) => cellValues(kind, cell(key)).some((item) => compareScalars(item, low) >= 0 && compareScalars(item, high) <= 0);
+    return (values) => values(key, kind).some((item) => compareScalars(item, low) >= 0 && compareScalars(item, high) <= 0);
   }
   const wanted = scalar(value);
   if (wanted === undefined) return bad(`the value must be ${describeKind(kind)}.`);
   switch (op) {
     case 'eq':
-      if (kind === 'boolean') return (cell) => (cell(key) === true) === wanted;
-      return (cell) => cellValues(kind, cell(key)).some((item) => item === wanted);
+      if (kind === 'boolean') return (values) => values(key, kind).includes(true) === wanted;
+      return (values) => values(key, kind).some((item) => item === wanted);
     case 'neq':
       // A row without a value is "not X" too (what people mean by "status is not Done").
-      return (cell) => !cellValues(kind, cell(key)).some((item) => item === wanted);
+      return (values) => !values(key, kind).some((item) => item === wanted);
     case 'contains':
-      return (cell) => cellValues(kind, cell(key)).some((item) => typeof item === 'string' && item.includes(wanted as string));
+      return (values) => values(key, kind).some((item) => typeof item === 'string' && item.includes(wanted as string));
     case 'starts':
-      return (cell) => cellValues(kind, cell(key)).some((item) => typeof item === 'string' && item.startsWith(wanted as string));
+      return (values) => values(key, kind).some((item) => typeof item === 'string' && item.startsWith(wanted as string));
     case 'lt':
-      return (cell) => cellValues(kind, cell(key)).some((item) => compareScalars(item, wanted) < 0);
+      return (values) => values(key, kind).some((item) => compareScalars(item, wanted) < 0);
     case 'lte':
-      return (cell) => cellValues(kind, cell(key)).some((item) => compareScalars(item, wanted) <= 0);
+      return (values) => values(key, kind).some((item) => compareScalars(item, wanted) <= 0);
     case 'gt':
-      return (cell) => cellValues(kind, cell(key)).some((item) => compareScalars(item, wanted) > 0);
+      return (values) => values(key, kind).some((item) => compareScalars(item, wanted) > 0);
     case 'gte':
-      return (cell) => cellValues(kind, cell(key)).some((item) => compareScalars(item, wanted) >= 0);
+      return (values) => values(key, kind).some((item) => compareScalars(item, wanted) >= 0);
   }
   return bad('unsupported operator.');
 }
@@ -297,7 +308,8 @@ function compileCondition(byKey: Map<string, ColumnDef>, raw: unknown, path: str
  * by their exact value, numbers as numbers, dates as instants in UTC
  * (a date without a time is its midnight), checkboxes as booleans.
  */
-type Kind = 'text' | 'exact' | 'number' | 'date' | 'boolean';
+export type ComparisonKind = 'text' | 'exact' | 'number' | 'date' | 'boolean';
+type Kind = ComparisonKind;
 
 function comparisonKind(type: ColumnType): Kind {
   switch (type) {
@@ -320,7 +332,7 @@ function describeKind(kind: Kind): string {
   return { text: 'text', exact: 'an option value or id', number: 'a number', date: 'an ISO 8601 date (2026-12-01) or date-time', boolean: 'true or false' }[kind];
 }
 
-type Scalar = string | number | boolean;
+export type Scalar = string | number | boolean;
 
 function parseScalar(kind: Kind, value: unknown): Scalar | undefined {
   switch (kind) {
@@ -344,7 +356,7 @@ function dateInstant(text: string): number {
 }
 
 /** A cell as the comparable values it holds (several for multi-select and people), none when empty or of another type. */
-function cellValues(kind: Kind, value: unknown): Scalar[] {
+export function cellValues(kind: Kind, value: unknown): Scalar[] {
   if (value === undefined || value === null) return [];
   if (Array.isArray(value)) return value.flatMap((item) => cellValues(kind, item));
   switch (kind) {
@@ -367,10 +379,6 @@ function compareScalars(a: Scalar, b: Scalar): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
   return NaN;
-}
-
-function isEmptyCell(value: unknown): boolean {
-  return value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
 }
 
 function listValue(value: unknown): unknown[] | null {
