@@ -59,7 +59,10 @@ export class TableModel {
    * What a view reads of each row, kept between changes: a filtered, sorted
    * view is re-derived after every change anyone makes, and re-reading and
    * re-testing all of a 50,000-row sheet each time is most of the work.
-   * Entries of the rows a transaction touched are dropped as it ends.
+   * Entries of the rows a transaction touched are dropped as it ends. This
+   * keeps each row's verdict and sort values, one level above the server's
+   * kept cell vectors (row-index.ts `cellVector`): reading those, a view of
+   * 50,000 rows re-derived after a one-cell edit took 2 to 4 times longer.
    */
   private readonly rowData = new Map<string, RowData | null>();
   private viewQuery: { key: string; query: CompiledRowQuery; matches: Map<string, boolean>; sortValues: Map<string, SortValue[]> } | null = null;
