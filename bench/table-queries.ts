@@ -6,10 +6,11 @@
  *
  *   npm run bench -- table-queries            (ROWS=50000 by default)
  */
+import { performance } from 'node:perf_hooks';
 import { request as undiciRequest } from 'undici';
 import { tablesDocumentName } from '../src/model/document-names';
 import { insertRows, listRows, readColumns } from '../src/model/table/document';
-import { compileRowQuery, filterFromQueryString } from '../src/model/table/query';
+import { compileRowQuery, filterFromQueryString, type SortKey } from '../src/model/table/query';
 import { findPrincipals } from '../src/persistence/workspaces';
 import { serverOrigin } from '../src/sync/origins';
 import { startTestApp } from '../test/helpers/app';
@@ -110,14 +111,19 @@ export async function runTableQueriesBench(rows = Number(process.env.ROWS ?? 50_
     );
 
     // The model alone on the same document: what the HTTP figures spend outside the filter.
-    const modelTimes = await t.services.sync.read(documentName, async (doc) => {
-      const cols = readColumns(doc, surface.id);
-      const query = compileRowQuery(cols, { filter: filterFromQueryString({ stage: { eq: 'Done' } }).filter });
-      return timeEach(40, async () => {
-        listRows(doc, { surfaceId: surface.id, query, limit: 100 });
+    const model = async (name: string, filter: Record<string, Record<string, string>>, sort: SortKey[] = []) => {
+      const times = await t.services.sync.read(documentName, async (doc) => {
+        const query = compileRowQuery(readColumns(doc, surface.id), { filter: filterFromQueryString(filter).filter, sort });
+        return timeEach(40, async () => {
+          listRows(doc, { surfaceId: surface.id, query, limit: 100 });
+        });
       });
-    });
-    figures.modelStatusEqP50Ms = round(percentile(modelTimes, 50), 2);
+      figures[`model${name}P50Ms`] = round(percentile(times, 50), 2);
+    };
+    await model('StatusEq', { stage: { eq: 'Done' } });
+    await model('NoMatch', { title: { eq: 'nothing like this' } });
+    await model('RareMatch', { title: { contains: 'urgent' }, done: { eq: 'true' } });
+    await model('FilteredSorted', { stage: { eq: 'Review' } }, [{ column: 'amount', direction: 'desc' }, { column: 'title', direction: 'asc' }]);
     return figures;
   } finally {
     await t.close();
