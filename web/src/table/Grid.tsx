@@ -45,6 +45,8 @@ export interface GridProps {
   onResizeColumn: (column: ColumnDef, width: number) => void;
   onUndo: () => void;
   onRedo: () => void;
+  /** A view's row height in pixels (ROW_HEIGHT by default); taller rows wrap their text. */
+  rowHeight?: number;
 }
 
 /**
@@ -79,14 +81,15 @@ export function Grid(props: GridProps) {
   };
 
   const { columns, rowIds } = props;
+  const rowHeight = props.rowHeight ?? ROW_HEIGHT;
   const widths = columns.map(columnWidth);
   const offsets: number[] = [];
   widths.reduce((left, width, i) => ((offsets[i] = left), left + width), GUTTER_WIDTH);
   const totalWidth = GUTTER_WIDTH + widths.reduce((a, b) => a + b, 0) + ADD_COLUMN_WIDTH;
-  const bodyHeight = rowIds.length * ROW_HEIGHT;
+  const bodyHeight = rowIds.length * rowHeight;
 
-  const first = Math.max(0, Math.floor((viewport.top - HEADER_HEIGHT) / ROW_HEIGHT) - OVERSCAN);
-  const last = Math.min(rowIds.length, Math.ceil((viewport.top + viewport.height) / ROW_HEIGHT) + OVERSCAN);
+  const first = Math.max(0, Math.floor((viewport.top - HEADER_HEIGHT) / rowHeight) - OVERSCAN);
+  const last = Math.min(rowIds.length, Math.ceil((viewport.top + viewport.height) / rowHeight) + OVERSCAN);
 
   const activeRow = props.active ? rowIds.indexOf(props.active.rowId) : -1;
   const activeCol = props.active ? columns.findIndex((column) => column.key === props.active!.key) : -1;
@@ -107,9 +110,9 @@ export function Grid(props: GridProps) {
   const scrollIntoView = (row: number, col: number) => {
     const element = scroller.current;
     if (!element) return;
-    const top = HEADER_HEIGHT + row * ROW_HEIGHT;
+    const top = HEADER_HEIGHT + row * rowHeight;
     if (top - HEADER_HEIGHT < element.scrollTop) element.scrollTop = top - HEADER_HEIGHT;
-    else if (top + ROW_HEIGHT > element.scrollTop + element.clientHeight) element.scrollTop = top + ROW_HEIGHT - element.clientHeight;
+    else if (top + rowHeight > element.scrollTop + element.clientHeight) element.scrollTop = top + rowHeight - element.clientHeight;
     const left = offsets[col] ?? 0;
     const right = left + (widths[col] ?? 0);
     if (left - GUTTER_WIDTH < element.scrollLeft) element.scrollLeft = left - GUTTER_WIDTH;
@@ -176,7 +179,7 @@ export function Grid(props: GridProps) {
       }
       return;
     }
-    const page = Math.max(1, Math.floor((scroller.current?.clientHeight ?? 400) / ROW_HEIGHT) - 1);
+    const page = Math.max(1, Math.floor((scroller.current?.clientHeight ?? 400) / rowHeight) - 1);
     switch (event.key) {
       case 'ArrowDown':
         moveTo(mod ? rowIds.length - 1 : activeRow + 1, activeCol);
@@ -257,6 +260,7 @@ export function Grid(props: GridProps) {
         key={rowId}
         rowId={rowId}
         index={index}
+        rowHeight={rowHeight}
         version={props.version}
         layoutKey={layoutKey}
         columns={columns}
@@ -278,7 +282,8 @@ export function Grid(props: GridProps) {
 
   return (
     <div
-      class="grid-scroll"
+      class={`grid-scroll ${rowHeight > ROW_HEIGHT ? 'has-tall-rows' : ''}`}
+      style={{ '--row-height': `${rowHeight}px`, '--row-lines': String(Math.max(1, Math.floor((rowHeight - 14) / 20))) }}
       ref={scroller}
       tabIndex={0}
       role="grid"
@@ -289,7 +294,7 @@ export function Grid(props: GridProps) {
       onScroll={onScroll}
       onKeyDown={onKeyDown}
     >
-      <div class="grid-canvas" style={{ height: `${HEADER_HEIGHT + bodyHeight + (props.editable ? ROW_HEIGHT + 24 : 24)}px`, width: `${totalWidth}px` }}>
+      <div class="grid-canvas" style={{ height: `${HEADER_HEIGHT + bodyHeight + (props.editable ? rowHeight + 24 : 24)}px`, width: `${totalWidth}px` }}>
         <div class="grid-header" role="row" aria-rowindex={1} style={{ width: `${totalWidth}px` }}>
           <div class="grid-gutter grid-corner" />
           {columns.map((column, col) => (
@@ -338,6 +343,7 @@ interface RowHandlers {
 interface GridRowProps {
   rowId: string;
   index: number;
+  rowHeight: number;
   version: number;
   /** Column ids, keys, types, widths and labels in one string: the row re-renders when it changes. */
   layoutKey: string;
@@ -356,7 +362,7 @@ interface GridRowProps {
   handlers: { current: RowHandlers };
 }
 
-const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey'];
+const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey'];
 
 class GridRow extends Component<GridRowProps> {
   override shouldComponentUpdate(next: GridRowProps) {
@@ -367,7 +373,7 @@ class GridRow extends Component<GridRowProps> {
     const { rowId, index, columns, widths, offsets, handlers, editing } = this.props;
     const data = this.props.model.row(rowId) ?? {};
     return (
-      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * ROW_HEIGHT}px)`, width: `${this.props.totalWidth}px` }}>
+      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * this.props.rowHeight}px)`, width: `${this.props.totalWidth}px` }}>
         <div class="grid-gutter" role="rowheader">
           <span class="row-number">{index + 1}</span>
           {this.props.rowMenus && (

@@ -5,17 +5,30 @@ import { useLocation } from '../lib/router';
 import { usePeers } from '../sync/use-document';
 import { Icon } from '../ui/icons';
 import { Button, Dialog, IconButton, Menu, Spinner, type MenuItem } from '../ui/primitives';
+import { Popover } from '../ui/Popover';
 import { showError } from '../ui/toast';
 import { RenameDialog } from '../ui/RenameDialog';
 import type { SurfaceViewProps } from '../workspace-context/context';
 import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog } from './OptionsDialog';
-import { COLUMN_TYPES, TableModel, type ColumnDef, type ColumnType } from './table-model';
-import { confirmDialog } from '../ui/dialogs';
+import { COLUMN_TYPES, TableModel, type ColumnDef, type ColumnType, type RowData, type RowFilter, type ViewDef, type ViewKind } from './table-model';
+import { confirmDialog, promptDialog } from '../ui/dialogs';
+import { Board } from './Board';
+import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
+import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
 
-type OpenMenu = { kind: 'header'; column: ColumnDef; anchor: HTMLElement } | { kind: 'row'; rowId: string; anchor: HTMLElement } | { kind: 'hidden'; anchor: HTMLElement };
-type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | null;
+type OpenMenu =
+  | { kind: 'header'; column: ColumnDef; anchor: HTMLElement }
+  | { kind: 'row'; rowId: string; anchor: HTMLElement }
+  | { kind: 'hidden'; anchor: HTMLElement }
+  | { kind: 'view'; view: ViewDef; anchor: HTMLElement }
+  | { kind: 'lanes'; view: ViewDef; anchor: HTMLElement };
+type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | { kind: 'new-view' } | { kind: 'rename-view'; view: ViewDef } | null;
+type OpenPanel = { kind: 'filter' | 'sort' | 'fields'; anchor: HTMLElement } | null;
+
+/** Row heights of a grid view, in pixels. */
+const ROW_HEIGHTS = { short: 36, medium: 60, tall: 92, extra: 132 } as const;
 
 /** A table surface: its sheet of the workspace's table document, live. */
 export function TableSurface(props: SurfaceViewProps) {
@@ -30,6 +43,15 @@ export function TableSurface(props: SurfaceViewProps) {
   const synced = useStore(document?.synced ?? NEVER_TRUE);
   const peers = usePeers(document);
   const editable = context.abilities.edit;
+  const [panel, setPanel] = useState<OpenPanel>(null);
+  // Each person's current view of this sheet, on this device (PLAIN_GRID for the grid without a view; null: never picked).
+  const storageKey = `trellis:view:${props.myId}:${context.workspace.id}:${surface.id}`;
+  const [picked, setPicked] = useState<string | null>(() => readStored(storageKey));
+  // Where someone who never picked lands: the first view as the table first arrived, kept, so a view a peer adds later does not switch their grid.
+  const landed = useRef<string | null>(null);
+  // Rows added here while a view is on show stay visible though they do not match its filter yet (an empty new row rarely does).
+  const [kept, setKept] = useState<{ viewId: string; rowIds: Set<string> }>({ viewId: '', rowIds: new Set() });
+  const viewRows = useRef<{ key: string; sheet: readonly string[]; rowIds: string[]; ignored: number } | null>(null);
 
   useEffect(() => {
     if (!model || !document) return;
@@ -73,10 +95,35 @@ export function TableSurface(props: SurfaceViewProps) {
 
   if (!model || !document || (!ready && !synced)) return <Spinner label="Opening the table…" />;
 
+  const views = model.views(surface.id);
+  if (landed.current === null && synced) landed.current = views[0]?.id ?? PLAIN_GRID;
+  const view = currentView(views, picked, landed.current ?? views[0]?.id ?? PLAIN_GRID);
+  const pick = (viewId: string) => {
+    setPicked(viewId);
+    setPanel(null);
+    setActive(null);
+    writeStored(storageKey, viewId);
+  };
+
   const allColumns = model.columns(surface.id);
-  const columns = allColumns.filter((column) => !column.hidden);
-  const hidden = allColumns.filter((column) => column.hidden);
-  const rowIds = model.rowIds(surface.id);
+  const ordered = view ? orderedColumns(allColumns, view.columnOrder) : allColumns;
+  const columns = view ? ordered.filter((column) => !view.hiddenColumns.includes(column.key)) : allColumns.filter((column) => !column.hidden);
+  const hidden = view ? ordered.filter((column) => view.hiddenColumns.includes(column.key)) : allColumns.filter((column) => column.hidden);
+  const sheetRowIds = model.rowIds(surface.id);
+  const keptRows = view && kept.viewId === view.id ? kept.rowIds : null;
+  let rowIds: readonly string[] = sheetRowIds;
+  let ignoredConditions = 0;
+  if (view) {
+    const key = `${view.id}|${version}|${JSON.stringify(view.filter)}|${JSON.stringify(view.sort)}|${keptRows?.size ?? 0}`;
+    if (viewRows.current?.key !== key || viewRows.current.sheet !== sheetRowIds) {
+      viewRows.current = { key, sheet: sheetRowIds, ...model.rowsOfView(surface.id, view, keptRows ?? undefined) };
+    }
+    rowIds = viewRows.current.rowIds;
+    ignoredConditions = viewRows.current.ignored;
+  }
+  const sorted = Boolean(view && view.sort.length > 0);
+  const filtered = Boolean(view && countConditions(view.filter) > 0);
+  const lanesColumn = view?.kind === 'board' ? allColumns.find((column) => column.key === view.groupBy && column.type === 'status') : undefined;
   const peerCells: PeerCell[] = peers.flatMap((peer) => {
     const cell = peer.state.cell as { surfaceId?: string; rowId?: string; key?: string } | null | undefined;
     return cell?.surfaceId === surface.id && cell.rowId && cell.key ? [{ rowId: cell.rowId, key: cell.key, name: peer.user.name, color: peer.user.color }] : [];
@@ -91,21 +138,76 @@ export function TableSurface(props: SurfaceViewProps) {
     }
   };
 
+  /** A new row; in a filtered view it starts with the values the filter asks for, where it names them. */
+  const newRow = (data: RowData, position?: number) => {
+    const id = model.addRow(surface.id, { ...(view ? valuesOf(view.filter, allColumns) : {}), ...data }, position);
+    if (view && (filtered || sorted)) setKept((current) => ({ viewId: view.id, rowIds: new Set(current.viewId === view.id ? [...current.rowIds, id] : [id]) }));
+    return id;
+  };
+
   const addRow = (afterRowId?: string) =>
     run(() => {
-      const position = afterRowId ? rowIds.indexOf(afterRowId) + 1 : undefined;
-      const id = model.addRow(surface.id, {}, position);
+      const position = afterRowId ? sheetRowIds.indexOf(afterRowId) + 1 : undefined;
+      const id = newRow({}, position);
       const first = columns[0];
       if (first) setActive({ rowId: id, key: first.key });
       requestAnimationFrame(() => {
         const scroller = window.document.querySelector<HTMLElement>('.grid-scroll');
-        if (scroller && position === undefined) scroller.scrollTop = scroller.scrollHeight;
+        if (scroller && position === undefined && !sorted) scroller.scrollTop = scroller.scrollHeight;
         scroller?.focus({ preventScroll: true });
       });
     });
 
+  const addCard = (lane: string | null) =>
+    void promptDialog({ title: 'New card', label: columns.find((column) => column.key !== lanesColumn?.key)?.label ?? 'Title' }).then((title) => {
+      if (title === null) return;
+      const titleColumn = columns.find((column) => column.key !== lanesColumn?.key);
+      run(() => newRow({ ...(titleColumn && title.trim() ? { [titleColumn.key]: title.trim() } : {}), ...(lanesColumn ? { [lanesColumn.key]: lane } : {}) }));
+    });
+
+  /** Moves a column among the shown ones: in a view the view's order changes, in the plain grid the sheet's. */
+  const moveShownColumn = (column: ColumnDef, by: -1 | 1) => {
+    if (!view) {
+      const index = allColumns.findIndex((c) => c.id === column.id);
+      return run(() => model.moveColumn(surface.id, column.id, index + by));
+    }
+    const neighbour = columns[columns.findIndex((c) => c.key === column.key) + by];
+    if (!neighbour) return;
+    const keys = ordered.map((c) => c.key).filter((key) => key !== column.key);
+    keys.splice(keys.indexOf(neighbour.key) + (by > 0 ? 1 : 0), 0, column.key);
+    run(() => model.updateView(view.id, { columnOrder: keys }));
+  };
+
+  const hideColumn = (column: ColumnDef, hide: boolean) =>
+    run(() =>
+      view
+        ? model.updateView(view.id, { hiddenColumns: hide ? [...view.hiddenColumns, column.key] : view.hiddenColumns.filter((key) => key !== column.key) })
+        : model.updateColumn(surface.id, column.id, { hidden: hide }),
+    );
+
+  const createView = (fields: { name: string; kind: ViewKind; groupBy: string | null }) => {
+    // A new view starts as the grid looks now: the sheet's hidden columns stay hidden in it.
+    const created = model.createView(surface.id, { ...fields, hiddenColumns: allColumns.filter((column) => column.hidden).map((column) => column.key) });
+    pick(created.id);
+  };
+
+  const viewItems = (shown: ViewDef): MenuItem[] => [
+    { label: 'Rename…', icon: 'edit', onSelect: () => setDialog({ kind: 'rename-view', view: shown }) },
+    ...(shown.kind === 'board' ? [] : [{ label: 'Duplicate', icon: 'copy', onSelect: () => run(() => createView({ name: `${shown.name} copy`, kind: shown.kind, groupBy: shown.groupBy })) }]),
+    { separator: true, label: '' },
+    {
+      label: 'Delete view',
+      icon: 'trash',
+      danger: true,
+      onSelect: () =>
+        void confirmDialog({ title: 'Delete view?', message: `The view “${shown.name}” goes away for everyone; the rows stay.`, confirmLabel: 'Delete view', danger: true }).then(
+          (confirmed) => confirmed && run(() => model.deleteView(shown.id)),
+        ),
+    },
+  ];
+
   const headerItems = (column: ColumnDef): MenuItem[] => {
-    const index = allColumns.findIndex((c) => c.id === column.id);
+    const index = (view ? columns : allColumns).findIndex((c) => c.id === column.id);
     return [
       { label: 'Rename…', icon: 'edit', onSelect: () => setDialog({ kind: 'rename', column }) },
       {
@@ -120,9 +222,15 @@ export function TableSurface(props: SurfaceViewProps) {
       },
       ...(needsOptions(column.type) ? [{ label: 'Edit options…', icon: 'select', onSelect: () => setDialog({ kind: 'options', column }) }] : []),
       { separator: true, label: '' },
-      { label: 'Move left', icon: 'arrowLeft', disabled: index <= 0, onSelect: () => run(() => model.moveColumn(surface.id, column.id, index - 1)) },
-      { label: 'Move right', icon: 'arrowRight', disabled: index >= allColumns.length - 1, onSelect: () => run(() => model.moveColumn(surface.id, column.id, index + 1)) },
-      { label: 'Hide', icon: 'eyeOff', onSelect: () => run(() => model.updateColumn(surface.id, column.id, { hidden: true })) },
+      ...(view
+        ? [
+            { label: 'Sort ascending', icon: 'sort', onSelect: () => run(() => model.updateView(view.id, { sort: [{ column: column.key, direction: 'asc' }] })) },
+            { label: 'Sort descending', icon: 'sort', onSelect: () => run(() => model.updateView(view.id, { sort: [{ column: column.key, direction: 'desc' }] })) },
+          ]
+        : []),
+      { label: 'Move left', icon: 'arrowLeft', disabled: index <= 0, onSelect: () => moveShownColumn(column, -1) },
+      { label: 'Move right', icon: 'arrowRight', disabled: index >= (view ? columns : allColumns).length - 1, onSelect: () => moveShownColumn(column, 1) },
+      { label: view ? 'Hide in this view' : 'Hide', icon: 'eyeOff', onSelect: () => hideColumn(column, true) },
       { separator: true, label: '' },
       {
         label: 'Delete column',
@@ -157,15 +265,17 @@ export function TableSurface(props: SurfaceViewProps) {
   };
 
   const rowItems = (rowId: string): MenuItem[] => {
-    const index = rowIds.indexOf(rowId);
+    // Positions are the sheet's own order, which a filtered or sorted view does not show.
+    const index = sheetRowIds.indexOf(rowId);
     if (!editable) return commentItems(rowId);
+    const orderHint = sorted ? 'sorted view' : undefined;
     return [
       ...commentItems(rowId),
       ...(context.abilities.comment ? [{ separator: true, label: '' }] : []),
-      { label: 'Insert above', icon: 'plus', onSelect: () => run(() => model.addRow(surface.id, {}, Math.max(0, index))) },
+      { label: 'Insert above', icon: 'plus', onSelect: () => run(() => newRow({}, Math.max(0, index))) },
       { label: 'Insert below', icon: 'plus', onSelect: () => addRow(rowId) },
-      { label: 'Move up', icon: 'arrowLeft', disabled: index <= 0, onSelect: () => run(() => model.moveRowTo(rowId, index - 1)) },
-      { label: 'Move down', icon: 'arrowRight', disabled: index >= rowIds.length - 1, onSelect: () => run(() => model.moveRowTo(rowId, index + 1)) },
+      { label: 'Move up', icon: 'arrowLeft', disabled: index <= 0 || sorted, hint: orderHint, onSelect: () => run(() => model.moveRowTo(rowId, index - 1)) },
+      { label: 'Move down', icon: 'arrowRight', disabled: index >= sheetRowIds.length - 1 || sorted, hint: orderHint, onSelect: () => run(() => model.moveRowTo(rowId, index + 1)) },
       {
         label: 'Move to',
         icon: 'move',
@@ -178,13 +288,48 @@ export function TableSurface(props: SurfaceViewProps) {
     ];
   };
 
+  const togglePanel = (kind: 'filter' | 'sort' | 'fields') => (event: MouseEvent) =>
+    setPanel(panel?.kind === kind ? null : { kind, anchor: event.currentTarget as HTMLElement });
+  const conditions = view ? countConditions(view.filter) : 0;
+
   return (
     <div class="table-surface">
+      <ViewBar
+        views={views}
+        currentId={view?.id ?? PLAIN_GRID}
+        editable={editable}
+        onPick={pick}
+        onNew={() => setDialog({ kind: 'new-view' })}
+        onViewMenu={(shown, anchor) => setMenu({ kind: 'view', view: shown, anchor })}
+      />
       <div class="table-toolbar">
         <span class="row-count" data-testid="row-count">
-          {rowIds.length.toLocaleString()} {rowIds.length === 1 ? 'row' : 'rows'}
+          {filtered ? `${rowIds.length.toLocaleString()} of ${sheetRowIds.length.toLocaleString()} rows` : `${rowIds.length.toLocaleString()} ${rowIds.length === 1 ? 'row' : 'rows'}`}
         </span>
-        {hidden.length > 0 && (
+        {view && (
+          <>
+            <Button variant="ghost" icon="filter" class={conditions ? 'is-on' : ''} aria-expanded={panel?.kind === 'filter'} onClick={togglePanel('filter')}>
+              {conditions ? `Filtered by ${conditions}` : 'Filter'}
+            </Button>
+            <Button variant="ghost" icon="sort" class={view.sort.length ? 'is-on' : ''} aria-expanded={panel?.kind === 'sort'} onClick={togglePanel('sort')}>
+              {view.sort.length ? `Sorted by ${view.sort.length}` : 'Sort'}
+            </Button>
+            <Button variant="ghost" icon="eyeOff" class={hidden.length ? 'is-on' : ''} aria-expanded={panel?.kind === 'fields'} onClick={togglePanel('fields')}>
+              {hidden.length ? `${hidden.length} hidden` : 'Fields'}
+            </Button>
+            {view.kind === 'board' && (
+              <Button variant="ghost" icon="board" disabled={!editable} onClick={(event) => setMenu({ kind: 'lanes', view, anchor: event.currentTarget as HTMLElement })}>
+                {lanesColumn ? `Lanes: ${lanesColumn.label}` : 'Choose lanes'}
+              </Button>
+            )}
+            {ignoredConditions > 0 && (
+              <span class="badge badge-muted" title="Conditions on columns that are gone or changed type are left out">
+                {ignoredConditions} {ignoredConditions === 1 ? 'condition' : 'conditions'} ignored
+              </span>
+            )}
+          </>
+        )}
+        {!view && hidden.length > 0 && (
           <Button variant="ghost" icon="eyeOff" onClick={(event) => setMenu({ kind: 'hidden', anchor: event.currentTarget as HTMLElement })}>
             {hidden.length} hidden
           </Button>
@@ -204,8 +349,28 @@ export function TableSurface(props: SurfaceViewProps) {
           </>
         )}
       </div>
+      {view?.kind === 'board' ? (
+        lanesColumn ? (
+          <Board
+            model={model}
+            groupBy={lanesColumn}
+            columns={columns}
+            rowIds={rowIds}
+            version={version}
+            editable={editable}
+            people={people}
+            onAddCard={addCard}
+            onCardMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
+          />
+        ) : (
+          <div class="grid-empty board-empty">
+            <p>A board shows its rows in lanes, one per option of a status column. {editable ? 'Choose the column its lanes come from.' : 'An editor chooses the column its lanes come from.'}</p>
+          </div>
+        )
+      ) : (
       <Grid
         model={model}
+        rowHeight={view ? ROW_HEIGHTS[view.rowHeight] : undefined}
         surfaceId={surface.id}
         columns={columns}
         rowIds={rowIds}
@@ -224,7 +389,13 @@ export function TableSurface(props: SurfaceViewProps) {
         onUndo={() => undo?.undo()}
         onRedo={() => undo?.redo()}
       />
-      {rowIds.length === 0 && (
+      )}
+      {rowIds.length === 0 && filtered && view?.kind !== 'board' && (
+        <div class="grid-empty">
+          <p>No rows match this view's filter.</p>
+        </div>
+      )}
+      {sheetRowIds.length === 0 && view?.kind !== 'board' && (
         <div class="grid-empty">
           <p>{editable ? 'No rows yet. Add one, or let an agent fill the table through the API.' : 'No rows yet.'}</p>
           {editable && (
@@ -240,8 +411,40 @@ export function TableSurface(props: SurfaceViewProps) {
         <Menu
           anchor={menu.anchor}
           onClose={() => setMenu(null)}
-          items={hidden.map((column) => ({ label: `Show ${column.label}`, icon: 'eye', disabled: !editable, onSelect: () => run(() => model.updateColumn(surface.id, column.id, { hidden: false })) }))}
+          items={hidden.map((column) => ({ label: `Show ${column.label}`, icon: 'eye', disabled: !editable, onSelect: () => hideColumn(column, false) }))}
         />
+      )}
+      {menu?.kind === 'view' && <Menu anchor={menu.anchor} items={viewItems(menu.view)} onClose={() => setMenu(null)} />}
+      {menu?.kind === 'lanes' && (
+        <Menu
+          anchor={menu.anchor}
+          onClose={() => setMenu(null)}
+          items={
+            allColumns.some((column) => column.type === 'status')
+              ? allColumns
+                  .filter((column) => column.type === 'status')
+                  .map((column) => ({ label: column.label, checked: column.key === menu.view.groupBy, onSelect: () => run(() => model.updateView(menu.view.id, { groupBy: column.key })) }))
+              : [{ label: 'No status column yet', disabled: true }]
+          }
+        />
+      )}
+      {panel && view && (
+        <Popover anchor={panel.anchor} label={panel.kind === 'filter' ? 'Filter' : panel.kind === 'sort' ? 'Sort' : 'Fields'} onClose={() => setPanel(null)}>
+          {panel.kind === 'filter' && <FilterPanel key={view.id} view={view} columns={allColumns} people={people} editable={editable} onSave={(filter) => run(() => model.updateView(view.id, { filter }))} />}
+          {panel.kind === 'sort' && <SortPanel view={view} columns={allColumns} editable={editable} onSave={(sort) => run(() => model.updateView(view.id, { sort }))} />}
+          {panel.kind === 'fields' && <FieldsPanel view={view} ordered={ordered} editable={editable} onSave={(patch) => run(() => model.updateView(view.id, patch))} />}
+        </Popover>
+      )}
+      {dialog?.kind === 'new-view' && (
+        <NewViewDialog
+          columns={allColumns}
+          suggestedName={(kind) => uniqueName(kind === 'board' ? 'Board' : 'Grid view', views)}
+          onClose={() => setDialog(null)}
+          onCreate={createView}
+        />
+      )}
+      {dialog?.kind === 'rename-view' && (
+        <RenameDialog title="Rename view" label="View name" initial={dialog.view.name} onClose={() => setDialog(null)} onSubmit={(name) => model.updateView(dialog.view.id, { name })} />
       )}
       {dialog?.kind === 'rename' && (
         <RenameDialog title="Rename column" label="Column name" initial={dialog.column.label} onClose={() => setDialog(null)} onSubmit={(label) => model.updateColumn(surface.id, dialog.column.id, { label })} />
@@ -252,6 +455,61 @@ export function TableSurface(props: SurfaceViewProps) {
       {dialog?.kind === 'add-column' && <AddColumnDialog onClose={() => setDialog(null)} onAdd={(label, type) => model.addColumn(surface.id, { label, type })} />}
     </div>
   );
+}
+
+function readStored(key: string): string | null {
+  try {
+    return window.localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function writeStored(key: string, value: string) {
+  try {
+    window.localStorage.setItem(key, value);
+  } catch {
+    // Storage full or blocked: the choice holds for this visit only.
+  }
+}
+
+/**
+ * The view on show: the one picked; when that one was deleted, the first
+ * view; for someone who never picked, the view they landed on; none (the
+ * plain grid) when the sheet has no views.
+ */
+function currentView(views: ViewDef[], picked: string | null, landed: string): ViewDef | null {
+  const wanted = picked ?? landed;
+  if (wanted === PLAIN_GRID) return null;
+  return views.find((view) => view.id === wanted) ?? views[0] ?? null;
+}
+
+/** The sheet's columns in a view's order: those it names first, the others (added since) after, in the sheet's order. */
+function orderedColumns(columns: ColumnDef[], order: string[]): ColumnDef[] {
+  const byKey = new Map(columns.map((column) => [column.key, column]));
+  const named = order.flatMap((key) => byKey.get(key) ?? []);
+  return [...named, ...columns.filter((column) => !order.includes(column.key))];
+}
+
+/** Values a row needs to match a filter's plain "is" conditions (all joined by and), so a row added in the view shows in it. */
+function valuesOf(filter: RowFilter | null, columns: ColumnDef[]): RowData {
+  const values: RowData = {};
+  if (!filter?.and || filter.or?.length) return values;
+  for (const item of filter.and) {
+    if (!('column' in item) || item.op !== 'eq' || item.value === undefined || item.value === null || Array.isArray(item.value)) continue;
+    const column = columns.find((c) => c.key === item.column);
+    if (!column || column.type === 'person') continue;
+    values[item.column] = column.type === 'number' ? Number(item.value) : column.type === 'checkbox' ? item.value === true || item.value === 'true' : column.type === 'select' ? [String(item.value)] : String(item.value);
+  }
+  return values;
+}
+
+function uniqueName(base: string, views: ViewDef[]): string {
+  const taken = new Set(views.map((view) => view.name));
+  if (!taken.has(base)) return base;
+  let n = 2;
+  while (taken.has(`${base} ${n}`)) n++;
+  return `${base} ${n}`;
 }
 
 function needsOptions(type: ColumnType) {
