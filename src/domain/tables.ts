@@ -13,7 +13,7 @@ import { serverOrigin } from '../sync/origins';
 import { beginLookup, endLookup, hasPassed, unpassedRows } from '../sync/table-passed';
 import { rowDataAt } from '../sync/version-index';
 import { compileRowQuery, withoutMissingColumns, type CompiledRowQuery, type RowFilter, type SortKey } from '../model/table/query';
-import { getView, type ViewDef } from '../model/table/views';
+import type { ViewDef } from '../model/table/views';
 import {
   addColumn,
   countRows,
@@ -173,12 +173,13 @@ export type RowListing = SurfaceSelector & {
   fields?: string[];
 };
 
+/** `view` is the saved view `listing.view` names, read by the caller (`readView` in views.ts). */
 export async function listWorkspaceRows(
   services: Services,
   workspace: Workspace,
-  listing: RowListing,
+  listing: Omit<RowListing, 'view'>,
+  view: ViewDef | null = null,
 ): Promise<{ rows: RowRecord[]; nextCursor: string | null; etag: string }> {
-  const view = listing.view === undefined ? null : await findView(services, workspace, listing.view);
   const selected = listing.surface !== undefined || listing.surfaceId !== undefined;
   const surface = selected ? await pickTableSurface(services, workspace, listing) : null;
   if (view && surface && surface.id !== view.surfaceId) {
@@ -214,7 +215,7 @@ function listingColumns(doc: Y.Doc, surfaceId: string | undefined, sheetOrder: r
  * has one, replaces the view's. A view's conditions on columns deleted since
  * it was saved no longer apply (the web app shows the same rows).
  */
-function compileListing(columns: ColumnDef[], view: ViewDef | null, listing: RowListing): CompiledRowQuery {
+function compileListing(columns: ColumnDef[], view: ViewDef | null, listing: Omit<RowListing, 'view'>): CompiledRowQuery {
   const own = compileRowQuery(columns, { filter: listing.filter, sort: listing.sort });
   if (!view) return own;
   const saved = compileRowQuery(columns, { filter: withoutMissingColumns(view.filter, columns), sort: view.sort });
@@ -246,13 +247,6 @@ function pick(data: RowData, fields: readonly string[]): RowData {
   const picked: RowData = {};
   for (const key of fields) if (Object.hasOwn(data, key)) picked[key] = data[key]!;
   return picked;
-}
-
-/** A saved view of this workspace's table document, or 404. */
-export async function findView(services: Services, workspace: Workspace, viewId: string): Promise<ViewDef> {
-  const view = await services.sync.read(tablesDocumentName(workspace.id), (doc) => getView(doc, viewId));
-  if (!view) throw errors.notFound('View');
-  return view;
 }
 
 /**

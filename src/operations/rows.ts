@@ -12,6 +12,7 @@ import {
   type SurfaceSelector,
 } from '../domain/tables';
 import { filterFromQueryString, sortFromQueryString } from '../model/table/query';
+import { readView } from '../domain/views';
 import { ApiError, errors, type ErrorDetail } from '../errors';
 import { requireCaller } from '../access/callers';
 import { defineOperation, type RestRequest } from './operation';
@@ -173,7 +174,8 @@ export const rowOperations = {
     async (services, actor, { params, query }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const listing = listingFromQueryString(query);
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing).catch((error) => {
+      const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing, view).catch((error) => {
         throw inQueryStringTerms(error, listing);
       });
       http?.header('etag', etag);
@@ -205,7 +207,8 @@ export const rowOperations = {
     },
     async (services, actor, { params, body }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing);
+      const view = body.view === undefined ? null : await readView(services, workspace, body.view);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing, view);
       http?.header('etag', etag);
       return page;
     },
