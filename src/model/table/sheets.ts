@@ -5,6 +5,7 @@
 import * as Y from 'yjs';
 import { tableIndex, invalidateTableIndex, transactTable } from './row-index.js';
 import { COLUMNS_FIELD, ORDER_FIELD, canonicalSheetIds, newSheetMap, rowsRoot, sheetMapOf, sheetsRoot } from './layout.js';
+import { dropLinksTo } from './links.js';
 import { TableDocumentError } from './types.js';
 
 /**
@@ -29,7 +30,8 @@ export function ensureSheet(doc: Y.Doc, surfaceId: string, origin: unknown): boo
 
 /**
  * Removes the sheet and deletes the rows it holds, in one transaction, so no
- * row map is left behind that no sheet lists. Returns how many rows went.
+ * row map is left behind that no sheet lists, and takes those rows out of
+ * the link cells of the other sheets. Returns how many rows went.
  */
 export function removeSheet(doc: Y.Doc, surfaceId: string, origin: unknown): { removed: boolean; deletedRows: number } {
   if (!sheetMapOf(doc, surfaceId)) return { removed: false, deletedRows: 0 };
@@ -39,6 +41,7 @@ export function removeSheet(doc: Y.Doc, surfaceId: string, origin: unknown): { r
     for (const rowId of rowIds) rows.delete(rowId);
     sheetsRoot(doc).delete(surfaceId);
     invalidateTableIndex(doc);
+    dropLinksTo(doc, rowIds);
   });
   return { removed: true, deletedRows: rowIds.length };
 }

@@ -1,0 +1,83 @@
+/**
+ * Link cells kept valid when rows go (docs/TABLES-LINKS.md). A `link`
+ * column's cell holds the ids of rows, usually of another sheet; every sheet
+ * is in this one document, so a row keeps its id when it moves and a link to
+ * it survives the move. A deleted row leaves every link cell that held it in
+ * the same transaction as the delete (`deleteRow` and `removeSheet` call
+ * `dropLinksTo`), so the change is one update attributed to whoever deleted.
+ *
+ * This file knows only the layout and the index: `rows.ts` and `sheets.ts`
+ * call it, and `columns.ts` imports `sheets.ts`, so reading the columns
+ * through `readColumns` here would be an import circle.
+ */
+import * as Y from 'yjs';
+import { tableIndex } from './row-index.js';
+import { canonicalSheetIds, columnsOf, rowMapOf, sheetMapOf, type RowMap } from './layout.js';
+
+/** Keys of the sheet's link columns, read off the column maps. */
+export function linkColumnKeys(doc: Y.Doc, surfaceId: string): string[] {
+  const sheet = sheetMapOf(doc, surfaceId);
+  const columns = sheet ? columnsOf(sheet) : null;
+  if (!columns) return [];
+  const keys: string[] = [];
+  columns.forEach((map) => {
+    if (map instanceof Y.Map && map.get('type') === 'link' && typeof map.get('key') === 'string') keys.push(map.get('key') as string);
+  });
+  return keys;
+}
+
+/**
+ * The ids a link cell holds, whatever a peer stored there: a string is one
+ * id, an array keeps its non-empty strings once each, anything else holds none.
+ */
+export function linkIdsOf(value: unknown): string[] {
+  if (typeof value === 'string') return value === '' ? [] : [value];
+  if (!Array.isArray(value)) return [];
+  return [...new Set(value.filter((id): id is string => typeof id === 'string' && id !== ''))];
+}
+
+type LinkCell = { rowMap: RowMap; key: string; kept: string[] };
+
+/** Link cells that hold one of `gone` while it is no row (any more), with the ids each keeps. */
+function cellsLinkingTo(doc: Y.Doc, gone: ReadonlySet<string>): LinkCell[] {
+  if (gone.size === 0) return [];
+  // Before the index: a table without link columns (most) costs a delete no rebuild of it.
+  const linking = canonicalSheetIds(doc)
+    .map((surfaceId) => ({ surfaceId, keys: linkColumnKeys(doc, surfaceId) }))
+    .filter((sheet) => sheet.keys.length > 0);
+  if (linking.length === 0) return [];
+  const index = tableIndex(doc);
+  const isGone = (id: string) => gone.has(id) && !index.placements.has(id);
+  if (![...gone].some(isGone)) return [];
+  const cells: LinkCell[] = [];
+  for (const { surfaceId, keys } of linking) {
+    for (const rowId of index.rowsBySheet.get(surfaceId) ?? []) {
+      const rowMap = rowMapOf(doc, rowId);
+      if (!rowMap) continue;
+      for (const key of keys) {
+        if (!rowMap.has(key)) continue;
+        const value: unknown = rowMap.get(key);
+        const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+        if (ids.some((id) => typeof id === 'string' && isGone(id))) cells.push({ rowMap, key, kept: linkIdsOf(ids).filter((id) => !isGone(id)) });
+      }
+    }
+  }
+  return cells;
+}
+
+/**
+ * Takes ids of rows that no longer exist out of every link cell holding
+ * them. Call it inside the transaction that deleted them (or a follow-up
+ * one): each cell it rewrites is a `row.updated` of that row naming the
+ * link column. Returns how many cells it rewrote.
+ */
+export function dropLinksTo(doc: Y.Doc, gone: Iterable<string>): number {
+  const cells = cellsLinkingTo(doc, new Set(gone));
+  for (const { rowMap, key, kept } of cells) rowMap.set(key, kept);
+  return cells.length;
+}
+
+/** Whether a link cell still holds one of `gone` while it is no row: a delete made without `dropLinksTo` (a sync peer's own code). */
+export function holdsLinksTo(doc: Y.Doc, gone: Iterable<string>): boolean {
+  return cellsLinkingTo(doc, new Set(gone)).length > 0;
+}
