@@ -11,7 +11,8 @@ import type { SurfaceViewProps } from '../workspace-context/context';
 import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog } from './OptionsDialog';
-import { COLUMN_TYPES, TableModel, type ColumnDef, type ColumnType } from './table-model';
+import { COLUMN_TYPES, LINKING_TYPES, TableModel, type ColumnDef, type ColumnType } from './table-model';
+import { AddLinkFields, LinkContext, type ColumnPointers } from './links';
 import { confirmDialog } from '../ui/dialogs';
 
 type OpenMenu = { kind: 'header'; column: ColumnDef; anchor: HTMLElement } | { kind: 'row'; rowId: string; anchor: HTMLElement } | { kind: 'hidden'; anchor: HTMLElement };
@@ -112,7 +113,8 @@ export function TableSurface(props: SurfaceViewProps) {
         label: 'Type',
         icon: TYPE_LABELS[column.type]?.icon ?? 'text',
         hint: TYPE_LABELS[column.type]?.label,
-        submenu: COLUMN_TYPES.map((type) => ({
+        // A link or lookup is made in the add-column dialog, where it names what it points at.
+        submenu: COLUMN_TYPES.filter((type) => !LINKING_TYPES.has(type) || type === column.type).map((type) => ({
           label: TYPE_LABELS[type]?.label ?? type,
           checked: column.type === type,
           onSelect: () => run(() => model.updateColumn(surface.id, column.id, { type, ...(needsOptions(type) && !column.options ? { options: [] } : {}) })),
@@ -204,6 +206,7 @@ export function TableSurface(props: SurfaceViewProps) {
           </>
         )}
       </div>
+      <LinkContext.Provider value={{ model, surfaces: props.surfaces }}>
       <Grid
         model={model}
         surfaceId={surface.id}
@@ -224,6 +227,7 @@ export function TableSurface(props: SurfaceViewProps) {
         onUndo={() => undo?.undo()}
         onRedo={() => undo?.redo()}
       />
+      </LinkContext.Provider>
       {rowIds.length === 0 && (
         <div class="grid-empty">
           <p>{editable ? 'No rows yet. Add one, or let an agent fill the table through the API.' : 'No rows yet.'}</p>
@@ -249,7 +253,15 @@ export function TableSurface(props: SurfaceViewProps) {
       {dialog?.kind === 'options' && (
         <OptionsDialog column={dialog.column} onClose={() => setDialog(null)} onSave={(options) => model.updateColumn(surface.id, dialog.column.id, { options })} />
       )}
-      {dialog?.kind === 'add-column' && <AddColumnDialog onClose={() => setDialog(null)} onAdd={(label, type) => model.addColumn(surface.id, { label, type })} />}
+      {dialog?.kind === 'add-column' && (
+        <AddColumnDialog
+          model={model}
+          surfaceId={surface.id}
+          surfaces={props.surfaces}
+          onClose={() => setDialog(null)}
+          onAdd={(label, type, pointers) => model.addColumn(surface.id, { label, type, ...pointers })}
+        />
+      )}
     </div>
   );
 }
@@ -258,16 +270,23 @@ function needsOptions(type: ColumnType) {
   return type === 'status' || type === 'select';
 }
 
-function AddColumnDialog(props: { onClose: () => void; onAdd: (label: string, type: ColumnType) => void }) {
+function AddColumnDialog(props: {
+  model: TableModel;
+  surfaceId: string;
+  surfaces: SurfaceViewProps['surfaces'];
+  onClose: () => void;
+  onAdd: (label: string, type: ColumnType, pointers: ColumnPointers) => void;
+}) {
   const [label, setLabel] = useState('');
   const [type, setType] = useState<ColumnType>('text');
+  const [pointers, setPointers] = useState<ColumnPointers | null>({});
   const [error, setError] = useState<string | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const submit = (event: Event) => {
     event.preventDefault();
-    if (!label.trim()) return;
+    if (!label.trim() || !pointers) return;
     try {
-      props.onAdd(label.trim(), type);
+      props.onAdd(label.trim(), type, pointers);
       props.onClose();
     } catch (failure) {
       setError(messageOf(failure));
@@ -282,7 +301,7 @@ function AddColumnDialog(props: { onClose: () => void; onAdd: (label: string, ty
           <Button variant="ghost" onClick={props.onClose}>
             Cancel
           </Button>
-          <Button variant="primary" type="submit" form="add-column" disabled={!label.trim()}>
+          <Button variant="primary" type="submit" form="add-column" disabled={!label.trim() || !pointers}>
             Add column
           </Button>
         </>
@@ -298,13 +317,23 @@ function AddColumnDialog(props: { onClose: () => void; onAdd: (label: string, ty
           <div class="type-grid">
             {COLUMN_TYPES.map((option) => (
               <label key={option} class={`type-choice ${type === option ? 'is-selected' : ''}`}>
-                <input type="radio" name="type" value={option} checked={type === option} onChange={() => setType(option)} />
+                <input
+                  type="radio"
+                  name="type"
+                  value={option}
+                  checked={type === option}
+                  onChange={() => {
+                    setType(option);
+                    setPointers(LINKING_TYPES.has(option) ? null : {});
+                  }}
+                />
                 <Icon name={TYPE_LABELS[option]?.icon ?? 'text'} />
                 <span>{TYPE_LABELS[option]?.label ?? option}</span>
               </label>
             ))}
           </div>
         </fieldset>
+        {LINKING_TYPES.has(type) && <AddLinkFields key={type} type={type as 'link' | 'lookup'} model={props.model} surfaceId={props.surfaceId} surfaces={props.surfaces} onChange={setPointers} />}
         {error && (
           <p class="form-error" role="alert">
             {error}

@@ -15,27 +15,43 @@ import {
   moveRows,
   readColumns,
   replaceColumns,
+  resolveLinkedCells,
+  rowTitle,
   setRowPosition,
+  sheetOfRow,
   updateRowCells,
   type CellValue,
   type ColumnDef,
   type ColumnOption,
   type ColumnType,
+  type LookupValue,
+  type ReadRowData,
   type RowData,
 } from '../../../src/model/table/document';
 import { tableIndex } from '../../../src/model/table/row-index';
 import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
 import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
 
-export type { CellValue, ColumnDef, ColumnOption, ColumnType, RowData };
-export { COLUMN_TYPES } from '../../../src/model/table/document';
+export type { CellValue, ColumnDef, ColumnOption, ColumnType, LookupValue, ReadRowData, RowData };
+export { COLUMN_TYPES, lookupText } from '../../../src/model/table/document';
+
+/** A cell as the grid shows it: stored, or a lookup's values (computed, read-only). */
+export type ShownValue = CellValue | LookupValue;
+
+/** Column types made with what they point at (the add-column dialog asks), not by switching a column's type. */
+export const LINKING_TYPES: ReadonlySet<ColumnType> = new Set(['link', 'lookup']);
 export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 
 /** Origin of this tab's own writes (the provider sends every transaction not made by itself). */
 const LOCAL = { source: 'web' };
 
 export class TableModel {
-  constructor(readonly doc: Y.Doc) {}
+  constructor(readonly doc: Y.Doc) {
+    // Every row read resolves its links against its sheet's columns: read them once per change, not once per row.
+    doc.on('afterTransaction', () => this.columnCache.clear());
+  }
+
+  private readonly columnCache = new Map<string, ColumnDef[]>();
 
   /** Row ids of a sheet in display order. The array is cached until the next change: do not mutate it. */
   rowIds(surfaceId: string): readonly string[] {
@@ -46,14 +62,33 @@ export class TableModel {
     return this.rowIds(surfaceId).length;
   }
 
-  /** The row's cells, or null when it is gone (deleted by a peer a moment ago). */
-  row(rowId: string): RowData | null {
+  /**
+   * The row's cells as shown, or null when it is gone (deleted by a peer a
+   * moment ago): link cells hold the ids of rows that exist, lookup cells
+   * the linked rows' values (the same rules as REST: src/model/table/link-reads.ts).
+   */
+  row(rowId: string): ReadRowData | null {
     const map = rowMapOf(this.doc, rowId);
-    return map ? readRowData(map) : null;
+    if (!map) return null;
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    const data = readRowData(map);
+    return surfaceId === null ? data : resolveLinkedCells(this.doc, surfaceId, data, { columns: this.cachedColumns(surfaceId) });
+  }
+
+  /** How a row reads in a link: its first column's text. */
+  title(rowId: string): string {
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    return surfaceId === null ? '' : rowTitle(this.doc, rowId, this.cachedColumns(surfaceId));
   }
 
   columns(surfaceId: string): ColumnDef[] {
     return readColumns(this.doc, surfaceId);
+  }
+
+  private cachedColumns(surfaceId: string): ColumnDef[] {
+    let columns = this.columnCache.get(surfaceId);
+    if (!columns) this.columnCache.set(surfaceId, (columns = readColumns(this.doc, surfaceId)));
+    return columns;
   }
 
   hasSheet(surfaceId: string): boolean {
@@ -67,6 +102,9 @@ export class TableModel {
   }
 
   setCell(rowId: string, key: string, value: CellValue): void {
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    // A lookup is computed from its link: there is nothing to write (clearing the cell with Delete lands here).
+    if (surfaceId !== null && this.cachedColumns(surfaceId).some((column) => column.key === key && column.type === 'lookup')) return;
     updateRowCells(this.doc, rowId, { [key]: value }, LOCAL);
   }
 
@@ -91,14 +129,19 @@ export class TableModel {
     setRowPosition(this.doc, rowId, position, LOCAL);
   }
 
-  /** Adds a column after the others, with a key made from its label (unique in the sheet). */
-  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[] }): ColumnDef {
+  /**
+   * Adds a column after the others, with a key made from its label (unique
+   * in the sheet). A link column names its target table surface by slug, a
+   * lookup its link column and the target's field (as over REST).
+   */
+  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[]; targetSurface?: string; link?: string; field?: string }): ColumnDef {
     const taken = new Set(this.columns(surfaceId).map((c) => c.key));
     const base = keyFromLabel(column.label);
     let key = base;
     for (let n = 2; taken.has(key); n++) key = `${base}_${n}`;
     const options = column.options ?? (column.type === 'status' ? DEFAULT_STATUS_OPTIONS : column.type === 'select' ? [] : undefined);
-    return addColumn(this.doc, surfaceId, { key, label: column.label, type: column.type, ...(options ? { options } : {}) }, LOCAL);
+    const pointers = column.type === 'link' ? { targetSurface: column.targetSurface } : column.type === 'lookup' ? { link: column.link, field: column.field } : {};
+    return addColumn(this.doc, surfaceId, withoutUndefined({ key, label: column.label, type: column.type, ...(options ? { options } : {}), ...pointers }), LOCAL);
   }
 
   /** Changes one column's fields (label, type, hidden, width, options); the key and id stay. */
