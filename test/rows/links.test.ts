@@ -1,7 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
-import { getRow, insertRow, updateRowCells } from '../../src/model/table/document';
+import * as Y from 'yjs';
+import { addColumn, deleteRow, diffTableTransaction, ensureSheet, getRow, insertRow, removeSheet, updateRowCells, type TableChange } from '../../src/model/table/document';
 import { orderOf, rowsRoot, sheetMapOf } from '../../src/model/table/layout';
 import { tableIndex } from '../../src/model/table/row-index';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -253,5 +254,43 @@ describe('links over sync', () => {
     expect(JSON.parse(seen.at(-1)!)).toMatchObject({ rel: [], relTitle: [] });
     const events = (await t.request('GET', `${fullBase}/events?action=row.updated&limit=100`, { as: owner.as })).body.events as any[];
     expect(events.find((event) => event.data.id === first && event.principal?.id === 'system')).toMatchObject({ data: { changedKeys: ['rel'] } });
+  });
+});
+
+describe('links in the table model (what REST, MCP, the web app and the observer all call)', () => {
+  function table() {
+    const doc = new Y.Doc();
+    for (const sheet of ['tasks', 'projects', 'people']) ensureSheet(doc, sheet, null);
+    addColumn(doc, 'tasks', { key: 'project', label: 'Project', type: 'link', targetSurface: 'projects' }, null);
+    addColumn(doc, 'tasks', { key: 'owner', label: 'Owner', type: 'link', targetSurface: 'people' }, null);
+    insertRow(doc, { id: 'p1', surfaceId: 'projects', data: { title: 'Apollo' } }, null);
+    insertRow(doc, { id: 'p2', surfaceId: 'projects', data: { title: 'Borealis' } }, null);
+    insertRow(doc, { id: 'u1', surfaceId: 'people', data: { title: 'Ann' } }, null);
+    insertRow(doc, { id: 't1', surfaceId: 'tasks', data: { project: ['p1', 'p2'], owner: ['u1'] } }, null);
+    insertRow(doc, { id: 't2', surfaceId: 'tasks', data: { project: ['p2'] } }, null);
+    const changes: TableChange[][] = [];
+    doc.on('afterTransaction', (transaction: Y.Transaction) => changes.push(diffTableTransaction(transaction)));
+    return { doc, changes };
+  }
+
+  it('removing a sheet takes its rows out of the other sheets\' link cells in the same transaction', () => {
+    const { doc, changes } = table();
+    removeSheet(doc, 'projects', { source: 'test' });
+    expect(changes).toHaveLength(1);
+    expect(changes[0]).toEqual(
+      expect.arrayContaining([
+        { kind: 'row.updated', rowId: 't1', surfaceId: 'tasks', changedKeys: ['project'] },
+        { kind: 'row.updated', rowId: 't2', surfaceId: 'tasks', changedKeys: ['project'] },
+      ]),
+    );
+    expect(getRow(doc, 't1')!.data).toEqual({ project: [], owner: ['u1'] });
+    expect(getRow(doc, 't2')!.data).toEqual({ project: [] });
+  });
+
+  it('a delete changes only the link cells that held the row', () => {
+    const { doc, changes } = table();
+    deleteRow(doc, 'p1', { source: 'test' });
+    expect(changes[0]!.filter((change) => change.kind === 'row.updated')).toEqual([{ kind: 'row.updated', rowId: 't1', surfaceId: 'tasks', changedKeys: ['project'] }]);
+    expect(getRow(doc, 't1')!.data.project).toEqual(['p2']);
   });
 });
