@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
 import * as Y from 'yjs';
-import { addColumn, deleteRow, diffTableTransaction, ensureSheet, getRow, insertRow, removeSheet, updateRowCells, type TableChange } from '../../src/model/table/document';
+import { addColumn as addModelColumn, deleteRow, diffTableTransaction, ensureSheet, getRow, insertRow, removeSheet, updateRowCells, type TableChange } from '../../src/model/table/document';
 import { orderOf, rowsRoot, sheetMapOf } from '../../src/model/table/layout';
 import { tableIndex } from '../../src/model/table/row-index';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -261,8 +261,8 @@ describe('links in the table model (what REST, MCP, the web app and the observer
   function table() {
     const doc = new Y.Doc();
     for (const sheet of ['tasks', 'projects', 'people']) ensureSheet(doc, sheet, null);
-    addColumn(doc, 'tasks', { key: 'project', label: 'Project', type: 'link', targetSurface: 'projects' }, null);
-    addColumn(doc, 'tasks', { key: 'owner', label: 'Owner', type: 'link', targetSurface: 'people' }, null);
+    addModelColumn(doc, 'tasks', { key: 'project', label: 'Project', type: 'link', targetSurface: 'projects' }, null);
+    addModelColumn(doc, 'tasks', { key: 'owner', label: 'Owner', type: 'link', targetSurface: 'people' }, null);
     insertRow(doc, { id: 'p1', surfaceId: 'projects', data: { title: 'Apollo' } }, null);
     insertRow(doc, { id: 'p2', surfaceId: 'projects', data: { title: 'Borealis' } }, null);
     insertRow(doc, { id: 'u1', surfaceId: 'people', data: { title: 'Ann' } }, null);
