@@ -472,8 +472,17 @@ export async function putColumns(services: Services, actor: Actor, resolved: Res
   const surfaces = await tableSurfaces(services, workspace.id);
   return services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
-      // Only link and lookup columns are checked, each against the list as it will be.
-      const checked = columns.flatMap((column, index) => (column.type === 'link' || column.type === 'lookup' ? [{ index, path: ['columns', String(index)] }] : []));
+      // Link and lookup columns that are new or point elsewhere are checked, each against the list as it will be;
+      // one left as it was is not (its target may have gone since, which must not block renaming another column).
+      const stored = readColumns(doc, surface.id);
+      const pointsAs = (column: ColumnFields) => JSON.stringify([column.type, column.targetSurface, column.link, column.field]);
+      const unchanged = (column: ReplacementColumn) => {
+        const before = stored.find((candidate) => (column.id !== undefined ? candidate.id === column.id : candidate.key === column.key));
+        return before !== undefined && pointsAs(before) === pointsAs(column);
+      };
+      const checked = columns.flatMap((column, index) =>
+        (column.type === 'link' || column.type === 'lookup') && !unchanged(column) ? [{ index, path: ['columns', String(index)] }] : [],
+      );
       checkLinkColumns(doc, surfaces, surface.id, columns, checked);
       return replaceColumns(doc, surface.id, columns, null);
     })

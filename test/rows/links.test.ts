@@ -167,7 +167,7 @@ describe('link and lookup columns', () => {
     expect(await storedCell(task, 'project')).toEqual([apollo, borealis]);
   });
 
-  it('deleting a linked row over REST drops it from every link cell in the same change, with a row.updated by the deleter naming the link column', async () => {
+  it('deleting a linked row over REST or MCP drops it from every link cell in the same change, with a row.updated by the deleter naming the link column', async () => {
     const doomed = (await rest('POST', `${base}/rows?surface=projects`, { data: { title: 'Doomed' } })).body.id;
     const a = (await rest('POST', `${base}/rows`, { data: { title: 'A', project: [doomed, apollo] } })).body.id;
     const b = (await rest('POST', `${base}/rows`, { data: { title: 'B', project: doomed } })).body.id;
@@ -182,6 +182,19 @@ describe('link and lookup columns', () => {
       expect(updates).toHaveLength(1);
       expect(updates[0]).toMatchObject({ principal: { id: owner.userId }, data: { changedKeys: ['project'] } });
     }
+
+    // The same through MCP's delete_row, attributed to the agent.
+    const agentDoomed = (await rest('POST', `${base}/rows?surface=projects`, { data: { title: 'Doomed too' } })).body.id;
+    const c = (await rest('POST', `${base}/rows`, { data: { title: 'C', project: [agentDoomed] } })).body.id;
+    const agent = await insertKey(t, owner, { role: 'editor', scopeWorkspaceId: workspaceId, agentName: 'cleaner' });
+    const mcp: Client = await mcpClient(t, bearerOf(agent.as));
+    try {
+      expect((await mcp.callTool({ name: 'delete_row', arguments: { slug: 'links', id: agentDoomed } })).isError).toBeFalsy();
+    } finally {
+      await mcp.close();
+    }
+    expect(await storedCell(c, 'project')).toEqual([]);
+    expect(await rowUpdates(c)).toEqual([expect.objectContaining({ principal: expect.objectContaining({ id: agent.agentId }), data: expect.objectContaining({ changedKeys: ['project'] }) })]);
   });
 
   it('a linked row moved to another sheet keeps its link and its lookups; new links must name rows of the target surface', async () => {
