@@ -74,7 +74,7 @@ export {
 export { listRows, type ListRowsOptions, type RowPage } from './list.js';
 export { diffTableTransaction } from './changes.js';
 export { normalizeLinkCells, validateCellValues, type CellValidationOptions } from './validation.js';
-export { dropLinksTo, holdsLinksTo, linkIdsOf } from './links.js';
+export { dropLinksTo, dropLinksToDeleted, holdsLinksTo, linkIdsOf } from './links.js';
 export { linkColumnIssues, lookupText, resolveLinkedCells, resolveLinkedRows, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
 export { compactDecodedContent } from './memory.js';
 export { copyTableToFreshDocument } from './copy.js';

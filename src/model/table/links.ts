@@ -4,7 +4,7 @@
  * is in this one document, so a row keeps its id when it moves and a link to
  * it survives the move. A deleted row leaves every link cell that held it in
  * the same transaction as the delete (`deleteRow` and `removeSheet` call
- * `dropLinksTo`), so the change is one update attributed to whoever deleted.
+ * `dropLinksToDeleted`), so the change is one update attributed to whoever deleted.
  *
  * This file knows only the layout and the index: `rows.ts` and `sheets.ts`
  * call it, and `columns.ts` imports `sheets.ts`, so reading the columns
@@ -38,21 +38,18 @@ export function linkIdsOf(value: unknown): string[] {
 
 type LinkCell = { rowMap: RowMap; key: string; kept: string[] };
 
-/** Link cells that hold one of `gone` while it is no row (any more), with the ids each keeps. */
-function cellsLinkingTo(doc: Y.Doc, gone: ReadonlySet<string>): LinkCell[] {
-  if (gone.size === 0) return [];
-  // Before the index: a table without link columns (most) costs a delete no rebuild of it.
+/** Link cells that hold an id `isGone` says is gone, with the ids each keeps; rows in `skip` are not looked at. */
+function cellsLinkingTo(doc: Y.Doc, isGone: (id: string) => boolean, skip: ReadonlySet<string>): LinkCell[] {
+  // Before the index: a table without link columns (most) costs a delete no pass over its rows.
   const linking = canonicalSheetIds(doc)
     .map((surfaceId) => ({ surfaceId, keys: linkColumnKeys(doc, surfaceId) }))
     .filter((sheet) => sheet.keys.length > 0);
   if (linking.length === 0) return [];
   const index = tableIndex(doc);
-  const isGone = (id: string) => gone.has(id) && !index.placements.has(id);
-  if (![...gone].some(isGone)) return [];
   const cells: LinkCell[] = [];
   for (const { surfaceId, keys } of linking) {
     for (const rowId of index.rowsBySheet.get(surfaceId) ?? []) {
-      const rowMap = rowMapOf(doc, rowId);
+      const rowMap = skip.has(rowId) ? null : rowMapOf(doc, rowId);
       if (!rowMap) continue;
       for (const key of keys) {
         if (!rowMap.has(key)) continue;
@@ -66,18 +63,37 @@ function cellsLinkingTo(doc: Y.Doc, gone: ReadonlySet<string>): LinkCell[] {
 }
 
 /**
+ * Takes rows about to be deleted out of every link cell holding them. Call
+ * it inside the deleting transaction, before the delete: the index still
+ * places every other row, so no rebuild of it is needed (deleting a row of
+ * a 50,000-row table would otherwise cost two). Each cell it rewrites is a
+ * `row.updated` of that row naming the link column.
+ */
+export function dropLinksToDeleted(doc: Y.Doc, deleted: Iterable<string>): void {
+  const gone = new Set(deleted);
+  if (gone.size === 0) return;
+  for (const { rowMap, key, kept } of cellsLinkingTo(doc, (id) => gone.has(id), gone)) rowMap.set(key, kept);
+}
+
+/**
  * Takes ids of rows that no longer exist out of every link cell holding
- * them. Call it inside the transaction that deleted them (or a follow-up
- * one): each cell it rewrites is a `row.updated` of that row naming the
- * link column. Returns how many cells it rewrote.
+ * them: the server's follow-up to a delete a sync peer made without
+ * `dropLinksToDeleted`. Returns how many cells it rewrote.
  */
 export function dropLinksTo(doc: Y.Doc, gone: Iterable<string>): number {
-  const cells = cellsLinkingTo(doc, new Set(gone));
+  const cells = danglingCells(doc, new Set(gone));
   for (const { rowMap, key, kept } of cells) rowMap.set(key, kept);
   return cells.length;
 }
 
-/** Whether a link cell still holds one of `gone` while it is no row: a delete made without `dropLinksTo` (a sync peer's own code). */
+/** Whether a link cell still holds one of `gone` while it is no row: a delete made without `dropLinksToDeleted` (a sync peer's own code). */
 export function holdsLinksTo(doc: Y.Doc, gone: Iterable<string>): boolean {
-  return cellsLinkingTo(doc, new Set(gone)).length > 0;
+  return danglingCells(doc, new Set(gone)).length > 0;
+}
+
+function danglingCells(doc: Y.Doc, gone: ReadonlySet<string>): LinkCell[] {
+  if (gone.size === 0) return [];
+  const placements = tableIndex(doc).placements;
+  const isGone = (id: string) => gone.has(id) && !placements.has(id);
+  return [...gone].some(isGone) ? cellsLinkingTo(doc, isGone, new Set()) : [];
 }

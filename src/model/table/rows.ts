@@ -7,7 +7,7 @@
 import * as Y from 'yjs';
 import { builtTableIndex, invalidateTableIndex, tableIndex, transactTable } from './row-index.js';
 import { copyCellValue, isCellValue, orderOf, readRowData, rowMapOf, rowsRoot, sameCellValue, sheetMapOf, type RowMap } from './layout.js';
-import { dropLinksTo } from './links.js';
+import { dropLinksToDeleted } from './links.js';
 import { requireSheet } from './sheets.js';
 import { TableDocumentError, type CellValue, type RowData, type TableIssue, type TableRow } from './types.js';
 
@@ -225,10 +225,10 @@ export function deleteRow(doc: Y.Doc, rowId: string, origin: unknown): boolean {
   const hasMap = rowsRoot(doc).has(rowId);
   if (!hasMap && entries.length === 0) return false;
   transactTable(doc, origin, () => {
+    dropLinksToDeleted(doc, [rowId]);
     removeOrderEntries(doc, entries);
     if (hasMap) rowsRoot(doc).delete(rowId);
     invalidateTableIndex(doc);
-    dropLinksTo(doc, [rowId]);
   });
   return placement !== undefined;
 }

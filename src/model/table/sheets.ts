@@ -5,7 +5,7 @@
 import * as Y from 'yjs';
 import { tableIndex, invalidateTableIndex, transactTable } from './row-index.js';
 import { COLUMNS_FIELD, ORDER_FIELD, canonicalSheetIds, newSheetMap, rowsRoot, sheetMapOf, sheetsRoot } from './layout.js';
-import { dropLinksTo } from './links.js';
+import { dropLinksToDeleted } from './links.js';
 import { TableDocumentError } from './types.js';
 
 /**
@@ -37,11 +37,11 @@ export function removeSheet(doc: Y.Doc, surfaceId: string, origin: unknown): { r
   if (!sheetMapOf(doc, surfaceId)) return { removed: false, deletedRows: 0 };
   const rowIds = tableIndex(doc).rowsBySheet.get(surfaceId) ?? [];
   transactTable(doc, origin, () => {
+    dropLinksToDeleted(doc, rowIds);
     const rows = rowsRoot(doc);
     for (const rowId of rowIds) rows.delete(rowId);
     sheetsRoot(doc).delete(surfaceId);
     invalidateTableIndex(doc);
-    dropLinksTo(doc, rowIds);
   });
   return { removed: true, deletedRows: rowIds.length };
 }
