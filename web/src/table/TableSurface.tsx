@@ -12,7 +12,7 @@ import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog } from './OptionsDialog';
 import { COLUMN_TYPES, LINKING_TYPES, TableModel, type ColumnDef, type ColumnType } from './table-model';
-import { AddLinkFields, LinkContext, type ColumnPointers } from './links';
+import { AddLinkFields, withLinks, type ColumnPointers } from './links';
 import { confirmDialog } from '../ui/dialogs';
 
 type OpenMenu = { kind: 'header'; column: ColumnDef; anchor: HTMLElement } | { kind: 'row'; rowId: string; anchor: HTMLElement } | { kind: 'hidden'; anchor: HTMLElement };
@@ -180,7 +180,9 @@ export function TableSurface(props: SurfaceViewProps) {
     ];
   };
 
-  return (
+  // Link cells read the linked rows' titles and their target sheets from here (links.tsx).
+  return withLinks(
+    { model, surfaces: props.surfaces },
     <div class="table-surface">
       <div class="table-toolbar">
         <span class="row-count" data-testid="row-count">
@@ -206,7 +208,6 @@ export function TableSurface(props: SurfaceViewProps) {
           </>
         )}
       </div>
-      <LinkContext.Provider value={{ model, surfaces: props.surfaces }}>
       <Grid
         model={model}
         surfaceId={surface.id}
@@ -227,7 +228,6 @@ export function TableSurface(props: SurfaceViewProps) {
         onUndo={() => undo?.undo()}
         onRedo={() => undo?.redo()}
       />
-      </LinkContext.Provider>
       {rowIds.length === 0 && (
         <div class="grid-empty">
           <p>{editable ? 'No rows yet. Add one, or let an agent fill the table through the API.' : 'No rows yet.'}</p>
@@ -262,7 +262,7 @@ export function TableSurface(props: SurfaceViewProps) {
           onAdd={(label, type, pointers) => model.addColumn(surface.id, { label, type, ...pointers })}
         />
       )}
-    </div>
+    </div>,
   );
 }
 

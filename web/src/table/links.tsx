@@ -4,7 +4,7 @@
  * column names its target sheet by slug). Given by TableSurface around the
  * grid, so the grid itself passes nothing new to its cells.
  */
-import { createContext } from 'preact';
+import { createContext, type ComponentChildren } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import type { Surface } from '../workspace-context/types';
 import type { ColumnDef, TableModel } from './table-model';
@@ -15,6 +15,11 @@ export interface LinkEnvironment {
 }
 
 export const LinkContext = createContext<LinkEnvironment | null>(null);
+
+/** `view` with the link environment given to every cell under it. */
+export function withLinks(environment: LinkEnvironment, view: ComponentChildren) {
+  return <LinkContext.Provider value={environment}>{view}</LinkContext.Provider>;
+}
 
 export function useLinks(): LinkEnvironment | null {
   return useContext(LinkContext);
