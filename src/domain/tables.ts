@@ -22,20 +22,29 @@ import {
   ensureSheet,
   getRow,
   insertRow,
+  linkColumnIssues,
   listRows,
   listSheetIds,
   moveRows,
+  normalizeLinkCells,
   readColumns,
   replaceColumns,
+  resolveLinkedCells,
+  resolveLinkedRows,
   seedColumnsFor,
   setRowPosition,
+  sheetOfRow,
   TableDocumentError,
   updateRows,
   validateCellValues,
+  type CellValidationOptions,
   type ColumnDef,
+  type ColumnFields,
   type NewColumn,
+  type ReadRowData,
   type ReplacementColumn,
   type RowData,
+  type TableIssue,
   type TableRow,
 } from '../model/table/document';
 import type { ResolvedWorkspace } from './resolved-workspace';
@@ -56,7 +65,8 @@ export type RowRecord = {
   workspaceId: string;
   surfaceId: string;
   position: number;
-  data: RowData;
+  /** As readers see it: link cells hold only rows the caller may see, lookup cells are computed (docs/TABLES-LINKS.md). */
+  data: ReadRowData;
   createdByPrincipalId: string | null;
   updatedByPrincipalId: string | null;
   createdAt: string;
@@ -107,7 +117,9 @@ async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: 
 }
 
 /** Rows as the API shows them; attribution from the commit's receipt when the caller has one, else from the projection. */
-async function present(services: Services, workspaceId: string, rows: TableRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
+type ReadRow = Omit<TableRow, 'data'> & { data: ReadRowData };
+
+async function present(services: Services, workspaceId: string, rows: ReadRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
   const missing = rows.filter((r) => !stored?.has(r.id)).map((r) => r.id);
   const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, workspaceId, missing)), ...(stored ?? [])]);
   const now = services.clock.now().toISOString();
@@ -158,9 +170,31 @@ function passedRow(doc: Y.Doc, rowId: string): TableRow | null {
   return hasPassed(doc, rowId) ? getRow(doc, rowId) : null;
 }
 
-function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[]) {
-  const issues = validateCellValues(columns, data, { basePath: path });
+/**
+ * The row as the caller sees it: a link never shows a row the caller
+ * cannot read. With no per-sheet permissions, every sheet of a workspace
+ * the caller reads is readable, and a link can only name rows of its own
+ * workspace's document, so what is left out is rows the row cap has not let
+ * through (and links to rows that are gone).
+ */
+function seenAs(doc: Y.Doc, row: TableRow): ReadRow {
+  return { ...row, data: resolveLinkedCells(doc, row.surfaceId, row.data, { hidden: unpassedRows(doc) }) };
+}
+
+/** How link cells are checked on a write: ids of rows that passed the cap, on the link's target surface. */
+function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullable<CellValidationOptions['links']> {
+  return {
+    targetSheetOf: (column) => surfaces.find((surface) => surface.slug === column.targetSurface)?.id ?? null,
+    sheetOfRow: (rowId) => (hasPassed(doc, rowId) ? sheetOfRow(doc, rowId) : null),
+  };
+}
+
+/** Normalizes the link cells of `data` (one id → an array of one) and checks every cell; 422 with details. */
+function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[], links?: CellValidationOptions['links']): Record<string, unknown> {
+  const normalized = normalizeLinkCells(columns, data);
+  const issues = validateCellValues(columns, normalized, { basePath: path, links });
   if (issues.length > 0) throw errors.validation(`Invalid cell values: ${issues.map((i) => i.message).join('; ')}`, issues);
+  return normalized;
 }
 
 /** A listing of rows (`GET /rows`, `POST /rows/query`, CSV export): the query in its JSON form. */
@@ -195,8 +229,10 @@ export async function listWorkspaceRows(
     .read(tablesDocumentName(workspace.id), (doc) => {
       const columns = listingColumns(doc, surfaceId, sheetOrder);
       const query = compileListing(columns, view, listing);
-      const page = listRows(doc, { hidden: unpassedRows(doc), surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder });
-      return { ...page, fields: pickedFields(columns, listing.fields) };
+      const hidden = unpassedRows(doc);
+      const page = listRows(doc, { hidden, surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder });
+      // Links show only rows the caller may see, and lookups read through them (link-reads.ts).
+      return { rows: resolveLinkedRows(doc, page.rows, hidden), nextCursor: page.nextCursor, fields: pickedFields(columns, listing.fields) };
     })
     .catch(tableError);
   const rows = await present(services, workspace.id, page.rows);
@@ -243,8 +279,8 @@ function pickedFields(columns: ColumnDef[], fields: string[] | undefined): strin
   return fields;
 }
 
-function pick(data: RowData, fields: readonly string[]): RowData {
-  const picked: RowData = {};
+function pick<T>(data: Record<string, T>, fields: readonly string[]): Record<string, T> {
+  const picked: Record<string, T> = {};
   for (const key of fields) if (Object.hasOwn(data, key)) picked[key] = data[key]!;
   return picked;
 }
@@ -266,7 +302,8 @@ export async function assertRowOnSheet(services: Services, workspace: Workspace,
 export async function getWorkspaceRow(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<{ row: RowRecord; etag: string }> {
   const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
   const row = await assertRowOnSheet(services, workspace, rowId, selector);
-  return { row: (await present(services, workspace.id, [row]))[0]!, etag };
+  const seen = await services.sync.read(tablesDocumentName(workspace.id), (doc) => seenAs(doc, row));
+  return { row: (await present(services, workspace.id, [seen]))[0]!, etag };
 }
 
 /** A cell both the caller and someone else changed since the caller's base version: theirs is kept. */
@@ -340,6 +377,7 @@ export async function transactWithinRowCap<T>(
 export async function createRow(services: Services, actor: Actor, resolved: ResolvedWorkspace, input: SurfaceSelector & { data: Record<string, unknown> }): Promise<RowRecord> {
   const { workspace } = resolved;
   const surface = await tableSurfaceForWrite(services, actor, resolved, input);
+  const surfaces = await tableSurfaces(services, workspace.id);
   const id = createTableId();
   const { result: row, receipt } = await transactWithinRowCap(
     services,
@@ -347,10 +385,10 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
     resolved,
     () => 1,
     (doc) => {
-      checkValues(readColumns(doc, surface.id), input.data, ['data']);
+      const data = checkValues(readColumns(doc, surface.id), input.data, ['data'], linkChecks(doc, surfaces));
       ensureSheet(doc, surface.id, null);
-      seedColumnsFor(doc, surface.id, Object.keys(input.data), null);
-      return insertRow(doc, { id, surfaceId: surface.id, data: input.data as RowData }, null);
+      seedColumnsFor(doc, surface.id, Object.keys(data), null);
+      return seenAs(doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null));
     },
   );
   return (await present(services, workspace.id, [row], receipt.rows))[0]!;
@@ -378,6 +416,7 @@ export async function updateRow(
   }
   let moved = false;
   let conflicts: CellConflict[] = [];
+  const surfaces = await tableSurfaces(services, workspace.id);
   await lookUpPassedRows(services, workspace.id);
   const { result: row, receipt } = await services.sync
     .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
@@ -388,9 +427,9 @@ export async function updateRow(
       const data = input.data && baseData ? mergeCells(baseData, input.data, current.data) : { data: input.data, conflicts: [] };
       conflicts = data.conflicts;
       if (data.data) {
-        checkValues(readColumns(doc, sheetId), data.data, ['data']);
-        seedColumnsFor(doc, sheetId, Object.keys(data.data), null);
-        updateRows(doc, [{ id: rowId, data: data.data as RowData }], null);
+        const cells = checkValues(readColumns(doc, sheetId), data.data, ['data'], linkChecks(doc, surfaces));
+        seedColumnsFor(doc, sheetId, Object.keys(cells), null);
+        updateRows(doc, [{ id: rowId, data: cells as RowData }], null);
       }
       if (target && target.id !== current.surfaceId) {
         ensureSheet(doc, target.id, null);
@@ -399,7 +438,7 @@ export async function updateRow(
       } else if (input.position !== undefined) {
         setRowPosition(doc, rowId, input.position, null);
       }
-      return getRow(doc, rowId)!;
+      return seenAs(doc, getRow(doc, rowId)!);
     })
     .catch(tableError);
   if (baseSeq === null) return { row: (await present(services, workspace.id, [row], receipt.rows))[0]!, moved };
@@ -416,6 +455,7 @@ export async function bulkUpdateRows(
 ): Promise<RowRecord[]> {
   // A named sheet scopes the batch: a row on another sheet is not found there.
   const sheet = await namedTableSurface(services, workspace, selector);
+  const surfaces = await tableSurfaces(services, workspace.id);
   await lookUpPassedRows(services, workspace.id);
   const { result: rows, receipt } = await services.sync
     .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
@@ -426,10 +466,11 @@ export async function bulkUpdateRows(
       // Everything is checked before the first write: one bad entry writes nothing.
       const missing = updates.flatMap((u, i) => (onSheet(u.id) ? [] : [{ path: ['updates', String(i), 'id'], code: 'row_not_found', message: `No row ${u.id}.` }]));
       if (missing.length > 0) throw new ApiError(404, 'not_found', 'A row in the batch does not exist; nothing was written.', missing);
-      updates.forEach((u, i) => checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data']));
-      for (const u of updates) seedColumnsFor(doc, getRow(doc, u.id)!.surfaceId, Object.keys(u.data), null);
-      updateRows(doc, updates as Array<{ id: string; data: RowData }>, null);
-      return updates.map((u) => getRow(doc, u.id)!);
+      const links = linkChecks(doc, surfaces);
+      const checked = updates.map((u, i) => ({ id: u.id, data: checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data'], links) }));
+      for (const u of checked) seedColumnsFor(doc, getRow(doc, u.id)!.surfaceId, Object.keys(u.data), null);
+      updateRows(doc, checked as Array<{ id: string; data: RowData }>, null);
+      return updates.map((u) => seenAs(doc, getRow(doc, u.id)!));
     })
     .catch(tableError);
   return present(services, workspace.id, rows, receipt.rows);
@@ -455,6 +496,7 @@ export async function moveRowsToSurface(
     .catch(tableError);
 }
 
+/** Deletes the row and, in the same transaction (so attributed to the caller), takes it out of every link cell that held it. */
 export async function deleteWorkspaceRow(services: Services, actor: Actor, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<void> {
   const sheet = await namedTableSurface(services, workspace, selector);
   await lookUpPassedRows(services, workspace.id);
@@ -490,17 +532,46 @@ export async function putColumns(services: Services, actor: Actor, resolved: Res
   const keys = columns.map((c) => c.key);
   if (new Set(keys).size !== keys.length) throw errors.badRequest('Column keys must be unique.', [{ path: ['columns'], code: 'duplicate_key', message: 'duplicate key' }]);
   const surface = await tableSurfaceForWrite(services, actor, resolved, selector);
+  const surfaces = await tableSurfaces(services, workspace.id);
   return services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => replaceColumns(doc, surface.id, columns, null))
+    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+      // Link and lookup columns that are new or point elsewhere are checked, each against the list as it will be;
+      // one left as it was is not (its target may have gone since, which must not block renaming another column).
+      const stored = readColumns(doc, surface.id);
+      const pointsAs = (column: ColumnFields) => JSON.stringify([column.type, column.targetSurface, column.link, column.field]);
+      const unchanged = (column: ReplacementColumn) => {
+        const before = stored.find((candidate) => (column.id !== undefined ? candidate.id === column.id : candidate.key === column.key));
+        return before !== undefined && pointsAs(before) === pointsAs(column);
+      };
+      const checked = columns.flatMap((column, index) =>
+        (column.type === 'link' || column.type === 'lookup') && !unchanged(column) ? [{ index, path: ['columns', String(index)] }] : [],
+      );
+      checkLinkColumns(doc, surfaces, surface.id, columns, checked);
+      return replaceColumns(doc, surface.id, columns, null);
+    })
     .catch(tableError);
+}
+
+/** 422 when a link column names no table surface of the workspace, or a lookup no link column of the sheet and field of its target. */
+function checkLinkColumns(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: string, columns: readonly ColumnFields[], checked: Array<{ index: number; path: string[] }>) {
+  if (checked.length === 0) return;
+  const issues: TableIssue[] = linkColumnIssues(columns, checked, {
+    tableSurfaceId: (slug) => surfaces.find((surface) => surface.slug === slug)?.id ?? null,
+    // The sheet being changed reads as it will be (a lookup may look up a column added beside it on a link to its own sheet).
+    columnsOf: (id) => (id === surfaceId ? columns : readColumns(doc, id)),
+  });
+  if (issues.length > 0) throw errors.validation(`Invalid link or lookup column: ${issues.map((i) => i.message).join('; ')}`, issues);
 }
 
 export async function postColumn(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector, column: NewColumn) {
   const { workspace } = resolved;
   const surface = await tableSurfaceForWrite(services, actor, resolved, selector);
   const { position: _ignored, ...rest } = column;
+  const surfaces = await tableSurfaces(services, workspace.id);
   return services.sync
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+      const existing = readColumns(doc, surface.id);
+      if (rest.type === 'link' || rest.type === 'lookup') checkLinkColumns(doc, surfaces, surface.id, [...existing, rest], [{ index: existing.length, path: ['column'] }]);
       ensureSheet(doc, surface.id, null);
       const added = addColumn(doc, surface.id, rest, null);
       return { column: added, columns: readColumns(doc, surface.id) };

@@ -15,8 +15,8 @@ import {
 import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt, DocumentSync } from '../sync/document-sync';
 import type { ObservedChange, TransactionObserver } from '../sync/engine';
-import { isConnectionOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { countRows, deleteRow, diffTableTransaction, getRow, listRows, type TableChange, type TableRow } from '../model/table/document';
+import { isConnectionOrigin, isRelayedOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
+import { countRows, deleteRow, diffTableTransaction, dropLinksTo, getRow, holdsLinksTo, listRows, type TableChange, type TableRow } from '../model/table/document';
 import { getView, type ViewDef } from '../model/table/views';
 import { DocChanges, type DocChangesDeps, type DocDerived } from './doc-changes';
 import { recordEvents, publishEvents } from './emit';
@@ -40,6 +40,8 @@ type TableDerived = {
   docRows: number;
   /** Saved views the transaction changed, as they read right after it (null: deleted, or its sheet is gone). */
   views: Map<string, ViewDef | null>;
+  /** Rows it deleted that link cells still name (a peer deleted them without `dropLinksTo`): the server takes them out after the commit. */
+  danglingLinks: string[];
 };
 
 type Derived = TableDerived | DocDerived;
@@ -96,7 +98,10 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       if ('rowId' in change) rows.set(change.rowId, change.kind === 'row.deleted' ? null : getRow(doc, change.rowId));
       if ('viewId' in change) views.set(change.viewId, change.kind === 'view.deleted' ? null : getView(doc, change.viewId));
     }
-    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc), views };
+    const deleted = changes.flatMap((change) => (change.kind === 'row.deleted' ? [change.rowId] : []));
+    // Relayed updates are repaired by the instance that accepted them.
+    const danglingLinks = deleted.length > 0 && !isRelayedOrigin(transaction.origin) && holdsLinksTo(doc, deleted) ? deleted : [];
+    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc), views, danglingLinks };
   }
 
   /**
@@ -143,10 +148,14 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
     const receipts = changes.map(({ derived }) => (derived.kind === 'tables' ? { rows: rowsOf(derived, stored) } : undefined));
+    const repairs = changes.flatMap(({ derived, origin }) =>
+      derived.kind === 'tables' && derived.danglingLinks.length > 0 ? [{ rowIds: derived.danglingLinks, principal: principalOfOrigin(origin) }] : [],
+    );
     return {
       publish: () => {
         publishEvents(this.services, records);
         this.afterRefusals(documentName, ledger);
+        this.dropDanglingLinks(documentName, repairs);
       },
       deferred,
       receipts,
@@ -282,6 +291,23 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     if (!this.services.cluster.redisConfigured && docRows <= cap) return { refused: [], cap, plan };
     const room = Math.max(0, cap - ((await countWorkspaceRows(tx, workspaceId)) - created.size));
     return { refused: [...created].slice(room), cap, plan };
+  }
+
+  /**
+   * A sync client that deleted rows without taking them out of the link
+   * cells naming them (code that knows only the layout) gets the links
+   * dropped by a follow-up change once its own is committed, attributed to
+   * the same principal (the system when none), so each linking row has its
+   * `row.updated` naming the link column. Detached, as `afterRefusals`.
+   */
+  private dropDanglingLinks(documentName: string, repairs: Array<{ rowIds: string[]; principal: Principal | null }>) {
+    for (const repair of repairs) {
+      setImmediate(() => {
+        this.engine
+          .transact(documentName, serverOrigin(repair.principal ?? SYSTEM_PRINCIPAL, 'system'), (doc) => dropLinksTo(doc, repair.rowIds))
+          .catch((error) => this.services.log.error({ err: error, documentName }, 'could not drop links to deleted rows'));
+      });
+    }
   }
 
   /** Refused rows not yet removed from the document, as `workspaceId\0rowId`. */

@@ -9,6 +9,9 @@ import { addressOf, WorkspaceParams } from './workspace-routes';
 
 const Columns = z.object({ columns: z.array(Column) });
 
+const LINK_COLUMNS =
+  'A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link\'s target in `field` (422 otherwise; docs/TABLES-LINKS.md).';
+
 /** The columns of a table surface: read, replace all, add one. */
 export const columnOperations = {
   list: defineOperation(
@@ -36,7 +39,8 @@ export const columnOperations = {
         workspacePath: '/columns',
         summary: 'Replace every column (idempotent)',
         description:
-          'Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400).',
+          'Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400). ' +
+          LINK_COLUMNS,
         tags: ['columns'],
       },
     },
@@ -53,7 +57,7 @@ export const columnOperations = {
         method: 'POST',
         workspacePath: '/columns',
         summary: 'Add one column',
-        description: 'Any `position` is ignored: the column goes after the last one. 409 when the key exists.',
+        description: `Any \`position\` is ignored: the column goes after the last one. 409 when the key exists. ${LINK_COLUMNS}`,
         tags: ['columns'],
       },
     },

@@ -146,6 +146,10 @@ function inQueryStringTerms(error: unknown, listing: RowListing): unknown {
   return error;
 }
 
+/** How link and lookup cells read (docs/TABLES-LINKS.md), for the descriptions of the row routes and tools. */
+const LINK_CELLS = 'A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows\' values of its `field`.';
+const LINK_WRITES = 'A `link` cell takes a row id or an array of them, of rows on the column\'s `targetSurface`; `lookup` cells are read-only (422).';
+
 const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
 
 /** The row operations: REST routes and MCP tools (in this order in tools/list). */
@@ -160,6 +164,7 @@ export const rowOperations = {
         summary: 'List rows',
         description:
           'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
+          `${LINK_CELLS} ` +
           'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
         tags: ['rows'],
         config: { auth: 'optional' },
@@ -167,7 +172,7 @@ export const rowOperations = {
       mcp: {
         name: 'list_rows',
         title: 'List rows',
-        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names column keys, comma-separated (\`-key\` for descending); \`filter\` maps a column key to \`{ <op>: value }\` (ops ${FILTER_OPS.join(', ')}; all must hold; \`in\` a comma list, \`between\` \`a,b\`); \`fields\` a comma list of column keys; \`view\` a saved view id. For or-groups use query_rows. ${ADDRESS}`,
+        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names column keys, comma-separated (\`-key\` for descending); \`filter\` maps a column key to \`{ <op>: value }\` (ops ${FILTER_OPS.join(', ')}; all must hold; \`in\` a comma list, \`between\` \`a,b\`); \`fields\` a comma list of column keys; \`view\` a saved view id. For or-groups use query_rows. ${LINK_CELLS} ${ADDRESS}`,
         annotations: READ,
       },
     },
@@ -220,7 +225,7 @@ export const rowOperations = {
         method: 'POST',
         workspacePath: '/rows',
         summary: 'Create a row',
-        description: 'Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns.',
+        description: `Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns. ${LINK_WRITES}`,
         tags: ['rows'],
         querystring: SheetQuery,
         responses: { 402: OverLimitBody },
@@ -229,7 +234,7 @@ export const rowOperations = {
       mcp: {
         name: 'create_row',
         title: 'Create a row',
-        description: `Appends a row to a table surface (the primary one unless \`surface\` is given). \`data\` maps column keys to values, checked against the column types; unknown keys create text columns. ${ADDRESS}`,
+        description: `Appends a row to a table surface (the primary one unless \`surface\` is given). \`data\` maps column keys to values, checked against the column types; unknown keys create text columns. ${LINK_WRITES} ${ADDRESS}`,
         annotations: WRITE,
       },
     },
@@ -302,13 +307,13 @@ export const rowOperations = {
         method: 'DELETE',
         workspacePath: '/rows/:id',
         summary: 'Delete a row',
-        description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise).',
+        description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). Every link cell that named the row drops it in the same change (a `row.updated` for each linking row).',
         tags: ['rows'],
       },
       mcp: {
         name: 'delete_row',
         title: 'Delete a row',
-        description: `Deletes row \`id\` for good. ${ADDRESS}`,
+        description: `Deletes row \`id\` for good, and takes it out of every link cell that named it. ${ADDRESS}`,
         annotations: DESTRUCTIVE,
       },
     },

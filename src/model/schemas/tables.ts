@@ -27,6 +27,19 @@ const columnFields = {
   hidden: z.boolean().optional(),
   description: z.string().max(280).optional(),
   options: z.array(ColumnOption).optional(),
+  targetSurface: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids'),
+  link: z.string().min(1).max(64).optional().describe('For a `lookup` column (required there): the key of a link column of the same sheet'),
+  field: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only)'),
 };
 
 /** Additional properties on a column are accepted and kept (SPEC). */

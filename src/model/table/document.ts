@@ -42,7 +42,9 @@ export type {
   ColumnFields,
   ColumnOption,
   ColumnType,
+  LookupValue,
   NewColumn,
+  ReadRowData,
   ReplacementColumn,
   RowData,
   TableChange,
@@ -71,7 +73,9 @@ export {
 } from './rows.js';
 export { listRows, type ListRowsOptions, type RowPage } from './list.js';
 export { diffTableTransaction } from './changes.js';
-export { validateCellValues, type CellValidationOptions } from './validation.js';
+export { normalizeLinkCells, validateCellValues, type CellValidationOptions } from './validation.js';
+export { dropLinksTo, dropLinksToDeleted, holdsLinksTo, linkIdsOf } from './links.js';
+export { linkColumnIssues, lookupText, resolveLinkedCells, resolveLinkedRows, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
 export { compactDecodedContent } from './memory.js';
 export { copyTableToFreshDocument } from './copy.js';
 export { createTableId } from './ids.js';

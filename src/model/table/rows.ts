@@ -7,6 +7,7 @@
 import * as Y from 'yjs';
 import { builtTableIndex, invalidateTableIndex, tableIndex, transactTable } from './row-index.js';
 import { copyCellValue, isCellValue, orderOf, readRowData, rowMapOf, rowsRoot, sameCellValue, sheetMapOf, type RowMap } from './layout.js';
+import { dropLinksToDeleted } from './links.js';
 import { requireSheet } from './sheets.js';
 import { TableDocumentError, type CellValue, type RowData, type TableIssue, type TableRow } from './types.js';
 
@@ -212,8 +213,9 @@ export function deleteRowCells(doc: Y.Doc, rowId: string, keys: readonly string[
 // Deletes and moves
 
 /**
- * Deletes the row map and every `order` entry naming it. Returns false when
- * there was no row (a row map no sheet lists is still cleaned up).
+ * Deletes the row map and every `order` entry naming it, and takes the row
+ * out of every link cell that held it (links.ts). Returns false when there
+ * was no row (a row map no sheet lists is still cleaned up).
  */
 export function deleteRow(doc: Y.Doc, rowId: string, origin: unknown): boolean {
   const index = tableIndex(doc);
@@ -223,6 +225,7 @@ export function deleteRow(doc: Y.Doc, rowId: string, origin: unknown): boolean {
   const hasMap = rowsRoot(doc).has(rowId);
   if (!hasMap && entries.length === 0) return false;
   transactTable(doc, origin, () => {
+    dropLinksToDeleted(doc, [rowId]);
     removeOrderEntries(doc, entries);
     if (hasMap) rowsRoot(doc).delete(rowId);
     invalidateTableIndex(doc);

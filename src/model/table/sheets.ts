@@ -5,6 +5,7 @@
 import * as Y from 'yjs';
 import { tableIndex, invalidateTableIndex, transactTable } from './row-index.js';
 import { COLUMNS_FIELD, ORDER_FIELD, canonicalSheetIds, newSheetMap, rowsRoot, sheetMapOf, sheetsRoot } from './layout.js';
+import { dropLinksToDeleted } from './links.js';
 import { TableDocumentError } from './types.js';
 
 /**
@@ -29,12 +30,14 @@ export function ensureSheet(doc: Y.Doc, surfaceId: string, origin: unknown): boo
 
 /**
  * Removes the sheet and deletes the rows it holds, in one transaction, so no
- * row map is left behind that no sheet lists. Returns how many rows went.
+ * row map is left behind that no sheet lists, and takes those rows out of
+ * the link cells of the other sheets. Returns how many rows went.
  */
 export function removeSheet(doc: Y.Doc, surfaceId: string, origin: unknown): { removed: boolean; deletedRows: number } {
   if (!sheetMapOf(doc, surfaceId)) return { removed: false, deletedRows: 0 };
   const rowIds = tableIndex(doc).rowsBySheet.get(surfaceId) ?? [];
   transactTable(doc, origin, () => {
+    dropLinksToDeleted(doc, rowIds);
     const rows = rowsRoot(doc);
     for (const rowId of rowIds) rows.delete(rowId);
     sheetsRoot(doc).delete(surfaceId);

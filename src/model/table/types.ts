@@ -9,7 +9,7 @@ export type CellValue = string | number | boolean | null | string[];
 
 export type RowData = Record<string, CellValue>;
 
-export const COLUMN_TYPES = ['text', 'longtext', 'number', 'status', 'person', 'date', 'url', 'checkbox', 'select'] as const;
+export const COLUMN_TYPES = ['text', 'longtext', 'number', 'status', 'person', 'date', 'url', 'checkbox', 'select', 'link', 'lookup'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 
 export interface ColumnOption {
@@ -28,8 +28,23 @@ export interface ColumnFields {
   hidden?: boolean;
   description?: string;
   options?: ColumnOption[];
+  /** A `link` column: the slug of the table surface whose rows its cells name (docs/TABLES-LINKS.md). */
+  targetSurface?: string;
+  /** A `lookup` column: the key of the link column (of the same sheet) it reads through. */
+  link?: string;
+  /** A `lookup` column: the key of the column of the linked rows it shows. */
+  field?: string;
   [extra: string]: unknown;
 }
+
+/**
+ * A lookup cell as read: the linked rows' values of the lookup's field, one
+ * per linked row in the link cell's order. Computed on read, never stored.
+ */
+export type LookupValue = CellValue[];
+
+/** A row's cells as a reader sees them: stored cells, plus lookup cells computed from the links. */
+export type ReadRowData = Record<string, CellValue | LookupValue>;
 
 /**
  * A column as read from the document. `id` is server-assigned and survives

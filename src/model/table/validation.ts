@@ -13,7 +13,16 @@ export interface CellValidationOptions {
   basePath?: string[];
   /** Whether a string names a principal of the workspace; without it any non-empty string passes. */
   isPrincipalId?: (id: string) => boolean;
+  /**
+   * For link cells: the sheet a link column targets (null when its surface
+   * is unknown) and the sheet a row the caller may see is on (null for no
+   * such row). Without it any ids pass.
+   */
+  links?: { targetSheetOf(column: ColumnDef): string | null; sheetOfRow(rowId: string): string | null };
 }
+
+/** Most ids one link cell holds. */
+export const MAX_LINKS_PER_CELL = 1_000;
 
 type Check = (value: unknown, column: ColumnDef, options: CellValidationOptions) => { code: string; message: string } | null;
 
@@ -22,8 +31,13 @@ export function validateCellValues(columns: readonly ColumnDef[], data: Record<s
   const byKey = new Map(columns.map((column) => [column.key, column]));
   const issues: TableIssue[] = [];
   for (const [key, value] of Object.entries(data)) {
-    if (value === undefined || value === null) continue;
     const column = byKey.get(key);
+    // Computed on read: writing one, even null, is refused.
+    if (column?.type === 'lookup' && value !== undefined) {
+      issues.push({ path: [...basePath, key], code: 'read_only', message: `${key} is a lookup column: it shows values of the rows linked in ${String(column.link)} and cannot be written.` });
+      continue;
+    }
+    if (value === undefined || value === null) continue;
     const problem = !isCellValue(value)
       ? { code: 'invalid_type', message: 'A cell holds a string, a finite number, a boolean, null or an array of strings.' }
       : column
@@ -53,6 +67,21 @@ const CHECKS: Record<string, Check> = {
     if (typeof value !== 'string') return wrongType(column, 'an absolute URL');
     return isAbsoluteWebUrl(value) ? null : { code: 'invalid_format', message: `${column.key} must be an absolute http(s), mailto or tel URL.` };
   },
+  link: (value, column, options) => {
+    const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : null;
+    if (!ids) return wrongType(column, 'a row id or an array of row ids');
+    if (ids.length > MAX_LINKS_PER_CELL) return { code: 'too_many', message: `${column.key} holds at most ${MAX_LINKS_PER_CELL} links.` };
+    if (ids.some((id) => id === '')) return { code: 'invalid_format', message: `${column.key}: a row id is a non-empty string.` };
+    if (!options.links) return null;
+    const target = options.links.targetSheetOf(column);
+    if (target === null) return { code: 'unknown_surface', message: `${column.key} links to the table surface "${String(column.targetSurface)}", which this workspace does not have.` };
+    for (const id of ids) {
+      const sheet = options.links.sheetOfRow(id);
+      if (sheet === null) return { code: 'row_not_found', message: `${column.key}: there is no row ${id}.` };
+      if (sheet !== target) return { code: 'wrong_surface', message: `${column.key}: row ${id} is not on the table surface "${String(column.targetSurface)}".` };
+    }
+    return null;
+  },
   person: (value, column, options) => {
     const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : null;
     if (!ids) return wrongType(column, 'a principal id or an array of them');
@@ -60,6 +89,24 @@ const CHECKS: Record<string, Check> = {
     return unknown === undefined ? null : { code: 'unknown_principal', message: `${column.key}: "${unknown}" is not a member of this workspace.` };
   },
 };
+
+/**
+ * Link cells as stored: one id given as a string becomes a one-element
+ * array, and an id given twice is kept once. Other cells are returned as
+ * given. Run it before `validateCellValues` and the write.
+ */
+export function normalizeLinkCells<T extends Record<string, unknown>>(columns: readonly ColumnDef[], data: T): T {
+  const links = new Set(columns.filter((column) => column.type === 'link').map((column) => column.key));
+  if (!Object.keys(data).some((key) => links.has(key))) return data;
+  const normalized: Record<string, unknown> = { ...data };
+  for (const key of Object.keys(data)) {
+    const value = data[key];
+    if (!links.has(key)) continue;
+    if (typeof value === 'string') normalized[key] = [value];
+    else if (Array.isArray(value) && value.every((id) => typeof id === 'string')) normalized[key] = [...new Set(value)];
+  }
+  return normalized as T;
+}
 
 function expectString(value: unknown, column: ColumnDef) {
   return typeof value === 'string' ? null : wrongType(column, 'a string');

@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
 import { CellDisplay, optionColor, type PeopleDirectory } from './cells';
-import type { CellValue, ColumnDef, TableModel } from './table-model';
+import { lookupText, type ColumnDef, type ReadRowData, type ShownValue, type TableModel } from './table-model';
 
 /** Cards drawn per lane; the rest are counted (a board of thousands of rows stays quick to draw). */
 const CARDS_PER_LANE = 200;
@@ -41,13 +41,14 @@ export function Board(props: {
   const options = groupBy.options ?? [];
   const lanes: Lane[] = [{ value: null, label: 'No value', color: '#9aa1ad', rowIds: [] }, ...options.map((option, index) => ({ value: option.value, label: option.label, color: optionColor(option, index), rowIds: [] as string[] }))];
   const byValue = new Map(lanes.map((lane) => [lane.value, lane]));
-  const rows = new Map<string, Record<string, CellValue>>();
+  const rows = new Map<string, ReadRowData>();
   for (const rowId of props.rowIds) {
     const data = model.row(rowId);
     if (!data) continue;
     rows.set(rowId, data);
     const raw = data[groupBy.key];
-    const value = Array.isArray(raw) ? (raw[0] ?? null) : typeof raw === 'string' && raw !== '' ? raw : null;
+    const first = Array.isArray(raw) ? raw[0] : raw;
+    const value = typeof first === 'string' && first !== '' ? first : null;
     let lane = byValue.get(value);
     if (!lane) {
       // A value that is no longer an option (removed from the column) still gets a lane, so its rows stay in sight.
@@ -169,11 +170,11 @@ export function Board(props: {
   );
 }
 
-function isBlank(value: CellValue | undefined): boolean {
+function isBlank(value: ShownValue | undefined): boolean {
   return value === undefined || value === null || value === '' || value === false || (Array.isArray(value) && value.length === 0);
 }
 
-function titleText(value: CellValue | undefined): string {
+function titleText(value: ShownValue | undefined): string {
   if (value === undefined || value === null) return '';
-  return Array.isArray(value) ? value.join(', ') : String(value);
+  return Array.isArray(value) ? lookupText(value) : String(value);
 }

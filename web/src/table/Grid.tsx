@@ -3,7 +3,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
 import { CellDisplay, columnWidth, TYPE_LABELS, type PeopleDirectory } from './cells';
 import { CellEditor, type EditExit } from './editors';
-import type { CellValue, ColumnDef, TableModel } from './table-model';
+import type { CellValue, ColumnDef, ShownValue, TableModel } from './table-model';
 
 export const ROW_HEIGHT = 36;
 const HEADER_HEIGHT = 38;
@@ -335,7 +335,7 @@ export function Grid(props: GridProps) {
 interface RowHandlers {
   select: (rowId: string, key: string) => void;
   edit: () => void;
-  toggle: (rowId: string, key: string, value: CellValue | undefined) => void;
+  toggle: (rowId: string, key: string, value: ShownValue | undefined) => void;
   rowMenu: (rowId: string, anchor: HTMLElement) => void;
   finishEdit: (value: CellValue | undefined, exit: EditExit) => void;
 }

@@ -12,7 +12,8 @@ import type { SurfaceViewProps } from '../workspace-context/context';
 import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog } from './OptionsDialog';
-import { COLUMN_TYPES, TableModel, type ColumnDef, type ColumnType, type RowData, type RowFilter, type ViewDef, type ViewKind } from './table-model';
+import { COLUMN_TYPES, LINKING_TYPES, TableModel, type ColumnDef, type ColumnType, type RowData, type RowFilter, type ViewDef, type ViewKind } from './table-model';
+import { AddLinkFields, withLinks, type ColumnPointers } from './links';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Board } from './Board';
 import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
@@ -214,7 +215,8 @@ export function TableSurface(props: SurfaceViewProps) {
         label: 'Type',
         icon: TYPE_LABELS[column.type]?.icon ?? 'text',
         hint: TYPE_LABELS[column.type]?.label,
-        submenu: COLUMN_TYPES.map((type) => ({
+        // A link or lookup is made in the add-column dialog, where it names what it points at.
+        submenu: COLUMN_TYPES.filter((type) => !LINKING_TYPES.has(type) || type === column.type).map((type) => ({
           label: TYPE_LABELS[type]?.label ?? type,
           checked: column.type === type,
           onSelect: () => run(() => model.updateColumn(surface.id, column.id, { type, ...(needsOptions(type) && !column.options ? { options: [] } : {}) })),
@@ -292,7 +294,9 @@ export function TableSurface(props: SurfaceViewProps) {
     setPanel(panel?.kind === kind ? null : { kind, anchor: event.currentTarget as HTMLElement });
   const conditions = view ? countConditions(view.filter) : 0;
 
-  return (
+  // Link cells read the linked rows' titles and their target sheets from here (links.tsx).
+  return withLinks(
+    { model, surfaces: props.surfaces },
     <div class="table-surface">
       <ViewBar
         views={views}
@@ -452,8 +456,16 @@ export function TableSurface(props: SurfaceViewProps) {
       {dialog?.kind === 'options' && (
         <OptionsDialog column={dialog.column} onClose={() => setDialog(null)} onSave={(options) => model.updateColumn(surface.id, dialog.column.id, { options })} />
       )}
-      {dialog?.kind === 'add-column' && <AddColumnDialog onClose={() => setDialog(null)} onAdd={(label, type) => model.addColumn(surface.id, { label, type })} />}
-    </div>
+      {dialog?.kind === 'add-column' && (
+        <AddColumnDialog
+          model={model}
+          surfaceId={surface.id}
+          surfaces={props.surfaces}
+          onClose={() => setDialog(null)}
+          onAdd={(label, type, pointers) => model.addColumn(surface.id, { label, type, ...pointers })}
+        />
+      )}
+    </div>,
   );
 }
 
@@ -516,16 +528,23 @@ function needsOptions(type: ColumnType) {
   return type === 'status' || type === 'select';
 }
 
-function AddColumnDialog(props: { onClose: () => void; onAdd: (label: string, type: ColumnType) => void }) {
+function AddColumnDialog(props: {
+  model: TableModel;
+  surfaceId: string;
+  surfaces: SurfaceViewProps['surfaces'];
+  onClose: () => void;
+  onAdd: (label: string, type: ColumnType, pointers: ColumnPointers) => void;
+}) {
   const [label, setLabel] = useState('');
   const [type, setType] = useState<ColumnType>('text');
+  const [pointers, setPointers] = useState<ColumnPointers | null>({});
   const [error, setError] = useState<string | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const submit = (event: Event) => {
     event.preventDefault();
-    if (!label.trim()) return;
+    if (!label.trim() || !pointers) return;
     try {
-      props.onAdd(label.trim(), type);
+      props.onAdd(label.trim(), type, pointers);
       props.onClose();
     } catch (failure) {
       setError(messageOf(failure));
@@ -540,7 +559,7 @@ function AddColumnDialog(props: { onClose: () => void; onAdd: (label: string, ty
           <Button variant="ghost" onClick={props.onClose}>
             Cancel
           </Button>
-          <Button variant="primary" type="submit" form="add-column" disabled={!label.trim()}>
+          <Button variant="primary" type="submit" form="add-column" disabled={!label.trim() || !pointers}>
             Add column
           </Button>
         </>
@@ -556,13 +575,23 @@ function AddColumnDialog(props: { onClose: () => void; onAdd: (label: string, ty
           <div class="type-grid">
             {COLUMN_TYPES.map((option) => (
               <label key={option} class={`type-choice ${type === option ? 'is-selected' : ''}`}>
-                <input type="radio" name="type" value={option} checked={type === option} onChange={() => setType(option)} />
+                <input
+                  type="radio"
+                  name="type"
+                  value={option}
+                  checked={type === option}
+                  onChange={() => {
+                    setType(option);
+                    setPointers(LINKING_TYPES.has(option) ? null : {});
+                  }}
+                />
                 <Icon name={TYPE_LABELS[option]?.icon ?? 'text'} />
                 <span>{TYPE_LABELS[option]?.label ?? option}</span>
               </label>
             ))}
           </div>
         </fieldset>
+        {LINKING_TYPES.has(type) && <AddLinkFields key={type} type={type as 'link' | 'lookup'} model={props.model} surfaceId={props.surfaceId} surfaces={props.surfaces} onChange={setPointers} />}
         {error && (
           <p class="form-error" role="alert">
             {error}

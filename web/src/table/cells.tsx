@@ -2,7 +2,8 @@ import type { JSX } from 'preact';
 import { formatDate } from '../lib/format';
 import { Icon } from '../ui/icons';
 import { Avatar } from '../ui/primitives';
-import { isAbsoluteWebUrl, type CellValue, type ColumnDef, type ColumnOption } from './table-model';
+import { linkLabel, useLinks } from './links';
+import { isAbsoluteWebUrl, lookupText, type CellValue, type ColumnDef, type ColumnOption, type ShownValue } from './table-model';
 
 /** Names the grid resolves person ids with (members and agents of the workspace). */
 export type PeopleDirectory = Map<string, { id: string; name: string; avatarUrl: string | null; kind: 'user' | 'agent' }>;
@@ -39,10 +40,15 @@ function OptionPill(props: { column: ColumnDef; value: string }) {
 }
 
 /** A cell as displayed (not edited). Values of the wrong type are shown as text rather than hidden. */
-export function CellDisplay(props: { column: ColumnDef; value: CellValue | undefined; people: PeopleDirectory }): JSX.Element | null {
-  const { column, value } = props;
-  if (value === null || value === undefined || value === '') return null;
+export function CellDisplay(props: { column: ColumnDef; value: ShownValue | undefined; people: PeopleDirectory }): JSX.Element | null {
+  const { column } = props;
+  if (props.value === null || props.value === undefined || props.value === '') return null;
+  if (column.type === 'lookup') return <span class="cell-text cell-lookup">{Array.isArray(props.value) ? lookupText(props.value) : String(props.value)}</span>;
+  // Only lookup cells hold a list of values; every other cell is as stored.
+  const value = props.value as CellValue;
   switch (column.type) {
+    case 'link':
+      return <LinkChips ids={Array.isArray(value) ? value : [String(value)]} />;
     case 'checkbox':
       return null;
     case 'number':
@@ -92,6 +98,20 @@ export function CellDisplay(props: { column: ColumnDef; value: CellValue | undef
   }
 }
 
+/** A link cell: the linked rows' titles, as chips. */
+function LinkChips(props: { ids: string[] }) {
+  const links = useLinks();
+  return (
+    <span class="link-chips">
+      {props.ids.map((id) => (
+        <span key={id} class="link-chip" data-row-id={id}>
+          {links ? linkLabel(links.model, id) : id}
+        </span>
+      ))}
+    </span>
+  );
+}
+
 export const TYPE_LABELS: Record<string, { label: string; icon: string }> = {
   text: { label: 'Text', icon: 'text' },
   longtext: { label: 'Long text', icon: 'longtext' },
@@ -102,6 +122,8 @@ export const TYPE_LABELS: Record<string, { label: string; icon: string }> = {
   date: { label: 'Date', icon: 'calendar' },
   url: { label: 'URL', icon: 'url' },
   person: { label: 'Person', icon: 'person' },
+  link: { label: 'Link to rows', icon: 'link' },
+  lookup: { label: 'Lookup', icon: 'search' },
 };
 
 /** Default display widths by type when a column has none. */
@@ -120,6 +142,8 @@ export function columnWidth(column: ColumnDef): number {
     case 'url':
     case 'select':
     case 'person':
+    case 'link':
+    case 'lookup':
       return 200;
     default:
       return column.key === 'title' ? 280 : 200;

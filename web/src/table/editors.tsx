@@ -2,7 +2,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
 import { Avatar } from '../ui/primitives';
 import { optionColor, type PeopleDirectory } from './cells';
-import { isAbsoluteWebUrl, isIsoDateOrDateTime, type CellValue, type ColumnDef } from './table-model';
+import { linkLabel, targetSheetOf, useLinks } from './links';
+import { isAbsoluteWebUrl, isIsoDateOrDateTime, type CellValue, type ColumnDef, type ShownValue } from './table-model';
 
 /** How an edit ended: where the active cell goes next. */
 export type EditExit = 'down' | 'right' | 'left' | 'stay';
@@ -17,11 +18,15 @@ export interface EditorProps {
   cancel: () => void;
 }
 
-export function CellEditor(props: EditorProps) {
+export function CellEditor(outer: Omit<EditorProps, 'value'> & { value: ShownValue | undefined }) {
+  if (outer.column.type === 'lookup') return <ReadOnlyCell cancel={outer.cancel} />;
+  // Only lookup cells hold a list of values; every other cell is as stored.
+  const props = outer as EditorProps;
   switch (props.column.type) {
     case 'status':
     case 'select':
     case 'person':
+    case 'link':
       return <ChoiceEditor {...props} />;
     case 'longtext':
       return <LongTextEditor {...props} />;
@@ -29,6 +34,15 @@ export function CellEditor(props: EditorProps) {
       return <TextEditor {...props} />;
   }
 }
+
+/** A lookup is computed from its link column: editing it ends at once (change the link instead). */
+function ReadOnlyCell(props: { cancel: () => void }) {
+  useLayoutEffect(() => props.cancel(), []);
+  return null;
+}
+
+/** How many of a large target sheet's rows the link picker lists at once (the search box narrows them). */
+const LINK_CHOICES_SHOWN = 200;
 
 function exitOf(event: KeyboardEvent): EditExit | null {
   if (event.key === 'Enter' && !event.shiftKey) return 'down';
@@ -170,13 +184,17 @@ interface Choice {
   person?: { id: string; name: string; avatarUrl: string | null; kind: 'user' | 'agent' };
 }
 
-/** Status (one option), select (several) and person (one principal): a filterable list. */
+/** Status (one option), select (several), person (one principal) and link (rows of the target sheet): a filterable list. */
 function ChoiceEditor(props: EditorProps) {
-  const multiple = props.column.type === 'select';
+  const links = useLinks();
+  const isLink = props.column.type === 'link';
+  const multiple = props.column.type === 'select' || isLink;
   const choices: Choice[] =
     props.column.type === 'person'
       ? [...props.people.values()].map((person) => ({ value: person.id, label: person.name, person }))
-      : (props.column.options ?? []).map((option, i) => ({ value: option.value, label: option.label, color: optionColor(option, i) }));
+      : isLink
+        ? linkChoices(props.column, links)
+        : (props.column.options ?? []).map((option, i) => ({ value: option.value, label: option.label, color: optionColor(option, i) }));
   const current = props.value === null || props.value === undefined ? [] : Array.isArray(props.value) ? props.value : [String(props.value)];
   const [selected, setSelected] = useState<string[]>(current);
   const [filter, setFilter] = useState(props.initialText ?? '');
@@ -184,7 +202,8 @@ function ChoiceEditor(props: EditorProps) {
   const ref = useRef<HTMLInputElement>(null);
   const done = useRef(false);
   const needle = filter.trim().toLowerCase();
-  const shown = choices.filter((choice) => !needle || choice.label.toLowerCase().includes(needle) || choice.value.toLowerCase().includes(needle));
+  const matching = choices.filter((choice) => !needle || choice.label.toLowerCase().includes(needle) || choice.value.toLowerCase().includes(needle));
+  const shown = isLink ? matching.slice(0, LINK_CHOICES_SHOWN) : matching;
 
   useLayoutEffect(() => ref.current?.focus(), []);
   useEffect(() => setActive(0), [filter]);
@@ -206,7 +225,7 @@ function ChoiceEditor(props: EditorProps) {
       <input
         ref={ref}
         value={filter}
-        placeholder={props.column.type === 'person' ? 'Find a person or agent' : 'Find an option'}
+        placeholder={props.column.type === 'person' ? 'Find a person or agent' : isLink ? 'Find a row' : 'Find an option'}
         aria-label={`Filter ${props.column.label}`}
         onInput={(event) => setFilter((event.target as HTMLInputElement).value)}
         onKeyDown={(event) => {
@@ -237,7 +256,7 @@ function ChoiceEditor(props: EditorProps) {
         }}
       />
       <ul role="listbox" aria-multiselectable={multiple || undefined}>
-        {shown.length === 0 && <li class="choice-empty">{choices.length === 0 ? 'No options defined for this column.' : 'Nothing matches.'}</li>}
+        {shown.length === 0 && <li class="choice-empty">{choices.length === 0 ? (isLink ? 'The linked table has no rows.' : 'No options defined for this column.') : 'Nothing matches.'}</li>}
         {shown.map((choice, i) => {
           const isSelected = multiple ? selected.includes(choice.value) : current.includes(choice.value);
           return (
@@ -259,6 +278,8 @@ function ChoiceEditor(props: EditorProps) {
                   <span>{choice.person.name}</span>
                   {choice.person.kind === 'agent' && <Icon name="agent" size={12} />}
                 </span>
+              ) : isLink ? (
+                <span class="link-chip">{choice.label}</span>
               ) : (
                 <span class="pill" style={{ '--pill': choice.color }}>
                   {choice.label}
@@ -276,4 +297,11 @@ function ChoiceEditor(props: EditorProps) {
       )}
     </div>
   );
+}
+
+/** The rows of a link column's target sheet, by title. */
+function linkChoices(column: ColumnDef, links: ReturnType<typeof useLinks>): Choice[] {
+  const target = links ? targetSheetOf(column, links.surfaces) : null;
+  if (!links || !target) return [];
+  return links.model.rowIds(target.id).map((id) => ({ value: id, label: linkLabel(links.model, id) }));
 }

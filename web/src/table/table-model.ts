@@ -15,12 +15,17 @@ import {
   moveRows,
   readColumns,
   replaceColumns,
+  resolveLinkedCells,
+  rowTitle,
   setRowPosition,
+  sheetOfRow,
   updateRowCells,
   type CellValue,
   type ColumnDef,
   type ColumnOption,
   type ColumnType,
+  type LookupValue,
+  type ReadRowData,
   type RowData,
 } from '../../../src/model/table/document';
 import { tableIndex } from '../../../src/model/table/row-index';
@@ -44,11 +49,17 @@ import {
   type SortValue,
 } from '../../../src/model/table/query';
 
-export type { CellValue, ColumnDef, ColumnOption, ColumnType, RowData };
+export type { CellValue, ColumnDef, ColumnOption, ColumnType, LookupValue, ReadRowData, RowData };
 export type { RowHeight, ViewDef, ViewFields, ViewKind, ViewPatch };
 export type { FilterCondition, FilterGroupInner, FilterOp, FilterValue, RowFilter, SortKey };
 export { OPS_BY_TYPE };
-export { COLUMN_TYPES } from '../../../src/model/table/document';
+export { COLUMN_TYPES, lookupText } from '../../../src/model/table/document';
+
+/** A cell as the grid shows it: stored, or a lookup's values (computed, read-only). */
+export type ShownValue = CellValue | LookupValue;
+
+/** Column types made with what they point at (the add-column dialog asks), not by switching a column's type. */
+export const LINKING_TYPES: ReadonlySet<ColumnType> = new Set(['link', 'lookup']);
 export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 
 /** Origin of this tab's own writes (the provider sends every transaction not made by itself). */
@@ -67,8 +78,12 @@ export class TableModel {
   private readonly rowData = new Map<string, RowData | null>();
   private viewQuery: { key: string; query: CompiledRowQuery; matches: Map<string, boolean>; sortValues: Map<string, SortValue[]> } | null = null;
 
+  private readonly columnCache = new Map<string, ColumnDef[]>();
+
   constructor(readonly doc: Y.Doc) {
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetChangedRows(transaction));
+    // Every row read resolves its links against its sheet's columns: read them once per change, not once per row.
+    doc.on('afterTransaction', () => this.columnCache.clear());
   }
 
   private forgetChangedRows(transaction: Y.Transaction): void {
@@ -91,9 +106,13 @@ export class TableModel {
     }
   }
 
+  /** The row's stored cells (links as ids, no lookups: those change with other rows, which would not drop this entry). */
   private cachedRow(rowId: string): RowData | null {
     let data = this.rowData.get(rowId);
-    if (data === undefined) this.rowData.set(rowId, (data = this.row(rowId)));
+    if (data === undefined) {
+      const map = rowMapOf(this.doc, rowId);
+      this.rowData.set(rowId, (data = map ? readRowData(map) : null));
+    }
     return data;
   }
 
@@ -106,14 +125,33 @@ export class TableModel {
     return this.rowIds(surfaceId).length;
   }
 
-  /** The row's cells, or null when it is gone (deleted by a peer a moment ago). */
-  row(rowId: string): RowData | null {
+  /**
+   * The row's cells as shown, or null when it is gone (deleted by a peer a
+   * moment ago): link cells hold the ids of rows that exist, lookup cells
+   * the linked rows' values (the same rules as REST: src/model/table/link-reads.ts).
+   */
+  row(rowId: string): ReadRowData | null {
     const map = rowMapOf(this.doc, rowId);
-    return map ? readRowData(map) : null;
+    if (!map) return null;
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    const data = readRowData(map);
+    return surfaceId === null ? data : resolveLinkedCells(this.doc, surfaceId, data, { columns: this.cachedColumns(surfaceId) });
+  }
+
+  /** How a row reads in a link: its first column's text. */
+  title(rowId: string): string {
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    return surfaceId === null ? '' : rowTitle(this.doc, rowId, this.cachedColumns(surfaceId));
   }
 
   columns(surfaceId: string): ColumnDef[] {
     return readColumns(this.doc, surfaceId);
+  }
+
+  private cachedColumns(surfaceId: string): ColumnDef[] {
+    let columns = this.columnCache.get(surfaceId);
+    if (!columns) this.columnCache.set(surfaceId, (columns = readColumns(this.doc, surfaceId)));
+    return columns;
   }
 
   hasSheet(surfaceId: string): boolean {
@@ -127,6 +165,9 @@ export class TableModel {
   }
 
   setCell(rowId: string, key: string, value: CellValue): void {
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    // A lookup is computed from its link: there is nothing to write (clearing the cell with Delete lands here).
+    if (surfaceId !== null && this.cachedColumns(surfaceId).some((column) => column.key === key && column.type === 'lookup')) return;
     updateRowCells(this.doc, rowId, { [key]: value }, LOCAL);
   }
 
@@ -151,14 +192,19 @@ export class TableModel {
     setRowPosition(this.doc, rowId, position, LOCAL);
   }
 
-  /** Adds a column after the others, with a key made from its label (unique in the sheet). */
-  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[] }): ColumnDef {
+  /**
+   * Adds a column after the others, with a key made from its label (unique
+   * in the sheet). A link column names its target table surface by slug, a
+   * lookup its link column and the target's field (as over REST).
+   */
+  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[]; targetSurface?: string; link?: string; field?: string }): ColumnDef {
     const taken = new Set(this.columns(surfaceId).map((c) => c.key));
     const base = keyFromLabel(column.label);
     let key = base;
     for (let n = 2; taken.has(key); n++) key = `${base}_${n}`;
     const options = column.options ?? (column.type === 'status' ? DEFAULT_STATUS_OPTIONS : column.type === 'select' ? [] : undefined);
-    return addColumn(this.doc, surfaceId, { key, label: column.label, type: column.type, ...(options ? { options } : {}) }, LOCAL);
+    const pointers = column.type === 'link' ? { targetSurface: column.targetSurface } : column.type === 'lookup' ? { link: column.link, field: column.field } : {};
+    return addColumn(this.doc, surfaceId, withoutUndefined({ key, label: column.label, type: column.type, ...(options ? { options } : {}), ...pointers }), LOCAL);
   }
 
   /** Changes one column's fields (label, type, hidden, width, options); the key and id stay. */

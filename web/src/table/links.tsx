@@ -1,0 +1,106 @@
+/**
+ * What link and lookup cells need beyond their own value: the table model
+ * (to read the linked rows' titles) and the workspace's surfaces (a link
+ * column names its target sheet by slug). Given by TableSurface around the
+ * grid, so the grid itself passes nothing new to its cells.
+ */
+import { createContext, type ComponentChildren } from 'preact';
+import { useContext, useEffect, useState } from 'preact/hooks';
+import type { Surface } from '../workspace-context/types';
+import type { ColumnDef, TableModel } from './table-model';
+
+export interface LinkEnvironment {
+  model: TableModel;
+  surfaces: readonly Surface[];
+}
+
+export const LinkContext = createContext<LinkEnvironment | null>(null);
+
+/** `view` with the link environment given to every cell under it. */
+export function withLinks(environment: LinkEnvironment, view: ComponentChildren) {
+  return <LinkContext.Provider value={environment}>{view}</LinkContext.Provider>;
+}
+
+export function useLinks(): LinkEnvironment | null {
+  return useContext(LinkContext);
+}
+
+/** The sheet a link column points at, or null when its surface is gone. */
+export function targetSheetOf(column: ColumnDef, surfaces: readonly Surface[]): Surface | null {
+  return surfaces.find((surface) => surface.kind === 'table' && surface.slug === column.targetSurface) ?? null;
+}
+
+/** How a linked row reads: its title, or a placeholder for a row without one. */
+export function linkLabel(model: TableModel, rowId: string): string {
+  return model.title(rowId) || 'Untitled';
+}
+
+/** What a new link or lookup column points at (null while the dialog lacks a choice). */
+export type ColumnPointers = { targetSurface?: string; link?: string; field?: string };
+
+/**
+ * The add-column dialog's extra fields: a link names the table it links
+ * to; a lookup the link column it reads through and the field it shows.
+ */
+export function AddLinkFields(props: {
+  type: 'link' | 'lookup';
+  model: TableModel;
+  surfaceId: string;
+  surfaces: readonly Surface[];
+  onChange: (pointers: ColumnPointers | null) => void;
+}) {
+  const tables = props.surfaces.filter((surface) => surface.kind === 'table');
+  const linkColumns = props.model.columns(props.surfaceId).filter((column) => column.type === 'link');
+  const [target, setTarget] = useState(tables.find((surface) => surface.id !== props.surfaceId)?.slug ?? tables[0]?.slug ?? '');
+  const [link, setLink] = useState(linkColumns[0]?.key ?? '');
+  const linkColumn = linkColumns.find((column) => column.key === link);
+  const targetSheet = linkColumn ? targetSheetOf(linkColumn, props.surfaces) : null;
+  const fields = targetSheet ? props.model.columns(targetSheet.id).filter((column) => column.type !== 'lookup') : [];
+  const [field, setField] = useState(fields[0]?.key ?? '');
+  const chosenField = fields.some((column) => column.key === field) ? field : (fields[0]?.key ?? '');
+
+  useEffect(() => {
+    if (props.type === 'link') props.onChange(target ? { targetSurface: target } : null);
+    else props.onChange(link && chosenField ? { link, field: chosenField } : null);
+  }, [props.type, target, link, chosenField]);
+
+  if (props.type === 'link') {
+    return (
+      <label class="field">
+        <span>Links to</span>
+        <select name="targetSurface" value={target} onChange={(event) => setTarget((event.target as HTMLSelectElement).value)}>
+          {tables.map((surface) => (
+            <option key={surface.id} value={surface.slug}>
+              {surface.name}
+            </option>
+          ))}
+        </select>
+      </label>
+    );
+  }
+  if (linkColumns.length === 0) return <p class="muted">A lookup reads through a link column: add one first.</p>;
+  return (
+    <>
+      <label class="field">
+        <span>Through link</span>
+        <select name="link" value={link} onChange={(event) => setLink((event.target as HTMLSelectElement).value)}>
+          {linkColumns.map((column) => (
+            <option key={column.id} value={column.key}>
+              {column.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="field">
+        <span>Shows</span>
+        <select name="field" value={chosenField} onChange={(event) => setField((event.target as HTMLSelectElement).value)}>
+          {fields.map((column) => (
+            <option key={column.id} value={column.key}>
+              {column.label}
+            </option>
+          ))}
+        </select>
+      </label>
+    </>
+  );
+}
