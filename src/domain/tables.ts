@@ -65,7 +65,7 @@ export type RowRecord = {
   workspaceId: string;
   surfaceId: string;
   position: number;
-  /** As readers see it: link cells hold only rows the caller may see, lookup cells are computed (docs/TABLES-LINKS.md). */
+  /** As readers see it: link cells hold only rows the caller may see, lookup cells are computed (docs/TABLES.md "Linked rows"). */
   data: ReadRowData;
   createdByPrincipalId: string | null;
   updatedByPrincipalId: string | null;

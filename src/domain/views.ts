@@ -13,7 +13,7 @@ import type { Services } from './services';
 import { pickTableSurface, tableError, type SurfaceSelector } from './tables';
 
 /**
- * Saved views of a sheet over REST and MCP (docs/TABLES-VIEWS.md). They live
+ * Saved views of a sheet over REST and MCP (docs/TABLES.md "Saved views"). They live
  * in the workspace's table document (src/model/table/views.ts), so every
  * write is one attributed Y transaction there, like a row's, and sync
  * clients see it at once. A write is checked against the sheet's columns

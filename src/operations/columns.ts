@@ -10,7 +10,7 @@ import { addressOf, WorkspaceParams } from './workspace-routes';
 const Columns = z.object({ columns: z.array(Column) });
 
 const LINK_COLUMNS =
-  'A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link\'s target in `field` (422 otherwise; docs/TABLES-LINKS.md).';
+  'A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link\'s target in `field` (422 otherwise; docs/TABLES.md "Linked rows").';
 
 /** The columns of a table surface: read, replace all, add one. */
 export const columnOperations = {

@@ -146,7 +146,7 @@ function inQueryStringTerms(error: unknown, listing: RowListing): unknown {
   return error;
 }
 
-/** How link and lookup cells read (docs/TABLES-LINKS.md), for the descriptions of the row routes and tools. */
+/** How link and lookup cells read (docs/TABLES.md "Linked rows"), for the descriptions of the row routes and tools. */
 const LINK_CELLS = 'A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows\' values of its `field`.';
 const LINK_WRITES = 'A `link` cell takes a row id or an array of them, of rows on the column\'s `targetSurface`; `lookup` cells are read-only (422).';
 

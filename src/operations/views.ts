@@ -37,7 +37,7 @@ function partial<T extends Record<string, z.ZodType>>(fields: T) {
 const VIEW_SHAPE =
   'A view is `{ name, kind: "grid"|"board", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`; `filter` and `sort` take the form of `/rows/query`. ';
 
-/** Saved views of a table surface (docs/TABLES-VIEWS.md): REST routes and MCP tools, in this order in tools/list. */
+/** Saved views of a table surface (docs/TABLES.md "Saved views"): REST routes and MCP tools, in this order in tools/list. */
 export const viewOperations = {
   list: defineOperation(
     {

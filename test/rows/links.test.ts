@@ -13,7 +13,7 @@ import { bearerOf } from '../mcp/helpers';
 import { createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
- * Linked rows (issue 24, item 4; docs/TABLES-LINKS.md): a link column's
+ * Linked rows (issue 24, item 4; docs/TABLES.md "Linked rows"): a link column's
  * cells name rows of another table surface of the workspace, a lookup reads
  * one field of them, a delete drops the link with an event however it was
  * made, a move keeps it, and a link never shows a row the caller cannot read.

@@ -3,7 +3,7 @@ import { startTestApp, type TestResponse } from '../helpers/app';
 import { addMembership, createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
- * Saved views over HTTP (issue 24 item 2, docs/TABLES-VIEWS.md): create,
+ * Saved views over HTTP (issue 24 item 2, docs/TABLES.md "Saved views"): create,
  * list, change and delete them on a sheet, each refusal with its status and
  * error body, who may write them, and what a board needs.
  */

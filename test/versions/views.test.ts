@@ -3,7 +3,7 @@ import { createWorkspace } from '../workspaces/helpers';
 import { useVersionsApp } from './helpers';
 
 /**
- * Saved views are not a sheet's content (docs/TABLES-VIEWS.md "Events"):
+ * Saved views are not a sheet's content (docs/TABLES.md "Saved views" "Events"):
  * changing them makes no version of the sheet, and restoring a version
  * leaves them as they are.
  */

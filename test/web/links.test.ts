@@ -5,7 +5,7 @@ import { eventually } from '../helpers/sync';
 import { createWorkspace } from '../workspaces/helpers';
 import { launchBrowser, sessionCookieOf, signedInPerson, type Person } from './browser';
 
-/** Linked rows in the grid (issue 24, item 4; docs/TABLES-LINKS.md): add a link and a lookup column, pick a row of the other table, see its title. */
+/** Linked rows in the grid (issue 24, item 4; docs/TABLES.md "Linked rows"): add a link and a lookup column, pick a row of the other table, see its title. */
 describe('linked rows in the browser', () => {
   let t: TestApp;
   let browser: Browser;

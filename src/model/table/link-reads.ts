@@ -1,5 +1,5 @@
 /**
- * Links as readers see them (docs/TABLES-LINKS.md), the same for REST, MCP
+ * Links as readers see them (docs/TABLES.md "Linked rows"), the same for REST, MCP
  * and the web app: a link cell shows only rows that exist and the reader may
  * see, a lookup cell is computed from the link cell on every read, and a
  * row's title is its value in the first column of its sheet.

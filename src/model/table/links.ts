@@ -1,5 +1,5 @@
 /**
- * Link cells kept valid when rows go (docs/TABLES-LINKS.md). A `link`
+ * Link cells kept valid when rows go (docs/TABLES.md "Linked rows"). A `link`
  * column's cell holds the ids of rows, usually of another sheet; every sheet
  * is in this one document, so a row keeps its id when it moves and a link to
  * it survives the move. A deleted row leaves every link cell that held it in

@@ -41,7 +41,7 @@ export const OPS_BY_TYPE: Record<ColumnType, readonly FilterOp[]> = {
   select: ['eq', 'neq', 'in', 'empty'],
   person: ['eq', 'neq', 'in', 'empty'],
   checkbox: ['eq', 'empty'],
-  // Links and lookups (docs/TABLES-LINKS.md) filter on emptiness only for now.
+  // Links and lookups (docs/TABLES.md "Linked rows") filter on emptiness only for now.
   link: ['empty'],
   lookup: ['empty'],
 };

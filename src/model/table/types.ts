@@ -28,7 +28,7 @@ export interface ColumnFields {
   hidden?: boolean;
   description?: string;
   options?: ColumnOption[];
-  /** A `link` column: the slug of the table surface whose rows its cells name (docs/TABLES-LINKS.md). */
+  /** A `link` column: the slug of the table surface whose rows its cells name (docs/TABLES.md "Linked rows"). */
   targetSurface?: string;
   /** A `lookup` column: the key of the link column (of the same sheet) it reads through. */
   link?: string;
