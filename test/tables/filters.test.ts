@@ -272,3 +272,25 @@ describe('rows from a sync client', () => {
     client.destroy();
   });
 });
+
+describe('link columns', () => {
+  it('filters rows by the rows they link to: eq, neq, in, empty', async () => {
+    const projects = await t.request('POST', `${base}/surfaces`, { body: { kind: 'table', name: 'Projects', slug: 'projects' }, ...as() });
+    expect(projects.status, projects.text).toBe(200);
+    const launch = (await t.request('POST', `${base}/rows?surface=projects`, { body: { data: { title: 'Launch' } }, ...as() })).body.id;
+    const hiring = (await t.request('POST', `${base}/rows?surface=projects`, { body: { data: { title: 'Hiring' } }, ...as() })).body.id;
+    const column = await t.request('POST', `${base}/columns`, { body: { column: { key: 'project', label: 'Project', type: 'link', targetSurface: 'projects' } }, ...as() });
+    expect(column.status, column.text).toBe(200);
+    const idOf = (name: string) => Object.keys(ids).find((id) => ids[id] === name)!;
+    for (const [name, linked] of [['alpha', [launch]], ['gamma', [launch, hiring]], ['comma', [hiring]]] as const) {
+      expect((await t.request('PATCH', `${base}/rows/${idOf(name)}`, { body: { data: { project: linked } }, ...as() })).status).toBe(200);
+    }
+    const sheet = 'surface=table';
+    expect(await listed(`${sheet}&${f('project', 'eq', launch)}`)).toEqual(['alpha', 'gamma']);
+    expect(await listed(`${sheet}&${f('project', 'neq', launch)}`)).toEqual(['beta', 'blank', 'comma']);
+    expect(await listed(`${sheet}&${f('project', 'in', `${hiring},nope`)}`)).toEqual(['gamma', 'comma']);
+    expect(await listed(`${sheet}&${f('project', 'empty', 'true')}`)).toEqual(['beta', 'blank']);
+    const lookupIssue = await t.request('GET', `${base}/rows?${sheet}&${f('project', 'lt', 'x')}`, as());
+    expect(lookupIssue.status).toBe(400);
+  });
+});

@@ -41,8 +41,8 @@ export const OPS_BY_TYPE: Record<ColumnType, readonly FilterOp[]> = {
   select: ['eq', 'neq', 'in', 'empty'],
   person: ['eq', 'neq', 'in', 'empty'],
   checkbox: ['eq', 'empty'],
-  // Links and lookups (docs/TABLES.md "Linked rows") filter on emptiness only for now.
-  link: ['empty'],
+  // A link cell by the ids it holds ("tasks of project X"); a lookup, computed from other rows, by emptiness only.
+  link: ['eq', 'neq', 'in', 'empty'],
   lookup: ['empty'],
 };
 
