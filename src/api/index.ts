@@ -42,6 +42,7 @@ import { messageRoutes } from './messages';
 import { oauthRoutes } from './oauth';
 import { supportRoutes } from './support';
 import { docImageRoutes } from './doc-images';
+import { rowImportRoutes } from './rows-import';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -59,6 +60,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(inviteOperations));
   mountOperations(app, services, Object.values(orgOperations));
   mountOperations(app, services, Object.values(rowOperations));
+  await rowImportRoutes(app, services);
   mountOperations(app, services, Object.values(columnOperations));
   mountOperations(app, services, Object.values(eventOperations));
   await eventRoutes(app, services);

@@ -99,7 +99,7 @@ async function namedTableSurface(services: Services, workspace: Workspace, selec
 }
 
 /** A doc-only workspace gets its first sheet on its first row or column write (`surface.created`). */
-async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector): Promise<Surface> {
+export async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector): Promise<Surface> {
   return (await pickTableSurface(services, resolved.workspace, selector)) ?? ensureSurfaceOfKind(services, actor, resolved, 'table');
 }
 

@@ -16,6 +16,7 @@ import { defineOperation, type RestRequest } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams } from './workspace-routes';
+import { rowsCsv } from '../domain/table-csv';
 import { Event } from '../model/schemas/events';
 import { BaseVersion, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
 import { FILTER_OPS, Row, RowData, RowFilter, RowSort, SurfaceQuery } from '../model/schemas/tables';
@@ -32,6 +33,7 @@ const QueryStringFilter = z
       '`between` takes `a,b`; `in` a comma list or a JSON array; `empty` true or false.',
   );
 
+export type ListRowsQuery = z.output<typeof ListRowsQuery>;
 export const ListRowsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   after: z.string().max(2000).optional().describe('The nextCursor of the previous page'),
@@ -128,6 +130,20 @@ export const rowOperations = {
           'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
         tags: ['rows'],
         config: { auth: 'optional' },
+        stream: {
+          type: 'text/csv',
+          format: 'csv',
+          workspacePath: '/rows.csv',
+          description:
+            'The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, ' +
+            'a record per row in the listing\'s order, streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons) are JSON arrays; docs/TABLES.md.',
+          run: async (services, actor, { params, query }) => {
+            const { workspace } = await resolveWorkspace(services, actor, addressOf(params as z.output<typeof WorkspaceParams>), 'read');
+            const { limit: _limit, after: _after, format: _format, fields, ...listing } = query as ListRowsQuery;
+            const csv = await rowsCsv(services, workspace, listing, { columns: fields?.split(',').map((key) => key.trim()) });
+            return { chunks: csv.chunks, filename: `${csv.slug}.csv` };
+          },
+        },
       },
       mcp: {
         name: 'list_rows',
@@ -137,6 +153,12 @@ export const rowOperations = {
       },
     },
     async (services, actor, { params, query }, http) => {
+      // REST streams `format=csv` before the operation runs (the stream above); a tool answers JSON only.
+      if (query.format === 'csv') {
+        throw errors.badRequest('CSV is a download: GET /api/workspaces/{slug}/rows.csv over HTTP. Leave `format` out here.', [
+          { path: ['format'], code: 'unsupported_here', message: 'csv is served over REST only' },
+        ]);
+      }
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const { etag, ...page } = await listWorkspaceRows(services, workspace, query);
       http?.header('etag', etag);

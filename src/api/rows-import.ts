@@ -1,0 +1,79 @@
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { importRowsCsv } from '../domain/table-csv';
+import { FILE_LIMITS } from '../domain/files';
+import { requireActor } from '../http/authenticate';
+import { readMultipart, registerMultipart } from '../http/multipart';
+import type { App } from '../http/types';
+import { resolveWorkspace } from '../access/workspace-access';
+import { ErrorBody, errorResponses, OverLimitBody } from '../model/schemas/common';
+import { SurfaceQuery } from '../model/schemas/tables';
+import { addressOf, WorkspaceParams, workspacePaths } from '../operations/workspace-routes';
+import type { Services } from '../domain/services';
+
+/**
+ * `POST /rows/import`, a CSV upload into a sheet. Not an operation because
+ * its body is multipart/form-data (a file), which operations (JSON bodies,
+ * also MCP tools) do not take; an agent writes rows with `create_row` or
+ * `bulk_update_rows` instead. The file is held in memory up to the upload
+ * limit of every multipart route (25 MB) and parsed twice as a stream
+ * (checked, then written: src/domain/table-csv.ts).
+ */
+
+const ImportQuery = z.strictObject({
+  ...SurfaceQuery,
+  partial: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('`true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written'),
+});
+
+const ImportReport = z
+  .object({
+    imported: z.number().int().describe('Rows written'),
+    refused: z.number().int().describe('Good rows not written because the workspace reached its plan\'s row cap (each range is in `errors`)'),
+    columnsCreated: z.array(z.string()).describe('Keys of the columns the import created, in header order'),
+    errors: z.array(z.object({ line: z.number().int().describe('Line of the file the record starts on (the header is line 1)'), message: z.string() })),
+  })
+  .meta({ id: 'CsvImportReport' });
+
+const ImportFailed = ErrorBody.extend(ImportReport.shape).describe('A bad line without `partial=true`: nothing was written; the lines are in `errors`');
+
+export async function rowImportRoutes(app: App, services: Services) {
+  await app.register(async (scope: App) => {
+    await registerMultipart(scope, FILE_LIMITS.proxyUploadBytes);
+    for (const url of workspacePaths('/rows/import')) {
+      scope.post(
+        url,
+        {
+          schema: {
+            summary: 'Import rows from a CSV file',
+            description:
+              'multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; ' +
+              'an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). ' +
+              'Fields are read by their column\'s type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. ' +
+              'Past the plan\'s row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.',
+            tags: ['rows'],
+            consumes: ['multipart/form-data'],
+            params: WorkspaceParams,
+            querystring: ImportQuery,
+            response: { 200: ImportReport, ...errorResponses, 402: OverLimitBody, 413: ErrorBody, 422: ImportFailed },
+          },
+        },
+        async (request) => {
+          const actor = requireActor(request);
+          const resolved = await resolveWorkspace(services, actor, addressOf(request.params), 'write_rows');
+          const { file } = await readMultipart(request, {
+            fileField: 'file',
+            fields: [],
+            maxFileBytes: FILE_LIMITS.proxyUploadBytes,
+            tooLarge: 'A CSV import is at most 25 MB; split the file.',
+          });
+          const { partial, surface, surfaceId } = request.query;
+          return importRowsCsv(services, actor, resolved, { surface, surfaceId, partial: partial === 'true', open: () => Readable.from([file.bytes]) });
+        },
+      );
+    }
+  });
+}
+
