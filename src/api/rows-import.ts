@@ -37,7 +37,10 @@ const ImportReport = z
   })
   .meta({ id: 'CsvImportReport' });
 
-const ImportFailed = ErrorBody.extend(ImportReport.shape).describe('A bad line without `partial=true`: nothing was written; the lines are in `errors`');
+/** A bad line without `partial=true` (code `import_failed`): nothing was written, and the report says which lines; other 422s are the plain error body. */
+const ImportFailed = ErrorBody.extend(ImportReport.partial().shape).describe(
+  'Code `import_failed`: a bad line without `partial=true`, nothing written; `errors` lists the lines (with `imported`, `refused`, `columnsCreated`). Otherwise the input broke a constraint.',
+);
 
 export async function rowImportRoutes(app: App, services: Services) {
   await app.register(async (scope: App) => {

@@ -79,7 +79,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
 /** The 200 as OpenAPI shows it: JSON, or JSON and the raw or streamed types a route may send instead. */
 function ok200(rest: RestFacts, json: z.ZodType) {
   if (rest.raw) return rawOrJson(rest.raw, json);
-  if (rest.stream) return { description: rest.stream.description, content: { 'application/json': { schema: json }, [rest.stream.type]: { schema: z.string() } } };
+  if (rest.stream) return { description: `JSON by default. ${rest.stream.description}`, content: { 'application/json': { schema: json }, [rest.stream.type]: { schema: z.string() } } };
   return json;
 }
 
