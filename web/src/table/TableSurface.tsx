@@ -13,6 +13,7 @@ import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog } from './OptionsDialog';
 import { COLUMN_TYPES, TableModel, type ColumnDef, type ColumnType } from './table-model';
 import { confirmDialog } from '../ui/dialogs';
+import { CsvTools } from './CsvImport';
 
 type OpenMenu = { kind: 'header'; column: ColumnDef; anchor: HTMLElement } | { kind: 'row'; rowId: string; anchor: HTMLElement } | { kind: 'hidden'; anchor: HTMLElement };
 type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | null;
@@ -190,6 +191,7 @@ export function TableSurface(props: SurfaceViewProps) {
           </Button>
         )}
         <span class="toolbar-spacer" />
+        <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
         {!editable && <span class="badge badge-muted">Read only</span>}
         {editable && (
           <>
