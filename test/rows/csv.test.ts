@@ -3,7 +3,8 @@ import { parse } from 'csv-parse/sync';
 import { capsFor } from '../../src/limits/plans';
 import { startTestApp, type Credential, type TestApp } from '../helpers/app';
 import { setPlan } from '../billing/helpers';
-import { addMembership, createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
+import { addMembership, createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
+import { bearerOf, checkedClients, refusal } from '../mcp/helpers';
 
 /**
  * CSV in and out of a sheet (docs/TABLES.md "CSV"): `GET /rows` with
@@ -151,7 +152,7 @@ describe('CSV export', { timeout: 120_000 }, () => {
     expect(sorted.slice(1).map((r) => Number(r[2]))).toEqual([...records.slice(1).map((r) => Number(r[2]))].sort((a, b) => b - a));
   });
 
-  it('a viewer may export; an unknown sheet is 404 in JSON; MCP-style format=csv without REST streaming is refused by the tool', async () => {
+  it('a viewer may export; an unknown sheet is 404 in JSON', async () => {
     const w = await tableWorkspace();
     await addMembership(t, w.id, viewer.userId, 'viewer');
     const res = await t.request('GET', `${w.base}/rows.csv`, { as: viewer.as });
@@ -160,6 +161,24 @@ describe('CSV export', { timeout: 120_000 }, () => {
     const missing = await t.request('GET', `${w.base}/rows.csv?surface=nope`, { as: owner.as });
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('not_found');
+  });
+});
+
+describe('CSV over MCP', { timeout: 120_000 }, () => {
+  it('list_rows answers JSON, and refuses format=csv with a 400 that points to the REST download', async () => {
+    const w = await tableWorkspace();
+    const key = await insertKey(t, owner, { role: 'viewer', scopeWorkspaceId: w.id });
+    const clients = checkedClients(() => t);
+    try {
+      const client = await clients.open(bearerOf(key.as));
+      const listed = await client.callTool({ name: 'list_rows', arguments: { slug: w.slug } });
+      expect(listed.isError).toBeFalsy();
+      const refused = refusal(await client.callTool({ name: 'list_rows', arguments: { slug: w.slug, format: 'csv' } }));
+      expect(refused.status).toBe(400);
+      expect(refused.error.message).toMatch(/rows\.csv/);
+    } finally {
+      await clients.closeAll();
+    }
   });
 });
 
