@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createWorkspace } from '../workspaces/helpers';
-import { launchBrowser, sessionCookieOf, signedInPerson, type Person } from './browser';
+import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
 /** CSV import in the web app: a file dropped on the table, its mapping previewed, then imported (web/src/table/CsvImport.tsx). */
 describe('CSV import in the browser', () => {
@@ -53,6 +53,7 @@ describe('CSV import in the browser', () => {
     ]);
     expect(await preview.locator('.csv-sample tbody tr').count()).toBe(3);
     expect(await preview.locator('.csv-sample tbody tr').nth(1).locator('td').first().textContent()).toBe('Review, then ship');
+    await page.screenshot({ path: `${SCREENSHOT_DIR}csv-import.png` });
     // Nothing is written before the confirmation.
     expect(await page.getByTestId('row-count').textContent()).toMatch(/^0 rows/);
 
