@@ -281,23 +281,25 @@ async function checkFile(services: Services, workspace: Workspace, sheetId: stri
 
 /** What is wrong with one record: its length, its row id, and values that do not fit their existing typed columns. */
 function checkRecord(record: ParsedRecord, plan: ImportPlan, ids: Set<string>): string[] {
-  const problems: string[] = [];
   if (record.fields.length !== plan.targets.length) return [`Expected ${plan.targets.length} fields, got ${record.fields.length}.`];
+  const problems: string[] = [];
   const data: Record<string, unknown> = {};
+  let id = '';
   plan.targets.forEach((target, i) => {
     const text = record.fields[i]!;
     if (target.kind === 'id') {
-      const id = text.trim();
+      id = text.trim();
       if (id.length > MAX_ROW_ID) problems.push(`A row id is at most ${MAX_ROW_ID} characters.`);
       else if (id !== '' && ids.has(id)) problems.push(`Row id ${id} is given twice in the file (409 conflict).`);
-      else if (id !== '') ids.add(id);
     } else if (target.kind === 'column') {
       const value = decodeCsvCell(text, plan.existing.get(target.key));
       if (value !== undefined) data[target.key] = value;
     }
   });
-  const issues = validateCellValues([...plan.existing.values()], data);
-  return [...problems, ...issues.map((issue) => issue.message)];
+  problems.push(...validateCellValues([...plan.existing.values()], data).map((issue) => issue.message));
+  // Only a line that will be written holds its id: a bad line's id stays free for a later line.
+  if (problems.length === 0 && id !== '') ids.add(id);
+  return problems;
 }
 
 async function writeRows(services: Services, actor: Actor, resolved: ResolvedWorkspace, plan: ImportPlan, open: () => Readable, report: ImportReport) {
