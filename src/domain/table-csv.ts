@@ -24,7 +24,7 @@ import { addColumn, countRows, createTableId, ensureSheet, insertRows, readColum
 import { unpassedRows } from '../sync/table-passed';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Services } from './services';
-import { listWorkspaceRows, pickTableSurface, tableSurfaceForWrite, transactWithinRowCap, type SurfaceSelector } from './tables';
+import { listWorkspaceRows, pickTableSurface, tableSurfaceForWrite, transactWithinRowCap, type RowRecord, type SurfaceSelector } from './tables';
 
 /**
  * CSV in and out of a sheet (docs/TABLES.md, "CSV"). Cells are encoded and
@@ -45,6 +45,9 @@ export type RowsCsv = {
   slug: string;
   /** RFC 4180 text, a page of rows per chunk; pulled, so a slow reader holds the listing back instead of filling memory. */
   chunks: AsyncIterable<string>;
+  /** Once the chunks are read: the rows written, and whether rows past `maxRows` were left out. */
+  readonly rows: number;
+  readonly truncated: boolean;
 };
 
 /**
@@ -59,7 +62,7 @@ export async function rowsCsv(
   services: Services,
   workspace: Workspace,
   query: Omit<RowsCsvQuery, 'limit' | 'after'>,
-  options: { columns?: readonly string[] } = {},
+  options: { columns?: readonly string[]; maxRows?: number } = {},
 ): Promise<RowsCsv> {
   const sheet = await pickTableSurface(services, workspace, query);
   if (!sheet) throw errors.notFound('Table surface');
@@ -70,16 +73,37 @@ export async function rowsCsv(
   const record = (row: { id: string; data: RowData }) => [row.id, ...keys.map((key) => encodeCsvCell(row.data[key]))];
   // RFC 4180: CRLF between records, fields quoted when they hold a comma, a quote or a line break.
   const text = (records: string[][]) => stringify(records, { record_delimiter: 'windows', quoted_match: /^[\s]|[\s]$/ });
+  let room = options.maxRows ?? Infinity;
+  let truncated = false;
+  let written = 0;
+  // Up to the rows left under `maxRows`; a page past them (or a cursor to one) marks the text truncated.
+  const take = (rows: RowRecord[], nextCursor: string | null) => {
+    const taken = rows.slice(0, room);
+    room -= taken.length;
+    written += taken.length;
+    if (taken.length < rows.length || (room === 0 && nextCursor)) truncated = true;
+    return taken;
+  };
   async function* chunks() {
-    yield text([[ID_HEADER, ...keys], ...first.rows.map(record)]);
-    let after = first.nextCursor;
+    yield text([[ID_HEADER, ...keys], ...take(first.rows, first.nextCursor).map(record)]);
+    let after = truncated ? null : first.nextCursor;
     while (after) {
       const page = await listWorkspaceRows(services, workspace, { ...listing, after });
-      if (page.rows.length > 0) yield text(page.rows.map(record));
-      after = page.nextCursor;
+      const rows = take(page.rows, page.nextCursor);
+      if (rows.length > 0) yield text(rows.map(record));
+      after = truncated ? null : page.nextCursor;
     }
   }
-  return { slug: sheet.slug, chunks: chunks() };
+  return {
+    slug: sheet.slug,
+    chunks: chunks(),
+    get rows() {
+      return written;
+    },
+    get truncated() {
+      return truncated;
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------

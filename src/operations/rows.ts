@@ -116,6 +116,13 @@ function withSheetFromQuery(request: RestRequest): RestRequest {
 
 const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
 
+const ExportCsvQuery = z.strictObject({
+  ...SurfaceQuery,
+  sort: ListRowsQuery.shape.sort,
+  fields: ListRowsQuery.shape.fields,
+  limit: z.number().int().min(1).max(5000).default(1000).describe('Rows at most (the header is extra); `truncated` says whether there were more'),
+});
+
 /** The row operations: REST routes and MCP tools (in this order in tools/list). */
 export const rowOperations = {
   list: defineOperation(
@@ -163,6 +170,31 @@ export const rowOperations = {
       const { etag, ...page } = await listWorkspaceRows(services, workspace, query);
       http?.header('etag', etag);
       return page;
+    },
+  ),
+  /** CSV for agents: bounded text in the tool's answer (REST streams the whole sheet: `GET /rows.csv`, above). */
+  exportCsv: defineOperation(
+    {
+      params: WorkspaceParams, query: ExportCsvQuery,
+      response: z.object({
+        csv: z.string().describe('RFC 4180 CSV: a header of `id` and the column keys, a record per row; arrays as JSON arrays'),
+        rows: z.number().int(),
+        truncated: z.boolean().describe('True when the sheet has more rows than `limit`: page with list_rows, or download GET /rows.csv'),
+      }),
+      mcp: {
+        name: 'export_rows_csv',
+        title: 'Export rows as CSV',
+        description: `One table surface (\`surface\`, else the primary one) as CSV text, up to \`limit\` rows (1,000 by default, at most 5,000), in \`sort\` order; \`fields\` picks columns. For a whole large table, REST \`GET /rows.csv\` streams it. ${ADDRESS}`,
+        annotations: READ,
+      },
+    },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { limit, fields, ...listing } = query;
+      const csv = await rowsCsv(services, workspace, listing, { columns: fields?.split(',').map((key) => key.trim()), maxRows: limit });
+      let text = '';
+      for await (const chunk of csv.chunks) text += chunk;
+      return { csv: text, rows: csv.rows, truncated: csv.truncated };
     },
   ),
   create: defineOperation(

@@ -84,13 +84,13 @@ describe('tools/list', () => {
     const fields = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {}).sort();
     expect(fields('create_row')).toEqual(['data', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
-    expect(fields('list_rows')).toEqual(['after', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId']);
+    expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'format', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'view']);
     expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'orgSlug', 'slug', 'surface', 'surfaceId']);
     expect(byName.get('create_row')!.inputSchema).toMatchObject({ type: 'object', required: ['slug', 'data'], additionalProperties: false });
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode'];
+      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode', 'export_rows_csv'];
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(reads.includes(tool.name));
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
     }

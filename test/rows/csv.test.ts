@@ -180,6 +180,26 @@ describe('CSV over MCP', { timeout: 120_000 }, () => {
       await clients.closeAll();
     }
   });
+
+  it('export_rows_csv answers the same CSV as the REST download, up to `limit` rows, and says when it left rows out', async () => {
+    const w = await tableWorkspace();
+    await createRows(w.base, 'table', [{ title: 'one, with a comma', notes: 'two\nlines' }, { title: 'two' }, { title: 'three' }]);
+    const key = await insertKey(t, owner, { role: 'viewer', scopeWorkspaceId: w.id });
+    const rest = (await t.request('GET', `${w.base}/rows.csv`, { as: owner.as })).text;
+    const clients = checkedClients(() => t);
+    try {
+      const client = await clients.open(bearerOf(key.as));
+      const all = await client.callTool({ name: 'export_rows_csv', arguments: { slug: w.slug } });
+      expect(all.structuredContent).toEqual({ csv: rest, rows: 3, truncated: false });
+      const two = await client.callTool({ name: 'export_rows_csv', arguments: { slug: w.slug, limit: 2, fields: 'title' } });
+      const content = two.structuredContent as { csv: string; rows: number; truncated: boolean };
+      expect(content.rows).toBe(2);
+      expect(content.truncated).toBe(true);
+      expect(parse(content.csv)).toEqual([['id', 'title'], [expect.any(String), 'one, with a comma'], [expect.any(String), 'two']]);
+    } finally {
+      await clients.closeAll();
+    }
+  });
 });
 
 describe('CSV import', { timeout: 120_000 }, () => {
