@@ -193,7 +193,8 @@ function csvErrorMessage(error: CsvError): string {
 type ImportPlan = {
   sheetId: string;
   targets: HeaderTarget[];
-  /** The existing columns at the check, by key. */
+  /** The existing columns at the check, and by key. */
+  columns: ColumnDef[];
   existing: Map<string, ColumnDef>;
   /** New columns with their inferred types, in header order. */
   created: Array<{ key: string; label: string } & InferredColumn>;
@@ -248,7 +249,7 @@ async function checkFile(services: Services, workspace: Workspace, sheetId: stri
       reported++;
     } else moreErrors++;
   };
-  const plan: ImportPlan = { sheetId, targets: [], existing: new Map(columns.map((c) => [c.key, c])), created: [], bad: new Set(), good: 0, errors: [], moreErrors: 0 };
+  const plan: ImportPlan = { sheetId, targets: [], columns, existing: new Map(columns.map((c) => [c.key, c])), created: [], bad: new Set(), good: 0, errors: [], moreErrors: 0 };
   const stats: ColumnStats[] = [];
   const ids = new Set<string>();
   // Ids are checked against the table a batch at a time (one read each), not a read per line.
@@ -320,7 +321,7 @@ function checkRecord(record: ParsedRecord, plan: ImportPlan, ids: Set<string>): 
       if (value !== undefined) data[target.key] = value;
     }
   });
-  problems.push(...validateCellValues([...plan.existing.values()], data).map((issue) => issue.message));
+  problems.push(...validateCellValues(plan.columns, data).map((issue) => issue.message));
   // Only a line that will be written holds its id: a bad line's id stays free for a later line.
   if (problems.length === 0 && id !== '') ids.add(id);
   return problems;

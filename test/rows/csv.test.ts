@@ -344,7 +344,7 @@ describe('CSV import', { timeout: 120_000 }, () => {
     expect(more.body).toMatchObject({ imported: 0, refused: 2 });
   });
 
-  it('a viewer cannot import (403); a request without a file is 400; an empty file is 400', async () => {
+  it('a viewer cannot import (403); a request without a file is 400; an empty file is 400; a file over 25 MB is 413', async () => {
     const w = await tableWorkspace();
     await addMembership(t, w.id, viewer.userId, 'viewer');
     const refused = await importCsv(w.base, 'title\nx\n', '', viewer.as);
@@ -353,6 +353,10 @@ describe('CSV import', { timeout: 120_000 }, () => {
     expect(empty.status).toBe(400);
     const noFile = await t.request('POST', `${w.base}/rows/import`, { as: owner.as, body: {} });
     expect(noFile.status).toBe(400);
+    // The upload limit of every multipart route: 25 MB.
+    const tooLarge = await importCsv(w.base, `title\n${'x'.repeat(99)}\n`.repeat(26 * 10_486), '');
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.error.code).toBe('payload_too_large');
     expect((await allRows(w.base, 'table')).length).toBe(0);
   });
 });
