@@ -66,7 +66,11 @@ export function mountOperations(app: App, services: Services, operations: Iterab
       app.route({
         method: rest.method,
         url,
-        schema: { ...schema(operation.params, { description: stream.description, content: { [stream.type]: { schema: z.string() } } }), summary: `${rest.summary} (${stream.format.toUpperCase()})` },
+        schema: {
+          ...schema(operation.params, { description: stream.description, content: { [stream.type]: { schema: z.string() } } }),
+          ...(stream.querystring ? { querystring: stream.querystring } : {}),
+          summary: `${rest.summary} (${stream.format.toUpperCase()})`,
+        },
         ...(config ? { config } : {}),
         ...(resolved ? { onRequest: resolved.onRequest } : {}),
         handler: async (request, reply) =>

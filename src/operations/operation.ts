@@ -119,6 +119,8 @@ export type StreamedForm = {
   format: string;
   description: string;
   workspacePath?: string;
+  /** The query schema at `workspacePath`, when it takes less than the route's (no paging there). */
+  querystring?: z.ZodObject;
   /** The request as validated by the route (its params and query schemas). */
   run(services: Services, actor: Actor | null, request: RestRequest): Promise<StreamedBody>;
 };

@@ -141,12 +141,13 @@ export const rowOperations = {
           type: 'text/csv',
           format: 'csv',
           workspacePath: '/rows.csv',
+          querystring: ListRowsQuery.omit({ limit: true, after: true, format: true }),
           description:
             'The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, ' +
             'a record per row in the listing\'s order, streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons) are JSON arrays; docs/TABLES.md.',
           run: async (services, actor, { params, query }) => {
             const { workspace } = await resolveWorkspace(services, actor, addressOf(params as z.output<typeof WorkspaceParams>), 'read');
-            const { limit: _limit, after: _after, format: _format, fields, ...listing } = query as ListRowsQuery;
+            const { limit: _limit, after: _after, format: _format, fields, ...listing } = query as Partial<ListRowsQuery>;
             const csv = await rowsCsv(services, workspace, listing, { columns: fields?.split(',').map((key) => key.trim()) });
             return { chunks: csv.chunks, filename: `${csv.slug}.csv` };
           },
