@@ -32,6 +32,7 @@ const parts: Part[] = [
   { name: 'webhooks', run: async () => (await import('./webhooks')).runWebhooksBench() },
   { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
   { name: 'search', run: async () => (await import('./search')).runSearchBench() },
+  { name: 'csv', run: async () => (await import('./csv')).runCsvBench() },
   { name: 'aging', run: async () => (await import('./aging')).runAgingBench({ traces: flag('--traces'), restAppends: flag('--rest'), edits: flag('--edits') }), optIn: true },
   { name: 'soak', run: async () => (await import('./soak')).runSoakBench(), optIn: true },
 ];

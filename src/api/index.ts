@@ -43,6 +43,7 @@ import { messageRoutes } from './messages';
 import { oauthRoutes } from './oauth';
 import { supportRoutes } from './support';
 import { docImageRoutes } from './doc-images';
+import { rowImportRoutes } from './rows-import';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -60,6 +61,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(inviteOperations));
   mountOperations(app, services, Object.values(orgOperations));
   mountOperations(app, services, Object.values(rowOperations));
+  await rowImportRoutes(app, services);
   mountOperations(app, services, Object.values(columnOperations));
   mountOperations(app, services, Object.values(viewOperations));
   mountOperations(app, services, Object.values(eventOperations));

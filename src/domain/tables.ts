@@ -91,7 +91,7 @@ export function tableError(error: unknown): never {
   throw error;
 }
 
-async function tableSurfaces(services: Services, workspaceId: string): Promise<Surface[]> {
+export async function tableSurfaces(services: Services, workspaceId: string): Promise<Surface[]> {
   return (await cachedLiveSurfaces(services, workspaceId)).filter((s) => s.kind === 'table');
 }
 
@@ -112,7 +112,7 @@ async function namedTableSurface(services: Services, workspace: Workspace, selec
 }
 
 /** A doc-only workspace gets its first sheet on its first row or column write (`surface.created`). */
-async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector): Promise<Surface> {
+export async function tableSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector): Promise<Surface> {
   return (await pickTableSurface(services, resolved.workspace, selector)) ?? ensureSurfaceOfKind(services, actor, resolved, 'table');
 }
 
@@ -182,7 +182,7 @@ function seenAs(doc: Y.Doc, row: TableRow): ReadRow {
 }
 
 /** How link cells are checked on a write: ids of rows that passed the cap, on the link's target surface. */
-function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullable<CellValidationOptions['links']> {
+export function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullable<CellValidationOptions['links']> {
   return {
     targetSheetOf: (column) => surfaces.find((surface) => surface.slug === column.targetSurface)?.id ?? null,
     sheetOfRow: (rowId) => (hasPassed(doc, rowId) ? sheetOfRow(doc, rowId) : null),

@@ -1,12 +1,14 @@
+import { Readable } from 'node:stream';
+import { z } from 'zod';
 import { errorResponses } from '../model/schemas/common';
-import type { z } from 'zod';
-import type { Operation, RestFacts, RestRequest } from '../operations/operation';
+import type { Operation, RestFacts, RestRequest, StreamedBody, StreamedForm } from '../operations/operation';
 import { workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../domain/services';
 import { httpExchange } from './exchange';
 import { negotiate } from './negotiate';
 import { resolvedRateLimit } from './resolved-rate-limit';
 import type { App } from './types';
+import type { FastifyReply } from 'fastify';
 
 /**
  * Registers every operation that has REST facts as a Fastify route: its
@@ -23,7 +25,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
     const querystring = rest.querystring ?? operation.query;
     const body = rest.body ?? operation.body;
     // One object per URL: the onRoute hook that drops `orgSlug` on the bare path edits the schema in place.
-    const schema = (params: unknown) => ({
+    const schema = (params: unknown, ok: unknown = ok200(rest, operation.response)) => ({
       summary: rest.summary,
       ...(rest.description !== undefined ? { description: rest.description } : {}),
       tags: rest.tags,
@@ -31,7 +33,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
       ...(params ? { params } : {}),
       ...(querystring ? { querystring } : {}),
       ...(body ? { body } : {}),
-      response: { 200: rest.raw ? rawOrJson(rest.raw, operation.response) : operation.response, ...errorResponses, ...rest.responses },
+      response: { 200: ok, ...errorResponses, ...rest.responses },
     });
     const resolved = rest.resolvedLimit && resolvedRateLimit(rest.resolvedLimit.limit, (request) => rest.resolvedLimit!.bucket(services, request.actor, request.params));
     const config = resolved ? { ...rest.config, rateLimits: [...(rest.config?.rateLimits ?? []), resolved.rule] } : rest.config;
@@ -45,6 +47,10 @@ export function mountOperations(app: App, services: Services, operations: Iterab
         handler: async (request, reply) => {
           let validated: RestRequest = { params: request.params, query: request.query, body: request.body };
           const query = request.query as { format?: string };
+          const stream = rest.stream;
+          if (stream && (query.format === stream.format || (!query.format && negotiate(request.headers.accept, ['application/json', stream.type]) === stream.type))) {
+            return sendStreamed(reply, stream, await stream.run(services, request.actor, validated));
+          }
           const wanted = rest.raw && !query.format ? negotiate(request.headers.accept) : 'application/json';
           if (wanted !== 'application/json') validated = { ...validated, query: { ...query, format: wanted === 'text/markdown' ? 'markdown' : 'text' } };
           const result = await operation.run(services, request.actor, (rest.input ? rest.input(validated) : validated) as never, httpExchange(request, reply));
@@ -54,7 +60,42 @@ export function mountOperations(app: App, services: Services, operations: Iterab
         },
       });
     }
+    const stream = rest.stream;
+    if (stream?.workspacePath === undefined) continue;
+    for (const url of workspacePaths(stream.workspacePath)) {
+      app.route({
+        method: rest.method,
+        url,
+        schema: {
+          ...schema(operation.params, { description: stream.description, content: { [stream.type]: { schema: z.string() } } }),
+          ...(stream.querystring ? { querystring: stream.querystring } : {}),
+          summary: `${rest.summary} (${stream.format.toUpperCase()})`,
+        },
+        ...(config ? { config } : {}),
+        ...(resolved ? { onRequest: resolved.onRequest } : {}),
+        handler: async (request, reply) =>
+          sendStreamed(reply, stream, await stream.run(services, request.actor, { params: request.params, query: request.query, body: request.body })),
+      });
+    }
   }
+}
+
+/** The 200 as OpenAPI shows it: JSON, or JSON and the raw or streamed types a route may send instead. */
+function ok200(rest: RestFacts, json: z.ZodType) {
+  if (rest.raw) return rawOrJson(rest.raw, json);
+  if (rest.stream) return { description: `JSON by default. ${rest.stream.description}`, content: { 'application/json': { schema: json }, [rest.stream.type]: { schema: z.string() } } };
+  return json;
+}
+
+/**
+ * Sends the chunks as they are pulled: the stream asks for the next chunk
+ * only when the socket has taken the last, so a slow client holds the
+ * producer back rather than the process buffering the whole answer.
+ */
+function sendStreamed(reply: FastifyReply, form: StreamedForm, body: StreamedBody) {
+  reply.type(`${form.type}; charset=utf-8`);
+  if (body.filename) reply.header('content-disposition', `attachment; filename="${body.filename.replace(/[^\w.-]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(body.filename)}`);
+  return reply.send(Readable.from(body.chunks, { objectMode: false }));
 }
 
 /** The 200 of a route that may send a doc body raw: JSON by default, Markdown or text by `Accept`. */

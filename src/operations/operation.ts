@@ -101,7 +101,31 @@ export type RestFacts = {
    * schema of each raw type.
    */
   raw?: { description: string; types: Record<'text/markdown' | 'text/plain', z.ZodType> };
+  /** A streamed form of the 200 (rows as CSV): see StreamedForm. */
+  stream?: StreamedForm;
 };
+
+/**
+ * A 200 that may instead be streamed in another media type, for answers
+ * too large to build in memory (a table as CSV): `format=<format>` in the
+ * query, or no `format` and an Accept header that prefers `type` to JSON,
+ * runs `run` in place of the operation and streams its chunks with `type`
+ * (as an attachment when it names a file). `workspacePath`: a second URL
+ * under the workspace, with the same params and query, that always answers
+ * in this form (`/rows.csv`). Not offered over MCP: a tool answers JSON.
+ */
+export type StreamedForm = {
+  type: 'text/csv';
+  format: string;
+  description: string;
+  workspacePath?: string;
+  /** The query schema at `workspacePath`, when it takes less than the route's (no paging there). */
+  querystring?: z.ZodObject;
+  /** The request as validated by the route (its params and query schemas). */
+  run(services: Services, actor: Actor | null, request: RestRequest): Promise<StreamedBody>;
+};
+
+export type StreamedBody = { chunks: AsyncIterable<string>; filename?: string };
 
 export type RestConfig = {
   auth?: 'required' | 'optional' | 'none';

@@ -19,6 +19,7 @@ import { defineOperation, type RestRequest } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams } from './workspace-routes';
+import { rowsCsv } from '../domain/table-csv';
 import { Event } from '../model/schemas/events';
 import { BaseVersion, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
 import { FILTER_OPS, Row, RowData, RowFilter, RowSort, SurfaceQuery } from '../model/schemas/tables';
@@ -36,6 +37,7 @@ const QueryStringFilter = z
       '`between` takes `a,b`; `in` a comma list or a JSON array; `empty` true or false.',
   );
 
+export type ListRowsQuery = z.output<typeof ListRowsQuery>;
 export const ListRowsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   after: z.string().max(2000).optional().describe('The nextCursor of the previous page'),
@@ -152,6 +154,15 @@ const LINK_WRITES = 'A `link` cell takes a row id or an array of them, of rows o
 
 const RowList = z.object({ rows: z.array(Row), nextCursor: z.string().nullable() });
 
+const ExportCsvQuery = z.strictObject({
+  ...SurfaceQuery,
+  sort: ListRowsQuery.shape.sort,
+  filter: ListRowsQuery.shape.filter,
+  view: ListRowsQuery.shape.view,
+  fields: ListRowsQuery.shape.fields,
+  limit: z.number().int().min(1).max(5000).default(1000).describe('Rows at most (the header is extra); `truncated` says whether there were more'),
+});
+
 /** The row operations: REST routes and MCP tools (in this order in tools/list). */
 export const rowOperations = {
   list: defineOperation(
@@ -168,6 +179,24 @@ export const rowOperations = {
           'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
         tags: ['rows'],
         config: { auth: 'optional' },
+        stream: {
+          type: 'text/csv',
+          format: 'csv',
+          workspacePath: '/rows.csv',
+          querystring: ListRowsRestQuery.omit({ limit: true, after: true, format: true }),
+          description:
+            'The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, ' +
+            'a record per row in the listing\'s order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md.',
+          run: async (services, actor, { params, query }) => {
+            const { workspace } = await resolveWorkspace(services, actor, addressOf(params as z.output<typeof WorkspaceParams>), 'read');
+            const { fields, ...listing } = listingFromQueryString(query as z.infer<typeof ListRowsRestQuery>);
+            const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
+            const csv = await rowsCsv(services, workspace, listing, { columns: fields, view }).catch((error) => {
+              throw inQueryStringTerms(error, listing);
+            });
+            return { chunks: csv.chunks, filename: `${csv.slug}.csv` };
+          },
+        },
       },
       mcp: {
         name: 'list_rows',
@@ -216,6 +245,33 @@ export const rowOperations = {
       const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing, view);
       http?.header('etag', etag);
       return page;
+    },
+  ),
+  /** CSV for agents: bounded text in the tool's answer (REST streams the whole sheet: `GET /rows.csv`, above). */
+  exportCsv: defineOperation(
+    {
+      params: WorkspaceParams, query: ExportCsvQuery,
+      response: z.object({
+        csv: z.string().describe('RFC 4180 CSV: a header of `id` and the column keys, a record per row; arrays as JSON arrays'),
+        rows: z.number().int(),
+        truncated: z.boolean().describe('True when the sheet has more rows than `limit`: page with list_rows, or download GET /rows.csv'),
+      }),
+      mcp: {
+        name: 'export_rows_csv',
+        title: 'Export rows as CSV',
+        description: `One table surface (\`surface\`, else the primary one) as CSV text, up to \`limit\` rows (1,000 by default, at most 5,000), in \`sort\` order; \`fields\` picks columns. For a whole large table, REST \`GET /rows.csv\` streams it. ${ADDRESS}`,
+        annotations: READ,
+      },
+    },
+    async (services, actor, { params, query }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      const { limit, ...rest } = query;
+      const { fields, ...listing } = listingFromQueryString({ ...rest, limit: 100 });
+      const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
+      const csv = await rowsCsv(services, workspace, listing, { columns: fields, maxRows: limit, view });
+      let text = '';
+      for await (const chunk of csv.chunks) text += chunk;
+      return { csv: text, rows: csv.rows, truncated: csv.truncated };
     },
   ),
   create: defineOperation(

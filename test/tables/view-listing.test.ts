@@ -78,6 +78,29 @@ describe('listing rows through a saved view', () => {
     expect(unknown.body.error.code).toBe('not_found');
   });
 
+  it('exports a view as CSV: its rows in its order, its visible columns in its column order', async () => {
+    const view = createView(
+      client.doc,
+      surfaceId,
+      {
+        name: 'Export',
+        filter: { and: [{ column: 'status', op: 'eq', value: 'todo' }] },
+        sort: [{ column: 'title', direction: 'desc' }],
+        columnOrder: ['status', 'title'],
+        hiddenColumns: ['notes'],
+      },
+      'test',
+    );
+    await acknowledged(client);
+    const csv = await t.request('GET', `${base}/rows.csv?view=${view.id}`, as());
+    expect(csv.status, csv.text).toBe(200);
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    const lines = csv.text.trim().split('\r\n').map((line: string) => line.split(',').slice(1).join(','));
+    expect(lines).toEqual(['status,title', 'todo,Plan', 'todo,Announce']);
+    const filtered = await t.request('GET', `${base}/rows?view=${view.id}&format=csv&filter[title][starts]=a`, as());
+    expect(filtered.text.trim().split('\r\n')).toHaveLength(2);
+  });
+
   it('a condition on a column deleted since the view was saved no longer applies', async () => {
     const added = await t.request('POST', `${base}/columns`, { body: { column: { key: 'priority', label: 'Priority', type: 'number' } }, ...as() });
     expect(added.status).toBe(200);

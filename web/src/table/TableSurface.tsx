@@ -18,6 +18,7 @@ import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Board } from './Board';
 import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
+import { CsvTools } from './CsvImport';
 
 type OpenMenu =
   | { kind: 'header'; column: ColumnDef; anchor: HTMLElement }
@@ -339,6 +340,7 @@ export function TableSurface(props: SurfaceViewProps) {
           </Button>
         )}
         <span class="toolbar-spacer" />
+        <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
         {!editable && <span class="badge badge-muted">Read only</span>}
         {editable && (
           <>

@@ -1,0 +1,429 @@
+import type { Readable } from 'node:stream';
+import { parse, type CsvError, type Options } from 'csv-parse';
+import { stringify } from 'csv-stringify/sync';
+import type * as Y from 'yjs';
+import { ApiError, errors } from '../errors';
+import type { Actor } from '../policy/actor';
+import type { Workspace } from '../persistence/schema';
+import { capsFor } from '../limits/plans';
+import { storableText } from '../lib/text';
+import { tablesDocumentName } from '../model/document-names';
+import {
+  addToColumnStats,
+  decodeCsvCell,
+  emptyColumnStats,
+  encodeCsvCell,
+  ID_HEADER,
+  inferColumnType,
+  mapCsvHeaders,
+  type ColumnStats,
+  type HeaderTarget,
+  type InferredColumn,
+} from '../model/table/csv';
+import { addColumn, countRows, createTableId, ensureSheet, insertRows, normalizeLinkCells, readColumns, rowExists, validateCellValues, type ColumnDef, type NewRow, type RowData } from '../model/table/document';
+import { unpassedRows } from '../sync/table-passed';
+import type { ResolvedWorkspace } from './resolved-workspace';
+import type { Services } from './services';
+import { linkChecks, listWorkspaceRows, pickTableSurface, tableSurfaces, tableSurfaceForWrite, transactWithinRowCap, type RowListing, type RowRecord, type SurfaceSelector } from './tables';
+import type { ViewDef } from '../model/table/views';
+
+/**
+ * CSV in and out of a sheet (docs/TABLES.md, "CSV"). Cells are encoded and
+ * read back by src/model/table/csv.ts, which the web app's import preview
+ * shares.
+ */
+
+// ---------------------------------------------------------------------------
+// Export
+
+/** A view's columns as it shows them: its order first, then the sheet's others in their order, without the hidden ones. */
+function viewColumns(view: ViewDef, columns: readonly ColumnDef[]): string[] {
+  const keys = columns.map((column) => column.key);
+  const ordered = [...view.columnOrder.filter((key) => keys.includes(key)), ...keys.filter((key) => !view.columnOrder.includes(key))];
+  return ordered.filter((key) => !view.hiddenColumns.includes(key));
+}
+
+/** Rows read per page while streaming: memory stays at one page whatever the table's size. */
+export const CSV_EXPORT_PAGE = 1000;
+
+export type RowsCsvQuery = Omit<RowListing, 'view'>;
+
+export type RowsCsv = {
+  /** The sheet's slug, for the download's file name. */
+  slug: string;
+  /** RFC 4180 text, a page of rows per chunk; pulled, so a slow reader holds the listing back instead of filling memory. */
+  chunks: AsyncIterable<string>;
+  /** Once the chunks are read: the rows written, and whether rows past `maxRows` were left out. */
+  readonly rows: number;
+  readonly truncated: boolean;
+};
+
+/**
+ * One sheet as CSV: a header of `id` then the column keys, a record per row
+ * in the listing's order. The same listing as `GET /rows` (the query's sheet,
+ * else the primary one, and its sort), read a page at a time. `columns`
+ * picks and orders the columns (a view's visible ones); every column of the
+ * sheet in its order when omitted. The first page is read before this
+ * returns, so a bad query fails before anything is sent.
+ */
+export async function rowsCsv(
+  services: Services,
+  workspace: Workspace,
+  query: Omit<RowsCsvQuery, 'limit' | 'after'>,
+  options: { columns?: readonly string[]; maxRows?: number; view?: ViewDef | null } = {},
+): Promise<RowsCsv> {
+  const view = options.view ?? null;
+  const sheet = await pickTableSurface(services, workspace, view ? { surfaceId: view.surfaceId } : query);
+  if (!sheet) throw errors.notFound('Table surface');
+  const all = await services.sync.read(tablesDocumentName(workspace.id), (doc) => readColumns(doc, sheet.id));
+  const keys = options.columns
+    ? options.columns.filter((key) => all.some((column) => column.key === key))
+    : view
+      ? viewColumns(view, all)
+      : all.map((column) => column.key);
+  const listing = { ...query, surface: undefined, surfaceId: sheet.id, limit: CSV_EXPORT_PAGE } as RowsCsvQuery;
+  const first = await listWorkspaceRows(services, workspace, listing, view);
+  const record = (row: { id: string; data: Record<string, unknown> }) => [row.id, ...keys.map((key) => encodeCsvCell(row.data[key]))];
+  // RFC 4180: CRLF between records, fields quoted when they hold a comma, a quote or a line break.
+  const text = (records: string[][]) => stringify(records, { record_delimiter: 'windows', quoted_match: /^[\s]|[\s]$/ });
+  let room = options.maxRows ?? Infinity;
+  let truncated = false;
+  let written = 0;
+  // Up to the rows left under `maxRows`; a page past them (or a cursor to one) marks the text truncated.
+  const take = (rows: RowRecord[], nextCursor: string | null) => {
+    const taken = rows.slice(0, room);
+    room -= taken.length;
+    written += taken.length;
+    if (taken.length < rows.length || (room === 0 && nextCursor)) truncated = true;
+    return taken;
+  };
+  async function* chunks() {
+    yield text([[ID_HEADER, ...keys], ...take(first.rows, first.nextCursor).map(record)]);
+    let after = truncated ? null : first.nextCursor;
+    while (after) {
+      const page = await listWorkspaceRows(services, workspace, { ...listing, after }, view);
+      const rows = take(page.rows, page.nextCursor);
+      if (rows.length > 0) yield text(rows.map(record));
+      after = truncated ? null : page.nextCursor;
+    }
+  }
+  return {
+    slug: sheet.slug,
+    chunks: chunks(),
+    get rows() {
+      return written;
+    },
+    get truncated() {
+      return truncated;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Import
+
+/** Rows written per transaction (one attributed change, one `row.created` each). */
+export const CSV_IMPORT_BATCH = 500;
+/** Line errors listed in a report; the rest are counted in a last entry. */
+const REPORTED_ERRORS = 1000;
+/** A record longer than this (an unclosed quote swallowing the file) is an error, not a memory spike. */
+const MAX_RECORD_BYTES = 1024 * 1024;
+const MAX_ROW_ID = 100;
+
+export type ImportReport = {
+  imported: number;
+  refused: number;
+  columnsCreated: string[];
+  errors: Array<{ line: number; message: string }>;
+};
+
+/** A failed import (a bad line without `partial`): 422 with the standard error envelope and the report beside it; nothing was written. */
+export class ImportFailedError extends ApiError {
+  constructor(readonly report: ImportReport) {
+    const lines = report.errors.length;
+    super(422, 'import_failed', `${lines === 1 ? 'A line' : `${lines} lines`} of the file could not be imported, so nothing was (send partial=true to import the good lines).`, report.errors.map((e) => ({ path: ['line', String(e.line)], code: 'invalid_line', message: e.message })));
+  }
+  override body() {
+    return { ...super.body(), ...this.report };
+  }
+}
+
+type ParsedRecord = { fields: string[]; line: number };
+
+/**
+ * The file's records with the line each starts on; csv-parse's errors (a
+ * bad quote, a record of the wrong length) go to `onError` and parsing goes
+ * on with the next record. The same bytes give the same records each time,
+ * so a record's ordinal names it across the two passes.
+ */
+async function* csvRecords(source: Readable, onError: (line: number, message: string) => void): AsyncGenerator<ParsedRecord> {
+  // csv-parse's own line counts drift on CRLF inside quotes; its raw text of each record (skipped blank lines first) counts true.
+  // Lines are counted as csv-parse goes (on_record, 'skip'), in the file's order, not as records are taken from its buffer.
+  let consumed = 0;
+  const startLine = (raw: string | undefined) => {
+    if (raw === undefined) return consumed + 1;
+    const line = consumed + 1 + lineBreaks(/^[\r\n]*/.exec(raw)![0]);
+    consumed += lineBreaks(raw);
+    return line;
+  };
+  const parser = source.pipe(
+    parse({
+      bom: true,
+      raw: true,
+      skip_empty_lines: true,
+      skip_records_with_error: true,
+      max_record_size: MAX_RECORD_BYTES,
+      // With `raw`, a record reaches on_record as { record, raw }.
+      on_record: (parsed: unknown) => {
+        const { record, raw } = parsed as { record: string[]; raw: string };
+        return { fields: record.map(storableText), line: startLine(raw) };
+      },
+    } as unknown as Options),
+  );
+  source.on('error', (error) => parser.destroy(error));
+  parser.on('skip', (error: CsvError & { raw?: string }) => onError(startLine(error.raw), csvErrorMessage(error)));
+  try {
+    yield* parser as AsyncIterable<ParsedRecord>;
+  } catch (error) {
+    // Errors csv-parse cannot skip past (the file ends inside a quote) end the file there.
+    const csvError = error as CsvError & { raw?: string };
+    if (typeof csvError.code === 'string' && csvError.code.startsWith('CSV_')) onError(startLine(csvError.raw), csvErrorMessage(csvError));
+    else throw error;
+  } finally {
+    source.destroy();
+  }
+}
+
+function lineBreaks(text: string): number {
+  return text.match(/\r\n|\r|\n/g)?.length ?? 0;
+}
+
+function csvErrorMessage(error: CsvError): string {
+  // csv-parse's messages are plain and name the line; drop its trailing detail of the parser's state.
+  return `Malformed CSV: ${error.message.split('\n')[0]}`;
+}
+
+type ImportPlan = {
+  sheetId: string;
+  targets: HeaderTarget[];
+  /** The existing columns at the check, and by key. */
+  columns: ColumnDef[];
+  existing: Map<string, ColumnDef>;
+  /** New columns with their inferred types, in header order. */
+  created: Array<{ key: string; label: string } & InferredColumn>;
+  /** Ordinals (0-based, data records only) of the records with an error. */
+  bad: Set<number>;
+  good: number;
+  errors: ImportReport['errors'];
+  moreErrors: number;
+};
+
+/**
+ * Reads a CSV file into a sheet (`POST /rows/import`). The file is read
+ * twice: the first pass maps the headers, infers the types of new columns
+ * and checks every line (values against existing columns, row ids), the
+ * second writes the rows in batches of CSV_IMPORT_BATCH, each one
+ * attributed transaction with a `row.created` per row. Without `partial`, a
+ * bad line fails the import before anything is written (ImportFailedError);
+ * with it, the good lines are written and the bad ones reported. Rows past
+ * the plan's row cap are refused and reported, never dropped silently.
+ */
+export async function importRowsCsv(
+  services: Services,
+  actor: Actor,
+  resolved: ResolvedWorkspace,
+  input: SurfaceSelector & { partial: boolean; open: () => Readable },
+): Promise<ImportReport> {
+  const sheet = await tableSurfaceForWrite(services, actor, resolved, input);
+  const plan = await checkFile(services, resolved.workspace, sheet.id, input.open);
+  const report: ImportReport = { imported: 0, refused: 0, columnsCreated: plan.created.map((c) => c.key), errors: plan.errors };
+  if (plan.bad.size > 0 && !input.partial) throw new ImportFailedError(withMore(report, plan.moreErrors));
+  await writeRows(services, actor, resolved, plan, input.open, report);
+  return withMore(report, plan.moreErrors);
+}
+
+function withMore(report: ImportReport, more: number): ImportReport {
+  if (more === 0) return report;
+  const last = report.errors.at(-1)?.line ?? 0;
+  return { ...report, errors: [...report.errors, { line: last, message: `${more} more lines with errors after line ${last} are not listed.` }] };
+}
+
+async function checkFile(services: Services, workspace: Workspace, sheetId: string, open: () => Readable): Promise<ImportPlan> {
+  const document = tablesDocumentName(workspace.id);
+  const columns = await services.sync.read(document, (doc) => readColumns(doc, sheetId));
+  const errorLines = new Map<number, string[]>();
+  let reported = 0;
+  let moreErrors = 0;
+  const errorAt = (line: number, message: string) => {
+    const known = errorLines.get(line);
+    if (known) known.push(message);
+    else if (reported < REPORTED_ERRORS) {
+      errorLines.set(line, [message]);
+      reported++;
+    } else moreErrors++;
+  };
+  const plan: ImportPlan = { sheetId, targets: [], columns, existing: new Map(columns.map((c) => [c.key, c])), created: [], bad: new Set(), good: 0, errors: [], moreErrors: 0 };
+  const stats: ColumnStats[] = [];
+  const ids = new Set<string>();
+  // Ids are checked against the table a batch at a time (one read each), not a read per line.
+  let pendingIds: Array<{ id: string; ordinal: number; line: number }> = [];
+  const checkPendingIds = async () => {
+    if (pendingIds.length === 0) return;
+    const batch = pendingIds;
+    pendingIds = [];
+    const taken = await services.sync.read(document, (doc) => batch.filter((entry) => rowExists(doc, entry.id)));
+    for (const entry of taken) {
+      errorAt(entry.line, `Row id ${entry.id} is already taken in this workspace (409 conflict); leave the id field empty to import the row with a new id.`);
+      if (!plan.bad.has(entry.ordinal)) {
+        plan.bad.add(entry.ordinal);
+        plan.good--;
+      }
+    }
+  };
+  let header: string[] | null = null;
+  let ordinal = 0;
+  for await (const record of csvRecords(open(), errorAt)) {
+    if (!header) {
+      header = record.fields;
+      const mapped = mapCsvHeaders(header, columns);
+      if (mapped.problems.length > 0) {
+        throw errors.badRequest(`The header row cannot be mapped to columns: ${mapped.problems.map((p) => p.message).join(' ')}`, mapped.problems.map((p) => ({ path: ['header', String(p.index)], code: 'invalid_header', message: p.message })));
+      }
+      plan.targets = mapped.targets;
+      for (const _ of header) stats.push(emptyColumnStats());
+      continue;
+    }
+    const problems = checkRecord(record, plan, ids);
+    if (problems.length > 0) {
+      for (const problem of problems) errorAt(record.line, problem);
+      plan.bad.add(ordinal);
+    } else {
+      plan.good++;
+      record.fields.forEach((text, i) => {
+        if (plan.targets[i]?.kind === 'new') addToColumnStats(stats[i]!, text);
+      });
+      const idAt = plan.targets.findIndex((t) => t.kind === 'id');
+      const id = idAt >= 0 ? record.fields[idAt]!.trim() : '';
+      if (id !== '') pendingIds.push({ id, ordinal, line: record.line });
+      if (pendingIds.length >= CSV_IMPORT_BATCH) await checkPendingIds();
+    }
+    ordinal++;
+  }
+  await checkPendingIds();
+  if (!header) throw errors.badRequest('The file is empty: a CSV import needs a header row naming the columns.', [{ path: ['file'], code: 'empty_file', message: 'no header row' }]);
+  plan.created = plan.targets.flatMap((target, i) => (target.kind === 'new' ? [{ key: target.key, label: target.label, ...inferColumnType(stats[i]!) }] : []));
+  plan.errors = [...errorLines].sort(([a], [b]) => a - b).map(([line, messages]) => ({ line, message: messages.join(' ') }));
+  plan.moreErrors = moreErrors;
+  return plan;
+}
+
+/** What is wrong with one record: its length, its row id, and values that do not fit their existing typed columns. */
+function checkRecord(record: ParsedRecord, plan: ImportPlan, ids: Set<string>): string[] {
+  if (record.fields.length !== plan.targets.length) return [`Expected ${plan.targets.length} fields, got ${record.fields.length}.`];
+  const problems: string[] = [];
+  const data: Record<string, unknown> = {};
+  let id = '';
+  plan.targets.forEach((target, i) => {
+    const text = record.fields[i]!;
+    if (target.kind === 'id') {
+      id = text.trim();
+      if (id.length > MAX_ROW_ID) problems.push(`A row id is at most ${MAX_ROW_ID} characters.`);
+      else if (id !== '' && ids.has(id)) problems.push(`Row id ${id} is given twice in the file (409 conflict).`);
+    } else if (target.kind === 'column') {
+      const value = decodeCsvCell(text, plan.existing.get(target.key));
+      if (value !== undefined) data[target.key] = value;
+    }
+  });
+  problems.push(...validateCellValues(plan.columns, normalizeLinkCells(plan.columns, data)).map((issue) => issue.message));
+  // Only a line that will be written holds its id: a bad line's id stays free for a later line.
+  if (problems.length === 0 && id !== '') ids.add(id);
+  return problems;
+}
+
+async function writeRows(services: Services, actor: Actor, resolved: ResolvedWorkspace, plan: ImportPlan, open: () => Readable, report: ImportReport) {
+  const cap = capsFor(resolved.orgPlan).rowsPerWorkspace;
+  const surfaces = await tableSurfaces(services, resolved.workspace.id);
+  const types = new Map<string, Pick<ColumnDef, 'type' | 'options'>>([...plan.existing, ...plan.created.map((c) => [c.key, c] as const)]);
+  let columnsPending = plan.created.length > 0;
+  let stopped = false;
+  let batch: Array<NewRow & { line: number }> = [];
+
+  const flush = async () => {
+    const rows = batch;
+    batch = [];
+    let take = 0;
+    try {
+      await transactWithinRowCap(
+        services,
+        actor,
+        resolved,
+        (doc) => (take = Math.min(rows.length, roomUnderCap(doc, cap))),
+        (doc) => {
+          ensureSheet(doc, plan.sheetId, null);
+          if (columnsPending) for (const column of plan.created) addColumn(doc, plan.sheetId, column, null);
+          const written = rows.slice(0, take);
+          // Checked again inside the change: a column someone retyped since the first pass refuses the batch here.
+          const columns = readColumns(doc, plan.sheetId);
+          // Link cells name rows that exist on their target sheet (as a REST write checks them).
+          const links = linkChecks(doc, surfaces);
+          for (const row of written) row.data = normalizeLinkCells(columns, row.data) as RowData;
+          const issue = written.flatMap((row) => validateCellValues(columns, row.data, { basePath: [String(row.line)], links }))[0];
+          if (issue) throw errors.validation(`Line ${issue.path[0]}: ${issue.message}`);
+          insertRows(doc, written, null);
+        },
+      );
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // Only a concurrent change between the check and the write gets here (a column retyped, an id taken meanwhile).
+      const from = rows[0]?.line ?? 0;
+      report.errors.push({ line: from, message: `The lines from ${from} on were not imported: ${error.message}` });
+      stopped = true;
+      return;
+    }
+    columnsPending = false;
+    report.imported += take;
+    if (take < rows.length) {
+      stopped = true;
+      report.refused = plan.good - report.imported;
+      report.errors.push({
+        line: rows[take]!.line,
+        message: `The ${resolved.orgPlan} plan allows ${cap} rows in a workspace: the ${report.refused} rows from this line on were refused (upgrade the plan or delete rows, then import them again).`,
+      });
+    }
+  };
+
+  let header = true;
+  let ordinal = 0;
+  for await (const record of csvRecords(open(), () => {})) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (!plan.bad.has(ordinal)) batch.push(rowOf(record, plan, types));
+    ordinal++;
+    if (batch.length >= CSV_IMPORT_BATCH) await flush();
+    if (stopped) return;
+  }
+  // The last rows; new columns are created even when the file has no rows.
+  if (batch.length > 0 || columnsPending) await flush();
+}
+
+function rowOf(record: ParsedRecord, plan: ImportPlan, types: Map<string, Pick<ColumnDef, 'type' | 'options'>>): NewRow & { line: number } {
+  let id = '';
+  const data: RowData = {};
+  plan.targets.forEach((target, i) => {
+    const text = record.fields[i]!;
+    if (target.kind === 'id') id = text.trim();
+    else {
+      const value = decodeCsvCell(text, types.get(target.key));
+      if (value !== undefined) data[target.key] = value;
+    }
+  });
+  return { id: id || createTableId(), surfaceId: plan.sheetId, data, line: record.line };
+}
+
+/** Rows the workspace may still take: the cap less the rows that passed it. */
+function roomUnderCap(doc: Y.Doc, cap: number): number {
+  return Math.max(0, cap - (countRows(doc) - unpassedRows(doc).size));
+}
+

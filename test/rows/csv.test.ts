@@ -1,0 +1,360 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'csv-parse/sync';
+import { capsFor } from '../../src/limits/plans';
+import { startTestApp, type Credential, type TestApp } from '../helpers/app';
+import { setPlan } from '../billing/helpers';
+import { addMembership, createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
+import { bearerOf, checkedClients, refusal } from '../mcp/helpers';
+
+/**
+ * CSV in and out of a sheet (docs/TABLES.md "CSV"): `GET /rows` with
+ * `Accept: text/csv` or `format=csv`, `GET /rows.csv`, and
+ * `POST /rows/import` with a multipart `file`.
+ */
+
+let t: TestApp & { store: { dispose(): Promise<void> } };
+let owner: TestUser;
+let viewer: TestUser;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  owner = await signInUser(t, 'owner@csv.test');
+  viewer = await signInUser(t, 'viewer@csv.test');
+});
+
+afterAll(async () => {
+  await t.close();
+  await t.store.dispose();
+});
+
+let workspaceCount = 0;
+async function tableWorkspace() {
+  const slug = `csv-${++workspaceCount}`;
+  const workspace = await createWorkspace(t, owner, { name: slug, slug });
+  const base = `/api/orgs/${owner.orgSlug}/workspaces/${slug}`;
+  return { id: workspace.id as string, slug, base, bare: `/api/workspaces/${workspace.id}` };
+}
+
+async function addSheet(base: string, slug: string) {
+  const res = await t.request('POST', `${base}/surfaces`, { as: owner.as, body: { kind: 'table', slug, name: slug } });
+  expect(res.status).toBe(200);
+  return res.body.id as string;
+}
+
+async function putColumns(base: string, surface: string, columns: Array<Record<string, unknown>>) {
+  const res = await t.request('PUT', `${base}/columns?surface=${surface}`, { as: owner.as, body: { columns: columns.map((c, position) => ({ ...c, position })) } });
+  expect(res.status, res.text).toBe(200);
+}
+
+async function createRows(base: string, surface: string, rows: Array<Record<string, unknown>>) {
+  const ids: string[] = [];
+  for (const data of rows) {
+    const res = await t.request('POST', `${base}/rows?surface=${surface}`, { as: owner.as, body: { data } });
+    expect(res.status, res.text).toBe(200);
+    ids.push(res.body.id);
+  }
+  return ids;
+}
+
+async function importCsv(base: string, csv: string, query: string, as: Credential = owner.as) {
+  const form = new FormData();
+  form.append('file', new Blob([csv], { type: 'text/csv' }), 'rows.csv');
+  const headers: Record<string, string> = 'cookie' in as ? { cookie: `svc-session=${as.cookie}` } : { authorization: `Bearer ${as.bearer}` };
+  const response = await fetch(`${t.url}${base}/rows/import?${query}`, { method: 'POST', body: form, headers });
+  const text = await response.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text };
+}
+
+async function allRows(base: string, surface: string) {
+  const rows: Array<{ id: string; data: Record<string, unknown> }> = [];
+  let after: string | null = null;
+  do {
+    const res = await t.request('GET', `${base}/rows?surface=${surface}&limit=1000${after ? `&after=${after}` : ''}`, { as: owner.as });
+    expect(res.status).toBe(200);
+    rows.push(...res.body.rows);
+    after = res.body.nextCursor;
+  } while (after);
+  return rows;
+}
+
+async function columnsOf(base: string, surface: string) {
+  const res = await t.request('GET', `${base}/columns?surface=${surface}`, { as: owner.as });
+  expect(res.status).toBe(200);
+  return res.body.columns as Array<{ key: string; label: string; type: string; options?: Array<{ value: string }> }>;
+}
+
+const TRICKY = [
+  { title: 'Plain', notes: 'simple', amount: 3, due: '2026-12-01', done: true, stage: 'todo', tags: ['a', 'b'] },
+  { title: 'He said "hi", then left', notes: 'line one\nline two\r\nline three', amount: -12.5, due: '2026-01-31', done: false, stage: 'doing', tags: ['comma, inside', 'quote " inside'] },
+  { title: 'Ünïcödé ✓ 日本語', notes: 'emoji 🎉👩‍💻 and tabs\tinside', amount: 0, due: '2026-02-28T09:30:00Z', done: true, stage: 'todo', tags: ['b'] },
+  { title: '  leading and trailing spaces  ', notes: '=SUM(A1:A2)', amount: 1e21, due: '2026-03-01', done: false, stage: 'doing', tags: [] },
+  { title: 'Missing cells' },
+];
+
+const TRICKY_COLUMNS = [
+  { key: 'title', label: 'Title', type: 'text' },
+  { key: 'notes', label: 'Notes', type: 'text' },
+  { key: 'amount', label: 'Amount', type: 'number' },
+  { key: 'due', label: 'Due', type: 'date' },
+  { key: 'done', label: 'Done', type: 'checkbox' },
+  { key: 'stage', label: 'Stage', type: 'select', options: [{ value: 'todo', label: 'To do' }, { value: 'doing', label: 'Doing' }] },
+  { key: 'tags', label: 'Tags', type: 'select', options: ['a', 'b', 'comma, inside', 'quote " inside'].map((value) => ({ value, label: value })) },
+];
+
+describe('CSV export', { timeout: 120_000 }, () => {
+  it('Accept: text/csv, format=csv and GET /rows.csv send the same RFC 4180 text: a header of id and the column keys in column order, a record per row, as an attachment named after the sheet', async () => {
+    const w = await tableWorkspace();
+    await addSheet(w.base, 'ledger');
+    await putColumns(w.base, 'ledger', TRICKY_COLUMNS);
+    const ids = await createRows(w.base, 'ledger', TRICKY);
+
+    const byAccept = await t.request('GET', `${w.base}/rows?surface=ledger`, { as: owner.as, headers: { accept: 'text/csv' } });
+    const byFormat = await t.request('GET', `${w.bare}/rows?surface=ledger&format=csv`, { as: owner.as });
+    const byPath = await t.request('GET', `${w.base}/rows.csv?surface=ledger`, { as: owner.as });
+    const json = await t.request('GET', `${w.base}/rows?surface=ledger`, { as: owner.as, headers: { accept: 'application/json' } });
+    for (const res of [byAccept, byFormat, byPath]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+      expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="ledger\.csv"/);
+      expect(res.text).toBe(byPath.text);
+    }
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+
+    const lines = byPath.text.split('\r\n');
+    expect(lines[0]).toBe('id,title,notes,amount,due,done,stage,tags');
+    expect(lines[1]).toBe(`${ids[0]},Plain,simple,3,2026-12-01,true,todo,"[""a"",""b""]"`);
+    const records = parse(byPath.text) as string[][];
+    expect(records).toHaveLength(1 + TRICKY.length);
+    expect(records[2]).toEqual([ids[1], 'He said "hi", then left', 'line one\nline two\r\nline three', '-12.5', '2026-01-31', 'false', 'doing', '["comma, inside","quote \\" inside"]']);
+    expect(records[3]![1]).toBe('Ünïcödé ✓ 日本語');
+    expect(records[4]![3]).toBe('1e+21');
+    expect(records[5]).toEqual([ids[4], 'Missing cells', '', '', '', '', '', '']);
+  });
+
+  it('streams every row past one page, in the listing order, and sort applies as in GET /rows', async () => {
+    const w = await tableWorkspace();
+    await setPlan(t, owner.orgId, 'pro');
+    const rows = Array.from({ length: 1205 }, (_, i) => `r${i},row ${i},${i % 7}`);
+    const imported = await importCsv(w.base, `id,title,rank\n${rows.join('\n')}\n`, '');
+    await setPlan(t, owner.orgId, 'free');
+    expect(imported.body).toMatchObject({ imported: 1205, refused: 0 });
+    const res = await t.request('GET', `${w.base}/rows.csv`, { as: owner.as });
+    const records = parse(res.text) as string[][];
+    expect(records).toHaveLength(1206);
+    expect(records.slice(1).map((r) => r[0])).toEqual(Array.from({ length: 1205 }, (_, i) => `r${i}`));
+    const sorted = parse((await t.request('GET', `${w.base}/rows.csv?sort=-rank`, { as: owner.as })).text) as string[][];
+    expect(sorted.slice(1).map((r) => Number(r[2]))).toEqual([...records.slice(1).map((r) => Number(r[2]))].sort((a, b) => b - a));
+  });
+
+  it('a viewer may export; an unknown sheet is 404 in JSON', async () => {
+    const w = await tableWorkspace();
+    await addMembership(t, w.id, viewer.userId, 'viewer');
+    const res = await t.request('GET', `${w.base}/rows.csv`, { as: viewer.as });
+    expect(res.status).toBe(200);
+    expect(res.text.split('\r\n')[0]).toBe('id,title,status,notes');
+    const missing = await t.request('GET', `${w.base}/rows.csv?surface=nope`, { as: owner.as });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('not_found');
+  });
+});
+
+describe('CSV over MCP', { timeout: 120_000 }, () => {
+  it('list_rows answers JSON, and has no format argument (the CSV is export_rows_csv, or the REST download)', async () => {
+    const w = await tableWorkspace();
+    const key = await insertKey(t, owner, { role: 'viewer', scopeWorkspaceId: w.id });
+    const clients = checkedClients(() => t);
+    try {
+      const client = await clients.open(bearerOf(key.as));
+      const listed = await client.callTool({ name: 'list_rows', arguments: { slug: w.slug } });
+      expect(listed.isError).toBeFalsy();
+      await expect(client.callTool({ name: 'list_rows', arguments: { slug: w.slug, format: 'csv' } })).rejects.toThrow(/-32602.*format/);
+    } finally {
+      await clients.closeAll();
+    }
+  });
+
+  it('export_rows_csv answers the same CSV as the REST download, up to `limit` rows, and says when it left rows out', async () => {
+    const w = await tableWorkspace();
+    await createRows(w.base, 'table', [{ title: 'one, with a comma', notes: 'two\nlines' }, { title: 'two' }, { title: 'three' }]);
+    const key = await insertKey(t, owner, { role: 'viewer', scopeWorkspaceId: w.id });
+    const rest = (await t.request('GET', `${w.base}/rows.csv`, { as: owner.as })).text;
+    const clients = checkedClients(() => t);
+    try {
+      const client = await clients.open(bearerOf(key.as));
+      const all = await client.callTool({ name: 'export_rows_csv', arguments: { slug: w.slug } });
+      expect(all.structuredContent).toEqual({ csv: rest, rows: 3, truncated: false });
+      const two = await client.callTool({ name: 'export_rows_csv', arguments: { slug: w.slug, limit: 2, fields: 'title' } });
+      const content = two.structuredContent as { csv: string; rows: number; truncated: boolean };
+      expect(content.rows).toBe(2);
+      expect(content.truncated).toBe(true);
+      expect(parse(content.csv)).toEqual([['id', 'title'], [expect.any(String), 'one, with a comma'], [expect.any(String), 'two']]);
+    } finally {
+      await clients.closeAll();
+    }
+  });
+});
+
+describe('CSV import', { timeout: 120_000 }, () => {
+  it('round trip: export, then import into another workspace, gives the same rows, ids and column types (quotes, commas, line breaks, non-ASCII, emoji, arrays)', async () => {
+    const from = await tableWorkspace();
+    await addSheet(from.base, 'ledger');
+    await putColumns(from.base, 'ledger', TRICKY_COLUMNS);
+    await createRows(from.base, 'ledger', TRICKY);
+    const csv = (await t.request('GET', `${from.base}/rows.csv?surface=ledger`, { as: owner.as })).text;
+
+    const to = await tableWorkspace();
+    await addSheet(to.base, 'copy');
+    await putColumns(to.base, 'copy', []);
+    const res = await importCsv(to.base, csv, 'surface=copy');
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ imported: TRICKY.length, refused: 0, columnsCreated: TRICKY_COLUMNS.map((c) => c.key), errors: [] });
+
+    const types = Object.fromEntries((await columnsOf(to.base, 'copy')).map((c) => [c.key, c.type]));
+    expect(types).toEqual({ title: 'text', notes: 'text', amount: 'number', due: 'date', done: 'checkbox', stage: 'select', tags: 'select' });
+    const original = await allRows(from.base, 'ledger');
+    const copied = await allRows(to.base, 'copy');
+    // An empty array exports as [] and comes back as []; empty fields come back as no value.
+    expect(copied.map((r) => ({ id: r.id, data: r.data }))).toEqual(original.map((r) => ({ id: r.id, data: r.data })));
+
+    // Into a sheet that has the columns already, the second export is the same text.
+    const again = (await t.request('GET', `${to.base}/rows.csv?surface=copy`, { as: owner.as })).text;
+    expect(again).toBe(csv);
+  });
+
+  it('maps headers to columns by key, then key or label ignoring case; creates the others with inferred types and options', async () => {
+    const w = await tableWorkspace();
+    const csv = [
+      'TITLE,Notes,Score,When,Active,Team,Comment,Empty',
+      'one,n1,1.5,2026-01-01,true,Red,hello world,',
+      'two,n2,2,2026-01-02,FALSE,Blue,"another, longer",',
+      'three,n3,-3,2026-01-03T10:00:00Z,true,Red,third,',
+      'four,n4,40,2026-01-04,false,Red,fourth,',
+    ].join('\r\n');
+    const res = await importCsv(w.base, csv, '');
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ imported: 4, refused: 0, columnsCreated: ['score', 'when', 'active', 'team', 'comment', 'empty'], errors: [] });
+    const columns = await columnsOf(w.base, 'table');
+    expect(columns.map((c) => [c.key, c.label, c.type])).toEqual([
+      ['title', 'Title', 'text'],
+      ['status', 'Status', 'status'],
+      ['notes', 'Notes', 'longtext'],
+      ['score', 'Score', 'number'],
+      ['when', 'When', 'date'],
+      ['active', 'Active', 'checkbox'],
+      ['team', 'Team', 'select'],
+      ['comment', 'Comment', 'text'],
+      ['empty', 'Empty', 'text'],
+    ]);
+    expect(columns.find((c) => c.key === 'team')!.options!.map((o) => o.value)).toEqual(['Red', 'Blue']);
+    const rows = await allRows(w.base, 'table');
+    expect(rows.map((r) => r.data)).toEqual([
+      { title: 'one', notes: 'n1', score: 1.5, when: '2026-01-01', active: true, team: 'Red', comment: 'hello world' },
+      { title: 'two', notes: 'n2', score: 2, when: '2026-01-02', active: false, team: 'Blue', comment: 'another, longer' },
+      { title: 'three', notes: 'n3', score: -3, when: '2026-01-03T10:00:00Z', active: true, team: 'Red', comment: 'third' },
+      { title: 'four', notes: 'n4', score: 40, when: '2026-01-04', active: false, team: 'Red', comment: 'fourth' },
+    ]);
+  });
+
+  it('a malformed line and a value invalid for a typed column are reported by line number, and nothing is written', async () => {
+    const w = await tableWorkspace();
+    const before = await allRows(w.base, 'table');
+    const csv = ['title,status,extra', 'fine,todo,x', '"multi', 'line",doing,y', 'bad,nope,z', 'short', '"bad"quote,todo,w', 'last,done,v'].join('\n');
+    const res = await importCsv(w.base, csv, '');
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('import_failed');
+    expect(res.body.imported).toBe(0);
+    expect(res.body.errors.map((e: { line: number }) => e.line)).toEqual([5, 6, 7]);
+    expect(res.body.errors[0].message).toMatch(/status takes one of/);
+    expect(res.body.errors[1].message).toMatch(/Malformed CSV|Expected 3 fields/);
+    expect(res.body.errors[2].message).toMatch(/Malformed CSV/);
+    expect(await allRows(w.base, 'table')).toEqual(before);
+    expect((await columnsOf(w.base, 'table')).map((c) => c.key)).toEqual(['title', 'status', 'notes']);
+  });
+
+  it('partial=true writes the good lines and reports the bad ones', async () => {
+    const w = await tableWorkspace();
+    const csv = ['title,status,amount', 'one,todo,1', 'two,bogus,2', 'three,done,3', 'four,doing'].join('\n');
+    const res = await importCsv(w.base, csv, 'partial=true');
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.imported).toBe(2);
+    expect(res.body.columnsCreated).toEqual(['amount']);
+    expect(res.body.errors.map((e: { line: number }) => e.line)).toEqual([3, 5]);
+    const rows = await allRows(w.base, 'table');
+    expect(rows.map((r) => r.data)).toEqual([
+      { title: 'one', status: 'todo', amount: 1 },
+      { title: 'three', status: 'done', amount: 3 },
+    ]);
+  });
+
+  it('an id column gives row ids when free; a taken id (or one given twice) is its line\'s error', async () => {
+    const w = await tableWorkspace();
+    const [taken] = await createRows(w.base, 'table', [{ title: 'existing' }]);
+    const csv = ['id,title', `${taken},clash`, 'fresh-1,new', 'fresh-1,again', ',no id'].join('\n');
+    const failed = await importCsv(w.base, csv, '');
+    expect(failed.status).toBe(422);
+    expect(failed.body.errors.map((e: { line: number }) => e.line)).toEqual([2, 4]);
+    expect(failed.body.errors[0].message).toMatch(/already taken/);
+    const partial = await importCsv(w.base, csv, 'partial=true');
+    expect(partial.body.imported).toBe(2);
+    const rows = await allRows(w.base, 'table');
+    expect(rows.map((r) => r.data.title)).toEqual(['existing', 'new', 'no id']);
+    expect(rows[1]!.id).toBe('fresh-1');
+    expect(rows[2]!.id).not.toBe('');
+  });
+
+  it('emits one row.created per row, attributed to the importer, and columns.updated for the new column', async () => {
+    const w = await tableWorkspace();
+    const res = await importCsv(w.base, 'title,size\na,1\nb,2\nc,3\n', '');
+    expect(res.body.imported).toBe(3);
+    const events = (await t.request('GET', `${w.base}/events?limit=50`, { as: owner.as })).body.events as Array<{ event: string; principal: { id: string } | null; data: { id?: string } }>;
+    const ids = (await allRows(w.base, 'table')).map((r) => r.id);
+    const created = events.filter((e) => e.event === 'row.created');
+    expect(created.map((e) => e.data.id).sort()).toEqual([...ids].sort());
+    expect(created.every((e) => e.principal?.id === owner.userId)).toBe(true);
+    expect(events.filter((e) => e.event === 'columns.updated').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it(`on the free plan the row cap is exact: rows past it are refused, counted and reported, none dropped silently`, async () => {
+    const cap = capsFor('free').rowsPerWorkspace;
+    const w = await tableWorkspace();
+    const existing = (await allRows(w.base, 'table')).length;
+    const total = cap + 37;
+    const csv = `title\n${Array.from({ length: total }, (_, i) => `row ${i}`).join('\n')}\n`;
+    const res = await importCsv(w.base, csv, '');
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.imported).toBe(cap - existing);
+    expect(res.body.refused).toBe(total - (cap - existing));
+    expect(res.body.imported + res.body.refused).toBe(total);
+    expect(res.body.errors).toHaveLength(1);
+    expect(res.body.errors[0].line).toBe(2 + (cap - existing));
+    expect(res.body.errors[0].message).toMatch(new RegExp(`allows ${cap} rows`));
+    const rows = await allRows(w.base, 'table');
+    expect(rows).toHaveLength(cap);
+    expect(rows.at(-1)!.data.title).toBe(`row ${cap - existing - 1}`);
+    // Full: the next import refuses every row.
+    const more = await importCsv(w.base, 'title\nx\ny\n', '');
+    expect(more.body).toMatchObject({ imported: 0, refused: 2 });
+  });
+
+  it('a viewer cannot import (403); a request without a file is 400; an empty file is 400; a file over 25 MB is 413', async () => {
+    const w = await tableWorkspace();
+    await addMembership(t, w.id, viewer.userId, 'viewer');
+    const refused = await importCsv(w.base, 'title\nx\n', '', viewer.as);
+    expect(refused.status).toBe(403);
+    const empty = await importCsv(w.base, '', '');
+    expect(empty.status).toBe(400);
+    const noFile = await t.request('POST', `${w.base}/rows/import`, { as: owner.as, body: {} });
+    expect(noFile.status).toBe(400);
+    // The upload limit of every multipart route: 25 MB.
+    const tooLarge = await importCsv(w.base, `title\n${'x'.repeat(99)}\n`.repeat(26 * 10_486), '');
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.error.code).toBe('payload_too_large');
+    expect((await allRows(w.base, 'table')).length).toBe(0);
+  });
+});
