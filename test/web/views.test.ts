@@ -227,9 +227,13 @@ describe('table views in the browser', () => {
     }
   });
 
-  it('looks right', async () => {
+  it('the filter panel shows the saved conditions, by column, joined with or (screenshot for docs)', async () => {
     await ann.page.getByRole('button', { name: 'Filtered by 2' }).click();
-    await ann.page.getByRole('dialog', { name: 'Filter' }).waitFor();
+    const panel = ann.page.getByRole('dialog', { name: 'Filter' });
+    await panel.waitFor();
+    const columns = await panel.getByRole('combobox', { name: 'Column' }).evaluateAll((selects) => selects.map((select) => (select as HTMLSelectElement).value));
+    expect(columns).toHaveLength(2);
+    expect(await panel.getByRole('combobox', { name: 'Join conditions with' }).inputValue()).toBe('or');
     await ann.page.screenshot({ path: `${SCREENSHOT_DIR}table-views.png` });
     await ann.page.keyboard.press('Escape');
   });
