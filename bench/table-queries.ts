@@ -71,6 +71,8 @@ export async function runTableQueriesBench(rows = Number(process.env.ROWS ?? 50_
     const figures: Figures = { rows, fillSeconds: round((performance.now() - fillStart) / 1000, 1) };
     // The fill leaves background work (projections, search, the version pass): measure once the server is quiet.
     figures.settleSeconds = round((await quiet()) / 1000, 1);
+    // What the server's statistics job does within a minute of the fill (PGlite runs no autovacuum).
+    figures.tablesAnalyzed = (await t.app.plannerStatistics.runOnce()).length;
 
     const headers = { cookie: `svc-session=${cookie}`, 'content-type': 'application/json' };
     const get = async (query: string) => {

@@ -4,6 +4,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
 import { FileTrashJob } from './domain/file-trash';
+import { PlannerStatisticsJob } from './domain/planner-statistics';
 import { VersionRetention } from './domain/version-retention';
 import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
@@ -108,6 +109,11 @@ export async function buildApp(services: Services): Promise<App> {
   app.addHook('preClose', async () => services.sync.close());
 
   // Automatic versions past the plan's window (docs/VERSIONS.md): swept on a timer while the app runs.
+  const plannerStatistics = new PlannerStatisticsJob(services);
+  app.decorate('plannerStatistics', plannerStatistics);
+  app.addHook('onReady', async () => plannerStatistics.start());
+  app.addHook('preClose', async () => plannerStatistics.stop());
+
   const versionRetention = new VersionRetention(services);
   app.decorate('versionRetention', versionRetention);
   app.addHook('onReady', async () => versionRetention.start());

@@ -37,6 +37,8 @@ declare module 'fastify' {
     versionRetention: import('../domain/version-retention').VersionRetention;
     /** The trash pass of files surfaces (`runOnce()` for tests and operators). */
     fileTrash: import('../domain/file-trash').FileTrashJob;
+    /** ANALYZE of the embedded database's changed tables (PGlite runs no autovacuum; `runOnce` for tests). */
+    plannerStatistics: import('../domain/planner-statistics').PlannerStatisticsJob;
   }
   interface FastifyRequest {
     actor: Actor | null;
