@@ -8,6 +8,7 @@ import { findSurface } from '../persistence/workspaces';
 import type { Services } from './services';
 import { FILE_LIMITS } from './files';
 import { deleteBlobsQuietly, freeStoredBlobs, sweepExpiredReservations } from './storage';
+import { PeriodicJob } from '../lib/periodic-job';
 
 /**
  * The trash: files archived more than 30 days ago are deleted for good
@@ -69,37 +70,9 @@ async function purgedEvents(tx: Executor, files: FileRow[]): Promise<EventDraft[
   return drafts;
 }
 
-/** The trash pass on a timer: started and stopped with the app. */
-export class FileTrashJob {
-  private timer: NodeJS.Timeout | null = null;
-  private first: NodeJS.Timeout | null = null;
-  private running: Promise<TrashPass> | null = null;
-
-  constructor(
-    private readonly services: Services,
-    private readonly options: { intervalMs: number; firstRunAfterMs: number } = { intervalMs: 60 * 60 * 1000, firstRunAfterMs: 60 * 1000 },
-  ) {}
-
-  start() {
-    if (this.timer) return;
-    const tick = () => void this.runOnce().catch((error) => this.services.log.error({ err: error }, 'file trash pass failed'));
-    this.first = setTimeout(tick, this.options.firstRunAfterMs).unref();
-    this.timer = setInterval(tick, this.options.intervalMs).unref();
-  }
-
-  /** One pass now; a pass already under way is joined rather than doubled. */
-  runOnce(): Promise<TrashPass> {
-    this.running ??= purgeTrash(this.services).finally(() => {
-      this.running = null;
-    });
-    return this.running;
-  }
-
-  /** Stops the timer and waits for a pass under way. */
-  async stop() {
-    if (this.first) clearTimeout(this.first);
-    if (this.timer) clearInterval(this.timer);
-    this.first = this.timer = null;
-    await this.running?.catch(() => {});
+/** The trash pass on a timer (hourly, first a minute after start): started and stopped with the app. */
+export class FileTrashJob extends PeriodicJob<TrashPass> {
+  constructor(services: Services, timing = { intervalMs: 60 * 60 * 1000, firstRunAfterMs: 60 * 1000 }) {
+    super(() => purgeTrash(services), (error) => services.log.error({ err: error }, 'file trash pass failed'), timing);
   }
 }

@@ -242,8 +242,8 @@ export async function listWorkspaceRows(
 /** The columns a listing's query is checked against: its sheet's, or every sheet's (the first sheet naming a key gives its type). */
 function listingColumns(doc: Y.Doc, surfaceId: string | undefined, sheetOrder: readonly string[]): ColumnDef[] {
   if (surfaceId !== undefined) return readColumns(doc, surfaceId);
-  const sheets = [...sheetOrder, ...listSheetIds(doc).filter((id) => !sheetOrder.includes(id))];
-  return sheets.filter((id) => listSheetIds(doc).includes(id)).flatMap((id) => readColumns(doc, id));
+  const live = listSheetIds(doc);
+  return [...sheetOrder.filter((id) => live.includes(id)), ...live.filter((id) => !sheetOrder.includes(id))].flatMap((id) => readColumns(doc, id));
 }
 
 /**

@@ -122,12 +122,19 @@ function withSheetFromQuery(request: RestRequest): RestRequest {
   return { ...request, body: { ...body, ...sheetOf(query, body) } };
 }
 
-/** `GET /rows`'s query string as a listing in the JSON form (`filter[col][op]`, `sort=-a,b`, `fields=a,b`). */
-function listingFromQueryString(query: z.infer<typeof ListRowsRestQuery>): RowListing {
+/** The parts of a query string that have a JSON form in a listing. */
+type QueryStringParts = { filter?: Record<string, Record<string, string | string[]>>; sort?: string; fields?: string; format?: string };
+
+/**
+ * `GET /rows`'s query string (or a tool's arguments in that form) as a
+ * listing in the JSON form: `filter[col][op]`, `sort=-a,b`, `fields=a,b`;
+ * the other parameters pass through as they are.
+ */
+function listingFromQueryString<Q extends QueryStringParts>(query: Q): Omit<Q, keyof QueryStringParts> & Pick<RowListing, 'filter' | 'sort' | 'fields'> {
   const { filter: raw, sort, fields, format: _format, ...rest } = query;
-  const listing: RowListing = { ...rest };
+  const listing: Omit<Q, keyof QueryStringParts> & Pick<RowListing, 'filter' | 'sort' | 'fields'> = rest;
   if (raw) {
-    const { filter, issues } = filterFromQueryString(raw as Record<string, Record<string, string | string[]>>);
+    const { filter, issues } = filterFromQueryString(raw);
     if (issues.length) throw errors.badRequest(issues.map((issue) => issue.message).join(' '), issues);
     listing.filter = filter;
   }
@@ -137,7 +144,7 @@ function listingFromQueryString(query: z.infer<typeof ListRowsRestQuery>): RowLi
 }
 
 /** An issue with the n-th condition of `filter.and` is reported as `filter[column][op]`, the part of the URL the caller wrote. */
-function inQueryStringTerms(error: unknown, listing: RowListing): unknown {
+function inQueryStringTerms(error: unknown, listing: Pick<RowListing, 'filter'>): unknown {
   if (!(error instanceof ApiError) || !listing.filter?.and) return error;
   const conditions = listing.filter.and as Array<{ column: string; op: string }>;
   for (const detail of (Array.isArray(error.details) ? error.details : []) as ErrorDetail[]) {
@@ -266,7 +273,7 @@ export const rowOperations = {
     async (services, actor, { params, query }) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const { limit, ...rest } = query;
-      const { fields, ...listing } = listingFromQueryString({ ...rest, limit: 100 });
+      const { fields, ...listing } = listingFromQueryString(rest);
       const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
       const csv = await rowsCsv(services, workspace, listing, { columns: fields, maxRows: limit, view });
       let text = '';

@@ -15,7 +15,7 @@
 import * as Y from 'yjs';
 import { readColumns } from './columns.js';
 import { createTableId } from './ids.js';
-import { compareCodeUnits, copyJson, sheetMapOf } from './layout.js';
+import { compareCodeUnits, copyJson, sameJson, sheetMapOf } from './layout.js';
 import type { RowFilter, SortKey } from './query.js';
 import { TableDocumentError } from './types.js';
 
@@ -102,12 +102,8 @@ function writeFields(map: ViewMap, fields: ViewPatch): void {
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) continue;
     // Yjs keeps a set value by reference: a copy, so the caller's object never edits the document.
-    if (!sameStored(map.get(key), value)) map.set(key, copyJson(value));
+    if (!sameJson(map.get(key), value)) map.set(key, copyJson(value));
   }
-}
-
-function sameStored(stored: unknown, value: unknown): boolean {
-  return JSON.stringify(stored) === JSON.stringify(value);
 }
 
 function readView(doc: Y.Doc, id: string, map: ViewMap): ViewDef | null {

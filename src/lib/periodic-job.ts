@@ -1,0 +1,37 @@
+/**
+ * A pass that runs on a timer beside the app (a first run soon after start,
+ * then every interval), and on demand: `runOnce` joins a pass under way
+ * rather than starting a second one, and `stop` waits for it.
+ */
+export class PeriodicJob<T> {
+  private timer: NodeJS.Timeout | null = null;
+  private first: NodeJS.Timeout | null = null;
+  private running: Promise<T> | null = null;
+
+  constructor(
+    private readonly pass: () => Promise<T>,
+    private readonly onError: (error: unknown) => void,
+    private readonly timing: { intervalMs: number; firstRunAfterMs: number },
+  ) {}
+
+  start() {
+    if (this.timer) return;
+    const tick = () => void this.runOnce().catch(this.onError);
+    this.first = setTimeout(tick, this.timing.firstRunAfterMs).unref();
+    this.timer = setInterval(tick, this.timing.intervalMs).unref();
+  }
+
+  runOnce(): Promise<T> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  async stop() {
+    if (this.first) clearTimeout(this.first);
+    if (this.timer) clearInterval(this.timer);
+    this.first = this.timer = null;
+    await this.running?.catch(() => {});
+  }
+}
