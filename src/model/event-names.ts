@@ -64,6 +64,10 @@ export const EVENT_NAMES = [
   'comment.unresolved',
   'comment.reaction_added',
   'comment.reaction_removed',
+  // suggestions (created: the observer, whoever made it; decided: src/domain/suggestions.ts)
+  'suggestion.created',
+  'suggestion.accepted',
+  'suggestion.rejected',
   // OAuth grants (src/domain/oauth.ts): in the audit log of the user's organisation
   'oauth.grant_created',
   'oauth.grant_revoked',

@@ -14,6 +14,7 @@ export const WORKSPACE_ACTIONS = [
   'read_comments',
   'read_files', // files and folders: members only (SPEC "Files"), never public readers
   'comment', // add comments and replies, react, resolve
+  'suggest', // propose doc and row changes that an editor accepts or rejects (docs/SUGGESTIONS.md)
   'write_rows',
   'edit_columns',
   'write_views', // saved views of a sheet (create, change, delete); reading them is `read`
@@ -28,11 +29,12 @@ export const WORKSPACE_ACTIONS = [
   'manage_webhooks',
   'read_versions', // version history of docs, html pages and sheets
   'write_versions', // name and restore versions
+  'decide_suggestions', // accept or reject suggestions
 ] as const;
 export type WorkspaceAction = (typeof WORKSPACE_ACTIONS)[number];
 
 const READ_ONLY = ['read', 'read_comments', 'read_files'] as const satisfies readonly WorkspaceAction[];
-const COMMENTING = [...READ_ONLY, 'comment', 'pin'] as const satisfies readonly WorkspaceAction[];
+const COMMENTING = [...READ_ONLY, 'comment', 'suggest', 'pin'] as const satisfies readonly WorkspaceAction[];
 const EDITING = [
   ...COMMENTING,
   'write_rows',
@@ -47,6 +49,7 @@ const EDITING = [
   'manage_webhooks',
   'read_versions',
   'write_versions',
+  'decide_suggestions',
 ] as const satisfies readonly WorkspaceAction[];
 
 export const WORKSPACE_PERMISSIONS = {
@@ -87,7 +90,7 @@ export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 const SCOPE_READ = { workspace: [...READ_ONLY, 'read_versions'], org: ['read_org'] } as const;
 const SCOPE_WRITE = {
   // Naming and restoring a version is editing the surface (a restore is one more change, itself undoable).
-  workspace: [...SCOPE_READ.workspace, 'comment', 'pin', 'write_rows', 'edit_columns', 'write_views', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings', 'write_versions'],
+  workspace: [...SCOPE_READ.workspace, 'comment', 'suggest', 'pin', 'write_rows', 'edit_columns', 'write_views', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings', 'write_versions', 'decide_suggestions'],
   org: [...SCOPE_READ.org, 'create_workspaces'],
 } as const;
 

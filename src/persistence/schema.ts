@@ -138,9 +138,27 @@ export interface ApiKeysTable {
   secretHash: string;
   scopeWorkspaceId: string | null;
   role: Exclude<Role, 'owner'>;
+  /** Its writes to docs and rows can only be suggestions (docs/SUGGESTIONS.md). */
+  suggestOnly: ColumnType<boolean, boolean | undefined, boolean>;
   createdAt: Timestamp;
   lastUsedAt: NullableTimestamp;
   revokedAt: NullableTimestamp;
+}
+
+export interface SuggestionsTable {
+  id: string;
+  workspaceId: string;
+  surfaceId: string;
+  target: 'doc' | 'row';
+  rowId: string | null;
+  status: ColumnType<'open' | 'accepted' | 'rejected', 'open' | 'accepted' | 'rejected' | undefined, 'open' | 'accepted' | 'rejected'>;
+  authorType: PrincipalKind;
+  authorId: string;
+  createdAt: Timestamp;
+  decidedByType: PrincipalKind | null;
+  decidedById: string | null;
+  decidedAt: NullableTimestamp;
+  summary: ColumnType<string, string | undefined, string>;
 }
 
 export interface InvitesTable {
@@ -648,6 +666,7 @@ export interface Database {
   surfaces: SurfacesTable;
   memberships: MembershipsTable;
   apiKeys: ApiKeysTable;
+  suggestions: SuggestionsTable;
   invites: InvitesTable;
   waitlist: WaitlistTable;
   idempotencyKeys: IdempotencyKeysTable;

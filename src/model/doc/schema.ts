@@ -171,7 +171,8 @@ const nodes: Record<string, NodeSpec> = {
   codeBlock: {
     attrs: { language: { default: null, validate: nullableString } },
     content: 'text*',
-    marks: '',
+    // Only suggestions: code keeps no formatting, but a change to it can still be proposed.
+    marks: 'suggestInsert suggestDelete',
     group: 'block',
     code: true,
     defining: true,
@@ -280,9 +281,54 @@ const nodes: Record<string, NodeSpec> = {
   },
 };
 
-// Mark order is precedence: link outermost (Tiptap gives it priority 1000),
-// code innermost (prosemirror-markdown requires non-escaping marks last).
+/** The principal kinds a suggestion's author can be (src/model/schemas/common.ts `Principal`). */
+export const SUGGESTION_AUTHOR_TYPES = ['user', 'agent'] as const;
+
+/**
+ * Suggested insertions and deletions (docs/SUGGESTIONS.md): the text stays in
+ * the body, marked, until someone with the editor role accepts or rejects it.
+ * Each mark names its suggestion (`id`), its author and the time; a
+ * suggestion's insertions and deletions share the id. Not inclusive: text a
+ * person types next to a suggestion is theirs, not the suggester's. No
+ * parseDOM: pasted HTML never forges someone's suggestion.
+ */
+const suggestionAttrs: Record<string, AttributeSpec> = {
+  id: { default: null, validate: stringValue },
+  authorType: { default: 'user', validate: oneOf(SUGGESTION_AUTHOR_TYPES, false) },
+  authorId: { default: null, validate: stringValue },
+  authorName: { default: '', validate: stringValue },
+  at: { default: null, validate: stringValue },
+};
+
+function suggestionDOMAttrs(kind: 'insert' | 'delete', attrs: Record<string, unknown>): Record<string, string> {
+  return {
+    'data-suggestion': kind,
+    'data-suggestion-id': String(attrs.id),
+    'data-author-type': String(attrs.authorType),
+    'data-author-id': String(attrs.authorId),
+    title: `Suggested by ${String(attrs.authorName)}`,
+  };
+}
+
+export const SUGGESTION_MARKS = ['suggestInsert', 'suggestDelete'] as const;
+export type SuggestionMarkName = (typeof SUGGESTION_MARKS)[number];
+
+// Mark order is precedence: suggestions outermost (a suggestion wraps whatever
+// formatting its text has), then link (Tiptap gives it priority 1000), code
+// innermost (prosemirror-markdown requires non-escaping marks last).
 const marks: Record<string, MarkSpec> = {
+  suggestInsert: {
+    attrs: suggestionAttrs,
+    inclusive: false,
+    excludes: 'suggestInsert suggestDelete',
+    toDOM: (mark) => ['ins', suggestionDOMAttrs('insert', mark.attrs), 0],
+  },
+  suggestDelete: {
+    attrs: suggestionAttrs,
+    inclusive: false,
+    excludes: 'suggestInsert suggestDelete',
+    toDOM: (mark) => ['del', suggestionDOMAttrs('delete', mark.attrs), 0],
+  },
   link: {
     attrs: {
       href: { default: null, validate: stringValue },
