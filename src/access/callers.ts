@@ -58,7 +58,7 @@ async function actorFromKey(services: Services, token: string): Promise<Actor | 
     via: 'key',
     userId: key.ownerUserId,
     orgId: key.orgId,
-    key: { id: key.keyId, role: key.role, scopeWorkspaceId: key.scopeWorkspaceId },
+    key: { id: key.keyId, role: key.role, scopeWorkspaceId: key.scopeWorkspaceId, suggestOnly: key.suggestOnly },
   };
 }
 

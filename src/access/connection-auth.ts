@@ -52,7 +52,8 @@ class SyncAccessError extends Error {
   }
 }
 
-type Decision = { read: boolean; write: boolean };
+/** `suggest`: may not write, but may propose changes (each update checked by the engine). */
+type Decision = { read: boolean; write: boolean; suggest: boolean };
 
 function writeActionFor(document: ParsedDocumentName): WorkspaceAction {
   return document.kind === 'tables' ? 'write_rows' : 'edit_doc';
@@ -74,13 +75,23 @@ async function actorFor(services: Services, credential: NonNullable<ConnectionCo
 /** The policy's answer for one caller on one document: the same `can` REST uses. */
 async function decide(services: Services, actor: Actor | null, document: ParsedDocumentName): Promise<Decision> {
   const workspace = await findWorkspaceById(services.db, document.workspaceId);
-  if (!workspace) return { read: false, write: false };
-  if (document.surfaceId && !(await findLiveSurfaceById(services.db, workspace.id, document.surfaceId))) return { read: false, write: false };
+  if (!workspace) return NO_ACCESS;
+  if (document.surfaceId && !(await findLiveSurfaceById(services.db, workspace.id, document.surfaceId))) return NO_ACCESS;
   const facts = (await loadCallerFacts(services.db, actor, [workspace])).get(workspace.id)!;
   const access = workspaceAccess(facts, workspace);
   const read = can(access, 'read', workspace);
   const write = read && !workspace.archivedAt && can(access, writeActionFor(document), workspace);
-  return { read, write };
+  // Html pages have no suggestions: a suggester reads them.
+  const suggest = read && !write && !workspace.archivedAt && document.kind !== 'html' && can(access, 'suggest', workspace);
+  return { read, write, suggest };
+}
+
+const NO_ACCESS: Decision = { read: false, write: false, suggest: false };
+
+/** What a connection may send: nothing (read-only), anything its role allows, or suggestions only. */
+function applyDecision(connection: { readOnly: boolean }, context: ConnectionContext, decision: Decision) {
+  connection.readOnly = !decision.write && !decision.suggest;
+  context.suggestOnly = decision.suggest;
 }
 
 /**
@@ -122,13 +133,14 @@ export async function authenticateConnection(
   const credential = credentialOf(services, payload.token, payload.requestHeaders);
   const { actor, decision } = await cache.get(`${accessKeyOf(credential)}\u0000${payload.documentName}`, async () => {
     const found = credential ? await actorFor(services, credential) : null;
-    if (credential && !found) return { actor: null, decision: { read: false, write: false } };
+    if (credential && !found) return { actor: null, decision: NO_ACCESS };
     return { actor: found, decision: await decide(services, found, document) };
   });
   if (credential && !actor) throw new SyncAccessError(CLOSE_UNAUTHORIZED.reason);
   if (!decision.read) throw new SyncAccessError(actor ? CLOSE_FORBIDDEN.reason : CLOSE_UNAUTHORIZED.reason);
-  payload.connectionConfig.readOnly = !decision.write;
-  return { actor, workspaceId: document.workspaceId, accessKey: accessKeyOf(credential), credential };
+  const context: ConnectionContext = { actor, workspaceId: document.workspaceId, accessKey: accessKeyOf(credential), credential };
+  applyDecision(payload.connectionConfig, context, decision);
+  return context;
 }
 
 function accessKeyOf(credential: ConnectionContext['credential']): string {
@@ -200,7 +212,7 @@ export class ConnectionAccessMonitor {
     if ((credential && !actor) || !document) return this.closeAll(connections, CLOSE_UNAUTHORIZED, true);
     const decision = await decide(this.services, actor, document);
     if (!decision.read) return this.closeAll(connections, CLOSE_FORBIDDEN, false);
-    for (const connection of connections) connection.readOnly = !decision.write;
+    for (const connection of connections) applyDecision(connection, connection.context, decision);
   }
 
   private closeAll(connections: LiveConnection[], event: { code: number; reason: string }, dropSocket: boolean) {

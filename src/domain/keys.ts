@@ -33,6 +33,8 @@ export type MintKeyInput = {
   /** A workspace of the caller's organisation, or one they are a member of elsewhere; omitted for an unscoped key. */
   scopeSlug?: string;
   role: KeyRole;
+  /** Its doc and row writes can only be suggestions. */
+  suggestOnly?: boolean;
   modelHint?: string;
 };
 
@@ -78,10 +80,11 @@ export async function mintKey(services: Services, resolveWorkspace: WorkspaceRes
       secretHash: hashToken(secret),
       scopeWorkspaceId: scope?.id ?? null,
       role: input.role,
+      suggestOnly: input.suggestOnly ?? false,
       createdAt: now,
     });
     if (scope) await enrollScopedAgent(tx, { workspaceId: scope.id, agentId: agent.id, ownerUserId: actor.userId, role: input.role, now });
-    const created = keyEvent('key.created', org, scope, actor.principal, { keyId, name: input.name, role: input.role, prefix, agent });
+    const created = keyEvent('key.created', org, scope, actor.principal, { keyId, name: input.name, role: input.role, prefix, agent, suggestOnly: input.suggestOnly ?? false });
     const events = await recordEvents(services, tx, [created]);
     return { keyId, events };
   });
@@ -185,7 +188,7 @@ async function enrollScopedAgent(tx: Tx, e: { workspaceId: string; agentId: stri
   await enrollAgent(tx, { workspaceId: e.workspaceId, agentId: e.agentId, ownerUserId: e.ownerUserId, role, joinedAt: e.now });
 }
 
-type KeyFacts = { keyId: string; name: string; role: KeyRole; prefix: string; agent: Principal };
+type KeyFacts = { keyId: string; name: string; role: KeyRole; prefix: string; agent: Principal; suggestOnly?: boolean };
 
 function keyEvent(
   event: 'key.created' | 'key.revoked',

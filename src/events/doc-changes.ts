@@ -13,6 +13,8 @@ import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
 import { markUpdatesDerived } from '../persistence/document-log';
 import { publishEvents, recordEvents } from './emit';
 import type { EventDraft } from '../model/event-record';
+import { recordSeenSuggestions, type SeenSuggestion } from './suggestion-records';
+import { docSuggestionsSeen } from './suggestion-stamps';
 
 /**
  * Doc and html documents, for the observer (src/events/observer.ts):
@@ -77,6 +79,8 @@ export type DocDerived = {
   sections: { generation: number; rows: DocSectionRow[] } | null;
   /** Made by a sync client (typing): its `doc.updated` is coalesced into the burst. */
   fromClient: boolean;
+  /** Suggestions the transaction marked: recorded (once each) with the change. */
+  suggestions: SeenSuggestion[];
 };
 
 type EventContext = {
@@ -107,7 +111,7 @@ export class DocChanges {
     if (!delta) return null;
     const base = { workspaceId: parsed.workspaceId, surfaceId: parsed.surfaceId, summary: summarizeDelta(delta) };
     const fromClient = !isServerOrigin(transaction.origin);
-    if (parsed.kind === 'html') return { kind: 'html', ...base, mentionsAdded: [], sections: null, fromClient };
+    if (parsed.kind === 'html') return { kind: 'html', ...base, mentionsAdded: [], sections: null, fromClient, suggestions: [] };
 
     const mentionsAdded = this.mentions.added(transaction, delta.mentionElements);
     const state = this.projectionOf(documentName);
@@ -121,11 +125,12 @@ export class DocChanges {
     } else {
       this.scheduleProjection(documentName, doc, parsed.workspaceId, parsed.surfaceId, state);
     }
-    return { kind: 'doc', ...base, mentionsAdded, sections, fromClient };
+    const suggestions = docSuggestionsSeen(doc, transaction, parsed.surfaceId);
+    return { kind: 'doc', ...base, mentionsAdded, sections, fromClient, suggestions };
   }
 
   /** Events (and, for server-made changes, the projection) inside the engine's transaction. */
-  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Principal | null, log: ChangeLog): Promise<EventDraft[]> {
+  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Principal | null, log: ChangeLog, notify: string[]): Promise<EventDraft[]> {
     const surface = context.surfaces.get(derived.surfaceId);
     const common = {
       orgId: context.orgId,
@@ -145,6 +150,11 @@ export class DocChanges {
     }
     if (derived.mentionsAdded.length > 0) {
       drafts.push({ ...common, event: 'doc.mention_added', data: { surfaceId: derived.surfaceId, mentions: derived.mentionsAdded } });
+    }
+    if (derived.suggestions.length > 0) {
+      const recorded = await recordSeenSuggestions(tx, context, derived.suggestions, principal, this.services.clock.now());
+      drafts.push(...recorded.drafts);
+      notify.push(...recorded.notify);
     }
     if (derived.sections) {
       const state = this.projectionOf(surfaceDocumentName(derived.workspaceId, { id: derived.surfaceId, kind: derived.kind })!);

@@ -19,6 +19,9 @@ import { isConnectionOrigin, isRelayedOrigin, isServerOrigin, principalOfOrigin,
 import { countRows, deleteRow, diffTableTransaction, dropLinksTo, getRow, holdsLinksTo, listRows, type TableChange, type TableRow } from '../model/table/document';
 import { getView, type ViewDef } from '../model/table/views';
 import { DocChanges, type DocChangesDeps, type DocDerived } from './doc-changes';
+import { recordSeenSuggestions, type SeenSuggestion } from './suggestion-records';
+import { rowSuggestionsSeen } from './suggestion-stamps';
+import type { InboxFeed } from './inbox-feed';
 import { recordEvents, publishEvents } from './emit';
 import type { EventDraft, EventRecord } from '../model/event-record';
 
@@ -42,6 +45,8 @@ type TableDerived = {
   views: Map<string, ViewDef | null>;
   /** Rows it deleted that link cells still name (a peer deleted them without `dropLinksTo`): the server takes them out after the commit. */
   danglingLinks: string[];
+  /** Row suggestions the transaction added: recorded (once each) with the change. */
+  suggestions: SeenSuggestion[];
 };
 
 type Derived = TableDerived | DocDerived;
@@ -65,6 +70,8 @@ const EVENTS_PER_INSERT = 1_000;
 export type DocumentObserverDeps = DocChangesDeps & {
   /** Whether other instances share documents (Redis): then the row cap is always counted in the database. */
   cluster: { redisConfigured: boolean };
+  /** Signals open inbox streams of the people a new suggestion notifies. */
+  inbox: Pick<InboxFeed, 'notify'>;
 };
 
 export class DocumentObserver implements TransactionObserver<Derived> {
@@ -91,7 +98,8 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     if (!parsed) return null;
     if (parsed.kind !== 'tables') return this.docs.derive(documentName, parsed, doc, transaction);
     const changes = diffTableTransaction(transaction);
-    if (changes.length === 0) return null;
+    const suggestions = rowSuggestionsSeen(doc, transaction);
+    if (changes.length === 0 && suggestions.length === 0) return null;
     const rows = new Map<string, TableRow | null>();
     const views = new Map<string, ViewDef | null>();
     for (const change of changes) {
@@ -101,7 +109,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const deleted = changes.flatMap((change) => (change.kind === 'row.deleted' ? [change.rowId] : []));
     // Relayed updates are repaired by the instance that accepted them.
     const danglingLinks = deleted.length > 0 && !isRelayedOrigin(transaction.origin) && holdsLinksTo(doc, deleted) ? deleted : [];
-    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc), views, danglingLinks };
+    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc), views, danglingLinks, suggestions };
   }
 
   /**
@@ -123,12 +131,13 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const ledger: RefusalLedger = { refusals: [], refusedNow: new Set(), forgotten: [] };
     // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
     const replayedTyping = new Map<string, EventDraft>();
+    const notify: string[] = [];
     for (const { derived, origin, seqs } of changes) {
       const principal = principalOfOrigin(origin);
       const made =
         derived.kind === 'tables'
-          ? await this.tableEvents(tx, context, derived, principal, { rows, stored, origin, ledger })
-          : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred });
+          ? await this.tableEvents(tx, context, derived, principal, { rows, stored, origin, ledger, notify })
+          : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred }, notify);
       if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
       for (const draft of made) {
         if (!(isReplay(origin) && draft.event === 'doc.updated')) {
@@ -154,6 +163,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     return {
       publish: () => {
         publishEvents(this.services, records);
+        for (const recipient of new Set(notify)) this.services.inbox.notify(recipient);
         this.afterRefusals(documentName, ledger);
         this.dropDanglingLinks(documentName, repairs);
       },
@@ -202,7 +212,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     context: WorkspaceEventContext,
     derived: TableDerived,
     principal: Principal | null,
-    { rows, stored, origin, ledger }: { rows: RowWrites; stored: Map<string, RowMeta>; origin: unknown; ledger: RefusalLedger },
+    { rows, stored, origin, ledger, notify }: { rows: RowWrites; stored: Map<string, RowMeta>; origin: unknown; ledger: RefusalLedger; notify: string[] },
   ): Promise<EventDraft[]> {
     const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
     const surfaceRef = (surfaceId: string | null) => {
@@ -211,6 +221,11 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     };
     const by = principal ? { id: principal.id, type: principal.principalType } : null;
     const drafts: EventDraft[] = [];
+    if (derived.suggestions.length > 0) {
+      const recorded = await recordSeenSuggestions(tx, context, derived.suggestions, principal, this.services.clock.now());
+      drafts.push(...recorded.drafts);
+      notify.push(...recorded.notify);
+    }
     const created = new Set<string>();
     for (const change of derived.changes) {
       if (change.kind === 'columns.updated') {

@@ -20,6 +20,10 @@ const MintKeyRequest = z.strictObject({
     .nullish()
     .describe('A workspace you are a member of: of your organisation, or of another one (its id when the slug is ambiguous); omit for an unscoped key'),
   role: KeyRole,
+  suggestOnly: z
+    .boolean()
+    .optional()
+    .describe("Limit the key to suggesting: its writes to docs and rows must be suggestions (`mode: \"suggest\"`), which an editor accepts or rejects; plain writes are 403 over REST, MCP and sync (docs/SUGGESTIONS.md)"),
   modelHint: z.string().trim().min(1).max(100).optional().describe('Free text shown in the agents overview, e.g. the model name'),
 });
 
@@ -37,6 +41,7 @@ export function presentKey(key: KeyRecord): z.infer<typeof ApiKey> {
     scopeSlug: key.scopeSlug,
     scopeWorkspaceId: key.scopeWorkspaceId,
     role: key.role,
+    suggestOnly: key.suggestOnly,
     agent: presentPrincipal('agent', key.agentId, key.agentName, key.agentAvatarUrl),
     owner: presentPrincipal('user', key.ownerUserId, key.ownerName, key.ownerAvatarUrl),
     createdAt: toIso(key.createdAt)!,

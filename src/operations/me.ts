@@ -35,7 +35,7 @@ async function presentMe(services: Services, actor: Actor): Promise<z.infer<type
     principal: actor.principal,
     user: { id: user.id, email: user.email, name: user.name, avatarUrl: user.avatarUrl, createdAt: toIso(user.createdAt)! },
     agent: actor.key
-      ? { id: actor.principal.id, name: actor.principal.name, keyId: actor.key.id, role: actor.key.role, scopeWorkspaceId: actor.key.scopeWorkspaceId }
+      ? { id: actor.principal.id, name: actor.principal.name, keyId: actor.key.id, role: actor.key.role, scopeWorkspaceId: actor.key.scopeWorkspaceId, suggestOnly: actor.key.suggestOnly }
       : null,
     org: org ? { id: org.id, slug: org.slug, name: org.name, plan: org.plan } : null,
   };

@@ -40,6 +40,7 @@ export async function loadCallerFacts(db: Executor, actor: Actor | null, workspa
         kind: 'agent',
         keyRole: actor.key?.role ?? 'viewer',
         keyScopeWorkspaceId: actor.key?.scopeWorkspaceId ?? null,
+        suggestOnly: actor.key?.suggestOnly ?? false,
         membershipRole: membershipRole(w.id, actor.principal.id),
         owner: user,
       });

@@ -16,6 +16,7 @@ export type KeyCredential = {
   keyId: string;
   role: Exclude<Role, 'owner'>;
   scopeWorkspaceId: string | null;
+  suggestOnly: boolean;
   agentId: string;
   agentName: string;
   agentAvatarUrl: string | null;
@@ -52,6 +53,7 @@ export async function findLiveKey(db: Executor, secretHash: string): Promise<Key
       'apiKeys.id as keyId',
       'apiKeys.role',
       'apiKeys.scopeWorkspaceId',
+      'apiKeys.suggestOnly',
       'apiKeys.agentId',
       'apiKeys.orgId',
       'apiKeys.ownerUserId',

@@ -14,6 +14,7 @@ export type KeyRecord = {
   role: KeyRole;
   scopeWorkspaceId: string | null;
   scopeSlug: string | null;
+  suggestOnly: boolean;
   agentId: string;
   agentName: string;
   agentAvatarUrl: string | null;
@@ -28,6 +29,7 @@ export type KeyRecord = {
 export async function insertApiKey(
   db: Executor,
   key: Pick<ApiKeysTable, 'id' | 'orgId' | 'agentId' | 'ownerUserId' | 'name' | 'prefix' | 'secretHash' | 'scopeWorkspaceId' | 'role'> & {
+    suggestOnly: boolean;
     createdAt: Date;
   },
 ) {
@@ -64,6 +66,7 @@ function keyQuery(db: Executor) {
       'apiKeys.role',
       'apiKeys.scopeWorkspaceId',
       'scope.slug as scopeSlug',
+      'apiKeys.suggestOnly',
       'apiKeys.agentId',
       'agent.name as agentName',
       'agent.avatarUrl as agentAvatarUrl',

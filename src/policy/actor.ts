@@ -29,7 +29,8 @@ export type Actor = {
   orgId: string | null;
   sessionId?: string;
   sessionCreatedAt?: Date;
-  key?: { id: string; role: Exclude<Role, 'owner'>; scopeWorkspaceId: string | null };
+  /** `suggestOnly`: its doc and row writes can only be suggestions (docs/SUGGESTIONS.md). */
+  key?: { id: string; role: Exclude<Role, 'owner'>; scopeWorkspaceId: string | null; suggestOnly: boolean };
   /** An OAuth access token: the user, capped by the scopes of its grant. */
   oauth?: OAuthCaller;
 };

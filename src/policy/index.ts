@@ -39,6 +39,8 @@ export type CallerFacts =
   | {
       kind: 'agent';
       keyRole: KeyRole;
+      /** The key may only suggest changes to docs and rows (docs/SUGGESTIONS.md). */
+      suggestOnly?: boolean;
       keyScopeWorkspaceId: string | null;
       membershipRole: Role | null;
       /** The owning user's standing in this workspace: unscoped keys inherit through it. */
@@ -51,7 +53,22 @@ export type CallerFacts =
  * owner. `public`: anyone's read of a public or unlisted workspace.
  */
 export type Basis = 'member' | 'org' | 'inherited' | 'public' | 'none';
-export type WorkspaceAccess = { role: Role | null; basis: Basis; scopes?: readonly OAuthScope[] };
+export type WorkspaceAccess = { role: Role | null; basis: Basis; scopes?: readonly OAuthScope[]; suggestOnly?: true };
+
+/**
+ * What a suggest-only key may not do although its role may: change content
+ * or structure directly. It proposes instead (`suggest`), and someone with
+ * the editor role decides.
+ */
+export const SUGGEST_ONLY_DENIED: ReadonlySet<WorkspaceAction> = new Set([
+  'write_rows',
+  'edit_columns',
+  'write_views',
+  'edit_doc',
+  'manage_surfaces',
+  'write_versions',
+  'decide_suggestions',
+]);
 
 const NO_ACCESS: WorkspaceAccess = { role: null, basis: 'none' };
 
@@ -75,23 +92,28 @@ export function workspaceAccess(caller: CallerFacts, workspace: WorkspaceFacts):
       return caller.scopes && access.basis !== 'none' ? { ...access, scopes: caller.scopes } : access;
     }
     case 'agent': {
-      if (caller.keyScopeWorkspaceId && caller.keyScopeWorkspaceId !== workspace.id) return NO_ACCESS;
-      let inherited: Role | null = null;
-      if (!caller.keyScopeWorkspaceId) {
-        const owner = userAccess(caller.owner, workspace);
-        if (owner.basis === 'member' || owner.basis === 'org') inherited = lowerRole(owner.role!, caller.keyRole);
-      }
-      if (caller.membershipRole) {
-        // The agent's own row (a scoped key's enrolment) never lowers what an
-        // unscoped key reaches through its owner: removing the row would
-        // otherwise raise the key. The row still makes it a member (pins).
-        const own = lowerRole(caller.membershipRole, caller.keyRole);
-        return { role: inherited && !roleAtLeast(own, inherited) ? inherited : own, basis: 'member' };
-      }
-      if (inherited) return { role: inherited, basis: 'inherited' };
-      return publicRead(workspace);
+      const access = agentAccess(caller, workspace);
+      return caller.suggestOnly && access.basis !== 'none' && access.basis !== 'public' ? { ...access, suggestOnly: true } : access;
     }
   }
+}
+
+function agentAccess(caller: Extract<CallerFacts, { kind: 'agent' }>, workspace: WorkspaceFacts): WorkspaceAccess {
+  if (caller.keyScopeWorkspaceId && caller.keyScopeWorkspaceId !== workspace.id) return NO_ACCESS;
+  let inherited: Role | null = null;
+  if (!caller.keyScopeWorkspaceId) {
+    const owner = userAccess(caller.owner, workspace);
+    if (owner.basis === 'member' || owner.basis === 'org') inherited = lowerRole(owner.role!, caller.keyRole);
+  }
+  if (caller.membershipRole) {
+    // The agent's own row (a scoped key's enrolment) never lowers what an
+    // unscoped key reaches through its owner: removing the row would
+    // otherwise raise the key. The row still makes it a member (pins).
+    const own = lowerRole(caller.membershipRole, caller.keyRole);
+    return { role: inherited && !roleAtLeast(own, inherited) ? inherited : own, basis: 'member' };
+  }
+  if (inherited) return { role: inherited, basis: 'inherited' };
+  return publicRead(workspace);
 }
 
 /** Actions a non-member may take on a public or unlisted workspace. */
@@ -104,6 +126,7 @@ function publicCan(action: WorkspaceAction, workspace: WorkspaceFacts): boolean 
 export function can(access: WorkspaceAccess, action: WorkspaceAction, workspace: WorkspaceFacts): boolean {
   if (access.basis === 'none' || !access.role) return false;
   if (access.scopes && !scopeAllows(access.scopes, { workspace: action })) return false;
+  if (access.suggestOnly && SUGGEST_ONLY_DENIED.has(action)) return false;
   if (access.basis === 'public') return publicCan(action, workspace);
   // Pins are stored on the membership row; virtual members have none.
   if (action === 'pin' && access.basis !== 'member') return false;
@@ -129,6 +152,9 @@ export function authorize(caller: CallerFacts, workspace: WorkspaceFacts, action
 
 function forbiddenFor(action: WorkspaceAction, access: WorkspaceAccess): ApiError {
   if (access.scopes && !scopeAllows(access.scopes, { workspace: action })) return scopeForbidden(access.scopes, { workspace: action });
+  if (access.suggestOnly && SUGGEST_ONLY_DENIED.has(action)) {
+    return errors.forbidden(`This key may only suggest changes (suggestOnly), not take this action (${action}): send the write with \`mode: "suggest"\` and an editor will accept or reject it.`);
+  }
   if (action === 'pin' && access.basis !== 'member') {
     return errors.forbidden('Only members with a membership row can pin; access through org visibility or an owner does not pin.');
   }

@@ -20,7 +20,8 @@ import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived
 import { parseDocumentName } from '../model/document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
-import { isSyncStep1 } from './update-message';
+import { documentUpdateOf, isSyncStep1 } from './update-message';
+import { suggestionOnlyRefusal } from './suggestion-check';
 import { repairMessageText } from './update-text';
 
 export const SYNC_PATH = '/api/sync';
@@ -209,6 +210,7 @@ export class SyncEngine implements DocumentSync {
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
+        this.assertSuggestionsOnly(connection as never, documentName, message);
         await this.keepPace(documentName);
         const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
         if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false });
@@ -226,6 +228,25 @@ export class SyncEngine implements DocumentSync {
       },
     });
     this.skipIdleStoreHooks(extensions);
+  }
+
+  /**
+   * A connection that may only suggest sends updates that are checked
+   * before they are logged or applied: one that changes anything but its
+   * author's own suggestions closes the connection (4403), so the change
+   * never reaches the log, the document or another client.
+   */
+  private assertSuggestionsOnly(connection: { context: ConnectionContext }, documentName: string, message: Uint8Array) {
+    const context = connection.context;
+    if (!context?.suggestOnly || !context.actor) return;
+    const update = documentUpdateOf(message);
+    const document = update ? this.hocuspocus.documents.get(documentName) : undefined;
+    const parsed = parseDocumentName(documentName);
+    if (!update || !document || !parsed) return;
+    const refusal = suggestionOnlyRefusal(parsed, document, update, context.actor.principal);
+    if (refusal === null) return;
+    this.services.log.info({ documentName, principal: context.actor.principal.id, refusal }, 'refused a sync update that was not a suggestion');
+    throw Object.assign(new Error(`suggestions only: ${refusal}`), { code: 4403, reason: 'forbidden' });
   }
 
   /**

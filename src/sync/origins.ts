@@ -26,6 +26,12 @@ export type ConnectionContext = {
   accessKey: string;
   /** The presented credential, re-resolved on every access re-check; null when none was presented. */
   credential: { kind: 'bearer' | 'session'; token: string } | null;
+  /**
+   * May write only suggestions (a suggest-only key, a commenter): each update
+   * is checked before it is logged (docs/SUGGESTIONS.md). Re-decided with
+   * the connection's access.
+   */
+  suggestOnly?: boolean;
 };
 
 type ConnectionOrigin = { source: 'connection'; connection: { context: ConnectionContext } };

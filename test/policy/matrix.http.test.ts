@@ -113,7 +113,10 @@ const PROBES: Partial<Record<SpecAction, Probe>> = {
  * routes; the test below fails as soon as such a route is registered, so it
  * cannot land without joining the matrix. Empty: every action has a route.
  */
-const NOT_ROUTED: Partial<Record<SpecAction, { routes: Array<{ method: string; url: string }>; note: string }>> = {};
+const NOT_ROUTED: Partial<Record<SpecAction, { routes: Array<{ method: string; url: string }>; note: string }>> = {
+  suggest: { routes: [{ method: 'GET', url: '/api/workspaces/:slug/suggestions' }], note: 'issue 25, suggestions' },
+  decide_suggestions: { routes: [{ method: 'POST', url: '/api/suggestions/:id/accept' }], note: 'issue 25, suggestions' },
+};
 
 /** The status a principal should get for one cell. */
 function expectedStatus(principal: MatrixPrincipal, ws: MatrixWorkspace, action: SpecAction, probe: Probe): number {

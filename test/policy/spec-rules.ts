@@ -20,6 +20,7 @@ export const SPEC_WORKSPACE_ACTIONS = [
   'read_comments',
   'read_files',
   'comment',
+  'suggest',
   'write_rows',
   'edit_columns',
   'write_views',
@@ -34,6 +35,7 @@ export const SPEC_WORKSPACE_ACTIONS = [
   'manage_webhooks',
   'read_versions',
   'write_versions',
+  'decide_suggestions',
 ] as const;
 export type SpecAction = (typeof SPEC_WORKSPACE_ACTIONS)[number];
 
@@ -74,6 +76,8 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   read_files: 'viewer',
   pin: 'viewer',
   comment: 'commenter',
+  // Issue 25: a suggester is below an editor; like Google Docs, a commenter may suggest, and an editor decides.
+  suggest: 'commenter',
   write_rows: 'editor',
   edit_columns: 'editor',
   // Saved views are shared by everyone on the sheet: changing them is editing (issue 24: "Editors create and change views; viewers read them").
@@ -87,6 +91,7 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   manage_webhooks: 'editor',
   read_versions: 'editor',
   write_versions: 'editor',
+  decide_suggestions: 'editor',
   manage_members: 'owner',
 };
 

@@ -12,7 +12,7 @@ export const Me = z
   .object({
     principal: Principal,
     user: z.object({ id: z.string(), email: z.string(), name: z.string(), avatarUrl: z.string().nullable(), createdAt: z.string() }),
-    agent: z.object({ id: z.string(), name: z.string(), keyId: z.string(), role: z.string(), scopeWorkspaceId: z.string().nullable() }).nullable(),
+    agent: z.object({ id: z.string(), name: z.string(), keyId: z.string(), role: z.string(), scopeWorkspaceId: z.string().nullable(), suggestOnly: z.boolean() }).nullable(),
     org: z.object({ id: z.string(), slug: z.string(), name: z.string(), plan: z.enum(['free', 'pro', 'scale']) }).nullable(),
   })
   .meta({ id: 'Me', description: 'The caller. For an API key, `agent` is the key\'s agent and `user` its owner.' });

@@ -13,6 +13,7 @@ export const ApiKey = z
     scopeSlug: z.string().nullable().describe('The workspace the key is scoped to; null for an unscoped key'),
     scopeWorkspaceId: z.string().nullable(),
     role: KeyRole,
+    suggestOnly: z.boolean().describe('Its doc and row writes can only be suggestions (docs/SUGGESTIONS.md)'),
     agent: Principal,
     owner: Principal.describe('The user who minted the key and owns its agent'),
     createdAt: IsoDateTime,
