@@ -27,6 +27,7 @@ import { searchOperations } from '../operations/search';
 import { surfaceOperations } from '../operations/surfaces';
 import { versionOperations } from '../operations/versions';
 import { viewOperations } from '../operations/views';
+import { suggestionOperations } from '../operations/suggestions';
 import { waitlistOperations } from '../operations/waitlist';
 import { workspaceOperations } from '../operations/workspaces';
 import type { Services } from '../domain/services';
@@ -67,6 +68,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(eventOperations));
   await eventRoutes(app, services);
   mountOperations(app, services, Object.values(docOperations));
+  mountOperations(app, services, Object.values(suggestionOperations));
   await docImageRoutes(app, services);
   mountOperations(app, services, Object.values(htmlOperations));
   await oauthRoutes(app, services);

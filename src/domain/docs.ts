@@ -15,6 +15,8 @@ import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, type ServerChangeContext } from '../sync/origins';
 import { surfaceContentAt } from '../sync/version-index';
 import { baseOfWrite, preconditionFailed, readVersionTag, type WriteBase } from './version-tags';
+import { withSuggestionsRejected } from '../model/doc/suggestions';
+import { keepOpenSuggestions } from '../model/doc/keep-suggestions';
 
 /**
  * Doc bodies over REST and MCP. The body lives in the doc surface's Y
@@ -116,14 +118,16 @@ export async function replaceDoc(
   const origin = serverOrigin(actor.principal, via);
   let conflicts: BlockConflict[] = [];
   const body = await services.sync.transact(document, origin, (doc) => {
+    // The caller wrote against the doc as read, with open suggestions rejected; those it left alone stay open.
+    const current = readDocBody(doc);
     let target = node;
-    if (base) ({ doc: target, conflicts } = mergeDocBodies(base, node, readDocBody(doc)));
-    replaceDocBody(doc, target, origin);
-    return readDocBody(doc);
+    if (base) ({ doc: target, conflicts } = mergeDocBodies(withSuggestionsRejected(base), node, withSuggestionsRejected(current)));
+    replaceDocBody(doc, keepOpenSuggestions(current, target), origin);
+    return withSuggestionsRejected(readDocBody(doc));
   });
   if (!base) return { surface, body };
   const current = await readDoc(services, resolved.workspace, { surfaceId: surface.id });
-  return { surface, body: current.body, etag: current.etag, conflicts: conflicts.map(presentConflict) };
+  return { surface, body: withSuggestionsRejected(current.body), etag: current.etag, conflicts: conflicts.map(presentConflict) };
 }
 
 async function baseBody(services: Services, document: string, surface: Surface, seq: number): Promise<PMNode> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Actor } from '../policy/actor';
-import type { McpFacts, Operation, ToolAnnotations, ToolContext } from '../operations/operation';
+import { Accepted, type McpFacts, type Operation, type ToolAnnotations, type ToolContext } from '../operations/operation';
 import type { Services } from '../domain/services';
 
 /**
@@ -41,11 +41,12 @@ export function toolFromOperation(name: string, operation: Operation, meta: Tool
     ...facts,
     name,
     input: z.strictObject(shape),
-    output: operation.response,
-    run: (context, args) => {
+    output: operation.accepted ? z.union([operation.response, operation.accepted]) : operation.response,
+    run: async (context, args) => {
       // Each part is parsed again by its own schema, so any rule the route's schema holds at object level holds here too.
       const input = Object.fromEntries(parts.map(([part, schema]) => [part, schema.parse(pick(args, Object.keys(schema.shape)))]));
-      return operation.run(context.services, context.actor, input as never);
+      const result = await operation.run(context.services, context.actor, input as never);
+      return result instanceof Accepted ? result.body : result;
     },
   };
 }

@@ -4,6 +4,7 @@ import { docOperations } from '../operations/doc';
 import type { Operation } from '../operations/operation';
 import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
+import { suggestionOperations } from '../operations/suggestions';
 import { supportOperations } from '../operations/support';
 import { versionOperations } from '../operations/versions';
 import { viewOperations } from '../operations/views';
@@ -16,6 +17,7 @@ const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   rowOperations,
   viewOperations,
   docOperations,
+  suggestionOperations,
   commentOperations,
   searchOperations,
   versionOperations,

@@ -4,7 +4,11 @@ import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
 import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
 import { BaseVersion, PreconditionFailed } from '../model/schemas/common';
-import { defineOperation } from './operation';
+import { Accepted, defineOperation } from './operation';
+import { suggestDocReplacement, suggestDocSection } from '../domain/suggestions';
+import { SuggestionCreated, WriteMode } from '../model/schemas/suggestions';
+import { withSuggestionsRejected } from '../model/doc/suggestions';
+import { ModeQuery, withModeFromQuery } from './write-mode';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
 
@@ -15,6 +19,10 @@ export const DocSurfaceQuery = {
 
 export const GetDocQuery = z.strictObject({
   format: z.enum(['markdown', 'text']).optional().describe('`markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content`'),
+  suggestions: z
+    .enum(['exclude', 'include'])
+    .optional()
+    .describe('`exclude` (default): the doc as if every open suggestion were rejected; `include`: with them (their marks in `content`, CriticMarkup `{++…++}` / `{--…--}` in Markdown)'),
   ...DocSurfaceQuery,
 });
 
@@ -31,6 +39,7 @@ export const PutDocBody = z.strictObject({
   content: ProseMirrorDoc.optional(),
   markdown: z.string().optional().describe('CommonMark + GFM; ignored when `content` is given'),
   baseVersion: BaseVersion.optional(),
+  mode: WriteMode,
 });
 
 const DocConflict = z
@@ -46,7 +55,11 @@ const PutDocResponse = DocContent.extend({
   conflicts: z.array(DocConflict).optional().describe('Only for a write with a base: blocks both you and someone else changed since the base'),
 });
 
-export const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc') });
+export const SectionsBody = z.strictObject({ markdown: z.string().describe('CommonMark + GFM; its blocks are appended at the end of the doc'), mode: WriteMode });
+
+const SUGGEST_DOC =
+  'With `mode: "suggest"` (or `?mode=suggest`) nothing is applied: the change is proposed as a suggestion (marks in the doc that everyone sees live) ' +
+  'and the answer is 202 `{ suggestion }`; an editor accepts or rejects it (docs/SUGGESTIONS.md). A suggest-only key must send its writes this way.';
 
 /**
  * The doc body of a workspace's doc surface: ProseMirror JSON, Markdown or
@@ -87,8 +100,9 @@ export const docOperations = {
       // The answer depends on Accept over REST (rest.raw), whatever it turns out to be.
       http?.header('vary', 'Accept');
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const { format, ...selector } = query;
-      const { surface, body, etag } = await readDoc(services, workspace, selector);
+      const { format, suggestions, ...selector } = query;
+      const { surface, body: stored, etag } = await readDoc(services, workspace, selector);
+      const body = suggestions === 'include' ? stored : withSuggestionsRejected(stored);
       http?.header('etag', etag);
       if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
       if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };
@@ -97,7 +111,7 @@ export const docOperations = {
   ),
   replace: defineOperation(
     {
-      params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: PutDocBody, response: PutDocResponse,
+      params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: PutDocBody, response: PutDocResponse, accepted: SuggestionCreated,
       rest: {
         method: 'PUT',
         workspacePath: '/doc',
@@ -107,21 +121,28 @@ export const docOperations = {
           'that differ, so sync clients editing other blocks keep their edits. Creates a `doc` surface when the workspace has none. Answers the body as stored. ' +
           'With a base version (`If-Match: <ETag of the read>` or `baseVersion`), the body is merged as a diff against that base: only the blocks you ' +
           'changed are applied, what others wrote since stays, and blocks both changed keep their version and are listed in `conflicts`; the answer is ' +
-          'then the current body with its new `ETag`. 412 when the token is not one of this doc, or `base_unavailable` when it is too old (docs/VERSIONS.md).',
+          'then the current body with its new `ETag`. 412 when the token is not one of this doc, or `base_unavailable` when it is too old (docs/VERSIONS.md). ' +
+          SUGGEST_DOC,
         tags: ['doc'],
+        querystring: z.strictObject({ ...DocSurfaceQuery, ...ModeQuery }),
+        input: withModeFromQuery,
         responses: { 412: PreconditionFailed },
       },
       mcp: {
         name: 'replace_doc',
         title: 'Replace a doc',
-        description: `Replaces the whole body of a doc surface with \`markdown\` (or ProseMirror JSON \`content\`); blocks that did not change are kept, so people editing them keep their work. To add text at the end, use append_doc_section. ${ADDRESS}`,
+        description: `Replaces the whole body of a doc surface with \`markdown\` (or ProseMirror JSON \`content\`); blocks that did not change are kept, so people editing them keep their work. To add text at the end, use append_doc_section. With \`mode: "suggest"\` the change is only proposed, for an editor to accept or reject (answers \`{ suggestion }\`). ${ADDRESS}`,
         annotations: { ...DESTRUCTIVE, idempotentHint: true },
       },
     },
     async (services, actor, { params, query, body }, http) => {
       const caller = requireCaller(actor);
+      if (body.mode === 'suggest') {
+        const resolved = await resolveWorkspace(services, caller, addressOf(params), 'suggest');
+        return new Accepted({ suggestion: await suggestDocReplacement(services, caller, resolved, query, body) });
+      }
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'edit_doc');
-      const { baseVersion, ...input } = body;
+      const { baseVersion, mode: _mode, ...input } = body;
       const { surface, body: stored, etag, conflicts } = await replaceDoc(services, caller, resolved, query, { ...input, base: { ifMatch: http?.ifMatch, baseVersion } });
       if (etag) http?.header('etag', etag);
       return { surfaceId: surface.id, content: stored.toJSON(), ...(conflicts ? { conflicts } : {}) };
@@ -130,22 +151,29 @@ export const docOperations = {
   appendSection: defineOperation(
     {
       params: WorkspaceParams, query: z.strictObject(DocSurfaceQuery), body: SectionsBody, response: z.object({ surfaceId: z.string(), appendedBlocks: z.number().int() }),
+      accepted: SuggestionCreated,
       rest: {
         method: 'POST',
         workspacePath: '/doc/sections',
         summary: 'Append Markdown to the doc',
-        description: 'Parses `markdown` and appends its blocks at the end of the body without touching the others. Answers how many blocks were appended.',
+        description: `Parses \`markdown\` and appends its blocks at the end of the body without touching the others. Answers how many blocks were appended. ${SUGGEST_DOC}`,
         tags: ['doc'],
+        querystring: z.strictObject({ ...DocSurfaceQuery, ...ModeQuery }),
+        input: withModeFromQuery,
       },
       mcp: {
         name: 'append_doc_section',
         title: 'Append to a doc',
-        description: `Appends \`markdown\` (headings, lists, tables, code) at the end of a doc surface without touching what is there. ${ADDRESS}`,
+        description: `Appends \`markdown\` (headings, lists, tables, code) at the end of a doc surface without touching what is there. With \`mode: "suggest"\` the blocks are only proposed, for an editor to accept or reject (answers \`{ suggestion }\`). ${ADDRESS}`,
         annotations: WRITE,
       },
     },
     async (services, actor, { params, query, body }) => {
       const caller = requireCaller(actor);
+      if (body.mode === 'suggest') {
+        const resolved = await resolveWorkspace(services, caller, addressOf(params), 'suggest');
+        return new Accepted({ suggestion: await suggestDocSection(services, caller, resolved, query, body.markdown) });
+      }
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'edit_doc');
       const { surface, appendedBlocks } = await appendDoc(services, caller, resolved, query, body.markdown);
       return { surfaceId: surface.id, appendedBlocks };

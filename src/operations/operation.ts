@@ -17,6 +17,13 @@ export type OperationSchemas = {
   query?: z.ZodObject;
   body?: z.ZodObject;
   response: z.ZodType;
+  /**
+   * The answer when the operation only records a request to be decided
+   * later (a write sent as a suggestion): 202 over REST with this body, one
+   * more shape of the tool's result over MCP. `run` returns it wrapped in
+   * `Accepted`.
+   */
+  accepted?: z.ZodType;
   rest?: RestFacts;
   mcp?: McpFacts;
 };
@@ -30,9 +37,16 @@ export type OperationInput<S extends OperationSchemas> = {
   body: Parsed<S['body']>;
 };
 
+/** A 202 answer (see `OperationSchemas.accepted`). */
+export class Accepted<T> {
+  constructor(readonly body: T) {}
+}
+
+type AcceptedAnswer<S extends OperationSchemas> = S['accepted'] extends z.ZodType ? Accepted<z.input<S['accepted']>> : never;
+
 export type Operation<S extends OperationSchemas = OperationSchemas> = S & {
   /** `actor` is null only on routes open to anonymous readers; operations that write require one. */
-  run(services: Services, actor: Actor | null, input: OperationInput<S>, http?: HttpExchange): Promise<z.input<S['response']>>;
+  run(services: Services, actor: Actor | null, input: OperationInput<S>, http?: HttpExchange): Promise<z.input<S['response']> | AcceptedAnswer<S>>;
 };
 
 /**

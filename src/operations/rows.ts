@@ -15,7 +15,10 @@ import { filterFromQueryString, sortFromQueryString } from '../model/table/query
 import { readView } from '../domain/views';
 import { ApiError, errors, type ErrorDetail } from '../errors';
 import { requireCaller } from '../access/callers';
-import { defineOperation, type RestRequest } from './operation';
+import { Accepted, defineOperation, type RestRequest } from './operation';
+import { ModeQuery, withModeFromQuery } from './write-mode';
+import { SuggestionCreated, WriteMode } from '../model/schemas/suggestions';
+import { suggestRowCreate, suggestRowDelete, suggestRowUpdate } from '../domain/row-suggestions';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams } from './workspace-routes';
@@ -68,13 +71,24 @@ export const RowQueryBody = z.strictObject({
   fields: z.array(z.string().min(1).max(64)).max(500).optional(),
 });
 
-export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery });
+export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery, mode: WriteMode });
 export const PatchRowBody = z.strictObject({
   data: RowData.optional(),
   ...SurfaceQuery,
   position: z.number().int().min(0).optional(),
   baseVersion: BaseVersion.optional(),
+  mode: WriteMode,
 });
+
+const SUGGEST_ROW =
+  'With `mode: "suggest"` (or `?mode=suggest`) nothing is applied: the change is held beside the rows as a suggestion, shown in the grid, ' +
+  'and the answer is 202 `{ suggestion }`; an editor accepts or rejects it (docs/SUGGESTIONS.md). A suggest-only key must send its writes this way.';
+const SUGGEST_ROW_TOOL = 'With `mode: "suggest"` the change is only proposed, for an editor to accept or reject (answers `{ suggestion }`).';
+
+/** REST: the sheet selector and the write mode may come in the query. */
+function withSheetAndModeFromQuery(request: RestRequest): RestRequest {
+  return withModeFromQuery(withSheetFromQuery(request));
+}
 
 const CellConflict = z
   .object({
@@ -96,6 +110,8 @@ export const MoveRowsBody = z.strictObject({
 });
 /** Every row route takes the sheet selector in the query too. */
 export const SheetQuery = z.strictObject(SurfaceQuery);
+/** …and a write the mode. */
+const SheetModeQuery = z.strictObject({ ...SurfaceQuery, ...ModeQuery });
 
 /**
  * The sheet a request names, in the query or the body (clients use either);
@@ -283,33 +299,38 @@ export const rowOperations = {
   ),
   create: defineOperation(
     {
-      params: WorkspaceParams, body: CreateRowBody, response: Row,
+      params: WorkspaceParams, body: CreateRowBody, response: Row, accepted: SuggestionCreated,
       rest: {
         method: 'POST',
         workspacePath: '/rows',
         summary: 'Create a row',
-        description: `Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns. ${LINK_WRITES}`,
+        description: `Appends to the tail of the sheet (the primary table surface by default). Values are checked against the column types (422); unknown keys create text columns. ${LINK_WRITES} ${SUGGEST_ROW}`,
         tags: ['rows'],
-        querystring: SheetQuery,
+        querystring: SheetModeQuery,
         responses: { 402: OverLimitBody },
-        input: withSheetFromQuery,
+        input: withSheetAndModeFromQuery,
       },
       mcp: {
         name: 'create_row',
         title: 'Create a row',
-        description: `Appends a row to a table surface (the primary one unless \`surface\` is given). \`data\` maps column keys to values, checked against the column types; unknown keys create text columns. ${LINK_WRITES} ${ADDRESS}`,
+        description: `Appends a row to a table surface (the primary one unless \`surface\` is given). \`data\` maps column keys to values, checked against the column types; unknown keys create text columns. ${LINK_WRITES} ${SUGGEST_ROW_TOOL} ${ADDRESS}`,
         annotations: WRITE,
       },
     },
     async (services, actor, { params, body }) => {
       const caller = requireCaller(actor);
+      const { mode, ...row } = body;
+      if (mode === 'suggest') {
+        const resolved = await resolveWorkspace(services, caller, addressOf(params), 'suggest');
+        return new Accepted({ suggestion: await suggestRowCreate(services, caller, resolved, { surface: row.surface, surfaceId: row.surfaceId }, row.data) });
+      }
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      return createRow(services, caller, resolved, body);
+      return createRow(services, caller, resolved, row);
     },
   ),
   update: defineOperation(
     {
-      params: RowParams, body: PatchRowBody, response: PatchRowResponse,
+      params: RowParams, body: PatchRowBody, response: PatchRowResponse, accepted: SuggestionCreated,
       rest: {
         method: 'PATCH',
         workspacePath: '/rows/:id',
@@ -317,24 +338,30 @@ export const rowOperations = {
         description:
           'Naming another sheet moves the row to its tail, or to `position`; a move emits `row.moved_surface`. With a base version (`If-Match: <ETag ' +
           'of the read>` or `baseVersion`), each cell is written only if nobody else changed it since that version; cells someone else changed keep ' +
-          'their value and are listed in `conflicts`, and the answer is the row as it is now with its new `ETag` (docs/VERSIONS.md).',
+          'their value and are listed in `conflicts`, and the answer is the row as it is now with its new `ETag` (docs/VERSIONS.md). ' +
+          `${SUGGEST_ROW} A suggested update names cells only (no move), and its base shows which cells changed since as conflicts.`,
         tags: ['rows'],
-        querystring: SheetQuery,
+        querystring: SheetModeQuery,
         responses: { 412: PreconditionFailed },
-        input: withSheetFromQuery,
+        input: withSheetAndModeFromQuery,
       },
       mcp: {
         name: 'update_row',
         title: 'Update a row',
-        description: `Merges \`data\` into row \`id\` (keys you leave out are kept). Naming another table \`surface\` moves the row there (to its end, or to \`position\`). ${ADDRESS}`,
+        description: `Merges \`data\` into row \`id\` (keys you leave out are kept). Naming another table \`surface\` moves the row there (to its end, or to \`position\`). ${SUGGEST_ROW_TOOL} ${ADDRESS}`,
         annotations: { ...WRITE, idempotentHint: true },
       },
     },
     async (services, actor, { params, body }, http) => {
       const caller = requireCaller(actor);
-      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      const { data, position, surface, surfaceId, baseVersion } = body;
+      const { data, position, surface, surfaceId, baseVersion, mode } = body;
       const base = { ifMatch: http?.ifMatch, baseVersion };
+      if (mode === 'suggest') {
+        if (position !== undefined) throw errors.badRequest('A suggestion changes cells only: send the move as a plain write.', [{ path: ['position'], code: 'invalid_with_suggest', message: 'not with mode=suggest' }]);
+        const resolved = await resolveWorkspace(services, caller, addressOf(params), 'suggest');
+        return new Accepted({ suggestion: await suggestRowUpdate(services, caller, resolved, params.id, data ?? {}, base) });
+      }
+      const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
       const { row, etag, conflicts } = await updateRow(services, caller, workspace, params.id, { data, position, surface, surfaceId, base });
       if (etag) http?.header('etag', etag);
       return { ...row, ...(conflicts ? { conflicts } : {}) };
@@ -365,25 +392,30 @@ export const rowOperations = {
   ),
   remove: defineOperation(
     {
-      params: RowParams, query: SheetQuery, response: Ok,
+      params: RowParams, query: SheetModeQuery, response: Ok, accepted: SuggestionCreated,
       rest: {
         method: 'DELETE',
         workspacePath: '/rows/:id',
         summary: 'Delete a row',
-        description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). Every link cell that named the row drops it in the same change (a `row.updated` for each linking row).',
+        description: `With \`surface\` or \`surfaceId\`, the row must be on that sheet (404 otherwise). Every link cell that named the row drops it in the same change (a \`row.updated\` for each linking row). ${SUGGEST_ROW}`,
         tags: ['rows'],
       },
       mcp: {
         name: 'delete_row',
         title: 'Delete a row',
-        description: `Deletes row \`id\` for good, and takes it out of every link cell that named it. ${ADDRESS}`,
+        description: `Deletes row \`id\` for good, and takes it out of every link cell that named it. ${SUGGEST_ROW_TOOL} ${ADDRESS}`,
         annotations: DESTRUCTIVE,
       },
     },
     async (services, actor, { params, query }) => {
       const caller = requireCaller(actor);
+      const { mode, ...sheet } = query;
+      if (mode === 'suggest') {
+        const resolved = await resolveWorkspace(services, caller, addressOf(params), 'suggest');
+        return new Accepted({ suggestion: await suggestRowDelete(services, caller, resolved, params.id, sheet) });
+      }
       const { workspace } = await resolveWorkspace(services, caller, addressOf(params), 'write_rows');
-      await deleteWorkspaceRow(services, caller, workspace, params.id, query);
+      await deleteWorkspaceRow(services, caller, workspace, params.id, sheet);
       return { ok: true as const };
     },
   ),

@@ -41,7 +41,7 @@ export async function addMembership(t: TestApp, workspaceId: string, userId: str
 export async function insertKey(
   t: TestApp,
   owner: TestUser,
-  options: { role: Exclude<Role, 'owner'>; scopeWorkspaceId?: string; agentName?: string },
+  options: { role: Exclude<Role, 'owner'>; scopeWorkspaceId?: string; agentName?: string; suggestOnly?: boolean },
 ): Promise<{ as: Credential; agentId: string }> {
   const db = t.services.db;
   const agentId = `agt_${randomToken(9).replace(/[^a-zA-Z0-9]/g, 'x')}`;
@@ -60,6 +60,7 @@ export async function insertKey(
       secretHash: hashToken(secret),
       scopeWorkspaceId: options.scopeWorkspaceId ?? null,
       role: options.role,
+      suggestOnly: options.suggestOnly ?? false,
     })
     .execute();
   if (options.scopeWorkspaceId) {

@@ -52,3 +52,12 @@ export const Suggestion = z
   })
   .meta({ id: 'Suggestion' });
 export type Suggestion = z.infer<typeof Suggestion>;
+
+/** How a doc or row write is taken: applied (the default), or held as a suggestion for an editor to decide (answered 202). */
+export const WriteMode = z
+  .enum(['apply', 'suggest'])
+  .optional()
+  .describe('`suggest`: nothing is applied; the change is held as a suggestion that an editor accepts or rejects (202 `{ suggestion }`, docs/SUGGESTIONS.md). Also accepted as `?mode=suggest`');
+
+/** The 202 answer of a write sent as a suggestion. */
+export const SuggestionCreated = z.object({ suggestion: Suggestion }).meta({ id: 'SuggestionCreated' });

@@ -7,7 +7,7 @@ import { Avatar, Button, Dialog, EmptyState, Spinner } from '../ui/primitives';
 import type { Comment } from '../comments/comments-api';
 import type { Workspace } from '../workspace-context/types';
 import { useWorkspaceEvents } from '../workspace-context/workspace-events';
-import { addMention, inbox, isUnread, markAllRead, markRead, mentionHref, refreshInbox, type Mention } from './inbox-store';
+import { addMention, inbox, isUnread, markAllRead, markRead, mentionHref, noteSuggestionEvent, refreshInbox, reviewHref, type Mention, type Review } from './inbox-store';
 
 /** A tab that comes back reads the inbox again when its last read is older than this. */
 const STALE_MS = 2 * 60_000;
@@ -29,20 +29,56 @@ export function useInboxRefresh(me: string | null) {
   }, [me]);
 }
 
-/** Mentions of the person in the open workspace's `comment.added` events reach the inbox at once (renders nothing). */
+/** Mentions of the person in the open workspace's `comment.added` events, and its suggestions to review, reach the inbox at once (renders nothing). */
 export function LiveMentions(props: { workspace: Workspace; me: string }) {
   useWorkspaceEvents(
     props.workspace,
-    (name) => name === 'comment.added',
-    (event) => addMention(props.me, { comment: event.data as Comment, workspace: props.workspace }),
+    (name) => name === 'comment.added' || name.startsWith('suggestion.'),
+    (event) => {
+      if (event.event === 'comment.added') addMention(props.me, { comment: event.data as Comment, workspace: props.workspace });
+      else noteSuggestionEvent(props.me, props.workspace, event as { event: string; data: Record<string, unknown> });
+    },
   );
   return null;
+}
+
+/** "Suggestions to review": open suggestions by others where the person decides, oldest first. */
+function Reviews(props: { reviews: Review[]; onOpen: (review: Review) => void }) {
+  if (props.reviews.length === 0) return null;
+  return (
+    <section class="inbox-reviews" data-testid="inbox-reviews">
+      <h3 class="inbox-heading">Suggestions to review</h3>
+      <ul class="inbox-list">
+        {props.reviews.map((review) => {
+          const { suggestion, workspace } = review;
+          return (
+            <li key={suggestion.id} class="inbox-item is-unread" data-suggestion={suggestion.id}>
+              <button class="inbox-open" onClick={() => props.onOpen(review)}>
+                <Avatar id={suggestion.author.id} name={suggestion.author.name} url={suggestion.author.avatarUrl} size={28} />
+                <span class="inbox-text">
+                  <span class="inbox-line">
+                    <strong>{suggestion.author.name}</strong>
+                    {suggestion.author.principalType === 'agent' && <span class="badge badge-agent">agent</span>} suggested a change
+                    {suggestion.target === 'row' ? ' to a row' : ''} in <strong>{workspace.name}</strong>
+                  </span>
+                  <span class="inbox-body">{suggestion.summary}</span>
+                </span>
+                <time dateTime={suggestion.createdAt} title={new Date(suggestion.createdAt).toLocaleString()}>
+                  {timeAgo(suggestion.createdAt)}
+                </time>
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
 }
 
 /** The sidebar entry: "Inbox" with the number of unread mentions. */
 export function InboxButton(props: { onOpen: () => void }) {
   const state = useStore(inbox);
-  const unread = state.mentions.filter((mention) => isUnread(mention, state.read)).length;
+  const unread = state.mentions.filter((mention) => isUnread(mention, state.read)).length + state.reviews.length;
   return (
     <button class="nav-item nav-action" onClick={props.onOpen} aria-label={unread ? `Inbox, ${unread} unread` : 'Inbox'}>
       <Icon name="inbox" />
@@ -75,7 +111,7 @@ export function InboxDialog(props: { me: string; onClose: () => void }) {
       onClose={props.onClose}
       footer={
         <>
-          <span class="muted dialog-footer-note">Mentions of you in comments. Read marks are kept in this browser.</span>
+          <span class="muted dialog-footer-note">Mentions of you in comments, and suggestions waiting for your decision. Read marks are kept in this browser.</span>
           <Button onClick={markAllRead} disabled={unread === 0} icon="check">
             Mark all read
           </Button>
@@ -83,9 +119,18 @@ export function InboxDialog(props: { me: string; onClose: () => void }) {
       }
     >
       {state.error && <p class="form-error">{state.error}</p>}
+      {state.loaded && (
+        <Reviews
+          reviews={state.reviews}
+          onOpen={(review) => {
+            props.onClose();
+            navigate(reviewHref(review));
+          }}
+        />
+      )}
       {!state.loaded ? (
         <Spinner />
-      ) : state.mentions.length === 0 ? (
+      ) : state.mentions.length === 0 && state.reviews.length === 0 ? (
         <EmptyState icon="inbox" title="Nothing here yet">
           When someone writes @ and your name in a comment, it shows up here.
         </EmptyState>

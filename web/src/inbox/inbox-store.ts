@@ -1,6 +1,7 @@
 /**
  * The person's inbox: comments that mention them, from every workspace they
- * can open, newest first, with what they have read.
+ * can open, newest first, with what they have read; and the open suggestions
+ * they may decide (workspaces where they edit), oldest first.
  *
  * The server's inbox (`GET /api/me/messages`) is for agents and apps
  * (sessions get 403), so the app reads each workspace's
@@ -11,11 +12,18 @@ import { api, ApiError, workspacePath } from '../lib/api';
 import { createStore } from '../lib/store';
 import type { Comment } from '../comments/comments-api';
 import type { CommentList } from '../../../src/model/schemas/comments';
+import type { Suggestion } from '../../../src/model/schemas/suggestions';
 import { refreshWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
 import type { Workspace } from '../workspace-context/types';
 
 export interface Mention {
   comment: Comment;
+  workspace: Workspace;
+}
+
+/** An open suggestion by someone else in a workspace where the person may decide it. */
+export interface Review {
+  suggestion: Suggestion;
   workspace: Workspace;
 }
 
@@ -26,9 +34,10 @@ interface ReadMarks {
   ids: string[];
 }
 
-export const inbox = createStore<{ loaded: boolean; mentions: Mention[]; read: ReadMarks; error: string | null }>({
+export const inbox = createStore<{ loaded: boolean; mentions: Mention[]; reviews: Review[]; read: ReadMarks; error: string | null }>({
   loaded: false,
   mentions: [],
+  reviews: [],
   read: { readThrough: '', ids: [] },
   error: null,
 });
@@ -86,7 +95,7 @@ function switchAccount(me: string) {
   if (userId === me) return;
   userId = me;
   lastRead = 0;
-  inbox.set({ loaded: false, mentions: [], read: loadMarks(), error: null });
+  inbox.set({ loaded: false, mentions: [], reviews: [], read: loadMarks(), error: null });
 }
 
 /**
@@ -106,6 +115,7 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
       if (!workspaceList.get().loaded) await refreshWorkspaces();
       const queue = [...workspaceList.get().items];
       const found: Mention[] = [];
+      const reviews: Review[] = [];
       const failures: string[] = [];
       const worker = async () => {
         for (let workspace = queue.shift(); workspace; workspace = queue.shift()) {
@@ -113,6 +123,10 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
           try {
             const page = await api<CommentList>('GET', workspacePath(workspace.org.slug, workspace.slug, `/comments?${query}`));
             for (const comment of page.comments) if (comment.author.id !== me) found.push({ comment, workspace });
+            if (workspace.role === 'owner' || workspace.role === 'editor') {
+              const open = await api<{ suggestions: Suggestion[] }>('GET', workspacePath(workspace.org.slug, workspace.slug, '/suggestions'));
+              for (const suggestion of open.suggestions) if (suggestion.author.id !== me) reviews.push({ suggestion, workspace });
+            }
           } catch (error) {
             // A workspace archived or left since the list was read is not worth a message.
             if (!(error instanceof ApiError && error.status === 404)) failures.push(workspace.name);
@@ -126,7 +140,8 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
       // Marks older than everything kept are of no use any more.
       const kept = new Set(mentions.map((mention) => mention.comment.id));
       if (read.ids.some((id) => !kept.has(id))) saveMarks({ readThrough: read.readThrough, ids: read.ids.filter((id) => kept.has(id)) });
-      inbox.update((state) => ({ ...state, loaded: true, mentions, error: failures.length ? `Mentions could not be read from ${failures.join(', ')}.` : null }));
+      reviews.sort((a, b) => a.suggestion.createdAt.localeCompare(b.suggestion.createdAt));
+      inbox.update((state) => ({ ...state, loaded: true, mentions, reviews: reviews.slice(0, SHOWN), error: failures.length ? `Mentions could not be read from ${failures.join(', ')}.` : null }));
     } finally {
       running = null;
     }
@@ -154,4 +169,32 @@ export function mentionHref(mention: Mention): string {
   if (comment.target.type === 'row' || comment.target.type === 'cell') query.set('row', comment.target.rowId);
   query.set('comment', comment.parentId ?? comment.id);
   return `${base}/${comment.surfaceSlug}?${query}`;
+}
+
+/** A suggestion seen live (`suggestion.created` of an open workspace), or decided (`suggestion.accepted` / `.rejected`): the review list follows. */
+export function noteSuggestionEvent(me: string, workspace: Workspace, event: { event: string; data: Record<string, unknown> }) {
+  switchAccount(me);
+  const id = String(event.data.suggestionId ?? '');
+  if (event.event !== 'suggestion.created') {
+    inbox.update((state) => ({ ...state, reviews: state.reviews.filter((review) => review.suggestion.id !== id) }));
+    return;
+  }
+  if (!(workspace.role === 'owner' || workspace.role === 'editor')) return;
+  void api<{ suggestions: Suggestion[] }>('GET', workspacePath(workspace.org.slug, workspace.slug, `/suggestions?surfaceId=${encodeURIComponent(String(event.data.surfaceId ?? ''))}`))
+    .then((open) => {
+      const found = open.suggestions.find((suggestion) => suggestion.id === id);
+      if (!found || found.author.id === me) return;
+      inbox.update((state) => (state.reviews.some((review) => review.suggestion.id === id) ? state : { ...state, reviews: [...state.reviews, { suggestion: found, workspace }] }));
+    })
+    .catch(() => {
+      // The next read of the inbox picks it up.
+    });
+}
+
+/** Where a suggestion is shown: its surface when the list knows its slug (a row suggestion with its row selected), else the workspace. */
+export function reviewHref(review: Review): string {
+  const base = `/${review.workspace.org.slug}/${review.workspace.slug}`;
+  const surfaceSlug = review.workspace.primarySurface?.id === review.suggestion.surfaceId ? review.workspace.primarySurface.slug : undefined;
+  if (!surfaceSlug) return base;
+  return review.suggestion.rowId ? `${base}/${surfaceSlug}?row=${encodeURIComponent(review.suggestion.rowId)}` : `${base}/${surfaceSlug}`;
 }

@@ -12,7 +12,9 @@ export type Member = MemberRecord;
 /** What the caller's role lets the UI offer; the server decides again on every write. */
 export function abilitiesOf(role: Role, archived: boolean) {
   const edit = !archived && (role === 'owner' || role === 'editor');
-  return { edit, share: edit, manage: edit, comment: !archived && role !== 'viewer' };
+  const comment = !archived && role !== 'viewer';
+  // Suggesting is a commenter's too; deciding suggestions is editing (docs/SUGGESTIONS.md).
+  return { edit, share: edit, manage: edit, comment, suggest: comment, decide: edit };
 }
 
 /** The tab a workspace opens on: the first surface of its mode, else the first surface. */
