@@ -423,3 +423,120 @@ describe('reading and writing suggestion marks', () => {
     expect(markdownToDoc(markdown).firstChild!.textContent).toBe('keep {--old--}{++new++}');
   });
 });
+
+describe('random documents', () => {
+  // mulberry32, as in roundtrip-property.test.ts.
+  function random(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state + 0x6d2b79f5) | 0;
+      let t = Math.imul(state ^ (state >>> 15), 1 | state);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  type Json = { type: string; attrs?: Record<string, unknown>; content?: Json[]; text?: string; marks?: Json[] };
+
+  /** Documents within what a suggestion can express: text in paragraphs, headings, code, quotes and nested lists; no atoms or empty blocks. */
+  function generator(seed: number) {
+    const rnd = random(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)];
+    const words = ['the', 'fox', 'dog', 'jumps', 'over', 'lazy', 'quick', 'brown', 'a', 'b', 'é', '中文', '!', ',', 'x_y', '42'];
+    const markSets: Json[][] = [[], [], [], [{ type: 'bold' }], [{ type: 'italic' }]];
+    const inline = (): Json[] => Array.from({ length: 1 + Math.floor(rnd() * 6) }, (_, i) => ({ type: 'text', text: (i ? ' ' : '') + pick(words), marks: pick(markSets) }));
+    const paragraph = (): Json => ({ type: 'paragraph', content: inline() });
+    const item = (depth: number): Json => ({
+      type: 'listItem',
+      content: rnd() < 0.25 && depth < 2 ? [paragraph(), { type: 'bulletList', content: [item(depth + 1)] }] : [paragraph()],
+    });
+    const block = (depth: number): Json => {
+      const r = rnd();
+      if (depth > 1 || r < 0.45) return paragraph();
+      if (r < 0.6) return { type: 'heading', attrs: { level: 1 + Math.floor(rnd() * 3) }, content: inline() };
+      if (r < 0.7) return { type: 'codeBlock', content: [{ type: 'text', text: `${pick(words)} ${pick(words)}\n${pick(words)}` }] };
+      if (r < 0.8) return { type: 'blockquote', content: [block(depth + 1)] };
+      return { type: 'bulletList', content: [item(depth), item(depth)] };
+    };
+    const textblocks = (node: Json, out: Json[] = []): Json[] => {
+      if (['paragraph', 'heading', 'codeBlock'].includes(node.type)) out.push(node);
+      else for (const child of node.content ?? []) textblocks(child, out);
+      return out;
+    };
+    /** A few random edits: words replaced, inserted, removed or reformatted; blocks added or removed; a heading level changed. */
+    const edit = (doc: Json): Json => {
+      const copy = structuredClone(doc);
+      const content = copy.content!;
+      for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) {
+        const r = rnd();
+        if (r < 0.5) {
+          const tb = pick(textblocks(copy));
+          const nodes = tb.content!;
+          if (tb.type === 'codeBlock') {
+            nodes[0] = { type: 'text', text: `${nodes[0].text!.replace(/\w+/, pick(words))} ${pick(words)}` };
+            continue;
+          }
+          const j = Math.floor(rnd() * nodes.length);
+          const op = rnd();
+          if (op < 0.4) nodes[j] = { ...nodes[j], text: (j ? ' ' : '') + pick(words) };
+          else if (op < 0.7) nodes.splice(j, 0, { type: 'text', text: `${pick(words)} `, marks: pick(markSets) });
+          else if (nodes.length > 1) nodes.splice(j, 1);
+          else nodes[j] = { ...nodes[j], marks: pick(markSets) };
+        } else if (r < 0.7) {
+          content.splice(Math.floor(rnd() * (content.length + 1)), 0, block(0));
+        } else if (r < 0.85 && content.length > 1) {
+          content.splice(Math.floor(rnd() * content.length), 1);
+        } else {
+          const heading = content.find((b) => b.type === 'heading');
+          if (heading) heading.attrs = { level: ((heading.attrs!.level as number) % 3) + 1 };
+        }
+      }
+      return copy;
+    };
+    const doc = (): Json => ({ type: 'doc', content: Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => block(0)) });
+    return { doc, edit };
+  }
+
+  it('two suggestions and a concurrent plain edit: the rejected view is the original, accepting gives the target, and deciding in the Y document reads as deciding the body', () => {
+    let written = 0;
+    for (let seed = 1; seed <= 150; seed++) {
+      const { doc, edit } = generator(seed);
+      const json = doc();
+      const original = docFromJSON(json);
+      const first = docFromJSON(edit(json));
+      const second = docFromJSON(edit(json));
+      const ydoc = new Y.Doc();
+      replaceDocBody(ydoc, original, 'seed');
+      const person = clone(ydoc);
+      if (suggestDocReplace(ydoc, first, AGENT, ORIGIN)) written++;
+      const once = readDocBody(ydoc);
+      expect(withSuggestionsRejected(once).eq(original), `seed ${seed}: rejected`).toBe(true);
+      expect(withSuggestionsAccepted(once).eq(first), `seed ${seed}: accepted`).toBe(true);
+
+      suggestDocReplace(ydoc, second, PERSON, ORIGIN);
+      expect(withSuggestionsRejected(readDocBody(ydoc)).eq(original), `seed ${seed}: rejected after two`).toBe(true);
+      for (const order of [
+        [[AGENT.id, 'accept'], [PERSON.id, 'reject']],
+        [[PERSON.id, 'accept'], [AGENT.id, 'accept']],
+        [[AGENT.id, 'reject'], [PERSON.id, 'accept']],
+      ] as const) {
+        const copy = clone(ydoc);
+        let expected = readDocBody(copy);
+        for (const [id, decision] of order) {
+          expected = withSuggestionDecided(expected, id, decision);
+          decideDocSuggestion(copy, id, decision, ORIGIN);
+          expect(readDocBody(copy).eq(expected), `seed ${seed}: ${decision} ${id}`).toBe(true);
+        }
+      }
+
+      replaceDocBody(person, docFromJSON(edit(json)), 'person');
+      exchange(ydoc, person);
+      const expected = withSuggestionDecided(readDocBody(ydoc), AGENT.id, 'accept');
+      decideDocSuggestion(person, AGENT.id, 'accept', 'person');
+      exchange(ydoc, person);
+      expect(readDocBody(person).eq(expected), `seed ${seed}: after a concurrent edit`).toBe(true);
+      expect(readDocBody(ydoc).eq(readDocBody(person)), `seed ${seed}: converged`).toBe(true);
+    }
+    expect(written).toBeGreaterThan(120);
+  });
+});
