@@ -156,7 +156,8 @@ describe('suggestDocAppend', () => {
     expect(suggestDocAppend(ydoc, blocks, AGENT, ORIGIN)).toBe(2);
     expect(included(ydoc)).toBe('Intro.\n\n## {++Next++}\n\n- {++a++}\n- {++b++}\n');
     expect(shown(ydoc)).toBe('Intro.\n');
-    expect(suggestDocAppend(ydoc, markdownToDoc('---\n').content.content, AGENT, ORIGIN)).toBe(0);
+    expect(suggestDocAppend(ydoc, markdownToDoc('---\n\n![pic](a.png)\n').content.content, AGENT, ORIGIN)).toBe(0);
+    expect(suggestDocAppend(clone(ydoc), markdownToDoc('[@Ada](mention:user/u1)\n').content.content, AGENT, ORIGIN)).toBe(1);
 
     const accepted = clone(ydoc);
     decideDocSuggestion(accepted, AGENT.id, 'accept', ORIGIN);

@@ -730,9 +730,9 @@ export function suggestDocReplace(ydoc: Y.Doc, target: PMNode, stamp: Suggestion
  */
 export function suggestDocAppend(ydoc: Y.Doc, blocks: readonly PMNode[], stamp: SuggestionStamp, origin: unknown): number {
   if (blocks.some((n) => !n.isBlock)) throw new TypeError('suggestDocAppend expects block nodes');
-  const insertable = blocks.filter(hasText);
-  if (insertable.length === 0) return 0;
   const ctx = suggestContext(ydoc, stamp);
+  const insertable = blocks.filter((block) => hasText(markedBlock(block, ctx.insertMark)));
+  if (insertable.length === 0) return 0;
   const fragment = bodyFragment(ydoc);
   ydoc.transact(() => {
     let anchor = (fragment.length > 0 ? fragment.get(fragment.length - 1) : null) as YChild | null;
@@ -851,7 +851,8 @@ function suggestionValuesAt(item: Y.Item): unknown[] {
  * Reads only the transaction's own items: a format item that sets a
  * suggestion attribute, or new text inside such a range (a person typing in
  * suggesting mode extends their range without a new format item). The
- * second costs a walk to the nearest format item on the left.
+ * second costs a walk to the nearest format item on the left. Call it in
+ * `afterTransaction`, before Yjs merges and garbage-collects the structs.
  */
 export function suggestionStampsIn(transaction: Y.Transaction): SuggestionStamp[] {
   const found = new Map<string, SuggestionStamp>();
