@@ -6,7 +6,7 @@
  * it can instead of failing a read. Browser-safe.
  */
 import { Fragment, type AttributeSpec, type ContentMatch, type Mark, type MarkType, type Node as PMNode, type NodeType } from 'prosemirror-model';
-import { docSchema } from './schema.js';
+import { docSchema, SUGGESTION_MARKS } from './schema.js';
 
 export type JSONPath = Array<string | number>;
 
@@ -75,6 +75,13 @@ function buildMarks(raw: unknown, path: JSONPath): readonly Mark[] {
     rejectUnknownKeys(json, MARK_KEYS, markPath);
     const type = typeof json.type === 'string' ? docSchema.marks[json.type] : undefined;
     if (!type) throw new DocValidationError(`unknown mark type ${JSON.stringify(json.type)}`, [...markPath, 'type']);
+    if ((SUGGESTION_MARKS as readonly string[]).includes(type.name)) {
+      // A plain write carrying these would put words in someone else's mouth (docs/SUGGESTIONS.md).
+      throw new DocValidationError(
+        `mark "${type.name}" is a suggestion and cannot be written directly: send the changed body with mode: "suggest" to propose it`,
+        [...markPath, 'type'],
+      );
+    }
     if (type.isInSet(set)) throw new DocValidationError(`duplicate mark "${type.name}"`, markPath);
     const attrs = checkAttrs(type.spec.attrs ?? {}, json.attrs, [...markPath, 'attrs'], `mark ${type.name}`);
     set = type.create(attrs).addToSet(set);
@@ -131,8 +138,10 @@ function buildNode(json: unknown, path: JSONPath, depth: number): PMNode {
 
 /**
  * Validates ProseMirror JSON against the doc schema and builds the node.
- * Throws DocValidationError (with `path`) on an unknown node or mark type, an
- * unknown, missing or invalid attribute, or content the schema does not allow.
+ * Throws DocValidationError (with `path`) on an unknown node or mark type, a
+ * suggestion mark (those are made by `mode: "suggest"` writes only, see
+ * suggestions.ts), an unknown, missing or invalid attribute, or content the
+ * schema does not allow.
  * A doc with no blocks is accepted as an empty doc (one empty paragraph).
  */
 export function docFromJSON(json: unknown): PMNode {

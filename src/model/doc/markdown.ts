@@ -1,6 +1,7 @@
 /**
  * Markdown <-> ProseMirror for doc bodies (CommonMark + GFM tables, task
- * lists and strikethrough; mentions as `[@label](mention:kind/id)`).
+ * lists and strikethrough; mentions as `[@label](mention:kind/id)`; open
+ * suggestions out as CriticMarkup `{++inserted++}` / `{--removed--}`, never in).
  * What survives a round trip, and what does not, is in docs/MARKDOWN.md.
  *
  * Browser-safe: markdown-it, prosemirror-markdown and prosemirror-model only.
@@ -232,8 +233,23 @@ function longestRun(text: string, char: string): number {
   return longest;
 }
 
+/**
+ * A code block's text, with its suggestions in CriticMarkup: Markdown has no
+ * markup inside code, so the markers are literal there, as in CriticMarkup.
+ */
+function codeBlockText(node: PMNode): string {
+  let text = '';
+  node.forEach((child) => {
+    const t = child.text ?? '';
+    if (docSchema.marks.suggestInsert.isInSet(child.marks)) text += `{++${t}++}`;
+    else if (docSchema.marks.suggestDelete.isInSet(child.marks)) text += `{--${t}--}`;
+    else text += t;
+  });
+  return text;
+}
+
 const serializeCodeBlock: NodeSerializer = (state, node) => {
-  const text = node.textContent;
+  const text = codeBlockText(node);
   const info: string = node.attrs.language ?? '';
   // A backtick in the info string is only allowed in a tilde fence.
   const char = info.includes('`') ? '~' : '`';
@@ -380,7 +396,7 @@ function cellMarkdown(cell: PMNode): string {
     const inline =
       block.type.name === 'codeBlock'
         ? block.textContent
-          ? [docSchema.text(block.textContent.replace(/\n/g, ' '), [docSchema.marks.code.create()])]
+          ? [docSchema.text(codeBlockText(block).replace(/\n/g, ' '), [docSchema.marks.code.create()])]
           : []
         : block.content;
     const doc = docSchema.node('doc', null, [docSchema.node('paragraph', null, inline)]);
@@ -457,7 +473,12 @@ function isAutolink(mark: Mark, parent: PMNode, index: number): boolean {
   return index === parent.childCount - 1 || !mark.isInSet(parent.child(index + 1).marks);
 }
 
+// Suggestions (docs/SUGGESTIONS.md) are written as CriticMarkup, which
+// Markdown readers show as literal text; markdownToDoc does not parse it back.
+// They open first and close last (schema rank), so they wrap other marks.
 const marks = {
+  suggestInsert: { open: '{++', close: '++}', mixable: false },
+  suggestDelete: { open: '{--', close: '--}', mixable: false },
   link: {
     open(state: MarkdownSerializerState, mark: Mark, parent: PMNode, index: number) {
       const s = state as SerializerState;

@@ -4,14 +4,24 @@
  */
 import type { Node as PMNode } from 'prosemirror-model';
 
-/** Text of one textblock: hard breaks are newlines, mentions `@label`, images their alt text. */
+/** Text of one inline node: a hard break is a newline, a mention `@label`, an image its alt text. */
+export function inlineNodeText(child: PMNode): string {
+  if (child.isText) return child.text ?? '';
+  if (child.type.name === 'hardBreak') return '\n';
+  if (child.type.name === 'mention') return `@${child.attrs.label ?? ''}`;
+  if (child.type.name === 'image') return child.attrs.alt ?? '';
+  return '';
+}
+
+/**
+ * Text of one textblock (see inlineNodeText). Suggested insertions and
+ * deletions are both plain text here; callers that want one reading resolve
+ * them first (suggestions.ts).
+ */
 export function inlineText(block: PMNode): string {
   let text = '';
   block.forEach((child) => {
-    if (child.isText) text += child.text;
-    else if (child.type.name === 'hardBreak') text += '\n';
-    else if (child.type.name === 'mention') text += `@${child.attrs.label ?? ''}`;
-    else if (child.type.name === 'image') text += child.attrs.alt ?? '';
+    text += inlineNodeText(child);
   });
   return text;
 }
