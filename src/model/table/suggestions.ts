@@ -46,13 +46,15 @@ export interface RowSuggestionEntry {
   status: SuggestionStatus;
   decidedBy?: SuggestionPerson;
   decidedAt?: string;
+  /** Set on acceptance of an update or delete: the cells just before it was applied (shown once the row has changed since). */
+  previous?: Record<string, unknown>;
 }
 
 type EntryMap = Y.Map<unknown>;
 
 const KINDS: readonly RowSuggestionKind[] = ['create', 'update', 'delete'];
 const STATUSES: readonly SuggestionStatus[] = ['open', 'accepted', 'rejected'];
-const FIELDS = ['id', 'kind', 'sheetId', 'rowId', 'values', 'base', 'author', 'at', 'status', 'decidedBy', 'decidedAt'] as const;
+const FIELDS = ['id', 'kind', 'sheetId', 'rowId', 'values', 'base', 'author', 'at', 'status', 'decidedBy', 'decidedAt', 'previous'] as const;
 
 export function suggestionsRoot(doc: Y.Doc): Y.Map<EntryMap> {
   return doc.getMap<EntryMap>(SUGGESTIONS_ROOT);
@@ -95,10 +97,20 @@ export function rowSuggestionEntries(doc: Y.Doc): RowSuggestionEntry[] {
  * inside the transaction that applies an accepted change so both land as one
  * update. Returns the entry after, or null when there is no such entry.
  */
-export function setRowSuggestionStatus(doc: Y.Doc, id: string, status: SuggestionStatus, decider: SuggestionPerson | null, at: string | null, origin: unknown): RowSuggestionEntry | null {
+export function setRowSuggestionStatus(
+  doc: Y.Doc,
+  id: string,
+  status: SuggestionStatus,
+  decider: SuggestionPerson | null,
+  at: string | null,
+  origin: unknown,
+  previous?: Record<string, unknown>,
+): RowSuggestionEntry | null {
   const map: unknown = suggestionsRoot(doc).get(id);
   if (!(map instanceof Y.Map)) return null;
   doc.transact(() => {
+    if (previous !== undefined) map.set('previous', copyJson(previous));
+    else if (status === 'open') map.delete('previous');
     map.set('status', status);
     if (status === 'open' || !decider) map.delete('decidedBy');
     else map.set('decidedBy', personOf(decider));
@@ -216,7 +228,7 @@ export function checkTableSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, auth
     if (was === 'unreadable' || is === 'unreadable') return `suggestion ${id} is not a well-formed entry`;
     if (was && (!mine(was) || was.status !== 'open')) return `changes suggestion ${id}, which is not an open suggestion of this connection`;
     if (is && !mine(is)) return `suggestion ${id} names another author`;
-    if (is && (is.status !== 'open' || is.decidedBy !== undefined || is.decidedAt !== undefined)) return `decides suggestion ${id}`;
+    if (is && (is.status !== 'open' || is.decidedBy !== undefined || is.decidedAt !== undefined || is.previous !== undefined)) return `decides suggestion ${id}`;
   }
   return null;
 }
@@ -266,6 +278,7 @@ function readEntry(id: string, map: EntryMap): RowSuggestionEntry | null {
   if (typeof sheetId !== 'string' || typeof rowId !== 'string' || typeof at !== 'string' || !author) return null;
   const values = readRecord(map.get('values'));
   const base = readRecord(map.get('base'));
+  const previous = readRecord(map.get('previous'));
   if (values === null || base === null) return null;
   if (kind !== 'delete' && values === undefined) return null;
   const decidedBy = map.has('decidedBy') ? readPerson(map.get('decidedBy')) : undefined;
@@ -282,6 +295,7 @@ function readEntry(id: string, map: EntryMap): RowSuggestionEntry | null {
     status: status as SuggestionStatus,
     ...(decidedBy ? { decidedBy } : {}),
     ...(typeof decidedAt === 'string' ? { decidedAt } : {}),
+    ...(previous ? { previous } : {}),
   };
 }
 
