@@ -13,6 +13,7 @@ import {
   addRowSuggestion,
   getRowSuggestion,
   rowSuggestionEntries,
+  rowSuggestionSummary,
   setRowSuggestionStatus,
   type RowSuggestionEntry,
   type SuggestionPerson,
@@ -260,7 +261,7 @@ function present(doc: Y.Doc, entry: RowSuggestionEntry): Suggestion {
     createdAt: entry.at,
     ...(entry.decidedBy ? { decidedBy: principalOf(entry.decidedBy) } : {}),
     ...(entry.decidedAt ? { decidedAt: entry.decidedAt } : {}),
-    summary: summaryOf(entry, previous),
+    summary: rowSuggestionSummary(entry),
     change: {
       kind: entry.kind,
       ...(entry.values ? { values: entry.values } : {}),
@@ -268,20 +269,6 @@ function present(doc: Y.Doc, entry: RowSuggestionEntry): Suggestion {
       ...(conflicts.length ? { conflicts } : {}),
     },
   };
-}
-
-/** One line: what the suggestion would change, values shortened. */
-function summaryOf(entry: RowSuggestionEntry, previous: Record<string, unknown> | undefined): string {
-  const show = (value: unknown) => {
-    const text = value === undefined || value === null ? '(empty)' : JSON.stringify(value);
-    return text.length > 60 ? `${text.slice(0, 59)}…` : text;
-  };
-  const cells = Object.entries(entry.values ?? {});
-  let line: string;
-  if (entry.kind === 'create') line = `New row: ${cells.map(([key, value]) => `${key} ${show(value)}`).join(', ') || '(empty)'}`;
-  else if (entry.kind === 'delete') line = `Delete row ${entry.rowId}`;
-  else line = `Row ${entry.rowId}: ${cells.map(([key, value]) => `${key} ${show(previous?.[key])} → ${show(value)}`).join(', ')}`;
-  return line.length > 500 ? `${line.slice(0, 499)}…` : line;
 }
 
 function sameValue(a: unknown, b: unknown): boolean {

@@ -10,6 +10,7 @@ import {
   rowSuggestionEntries,
   rowSuggestionsRemovedIn,
   rowSuggestionStampsIn,
+  rowSuggestionSummary,
   setRowSuggestionStatus,
   suggestionsRoot,
   type RowSuggestionEntry,
@@ -87,6 +88,13 @@ describe('suggestion entries', () => {
     });
     expect(setRowSuggestionStatus(doc, 's1', 'open', null, null, null)).toEqual(entry('s1'));
     expect(setRowSuggestionStatus(doc, 'nope', 'rejected', ADA, 'x', null)).toBeNull();
+  });
+
+  it('summarises an entry in one line from the entry alone', () => {
+    expect(rowSuggestionSummary(entry('s1', { values: { title: 'New', n: 5 }, base: { title: 'Old' } }))).toBe('Row row1: title "Old" → "New", n (empty) → 5');
+    expect(rowSuggestionSummary(entry('s2', { kind: 'create', values: { title: 'Fresh' } }))).toBe('New row: title "Fresh"');
+    expect(rowSuggestionSummary(entry('s3', { kind: 'delete', values: undefined, base: { n: 1, title: 'Gone' } }))).toBe('Delete row row1 ("Gone")');
+    expect(rowSuggestionSummary(entry('s4', { values: { title: 'x'.repeat(100) } }))).toMatch(/…$/);
   });
 
   it('a table rebuilt without its history keeps its suggestions', () => {

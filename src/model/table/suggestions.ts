@@ -174,6 +174,28 @@ export function rowSuggestionsRemovedIn(transaction: Y.Transaction): string[] {
   return removed;
 }
 
+/**
+ * One line saying what an entry would change, from the entry alone (the
+ * observer has nothing else): `Row r1: estimate 3 → 5`, `New row: title
+ * "Draft"`, `Delete row r1 ("Draft")`. Values are shortened; the line is at
+ * most 500 characters.
+ */
+export function rowSuggestionSummary(entry: RowSuggestionEntry): string {
+  const cells = Object.entries(entry.values ?? {});
+  let line: string;
+  if (entry.kind === 'create') line = `New row: ${cells.map(([key, value]) => `${key} ${shortValue(value)}`).join(', ') || '(empty)'}`;
+  else if (entry.kind === 'delete') {
+    const title = Object.values(entry.base ?? {}).find((value): value is string => typeof value === 'string' && value !== '');
+    line = `Delete row ${entry.rowId}${title ? ` (${shortValue(title)})` : ''}`;
+  } else line = `Row ${entry.rowId}: ${cells.map(([key, value]) => `${key} ${shortValue(entry.base?.[key])} → ${shortValue(value)}`).join(', ')}`;
+  return line.length > 500 ? `${line.slice(0, 499)}…` : line;
+}
+
+function shortValue(value: unknown): string {
+  const text = value === undefined || value === null || value === '' ? '(empty)' : JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
 // ---------------------------------------------------------------------------
 // The check for connections that may only suggest.
 
