@@ -47,8 +47,17 @@ function peerChange(doc: Y.Doc, change: (peer: Y.Doc) => void): Y.Doc {
   return peer;
 }
 
+/** The check both ways (with and without the update that made `after`); they must agree. */
 function check(doc: Y.Doc, change: (peer: Y.Doc) => void, author: { principalType: string; id: string } = AGENT): string | null {
-  return checkTableSuggestionOnlyChange(doc, peerChange(doc, change), author);
+  const peer = peerChange(doc, change);
+  const update = Y.encodeStateAsUpdate(peer, Y.encodeStateVector(doc));
+  const after = new Y.Doc();
+  Y.applyUpdate(after, Y.encodeStateAsUpdate(doc));
+  Y.applyUpdate(after, update);
+  const withUpdate = checkTableSuggestionOnlyChange(doc, after, author, update);
+  const without = checkTableSuggestionOnlyChange(doc, after, author);
+  expect(withUpdate).toBe(without);
+  return without;
 }
 
 describe('suggestion entries', () => {

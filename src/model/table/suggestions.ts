@@ -204,10 +204,17 @@ function shortValue(value: unknown): string {
  * by `author`, or edits or withdraws `author`'s own open entries; otherwise
  * a short reason. Rows, sheets, views, other people's entries and decisions
  * must stay as they were. New items are read from `after` (in proportion to
- * what is new); deletions come from `after`'s delete set, each looked up in
- * `before`.
+ * what is new); deletions come from the delete set of `update` when the
+ * caller has the update that made `after` (in proportion to the update),
+ * else from `after`'s whole delete set (in proportion to the document),
+ * each looked up in `before`.
  */
-export function checkTableSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, author: { principalType: string; id: string }): string | null {
+export function checkTableSuggestionOnlyChange(
+  before: Y.Doc,
+  after: Y.Doc,
+  author: { principalType: string; id: string },
+  update?: Uint8Array,
+): string | null {
   const touched = new Set<string>();
   const beforeRoot = before.share.get(SUGGESTIONS_ROOT);
   const afterRoot = after.share.get(SUGGESTIONS_ROOT);
@@ -226,7 +233,7 @@ export function checkTableSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, auth
     }
   }
 
-  const deleted = Y.snapshot(after).ds;
+  const deleted = update ? Y.decodeUpdate(update).ds : Y.snapshot(after).ds;
   for (const [client, ranges] of deleted.clients) {
     const structs = before.store.clients.get(client);
     if (!structs) continue;
