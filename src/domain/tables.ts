@@ -107,7 +107,7 @@ export async function pickTableSurface(services: Services, workspace: Workspace,
 }
 
 /** The sheet a request names (`surface` or `surfaceId`), or null when it names none; 404 when it names an unknown one. */
-async function namedTableSurface(services: Services, workspace: Workspace, selector: SurfaceSelector): Promise<Surface | null> {
+export async function namedTableSurface(services: Services, workspace: Workspace, selector: SurfaceSelector): Promise<Surface | null> {
   return selector.surface !== undefined || selector.surfaceId !== undefined ? pickTableSurface(services, workspace, selector) : null;
 }
 
@@ -166,7 +166,7 @@ export async function lookUpPassedRows(services: Services, workspaceId: string):
 }
 
 /** The row if it exists and has passed the row cap (call `lookUpPassedRows` first). */
-function passedRow(doc: Y.Doc, rowId: string): TableRow | null {
+export function passedRow(doc: Y.Doc, rowId: string): TableRow | null {
   return hasPassed(doc, rowId) ? getRow(doc, rowId) : null;
 }
 
@@ -190,7 +190,7 @@ export function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullabl
 }
 
 /** Normalizes the link cells of `data` (one id → an array of one) and checks every cell; 422 with details. */
-function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[], links?: CellValidationOptions['links']): Record<string, unknown> {
+export function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[], links?: CellValidationOptions['links']): Record<string, unknown> {
   const normalized = normalizeLinkCells(columns, data);
   const issues = validateCellValues(columns, normalized, { basePath: path, links });
   if (issues.length > 0) throw errors.validation(`Invalid cell values: ${issues.map((i) => i.message).join('; ')}`, issues);

@@ -12,12 +12,13 @@
 import * as Y from 'yjs';
 import { tableIndex, transactTable } from './row-index.js';
 import { columnsOf, copyJson, newSheetMap, orderOf, readRowData, rowMapOf, rowsRoot, sheetMapOf, sheetsRoot, type ColumnMap, type RowMap } from './layout.js';
+import { suggestionsRoot } from './suggestions.js';
 import { viewsRoot } from './views.js';
 
 /**
  * Copies sheets (in id order), their columns (every field, ids included, in
- * array order), placed rows (in position order) and saved views (every
- * field, as stored) into `target`, in one transaction. Stray order entries
+ * array order), placed rows (in position order), saved views and row
+ * suggestions (every field, as stored) into `target`, in one transaction. Stray order entries
  * and unplaced row maps are left behind.
  */
 export function copyTableToFreshDocument(source: Y.Doc, target: Y.Doc = new Y.Doc(), origin: unknown = 'table-rebuild'): Y.Doc {
@@ -35,6 +36,9 @@ export function copyTableToFreshDocument(source: Y.Doc, target: Y.Doc = new Y.Do
     }
     for (const [viewId, view] of viewsRoot(source).entries()) {
       if (view instanceof Y.Map) viewsRoot(target).set(viewId, copyJsonMap(view));
+    }
+    for (const [suggestionId, entry] of suggestionsRoot(source).entries()) {
+      if (entry instanceof Y.Map) suggestionsRoot(target).set(suggestionId, copyJsonMap(entry));
     }
   });
   return target;

@@ -3,7 +3,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
 import { CellDisplay, columnWidth, TYPE_LABELS, type PeopleDirectory } from './cells';
 import { CellEditor, type EditExit } from './editors';
-import type { CellValue, ColumnDef, ShownValue, TableModel } from './table-model';
+import type { CellValue, ColumnDef, RowSuggestionEntry, SheetSuggestions, ShownValue, TableModel } from './table-model';
+import { GhostCell, SuggestedCell, SuggestionActions, SUGGESTION_COLUMN_WIDTH, type Decide } from './suggestions';
 
 export const ROW_HEIGHT = 36;
 const HEADER_HEIGHT = 38;
@@ -47,7 +48,14 @@ export interface GridProps {
   onRedo: () => void;
   /** A view's row height in pixels (ROW_HEIGHT by default); taller rows wrap their text. */
   rowHeight?: number;
+  /** Open row suggestions of the sheet, shown inline (none by default). */
+  suggestions?: SheetSuggestions;
+  /** Whether Accept / Reject are offered (editors). */
+  canDecide?: boolean;
+  onDecide?: Decide;
 }
+
+const NO_SUGGESTIONS: SheetSuggestions = { byRow: new Map(), created: [], key: '' };
 
 /**
  * The table grid: only the rows in view (plus a margin) are in the DOM, each
@@ -81,12 +89,17 @@ export function Grid(props: GridProps) {
   };
 
   const { columns, rowIds } = props;
+  const suggestions = props.suggestions ?? NO_SUGGESTIONS;
   const rowHeight = props.rowHeight ?? ROW_HEIGHT;
   const widths = columns.map(columnWidth);
   const offsets: number[] = [];
   widths.reduce((left, width, i) => ((offsets[i] = left), left + width), GUTTER_WIDTH);
-  const totalWidth = GUTTER_WIDTH + widths.reduce((a, b) => a + b, 0) + ADD_COLUMN_WIDTH;
-  const bodyHeight = rowIds.length * rowHeight;
+  // Suggestions add a column after the others with who suggested what and the buttons to decide.
+  const suggesting = suggestions.byRow.size > 0 || suggestions.created.length > 0;
+  const actionsLeft = GUTTER_WIDTH + widths.reduce((a, b) => a + b, 0);
+  const totalWidth = actionsLeft + (suggesting ? SUGGESTION_COLUMN_WIDTH : 0) + ADD_COLUMN_WIDTH;
+  // Suggested new rows are drawn after the rows, as ghosts.
+  const bodyHeight = (rowIds.length + suggestions.created.length) * rowHeight;
 
   const first = Math.max(0, Math.floor((viewport.top - HEADER_HEIGHT) / rowHeight) - OVERSCAN);
   const last = Math.min(rowIds.length, Math.ceil((viewport.top + viewport.height) / rowHeight) + OVERSCAN);
@@ -249,6 +262,7 @@ export function Grid(props: GridProps) {
     toggle: (rowId, key, value) => write(rowId, key, !(value === true)),
     rowMenu: (rowId, anchor) => props.onRowMenu(rowId, anchor),
     finishEdit,
+    decide: (suggestion, decision) => props.onDecide?.(suggestion, decision),
   };
   const layoutKey = columns.map((column, i) => `${column.id}:${column.key}:${column.type}:${widths[i]}:${column.label}`).join('|');
   const rows = [];
@@ -276,9 +290,32 @@ export function Grid(props: GridProps) {
         peersKey={rowPeers.map((peer) => `${peer.key}:${peer.name}:${peer.color}`).join('|')}
         peers={rowPeers}
         handlers={handlers}
+        suggestions={suggestions.byRow.get(rowId) ?? null}
+        suggestionsKey={suggesting ? `${suggestions.key}:${actionsLeft}:${props.canDecide === true}` : ''}
+        actionsLeft={actionsLeft}
+        canDecide={props.canDecide === true}
       />,
     );
   }
+  // Few, and at the end: drawn whatever the scroll position.
+  suggestions.created.forEach((suggestion, i) =>
+    rows.push(
+      <GhostRow
+        key={`suggested:${suggestion.id}`}
+        suggestion={suggestion}
+        index={rowIds.length + i}
+        rowHeight={rowHeight}
+        columns={columns}
+        widths={widths}
+        offsets={offsets}
+        totalWidth={totalWidth}
+        actionsLeft={actionsLeft}
+        people={props.people}
+        canDecide={props.canDecide === true}
+        onDecide={(s, decision) => handlers.current.decide(s, decision)}
+      />,
+    ),
+  );
 
   return (
     <div
@@ -312,6 +349,11 @@ export function Grid(props: GridProps) {
               {props.editable && <ResizeHandle width={widths[col]!} onResize={(width) => props.onResizeColumn(column, width)} />}
             </div>
           ))}
+          {suggesting && (
+            <div role="columnheader" class="grid-header-cell grid-suggestions-header" style={{ left: `${actionsLeft}px`, width: `${SUGGESTION_COLUMN_WIDTH}px` }}>
+              <span class="header-label">Suggestions</span>
+            </div>
+          )}
           {props.editable && (
             <div class="grid-header-cell grid-add-column" style={{ left: `${totalWidth - ADD_COLUMN_WIDTH}px`, width: `${ADD_COLUMN_WIDTH}px` }}>
               <button class="header-button" aria-label="Add a column" title="Add a column" onClick={(event) => props.onAddColumn(event.currentTarget as HTMLElement)}>
@@ -338,6 +380,7 @@ interface RowHandlers {
   toggle: (rowId: string, key: string, value: ShownValue | undefined) => void;
   rowMenu: (rowId: string, anchor: HTMLElement) => void;
   finishEdit: (value: CellValue | undefined, exit: EditExit) => void;
+  decide: Decide;
 }
 
 interface GridRowProps {
@@ -360,9 +403,14 @@ interface GridRowProps {
   peersKey: string;
   peers: PeerCell[];
   handlers: { current: RowHandlers };
+  /** Open update and delete suggestions of this row, oldest first; the first is shown. */
+  suggestions: RowSuggestionEntry[] | null;
+  suggestionsKey: string;
+  actionsLeft: number;
+  canDecide: boolean;
 }
 
-const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey'];
+const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey', 'suggestionsKey'];
 
 class GridRow extends Component<GridRowProps> {
   override shouldComponentUpdate(next: GridRowProps) {
@@ -372,8 +420,10 @@ class GridRow extends Component<GridRowProps> {
   override render() {
     const { rowId, index, columns, widths, offsets, handlers, editing } = this.props;
     const data = this.props.model.row(rowId) ?? {};
+    const suggestion = this.props.suggestions?.[0] ?? null;
+    const suggested = suggestion?.kind === 'update' ? suggestion.values ?? {} : {};
     return (
-      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * this.props.rowHeight}px)`, width: `${this.props.totalWidth}px` }}>
+      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''} ${suggestion ? `is-suggested-${suggestion.kind}` : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * this.props.rowHeight}px)`, width: `${this.props.totalWidth}px` }}>
         <div class="grid-gutter" role="rowheader">
           <span class="row-number">{index + 1}</span>
           {this.props.rowMenus && (
@@ -409,7 +459,9 @@ class GridRow extends Component<GridRowProps> {
               }}
               onDblClick={() => handlers.current.edit()}
             >
-              {column.type === 'checkbox' ? (
+              {suggestion && Object.hasOwn(suggested, column.key) ? (
+                <SuggestedCell column={column} now={value} suggestion={suggestion} people={this.props.people} />
+              ) : column.type === 'checkbox' ? (
                 <span
                   class={`checkbox ${value === true ? 'is-checked' : ''}`}
                   role="checkbox"
@@ -438,9 +490,48 @@ class GridRow extends Component<GridRowProps> {
             </div>
           );
         })}
+        {suggestion && (
+          <SuggestionActions suggestion={suggestion} more={this.props.suggestions!.length - 1} canDecide={this.props.canDecide} onDecide={handlers.current.decide} left={this.props.actionsLeft} />
+        )}
       </div>
     );
   }
+}
+
+/** A suggested new row: its cells as suggested, tinted, not editable until accepted. */
+function GhostRow(props: {
+  suggestion: RowSuggestionEntry;
+  index: number;
+  rowHeight: number;
+  columns: ColumnDef[];
+  widths: number[];
+  offsets: number[];
+  totalWidth: number;
+  actionsLeft: number;
+  people: PeopleDirectory;
+  canDecide: boolean;
+  onDecide: Decide;
+}) {
+  const { suggestion, columns } = props;
+  return (
+    <div
+      class="grid-row is-suggested-create"
+      role="row"
+      aria-rowindex={props.index + 2}
+      data-suggestion-id={suggestion.id}
+      style={{ transform: `translateY(${HEADER_HEIGHT + props.index * props.rowHeight}px)`, width: `${props.totalWidth}px` }}
+    >
+      <div class="grid-gutter" role="rowheader">
+        <span class="row-number">+</span>
+      </div>
+      {columns.map((column, col) => (
+        <div key={column.id} role="gridcell" aria-colindex={col + 2} data-key={column.key} class={`grid-cell type-${column.type}`} style={{ left: `${props.offsets[col]}px`, width: `${props.widths[col]}px` }}>
+          {Object.hasOwn(suggestion.values ?? {}, column.key) && <GhostCell column={column} value={suggestion.values![column.key] as ShownValue} people={props.people} />}
+        </div>
+      ))}
+      <SuggestionActions suggestion={suggestion} more={0} canDecide={props.canDecide} onDecide={props.onDecide} left={props.actionsLeft} />
+    </div>
+  );
 }
 
 /** Drag the header's right edge to resize; the width is written once, when the drag ends. */

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { messageOf } from '../lib/api';
+import { api, messageOf } from '../lib/api';
 import { NEVER_TRUE, useStore } from '../lib/store';
 import { useLocation } from '../lib/router';
 import { usePeers } from '../sync/use-document';
@@ -394,6 +394,12 @@ export function TableSurface(props: SurfaceViewProps) {
         onResizeColumn={(column, width) => run(() => model.updateColumn(surface.id, column.id, { width }))}
         onUndo={() => undo?.undo()}
         onRedo={() => undo?.redo()}
+        suggestions={model.suggestions(surface.id)}
+        canDecide={editable}
+        onDecide={(suggestion, decision) => {
+          // The server applies it (as this person's change) and the grid sees it arrive over sync.
+          api('POST', `/api/suggestions/${encodeURIComponent(suggestion.id)}/${decision}`).catch(showError);
+        }}
       />
       )}
       {rowIds.length === 0 && filtered && view?.kind !== 'board' && (

@@ -32,6 +32,7 @@ import { tableIndex } from '../../../src/model/table/row-index';
 import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
 import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
 import { createView, deleteView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
+import { rowSuggestionEntries, SUGGESTIONS_ROOT, type RowSuggestionEntry } from '../../../src/model/table/suggestions';
 import {
   checkRowQuery,
   compareSortValues,
@@ -51,6 +52,17 @@ import {
 
 export type { CellValue, ColumnDef, ColumnOption, ColumnType, LookupValue, ReadRowData, RowData };
 export type { RowHeight, ViewDef, ViewFields, ViewKind, ViewPatch };
+export type { RowSuggestionEntry };
+
+/** A sheet's open row suggestions as the grid shows them: beside the rows they change, and new rows after the others. */
+export interface SheetSuggestions {
+  /** Update and delete suggestions by row id, oldest first. */
+  byRow: ReadonlyMap<string, RowSuggestionEntry[]>;
+  /** Suggested new rows, oldest first. */
+  created: RowSuggestionEntry[];
+  /** Bumped when the suggestions change: a row re-renders on it. */
+  key: string;
+}
 export type { FilterCondition, FilterGroupInner, FilterOp, FilterValue, RowFilter, SortKey };
 export { OPS_BY_TYPE };
 export { COLUMN_TYPES, lookupText } from '../../../src/model/table/document';
@@ -80,8 +92,13 @@ export class TableModel {
 
   private readonly columnCache = new Map<string, ColumnDef[]>();
 
+  /** Every entry of the suggestions root, read again only after a transaction that touched it. */
+  private suggestionCache: RowSuggestionEntry[] | null = null;
+  private suggestionVersion = 0;
+
   constructor(readonly doc: Y.Doc) {
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetChangedRows(transaction));
+    doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetSuggestions(transaction));
     // Every row read resolves its links against its sheet's columns: read them once per change, not once per row.
     doc.on('afterTransaction', () => this.columnCache.clear());
   }
@@ -104,6 +121,39 @@ export class TableModel {
       while (item && item.parent !== rows) item = (item.parent as Y.AbstractType<unknown>)._item;
       if (item?.parentSub) forget(item.parentSub);
     }
+  }
+
+  private forgetSuggestions(transaction: Y.Transaction): void {
+    const root = this.doc.share.get(SUGGESTIONS_ROOT);
+    if (!root) return;
+    for (const type of transaction.changed.keys()) {
+      // An entry is a map in the root; its fields are set in that map.
+      let top: Y.AbstractType<any> = type;
+      while (top._item && top._item.parent instanceof Y.AbstractType) top = top._item.parent;
+      if (top === root) {
+        this.suggestionCache = null;
+        this.suggestionVersion++;
+        return;
+      }
+    }
+  }
+
+  /** The sheet's open row suggestions (docs/SUGGESTIONS.md "Tables"), live: a peer's or an agent's appear as they arrive. */
+  suggestions(surfaceId: string): SheetSuggestions {
+    this.suggestionCache ??= rowSuggestionEntries(this.doc);
+    const byRow = new Map<string, RowSuggestionEntry[]>();
+    const created: RowSuggestionEntry[] = [];
+    for (const entry of this.suggestionCache) {
+      if (entry.status !== 'open' || entry.sheetId !== surfaceId) continue;
+      if (entry.kind === 'create') {
+        if (!rowMapOf(this.doc, entry.rowId)) created.push(entry);
+        continue;
+      }
+      const list = byRow.get(entry.rowId);
+      if (list) list.push(entry);
+      else byRow.set(entry.rowId, [entry]);
+    }
+    return { byRow, created, key: String(this.suggestionVersion) };
   }
 
   /** The row's stored cells (links as ids, no lookups: those change with other rows, which would not drop this entry). */
