@@ -1,13 +1,13 @@
 import * as Y from 'yjs';
 import { checkSuggestionOnlyChange } from '../model/doc/suggestions';
 import type { ParsedDocumentName } from '../model/document-names';
-import { checkTableSuggestionOnlyChange } from '../model/table/suggestions';
+import { checkTableSuggestionOnlyUpdate } from '../model/table/suggestions';
 
 /**
  * Whether an update from a connection that may only suggest (a suggest-only
  * key, a commenter) changes nothing but its own suggestions
- * (docs/SUGGESTIONS.md). The document before and after the update are
- * compared on copies, so a refused update never touches the live document.
+ * (docs/SUGGESTIONS.md). A doc body is compared before and after the update
+ * on copies, so a refused update never touches the live document.
  * Returns the reason for a refusal, or null.
  */
 export function suggestionOnlyRefusal(
@@ -17,6 +17,8 @@ export function suggestionOnlyRefusal(
   author: { principalType: 'user' | 'agent'; id: string },
 ): string | null {
   if (document.kind === 'html') return 'html pages take no suggestions';
+  // A table document holds every sheet of the workspace: it is checked in proportion to the update, never copied.
+  if (document.kind === 'tables') return checkTableSuggestionOnlyUpdate(live, update, author);
   const state = Y.encodeStateAsUpdate(live);
   const before = new Y.Doc({ gc: false });
   Y.applyUpdate(before, state);
@@ -24,7 +26,7 @@ export function suggestionOnlyRefusal(
   Y.applyUpdate(after, state);
   Y.applyUpdate(after, update);
   try {
-    return document.kind === 'tables' ? checkTableSuggestionOnlyChange(before, after, author, update) : checkSuggestionOnlyChange(before, after, author);
+    return checkSuggestionOnlyChange(before, after, author);
   } finally {
     before.destroy();
     after.destroy();
