@@ -94,7 +94,7 @@ describe('suggestDocReplace', () => {
     expect(suggestDocReplace(ydoc, markdownToDoc('Same text.\n'), PERSON, ORIGIN)).toBe(false);
   });
 
-  it('suggests whole blocks in and out inside lists, and a new table column cell by cell', () => {
+  it('suggests whole blocks in and out inside lists, and table cells by their text (cells keep the table\'s shape)', () => {
     const ydoc = docOf('# Title\n\n- one\n- two\n\nEnd.\n');
     suggestDocReplace(ydoc, markdownToDoc('# Title!\n\n- one\n- two and a half\n- three\n'), AGENT, ORIGIN);
     expect(included(ydoc)).toBe('# Title{++!++}\n\n- one\n- two{++ and a half++}\n- {++three++}\n\n{--End.--}\n');
@@ -102,8 +102,41 @@ describe('suggestDocReplace', () => {
     const table = docOf('| a | b |\n| --- | --- |\n| 1 | 2 |\n');
     suggestDocReplace(table, markdownToDoc('| a | b | c |\n| --- | --- | --- |\n| 1 | 2 | 3 |\n'), AGENT, ORIGIN);
     expect(included(table)).toBe('| a | b | {++c++} |\n| --- | --- | --- |\n| 1 | 2 | {++3++} |\n');
-    decideDocSuggestion(table, AGENT.id, 'reject', ORIGIN);
-    expect(included(table)).toBe('| a | b |\n| --- | --- |\n| 1 | 2 |\n');
+    // A cell never goes with its text (an empty cell someone fills existed before): a suggested
+    // column reads as empty cells until it is decided, and rejecting it leaves them. A new row goes whole.
+    expect(shown(table)).toBe('| a | b |  |\n| --- | --- | --- |\n| 1 | 2 |  |\n');
+    const rejected = clone(table);
+    decideDocSuggestion(rejected, AGENT.id, 'reject', ORIGIN);
+    expect(included(rejected)).toBe('| a | b |  |\n| --- | --- | --- |\n| 1 | 2 |  |\n');
+    suggestDocReplace(table, markdownToDoc('| a | b | c |\n| --- | --- | --- |\n| 1 | 2 | 3 |\n| 4 | 5 | 6 |\n'), PERSON, ORIGIN);
+    decideDocSuggestion(table, PERSON.id, 'reject', ORIGIN);
+    decideDocSuggestion(table, AGENT.id, 'accept', ORIGIN);
+    expect(included(table)).toBe('| a | b | c |\n| --- | --- | --- |\n| 1 | 2 | 3 |\n');
+
+    // Filling an empty cell keeps the cell in the rejected view and after a rejection.
+    const empty = docOf('| a | b |\n| --- | --- |\n| 1 |  |\n');
+    suggestDocReplace(empty, markdownToDoc('| a | b |\n| --- | --- |\n| 1 | 2 |\n'), AGENT, ORIGIN);
+    expect(included(empty)).toBe('| a | b |\n| --- | --- |\n| 1 | {++2++} |\n');
+    expect(shown(empty)).toBe('| a | b |\n| --- | --- |\n| 1 |  |\n');
+    decideDocSuggestion(empty, AGENT.id, 'reject', ORIGIN);
+    expect(included(empty)).toBe('| a | b |\n| --- | --- |\n| 1 |  |\n');
+  });
+
+  it('fills an empty paragraph only where the rejected view stays the same; elsewhere the new text goes after it', () => {
+    // A fresh doc as an editor leaves it: one empty paragraph.
+    const fresh = new Y.Doc();
+    bodyFragment(fresh).insert(0, [new Y.XmlElement('paragraph')]);
+    suggestDocReplace(fresh, markdownToDoc('Draft\n'), AGENT, ORIGIN);
+    expect(bodyFragment(fresh).length).toBe(1);
+    decideDocSuggestion(fresh, AGENT.id, 'accept', ORIGIN);
+    expect(included(fresh)).toBe('Draft\n');
+
+    const spaced = docOf('');
+    replaceDocBody(spaced, docFromJSON({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'One' }] }, { type: 'paragraph' }] }), 'seed');
+    const before = withSuggestionsRejected(readDocBody(spaced));
+    suggestDocReplace(spaced, markdownToDoc('One\n\nTwo\n'), AGENT, ORIGIN);
+    expect(withSuggestionsRejected(readDocBody(spaced)).eq(before)).toBe(true);
+    expect(bodyFragment(spaced).length).toBe(3);
   });
 
   it('a change of formatting alone is a removal and an insertion; a changed heading level replaces the block', () => {
@@ -336,6 +369,22 @@ describe('checkSuggestionOnlyChange', () => {
     const entered = clone(after);
     bodyFragment(entered).insert(bodyFragment(entered).length, [new Y.XmlElement('paragraph')]);
     expect(checkSuggestionOnlyChange(after, entered, agent)).toBeNull();
+    // Nor is an empty list item (Enter in a list), filled with suggested text afterwards.
+    const list = docOf('- one\n');
+    const item = clone(list);
+    const bullet = bodyFragment(item).get(0) as Y.XmlElement;
+    const newItem = new Y.XmlElement('listItem');
+    bullet.insert(1, [newItem]);
+    const paragraph = new Y.XmlElement('paragraph');
+    newItem.insert(0, [paragraph]);
+    expect(checkSuggestionOnlyChange(list, item, agent)).toBeNull();
+    const typed = clone(item);
+    const typedParagraph = ((bodyFragment(typed).get(0) as Y.XmlElement).get(1) as Y.XmlElement).get(0) as Y.XmlElement;
+    typedParagraph.insert(0, [new Y.XmlText()]);
+    (typedParagraph.get(0) as Y.XmlText).insert(0, 'two', { suggestInsert: suggestionMarkAttrs(AGENT) });
+    expect(included(typed)).toBe('- one\n- {++two++}\n');
+    expect(checkSuggestionOnlyChange(item, typed, agent)).toBeNull();
+    expect(checkSuggestionOnlyChange(list, typed, agent)).toBeNull();
   });
 
   it('accepts what an editor in suggesting mode writes through y-prosemirror: marked typing, a new marked paragraph, marked deletions', () => {
@@ -443,7 +492,7 @@ describe('random documents', () => {
   function generator(seed: number) {
     const rnd = random(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)];
-    const words = ['the', 'fox', 'dog', 'jumps', 'over', 'lazy', 'quick', 'brown', 'a', 'b', 'é', '中文', '!', ',', 'x_y', '42'];
+    const words = ['the', 'fox', 'dog', 'jumps', 'over', 'lazy', 'quick', 'brown', 'a', 'b', 'é', '中文', '!', ',', 'x_y', '42', '😀', 'a😀b'];
     const markSets: Json[][] = [[], [], [], [{ type: 'bold' }], [{ type: 'italic' }]];
     const inline = (): Json[] => Array.from({ length: 1 + Math.floor(rnd() * 6) }, (_, i) => ({ type: 'text', text: (i ? ' ' : '') + pick(words), marks: pick(markSets) }));
     const paragraph = (): Json => ({ type: 'paragraph', content: inline() });

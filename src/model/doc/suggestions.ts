@@ -150,8 +150,18 @@ function tallyNode(node: PMNode, decide: Decider, tally: InlineTally): void {
   }
 }
 
+/**
+ * Table cells never go with their content: a row must keep its shape (GFM has
+ * no ragged tables), and an empty cell someone fills with suggested text
+ * existed before. A whole suggested row or table still goes.
+ */
+function isStructural(type: NodeType | null): boolean {
+  return type === docSchema.nodes.tableCell || type === docSchema.nodes.tableHeader;
+}
+
 /** Whether a block goes with its content: it has inline content and all of it goes. */
 function blockGone(node: PMNode, decide: Decider): boolean {
+  if (isStructural(node.type)) return false;
   const tally = { any: false, allGone: true };
   tallyNode(node, decide, tally);
   return tally.any && tally.allGone;
@@ -273,6 +283,7 @@ function tallyY(child: YChild, decide: Decider, tally: InlineTally): void {
 }
 
 function yBlockGone(child: YChild, decide: Decider): boolean {
+  if (child instanceof Y.XmlElement && isStructural(nodeTypeNamed(child.nodeName))) return false;
   const tally = { any: false, allGone: true };
   tallyY(child, decide, tally);
   return tally.any && tally.allGone;
@@ -441,6 +452,50 @@ function markSubtreeDeleted(ctx: SuggestContext, child: YChild): void {
   }
 }
 
+function hasInline(node: PMNode | null): boolean {
+  if (!node) return false;
+  let found = false;
+  node.descendants((child) => {
+    if (child.isInline) found = true;
+    return !found;
+  });
+  return found;
+}
+
+/**
+ * The empty textblocks that may be filled with suggested text. Filled, such a
+ * block is all suggested text, which the block-removal rule takes out of the
+ * rejected view; so it is filled only where the view reads the same: when it
+ * is all the doc holds (an empty doc reads as one empty paragraph), or when
+ * its parent cannot do without it, keeps other text (so the parent does not
+ * go instead) and removes the same other children as before. Elsewhere the
+ * new block goes after it.
+ */
+function fillableBlocks(
+  type: NodeType,
+  raw: ReadonlyArray<PMNode | null>,
+  removed: readonly boolean[],
+  olds: readonly OldBlock[],
+  rawIndex: ReadonlyMap<OldBlock, number>,
+): Set<OldBlock> {
+  const fillable = new Set<OldBlock>();
+  for (const old of olds) {
+    if (!old.node?.isTextblock || old.node.childCount > 0) continue;
+    if (type === docSchema.topNodeType) {
+      if (olds.length === 1) fillable.add(old);
+      continue;
+    }
+    if (!olds.some((other) => other !== old && hasInline(other.node))) continue;
+    const i = rawIndex.get(old)!;
+    const after = removedChildren(
+      type,
+      raw.map((node, j) => ({ type: node?.type ?? null, gone: j === i || (node !== null && blockGone(node, REJECT_ALL)) })),
+    );
+    if (after.every((r, j) => (j === i ? !r : r === removed[j]))) fillable.add(old);
+  }
+  return fillable;
+}
+
 /** A block as the lenient reader builds it (body.ts `blockOfYChild`), or null when it is not one block of our schema. */
 function nodeOfYElement(child: YChild): PMNode | null {
   if (!(child instanceof Y.XmlElement)) return null;
@@ -466,29 +521,44 @@ function suggestChildren(ctx: SuggestContext, parent: YParent, type: NodeType, t
     raw.map((node) => ({ type: node?.type ?? null, gone: node !== null && blockGone(node, REJECT_ALL) })),
   );
   const olds: OldBlock[] = [];
+  const rawIndex = new Map<OldBlock, number>();
   ychildren.forEach((y, i) => {
-    if (!removed[i]) olds.push({ y, node: raw[i] && resolveNode(raw[i]!, REJECT_ALL) });
+    if (removed[i]) return;
+    const old = { y, node: raw[i] && resolveNode(raw[i]!, REJECT_ALL) };
+    olds.push(old);
+    rawIndex.set(old, i);
   });
+  const fillable = fillableBlocks(type, raw, removed, olds, rawIndex);
   const kept = matchSequences(olds, targets, (old, next) => old.node !== null && old.node.eq(next));
   let anchor: YChild | null = null;
   let oldFrom = 0;
   let newFrom = 0;
   for (const [oldAt, newAt] of [...kept, [olds.length, targets.length] as const]) {
-    anchor = suggestStretch(ctx, parent, olds.slice(oldFrom, oldAt), targets.slice(newFrom, newAt), anchor);
+    anchor = suggestStretch(ctx, parent, olds.slice(oldFrom, oldAt), targets.slice(newFrom, newAt), anchor, fillable);
     if (oldAt < olds.length) anchor = olds[oldAt].y;
     oldFrom = oldAt + 1;
     newFrom = newAt + 1;
   }
 }
 
-function suggestStretch(ctx: SuggestContext, parent: YParent, olds: readonly OldBlock[], targets: readonly PMNode[], anchor: YChild | null): YChild | null {
+function suggestStretch(
+  ctx: SuggestContext,
+  parent: YParent,
+  olds: readonly OldBlock[],
+  targets: readonly PMNode[],
+  anchor: YChild | null,
+  fillable: ReadonlySet<OldBlock>,
+): YChild | null {
   for (let k = 0; k < Math.max(olds.length, targets.length); k++) {
     const old = olds[k] as OldBlock | undefined;
     const next = targets[k] as PMNode | undefined;
-    if (old && next && old.node && old.y instanceof Y.XmlElement && !next.isLeaf && old.node.hasMarkup(next.type, next.attrs, next.marks)) {
-      if (next.isTextblock) suggestInline(ctx, old.y, next);
-      else suggestChildren(ctx, old.y, next.type, next.content.content);
-      anchor = old.y;
+    const pairable =
+      old?.node && next && old.y instanceof Y.XmlElement && !next.isLeaf && old.node.hasMarkup(next.type, next.attrs, next.marks) &&
+      (!old.node.isTextblock || old.node.childCount > 0 || fillable.has(old));
+    if (pairable) {
+      if (next!.isTextblock) suggestInline(ctx, old!.y as Y.XmlElement, next!);
+      else suggestChildren(ctx, old!.y as Y.XmlElement, next!.type, next!.content.content);
+      anchor = old!.y;
       continue;
     }
     if (old) {
@@ -874,17 +944,25 @@ export function suggestionStampsIn(transaction: Y.Transaction): SuggestionStamp[
 
 // ============================================== suggest-only connections
 
-/** Empty paragraphs a suggesting editor adds or removes (Enter, then typing) are not text, so they do not count as a change. */
-function withoutEmptyParagraphs(node: PMNode): PMNode {
+/**
+ * The body as the suggest-only check compares it: blocks with no inline content
+ * (an empty paragraph, list item, quote or cell) left out. A suggesting editor
+ * adds them (Enter) before the first suggested character is typed into them,
+ * and a block filled only with suggested text reads as absent once
+ * suggestions are rejected, so they are not a change of text either way.
+ */
+function withoutEmptyBlocks(node: PMNode): PMNode {
   if (node.isTextblock || node.isLeaf) return node;
-  const children = node.content.content;
-  const isEmpty = (c: PMNode) => c.type === docSchema.nodes.paragraph && c.childCount === 0;
-  const removed = removedChildren(node.type, children.map((c) => ({ type: c.type, gone: isEmpty(c) })));
-  const out = children.filter((_, i) => !removed[i]).map(withoutEmptyParagraphs);
+  const out: PMNode[] = [];
+  node.forEach((child) => {
+    if (!child.isLeaf && !hasInline(child)) return;
+    out.push(withoutEmptyBlocks(child));
+  });
   return node.copy(Fragment.fromArray(out));
 }
 
-type Signature = { authors: Set<string>; inserted: string; removed: string; attrs: Set<string> };
+/** What a suggestion consists of: its marked text as runs of one formatting each (so another edit splitting a run does not count), and its marks' attrs. */
+type Signature = { authors: Set<string>; inserted: Array<[string, string]>; removed: Array<[string, string]>; attrs: Set<string> };
 
 function authorKey(attrs: Record<string, unknown>): string {
   return `${String(attrs.authorType)}:${String(attrs.authorId)}`;
@@ -900,11 +978,14 @@ function signatures(body: PMNode): Map<string, Signature> {
       if (!attrs) continue;
       const id = String(attrs.id);
       let sig = out.get(id);
-      if (!sig) out.set(id, (sig = { authors: new Set(), inserted: '', removed: '', attrs: new Set() }));
+      if (!sig) out.set(id, (sig = { authors: new Set(), inserted: [], removed: [], attrs: new Set() }));
       sig.authors.add(authorKey(attrs));
       sig.attrs.add(JSON.stringify(attrs));
-      if (kind === INSERT) sig.inserted += `${node.text}\u0000${marksKeyOf(node.marks)}\u0001`;
-      else sig.removed += `${node.text}\u0000${marksKeyOf(node.marks)}\u0001`;
+      const runs = kind === INSERT ? sig.inserted : sig.removed;
+      const key = marksKeyOf(node.marks);
+      const last = runs[runs.length - 1];
+      if (last && last[0] === key) last[1] += node.text;
+      else runs.push([key, node.text ?? '']);
     }
     return false;
   });
@@ -913,21 +994,22 @@ function signatures(body: PMNode): Map<string, Signature> {
 
 function sameSignature(a: Signature | undefined, b: Signature | undefined): boolean {
   if (!a || !b) return a === b;
-  return a.inserted === b.inserted && a.removed === b.removed && a.attrs.size === b.attrs.size && [...a.attrs].every((x) => b.attrs.has(x));
+  const same = (x: Array<[string, string]>, y: Array<[string, string]>) => x.length === y.length && x.every(([key, text], i) => y[i][0] === key && y[i][1] === text);
+  return same(a.inserted, b.inserted) && same(a.removed, b.removed) && a.attrs.size === b.attrs.size && [...a.attrs].every((x) => b.attrs.has(x));
 }
 
 /**
  * For a sync connection limited to suggesting: null when the change from
  * `before` to `after` only adds, extends or withdraws suggestions of
- * `author` (the body with all suggestions rejected is unchanged, empty
- * paragraphs aside; every other author's suggestions are unchanged; every
+ * `author` (the body with all suggestions rejected is unchanged, blocks
+ * with no text aside (`withoutEmptyBlocks`); every other author's suggestions are unchanged; every
  * new suggestion mark names `author`), else a short reason. Reads both
  * bodies whole: it is meant for the few connections that are limited.
  */
 export function checkSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, author: { principalType: 'user' | 'agent'; id: string }): string | null {
   const oldBody = readDocBody(before);
   const newBody = readDocBody(after);
-  if (!withoutEmptyParagraphs(withSuggestionsRejected(oldBody)).eq(withoutEmptyParagraphs(withSuggestionsRejected(newBody)))) {
+  if (!withoutEmptyBlocks(withSuggestionsRejected(oldBody)).eq(withoutEmptyBlocks(withSuggestionsRejected(newBody)))) {
     return 'the change edits the document itself; only suggestions may be added or withdrawn';
   }
   const own = `${author.principalType}:${author.id}`;
