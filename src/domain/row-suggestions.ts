@@ -218,8 +218,20 @@ export async function decideRowSuggestion(
   return services.sync.read(document, (doc) => present(doc, decided!));
 }
 
-/** The row suggestions of a workspace (of one sheet when `surfaceId` is given), oldest first, as the API shows them. */
-export async function rowSuggestionViews(services: Services, workspace: Workspace, surfaceId?: string): Promise<Suggestion[]> {
+export type RowSuggestionChange = NonNullable<Suggestion['change']>;
+
+/**
+ * The `change` of each row suggestion of a workspace (of one sheet when
+ * `surfaceId` is given), by suggestion id: the projection's records take it
+ * (src/domain/suggestions.ts).
+ */
+export async function rowSuggestionViews(services: Services, workspace: Workspace, surfaceId?: string): Promise<Map<string, RowSuggestionChange>> {
+  const listed = await listRowSuggestions(services, workspace, surfaceId);
+  return new Map(listed.map((suggestion) => [suggestion.id, suggestion.change!]));
+}
+
+/** The row suggestions of a workspace (of one sheet when `surfaceId` is given), oldest first, as read from the document alone. */
+export async function listRowSuggestions(services: Services, workspace: Workspace, surfaceId?: string): Promise<Suggestion[]> {
   await lookUpPassedRows(services, workspace.id);
   return services.sync.read(tablesDocumentName(workspace.id), (doc) =>
     rowSuggestionEntries(doc)
