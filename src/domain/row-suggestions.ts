@@ -59,7 +59,8 @@ async function writeEntry(services: Services, actor: Actor, workspace: Workspace
       return addRowSuggestion(doc, { id: `sug_${createTableId(16)}`, ...fields, author: personOf(actor.principal), at: services.clock.now().toISOString(), status: 'open' }, null);
     })
     .catch(tableError);
-  return services.sync.read(tablesDocumentName(workspace.id), (doc) => present(doc, entry));
+  // The entry keeps a name only; the answer shows the suggester as every response does.
+  return { ...(await services.sync.read(tablesDocumentName(workspace.id), (doc) => present(doc, entry))), author: actor.principal };
 }
 
 /** A new row, suggested: the sheet must exist (a suggestion makes no sheet), the values pass the column checks (422). */
