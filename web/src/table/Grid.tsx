@@ -53,6 +53,11 @@ export interface GridProps {
   /** Whether Accept / Reject are offered (editors). */
   canDecide?: boolean;
   onDecide?: Decide;
+  /** A commenter's grid: edits become suggestions (`onSuggestCell`) instead of changes. */
+  suggesting?: boolean;
+  onSuggestCell?: (rowId: string, key: string, value: CellValue) => void;
+  /** The viewer, whose own suggestions offer Withdraw. */
+  myId?: string;
 }
 
 const NO_SUGGESTIONS: SheetSuggestions = { byRow: new Map(), created: [], key: '' };
@@ -140,17 +145,19 @@ export function Grid(props: GridProps) {
     scrollIntoView(r, c);
   };
 
+  const canEdit = props.editable || props.suggesting === true;
   const write = (rowId: string, key: string, value: CellValue) => {
-    if (!props.editable) return;
+    if (!canEdit) return;
     try {
-      props.model.setCell(rowId, key, value);
+      if (props.editable) props.model.setCell(rowId, key, value);
+      else props.onSuggestCell?.(rowId, key, value);
     } catch {
       // The row was deleted by a peer while it was being edited: nothing to write to.
     }
   };
 
   const startEdit = (initialText?: string) => {
-    if (!props.editable || !hasActive) return;
+    if (!canEdit || !hasActive) return;
     const column = columns[activeCol]!;
     if (column.type === 'checkbox') {
       const current = props.model.row(props.active!.rowId)?.[column.key];
@@ -283,7 +290,7 @@ export function Grid(props: GridProps) {
         totalWidth={totalWidth}
         model={props.model}
         people={props.people}
-        editable={props.editable}
+        editable={canEdit}
         rowMenus={props.rowMenus}
         activeKey={index === activeRow && hasActive ? columns[activeCol]!.key : null}
         editing={editing && editing.rowId === rowId ? editing : null}
@@ -294,6 +301,7 @@ export function Grid(props: GridProps) {
         suggestionsKey={suggesting ? `${suggestions.key}:${actionsLeft}:${props.canDecide === true}` : ''}
         actionsLeft={actionsLeft}
         canDecide={props.canDecide === true}
+        myId={props.myId}
       />,
     );
   }
@@ -312,6 +320,7 @@ export function Grid(props: GridProps) {
         actionsLeft={actionsLeft}
         people={props.people}
         canDecide={props.canDecide === true}
+        myId={props.myId}
         onDecide={(s, decision) => handlers.current.decide(s, decision)}
       />,
     ),
@@ -408,6 +417,7 @@ interface GridRowProps {
   suggestionsKey: string;
   actionsLeft: number;
   canDecide: boolean;
+  myId?: string;
 }
 
 const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey', 'suggestionsKey'];
@@ -491,7 +501,7 @@ class GridRow extends Component<GridRowProps> {
           );
         })}
         {suggestion && (
-          <SuggestionActions suggestion={suggestion} more={this.props.suggestions!.length - 1} canDecide={this.props.canDecide} onDecide={handlers.current.decide} left={this.props.actionsLeft} />
+          <SuggestionActions suggestion={suggestion} more={this.props.suggestions!.length - 1} canDecide={this.props.canDecide} myId={this.props.myId} onDecide={handlers.current.decide} left={this.props.actionsLeft} />
         )}
       </div>
     );
@@ -510,6 +520,7 @@ function GhostRow(props: {
   actionsLeft: number;
   people: PeopleDirectory;
   canDecide: boolean;
+  myId?: string;
   onDecide: Decide;
 }) {
   const { suggestion, columns } = props;
@@ -529,7 +540,7 @@ function GhostRow(props: {
           {Object.hasOwn(suggestion.values ?? {}, column.key) && <GhostCell column={column} value={suggestion.values![column.key] as ShownValue} people={props.people} />}
         </div>
       ))}
-      <SuggestionActions suggestion={suggestion} more={0} canDecide={props.canDecide} onDecide={props.onDecide} left={props.actionsLeft} />
+      <SuggestionActions suggestion={suggestion} more={0} canDecide={props.canDecide} myId={props.myId} onDecide={props.onDecide} left={props.actionsLeft} />
     </div>
   );
 }
