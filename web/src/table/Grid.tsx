@@ -4,6 +4,7 @@ import { Icon } from '../ui/icons';
 import { CellDisplay, columnWidth, TYPE_LABELS, type PeopleDirectory } from './cells';
 import { CellEditor, type EditExit } from './editors';
 import type { CellValue, ColumnDef, ShownValue, TableModel } from './table-model';
+import { lastWriterLabel, type CellWriters } from './cell-writers';
 
 export const ROW_HEIGHT = 36;
 const HEADER_HEIGHT = 38;
@@ -47,6 +48,8 @@ export interface GridProps {
   onRedo: () => void;
   /** A view's row height in pixels (ROW_HEIGHT by default); taller rows wrap their text. */
   rowHeight?: number;
+  /** Who last set each cell of a row: shown when a cell is hovered. */
+  cellWriters?: CellWriters;
 }
 
 /**
@@ -249,6 +252,13 @@ export function Grid(props: GridProps) {
     toggle: (rowId, key, value) => write(rowId, key, !(value === true)),
     rowMenu: (rowId, anchor) => props.onRowMenu(rowId, anchor),
     finishEdit,
+    hover: (rowId, key, cell) => {
+      void props.cellWriters?.(rowId, props.version).then((writers) => {
+        const label = lastWriterLabel(writers[key]);
+        if (label) cell.title = label;
+        else cell.removeAttribute('title');
+      });
+    },
   };
   const layoutKey = columns.map((column, i) => `${column.id}:${column.key}:${column.type}:${widths[i]}:${column.label}`).join('|');
   const rows = [];
@@ -338,6 +348,7 @@ interface RowHandlers {
   toggle: (rowId: string, key: string, value: ShownValue | undefined) => void;
   rowMenu: (rowId: string, anchor: HTMLElement) => void;
   finishEdit: (value: CellValue | undefined, exit: EditExit) => void;
+  hover: (rowId: string, key: string, cell: HTMLElement) => void;
 }
 
 interface GridRowProps {
@@ -408,6 +419,7 @@ class GridRow extends Component<GridRowProps> {
                 handlers.current.select(rowId, column.key);
               }}
               onDblClick={() => handlers.current.edit()}
+              onMouseEnter={(event) => handlers.current.hover(rowId, column.key, event.currentTarget as HTMLElement)}
             >
               {column.type === 'checkbox' ? (
                 <span
