@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { tablesDocumentName } from '../../src/model/document-names';
@@ -118,6 +119,42 @@ describe('doc attribution', () => {
       await t.close();
     }
   }, 120_000);
+
+  it('gives text a restore brings back to the person who restored it, and leaves kept text to its authors', async () => {
+    const t = await startTestApp();
+    try {
+      const ada = await signInUser(t, 'ada@example.com');
+      const bob = await signInUser(t, 'bob@example.com');
+      const ws = await createWorkspace(t, ada, { name: 'Restore', slug: 'restore', mode: 'doc' });
+      await addMembership(t, ws.id, bob.userId, 'editor');
+      const agent = await insertKey(t, ada, { role: 'editor', scopeWorkspaceId: ws.id, agentName: 'rewriter' });
+      const base = '/api/workspaces/restore';
+      expect((await t.request('PUT', `${base}/doc`, { as: bob.as, body: { markdown: 'Kept by Bob.\n\nFirst words.\n' } })).status).toBe(200);
+      // Sessions are grouped by the log's own timestamps: the agent's rewrite is a version of its own.
+      await sql`update document_updates set created_at = created_at - interval '30 minutes' where document = ${ws.primarySurface.syncDocument}`.execute(t.services.db);
+      expect((await t.request('PUT', `${base}/doc`, { as: agent.as, body: { markdown: 'Kept by Bob.\n\nRewritten entirely.\n' } })).status).toBe(200);
+      const attribution = async () => shown((await t.request('GET', `${base}/doc?attribution=1`, { as: ada.as })).body.spans);
+      // A changed block is edited in place, down to characters: Bob's paragraph and full stop stay his.
+      expect(await attribution()).toEqual([
+        ['bob', 'Kept by Bob.\n\n'],
+        ['rewriter (agent of ada)', 'Rewritten entirely'],
+        ['bob', '.'],
+      ]);
+      const versions = (await t.request('GET', `${base}/surfaces/doc/versions`, { as: ada.as })).body.versions;
+      const restored = await t.request('POST', `${base}/surfaces/doc/versions/${versions.at(-1).id}/restore`, { as: ada.as });
+      expect(restored.status, restored.text).toBe(200);
+      expect((await t.request('GET', `${base}/doc?format=text`, { as: ada.as })).body.text).toBe('Kept by Bob.\n\nFirst words.');
+      // The restore is a change of Ada's: what it wrote again is hers; the agent's block it replaced is gone.
+      expect(await attribution()).toEqual([
+        ['bob', 'Kept by Bob.\n\n'],
+        ['ada', 'First words'],
+        ['bob', '.'],
+      ]);
+    } finally {
+      await t.close();
+      await t.store.dispose();
+    }
+  });
 
   it('answers JSON whatever Accept says, and 404 for a workspace without a doc', async () => {
     const t = await startTestApp();
