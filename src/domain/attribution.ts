@@ -4,7 +4,8 @@ import { docAuthorship, type AuthorshipOptions } from '../model/doc/attribution'
 import { cellWriters } from '../model/table/attribution';
 import { tablesDocumentName } from '../model/document-names';
 import type { Principal } from '../model/schemas/common';
-import { findAgentOwners, loadAttribution } from '../persistence/attribution';
+import { findAgentOwners, loadAttribution, type LoadedAttribution } from '../persistence/attribution';
+import type { Db } from '../persistence/database';
 import type { Workspace } from '../persistence/schema';
 import { findPrincipals } from '../persistence/workspaces';
 import { documentOf, pickDocSurface, type DocSelector } from './docs';
@@ -23,15 +24,35 @@ export type AttributedPrincipal = Principal & { owner?: Principal };
 export type DocAttributionSpan = { text: string; principal: AttributedPrincipal | null };
 
 /**
+ * The ranges of the documents read lately, per database: a read goes on
+ * from where the last one stopped in the log (an open authorship view reads
+ * again after every burst of typing) and starts over after a fold.
+ */
+const loaded = new WeakMap<Db, Map<string, LoadedAttribution>>();
+const LOADED_DOCUMENTS = 64;
+
+async function attributionOf(services: Services, document: string): Promise<LoadedAttribution> {
+  let cache = loaded.get(services.db);
+  if (!cache) loaded.set(services.db, (cache = new Map()));
+  const earlier = cache.get(document);
+  cache.delete(document);
+  const now = await loadAttribution(services.db, document, earlier);
+  cache.set(document, now);
+  // Least recently read first out.
+  if (cache.size > LOADED_DOCUMENTS) cache.delete(cache.keys().next().value!);
+  return now;
+}
+
+/**
  * Reads the document with the attribution loaded before it. Anything the
  * read sees is committed (DocumentSync.read), but may have committed after
  * the attribution was loaded: then it is loaded once more.
  */
 async function readAttributed<T>(services: Services, document: string, read: (doc: Y.Doc, lookup: AttributionLookup) => { value: T; complete: boolean }): Promise<T> {
-  let ranges = await loadAttribution(services.db, document);
+  let { ranges } = await attributionOf(services, document);
   let result = await services.sync.read(document, (doc) => read(doc, ranges.lookup));
   if (result.complete) return result.value;
-  ranges = await loadAttribution(services.db, document);
+  ({ ranges } = await attributionOf(services, document));
   result = await services.sync.read(document, (doc) => read(doc, ranges.lookup));
   return result.value;
 }

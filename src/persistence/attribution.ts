@@ -29,16 +29,15 @@ async function logPage(db: Executor, document: string, afterSeq: number, uptoSeq
   return query.orderBy('seq').limit(PAGE_ROWS).execute();
 }
 
-/** Claims every logged update of `document` in `(afterSeq, uptoSeq]` (to the head when null), in log order. */
-async function claimLog(db: Executor, document: string, ranges: ClockRanges, uptoSeq: number | null): Promise<number> {
-  let after = 0;
-  let count = 0;
+/** Claims every logged update of `document` in `(afterSeq, uptoSeq]` (to the head when null), in log order; the last seq claimed (0 for none). */
+async function claimLog(db: Executor, document: string, ranges: ClockRanges, afterSeq: number, uptoSeq: number | null): Promise<number> {
+  let after = afterSeq;
+  let last = 0;
   for (;;) {
     const page = await logPage(db, document, after, uptoSeq);
     for (const row of page) ranges.claimUpdate(fromBase64(row.update), principalKey(row.principalType, row.principalId));
-    count += page.length;
-    if (page.length < PAGE_ROWS) return count;
-    after = Number(page[page.length - 1]!.seq);
+    if (page.length > 0) last = after = Number(page[page.length - 1]!.seq);
+    if (page.length < PAGE_ROWS) return last;
   }
 }
 
@@ -58,13 +57,12 @@ async function claimFolded(db: Executor, document: string, ranges: ClockRanges, 
  * table; call in the transaction that deletes them. The ranges of the
  * clients they touch are merged with what the table already holds for
  * those clients (which came first, so keeps what it has) and rewritten.
- * Returns the number of log rows read.
  */
-export async function foldAttribution(db: Executor, document: string, uptoSeq: number): Promise<number> {
+export async function foldAttribution(db: Executor, document: string, uptoSeq: number): Promise<void> {
   const fresh = new ClockRanges();
-  const read = await claimLog(db, document, fresh, uptoSeq);
+  await claimLog(db, document, fresh, 0, uptoSeq);
   const clients = fresh.clientIds();
-  if (clients.length === 0) return read;
+  if (clients.length === 0) return;
   const merged = new ClockRanges();
   await claimFolded(db, document, merged, clients);
   for (const range of fresh.ranges()) merged.claim(range.client, range.from, range.to, range.key);
@@ -85,20 +83,29 @@ export async function foldAttribution(db: Executor, document: string, uptoSeq: n
     };
   });
   for (let from = 0; from < rows.length; from += INSERT_ROWS) await db.insertInto('documentAttribution').values(rows.slice(from, from + INSERT_ROWS)).execute();
-  return read;
 }
+
+/** Ranges built from the store, and how far: the snapshot they were read against and the last log row claimed. */
+export type LoadedAttribution = { ranges: ClockRanges; uptoSeq: number; lastSeq: number };
 
 /**
  * Who made each item of the document as stored: the folded ranges, then
  * the unfolded log in order, read in one repeatable-read transaction so a
- * compaction committing in between cannot drop rows from both.
+ * compaction committing in between cannot drop rows from both. Given what
+ * an earlier load returned, and no fold since (the snapshot is where it
+ * was), only the log rows after it are read, into the same ranges: appends
+ * to one document commit in sequence order (document-log-heads.ts), so
+ * none is skipped.
  */
-export async function loadAttribution(db: Executor, document: string): Promise<ClockRanges> {
-  if (!db.isTransaction) return (db as Db).transaction().setIsolationLevel('repeatable read').execute((tx) => loadAttribution(tx, document));
-  const ranges = new ClockRanges();
-  await claimFolded(db, document, ranges);
-  await claimLog(db, document, ranges, null);
-  return ranges;
+export async function loadAttribution(db: Executor, document: string, earlier?: LoadedAttribution): Promise<LoadedAttribution> {
+  if (!db.isTransaction) return (db as Db).transaction().setIsolationLevel('repeatable read').execute((tx) => loadAttribution(tx, document, earlier));
+  const snapshot = await db.selectFrom('documentSnapshots').select('uptoSeq').where('document', '=', document).executeTakeFirst();
+  const uptoSeq = Number(snapshot?.uptoSeq ?? 0);
+  const from = earlier && earlier.uptoSeq === uptoSeq ? earlier : null;
+  const ranges = from?.ranges ?? new ClockRanges();
+  if (!from) await claimFolded(db, document, ranges);
+  const lastSeq = await claimLog(db, document, ranges, from?.lastSeq ?? 0, null);
+  return { ranges, uptoSeq, lastSeq: Math.max(lastSeq, from?.lastSeq ?? 0) };
 }
 
 /** Rows the table holds for a document (tests, benchmarks). */
