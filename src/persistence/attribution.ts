@@ -53,14 +53,25 @@ async function claimFolded(db: Executor, document: string, ranges: ClockRanges, 
 }
 
 /**
- * Folds the attribution of the logged updates up to `uptoSeq` into the
- * table; call in the transaction that deletes them. The ranges of the
- * clients they touch are merged with what the table already holds for
- * those clients (which came first, so keeps what it has) and rewritten.
+ * The clock ranges of the logged updates of `document` in `(afterSeq, uptoSeq]`,
+ * what a fold up to `uptoSeq` will write. Logged rows never change, so this
+ * may be read before the fold's transaction (compaction does, to keep
+ * appends waiting only for the write).
  */
-export async function foldAttribution(db: Executor, document: string, uptoSeq: number): Promise<void> {
-  const fresh = new ClockRanges();
-  await claimLog(db, document, fresh, 0, uptoSeq);
+export async function rangesOfLog(db: Executor, document: string, afterSeq: number, uptoSeq: number): Promise<ClockRanges> {
+  const ranges = new ClockRanges();
+  await claimLog(db, document, ranges, afterSeq, uptoSeq);
+  return ranges;
+}
+
+/**
+ * Folds the attribution of logged updates into the table; call in the
+ * transaction that deletes them, with their ranges (`rangesOfLog`). The
+ * ranges of the clients they touch are merged with what the table already
+ * holds for those clients (which came first, so keeps what it has) and
+ * rewritten.
+ */
+export async function foldAttribution(db: Executor, document: string, fresh: ClockRanges): Promise<void> {
   const clients = fresh.clientIds();
   if (clients.length === 0) return;
   const merged = new ClockRanges();
