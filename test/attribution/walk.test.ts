@@ -80,4 +80,21 @@ describe('docAuthorship', () => {
     replaceDocBody(doc, markdownToDoc('Nobody logged this'), 'x');
     expect(docAuthorship(doc, ranges.lookup)).toEqual([{ text: 'Nobody logged this', key: null, known: false }]);
   });
+
+  it('leaves open suggested insertions out unless asked, as the text read does, and keeps suggested deletions', () => {
+    const r = recordingDoc();
+    r.as('user:ada', () => replaceDocBody(r.doc, markdownToDoc('Plain text here.'), 'x'));
+    const text = (r.doc.getXmlFragment('default').get(0) as Y.XmlElement).get(0) as Y.XmlText;
+    const author = { id: 'sug_1', authorType: 'agent', authorId: 'bot', authorName: 'bot', at: '2026-11-26T00:00:00.000Z' };
+    r.as('agent:bot', () => {
+      text.insert(5, ' suggested', { suggestInsert: author });
+      text.format(16, 4, { suggestDelete: author });
+    });
+    expect(docAuthorship(r.doc, r.ranges.lookup)).toEqual([{ text: 'Plain text here.', key: 'user:ada', known: true }]);
+    expect(docAuthorship(r.doc, r.ranges.lookup, { suggestions: 'include' })).toEqual([
+      { text: 'Plain', key: 'user:ada', known: true },
+      { text: ' suggested', key: 'agent:bot', known: true },
+      { text: ' text here.', key: 'user:ada', known: true },
+    ]);
+  });
 });
