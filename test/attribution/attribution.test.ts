@@ -3,7 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { updateRowCells } from '../../src/model/table/document';
-import { countAttributionRows } from '../../src/persistence/attribution';
+import { countAttributionRows, loadAttribution } from '../../src/persistence/attribution';
+import { appendUpdates } from '../../src/persistence/document-log';
+import { writeSnapshot } from '../../src/persistence/documents';
 import { startTestApp } from '../helpers/app';
 import { freshDataStore } from '../helpers/database';
 import { acknowledged, connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
@@ -218,4 +220,42 @@ describe('row attribution', () => {
       await t.store.dispose();
     }
   }, 60_000);
+});
+
+describe('the fold', () => {
+  it('keeps the first principal of an item across folds when a later update brings it again, and merges touching ranges', async () => {
+    const t = await startTestApp();
+    try {
+      const db = t.services.db;
+      const document = 'fold-test-document';
+      const writer = new Y.Doc();
+      const updates: Uint8Array[] = [];
+      writer.on('update', (u: Uint8Array) => updates.push(u));
+      const text = writer.getText('t');
+      text.insert(0, 'abc');
+      text.insert(3, 'def');
+      const ada = { principalType: 'user' as const, id: 'usr_ada' };
+      const bob = { principalType: 'user' as const, id: 'usr_bob' };
+      const [first] = await appendUpdates(db, [updates[0]!, updates[1]!].map((update) => ({ document, update, author: ada, derived: true })));
+      await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(writer), first! + 1, new Date());
+      // Bob's client resends everything (its sync step 2 after a reconnect) and adds one character.
+      text.insert(6, 'g');
+      const [resent] = await appendUpdates(db, [{ document, update: Y.encodeStateAsUpdate(writer), author: bob, derived: true }]);
+      const client = writer.clientID;
+      const read = async () => (await loadAttribution(db, document)).ranges.ranges();
+      expect(await read()).toEqual([
+        { client, from: 0, to: 6, key: 'user:usr_ada' },
+        { client, from: 6, to: 7, key: 'user:usr_bob' },
+      ]);
+      await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(writer), resent!, new Date());
+      expect(await countAttributionRows(db, document)).toBe(2);
+      expect(await read()).toEqual([
+        { client, from: 0, to: 6, key: 'user:usr_ada' },
+        { client, from: 6, to: 7, key: 'user:usr_bob' },
+      ]);
+    } finally {
+      await t.close();
+      await t.store.dispose();
+    }
+  });
 });
