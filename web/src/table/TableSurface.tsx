@@ -19,6 +19,7 @@ import { Board } from './Board';
 import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
 import { CsvTools } from './CsvImport';
+import { cellWritersOf } from './cell-writers';
 
 type OpenMenu =
   | { kind: 'header'; column: ColumnDef; anchor: HTMLElement }
@@ -90,6 +91,7 @@ export function TableSurface(props: SurfaceViewProps) {
   }, [document, active?.rowId, active?.key, surface.id]);
   useEffect(() => () => document?.provider.awareness?.setLocalStateField('cell', null), [document]);
 
+  const cellWriters = useMemo(() => cellWritersOf(context.workspace.org.slug, context.workspace.slug), [context.workspace.org.slug, context.workspace.slug]);
   const people: PeopleDirectory = useMemo(() => {
     const directory: PeopleDirectory = new Map();
     for (const member of context.members) {
@@ -430,6 +432,7 @@ export function TableSurface(props: SurfaceViewProps) {
         }}
         suggesting={suggesting}
         onSuggestCell={(rowId, key, value) => run(() => model.suggestCell(rowId, key, value, me))}
+        cellWriters={cellWriters}
       />
       )}
       {rowIds.length === 0 && filtered && view?.kind !== 'board' && (
