@@ -166,8 +166,7 @@ export async function presentSuggestions(services: Services, workspace: Workspac
     const views = await services.sync.read(documentOf(surface), (doc) => docSuggestions(readDocBody(doc)));
     for (const view of views) docViews.set(view.id, view);
   }
-  const rowViews = records.some((r) => r.target === 'row') ? await rowSuggestionViews(services, workspace) : [];
-  const rowChanges = new Map(rowViews.map((view) => [view.id, view.change]));
+  const rowChanges: Map<string, NonNullable<Suggestion['change']>> = records.some((r) => r.target === 'row') ? await rowSuggestionViews(services, workspace) : new Map();
 
   return records.map((record) => {
     const base: Suggestion = {

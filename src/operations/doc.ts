@@ -4,17 +4,13 @@ import { appendDoc, readDoc, replaceDoc } from '../domain/docs';
 import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
 import { BaseVersion, PreconditionFailed } from '../model/schemas/common';
-<<<<<<< HEAD
 import { Accepted, defineOperation } from './operation';
 import { suggestDocReplacement, suggestDocSection } from '../domain/suggestions';
 import { SuggestionCreated, WriteMode } from '../model/schemas/suggestions';
 import { withSuggestionsRejected } from '../model/doc/suggestions';
 import { ModeQuery, withModeFromQuery } from './write-mode';
-=======
 import { AttributionFlag, attributionWanted, DocAttribution } from '../model/schemas/attribution';
 import { readDocAttribution } from '../domain/attribution';
-import { defineOperation } from './operation';
->>>>>>> sg-attr
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
 
@@ -114,15 +110,10 @@ export const docOperations = {
       // The answer depends on Accept over REST (rest.raw), whatever it turns out to be.
       http?.header('vary', 'Accept');
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-<<<<<<< HEAD
-      const { format, suggestions, ...selector } = query;
+      const { format, suggestions, attribution, ...selector } = query as z.output<typeof GetDocRestQuery>;
+      if (attributionWanted(attribution)) return readDocAttribution(services, workspace, selector, { suggestions });
       const { surface, body: stored, etag } = await readDoc(services, workspace, selector);
       const body = suggestions === 'include' ? stored : withSuggestionsRejected(stored);
-=======
-      const { format, attribution, ...selector } = query as z.output<typeof GetDocRestQuery>;
-      if (attributionWanted(attribution)) return readDocAttribution(services, workspace, selector);
-      const { surface, body, etag } = await readDoc(services, workspace, selector);
->>>>>>> sg-attr
       http?.header('etag', etag);
       if (format === 'markdown') return { surfaceId: surface.id, markdown: docToMarkdown(body) };
       if (format === 'text') return { surfaceId: surface.id, text: docToText(body) };

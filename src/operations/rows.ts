@@ -112,14 +112,11 @@ export const MoveRowsBody = z.strictObject({
 });
 /** Every row route takes the sheet selector in the query too. */
 export const SheetQuery = z.strictObject(SurfaceQuery);
-<<<<<<< HEAD
 /** …and a write the mode. */
 const SheetModeQuery = z.strictObject({ ...SurfaceQuery, ...ModeQuery });
-=======
 const GetRowQuery = SheetQuery.extend({
   attribution: AttributionFlag.optional().describe('`1`: add `attribution`, who last set each cell'),
 });
->>>>>>> sg-attr
 
 /**
  * The sheet a request names, in the query or the body (clients use either);

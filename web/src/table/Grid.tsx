@@ -3,13 +3,9 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
 import { CellDisplay, columnWidth, TYPE_LABELS, type PeopleDirectory } from './cells';
 import { CellEditor, type EditExit } from './editors';
-<<<<<<< HEAD
 import type { CellValue, ColumnDef, RowSuggestionEntry, SheetSuggestions, ShownValue, TableModel } from './table-model';
 import { GhostCell, SuggestedCell, SuggestionActions, SUGGESTION_COLUMN_WIDTH, type Decide } from './suggestions';
-=======
-import type { CellValue, ColumnDef, ShownValue, TableModel } from './table-model';
 import { lastWriterLabel, type CellWriters } from './cell-writers';
->>>>>>> sg-attr
 
 export const ROW_HEIGHT = 36;
 const HEADER_HEIGHT = 38;
@@ -53,7 +49,6 @@ export interface GridProps {
   onRedo: () => void;
   /** A view's row height in pixels (ROW_HEIGHT by default); taller rows wrap their text. */
   rowHeight?: number;
-<<<<<<< HEAD
   /** Open row suggestions of the sheet, shown inline (none by default). */
   suggestions?: SheetSuggestions;
   /** Whether Accept / Reject are offered (editors). */
@@ -64,10 +59,8 @@ export interface GridProps {
   onSuggestCell?: (rowId: string, key: string, value: CellValue) => void;
   /** The viewer, whose own suggestions offer Withdraw. */
   myId?: string;
-=======
   /** Who last set each cell of a row: shown when a cell is hovered. */
   cellWriters?: CellWriters;
->>>>>>> sg-attr
 }
 
 const NO_SUGGESTIONS: SheetSuggestions = { byRow: new Map(), created: [], key: '' };
@@ -279,9 +272,7 @@ export function Grid(props: GridProps) {
     toggle: (rowId, key, value) => write(rowId, key, !(value === true)),
     rowMenu: (rowId, anchor) => props.onRowMenu(rowId, anchor),
     finishEdit,
-<<<<<<< HEAD
     decide: (suggestion, decision) => props.onDecide?.(suggestion, decision),
-=======
     hover: (rowId, key, cell) => {
       void props.cellWriters?.(rowId, props.version).then((writers) => {
         const label = lastWriterLabel(writers[key]);
@@ -289,7 +280,6 @@ export function Grid(props: GridProps) {
         else cell.removeAttribute('title');
       });
     },
->>>>>>> sg-attr
   };
   const layoutKey = columns.map((column, i) => `${column.id}:${column.key}:${column.type}:${widths[i]}:${column.label}`).join('|');
   const rows = [];
@@ -409,11 +399,8 @@ interface RowHandlers {
   toggle: (rowId: string, key: string, value: ShownValue | undefined) => void;
   rowMenu: (rowId: string, anchor: HTMLElement) => void;
   finishEdit: (value: CellValue | undefined, exit: EditExit) => void;
-<<<<<<< HEAD
   decide: Decide;
-=======
   hover: (rowId: string, key: string, cell: HTMLElement) => void;
->>>>>>> sg-attr
 }
 
 interface GridRowProps {
