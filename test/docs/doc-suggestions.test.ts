@@ -5,6 +5,7 @@ import { docFromJSONLenient } from '../../src/model/doc/json.js';
 import { bodyFragment, readDocBody, replaceDocBody } from '../../src/model/doc/body.js';
 import {
   checkSuggestionOnlyChange,
+  checkSuggestionOnlyUpdate,
   decideDocSuggestion,
   docSuggestions,
   suggestDocAppend,
@@ -431,6 +432,64 @@ describe('checkSuggestionOnlyChange', () => {
     const accepted = clone(before);
     decideDocSuggestion(accepted, PERSON.id, 'accept', ORIGIN);
     expect(checkSuggestionOnlyChange(before, accepted, agent)).toMatch(/edits the document/);
+  });
+});
+
+describe('checkSuggestionOnlyUpdate', () => {
+  const agent = { principalType: 'agent' as const, id: 'ag_1' };
+
+  /** The update a client sends after `change`, from the state it shares with `live`. */
+  function updateFrom(live: Y.Doc, change: (client: Y.Doc) => void): Uint8Array {
+    const client = clone(live);
+    const vector = Y.encodeStateVector(client);
+    change(client);
+    return Y.encodeStateAsUpdate(client, vector);
+  }
+
+  it('passes a suggestion, refuses a plain edit, and leaves the live document untouched', () => {
+    const live = docOf('First paragraph.\n\nSecond paragraph.\n');
+    const state = Y.encodeStateAsUpdate(live);
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => suggestDocReplace(c, markdownToDoc('First paragraph.\n\nSecond, changed.\n\nThird.\n'), AGENT, ORIGIN)), agent)).toBeNull();
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => typeAt(c, 1, 0, 'Plain ')), agent)).toMatch(/edits the document/);
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => suggestDocReplace(c, markdownToDoc('First.\n'), PERSON, ORIGIN)), agent)).toMatch(/own principal/);
+    expect(Y.encodeStateAsUpdate(live)).toEqual(state);
+  });
+
+  it('refuses an update that is not one, builds on content the server lacks, touches another root, or moves a block', () => {
+    const live = docOf('One.\n\nTwo.\n');
+    expect(checkSuggestionOnlyUpdate(live, new Uint8Array([1, 2, 3]), agent)).toMatch(/not a Yjs update/);
+
+    const ahead = clone(live);
+    typeAt(ahead, 0, 0, 'unseen ');
+    const missing = updateFrom(ahead, (c) => suggestDocReplace(c, markdownToDoc('unseen, One.\n\nTwo.\n'), AGENT, ORIGIN));
+    expect(checkSuggestionOnlyUpdate(live, missing, agent)).toMatch(/not received/);
+
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => c.getMap('other').set('x', 1)), agent)).toMatch(/outside the doc body/);
+
+    // Yjs has no move: the block is deleted and written again, and the order of the text changes.
+    const moved = updateFrom(live, (c) => replaceDocBody(c, markdownToDoc('Two.\n\nOne.\n'), 'person'));
+    expect(checkSuggestionOnlyUpdate(live, moved, agent)).toMatch(/edits the document/);
+  });
+
+  it('agrees with the whole-body check on random suggestions, plain edits and decisions', () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const live = docOf(`Alpha ${seed} beta.\n\n- one\n- two ${seed}\n\n> quote\n\nEnd.\n`);
+      suggestDocReplace(live, markdownToDoc(`Alpha ${seed} gamma.\n\n- one\n- two ${seed}\n\n> quote\n\nEnd.\n`), PERSON, ORIGIN);
+      const targets = [`Alpha ${seed} beta!\n\n- one\n- two\n- three\n\nEnd.\n`, `New start.\n\nAlpha ${seed} beta.\n\n> quote, longer\n\nEnd.\n`];
+      const changes: Array<(c: Y.Doc) => void> = [
+        (c) => suggestDocReplace(c, markdownToDoc(targets[seed % 2]), AGENT, ORIGIN),
+        (c) => replaceDocBody(c, markdownToDoc(targets[seed % 2]), 'person'),
+        (c) => decideDocSuggestion(c, PERSON.id, seed % 3 === 0 ? 'accept' : 'reject', ORIGIN),
+        (c) => typeAt(c, 0, 0, 'x', { suggestInsert: suggestionMarkAttrs(seed % 4 === 0 ? PERSON : AGENT) }),
+      ];
+      for (const change of changes) {
+        const client = clone(live);
+        const vector = Y.encodeStateVector(client);
+        change(client);
+        const whole = checkSuggestionOnlyChange(live, client, agent);
+        expect(checkSuggestionOnlyUpdate(live, Y.encodeStateAsUpdate(client, vector), agent), `seed ${seed}`).toBe(whole);
+      }
+    }
   });
 });
 

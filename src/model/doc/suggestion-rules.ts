@@ -15,12 +15,14 @@
  * unless it is a table cell (`isStructural`) or its parent would then break
  * the schema; then it stays, emptied.
  *
- * Browser-safe: Yjs and prosemirror-model only.
+ * Browser-safe: Yjs, y-prosemirror and prosemirror-model only.
  */
 import * as Y from 'yjs';
+import { yXmlFragmentToProsemirrorJSON } from 'y-prosemirror';
 import { Fragment, type Mark, type Node as PMNode, type NodeType } from 'prosemirror-model';
 import { docSchema, SUGGESTION_MARKS, type SuggestionMarkName } from './schema.js';
 import { bodyFragment } from './body.js';
+import { nodesFromJSONLenient } from './json.js';
 
 export type SuggestionAuthor = { principalType: 'user' | 'agent'; id: string; name: string };
 export type SuggestionStamp = { id: string; author: SuggestionAuthor; at: string /* ISO */ };
@@ -362,4 +364,12 @@ export function hasInline(node: PMNode | null): boolean {
 /** A comparable key of a text's formatting, suggestions left out. */
 export function marksKeyOf(marks: readonly Mark[]): string {
   return JSON.stringify(marks.filter((m) => !isSuggestionMarkName(m.type.name)).map((m) => m.toJSON()));
+}
+
+/** A block as the lenient reader builds it (body.ts `blockOfYChild`), or null when it is not one block of our schema. */
+export function nodeOfYElement(child: YChild): PMNode | null {
+  if (!(child instanceof Y.XmlElement)) return null;
+  const content = (yXmlFragmentToProsemirrorJSON(child).content as unknown[]).flat();
+  const nodes = nodesFromJSONLenient({ type: child.nodeName, attrs: child.getAttributes(), content });
+  return nodes.length === 1 ? nodes[0] : null;
 }

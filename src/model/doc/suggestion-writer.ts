@@ -14,7 +14,7 @@
  * Browser-safe: Yjs, y-prosemirror and prosemirror-model only.
  */
 import * as Y from 'yjs';
-import { updateYFragment, yXmlFragmentToProsemirrorJSON } from 'y-prosemirror';
+import { updateYFragment } from 'y-prosemirror';
 import { Fragment, Mark, type Node as PMNode, type NodeType } from 'prosemirror-model';
 import { docSchema } from './schema.js';
 import { bodyFragment, readDocBody } from './body.js';
@@ -28,6 +28,7 @@ import {
   isSuggestionMarkName,
   markNameOfAttr,
   marksKeyOf,
+  nodeOfYElement,
   REJECT_ALL,
   removedChildren,
   resolveNode,
@@ -162,14 +163,6 @@ function fillableBlocks(
     if (after.every((r, j) => (j === i ? !r : r === removed[j]))) fillable.add(old);
   }
   return fillable;
-}
-
-/** A block as the lenient reader builds it (body.ts `blockOfYChild`), or null when it is not one block of our schema. */
-function nodeOfYElement(child: YChild): PMNode | null {
-  if (!(child instanceof Y.XmlElement)) return null;
-  const content = (yXmlFragmentToProsemirrorJSON(child).content as unknown[]).flat();
-  const nodes = nodesFromJSONLenient({ type: child.nodeName, attrs: child.getAttributes(), content });
-  return nodes.length === 1 ? nodes[0] : null;
 }
 
 type OldBlock = { y: YChild; node: PMNode | null };

@@ -11,10 +11,11 @@
  */
 import * as Y from 'yjs';
 import { Fragment, type Node as PMNode } from 'prosemirror-model';
-import { SUGGESTION_MARKS, type SuggestionMarkName } from './schema.js';
-import { readDocBody } from './body.js';
+import { docSchema, SUGGESTION_MARKS, type SuggestionMarkName } from './schema.js';
+import { bodyFragment, readDocBody } from './body.js';
 import { inlineNodeText } from './text.js';
 import {
+  blockGone,
   DELETE,
   hasInline,
   hasSuggestions,
@@ -22,6 +23,9 @@ import {
   isSuggestionMarkName,
   markNameOfAttr,
   marksKeyOf,
+  nodeOfYElement,
+  REJECT_ALL,
+  resolveNode,
   stampFromMarkAttrs,
   suggestionAttrsOfMarks,
   withSuggestionsRejected,
@@ -247,8 +251,14 @@ export function checkSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, author: {
   const oldBody = readDocBody(before);
   const newBody = readDocBody(after);
   if (!withoutEmptyBlocks(withSuggestionsRejected(oldBody)).eq(withoutEmptyBlocks(withSuggestionsRejected(newBody)))) {
-    return 'the change edits the document itself; only suggestions may be added or withdrawn';
+    return EDITS_TEXT;
   }
+  return signatureRefusal(oldBody, newBody, author);
+}
+
+const EDITS_TEXT = 'the change edits the document itself; only suggestions may be added or withdrawn';
+
+function signatureRefusal(oldBody: PMNode, newBody: PMNode, author: { principalType: 'user' | 'agent'; id: string }): string | null {
   const own = `${author.principalType}:${author.id}`;
   const oldSigs = signatures(oldBody);
   const newSigs = signatures(newBody);
@@ -260,4 +270,138 @@ export function checkSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, author: {
     return was ? 'the change alters a suggestion by someone else' : 'a new suggestion must name the connection\'s own principal as its author';
   }
   return null;
+}
+
+// ------------------------------------------------------ by the update alone
+
+/** A decoded update's delete set (Yjs does not export the type). */
+type DeleteSet = ReturnType<typeof Y.decodeUpdate>['ds'];
+
+const idKey = (id: Y.ID) => `${id.client}:${id.clock}`;
+
+/** The top-level block item `item` belongs to, or null when it is not in the body. */
+function topLevelItem(item: Y.Item, body: Y.XmlFragment): Y.Item | null {
+  let current = item;
+  for (;;) {
+    const parent = current.parent;
+    if (parent === body) return current;
+    if (!(parent instanceof Y.AbstractType) || parent._item === null) return null;
+    current = parent._item;
+  }
+}
+
+/** Every item of `doc` in the ranges of a delete set (read-only: never splits a struct). */
+function forEachItemIn(doc: Y.Doc, ds: DeleteSet, visit: (item: Y.Item) => void): void {
+  ds.clients.forEach((ranges, client) => {
+    const structs = doc.store.clients.get(client);
+    if (!structs) return;
+    for (const { clock, len } of ranges) {
+      for (let i = Y.findIndexSS(structs, clock); i < structs.length; i++) {
+        const struct = structs[i];
+        if (struct.id.clock >= clock + len) break;
+        if (struct instanceof Y.Item) visit(struct);
+      }
+    }
+  });
+}
+
+/** The top-level blocks an update touches, by item id; null when it touches something outside the body. */
+function touchedBlocks(after: Y.Doc, decoded: { structs: Array<Y.Item | Y.GC | Y.Skip>; ds: DeleteSet }): Set<string> | null {
+  const body = bodyFragment(after);
+  const touched = new Set<string>();
+  let outside = false;
+  const note = (item: Y.Item) => {
+    const top = topLevelItem(item, body);
+    if (top) touched.add(idKey(top.id));
+    else outside = true;
+  };
+  for (const struct of decoded.structs) {
+    if (!(struct instanceof Y.Item)) continue;
+    const item = Y.getItem(after.store, struct.id);
+    if (item instanceof Y.Item) note(item);
+  }
+  forEachItemIn(after, decoded.ds, note);
+  return outside ? null : touched;
+}
+
+/**
+ * The body's top-level blocks in order: the touched ones as nodes (null for
+ * one the schema cannot read), the others as their item id, since they are
+ * the same on both sides.
+ */
+function blockSequence(ydoc: Y.Doc, touched: ReadonlySet<string>): Array<string | { node: PMNode | null }> {
+  const out: Array<string | { node: PMNode | null }> = [];
+  for (let item = bodyFragment(ydoc)._start; item !== null; item = item.right) {
+    if (item.deleted || !(item.content instanceof Y.ContentType)) continue;
+    const key = idKey(item.id);
+    out.push(touched.has(key) ? { node: nodeOfYElement(item.content.type as Y.XmlElement) } : key);
+  }
+  return out;
+}
+
+/** The rejected view of a block sequence, blocks with no text left out (`withoutEmptyBlocks`). */
+function rejectedSequence(sequence: ReadonlyArray<string | { node: PMNode | null }>): Array<string | PMNode> {
+  const out: Array<string | PMNode> = [];
+  for (const entry of sequence) {
+    if (typeof entry === 'string') {
+      out.push(entry);
+      continue;
+    }
+    const node = entry.node!;
+    if (blockGone(node, REJECT_ALL)) continue;
+    const resolved = resolveNode(node, REJECT_ALL);
+    if (!resolved.isLeaf && !hasInline(resolved)) continue;
+    out.push(withoutEmptyBlocks(resolved));
+  }
+  return out;
+}
+
+function sameSequence(a: ReadonlyArray<string | PMNode>, b: ReadonlyArray<string | PMNode>): boolean {
+  return a.length === b.length && a.every((x, i) => (typeof x === 'string' ? x === b[i] : typeof b[i] !== 'string' && x.eq(b[i] as PMNode)));
+}
+
+function touchedBody(sequence: ReadonlyArray<string | { node: PMNode | null }>): PMNode {
+  const nodes = sequence.flatMap((entry) => (typeof entry === 'string' || !entry.node ? [] : [entry.node]));
+  return docSchema.topNodeType.create(null, Fragment.fromArray(nodes));
+}
+
+/**
+ * `checkSuggestionOnlyChange` for one update from a sync connection limited
+ * to suggesting, reading only the top-level blocks the update touches (the
+ * others are the same before and after). `live` is not changed: the update is
+ * applied to a copy. Also refuses an update that is not one, that builds on
+ * or deletes content the server has not received, that touches anything
+ * outside the body, or a block the schema cannot read.
+ *
+ * Conservative where the whole-body check is not: a block deleted and
+ * written again elsewhere (Yjs has no move) is a change even if it crosses
+ * only blocks the rejected view leaves out.
+ */
+export function checkSuggestionOnlyUpdate(live: Y.Doc, update: Uint8Array, author: { principalType: 'user' | 'agent'; id: string }): string | null {
+  let decoded: { structs: Array<Y.Item | Y.GC | Y.Skip>; ds: DeleteSet };
+  try {
+    decoded = Y.decodeUpdate(update);
+  } catch {
+    return 'not a Yjs update';
+  }
+  const after = new Y.Doc({ gc: false });
+  try {
+    Y.applyUpdate(after, Y.encodeStateAsUpdate(live));
+    Y.applyUpdate(after, update);
+    if (after.store.pendingStructs !== null || after.store.pendingDs !== null) {
+      return 'the change builds on content the server has not received';
+    }
+    const touched = touchedBlocks(after, decoded);
+    if (touched === null) return 'the change touches something outside the doc body';
+    if (touched.size === 0) return null;
+    const before = blockSequence(live, touched);
+    const next = blockSequence(after, touched);
+    if ([...before, ...next].some((entry) => typeof entry !== 'string' && entry.node === null)) {
+      return 'the change touches a block this server cannot read';
+    }
+    if (!sameSequence(rejectedSequence(before), rejectedSequence(next))) return EDITS_TEXT;
+    return signatureRefusal(touchedBody(before), touchedBody(next), author);
+  } finally {
+    after.destroy();
+  }
 }
