@@ -166,7 +166,8 @@ export async function presentSuggestions(services: Services, workspace: Workspac
     const views = await services.sync.read(documentOf(surface), (doc) => docSuggestions(readDocBody(doc)));
     for (const view of views) docViews.set(view.id, view);
   }
-  const rowChanges = records.some((r) => r.target === 'row') ? await rowSuggestionViews(services, workspace) : new Map();
+  const rowViews = records.some((r) => r.target === 'row') ? await rowSuggestionViews(services, workspace) : [];
+  const rowChanges = new Map(rowViews.map((view) => [view.id, view.change]));
 
   return records.map((record) => {
     const base: Suggestion = {

@@ -246,7 +246,8 @@ export class SyncEngine implements DocumentSync {
     const refusal = suggestionOnlyRefusal(parsed, document, update, context.actor.principal);
     if (refusal === null) return;
     this.services.log.info({ documentName, principal: context.actor.principal.id, refusal }, 'refused a sync update that was not a suggestion');
-    throw Object.assign(new Error(`suggestions only: ${refusal}`), { code: 4403, reason: 'forbidden' });
+    // Not an Error: Hocuspocus logs what closes a connection, and a refusal is no fault of the server's (no stack in the log).
+    throw { code: 4403, reason: 'forbidden', refusal };
   }
 
   /**

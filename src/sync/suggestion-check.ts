@@ -1,5 +1,7 @@
 import * as Y from 'yjs';
+import { checkSuggestionOnlyChange } from '../model/doc/suggestions';
 import type { ParsedDocumentName } from '../model/document-names';
+import { checkTableSuggestionOnlyChange } from '../model/table/suggestions';
 
 /**
  * Whether an update from a connection that may only suggest (a suggest-only
@@ -14,13 +16,17 @@ export function suggestionOnlyRefusal(
   update: Uint8Array,
   author: { principalType: 'user' | 'agent'; id: string },
 ): string | null {
+  if (document.kind === 'html') return 'html pages take no suggestions';
   const state = Y.encodeStateAsUpdate(live);
-  const before = new Y.Doc();
+  const before = new Y.Doc({ gc: false });
   Y.applyUpdate(before, state);
-  const after = new Y.Doc();
+  const after = new Y.Doc({ gc: false });
   Y.applyUpdate(after, state);
   Y.applyUpdate(after, update);
-  void document;
-  void author;
-  return Y.encodeStateVector(before).toString() === Y.encodeStateVector(after).toString() ? null : 'only suggestions may be sent';
+  try {
+    return document.kind === 'tables' ? checkTableSuggestionOnlyChange(before, after, author, update) : checkSuggestionOnlyChange(before, after, author);
+  } finally {
+    before.destroy();
+    after.destroy();
+  }
 }

@@ -8,11 +8,13 @@ import { expectedOutcome } from './spec-rules';
 /**
  * The same matrix over /api/sync: every principal opens every workspace's
  * table document with a real @hocuspocus/provider. It is refused, read-only
- * or writable exactly as the rules predict for `read` and `write_rows`, and
- * an edit from a read-only connection never reaches the server.
+ * or writable exactly as the rules predict for `read`, `write_rows` and
+ * `suggest`, and an edit from a read-only connection, or a plain edit from a
+ * connection that may only suggest, never reaches the server.
  */
 
-type Verdict = 'unauthorized' | 'forbidden' | 'readonly' | 'read-write';
+/** `suggest-only`: the provider is granted writing (its updates reach the server), each checked to be a suggestion (issue 25). */
+type Verdict = 'unauthorized' | 'forbidden' | 'readonly' | 'read-write' | 'suggest-only';
 
 let m: Matrix;
 beforeAll(async () => {
@@ -37,7 +39,13 @@ function expectedVerdict(principal: MatrixPrincipal, ws: MatrixWorkspace): Verdi
   // No credential and nothing public to read: the client is told to authenticate.
   if (expectedOutcome(caller, state, 'read') !== 'allow') return principal.as ? 'forbidden' : 'unauthorized';
   // An archived workspace's `write_rows` is 409 over REST: read-only here.
-  return expectedOutcome(caller, state, 'write_rows') === 'allow' ? 'read-write' : 'readonly';
+  if (expectedOutcome(caller, state, 'write_rows') === 'allow') return 'read-write';
+  return expectedOutcome(caller, state, 'suggest') === 'allow' ? 'suggest-only' : 'readonly';
+}
+
+/** What the provider can observe: a suggest-only connection is granted writing like a writer's. */
+function grantedAs(expected: Verdict): Verdict {
+  return expected === 'suggest-only' ? 'read-write' : expected;
 }
 
 /** Waits for the server's answer: a refusal reason, or synced with the scope it granted. */
@@ -70,20 +78,20 @@ describe('the permission matrix over /api/sync', () => {
         cells++;
         tally[verdicts[i]!] = (tally[verdicts[i]!] ?? 0) + 1;
         const expected = expectedVerdict(principal, ws);
-        if (verdicts[i] !== expected) mismatches.push(`${principal.name} | ${ws.slug}: expected ${expected}, got ${verdicts[i]}`);
+        if (verdicts[i] !== grantedAs(expected)) mismatches.push(`${principal.name} | ${ws.slug}: expected ${expected}, got ${verdicts[i]}`);
       });
 
       // Everyone let in makes one edit; the writable ones are acknowledged and land, the read-only ones never do.
       const open = clients.filter((_, i) => verdicts[i] === 'readonly' || verdicts[i] === 'read-write');
       for (const { client, rowId, principal } of open) insertRow(client.doc, { id: rowId, surfaceId: ws.tableSurfaceId, data: { title: principal.name } }, null);
-      const writers = open.filter(({ client }) => client.provider.authorizedScope === 'read-write');
+      const writers = open.filter(({ principal }) => expectedVerdict(principal, ws) === 'read-write');
       await Promise.all(writers.map(({ client }) => acknowledged(client)));
       // A read-only update is discarded without an acknowledgement, on its own socket: give it time to arrive before reading the rows.
       await new Promise((resolve) => setTimeout(resolve, 300));
       const landed = await serverRowIds(ws);
-      for (const { client, rowId, principal } of open) {
-        const writable = client.provider.authorizedScope === 'read-write';
-        if (landed.has(rowId) !== writable) mismatches.push(`${principal.name} | ${ws.slug}: ${writable ? 'writable edit missing' : 'read-only edit reached the server'}`);
+      for (const { rowId, principal } of open) {
+        const writable = expectedVerdict(principal, ws) === 'read-write';
+        if (landed.has(rowId) !== writable) mismatches.push(`${principal.name} | ${ws.slug}: ${writable ? 'writable edit missing' : 'read-only or suggest-only edit reached the server'}`);
       }
       for (const { client } of clients) client.destroy();
     }

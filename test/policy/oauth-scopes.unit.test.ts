@@ -13,7 +13,21 @@ const ROLES: Role[] = ['owner', 'editor', 'commenter', 'viewer'];
 const SCOPE_SETS: OAuthScope[][] = [['read'], ['read', 'write'], ['read', 'write', 'admin'], ['admin'], ['write']];
 
 const READ_ACTIONS = new Set(['read', 'read_comments', 'read_files', 'read_versions']);
-const WRITE_ACTIONS = new Set([...READ_ACTIONS, 'comment', 'pin', 'write_rows', 'edit_columns', 'write_views', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings', 'write_versions']);
+const WRITE_ACTIONS = new Set([
+  ...READ_ACTIONS,
+  'comment',
+  'suggest',
+  'pin',
+  'write_rows',
+  'edit_columns',
+  'write_views',
+  'edit_doc',
+  'write_files',
+  'manage_surfaces',
+  'update_settings',
+  'write_versions',
+  'decide_suggestions',
+]);
 
 function scopeOpens(scopes: OAuthScope[], action: string): boolean {
   if (scopes.includes('admin')) return true;

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { copyTableToFreshDocument, diffTableTransaction, ensureSheet, insertRow, scaffoldDefaultColumns, updateRowCells } from '../../src/model/table/document';
+import { rowMapOf as rowMapOfRow } from '../../src/model/table/layout';
 import { createView } from '../../src/model/table/views';
 import {
   addRowSuggestion,
   checkTableSuggestionOnlyChange,
+  checkTableSuggestionOnlyUpdate,
   getRowSuggestion,
   removeRowSuggestion,
   rowSuggestionEntries,
@@ -47,17 +49,26 @@ function peerChange(doc: Y.Doc, change: (peer: Y.Doc) => void): Y.Doc {
   return peer;
 }
 
-/** The check both ways (with and without the update that made `after`); they must agree. */
+/**
+ * Every form of the check must agree: on the documents before and after
+ * (with and without the update), and on the update alone, both as the
+ * peer's own updates and as the difference a sync step 2 would carry.
+ */
 function check(doc: Y.Doc, change: (peer: Y.Doc) => void, author: { principalType: string; id: string } = AGENT): string | null {
-  const peer = peerChange(doc, change);
+  const peer = new Y.Doc();
+  Y.applyUpdate(peer, Y.encodeStateAsUpdate(doc));
+  const sent: Uint8Array[] = [];
+  peer.on('update', (update: Uint8Array) => sent.push(update));
+  change(peer);
   const update = Y.encodeStateAsUpdate(peer, Y.encodeStateVector(doc));
   const after = new Y.Doc();
   Y.applyUpdate(after, Y.encodeStateAsUpdate(doc));
   Y.applyUpdate(after, update);
-  const withUpdate = checkTableSuggestionOnlyChange(doc, after, author, update);
-  const without = checkTableSuggestionOnlyChange(doc, after, author);
-  expect(withUpdate).toBe(without);
-  return without;
+  const verdict = checkTableSuggestionOnlyChange(doc, after, author);
+  expect(checkTableSuggestionOnlyChange(doc, after, author, update)).toBe(verdict);
+  expect(checkTableSuggestionOnlyUpdate(doc, update, author)).toBe(verdict);
+  if (sent.length > 0) expect(checkTableSuggestionOnlyUpdate(doc, Y.mergeUpdates(sent), author)).toBe(verdict);
+  return verdict;
 }
 
 describe('suggestion entries', () => {
@@ -183,5 +194,47 @@ describe('checkTableSuggestionOnlyChange', () => {
     setRowSuggestionStatus(doc, 'mine', 'rejected', ADA, 'x', null);
     expect(check(doc, (p) => removeRowSuggestion(p, 'mine', null))).toMatch(/not an open suggestion/);
     expect(check(doc, (p) => suggestionsRoot(p).set('junk', 'text' as never))).toMatch(/well-formed/);
+  });
+
+  it('refuses an update that deletes or builds on content the server has not received', () => {
+    const doc = table();
+    // Someone else's row, not sent to the server yet; the suggester has it and deletes it.
+    const other = peerChange(doc, (p) => insertRow(p, { id: 'row9', surfaceId: SHEET, data: { title: 'Not yet sent' } }, null));
+    const suggester = new Y.Doc();
+    Y.applyUpdate(suggester, Y.encodeStateAsUpdate(other));
+    const sent: Uint8Array[] = [];
+    suggester.on('update', (update: Uint8Array) => sent.push(update));
+    suggester.transact(() => {
+      addRowSuggestion(suggester, entry('s1'), null);
+      rowMapOfRow(suggester, 'row9')!.delete('title');
+    });
+    const update = Y.mergeUpdates(sent);
+    expect(checkTableSuggestionOnlyUpdate(doc, update, AGENT)).toMatch(/does not have/);
+    const after = new Y.Doc();
+    Y.applyUpdate(after, Y.encodeStateAsUpdate(doc));
+    Y.applyUpdate(after, update);
+    expect(checkTableSuggestionOnlyChange(doc, after, AGENT)).toMatch(/does not have/);
+    expect(checkTableSuggestionOnlyChange(doc, after, AGENT, update)).toMatch(/does not have/);
+    // An entry written into a map the server never saw.
+    const orphan = new Y.Doc();
+    Y.applyUpdate(orphan, Y.encodeStateAsUpdate(other));
+    const orphanSent: Uint8Array[] = [];
+    orphan.on('update', (u: Uint8Array) => orphanSent.push(u));
+    rowMapOfRow(orphan, 'row9')!.set('title', 'Edited');
+    expect(checkTableSuggestionOnlyUpdate(doc, Y.mergeUpdates(orphanSent), AGENT)).toMatch(/does not have/);
+    expect(checkTableSuggestionOnlyUpdate(doc, new Uint8Array([1, 2, 3]), AGENT)).not.toBeNull();
+  });
+
+  it('refuses a field written over a value the server no longer holds (a decision in between)', () => {
+    const doc = table();
+    addRowSuggestion(doc, entry('mine'), null);
+    const peer = new Y.Doc();
+    Y.applyUpdate(peer, Y.encodeStateAsUpdate(doc));
+    // The suggestion is decided on the server, then the suggester's edit arrives, made on the state before.
+    setRowSuggestionStatus(doc, 'mine', 'rejected', ADA, '2026-11-26T11:00:00.000Z', null);
+    const sent: Uint8Array[] = [];
+    peer.on('update', (u: Uint8Array) => sent.push(u));
+    (suggestionsRoot(peer).get('mine') as Y.Map<unknown>).set('values', { title: 'Sneaky' });
+    expect(checkTableSuggestionOnlyUpdate(doc, Y.mergeUpdates(sent), AGENT)).toMatch(/not an open suggestion/);
   });
 });

@@ -215,6 +215,9 @@ export function checkTableSuggestionOnlyChange(
   author: { principalType: string; id: string },
   update?: Uint8Array,
 ): string | null {
+  // Held back by Yjs until content nobody has sent arrives: it would apply then, unchecked.
+  const pending = after.store as unknown as { pendingStructs: unknown; pendingDs: unknown };
+  if (pending.pendingStructs || pending.pendingDs) return 'refers to content the server does not have';
   const touched = new Set<string>();
   const beforeRoot = before.share.get(SUGGESTIONS_ROOT);
   const afterRoot = after.share.get(SUGGESTIONS_ROOT);
@@ -235,10 +238,11 @@ export function checkTableSuggestionOnlyChange(
 
   const deleted = update ? Y.decodeUpdate(update).ds : Y.snapshot(after).ds;
   for (const [client, ranges] of deleted.clients) {
-    const structs = before.store.clients.get(client);
-    if (!structs) continue;
+    const structs = before.store.clients.get(client) ?? [];
     const beforeClock = Y.getState(before.store, client);
     for (const { clock, len } of ranges) {
+      // Deleting what nobody has sent yet would be held and applied when another client sends it.
+      if (clock + len > Y.getState(after.store, client)) return 'deletes content the server does not have';
       const end = Math.min(clock + len, beforeClock);
       for (let i = clock < end ? Y.findIndexSS(structs, clock) : structs.length; i < structs.length && structs[i]!.id.clock < end; i++) {
         const struct = structs[i]!;
@@ -250,14 +254,252 @@ export function checkTableSuggestionOnlyChange(
     }
   }
 
+  return judgeEntries(touched, (id) => liveEntry(beforeRoot, id), (id) => liveEntry(afterRoot, id), author);
+}
+
+type EntryRead = RowSuggestionEntry | null | 'unreadable';
+
+/**
+ * `checkTableSuggestionOnlyChange` for an update not yet applied, without
+ * building the document it would make: the update's items are located from
+ * their parents (or their neighbours) in `doc` or in the update itself, and
+ * the entries they touch are read as `doc` has them with the update's field
+ * writes on top. Costs time in proportion to the update. Conservative where
+ * the two would need Yjs's own ordering to tell: a field written over
+ * another value than the one `doc` holds now (a concurrent change), two
+ * live writes of one field, an update naming content `doc` lacks, or
+ * content that is not plain JSON are refused.
+ */
+export function checkTableSuggestionOnlyUpdate(doc: Y.Doc, update: Uint8Array, author: { principalType: string; id: string }): string | null {
+  let decoded: ReturnType<typeof Y.decodeUpdate>;
+  try {
+    decoded = Y.decodeUpdate(update);
+  } catch {
+    return 'not a Yjs update';
+  }
+  return new UpdateReading(doc, decoded.structs, decoded.ds).judge(author);
+}
+
+type DeleteSet = ReturnType<typeof Y.decodeUpdate>['ds'];
+
+type Container = { root: string } | { type: Y.AbstractType<any> } | { fresh: Y.Item };
+
+/** An update's items and deletions read against the document they would apply to. */
+class UpdateReading {
+  private readonly root: Y.AbstractType<any> | undefined;
+  /** The update's items the document lacks, by client, in clock order. */
+  private readonly fresh = new Map<number, Y.Item[]>();
+  private readonly located = new Map<Y.Item, { container: Container; key: string | null } | { reason: string }>();
+
+  constructor(
+    private readonly doc: Y.Doc,
+    structs: ReadonlyArray<Y.Item | Y.GC | Y.Skip>,
+    private readonly ds: DeleteSet,
+  ) {
+    this.root = doc.share.get(SUGGESTIONS_ROOT);
+    for (const struct of structs) {
+      if (!(struct instanceof Y.Item) || struct.id.clock + struct.length <= Y.getState(doc.store, struct.id.client)) continue;
+      const list = this.fresh.get(struct.id.client) ?? [];
+      list.push(struct);
+      this.fresh.set(struct.id.client, list);
+    }
+  }
+
+  judge(author: { principalType: string; id: string }): string | null {
+    const touched = new Set<string>();
+    for (const list of this.fresh.values()) {
+      for (const item of list) {
+        const where = this.entryOfFresh(item);
+        if (typeof where !== 'string') return where.reason;
+        touched.add(where);
+      }
+    }
+    for (const [client, ranges] of this.ds.clients) {
+      const known = Y.getState(this.doc.store, client);
+      const structs = this.doc.store.clients.get(client) ?? [];
+      for (const { clock, len } of ranges) {
+        if (clock + len > known && !this.freshCovers(client, Math.max(clock, known), clock + len)) return 'deletes content the server does not have';
+        const end = Math.min(clock + len, known);
+        for (let i = clock < end ? Y.findIndexSS(structs, clock) : structs.length; i < structs.length && structs[i]!.id.clock < end; i++) {
+          const struct = structs[i]!;
+          if (!(struct instanceof Y.Item) || struct.deleted) continue;
+          const where = entryOf(struct, this.root, this.doc);
+          if (typeof where !== 'string') return where.reason;
+          touched.add(where);
+        }
+      }
+    }
+    let refusal: string | null = null;
+    const after = (id: string): EntryRead => {
+      const read = this.entryAfter(id);
+      if (typeof read === 'object' && read !== null && 'reason' in read) {
+        refusal ??= read.reason;
+        return null;
+      }
+      return read;
+    };
+    const judged = judgeEntries(touched, (id) => liveEntry(this.root, id), after, author);
+    return refusal ?? judged;
+  }
+
+  // -- where an item of the update goes
+
+  private findFresh(id: Y.ID): Y.Item | null {
+    const list = this.fresh.get(id.client);
+    if (!list) return null;
+    for (const item of list) if (item.id.clock <= id.clock && id.clock < item.id.clock + item.length) return item;
+    return null;
+  }
+
+  private freshCovers(client: number, from: number, to: number): boolean {
+    let at = from;
+    for (const item of this.fresh.get(client) ?? []) {
+      if (item.id.clock <= at && at < item.id.clock + item.length) at = item.id.clock + item.length;
+    }
+    return at >= to;
+  }
+
+  private findExisting(id: Y.ID): Y.Item | null {
+    if (id.clock >= Y.getState(this.doc.store, id.client)) return null;
+    const struct = Y.getItem(this.doc.store, id);
+    return struct instanceof Y.Item ? struct : null;
+  }
+
+  private locate(item: Y.Item): { container: Container; key: string | null } | { reason: string } {
+    const known = this.located.get(item);
+    if (known) return known;
+    // Guards a neighbour chain that loops back on itself (a crafted update).
+    this.located.set(item, { reason: 'malformed update' });
+    let result: { container: Container; key: string | null } | { reason: string };
+    const parent = item.parent as unknown;
+    if (typeof parent === 'string') result = { container: { root: parent }, key: item.parentSub };
+    else if (parent instanceof Y.ID) {
+      const fresh = this.findFresh(parent);
+      const existing = fresh ? null : this.findExisting(parent);
+      if (fresh) result = { container: { fresh }, key: item.parentSub };
+      else if (existing && existing.content instanceof Y.ContentType) result = { container: { type: existing.content.type }, key: item.parentSub };
+      else result = { reason: 'refers to content the server does not have' };
+    } else {
+      // No parent written: it is its neighbour's.
+      const neighbour = item.origin ?? item.rightOrigin;
+      const fresh = neighbour ? this.findFresh(neighbour) : null;
+      const existing = neighbour && !fresh ? this.findExisting(neighbour) : null;
+      if (fresh) result = this.locate(fresh);
+      else if (existing && existing.parent instanceof Y.AbstractType) result = { container: { type: existing.parent }, key: existing.parentSub };
+      else result = { reason: 'refers to content the server does not have' };
+    }
+    this.located.set(item, result);
+    return result;
+  }
+
+  private entryOfFresh(item: Y.Item): string | { reason: string } {
+    const where = this.locate(item);
+    if ('reason' in where) return where;
+    const { container, key } = where;
+    if ('root' in container) {
+      if (container.root !== SUGGESTIONS_ROOT) return { reason: `changes the table's ${container.root}` };
+      return key === null ? { reason: 'malformed suggestion' } : key;
+    }
+    if ('fresh' in container) return this.entryOfFresh(container.fresh);
+    const type = container.type;
+    if (type._item === null) {
+      if (type !== this.root) return { reason: `changes the table's ${rootName(type, this.doc)}` };
+      return key === null ? { reason: 'malformed suggestion' } : key;
+    }
+    return entryOf(type._item, this.root, this.doc);
+  }
+
+  // -- the entries as the update would leave them
+
+  private deletedByUpdate(id: Y.ID): boolean {
+    for (const { clock, len } of this.ds.clients.get(id.client) ?? []) if (clock <= id.clock && id.clock < clock + len) return true;
+    return false;
+  }
+
+  /** The update's live writes under `key` of `container`: at most one, written over what the document holds now. */
+  private writeOf(container: Container, key: string, head: Y.Item | null): Y.Item | null | { reason: string } {
+    const writes: Y.Item[] = [];
+    for (const list of this.fresh.values()) {
+      for (const item of list) {
+        const where = this.locate(item);
+        if ('reason' in where || where.key !== key || !sameContainer(where.container, container)) continue;
+        if (!this.deletedByUpdate(item.id)) writes.push(item);
+      }
+    }
+    if (writes.length === 0) return null;
+    if (writes.length > 1) return { reason: `writes ${key} twice` };
+    // Walk back through the update's own earlier writes to what it overwrote: it must be what the document holds.
+    let origin = writes[0]!.origin;
+    for (let fresh = origin ? this.findFresh(origin) : null; fresh; fresh = origin ? this.findFresh(origin) : null) origin = fresh.origin;
+    const expected = head ? head.lastId : null;
+    const same = origin === null ? expected === null : expected !== null && origin.client === expected.client && origin.clock === expected.clock;
+    return same ? writes[0]! : { reason: `changes ${key} concurrently with another change` };
+  }
+
+  private entryAfter(id: string): EntryRead | { reason: string } {
+    const rootContainer: Container = this.root ? { type: this.root } : { root: SUGGESTIONS_ROOT };
+    const head = this.root?._map.get(id) ?? null;
+    const written = this.writeOf(rootContainer, id, head);
+    if (written && 'reason' in written) return written;
+    // A map written by the update under the entry's id, or the one there now unless the update deletes it.
+    let fields: Map<string, unknown>;
+    let container: Container;
+    if (written) {
+      if (!(written.content instanceof Y.ContentType) || !(written.content.type instanceof Y.Map)) return 'unreadable';
+      fields = new Map();
+      container = { fresh: written };
+    } else {
+      if (!head || head.deleted || this.deletedByUpdate(head.id)) return null;
+      const map = mapOf(head);
+      if (!map) return 'unreadable';
+      fields = new Map();
+      for (const [field, item] of map._map) {
+        if (item.deleted || this.deletedByUpdate(item.id)) continue;
+        const content = item.content.getContent();
+        fields.set(field, content[content.length - 1]);
+      }
+      container = { type: map };
+    }
+    const existingMap = 'type' in container ? container.type : null;
+    const keys = new Set<string>();
+    for (const list of this.fresh.values()) {
+      for (const item of list) {
+        const where = this.locate(item);
+        if (!('reason' in where) && where.key !== null && sameContainer(where.container, container)) keys.add(where.key);
+      }
+    }
+    for (const key of keys) {
+      const write = this.writeOf(container, key, existingMap?._map.get(key) ?? null);
+      if (write === null) continue;
+      if ('reason' in write) return write;
+      if (write.content instanceof Y.ContentType || write.content instanceof Y.ContentDeleted) return 'unreadable';
+      const content = write.content.getContent();
+      fields.set(key, content[content.length - 1]);
+    }
+    return readEntry(id, fields) ?? 'unreadable';
+  }
+}
+
+function sameContainer(a: Container, b: Container): boolean {
+  if ('root' in a && 'root' in b) return a.root === b.root;
+  if ('type' in a && 'type' in b) return a.type === b.type;
+  if ('fresh' in a && 'fresh' in b) return a.fresh === b.fresh;
+  // The suggestions root named by its name in the update and held as a type here.
+  const named = 'root' in a ? a : 'root' in b ? b : null;
+  const typed = 'type' in a ? a : 'type' in b ? b : null;
+  return named !== null && typed !== null && typed.type._item === null && named.root === SUGGESTIONS_ROOT && typed.type === (typed.type.doc?.share.get(SUGGESTIONS_ROOT) ?? null);
+}
+
+/** Whether every touched entry was absent or `author`'s open one before, and is absent or `author`'s undecided open one after. */
+function judgeEntries(touched: Iterable<string>, was: (id: string) => EntryRead, is: (id: string) => EntryRead, author: { principalType: string; id: string }): string | null {
   const mine = (entry: RowSuggestionEntry) => entry.author.principalType === author.principalType && entry.author.id === author.id;
   for (const id of touched) {
-    const was = liveEntry(beforeRoot, id);
-    const is = liveEntry(afterRoot, id);
-    if (was === 'unreadable' || is === 'unreadable') return `suggestion ${id} is not a well-formed entry`;
-    if (was && (!mine(was) || was.status !== 'open')) return `changes suggestion ${id}, which is not an open suggestion of this connection`;
-    if (is && !mine(is)) return `suggestion ${id} names another author`;
-    if (is && (is.status !== 'open' || is.decidedBy !== undefined || is.decidedAt !== undefined || is.previous !== undefined)) return `decides suggestion ${id}`;
+    const before = was(id);
+    const after = is(id);
+    if (before === 'unreadable' || after === 'unreadable') return `suggestion ${id} is not a well-formed entry`;
+    if (before && (!mine(before) || before.status !== 'open')) return `changes suggestion ${id}, which is not an open suggestion of this connection`;
+    if (after && !mine(after)) return `suggestion ${id} names another author`;
+    if (after && (after.status !== 'open' || after.decidedBy !== undefined || after.decidedAt !== undefined || after.previous !== undefined)) return `decides suggestion ${id}`;
   }
   return null;
 }
@@ -296,7 +538,8 @@ function mapOf(item: Y.Item): EntryMap | null {
   return item.content instanceof Y.ContentType && item.content.type instanceof Y.Map ? (item.content.type as EntryMap) : null;
 }
 
-function readEntry(id: string, map: EntryMap): RowSuggestionEntry | null {
+/** An entry from its fields: a live entry map, or the fields an update would leave (a plain Map). */
+function readEntry(id: string, map: { get(field: string): unknown; has(field: string): boolean }): RowSuggestionEntry | null {
   const kind = map.get('kind');
   const status = map.get('status');
   const sheetId = map.get('sheetId');
