@@ -66,7 +66,7 @@ export function isSuggestionMark(mark: Mark): boolean {
   return mark.type === INSERT || mark.type === DELETE;
 }
 
-function isMine(mark: Mark | null | undefined, author: SuggestingAuthor): mark is Mark {
+function isMine(mark: Mark | null | undefined, author: SuggestingAuthor): boolean {
   return Boolean(mark) && mark!.attrs.authorId === author.id && mark!.attrs.authorType === author.principalType;
 }
 
@@ -145,6 +145,32 @@ export function suggestTransaction(state: EditorState, original: Transaction, au
   if (original.scrolledIntoView) tr.scrollIntoView();
   tr.setMeta(SUGGESTED_META, true);
   for (const key of ['paste', 'uiEvent', 'composition'] as const) if (original.getMeta(key) !== undefined) tr.setMeta(key, original.getMeta(key));
+  return tr;
+}
+
+/**
+ * Outside suggesting mode: text typed or pasted inside a suggestion would
+ * take its mark in ProseMirror (and so its author's name); it is the
+ * writer's own plain text instead.
+ */
+export function withoutSuggestionMarksOnNewText(tr: Transaction): Transaction {
+  const ranges: Array<[number, number]> = [];
+  tr.steps.forEach((step, index) => {
+    if (!(step instanceof ReplaceStep) || step.slice.size === 0) return;
+    let marked = false;
+    step.slice.content.descendants((node) => {
+      if (node.isInline && node.marks.some(isSuggestionMark)) marked = true;
+      return !marked;
+    });
+    if (!marked) return;
+    const rest = new Mapping(tr.mapping.maps.slice(index + 1));
+    step.getMap().forEach((_oldStart, _oldEnd, newStart, newEnd) => {
+      const from = rest.map(newStart, 1);
+      const to = rest.map(newEnd, -1);
+      if (to > from) ranges.push([from, to]);
+    });
+  });
+  for (const [from, to] of ranges) tr.removeMark(from, to, INSERT).removeMark(from, to, DELETE);
   return tr;
 }
 
@@ -254,7 +280,7 @@ function deletionMark(run: Run, $from: ResolvedPos, $to: ResolvedPos): Mark {
   // Backspacing on extends the deletion just made; so does Delete.
   for (const neighbour of [$from.nodeBefore, $to.nodeAfter]) {
     const mark = neighbour?.isText ? DELETE.isInSet(neighbour.marks) : undefined;
-    if (isMine(mark, run.author) && (!run.stamp || run.stamp.id === mark.attrs.id)) return adopt(run, mark);
+    if (mark && isMine(mark, run.author) && (!run.stamp || run.stamp.id === mark.attrs.id)) return adopt(run, mark);
   }
   return DELETE.create(markAttrs(run, stampOf(run)));
 }
@@ -264,10 +290,10 @@ function insertionMark(run: Run, $at: ResolvedPos): Mark {
   // Typing on at either end of your own insertion extends it; right after your own deletion, it completes a replacement.
   for (const neighbour of [$at.nodeBefore, $at.nodeAfter]) {
     const mark = neighbour?.isText ? INSERT.isInSet(neighbour.marks) : undefined;
-    if (isMine(mark, run.author)) return adopt(run, mark);
+    if (mark && isMine(mark, run.author)) return adopt(run, mark);
   }
   const before = $at.nodeBefore?.isText ? DELETE.isInSet($at.nodeBefore.marks) : undefined;
-  if (isMine(before, run.author)) return INSERT.create(markAttrs(run, { id: String(before.attrs.id), at: String(before.attrs.at) }));
+  if (before && isMine(before, run.author)) return INSERT.create(markAttrs(run, { id: String(before.attrs.id), at: String(before.attrs.at) }));
   return INSERT.create(markAttrs(run, stampOf(run)));
 }
 
