@@ -42,7 +42,7 @@ import { acknowledged, connectClient, eventually, synced } from '../test/helpers
 import { pinThisProcess, spawnBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
-type Trace = { startContent: string; endContent: string; txns: Array<{ patches: Array<[number, number, string]> }> };
+export type Trace = { startContent: string; endContent: string; txns: Array<{ patches: Array<[number, number, string]> }> };
 
 export type DocBenchOptions = {
   edits?: number;
@@ -197,7 +197,7 @@ type ServerStats = {
   prefilledRows?: number;
 };
 
-function loadTrace(): Trace {
+export function loadTrace(): Trace {
   return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
 }
 

@@ -57,7 +57,7 @@ async function docSurfaceForWrite(services: Services, actor: Actor, resolved: Re
   return ensureSurfaceOfKind(services, actor, resolved, 'doc');
 }
 
-function documentOf(surface: Surface): string {
+export function documentOf(surface: Surface): string {
   return surfaceDocumentName(surface.workspaceId, surface)!;
 }
 

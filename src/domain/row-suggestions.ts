@@ -59,7 +59,8 @@ async function writeEntry(services: Services, actor: Actor, workspace: Workspace
       return addRowSuggestion(doc, { id: `sug_${createTableId(16)}`, ...fields, author: personOf(actor.principal), at: services.clock.now().toISOString(), status: 'open' }, null);
     })
     .catch(tableError);
-  return services.sync.read(tablesDocumentName(workspace.id), (doc) => present(doc, entry));
+  // The entry keeps a name only; the answer shows the suggester as every response does.
+  return { ...(await services.sync.read(tablesDocumentName(workspace.id), (doc) => present(doc, entry))), author: actor.principal };
 }
 
 /** A new row, suggested: the sheet must exist (a suggestion makes no sheet), the values pass the column checks (422). */
@@ -218,8 +219,20 @@ export async function decideRowSuggestion(
   return services.sync.read(document, (doc) => present(doc, decided!));
 }
 
-/** The row suggestions of a workspace (of one sheet when `surfaceId` is given), oldest first, as the API shows them. */
-export async function rowSuggestionViews(services: Services, workspace: Workspace, surfaceId?: string): Promise<Suggestion[]> {
+export type RowSuggestionChange = NonNullable<Suggestion['change']>;
+
+/**
+ * The `change` of each row suggestion of a workspace (of one sheet when
+ * `surfaceId` is given), by suggestion id: the projection's records take it
+ * (src/domain/suggestions.ts).
+ */
+export async function rowSuggestionViews(services: Services, workspace: Workspace, surfaceId?: string): Promise<Map<string, RowSuggestionChange>> {
+  const listed = await listRowSuggestions(services, workspace, surfaceId);
+  return new Map(listed.map((suggestion) => [suggestion.id, suggestion.change!]));
+}
+
+/** The row suggestions of a workspace (of one sheet when `surfaceId` is given), oldest first, as read from the document alone. */
+export async function listRowSuggestions(services: Services, workspace: Workspace, surfaceId?: string): Promise<Suggestion[]> {
   await lookUpPassedRows(services, workspace.id);
   return services.sync.read(tablesDocumentName(workspace.id), (doc) =>
     rowSuggestionEntries(doc)

@@ -1,4 +1,5 @@
 import type { Node as PMNode } from 'prosemirror-model';
+import type * as Y from 'yjs';
 import { ApiError, errors } from '../errors';
 import { publishEvents, recordEvents } from '../events/emit';
 import { newId } from '../lib/ids';
@@ -22,7 +23,7 @@ import { findSuggestion, listSuggestions, markSuggestionDecided, type Suggestion
 import { findPrincipals } from '../persistence/workspaces';
 import type { Actor, Principal } from '../policy/actor';
 import type { WorkspaceAction } from '../policy/index';
-import { serverOrigin, type ServerChangeContext } from '../sync/origins';
+import { serverOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
 import { parseDocInput, pickDocSurface, type DocInput, type DocSelector } from './docs';
 import { cachedLiveSurfaces } from './live-surfaces';
 import type { ResolvedWorkspace, WorkspaceAddress, WorkspaceResolver } from './resolved-workspace';
@@ -72,6 +73,25 @@ async function createdSuggestion(services: Services, resolved: ResolvedWorkspace
   return presented!;
 }
 
+type DocProposal = (doc: Y.Doc, stamp: SuggestionStamp, origin: ServerOrigin) => boolean | number;
+
+/** One suggestion written into a doc surface's body by `propose` (falsy: it would change nothing, 400). */
+async function proposeInDoc(
+  services: Services,
+  actor: Actor,
+  resolved: ResolvedWorkspace,
+  selector: DocSelector,
+  via: ServerChangeContext['via'],
+  propose: DocProposal,
+): Promise<Suggestion> {
+  const surface = await pickDocSurface(services, resolved.workspace, selector);
+  const stamp = stampFor(actor, services.clock.now());
+  const origin = serverOrigin(actor.principal, via);
+  const made = await services.sync.transact(documentOf(surface), origin, (doc) => propose(doc, stamp, origin));
+  if (!made) throw noChange();
+  return createdSuggestion(services, resolved, stamp.id);
+}
+
 /** PUT /doc?mode=suggest: the difference between the doc as read (open suggestions rejected) and `input`, proposed. */
 export async function suggestDocReplacement(
   services: Services,
@@ -82,12 +102,7 @@ export async function suggestDocReplacement(
   via: ServerChangeContext['via'] = 'rest',
 ): Promise<Suggestion> {
   const node = parseDocInput(input);
-  const surface = await pickDocSurface(services, resolved.workspace, selector);
-  const stamp = stampFor(actor, services.clock.now());
-  const origin = serverOrigin(actor.principal, via);
-  const changed = await services.sync.transact(documentOf(surface), origin, (doc) => suggestDocReplace(doc, node, stamp, origin));
-  if (!changed) throw noChange();
-  return createdSuggestion(services, resolved, stamp.id);
+  return proposeInDoc(services, actor, resolved, selector, via, (doc, stamp, origin) => suggestDocReplace(doc, node, stamp, origin));
 }
 
 /** POST /doc/sections?mode=suggest: the blocks of `markdown`, proposed at the end of the doc. */
@@ -102,12 +117,7 @@ export async function suggestDocSection(
   const parsed = markdownToDoc(markdown);
   const blocks: PMNode[] = [...parsed.content.content].filter((block) => block.content.size > 0 || block.type.name !== 'paragraph');
   if (blocks.length === 0) throw noChange();
-  const surface = await pickDocSurface(services, resolved.workspace, selector);
-  const stamp = stampFor(actor, services.clock.now());
-  const origin = serverOrigin(actor.principal, via);
-  const appended = await services.sync.transact(documentOf(surface), origin, (doc) => suggestDocAppend(doc, blocks, stamp, origin));
-  if (appended === 0) throw noChange();
-  return createdSuggestion(services, resolved, stamp.id);
+  return proposeInDoc(services, actor, resolved, selector, via, (doc, stamp, origin) => suggestDocAppend(doc, blocks, stamp, origin));
 }
 
 function noChange(): ApiError {
@@ -166,8 +176,7 @@ export async function presentSuggestions(services: Services, workspace: Workspac
     const views = await services.sync.read(documentOf(surface), (doc) => docSuggestions(readDocBody(doc)));
     for (const view of views) docViews.set(view.id, view);
   }
-  const rowViews = records.some((r) => r.target === 'row') ? await rowSuggestionViews(services, workspace) : [];
-  const rowChanges = new Map(rowViews.map((view) => [view.id, view.change]));
+  const rowChanges: Map<string, NonNullable<Suggestion['change']>> = records.some((r) => r.target === 'row') ? await rowSuggestionViews(services, workspace) : new Map();
 
   return records.map((record) => {
     const base: Suggestion = {

@@ -9,6 +9,8 @@ import { suggestDocReplacement, suggestDocSection } from '../domain/suggestions'
 import { SuggestionCreated, WriteMode } from '../model/schemas/suggestions';
 import { withSuggestionsRejected } from '../model/doc/suggestions';
 import { ModeQuery, withModeFromQuery } from './write-mode';
+import { AttributionFlag, attributionWanted, DocAttribution } from '../model/schemas/attribution';
+import { readDocAttribution } from '../domain/attribution';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
 
@@ -32,7 +34,12 @@ const ProseMirrorDoc = z
   .meta({ id: 'ProseMirrorDoc' });
 
 const DocContent = z.object({ surfaceId: z.string(), content: ProseMirrorDoc }).meta({ id: 'DocContent' });
-export const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string(), markdown: z.string() }), z.object({ surfaceId: z.string(), text: z.string() })]);
+export const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string(), markdown: z.string() }), z.object({ surfaceId: z.string(), text: z.string() }), DocAttribution]);
+
+/** Over REST the read also answers who wrote what (docs/ATTRIBUTION.md). */
+const GetDocRestQuery = GetDocQuery.extend({
+  attribution: AttributionFlag.optional().describe('`1`: `{ surfaceId, spans }`, the text of `format=text` cut into spans by the principal whose update inserted it (JSON whatever `format` or Accept say)'),
+});
 
 // One of the two is required; the domain answers 400 when both are missing.
 export const PutDocBody = z.strictObject({
@@ -78,8 +85,11 @@ export const docOperations = {
           'ProseMirror JSON in `content` by default; `format=markdown` gives `{ markdown }`, `format=text` gives `{ text }`. ' +
           'Without `format`, `Accept: text/markdown` or `Accept: text/plain` returns the raw body with that Content-Type. ' +
           'The `ETag` header is the version token of what was read: send it back as `If-Match` (or `baseVersion`) with PUT. ' +
+          '`attribution=1` gives `{ surfaceId, spans }` instead: the plain text in order, each span with the principal (an agent with its `owner`) ' +
+          "whose update inserted it, from the update log's own attribution (docs/ATTRIBUTION.md). " +
           '404 when the workspace has no doc surface.',
         tags: ['doc'],
+        querystring: GetDocRestQuery,
         config: { auth: 'optional' },
         raw: {
           description: 'The doc body',
@@ -100,7 +110,8 @@ export const docOperations = {
       // The answer depends on Accept over REST (rest.raw), whatever it turns out to be.
       http?.header('vary', 'Accept');
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const { format, suggestions, ...selector } = query;
+      const { format, suggestions, attribution, ...selector } = query as z.output<typeof GetDocRestQuery>;
+      if (attributionWanted(attribution)) return readDocAttribution(services, workspace, selector, { suggestions });
       const { surface, body: stored, etag } = await readDoc(services, workspace, selector);
       const body = suggestions === 'include' ? stored : withSuggestionsRejected(stored);
       http?.header('etag', etag);

@@ -26,6 +26,8 @@ import { rowsCsv } from '../domain/table-csv';
 import { Event } from '../model/schemas/events';
 import { BaseVersion, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
 import { FILTER_OPS, Row, RowData, RowFilter, RowSort, SurfaceQuery } from '../model/schemas/tables';
+import { AttributionFlag, attributionWanted, CellAttribution } from '../model/schemas/attribution';
+import { readRowAttribution } from '../domain/attribution';
 
 export const RowParams = WorkspaceParams.extend({ id: z.string().min(1).max(100) });
 
@@ -112,6 +114,9 @@ export const MoveRowsBody = z.strictObject({
 export const SheetQuery = z.strictObject(SurfaceQuery);
 /** …and a write the mode. */
 const SheetModeQuery = z.strictObject({ ...SurfaceQuery, ...ModeQuery });
+const GetRowQuery = SheetQuery.extend({
+  attribution: AttributionFlag.optional().describe('`1`: add `attribution`, who last set each cell'),
+});
 
 /**
  * The sheet a request names, in the query or the body (clients use either);
@@ -446,21 +451,24 @@ export const rowOperations = {
   ),
   get: defineOperation(
     {
-      params: RowParams, query: SheetQuery, response: Row,
+      params: RowParams, query: GetRowQuery, response: Row.extend({ attribution: CellAttribution.optional() }),
       rest: {
         method: 'GET',
         workspacePath: '/rows/:id',
         summary: 'One row',
-        description: 'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). The `ETag` header is the version token of the table as read (a base for PATCH).',
+        description:
+          'With `surface` or `surfaceId`, the row must be on that sheet (404 otherwise). The `ETag` header is the version token of the table as read (a base for PATCH). ' +
+          "`attribution=1` adds `attribution`: per column key, who last set the cell, from the update log's own attribution (docs/ATTRIBUTION.md).",
         tags: ['rows'],
         config: { auth: 'optional' },
       },
     },
     async (services, actor, { params, query }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const { row, etag } = await getWorkspaceRow(services, workspace, params.id, query);
+      const { attribution, ...selector } = query;
+      const { row, etag } = await getWorkspaceRow(services, workspace, params.id, selector);
       http?.header('etag', etag);
-      return row;
+      return attributionWanted(attribution) ? { ...row, attribution: await readRowAttribution(services, workspace, params.id, selector) } : row;
     },
   ),
   history: defineOperation(

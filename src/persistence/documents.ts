@@ -2,6 +2,8 @@ import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
 import type { UpdateAuthor } from './document-log';
+import { foldAttribution, rangesOfLog } from './attribution';
+import type { ClockRanges } from '../model/attribution';
 
 /** The durable Y update log and its snapshots. */
 
@@ -50,9 +52,14 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
 /**
  * Replaces the snapshot and drops the updates it folds in, atomically. The
  * snapshot was built from the log itself (never from memory), so it holds
- * exactly the updates up to `uptoSeq`.
+ * exactly the updates up to `uptoSeq`. Who made them goes first into the
+ * attribution table (attribution.ts): the rows deleted here are the only
+ * record of it. `attribution`: their ranges, when read already (from the
+ * previous snapshot's `uptoSeq`); else they are read here.
  */
-export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date): Promise<number> {
+export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date, attribution?: ClockRanges): Promise<number> {
+  if (!db.isTransaction) return (db as Db).transaction().execute((tx) => writeSnapshot(tx, document, state, uptoSeq, now, attribution));
+  await foldAttribution(db, document, attribution ?? (await rangesOfLog(db, document, 0, uptoSeq)));
   await db
     .insertInto('documentSnapshots')
     .values({ document, state: bytea(state), uptoSeq, updatedAt: now })

@@ -225,6 +225,16 @@ export interface DocumentUpdatesTable {
   principalId: ColumnType<string | null, string | null | undefined, never>;
 }
 
+/** Migration 0081: the clock ranges of folded updates and their principals (docs/ATTRIBUTION.md). */
+export interface DocumentAttributionTable {
+  document: string;
+  client: number;
+  clockFrom: number;
+  clockTo: number;
+  principalType: PrincipalKind | null;
+  principalId: string | null;
+}
+
 /** Migration 0060: the row every append to a document's log and every compaction of it locks first. */
 export interface DocumentLogHeadsTable {
   document: string;
@@ -674,6 +684,7 @@ export interface Database {
   events: EventsTable;
   documentUpdates: DocumentUpdatesTable;
   documentSnapshots: DocumentSnapshotsTable;
+  documentAttribution: DocumentAttributionTable;
   documentLogHeads: DocumentLogHeadsTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;

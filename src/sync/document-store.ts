@@ -5,6 +5,7 @@ import { forgetTableCaches } from '../model/table/row-index';
 import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { lockDocumentLogs } from '../persistence/document-log-heads';
+import { rangesOfLog } from '../persistence/attribution';
 import { countTail, loadStoredDocument, storedSize, writeSnapshot, type StoredSize, type StoredUpdate } from '../persistence/documents';
 import { DocumentTooLargeError } from '../errors';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
@@ -215,11 +216,13 @@ export async function compact(db: Db, name: string, now: Date): Promise<CompactR
       }
     }
     const written = state;
+    // Who made the updates folded: read before the lock too (logged rows never change), written with the snapshot.
+    const attribution = await rangesOfLog(db, name, from, target);
     const folded = await db.transaction().execute(async (tx) => {
       await lockDocumentLogs(tx, [name]);
       // Another instance folded first: its snapshot stands.
       if (((await snapshotInfo(tx, name))?.uptoSeq ?? 0) !== from) return null;
-      return writeSnapshot(tx, name, written, target, now);
+      return writeSnapshot(tx, name, written, target, now, attribution);
     });
     if (folded === null) return null;
     return { bytes: written.byteLength, folded, remaining: await countTail(db, name, target), blockedBy: target < head ? blockedBy : null };

@@ -5,6 +5,7 @@ import { docFromJSONLenient } from '../../src/model/doc/json.js';
 import { bodyFragment, readDocBody, replaceDocBody } from '../../src/model/doc/body.js';
 import {
   checkSuggestionOnlyChange,
+  checkSuggestionOnlyUpdate,
   decideDocSuggestion,
   docSuggestions,
   suggestDocAppend,
@@ -94,7 +95,7 @@ describe('suggestDocReplace', () => {
     expect(suggestDocReplace(ydoc, markdownToDoc('Same text.\n'), PERSON, ORIGIN)).toBe(false);
   });
 
-  it('suggests whole blocks in and out inside lists, and a new table column cell by cell', () => {
+  it('suggests whole blocks in and out inside lists, and table cells by their text (cells keep the table\'s shape)', () => {
     const ydoc = docOf('# Title\n\n- one\n- two\n\nEnd.\n');
     suggestDocReplace(ydoc, markdownToDoc('# Title!\n\n- one\n- two and a half\n- three\n'), AGENT, ORIGIN);
     expect(included(ydoc)).toBe('# Title{++!++}\n\n- one\n- two{++ and a half++}\n- {++three++}\n\n{--End.--}\n');
@@ -102,8 +103,41 @@ describe('suggestDocReplace', () => {
     const table = docOf('| a | b |\n| --- | --- |\n| 1 | 2 |\n');
     suggestDocReplace(table, markdownToDoc('| a | b | c |\n| --- | --- | --- |\n| 1 | 2 | 3 |\n'), AGENT, ORIGIN);
     expect(included(table)).toBe('| a | b | {++c++} |\n| --- | --- | --- |\n| 1 | 2 | {++3++} |\n');
-    decideDocSuggestion(table, AGENT.id, 'reject', ORIGIN);
-    expect(included(table)).toBe('| a | b |\n| --- | --- |\n| 1 | 2 |\n');
+    // A cell never goes with its text (an empty cell someone fills existed before): a suggested
+    // column reads as empty cells until it is decided, and rejecting it leaves them. A new row goes whole.
+    expect(shown(table)).toBe('| a | b |  |\n| --- | --- | --- |\n| 1 | 2 |  |\n');
+    const rejected = clone(table);
+    decideDocSuggestion(rejected, AGENT.id, 'reject', ORIGIN);
+    expect(included(rejected)).toBe('| a | b |  |\n| --- | --- | --- |\n| 1 | 2 |  |\n');
+    suggestDocReplace(table, markdownToDoc('| a | b | c |\n| --- | --- | --- |\n| 1 | 2 | 3 |\n| 4 | 5 | 6 |\n'), PERSON, ORIGIN);
+    decideDocSuggestion(table, PERSON.id, 'reject', ORIGIN);
+    decideDocSuggestion(table, AGENT.id, 'accept', ORIGIN);
+    expect(included(table)).toBe('| a | b | c |\n| --- | --- | --- |\n| 1 | 2 | 3 |\n');
+
+    // Filling an empty cell keeps the cell in the rejected view and after a rejection.
+    const empty = docOf('| a | b |\n| --- | --- |\n| 1 |  |\n');
+    suggestDocReplace(empty, markdownToDoc('| a | b |\n| --- | --- |\n| 1 | 2 |\n'), AGENT, ORIGIN);
+    expect(included(empty)).toBe('| a | b |\n| --- | --- |\n| 1 | {++2++} |\n');
+    expect(shown(empty)).toBe('| a | b |\n| --- | --- |\n| 1 |  |\n');
+    decideDocSuggestion(empty, AGENT.id, 'reject', ORIGIN);
+    expect(included(empty)).toBe('| a | b |\n| --- | --- |\n| 1 |  |\n');
+  });
+
+  it('fills an empty paragraph only where the rejected view stays the same; elsewhere the new text goes after it', () => {
+    // A fresh doc as an editor leaves it: one empty paragraph.
+    const fresh = new Y.Doc();
+    bodyFragment(fresh).insert(0, [new Y.XmlElement('paragraph')]);
+    suggestDocReplace(fresh, markdownToDoc('Draft\n'), AGENT, ORIGIN);
+    expect(bodyFragment(fresh).length).toBe(1);
+    decideDocSuggestion(fresh, AGENT.id, 'accept', ORIGIN);
+    expect(included(fresh)).toBe('Draft\n');
+
+    const spaced = docOf('');
+    replaceDocBody(spaced, docFromJSON({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'One' }] }, { type: 'paragraph' }] }), 'seed');
+    const before = withSuggestionsRejected(readDocBody(spaced));
+    suggestDocReplace(spaced, markdownToDoc('One\n\nTwo\n'), AGENT, ORIGIN);
+    expect(withSuggestionsRejected(readDocBody(spaced)).eq(before)).toBe(true);
+    expect(bodyFragment(spaced).length).toBe(3);
   });
 
   it('a change of formatting alone is a removal and an insertion; a changed heading level replaces the block', () => {
@@ -336,6 +370,22 @@ describe('checkSuggestionOnlyChange', () => {
     const entered = clone(after);
     bodyFragment(entered).insert(bodyFragment(entered).length, [new Y.XmlElement('paragraph')]);
     expect(checkSuggestionOnlyChange(after, entered, agent)).toBeNull();
+    // Nor is an empty list item (Enter in a list), filled with suggested text afterwards.
+    const list = docOf('- one\n');
+    const item = clone(list);
+    const bullet = bodyFragment(item).get(0) as Y.XmlElement;
+    const newItem = new Y.XmlElement('listItem');
+    bullet.insert(1, [newItem]);
+    const paragraph = new Y.XmlElement('paragraph');
+    newItem.insert(0, [paragraph]);
+    expect(checkSuggestionOnlyChange(list, item, agent)).toBeNull();
+    const typed = clone(item);
+    const typedParagraph = ((bodyFragment(typed).get(0) as Y.XmlElement).get(1) as Y.XmlElement).get(0) as Y.XmlElement;
+    typedParagraph.insert(0, [new Y.XmlText()]);
+    (typedParagraph.get(0) as Y.XmlText).insert(0, 'two', { suggestInsert: suggestionMarkAttrs(AGENT) });
+    expect(included(typed)).toBe('- one\n- {++two++}\n');
+    expect(checkSuggestionOnlyChange(item, typed, agent)).toBeNull();
+    expect(checkSuggestionOnlyChange(list, typed, agent)).toBeNull();
   });
 
   it('accepts what an editor in suggesting mode writes through y-prosemirror: marked typing, a new marked paragraph, marked deletions', () => {
@@ -382,6 +432,64 @@ describe('checkSuggestionOnlyChange', () => {
     const accepted = clone(before);
     decideDocSuggestion(accepted, PERSON.id, 'accept', ORIGIN);
     expect(checkSuggestionOnlyChange(before, accepted, agent)).toMatch(/edits the document/);
+  });
+});
+
+describe('checkSuggestionOnlyUpdate', () => {
+  const agent = { principalType: 'agent' as const, id: 'ag_1' };
+
+  /** The update a client sends after `change`, from the state it shares with `live`. */
+  function updateFrom(live: Y.Doc, change: (client: Y.Doc) => void): Uint8Array {
+    const client = clone(live);
+    const vector = Y.encodeStateVector(client);
+    change(client);
+    return Y.encodeStateAsUpdate(client, vector);
+  }
+
+  it('passes a suggestion, refuses a plain edit, and leaves the live document untouched', () => {
+    const live = docOf('First paragraph.\n\nSecond paragraph.\n');
+    const state = Y.encodeStateAsUpdate(live);
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => suggestDocReplace(c, markdownToDoc('First paragraph.\n\nSecond, changed.\n\nThird.\n'), AGENT, ORIGIN)), agent)).toBeNull();
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => typeAt(c, 1, 0, 'Plain ')), agent)).toMatch(/edits the document/);
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => suggestDocReplace(c, markdownToDoc('First.\n'), PERSON, ORIGIN)), agent)).toMatch(/own principal/);
+    expect(Y.encodeStateAsUpdate(live)).toEqual(state);
+  });
+
+  it('refuses an update that is not one, builds on content the server lacks, touches another root, or moves a block', () => {
+    const live = docOf('One.\n\nTwo.\n');
+    expect(checkSuggestionOnlyUpdate(live, new Uint8Array([1, 2, 3]), agent)).toMatch(/not a Yjs update/);
+
+    const ahead = clone(live);
+    typeAt(ahead, 0, 0, 'unseen ');
+    const missing = updateFrom(ahead, (c) => suggestDocReplace(c, markdownToDoc('unseen, One.\n\nTwo.\n'), AGENT, ORIGIN));
+    expect(checkSuggestionOnlyUpdate(live, missing, agent)).toMatch(/not received/);
+
+    expect(checkSuggestionOnlyUpdate(live, updateFrom(live, (c) => c.getMap('other').set('x', 1)), agent)).toMatch(/outside the doc body/);
+
+    // Yjs has no move: the block is deleted and written again, and the order of the text changes.
+    const moved = updateFrom(live, (c) => replaceDocBody(c, markdownToDoc('Two.\n\nOne.\n'), 'person'));
+    expect(checkSuggestionOnlyUpdate(live, moved, agent)).toMatch(/edits the document/);
+  });
+
+  it('agrees with the whole-body check on random suggestions, plain edits and decisions', () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const live = docOf(`Alpha ${seed} beta.\n\n- one\n- two ${seed}\n\n> quote\n\nEnd.\n`);
+      suggestDocReplace(live, markdownToDoc(`Alpha ${seed} gamma.\n\n- one\n- two ${seed}\n\n> quote\n\nEnd.\n`), PERSON, ORIGIN);
+      const targets = [`Alpha ${seed} beta!\n\n- one\n- two\n- three\n\nEnd.\n`, `New start.\n\nAlpha ${seed} beta.\n\n> quote, longer\n\nEnd.\n`];
+      const changes: Array<(c: Y.Doc) => void> = [
+        (c) => suggestDocReplace(c, markdownToDoc(targets[seed % 2]), AGENT, ORIGIN),
+        (c) => replaceDocBody(c, markdownToDoc(targets[seed % 2]), 'person'),
+        (c) => decideDocSuggestion(c, PERSON.id, seed % 3 === 0 ? 'accept' : 'reject', ORIGIN),
+        (c) => typeAt(c, 0, 0, 'x', { suggestInsert: suggestionMarkAttrs(seed % 4 === 0 ? PERSON : AGENT) }),
+      ];
+      for (const change of changes) {
+        const client = clone(live);
+        const vector = Y.encodeStateVector(client);
+        change(client);
+        const whole = checkSuggestionOnlyChange(live, client, agent);
+        expect(checkSuggestionOnlyUpdate(live, Y.encodeStateAsUpdate(client, vector), agent), `seed ${seed}`).toBe(whole);
+      }
+    }
   });
 });
 
@@ -439,13 +547,24 @@ describe('random documents', () => {
 
   type Json = { type: string; attrs?: Record<string, unknown>; content?: Json[]; text?: string; marks?: Json[] };
 
-  /** Documents within what a suggestion can express: text in paragraphs, headings, code, quotes and nested lists; no atoms or empty blocks. */
-  function generator(seed: number) {
+  /**
+   * Text in paragraphs, headings, code, quotes and nested lists; `rich` adds
+   * what a suggestion cannot express (mentions, images, hard breaks, rules,
+   * empty blocks) and tables.
+   */
+  function generator(seed: number, rich = false) {
     const rnd = random(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)];
-    const words = ['the', 'fox', 'dog', 'jumps', 'over', 'lazy', 'quick', 'brown', 'a', 'b', 'é', '中文', '!', ',', 'x_y', '42'];
+    const words = ['the', 'fox', 'dog', 'jumps', 'over', 'lazy', 'quick', 'brown', 'a', 'b', 'é', '中文', '!', ',', 'x_y', '42', '😀', 'a😀b'];
     const markSets: Json[][] = [[], [], [], [{ type: 'bold' }], [{ type: 'italic' }]];
-    const inline = (): Json[] => Array.from({ length: 1 + Math.floor(rnd() * 6) }, (_, i) => ({ type: 'text', text: (i ? ' ' : '') + pick(words), marks: pick(markSets) }));
+    const inline = (): Json[] =>
+      Array.from({ length: (rich ? 0 : 1) + Math.floor(rnd() * 6) }, (_, i): Json => {
+        const r = rich ? rnd() : 1;
+        if (r < 0.1) return { type: 'mention', attrs: { kind: 'user', id: pick(words), label: pick(words) } };
+        if (r < 0.15 && i > 0) return { type: 'hardBreak' };
+        if (r < 0.2) return { type: 'image', attrs: { src: 'a.png', alt: pick(words), title: null } };
+        return { type: 'text', text: (i ? ' ' : '') + pick(words), marks: pick(markSets) };
+      });
     const paragraph = (): Json => ({ type: 'paragraph', content: inline() });
     const item = (depth: number): Json => ({
       type: 'listItem',
@@ -456,7 +575,12 @@ describe('random documents', () => {
       if (depth > 1 || r < 0.45) return paragraph();
       if (r < 0.6) return { type: 'heading', attrs: { level: 1 + Math.floor(rnd() * 3) }, content: inline() };
       if (r < 0.7) return { type: 'codeBlock', content: [{ type: 'text', text: `${pick(words)} ${pick(words)}\n${pick(words)}` }] };
-      if (r < 0.8) return { type: 'blockquote', content: [block(depth + 1)] };
+      if (r < 0.75 || (!rich && r < 0.8)) return { type: 'blockquote', content: [block(depth + 1)] };
+      if (rich && r < 0.8) return { type: 'horizontalRule' };
+      if (rich && r < 0.88) {
+        const row = (cell: string): Json => ({ type: 'tableRow', content: [0, 1].map(() => ({ type: cell, content: [{ type: 'paragraph', content: inline().filter((n) => n.type !== 'hardBreak') }] })) });
+        return { type: 'table', content: [row('tableHeader'), row('tableCell')] };
+      }
       return { type: 'bulletList', content: [item(depth), item(depth)] };
     };
     const textblocks = (node: Json, out: Json[] = []): Json[] => {
@@ -471,18 +595,24 @@ describe('random documents', () => {
       for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) {
         const r = rnd();
         if (r < 0.5) {
-          const tb = pick(textblocks(copy));
+          const blocks = textblocks(copy);
+          if (blocks.length === 0) continue;
+          const tb = pick(blocks);
           const nodes = tb.content!;
+          if (nodes.length === 0) {
+            nodes.push(...inline());
+            continue;
+          }
           if (tb.type === 'codeBlock') {
             nodes[0] = { type: 'text', text: `${nodes[0].text!.replace(/\w+/, pick(words))} ${pick(words)}` };
             continue;
           }
           const j = Math.floor(rnd() * nodes.length);
           const op = rnd();
-          if (op < 0.4) nodes[j] = { ...nodes[j], text: (j ? ' ' : '') + pick(words) };
+          if (op < 0.4) nodes[j] = { type: 'text', text: (j ? ' ' : '') + pick(words), marks: nodes[j].marks ?? [] };
           else if (op < 0.7) nodes.splice(j, 0, { type: 'text', text: `${pick(words)} `, marks: pick(markSets) });
           else if (nodes.length > 1) nodes.splice(j, 1);
-          else nodes[j] = { ...nodes[j], marks: pick(markSets) };
+          else if (nodes[j].type === 'text') nodes[j] = { ...nodes[j], marks: pick(markSets) };
         } else if (r < 0.7) {
           content.splice(Math.floor(rnd() * (content.length + 1)), 0, block(0));
         } else if (r < 0.85 && content.length > 1) {
@@ -539,5 +669,32 @@ describe('random documents', () => {
       expect(readDocBody(ydoc).eq(readDocBody(person)), `seed ${seed}: converged`).toBe(true);
     }
     expect(written).toBeGreaterThan(120);
+  });
+
+  it('with atoms, rules, empty blocks and tables: each suggestion passes the suggest-only check, and deciding in the Y document reads as deciding the body', () => {
+    for (let seed = 1; seed <= 150; seed++) {
+      const { doc, edit } = generator(seed, true);
+      const json = doc();
+      const ydoc = new Y.Doc();
+      replaceDocBody(ydoc, docFromJSON(json), 'seed');
+      const start = clone(ydoc);
+      suggestDocReplace(ydoc, docFromJSON(edit(json)), AGENT, ORIGIN);
+      expect(checkSuggestionOnlyChange(start, ydoc, { principalType: 'agent', id: 'ag_1' }), `seed ${seed}: first`).toBeNull();
+      const once = clone(ydoc);
+      suggestDocReplace(ydoc, docFromJSON(edit(json)), PERSON, ORIGIN);
+      expect(checkSuggestionOnlyChange(once, ydoc, { principalType: 'user', id: 'u_2' }), `seed ${seed}: second`).toBeNull();
+      for (const order of [
+        [[AGENT.id, 'accept'], [PERSON.id, 'reject']],
+        [[PERSON.id, 'accept'], [AGENT.id, 'reject']],
+      ] as const) {
+        const copy = clone(ydoc);
+        let expected = readDocBody(copy);
+        for (const [id, decision] of order) {
+          expected = withSuggestionDecided(expected, id, decision);
+          decideDocSuggestion(copy, id, decision, ORIGIN);
+          expect(readDocBody(copy).eq(expected), `seed ${seed}: ${decision} ${id}`).toBe(true);
+        }
+      }
+    }
   });
 });

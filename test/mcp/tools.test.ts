@@ -82,15 +82,17 @@ describe('tools/list', () => {
     const versions = ['list_versions', 'get_version', 'compare_versions', 'name_version', 'restore_version'];
     for (const name of [...spec, ...core, ...versions]) expect(byName.has(name), name).toBe(true);
     const fields = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {}).sort();
-    expect(fields('create_row')).toEqual(['data', 'orgSlug', 'slug', 'surface', 'surfaceId']);
-    expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
+    expect(fields('create_row')).toEqual(['data', 'mode', 'orgSlug', 'slug', 'surface', 'surfaceId']);
+    expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'mode', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
     expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'view']);
-    expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'orgSlug', 'slug', 'surface', 'surfaceId']);
+    expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'mode', 'orgSlug', 'slug', 'surface', 'surfaceId']);
+    expect(fields('delete_row')).toEqual(['id', 'mode', 'orgSlug', 'slug', 'surface', 'surfaceId']);
+    expect(fields('accept_suggestion')).toEqual(['id']);
     expect(byName.get('create_row')!.inputSchema).toMatchObject({ type: 'object', required: ['slug', 'data'], additionalProperties: false });
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'query_rows', 'list_views', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode', 'export_rows_csv'];
+      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'query_rows', 'list_views', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode', 'export_rows_csv', 'list_suggestions'];
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(reads.includes(tool.name));
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
     }

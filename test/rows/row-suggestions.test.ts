@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actorFromSessionToken } from '../../src/access/callers';
 import { resolveWorkspace } from '../../src/access/workspace-access';
-import { decideRowSuggestion, rowSuggestionViews, suggestRowCreate, suggestRowDelete, suggestRowUpdate } from '../../src/domain/row-suggestions';
+import { decideRowSuggestion, listRowSuggestions, rowSuggestionViews, suggestRowCreate, suggestRowDelete, suggestRowUpdate } from '../../src/domain/row-suggestions';
 import type { Actor } from '../../src/policy/actor';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { rowSuggestionEntries } from '../../src/model/table/suggestions';
@@ -91,7 +91,8 @@ describe('suggesting', () => {
       expect(ok(await row(rowId)).data).toMatchObject({ title: 'Write spec', estimate: 3 });
       const live = await eventually(() => rowSuggestionEntries(client.doc).find((entry) => entry.id === suggestion.id));
       expect(live).toMatchObject({ kind: 'update', rowId, values: { estimate: 5 }, base: { estimate: 3 }, status: 'open', author: { id: cole.userId } });
-      expect(await rowSuggestionViews(t.services, (await asAda()).workspace, sheetId)).toContainEqual(suggestion);
+      expect(await listRowSuggestions(t.services, (await asAda()).workspace, sheetId)).toContainEqual(suggestion);
+      expect((await rowSuggestionViews(t.services, (await asAda()).workspace)).get(suggestion.id)).toEqual(suggestion.change);
     } finally {
       client.destroy();
     }
@@ -100,7 +101,7 @@ describe('suggesting', () => {
   it('is refused as the plain write would be: bad values 422, unknown rows and sheets 404, a foreign base 412, nothing written', async () => {
     const rowId = await newRow({ title: 'Checked' });
     const resolved = await asCole();
-    const before = (await rowSuggestionViews(t.services, resolved.workspace)).length;
+    const before = (await listRowSuggestions(t.services, resolved.workspace)).length;
     const bad = await rejection(suggestRowUpdate(t.services, coleActor, resolved, rowId, { estimate: 'lots' }));
     expect(bad).toMatchObject({ status: 422, code: 'validation', details: [expect.objectContaining({ path: ['data', 'estimate'] })] });
     expect(await rejection(suggestRowCreate(t.services, coleActor, resolved, {}, { estimate: 'lots' }))).toMatchObject({ status: 422 });
@@ -110,7 +111,7 @@ describe('suggesting', () => {
     expect(await rejection(suggestRowDelete(t.services, coleActor, resolved, rowId, { surface: 'nope' }))).toMatchObject({ status: 404 });
     expect(await rejection(suggestRowUpdate(t.services, coleActor, resolved, rowId, { title: 'x' }, { ifMatch: '"1.AAAAAAAA"' }))).toMatchObject({ status: 412 });
     expect(await rejection(suggestRowUpdate(t.services, coleActor, resolved, rowId, {}))).toMatchObject({ status: 400 });
-    expect((await rowSuggestionViews(t.services, resolved.workspace)).length).toBe(before);
+    expect((await listRowSuggestions(t.services, resolved.workspace)).length).toBe(before);
   });
 
   it('shows the cells someone changed since the suggester read them as conflicts', async () => {
@@ -125,7 +126,7 @@ describe('suggesting', () => {
     const plain = await suggestRowUpdate(t.services, coleActor, await asCole(), rowId, { estimate: 8 });
     expect(plain.change?.conflicts).toBeUndefined();
     ok(await t.request('PATCH', `${base}/rows/${rowId}`, { as: ada.as, body: { data: { estimate: 4 } } }));
-    const views = await rowSuggestionViews(t.services, (await asAda()).workspace, sheetId);
+    const views = await listRowSuggestions(t.services, (await asAda()).workspace, sheetId);
     expect(views.find((s) => s.id === plain.id)?.change?.conflicts).toEqual([{ column: 'estimate', base: 1, current: 4, suggested: 8 }]);
   });
 });
@@ -176,7 +177,7 @@ describe('deciding', () => {
     const suggestion = await suggestRowUpdate(t.services, coleActor, await asCole(), rowId, { title: 'Saved?' });
     ok(await t.request('DELETE', `${base}/rows/${rowId}`, { as: ada.as }));
     expect(await rejection(decideRowSuggestion(t.services, adaActor, await asAda(), sheetId, suggestion.id, 'accept'))).toMatchObject({ status: 409 });
-    const [view] = (await rowSuggestionViews(t.services, (await asAda()).workspace)).filter((s) => s.id === suggestion.id);
+    const [view] = (await listRowSuggestions(t.services, (await asAda()).workspace)).filter((s) => s.id === suggestion.id);
     expect(view?.status).toBe('open');
     expect((await decideRowSuggestion(t.services, adaActor, await asAda(), sheetId, suggestion.id, 'reject')).status).toBe('rejected');
   });
@@ -187,7 +188,7 @@ describe('deciding', () => {
     const resolved = await resolveWorkspace(t.services, adaActor, { slug: 'full' }, 'decide_suggestions');
     const suggestion = await suggestRowCreate(t.services, adaActor, resolved, {}, { title: 'one too many' });
     expect(await rejection(decideRowSuggestion(t.services, adaActor, resolved, full.surfaceId, suggestion.id, 'accept'))).toMatchObject({ status: 402 });
-    expect((await rowSuggestionViews(t.services, resolved.workspace)).find((s) => s.id === suggestion.id)?.status).toBe('open');
+    expect((await listRowSuggestions(t.services, resolved.workspace)).find((s) => s.id === suggestion.id)?.status).toBe('open');
     ok(await t.request('DELETE', `/api/workspaces/full/rows/${full.rowIds[0]}`, { as: ada.as }));
     expect((await decideRowSuggestion(t.services, adaActor, resolved, full.surfaceId, suggestion.id, 'accept')).status).toBe('accepted');
   }, 60_000);

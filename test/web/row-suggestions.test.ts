@@ -35,9 +35,10 @@ describe('row suggestions in the browser', () => {
 
   beforeAll(async () => {
     t = await startTestApp({
-      // Until the suggestion routes land, the two decisions the grid calls, through the domain function they will call.
+      // Until the suggestion routes land (src/operations/suggestions.ts), the two decisions the grid calls, through the domain function they call.
       routes: (app, services) => {
         for (const decision of ['accept', 'reject'] as const) {
+          if (app.hasRoute({ method: 'POST', url: `/api/suggestions/:id/${decision}` })) continue;
           app.post<{ Params: { id: string } }>(`/api/suggestions/:id/${decision}`, async (request) => {
             const cookie = /svc-session=([^;]+)/.exec(request.headers.cookie ?? '')?.[1] ?? '';
             const actor = (await actorFromSessionToken(services, cookie))!;

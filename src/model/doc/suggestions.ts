@@ -2,744 +2,55 @@
  * Suggestions in a doc body (docs/SUGGESTIONS.md): proposed insertions and
  * deletions held in the body itself as the marks `suggestInsert` and
  * `suggestDelete` (schema.ts), so they sync live, work offline and survive
- * concurrent edits like any other text.
+ * concurrent edits like any other text. This module is what the server and
+ * the web app call: the readings and decisions (suggestion-rules.ts), the
+ * writers (suggestion-writer.ts), and here the listing, what a transaction
+ * suggested, and the check of a connection limited to suggesting.
  *
- * In the Y document a mark on text is a Y.XmlText formatting attribute named
- * after the mark, its value the mark's attrs (y-prosemirror's encoding). The
- * writers here edit the Y.XmlText directly (format, insert with attributes,
- * delete) rather than replacing blocks, so a person typing in the same
- * paragraph at the same time keeps every keystroke and the suggestion keeps
- * its marks.
- *
- * Two readings of a body matter: as it is (marks and all), and as if every
- * open suggestion were rejected, which is what `GET /doc` shows and what a
- * suggested change is computed against. The rule for whole blocks is the same
- * everywhere (views here, deciding in the Y document): a block whose inline
- * content is all going away (every character marked by what is being
- * resolved, at least one character, no inline atom) goes with its text,
- * unless its parent would then break the schema; then it stays, emptied.
- *
- * Inline atoms (mention, image, hard break) are Y.XmlElements beside the
- * Y.XmlText in y-prosemirror's encoding and keep no marks, so they cannot be
- * suggested in or out: see `insertableInline`.
- *
- * Browser-safe: Yjs, y-prosemirror and prosemirror-model only.
+ * Browser-safe: Yjs and prosemirror-model only.
  */
 import * as Y from 'yjs';
-import { updateYFragment, yXmlFragmentToProsemirrorJSON } from 'y-prosemirror';
-import { Fragment, Mark, type Node as PMNode, type NodeType } from 'prosemirror-model';
+import { Fragment, type Node as PMNode } from 'prosemirror-model';
 import { docSchema, SUGGESTION_MARKS, type SuggestionMarkName } from './schema.js';
 import { bodyFragment, readDocBody } from './body.js';
-import { nodesFromJSONLenient } from './json.js';
-import { matchSequences } from './block-diff.js';
 import { inlineNodeText } from './text.js';
+import {
+  blockGone,
+  DELETE,
+  hasInline,
+  hasSuggestions,
+  INSERT,
+  isSuggestionMarkName,
+  markNameOfAttr,
+  marksKeyOf,
+  nodeOfYElement,
+  REJECT_ALL,
+  resolveNode,
+  stampFromMarkAttrs,
+  suggestionAttrsOfMarks,
+  withSuggestionsRejected,
+  type SuggestionAuthor,
+  type SuggestionStamp,
+} from './suggestion-rules.js';
 
-export type SuggestionAuthor = { principalType: 'user' | 'agent'; id: string; name: string };
-export type SuggestionStamp = { id: string; author: SuggestionAuthor; at: string /* ISO */ };
-
-/** The attrs of a suggestion mark (schema.ts), as stored in the Y.XmlText attribute. */
-export type SuggestionMarkAttrs = { id: string; authorType: 'user' | 'agent'; authorId: string; authorName: string; at: string };
+export {
+  decideDocSuggestion,
+  hasSuggestions,
+  stampFromMarkAttrs,
+  suggestionMarkAttrs,
+  withSuggestionDecided,
+  withSuggestionsAccepted,
+  withSuggestionsRejected,
+  type SuggestionAuthor,
+  type SuggestionMarkAttrs,
+  type SuggestionStamp,
+} from './suggestion-rules.js';
+export { suggestDocAppend, suggestDocReplace } from './suggestion-writer.js';
 
 export type DocSuggestionView = { id: string; author: SuggestionAuthor; at: string; inserted: string; removed: string; before: string; after: string };
 
-const INSERT: SuggestionMarkName = 'suggestInsert';
-const DELETE: SuggestionMarkName = 'suggestDelete';
 /** Characters of context on each side in `docSuggestions`. */
 const CONTEXT_CHARS = 80;
-
-export function suggestionMarkAttrs(stamp: SuggestionStamp): SuggestionMarkAttrs {
-  return { id: stamp.id, authorType: stamp.author.principalType, authorId: stamp.author.id, authorName: stamp.author.name, at: stamp.at };
-}
-
-/** The stamp a mark's attrs name, or null when they are not a well-formed suggestion (a peer may write anything). */
-export function stampFromMarkAttrs(attrs: unknown): SuggestionStamp | null {
-  if (typeof attrs !== 'object' || attrs === null) return null;
-  const a = attrs as Record<string, unknown>;
-  if (typeof a.id !== 'string' || a.id === '' || typeof a.authorId !== 'string') return null;
-  return {
-    id: a.id,
-    author: { principalType: a.authorType === 'agent' ? 'agent' : 'user', id: a.authorId, name: typeof a.authorName === 'string' ? a.authorName : '' },
-    at: typeof a.at === 'string' ? a.at : '',
-  };
-}
-
-function isSuggestionMarkName(name: string): name is SuggestionMarkName {
-  return (SUGGESTION_MARKS as readonly string[]).includes(name);
-}
-
-// y-prosemirror suffixes the attribute of a mark that may overlap itself with a hash of the mark
-// (`name--xxxxxxxx`); ours exclude themselves, but a peer's binding decides what it writes.
-const HASHED_MARK_ATTR = /(.*)(--[a-zA-Z0-9+/=]{8})$/;
-function markNameOfAttr(key: string): string {
-  return HASHED_MARK_ATTR.exec(key)?.[1] ?? key;
-}
-
-// ============================================================ resolving
-
-/** What becomes of marked content when suggestions are resolved: it stays a suggestion, turns plain, or goes. */
-type Fate = 'open' | 'plain' | 'gone';
-type Decider = (kind: SuggestionMarkName, id: unknown) => Fate;
-
-const REJECT_ALL: Decider = (kind) => (kind === INSERT ? 'gone' : 'plain');
-const ACCEPT_ALL: Decider = (kind) => (kind === INSERT ? 'plain' : 'gone');
-
-function decideOne(id: string, decision: 'accept' | 'reject'): Decider {
-  return (kind, markId) => {
-    if (markId !== id) return 'open';
-    return (decision === 'accept') === (kind === INSERT) ? 'plain' : 'gone';
-  };
-}
-
-/** Suggestion marks found on a piece of content: the attrs of each, by mark name. Both at once only after concurrent edits. */
-type SuggestionAttrs = { [INSERT]?: Record<string, unknown>; [DELETE]?: Record<string, unknown> };
-
-type ContentFate = { gone: boolean; plain: SuggestionMarkName[] };
-
-function contentFate(marks: SuggestionAttrs, decide: Decider): ContentFate {
-  let gone = false;
-  const plain: SuggestionMarkName[] = [];
-  for (const kind of SUGGESTION_MARKS) {
-    const attrs = marks[kind];
-    if (!attrs) continue;
-    const fate = decide(kind, attrs.id);
-    if (fate === 'gone') gone = true;
-    else if (fate === 'plain') plain.push(kind);
-  }
-  return { gone, plain };
-}
-
-function suggestionAttrsOfMarks(marks: readonly Mark[]): SuggestionAttrs {
-  const out: SuggestionAttrs = {};
-  for (const mark of marks) if (isSuggestionMarkName(mark.type.name)) out[mark.type.name] = mark.attrs;
-  return out;
-}
-
-type ChildShape = { type: NodeType | null; gone: boolean };
-
-/**
- * Which children go with their content: every child that is all going away,
- * when what stays is still valid content of the parent (the doc may end up
- * empty: it reads as one empty paragraph); else none, and they stay emptied.
- */
-function removedChildren(parent: NodeType | null, children: readonly ChildShape[]): boolean[] {
-  const removed = children.map((c) => c.gone);
-  if (!removed.includes(true)) return removed;
-  // An unknown node is unwrapped by the reader, so the parent's content cannot be checked.
-  if (parent === null || parent === docSchema.topNodeType || children.some((c) => c.type === null)) return removed;
-  let match = parent.contentMatch;
-  for (const child of children) {
-    if (child.gone) continue;
-    const next = match.matchType(child.type!);
-    if (!next) return children.map(() => false);
-    match = next;
-  }
-  return match.validEnd ? removed : children.map(() => false);
-}
-
-type InlineTally = { any: boolean; allGone: boolean };
-
-function tallyNode(node: PMNode, decide: Decider, tally: InlineTally): void {
-  if (node.isText) {
-    tally.any = true;
-    if (!contentFate(suggestionAttrsOfMarks(node.marks), decide).gone) tally.allGone = false;
-  } else if (node.isInline) {
-    tally.any = true;
-    tally.allGone = false;
-  } else {
-    node.forEach((child) => tallyNode(child, decide, tally));
-  }
-}
-
-/** Whether a block goes with its content: it has inline content and all of it goes. */
-function blockGone(node: PMNode, decide: Decider): boolean {
-  const tally = { any: false, allGone: true };
-  tallyNode(node, decide, tally);
-  return tally.any && tally.allGone;
-}
-
-function resolveTextblock(node: PMNode, decide: Decider): PMNode {
-  let changed = false;
-  const out: PMNode[] = [];
-  node.forEach((child) => {
-    if (!child.isText) {
-      out.push(child);
-      return;
-    }
-    const fate = contentFate(suggestionAttrsOfMarks(child.marks), decide);
-    if (fate.gone) {
-      changed = true;
-    } else if (fate.plain.length > 0) {
-      changed = true;
-      out.push(child.mark(child.marks.filter((m) => !fate.plain.includes(m.type.name as SuggestionMarkName))));
-    } else {
-      out.push(child);
-    }
-  });
-  return changed ? node.copy(Fragment.fromArray(out)) : node;
-}
-
-function resolveNode(node: PMNode, decide: Decider): PMNode {
-  if (node.isTextblock) return resolveTextblock(node, decide);
-  if (node.isLeaf) return node;
-  const children = node.content.content;
-  const removed = removedChildren(
-    node.type,
-    children.map((c) => ({ type: c.type, gone: blockGone(c, decide) })),
-  );
-  let changed = false;
-  const out: PMNode[] = [];
-  children.forEach((child, i) => {
-    if (removed[i]) {
-      changed = true;
-      return;
-    }
-    const resolved = resolveNode(child, decide);
-    changed ||= resolved !== child;
-    out.push(resolved);
-  });
-  if (!changed) return node;
-  if (out.length === 0 && node.type === docSchema.topNodeType) out.push(docSchema.nodes.paragraph.create());
-  return node.copy(Fragment.fromArray(out));
-}
-
-/** Whether the body holds any suggestion mark. */
-export function hasSuggestions(body: PMNode): boolean {
-  let found = false;
-  body.descendants((node) => {
-    if (found) return false;
-    if (node.isText && node.marks.some((m) => isSuggestionMarkName(m.type.name))) found = true;
-    return !found;
-  });
-  return found;
-}
-
-/** The body with every suggestion rejected (what GET /doc returns by default). */
-export function withSuggestionsRejected(body: PMNode): PMNode {
-  return hasSuggestions(body) ? resolveNode(body, REJECT_ALL) : body;
-}
-
-/** The body with every suggestion accepted. */
-export function withSuggestionsAccepted(body: PMNode): PMNode {
-  return hasSuggestions(body) ? resolveNode(body, ACCEPT_ALL) : body;
-}
-
-/** The body with one suggestion decided and the others left open, as `decideDocSuggestion` leaves the Y document. */
-export function withSuggestionDecided(body: PMNode, id: string, decision: 'accept' | 'reject'): PMNode {
-  return resolveNode(body, decideOne(id, decision));
-}
-
-// ======================================================== the Y document
-
-type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook;
-type YParent = Y.XmlFragment | Y.XmlElement;
-type TextRun = { insert: string | object; attributes?: Record<string, unknown> };
-
-function nodeTypeNamed(name: string): NodeType | null {
-  return Object.prototype.hasOwnProperty.call(docSchema.nodes, name) ? docSchema.nodes[name] : null;
-}
-
-function runLength(run: TextRun): number {
-  return typeof run.insert === 'string' ? run.insert.length : 1;
-}
-
-/** The suggestion attributes of a text run, with the attribute key each is stored under. */
-function suggestionAttrsOfRun(attributes: Record<string, unknown> | undefined): { marks: SuggestionAttrs; keys: Partial<Record<SuggestionMarkName, string>> } {
-  const marks: SuggestionAttrs = {};
-  const keys: Partial<Record<SuggestionMarkName, string>> = {};
-  for (const [key, value] of Object.entries(attributes ?? {})) {
-    const name = markNameOfAttr(key);
-    if (!isSuggestionMarkName(name) || typeof value !== 'object' || value === null) continue;
-    marks[name] = value as Record<string, unknown>;
-    keys[name] = key;
-  }
-  return { marks, keys };
-}
-
-function tallyY(child: YChild, decide: Decider, tally: InlineTally): void {
-  if (child instanceof Y.XmlText) {
-    for (const run of child.toDelta() as TextRun[]) {
-      tally.any = true;
-      if (!contentFate(suggestionAttrsOfRun(run.attributes).marks, decide).gone) tally.allGone = false;
-    }
-  } else if (child instanceof Y.XmlElement) {
-    const type = nodeTypeNamed(child.nodeName);
-    if (type?.isInline) {
-      tally.any = true;
-      tally.allGone = false;
-    } else {
-      for (const grandchild of child.toArray()) tallyY(grandchild, decide, tally);
-    }
-  }
-}
-
-function yBlockGone(child: YChild, decide: Decider): boolean {
-  const tally = { any: false, allGone: true };
-  tallyY(child, decide, tally);
-  return tally.any && tally.allGone;
-}
-
-/** Resolves the marked runs of one Y.XmlText, right to left so offsets stay valid. */
-function resolveYText(text: Y.XmlText, decide: Decider): void {
-  const edits: Array<{ offset: number; length: number; fate: ContentFate; keys: Partial<Record<SuggestionMarkName, string>> }> = [];
-  let offset = 0;
-  for (const run of text.toDelta() as TextRun[]) {
-    const length = runLength(run);
-    const { marks, keys } = suggestionAttrsOfRun(run.attributes);
-    const fate = contentFate(marks, decide);
-    if (fate.gone || fate.plain.length > 0) edits.push({ offset, length, fate, keys });
-    offset += length;
-  }
-  for (const edit of edits.reverse()) {
-    if (edit.fate.gone) {
-      text.delete(edit.offset, edit.length);
-    } else {
-      const cleared: Record<string, null> = {};
-      for (const kind of edit.fate.plain) cleared[edit.keys[kind]!] = null;
-      text.format(edit.offset, edit.length, cleared);
-    }
-  }
-}
-
-function resolveYParent(parent: YParent, type: NodeType | null, decide: Decider): void {
-  const children = parent.toArray();
-  const removed =
-    type?.isTextblock === true
-      ? children.map(() => false)
-      : removedChildren(
-          type,
-          children.map((c) => ({
-            type: c instanceof Y.XmlElement ? nodeTypeNamed(c.nodeName) : null,
-            gone: c instanceof Y.XmlElement && yBlockGone(c, decide),
-          })),
-        );
-  for (let i = children.length - 1; i >= 0; i--) {
-    const child = children[i];
-    if (removed[i]) parent.delete(i, 1);
-    else if (child instanceof Y.XmlText) resolveYText(child, decide);
-    else if (child instanceof Y.XmlElement) {
-      const childType = nodeTypeNamed(child.nodeName);
-      if (!childType?.isInline) resolveYParent(child, childType, decide);
-    }
-  }
-}
-
-function yHasSuggestion(parent: YParent, id: string): boolean {
-  for (const child of parent.toArray()) {
-    if (child instanceof Y.XmlText) {
-      for (const run of child.toDelta() as TextRun[]) {
-        const { marks } = suggestionAttrsOfRun(run.attributes);
-        if (marks[INSERT]?.id === id || marks[DELETE]?.id === id) return true;
-      }
-    } else if (child instanceof Y.XmlElement && yHasSuggestion(child, id)) {
-      return true;
-    }
-  }
-  return false;
-}
-
-/**
- * Accept: inserted text loses its mark, deleted text is removed; reject: the
- * reverse. Blocks left empty that the suggestion created (all their text
- * marked with it: a deletion of whole blocks accepted, an insertion of whole
- * blocks rejected) are removed. One transaction with `origin`. False, and
- * nothing written, when no mark with that id is in the body.
- */
-export function decideDocSuggestion(ydoc: Y.Doc, id: string, decision: 'accept' | 'reject', origin: unknown): boolean {
-  const fragment = bodyFragment(ydoc);
-  if (!yHasSuggestion(fragment, id)) return false;
-  ydoc.transact(() => resolveYParent(fragment, docSchema.topNodeType, decideOne(id, decision)), origin);
-  return true;
-}
-
-// ========================================================== suggesting
-
-type SuggestContext = { ydoc: Y.Doc; attrs: SuggestionMarkAttrs; insertMark: Mark; wrote: boolean };
-
-function suggestContext(ydoc: Y.Doc, stamp: SuggestionStamp): SuggestContext {
-  const attrs = suggestionMarkAttrs(stamp);
-  return { ydoc, attrs, insertMark: docSchema.marks.suggestInsert.create(attrs), wrote: false };
-}
-
-// y-prosemirror's BindingMetadata with no known mapping (as in body.ts).
-function emptyMeta() {
-  return { mapping: new Map(), isOMark: new Map() };
-}
-
-/**
- * The inline content a suggestion can insert in place of `node`: marked text.
- * Atoms keep no marks in the Y encoding, so a hard break becomes a space and a
- * mention its `@label` text; an image is left out.
- */
-function insertableInline(node: PMNode): PMNode | null {
-  if (node.isText) return node;
-  if (node.type.name === 'hardBreak') return docSchema.text(' ', node.marks);
-  if (node.type.name === 'mention') return docSchema.text(`@${String(node.attrs.label ?? '')}`, node.marks);
-  return null;
-}
-
-function markedText(node: PMNode, mark: Mark): PMNode {
-  const marks = node.marks.filter((m) => !isSuggestionMarkName(m.type.name));
-  return node.mark(mark.addToSet(marks));
-}
-
-/** A new block as a suggestion inserts it: every text marked, atoms as in `insertableInline`. */
-function markedBlock(node: PMNode, mark: Mark): PMNode {
-  if (node.isTextblock) {
-    const children: PMNode[] = [];
-    node.forEach((child) => {
-      const text = insertableInline(child);
-      if (text) children.push(markedText(text, mark));
-    });
-    return node.copy(Fragment.fromArray(children));
-  }
-  if (node.isLeaf) return node;
-  const children: PMNode[] = [];
-  node.forEach((child) => children.push(markedBlock(child, mark)));
-  return node.copy(Fragment.fromArray(children));
-}
-
-function hasText(node: PMNode): boolean {
-  let found = false;
-  node.descendants((child) => {
-    if (child.isText) found = true;
-    return !found;
-  });
-  return found;
-}
-
-/**
- * Inserts `node` as a suggested block after `anchor` (null: first), in
- * y-prosemirror's encoding as body.ts does. A block with no text to mark (a
- * rule, an empty paragraph, a paragraph of images) cannot be a suggestion
- * and is left out. Returns the new anchor.
- */
-function insertSuggestedBlock(ctx: SuggestContext, parent: YParent, anchor: YChild | null, node: PMNode): YChild | null {
-  const block = markedBlock(node, ctx.insertMark);
-  if (!hasText(block)) return anchor;
-  const element = new Y.XmlElement(block.type.name);
-  parent.insertAfter(anchor as Y.XmlElement | null, [element]);
-  updateYFragment(ctx.ydoc, element, block, emptyMeta());
-  ctx.wrote = true;
-  return element;
-}
-
-/** Marks every character of a Y subtree that is in the rejected view and not yet suggested away as deleted. */
-function markSubtreeDeleted(ctx: SuggestContext, child: YChild): void {
-  if (child instanceof Y.XmlText) {
-    let offset = 0;
-    for (const run of child.toDelta() as TextRun[]) {
-      const length = runLength(run);
-      const { marks } = suggestionAttrsOfRun(run.attributes);
-      if (!marks[INSERT] && !marks[DELETE]) {
-        child.format(offset, length, { [DELETE]: ctx.attrs });
-        ctx.wrote = true;
-      }
-      offset += length;
-    }
-  } else if (child instanceof Y.XmlElement) {
-    for (const grandchild of child.toArray()) markSubtreeDeleted(ctx, grandchild);
-  }
-}
-
-/** A block as the lenient reader builds it (body.ts `blockOfYChild`), or null when it is not one block of our schema. */
-function nodeOfYElement(child: YChild): PMNode | null {
-  if (!(child instanceof Y.XmlElement)) return null;
-  const content = (yXmlFragmentToProsemirrorJSON(child).content as unknown[]).flat();
-  const nodes = nodesFromJSONLenient({ type: child.nodeName, attrs: child.getAttributes(), content });
-  return nodes.length === 1 ? nodes[0] : null;
-}
-
-type OldBlock = { y: YChild; node: PMNode | null };
-
-/**
- * Makes the rejected view of `parent`'s children read as `targets`:
- * children equal to a target (longest common subsequence) are left alone;
- * between them, blocks are paired by position, a pair of the same markup is
- * diffed inside, anything else is suggested away or suggested in. Blocks the
- * rejected view leaves out (open insertions of whole blocks) are not touched.
- */
-function suggestChildren(ctx: SuggestContext, parent: YParent, type: NodeType, targets: readonly PMNode[]): void {
-  const ychildren = parent.toArray();
-  const raw = ychildren.map(nodeOfYElement);
-  const removed = removedChildren(
-    type,
-    raw.map((node) => ({ type: node?.type ?? null, gone: node !== null && blockGone(node, REJECT_ALL) })),
-  );
-  const olds: OldBlock[] = [];
-  ychildren.forEach((y, i) => {
-    if (!removed[i]) olds.push({ y, node: raw[i] && resolveNode(raw[i]!, REJECT_ALL) });
-  });
-  const kept = matchSequences(olds, targets, (old, next) => old.node !== null && old.node.eq(next));
-  let anchor: YChild | null = null;
-  let oldFrom = 0;
-  let newFrom = 0;
-  for (const [oldAt, newAt] of [...kept, [olds.length, targets.length] as const]) {
-    anchor = suggestStretch(ctx, parent, olds.slice(oldFrom, oldAt), targets.slice(newFrom, newAt), anchor);
-    if (oldAt < olds.length) anchor = olds[oldAt].y;
-    oldFrom = oldAt + 1;
-    newFrom = newAt + 1;
-  }
-}
-
-function suggestStretch(ctx: SuggestContext, parent: YParent, olds: readonly OldBlock[], targets: readonly PMNode[], anchor: YChild | null): YChild | null {
-  for (let k = 0; k < Math.max(olds.length, targets.length); k++) {
-    const old = olds[k] as OldBlock | undefined;
-    const next = targets[k] as PMNode | undefined;
-    if (old && next && old.node && old.y instanceof Y.XmlElement && !next.isLeaf && old.node.hasMarkup(next.type, next.attrs, next.marks)) {
-      if (next.isTextblock) suggestInline(ctx, old.y, next);
-      else suggestChildren(ctx, old.y, next.type, next.content.content);
-      anchor = old.y;
-      continue;
-    }
-    if (old) {
-      markSubtreeDeleted(ctx, old.y);
-      anchor = old.y;
-    }
-    if (next) anchor = insertSuggestedBlock(ctx, parent, anchor, next);
-  }
-  return anchor;
-}
-
-// ------------------------------------------------------------- inline diff
-
-/** One character (code point) or inline atom of a textblock. */
-type Unit = { text: string; marksKey: string; atomKey: string | null };
-type OldUnit = Unit & { y: Y.XmlText | Y.XmlElement; offset: number; deleted: boolean };
-type NewUnit = Unit & { node: PMNode };
-type Token = { key: string; from: number; to: number };
-
-function marksKeyOf(marks: readonly Mark[]): string {
-  return JSON.stringify(marks.filter((m) => !isSuggestionMarkName(m.type.name)).map((m) => m.toJSON()));
-}
-
-/** The marks a run's attributes stand for, built as the lenient reader builds them. */
-function marksOfAttributes(attributes: Record<string, unknown> | undefined): Mark[] {
-  const marks: Mark[] = [];
-  for (const [key, value] of Object.entries(attributes ?? {})) {
-    const name = markNameOfAttr(key);
-    if (isSuggestionMarkName(name) || !Object.prototype.hasOwnProperty.call(docSchema.marks, name)) continue;
-    try {
-      marks.push(docSchema.marks[name].create(typeof value === 'object' ? (value as Record<string, unknown>) : null));
-    } catch {
-      // A peer's malformed mark is not ours to compare; it only makes the text differ.
-    }
-  }
-  return Mark.setFrom(marks) as Mark[];
-}
-
-function atomKeyOf(node: PMNode): string {
-  return JSON.stringify({ type: node.type.name, attrs: node.attrs });
-}
-
-function oldUnitsOf(block: Y.XmlElement): OldUnit[] {
-  const units: OldUnit[] = [];
-  for (const child of block.toArray()) {
-    if (child instanceof Y.XmlText) {
-      let offset = 0;
-      for (const run of child.toDelta() as TextRun[]) {
-        const length = runLength(run);
-        const { marks } = suggestionAttrsOfRun(run.attributes);
-        // Open insertions are not in the rejected view the target is compared with.
-        if (!marks[INSERT] && typeof run.insert === 'string') {
-          const marksKey = marksKeyOf(marksOfAttributes(run.attributes));
-          let at = offset;
-          for (const ch of run.insert) {
-            units.push({ text: ch, marksKey, atomKey: null, y: child, offset: at, deleted: marks[DELETE] !== undefined });
-            at += ch.length;
-          }
-        }
-        offset += length;
-      }
-    } else if (child instanceof Y.XmlElement) {
-      const node = nodesFromJSONLenient({ type: child.nodeName, attrs: child.getAttributes() })[0];
-      const atomKey = node?.isInline ? atomKeyOf(node) : `unknown:${child.nodeName}`;
-      units.push({ text: '', marksKey: '', atomKey, y: child, offset: 0, deleted: false });
-    }
-  }
-  return units;
-}
-
-function newUnitsOf(block: PMNode): NewUnit[] {
-  const units: NewUnit[] = [];
-  block.forEach((child) => {
-    if (child.isText) {
-      const marksKey = marksKeyOf(child.marks);
-      for (const ch of child.text ?? '') units.push({ text: ch, marksKey, atomKey: null, node: child });
-    } else {
-      units.push({ text: '', marksKey: '', atomKey: atomKeyOf(child), node: child });
-    }
-  });
-  return units;
-}
-
-const WORD = /[\p{L}\p{N}\p{M}_]/u;
-const SPACE = /\s/u;
-
-function charClass(ch: string): 'word' | 'space' | 'other' {
-  if (WORD.test(ch)) return 'word';
-  if (SPACE.test(ch)) return 'space';
-  return 'other';
-}
-
-/** Words, runs of whitespace, single other characters and atoms, each with one set of marks. */
-function tokenize(units: readonly Unit[]): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < units.length) {
-    const unit = units[i];
-    if (unit.atomKey !== null) {
-      tokens.push({ key: `\u0002${unit.atomKey}`, from: i, to: i + 1 });
-      i++;
-      continue;
-    }
-    const cls = charClass(unit.text);
-    let j = i + 1;
-    if (cls !== 'other') {
-      while (j < units.length && units[j].atomKey === null && units[j].marksKey === unit.marksKey && charClass(units[j].text) === cls) j++;
-    }
-    let text = '';
-    for (let k = i; k < j; k++) text += units[k].text;
-    tokens.push({ key: `${unit.marksKey}\u0001${text}`, from: i, to: j });
-    i = j;
-  }
-  return tokens;
-}
-
-/** Where text goes to sit right after `anchor` (null: at the start of the block), creating a Y.XmlText when no text is there. */
-function textPositionAfter(block: Y.XmlElement, anchor: OldUnit | null): { text: Y.XmlText; offset: number } {
-  if (anchor && anchor.atomKey === null) return { text: anchor.y as Y.XmlText, offset: anchor.offset + anchor.text.length };
-  const before = anchor ? (anchor.y as Y.XmlElement) : null;
-  const next = before ? before.nextSibling : block.firstChild;
-  if (next instanceof Y.XmlText) return { text: next, offset: 0 };
-  // Only where no text neighbours it: y-prosemirror merges adjacent Y.XmlTexts when it reads them.
-  const text = new Y.XmlText();
-  block.insertAfter(before, [text]);
-  return { text, offset: 0 };
-}
-
-/** The y-prosemirror attributes of marked inserted text. */
-function attributesOf(marks: readonly Mark[], attrs: SuggestionMarkAttrs): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const mark of marks) if (!isSuggestionMarkName(mark.type.name)) out[mark.type.name] = mark.attrs;
-  out[INSERT] = attrs;
-  return out;
-}
-
-function suggestInsertedUnits(ctx: SuggestContext, block: Y.XmlElement, anchor: OldUnit | null, units: readonly NewUnit[]): void {
-  const pieces: Array<{ text: string; marks: readonly Mark[] }> = [];
-  for (const unit of units) {
-    const node = unit.atomKey === null ? unit.node : insertableInline(unit.node);
-    if (!node) continue;
-    const text = unit.atomKey === null ? unit.text : (node.text ?? '');
-    const last = pieces[pieces.length - 1];
-    if (last && Mark.sameSet(last.marks, node.marks)) last.text += text;
-    else pieces.push({ text, marks: node.marks });
-  }
-  if (pieces.length === 0) return;
-  const position = textPositionAfter(block, anchor);
-  let offset = position.offset;
-  for (const piece of pieces) {
-    position.text.insert(offset, piece.text, attributesOf(piece.marks, ctx.attrs));
-    offset += piece.text.length;
-  }
-  ctx.wrote = true;
-}
-
-function suggestDeletedUnits(ctx: SuggestContext, units: readonly OldUnit[]): void {
-  // Runs of consecutive characters in one Y.XmlText, formatted in one call each.
-  let i = 0;
-  while (i < units.length) {
-    const unit = units[i];
-    if (unit.atomKey !== null || unit.deleted) {
-      i++;
-      continue;
-    }
-    let end = unit.offset + unit.text.length;
-    let j = i + 1;
-    while (j < units.length && units[j].y === unit.y && !units[j].deleted && units[j].atomKey === null && units[j].offset === end) {
-      end += units[j].text.length;
-      j++;
-    }
-    (unit.y as Y.XmlText).format(unit.offset, end - unit.offset, { [DELETE]: ctx.attrs });
-    ctx.wrote = true;
-    i = j;
-  }
-}
-
-/**
- * Diffs one textblock word by word against the target: unchanged tokens stay,
- * removed ones are marked deleted, new ones inserted marked, after the last
- * removed token (or the token before). Stretches are edited right to left so
- * the offsets read before stay valid.
- */
-function suggestInline(ctx: SuggestContext, block: Y.XmlElement, target: PMNode): void {
-  const olds = oldUnitsOf(block);
-  const news = newUnitsOf(target);
-  const oldTokens = tokenize(olds);
-  const newTokens = tokenize(news);
-  const kept = matchSequences(oldTokens, newTokens, (a, b) => a.key === b.key);
-  const stretches: Array<{ oldFrom: number; oldTo: number; newFrom: number; newTo: number }> = [];
-  let oldFrom = 0;
-  let newFrom = 0;
-  for (const [oldAt, newAt] of [...kept, [oldTokens.length, newTokens.length] as const]) {
-    if (oldAt > oldFrom || newAt > newFrom) stretches.push({ oldFrom, oldTo: oldAt, newFrom, newTo: newAt });
-    oldFrom = oldAt + 1;
-    newFrom = newAt + 1;
-  }
-  const unitAt = (tokens: readonly Token[], index: number, edge: 'from' | 'to') => (index < tokens.length ? tokens[index][edge] : tokens.length ? tokens[tokens.length - 1].to : 0);
-  for (const s of stretches.reverse()) {
-    const oldUnitFrom = s.oldFrom < oldTokens.length ? oldTokens[s.oldFrom].from : olds.length;
-    const oldUnitTo = s.oldTo > s.oldFrom ? oldTokens[s.oldTo - 1].to : oldUnitFrom;
-    const newUnitFrom = unitAt(newTokens, s.newFrom, 'from');
-    const newUnitTo = s.newTo > s.newFrom ? newTokens[s.newTo - 1].to : newUnitFrom;
-    const anchor = oldUnitTo > 0 ? olds[oldUnitTo - 1] : null;
-    if (newUnitTo > newUnitFrom) suggestInsertedUnits(ctx, block, anchor, news.slice(newUnitFrom, newUnitTo));
-    if (oldUnitTo > oldUnitFrom) suggestDeletedUnits(ctx, olds.slice(oldUnitFrom, oldUnitTo));
-  }
-}
-
-/**
- * PUT /doc?mode=suggest: proposes making the body equal to `target`,
- * compared with the body as if every open suggestion were rejected (what
- * GET /doc shows). Suggested deletions are suggestDelete marks on the
- * existing text, insertions new text marked suggestInsert, both with the
- * stamp. One Y transaction with `origin`. Returns false (and writes nothing)
- * when there is no difference it can express.
- *
- * What it cannot express is left as it is (docs/SUGGESTIONS.md): text
- * another suggestion already deletes stays that suggestion's; inline atoms
- * are not removed, and inserted ones become text or are left out
- * (`insertableInline`); a block with no text (rule, empty paragraph) is
- * neither added nor removed; a changed block attribute (heading level, task
- * checked, list start) is a removal of the old block and an insertion of the
- * new one; a change of formatting alone is a removal and an insertion of the
- * same words.
- */
-export function suggestDocReplace(ydoc: Y.Doc, target: PMNode, stamp: SuggestionStamp, origin: unknown): boolean {
-  if (target.type !== docSchema.topNodeType) throw new TypeError(`suggestDocReplace expects a doc node, got ${target.type.name}`);
-  if (withSuggestionsRejected(readDocBody(ydoc)).eq(target)) return false;
-  const ctx = suggestContext(ydoc, stamp);
-  ydoc.transact(() => suggestChildren(ctx, bodyFragment(ydoc), docSchema.topNodeType, target.content.content), origin);
-  return ctx.wrote;
-}
-
-/**
- * POST /doc/sections?mode=suggest: appends blocks whose text is all marked
- * suggestInsert, in one transaction with `origin`. A block with no text
- * cannot be suggested and is left out. Returns the number of blocks appended.
- */
-export function suggestDocAppend(ydoc: Y.Doc, blocks: readonly PMNode[], stamp: SuggestionStamp, origin: unknown): number {
-  if (blocks.some((n) => !n.isBlock)) throw new TypeError('suggestDocAppend expects block nodes');
-  const ctx = suggestContext(ydoc, stamp);
-  const insertable = blocks.filter((block) => hasText(markedBlock(block, ctx.insertMark)));
-  if (insertable.length === 0) return 0;
-  const fragment = bodyFragment(ydoc);
-  ydoc.transact(() => {
-    let anchor = (fragment.length > 0 ? fragment.get(fragment.length - 1) : null) as YChild | null;
-    for (const block of insertable) anchor = insertSuggestedBlock(ctx, fragment, anchor, block);
-  }, origin);
-  return insertable.length;
-}
 
 // ============================================================== listing
 
@@ -874,17 +185,25 @@ export function suggestionStampsIn(transaction: Y.Transaction): SuggestionStamp[
 
 // ============================================== suggest-only connections
 
-/** Empty paragraphs a suggesting editor adds or removes (Enter, then typing) are not text, so they do not count as a change. */
-function withoutEmptyParagraphs(node: PMNode): PMNode {
+/**
+ * The body as the suggest-only check compares it: blocks with no inline content
+ * (an empty paragraph, list item, quote or cell) left out. A suggesting editor
+ * adds them (Enter) before the first suggested character is typed into them,
+ * and a block filled only with suggested text reads as absent once
+ * suggestions are rejected, so they are not a change of text either way.
+ */
+function withoutEmptyBlocks(node: PMNode): PMNode {
   if (node.isTextblock || node.isLeaf) return node;
-  const children = node.content.content;
-  const isEmpty = (c: PMNode) => c.type === docSchema.nodes.paragraph && c.childCount === 0;
-  const removed = removedChildren(node.type, children.map((c) => ({ type: c.type, gone: isEmpty(c) })));
-  const out = children.filter((_, i) => !removed[i]).map(withoutEmptyParagraphs);
+  const out: PMNode[] = [];
+  node.forEach((child) => {
+    if (!child.isLeaf && !hasInline(child)) return;
+    out.push(withoutEmptyBlocks(child));
+  });
   return node.copy(Fragment.fromArray(out));
 }
 
-type Signature = { authors: Set<string>; inserted: string; removed: string; attrs: Set<string> };
+/** What a suggestion consists of: its marked text as runs of one formatting each (so another edit splitting a run does not count), and its marks' attrs. */
+type Signature = { authors: Set<string>; inserted: Array<[string, string]>; removed: Array<[string, string]>; attrs: Set<string> };
 
 function authorKey(attrs: Record<string, unknown>): string {
   return `${String(attrs.authorType)}:${String(attrs.authorId)}`;
@@ -900,11 +219,14 @@ function signatures(body: PMNode): Map<string, Signature> {
       if (!attrs) continue;
       const id = String(attrs.id);
       let sig = out.get(id);
-      if (!sig) out.set(id, (sig = { authors: new Set(), inserted: '', removed: '', attrs: new Set() }));
+      if (!sig) out.set(id, (sig = { authors: new Set(), inserted: [], removed: [], attrs: new Set() }));
       sig.authors.add(authorKey(attrs));
       sig.attrs.add(JSON.stringify(attrs));
-      if (kind === INSERT) sig.inserted += `${node.text}\u0000${marksKeyOf(node.marks)}\u0001`;
-      else sig.removed += `${node.text}\u0000${marksKeyOf(node.marks)}\u0001`;
+      const runs = kind === INSERT ? sig.inserted : sig.removed;
+      const key = marksKeyOf(node.marks);
+      const last = runs[runs.length - 1];
+      if (last && last[0] === key) last[1] += node.text;
+      else runs.push([key, node.text ?? '']);
     }
     return false;
   });
@@ -913,23 +235,30 @@ function signatures(body: PMNode): Map<string, Signature> {
 
 function sameSignature(a: Signature | undefined, b: Signature | undefined): boolean {
   if (!a || !b) return a === b;
-  return a.inserted === b.inserted && a.removed === b.removed && a.attrs.size === b.attrs.size && [...a.attrs].every((x) => b.attrs.has(x));
+  const same = (x: Array<[string, string]>, y: Array<[string, string]>) => x.length === y.length && x.every(([key, text], i) => y[i][0] === key && y[i][1] === text);
+  return same(a.inserted, b.inserted) && same(a.removed, b.removed) && a.attrs.size === b.attrs.size && [...a.attrs].every((x) => b.attrs.has(x));
 }
 
 /**
  * For a sync connection limited to suggesting: null when the change from
  * `before` to `after` only adds, extends or withdraws suggestions of
- * `author` (the body with all suggestions rejected is unchanged, empty
- * paragraphs aside; every other author's suggestions are unchanged; every
+ * `author` (the body with all suggestions rejected is unchanged, blocks
+ * with no text aside (`withoutEmptyBlocks`); every other author's suggestions are unchanged; every
  * new suggestion mark names `author`), else a short reason. Reads both
  * bodies whole: it is meant for the few connections that are limited.
  */
 export function checkSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, author: { principalType: 'user' | 'agent'; id: string }): string | null {
   const oldBody = readDocBody(before);
   const newBody = readDocBody(after);
-  if (!withoutEmptyParagraphs(withSuggestionsRejected(oldBody)).eq(withoutEmptyParagraphs(withSuggestionsRejected(newBody)))) {
-    return 'the change edits the document itself; only suggestions may be added or withdrawn';
+  if (!withoutEmptyBlocks(withSuggestionsRejected(oldBody)).eq(withoutEmptyBlocks(withSuggestionsRejected(newBody)))) {
+    return EDITS_TEXT;
   }
+  return signatureRefusal(oldBody, newBody, author);
+}
+
+const EDITS_TEXT = 'the change edits the document itself; only suggestions may be added or withdrawn';
+
+function signatureRefusal(oldBody: PMNode, newBody: PMNode, author: { principalType: 'user' | 'agent'; id: string }): string | null {
   const own = `${author.principalType}:${author.id}`;
   const oldSigs = signatures(oldBody);
   const newSigs = signatures(newBody);
@@ -941,4 +270,138 @@ export function checkSuggestionOnlyChange(before: Y.Doc, after: Y.Doc, author: {
     return was ? 'the change alters a suggestion by someone else' : 'a new suggestion must name the connection\'s own principal as its author';
   }
   return null;
+}
+
+// ------------------------------------------------------ by the update alone
+
+/** A decoded update's delete set (Yjs does not export the type). */
+type DeleteSet = ReturnType<typeof Y.decodeUpdate>['ds'];
+
+const idKey = (id: Y.ID) => `${id.client}:${id.clock}`;
+
+/** The top-level block item `item` belongs to, or null when it is not in the body. */
+function topLevelItem(item: Y.Item, body: Y.XmlFragment): Y.Item | null {
+  let current = item;
+  for (;;) {
+    const parent = current.parent;
+    if (parent === body) return current;
+    if (!(parent instanceof Y.AbstractType) || parent._item === null) return null;
+    current = parent._item;
+  }
+}
+
+/** Every item of `doc` in the ranges of a delete set (read-only: never splits a struct). */
+function forEachItemIn(doc: Y.Doc, ds: DeleteSet, visit: (item: Y.Item) => void): void {
+  ds.clients.forEach((ranges, client) => {
+    const structs = doc.store.clients.get(client);
+    if (!structs) return;
+    for (const { clock, len } of ranges) {
+      for (let i = Y.findIndexSS(structs, clock); i < structs.length; i++) {
+        const struct = structs[i];
+        if (struct.id.clock >= clock + len) break;
+        if (struct instanceof Y.Item) visit(struct);
+      }
+    }
+  });
+}
+
+/** The top-level blocks an update touches, by item id; null when it touches something outside the body. */
+function touchedBlocks(after: Y.Doc, decoded: { structs: Array<Y.Item | Y.GC | Y.Skip>; ds: DeleteSet }): Set<string> | null {
+  const body = bodyFragment(after);
+  const touched = new Set<string>();
+  let outside = false;
+  const note = (item: Y.Item) => {
+    const top = topLevelItem(item, body);
+    if (top) touched.add(idKey(top.id));
+    else outside = true;
+  };
+  for (const struct of decoded.structs) {
+    if (!(struct instanceof Y.Item)) continue;
+    const item = Y.getItem(after.store, struct.id);
+    if (item instanceof Y.Item) note(item);
+  }
+  forEachItemIn(after, decoded.ds, note);
+  return outside ? null : touched;
+}
+
+/**
+ * The body's top-level blocks in order: the touched ones as nodes (null for
+ * one the schema cannot read), the others as their item id, since they are
+ * the same on both sides.
+ */
+function blockSequence(ydoc: Y.Doc, touched: ReadonlySet<string>): Array<string | { node: PMNode | null }> {
+  const out: Array<string | { node: PMNode | null }> = [];
+  for (let item = bodyFragment(ydoc)._start; item !== null; item = item.right) {
+    if (item.deleted || !(item.content instanceof Y.ContentType)) continue;
+    const key = idKey(item.id);
+    out.push(touched.has(key) ? { node: nodeOfYElement(item.content.type as Y.XmlElement) } : key);
+  }
+  return out;
+}
+
+/** The rejected view of a block sequence, blocks with no text left out (`withoutEmptyBlocks`). */
+function rejectedSequence(sequence: ReadonlyArray<string | { node: PMNode | null }>): Array<string | PMNode> {
+  const out: Array<string | PMNode> = [];
+  for (const entry of sequence) {
+    if (typeof entry === 'string') {
+      out.push(entry);
+      continue;
+    }
+    const node = entry.node!;
+    if (blockGone(node, REJECT_ALL)) continue;
+    const resolved = resolveNode(node, REJECT_ALL);
+    if (!resolved.isLeaf && !hasInline(resolved)) continue;
+    out.push(withoutEmptyBlocks(resolved));
+  }
+  return out;
+}
+
+function sameSequence(a: ReadonlyArray<string | PMNode>, b: ReadonlyArray<string | PMNode>): boolean {
+  return a.length === b.length && a.every((x, i) => (typeof x === 'string' ? x === b[i] : typeof b[i] !== 'string' && x.eq(b[i] as PMNode)));
+}
+
+function touchedBody(sequence: ReadonlyArray<string | { node: PMNode | null }>): PMNode {
+  const nodes = sequence.flatMap((entry) => (typeof entry === 'string' || !entry.node ? [] : [entry.node]));
+  return docSchema.topNodeType.create(null, Fragment.fromArray(nodes));
+}
+
+/**
+ * `checkSuggestionOnlyChange` for one update from a sync connection limited
+ * to suggesting, reading only the top-level blocks the update touches (the
+ * others are the same before and after). `live` is not changed: the update is
+ * applied to a copy. Also refuses an update that is not one, that builds on
+ * or deletes content the server has not received, that touches anything
+ * outside the body, or a block the schema cannot read.
+ *
+ * Conservative where the whole-body check is not: a block deleted and
+ * written again elsewhere (Yjs has no move) is a change even if it crosses
+ * only blocks the rejected view leaves out.
+ */
+export function checkSuggestionOnlyUpdate(live: Y.Doc, update: Uint8Array, author: { principalType: 'user' | 'agent'; id: string }): string | null {
+  let decoded: { structs: Array<Y.Item | Y.GC | Y.Skip>; ds: DeleteSet };
+  try {
+    decoded = Y.decodeUpdate(update);
+  } catch {
+    return 'not a Yjs update';
+  }
+  const after = new Y.Doc({ gc: false });
+  try {
+    Y.applyUpdate(after, Y.encodeStateAsUpdate(live));
+    Y.applyUpdate(after, update);
+    if (after.store.pendingStructs !== null || after.store.pendingDs !== null) {
+      return 'the change builds on content the server has not received';
+    }
+    const touched = touchedBlocks(after, decoded);
+    if (touched === null) return 'the change touches something outside the doc body';
+    if (touched.size === 0) return null;
+    const before = blockSequence(live, touched);
+    const next = blockSequence(after, touched);
+    if ([...before, ...next].some((entry) => typeof entry !== 'string' && entry.node === null)) {
+      return 'the change touches a block this server cannot read';
+    }
+    if (!sameSequence(rejectedSequence(before), rejectedSequence(next))) return EDITS_TEXT;
+    return signatureRefusal(touchedBody(before), touchedBody(next), author);
+  } finally {
+    after.destroy();
+  }
 }

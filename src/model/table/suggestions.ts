@@ -120,6 +120,20 @@ export function setRowSuggestionStatus(
   return getRowSuggestion(doc, id);
 }
 
+/**
+ * Replaces the suggested cells of an open entry (its author changing its
+ * mind), and its base where given; null when there is no such entry.
+ */
+export function editRowSuggestion(doc: Y.Doc, id: string, values: Record<string, unknown>, base: Record<string, unknown> | undefined, origin: unknown): RowSuggestionEntry | null {
+  const map: unknown = suggestionsRoot(doc).get(id);
+  if (!(map instanceof Y.Map)) return null;
+  doc.transact(() => {
+    map.set('values', copyJson(values));
+    if (base !== undefined) map.set('base', copyJson(base));
+  }, origin);
+  return getRowSuggestion(doc, id);
+}
+
 /** Takes an entry out (a suggester withdrawing its own open suggestion); false when there was none. */
 export function removeRowSuggestion(doc: Y.Doc, id: string, origin: unknown): boolean {
   if (!suggestionsRoot(doc).has(id)) return false;

@@ -17,6 +17,7 @@ import * as m0070 from './0070_versions';
 import * as m0071 from './0071_version_checkpoints';
 import * as m0072 from './0072_row_identity';
 import * as m0080 from './0080_suggestions';
+import * as m0081 from './0081_document_attribution';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0071_version_checkpoints': m0071,
   '0072_row_identity': m0072,
   '0080_suggestions': m0080,
+  '0081_document_attribution': m0081,
 };

@@ -12,6 +12,7 @@ import type { SurfaceViewProps } from '../workspace-context/context';
 import { askLinkAddress, commands, createEditor, revealSection, selectionInfo, type SuggestionTarget } from './editor';
 import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
 import { mentionCandidatesOf, type MentionCandidate } from './mentions';
+import { AuthorshipView } from './Authorship';
 import type { UploadedImage } from '../../../src/model/schemas/files';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
@@ -33,6 +34,7 @@ export function DocSurface(props: SurfaceViewProps) {
   const docSuggestions = useDocSuggestions(context, props.surface, state?.doc);
   const candidates = useRef<MentionCandidate[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
+  const [authorship, setAuthorship] = useState(false);
 
   candidates.current = mentionCandidatesOf(context.members);
 
@@ -124,7 +126,13 @@ export function DocSurface(props: SurfaceViewProps) {
 
   return (
     <div class="doc-surface">
-      {editable && info && (
+      <div class="doc-viewbar">
+        <button type="button" class={`doc-view-toggle ${authorship ? 'is-active' : ''}`} aria-pressed={authorship} onClick={() => setAuthorship(!authorship)}>
+          <Icon name="users" size={14} />
+          <span>Authorship</span>
+        </button>
+      </div>
+      {editable && info && !authorship && (
         <div class="doc-toolbar" role="toolbar" aria-label="Formatting">
           <ModeSwitch mode={docMode.mode} forced={docMode.forced} onChange={docMode.setMode} />
           <IconButton
@@ -191,7 +199,8 @@ export function DocSurface(props: SurfaceViewProps) {
       <div class="doc-main">
       <div class="doc-scroll" ref={scroller}>
         {!(ready || synced) && <Spinner label="Opening the doc…" />}
-        <div class="doc-page" ref={mount} />
+        <div class="doc-page" ref={mount} hidden={authorship} />
+        {authorship && <AuthorshipView context={context} surfaceId={props.surface.id} doc={document?.doc ?? null} />}
         {bubble && (
           <button class="comment-bubble" style={{ top: `${bubble.top}px`, left: `${bubble.left}px` }} onMouseDown={(event) => event.preventDefault()} onClick={commentOnSelection}>
             <Icon name="comment" size={14} />

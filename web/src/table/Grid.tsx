@@ -5,6 +5,7 @@ import { CellDisplay, columnWidth, TYPE_LABELS, type PeopleDirectory } from './c
 import { CellEditor, type EditExit } from './editors';
 import type { CellValue, ColumnDef, RowSuggestionEntry, SheetSuggestions, ShownValue, TableModel } from './table-model';
 import { GhostCell, SuggestedCell, SuggestionActions, SUGGESTION_COLUMN_WIDTH, type Decide } from './suggestions';
+import { lastWriterLabel, type CellWriters } from './cell-writers';
 
 export const ROW_HEIGHT = 36;
 const HEADER_HEIGHT = 38;
@@ -53,6 +54,13 @@ export interface GridProps {
   /** Whether Accept / Reject are offered (editors). */
   canDecide?: boolean;
   onDecide?: Decide;
+  /** A commenter's grid: edits become suggestions (`onSuggestCell`) instead of changes. */
+  suggesting?: boolean;
+  onSuggestCell?: (rowId: string, key: string, value: CellValue) => void;
+  /** The viewer, whose own suggestions offer Withdraw. */
+  myId?: string;
+  /** Who last set each cell of a row: shown when a cell is hovered. */
+  cellWriters?: CellWriters;
 }
 
 const NO_SUGGESTIONS: SheetSuggestions = { byRow: new Map(), created: [], key: '' };
@@ -140,17 +148,19 @@ export function Grid(props: GridProps) {
     scrollIntoView(r, c);
   };
 
+  const canEdit = props.editable || props.suggesting === true;
   const write = (rowId: string, key: string, value: CellValue) => {
-    if (!props.editable) return;
+    if (!canEdit) return;
     try {
-      props.model.setCell(rowId, key, value);
+      if (props.editable) props.model.setCell(rowId, key, value);
+      else props.onSuggestCell?.(rowId, key, value);
     } catch {
       // The row was deleted by a peer while it was being edited: nothing to write to.
     }
   };
 
   const startEdit = (initialText?: string) => {
-    if (!props.editable || !hasActive) return;
+    if (!canEdit || !hasActive) return;
     const column = columns[activeCol]!;
     if (column.type === 'checkbox') {
       const current = props.model.row(props.active!.rowId)?.[column.key];
@@ -263,6 +273,13 @@ export function Grid(props: GridProps) {
     rowMenu: (rowId, anchor) => props.onRowMenu(rowId, anchor),
     finishEdit,
     decide: (suggestion, decision) => props.onDecide?.(suggestion, decision),
+    hover: (rowId, key, cell) => {
+      void props.cellWriters?.(rowId, props.version).then((writers) => {
+        const label = lastWriterLabel(writers[key]);
+        if (label) cell.title = label;
+        else cell.removeAttribute('title');
+      });
+    },
   };
   const layoutKey = columns.map((column, i) => `${column.id}:${column.key}:${column.type}:${widths[i]}:${column.label}`).join('|');
   const rows = [];
@@ -283,7 +300,7 @@ export function Grid(props: GridProps) {
         totalWidth={totalWidth}
         model={props.model}
         people={props.people}
-        editable={props.editable}
+        editable={canEdit}
         rowMenus={props.rowMenus}
         activeKey={index === activeRow && hasActive ? columns[activeCol]!.key : null}
         editing={editing && editing.rowId === rowId ? editing : null}
@@ -294,6 +311,7 @@ export function Grid(props: GridProps) {
         suggestionsKey={suggesting ? `${suggestions.key}:${actionsLeft}:${props.canDecide === true}` : ''}
         actionsLeft={actionsLeft}
         canDecide={props.canDecide === true}
+        myId={props.myId}
       />,
     );
   }
@@ -312,6 +330,7 @@ export function Grid(props: GridProps) {
         actionsLeft={actionsLeft}
         people={props.people}
         canDecide={props.canDecide === true}
+        myId={props.myId}
         onDecide={(s, decision) => handlers.current.decide(s, decision)}
       />,
     ),
@@ -381,6 +400,7 @@ interface RowHandlers {
   rowMenu: (rowId: string, anchor: HTMLElement) => void;
   finishEdit: (value: CellValue | undefined, exit: EditExit) => void;
   decide: Decide;
+  hover: (rowId: string, key: string, cell: HTMLElement) => void;
 }
 
 interface GridRowProps {
@@ -408,6 +428,7 @@ interface GridRowProps {
   suggestionsKey: string;
   actionsLeft: number;
   canDecide: boolean;
+  myId?: string;
 }
 
 const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey', 'suggestionsKey'];
@@ -458,6 +479,7 @@ class GridRow extends Component<GridRowProps> {
                 handlers.current.select(rowId, column.key);
               }}
               onDblClick={() => handlers.current.edit()}
+              onMouseEnter={(event) => handlers.current.hover(rowId, column.key, event.currentTarget as HTMLElement)}
             >
               {suggestion && Object.hasOwn(suggested, column.key) ? (
                 <SuggestedCell column={column} now={value} suggestion={suggestion} people={this.props.people} />
@@ -491,7 +513,7 @@ class GridRow extends Component<GridRowProps> {
           );
         })}
         {suggestion && (
-          <SuggestionActions suggestion={suggestion} more={this.props.suggestions!.length - 1} canDecide={this.props.canDecide} onDecide={handlers.current.decide} left={this.props.actionsLeft} />
+          <SuggestionActions suggestion={suggestion} more={this.props.suggestions!.length - 1} canDecide={this.props.canDecide} myId={this.props.myId} onDecide={handlers.current.decide} left={this.props.actionsLeft} />
         )}
       </div>
     );
@@ -510,6 +532,7 @@ function GhostRow(props: {
   actionsLeft: number;
   people: PeopleDirectory;
   canDecide: boolean;
+  myId?: string;
   onDecide: Decide;
 }) {
   const { suggestion, columns } = props;
@@ -529,7 +552,7 @@ function GhostRow(props: {
           {Object.hasOwn(suggestion.values ?? {}, column.key) && <GhostCell column={column} value={suggestion.values![column.key] as ShownValue} people={props.people} />}
         </div>
       ))}
-      <SuggestionActions suggestion={suggestion} more={0} canDecide={props.canDecide} onDecide={props.onDecide} left={props.actionsLeft} />
+      <SuggestionActions suggestion={suggestion} more={0} canDecide={props.canDecide} myId={props.myId} onDecide={props.onDecide} left={props.actionsLeft} />
     </div>
   );
 }

@@ -19,6 +19,7 @@ import { Board } from './Board';
 import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
 import { CsvTools } from './CsvImport';
+import { cellWritersOf } from './cell-writers';
 
 type OpenMenu =
   | { kind: 'header'; column: ColumnDef; anchor: HTMLElement }
@@ -45,6 +46,10 @@ export function TableSurface(props: SurfaceViewProps) {
   const synced = useStore(document?.synced ?? NEVER_TRUE);
   const peers = usePeers(document);
   const editable = context.abilities.edit;
+  // A commenter's edits become suggestions an editor accepts or rejects (docs/SUGGESTIONS.md "Tables").
+  const suggesting = !editable && context.abilities.comment;
+  const myName = context.members.find((member) => member.principal.id === props.myId)?.principal.name ?? 'Me';
+  const me = { principalType: 'user' as const, id: props.myId, name: myName };
   const [panel, setPanel] = useState<OpenPanel>(null);
   // Each person's current view of this sheet, on this device (PLAIN_GRID for the grid without a view; null: never picked).
   const storageKey = `trellis:view:${props.myId}:${context.workspace.id}:${surface.id}`;
@@ -86,6 +91,7 @@ export function TableSurface(props: SurfaceViewProps) {
   }, [document, active?.rowId, active?.key, surface.id]);
   useEffect(() => () => document?.provider.awareness?.setLocalStateField('cell', null), [document]);
 
+  const cellWriters = useMemo(() => cellWritersOf(context.workspace.org.slug, context.workspace.slug), [context.workspace.org.slug, context.workspace.slug]);
   const people: PeopleDirectory = useMemo(() => {
     const directory: PeopleDirectory = new Map();
     for (const member of context.members) {
@@ -159,6 +165,15 @@ export function TableSurface(props: SurfaceViewProps) {
         scroller?.focus({ preventScroll: true });
       });
     });
+
+  /** A commenter's new row: its first column's text, asked for, suggested at the tail. */
+  const suggestRow = () => {
+    const first = columns[0];
+    void promptDialog({ title: 'Suggest a row', label: first?.label ?? 'Title' }).then((text) => {
+      if (text === null) return;
+      run(() => model.suggestRow(surface.id, first && text.trim() ? { [first.key]: text.trim() } : {}, me));
+    });
+  };
 
   const addCard = (lane: string | null) =>
     void promptDialog({ title: 'New card', label: columns.find((column) => column.key !== lanesColumn?.key)?.label ?? 'Title' }).then((title) => {
@@ -270,7 +285,10 @@ export function TableSurface(props: SurfaceViewProps) {
   const rowItems = (rowId: string): MenuItem[] => {
     // Positions are the sheet's own order, which a filtered or sorted view does not show.
     const index = sheetRowIds.indexOf(rowId);
-    if (!editable) return commentItems(rowId);
+    if (!editable) {
+      const suggest: MenuItem[] = suggesting ? [{ separator: true, label: '' }, { label: 'Suggest deleting this row', icon: 'trash', onSelect: () => run(() => model.suggestDelete(rowId, me)) }] : [];
+      return [...commentItems(rowId), ...suggest];
+    }
     const orderHint = sorted ? 'sorted view' : undefined;
     return [
       ...commentItems(rowId),
@@ -341,7 +359,17 @@ export function TableSurface(props: SurfaceViewProps) {
         )}
         <span class="toolbar-spacer" />
         <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
-        {!editable && <span class="badge badge-muted">Read only</span>}
+        {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
+        {suggesting && (
+          <>
+            <span class="badge badge-muted" title="Your edits are suggestions: an editor accepts or rejects them">
+              Suggesting
+            </span>
+            <Button icon="plus" onClick={() => suggestRow()}>
+              Suggest row
+            </Button>
+          </>
+        )}
         {editable && (
           <>
             <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => undo?.undo()} />
@@ -394,12 +422,17 @@ export function TableSurface(props: SurfaceViewProps) {
         onResizeColumn={(column, width) => run(() => model.updateColumn(surface.id, column.id, { width }))}
         onUndo={() => undo?.undo()}
         onRedo={() => undo?.redo()}
-        suggestions={model.suggestions(surface.id)}
+        suggestions={model.suggestions(surface.id, props.myId)}
         canDecide={editable}
+        myId={props.myId}
         onDecide={(suggestion, decision) => {
+          if (decision === 'withdraw') return run(() => model.withdrawSuggestion(suggestion.id));
           // The server applies it (as this person's change) and the grid sees it arrive over sync.
           api('POST', `/api/suggestions/${encodeURIComponent(suggestion.id)}/${decision}`).catch(showError);
         }}
+        suggesting={suggesting}
+        onSuggestCell={(rowId, key, value) => run(() => model.suggestCell(rowId, key, value, me))}
+        cellWriters={cellWriters}
       />
       )}
       {rowIds.length === 0 && filtered && view?.kind !== 'board' && (

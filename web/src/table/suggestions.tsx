@@ -13,7 +13,8 @@ import type { ColumnDef, RowSuggestionEntry, ShownValue } from './table-model';
 
 export const SUGGESTION_COLUMN_WIDTH = 260;
 
-export type Decide = (suggestion: RowSuggestionEntry, decision: 'accept' | 'reject') => void;
+/** Accept or reject (editors), or withdraw (the author of an open suggestion). */
+export type Decide = (suggestion: RowSuggestionEntry, decision: 'accept' | 'reject' | 'withdraw') => void;
 
 /** A cell an update suggestion changes: the value now, struck, then the suggested one. A cell changed since the suggester read it is flagged. */
 export function SuggestedCell(props: { column: ColumnDef; now: ShownValue | undefined; suggestion: RowSuggestionEntry; people: PeopleDirectory }): JSX.Element {
@@ -48,7 +49,7 @@ export function GhostCell(props: { column: ColumnDef; value: ShownValue | undefi
 }
 
 /** Who suggested what, and Accept / Reject for those who may decide. */
-export function SuggestionActions(props: { suggestion: RowSuggestionEntry; more: number; canDecide: boolean; onDecide: Decide; left: number }): JSX.Element {
+export function SuggestionActions(props: { suggestion: RowSuggestionEntry; more: number; canDecide: boolean; myId?: string; onDecide: Decide; left: number }): JSX.Element {
   const { suggestion } = props;
   const what = suggestion.kind === 'create' ? 'new row' : suggestion.kind === 'delete' ? 'delete' : 'edit';
   const long = suggestion.kind === 'create' ? 'suggests this row' : suggestion.kind === 'delete' ? 'suggests deleting this row' : 'suggests new values';
@@ -58,6 +59,13 @@ export function SuggestionActions(props: { suggestion: RowSuggestionEntry; more:
         <span class={`suggestion-kind is-${suggestion.author.principalType}`}>{suggestion.author.name}</span> · {what}
         {props.more > 0 && <span class="suggestion-more"> +{props.more}</span>}
       </span>
+      {!props.canDecide && props.myId === suggestion.author.id && (
+        <span class="suggestion-buttons">
+          <button class="suggestion-reject" aria-label="Withdraw your suggestion" onClick={() => props.onDecide(suggestion, 'withdraw')}>
+            Withdraw
+          </button>
+        </span>
+      )}
       {props.canDecide && (
         <span class="suggestion-buttons">
           <button class="suggestion-accept" aria-label={`Accept the suggestion of ${suggestion.author.name}`} onClick={() => props.onDecide(suggestion, 'accept')}>

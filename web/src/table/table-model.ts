@@ -32,7 +32,7 @@ import { tableIndex } from '../../../src/model/table/row-index';
 import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
 import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
 import { createView, deleteView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
-import { rowSuggestionEntries, SUGGESTIONS_ROOT, type RowSuggestionEntry } from '../../../src/model/table/suggestions';
+import { addRowSuggestion, editRowSuggestion, removeRowSuggestion, rowSuggestionEntries, SUGGESTIONS_ROOT, type RowSuggestionEntry, type SuggestionPerson } from '../../../src/model/table/suggestions';
 import {
   checkRowQuery,
   compareSortValues,
@@ -52,7 +52,7 @@ import {
 
 export type { CellValue, ColumnDef, ColumnOption, ColumnType, LookupValue, ReadRowData, RowData };
 export type { RowHeight, ViewDef, ViewFields, ViewKind, ViewPatch };
-export type { RowSuggestionEntry };
+export type { RowSuggestionEntry, SuggestionPerson };
 
 /** A sheet's open row suggestions as the grid shows them: beside the rows they change, and new rows after the others. */
 export interface SheetSuggestions {
@@ -138,8 +138,12 @@ export class TableModel {
     }
   }
 
-  /** The sheet's open row suggestions (docs/SUGGESTIONS.md "Tables"), live: a peer's or an agent's appear as they arrive. */
-  suggestions(surfaceId: string): SheetSuggestions {
+  /**
+   * The sheet's open row suggestions (docs/SUGGESTIONS.md "Tables"), live: a
+   * peer's or an agent's appear as they arrive. A row's list puts `mine`
+   * (the viewer's own) first, so what they suggest is what they see.
+   */
+  suggestions(surfaceId: string, mine?: string): SheetSuggestions {
     this.suggestionCache ??= rowSuggestionEntries(this.doc);
     const byRow = new Map<string, RowSuggestionEntry[]>();
     const created: RowSuggestionEntry[] = [];
@@ -153,7 +157,50 @@ export class TableModel {
       if (list) list.push(entry);
       else byRow.set(entry.rowId, [entry]);
     }
+    if (mine !== undefined) for (const list of byRow.values()) list.sort((a, b) => Number(b.author.id === mine) - Number(a.author.id === mine));
     return { byRow, created, key: String(this.suggestionVersion) };
+  }
+
+  /**
+   * Suggests a cell value instead of writing it (a commenter's grid): the
+   * author's open update of the row takes the cell, or a new one is made;
+   * the cell as it is now is kept as its base. Lookup cells are computed,
+   * never suggested.
+   */
+  suggestCell(rowId: string, key: string, value: CellValue, me: SuggestionPerson): void {
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    const map = rowMapOf(this.doc, rowId);
+    if (surfaceId === null || !map || this.cachedColumns(surfaceId).some((column) => column.key === key && column.type === 'lookup')) return;
+    const now = readRowData(map)[key] ?? null;
+    const own = rowSuggestionEntries(this.doc).find((entry) => entry.status === 'open' && entry.kind === 'update' && entry.rowId === rowId && entry.author.id === me.id);
+    if (own) {
+      const base = own.base && Object.hasOwn(own.base, key) ? own.base : { ...own.base, [key]: now };
+      editRowSuggestion(this.doc, own.id, { ...own.values, [key]: value }, base, LOCAL);
+      return;
+    }
+    addRowSuggestion(this.doc, { ...this.stamp(me), kind: 'update', sheetId: surfaceId, rowId, values: { [key]: value }, base: { [key]: now } }, LOCAL);
+  }
+
+  /** Suggests a new row at the sheet's tail with `data`. */
+  suggestRow(surfaceId: string, data: RowData, me: SuggestionPerson): void {
+    addRowSuggestion(this.doc, { ...this.stamp(me), kind: 'create', sheetId: surfaceId, rowId: createTableId(), values: data }, LOCAL);
+  }
+
+  /** Suggests deleting the row. */
+  suggestDelete(rowId: string, me: SuggestionPerson): void {
+    const surfaceId = sheetOfRow(this.doc, rowId);
+    const map = rowMapOf(this.doc, rowId);
+    if (surfaceId === null || !map) return;
+    addRowSuggestion(this.doc, { ...this.stamp(me), kind: 'delete', sheetId: surfaceId, rowId, base: readRowData(map) }, LOCAL);
+  }
+
+  /** Takes back one of one's own open suggestions. */
+  withdrawSuggestion(id: string): void {
+    removeRowSuggestion(this.doc, id, LOCAL);
+  }
+
+  private stamp(me: SuggestionPerson): Pick<RowSuggestionEntry, 'id' | 'author' | 'at' | 'status'> {
+    return { id: `sug_${createTableId(16)}`, author: me, at: new Date().toISOString(), status: 'open' };
   }
 
   /** The row's stored cells (links as ids, no lookups: those change with other rows, which would not drop this entry). */
