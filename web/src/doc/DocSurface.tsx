@@ -9,7 +9,8 @@ import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace-context/context';
-import { askLinkAddress, commands, createEditor, revealSection, selectionInfo } from './editor';
+import { askLinkAddress, commands, createEditor, revealSection, selectionInfo, type SuggestionTarget } from './editor';
+import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
 import { mentionCandidatesOf, type MentionCandidate } from './mentions';
 import { AuthorshipView } from './Authorship';
 import type { UploadedImage } from '../../../src/model/schemas/files';
@@ -22,7 +23,15 @@ export function DocSurface(props: SurfaceViewProps) {
   const [state, setState] = useState<EditorState | null>(null);
   const [ready, setReady] = useState(false);
   const synced = useStore(document?.synced ?? NEVER_TRUE);
-  const editable = context.abilities.edit;
+  // Suggesting mode (SuggestionsPanel.tsx): a commenter's editor is writable for suggestions only.
+  const docMode = useDocMode(props.surface.id, context.abilities);
+  const suggesting = useRef(docMode.mode === 'suggesting');
+  suggesting.current = docMode.mode === 'suggesting';
+  const editable = docMode.writable;
+  const canDecide = context.abilities.edit;
+  const [suggestionTarget, setSuggestionTarget] = useState<SuggestionTarget | null>(null);
+  const [showSuggestions, setShowSuggestions] = useState(false);
+  const docSuggestions = useDocSuggestions(context, props.surface, state?.doc);
   const candidates = useRef<MentionCandidate[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
   const [authorship, setAuthorship] = useState(false);
@@ -61,6 +70,9 @@ export function DocSurface(props: SurfaceViewProps) {
       mentionCandidates: () => candidates.current,
       uploadImage: upload,
       onStateChange: setState,
+      suggesting: () => suggesting.current,
+      author: currentAuthor,
+      onSuggestionClick: setSuggestionTarget,
     });
     view.current = editor;
     setState(editor.state);
@@ -122,6 +134,17 @@ export function DocSurface(props: SurfaceViewProps) {
       </div>
       {editable && info && !authorship && (
         <div class="doc-toolbar" role="toolbar" aria-label="Formatting">
+          <ModeSwitch mode={docMode.mode} forced={docMode.forced} onChange={docMode.setMode} />
+          <IconButton
+            icon="edit"
+            label={`Suggestions${docSuggestions.suggestions?.length ? ` (${docSuggestions.suggestions.length})` : ''}`}
+            active={showSuggestions}
+            class="doc-suggestions-button"
+            data-count={docSuggestions.suggestions?.length || undefined}
+            onClick={() => setShowSuggestions((shown) => !shown)}
+          />
+          <span class="toolbar-divider" />
+          {docMode.mode === 'editing' && (<>
           <button class="block-select" onClick={blockMenu.open} aria-haspopup="menu" aria-label="Text style">
             {BLOCK_LABELS[info.block] ?? 'Text'}
           </button>
@@ -148,6 +171,7 @@ export function DocSurface(props: SurfaceViewProps) {
           <IconButton icon="table2" label={info.inTable ? 'Table options' : 'Insert table'} active={info.inTable} onClick={(event) => (info.inTable ? tableMenu.open(event) : run(commands.insertTable))} />
           <IconButton icon="image" label="Insert image" onClick={() => fileInput.current?.click()} />
           <IconButton icon="hr" label="Divider" onClick={() => run(commands.horizontalRule)} />
+          </>)}
           <span class="toolbar-spacer" />
           <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => run(commands.undo)} />
           <IconButton icon="redo" label="Redo (Ctrl+Shift+Z)" onClick={() => run(commands.redo)} />
@@ -172,6 +196,7 @@ export function DocSurface(props: SurfaceViewProps) {
           {context.workspace.archivedAt ? 'This workspace is archived.' : `You can read this doc${context.abilities.comment ? ' and comment' : ''}, not edit it.`}
         </div>
       )}
+      <div class="doc-main">
       <div class="doc-scroll" ref={scroller}>
         {!(ready || synced) && <Spinner label="Opening the doc…" />}
         <div class="doc-page" ref={mount} hidden={authorship} />
@@ -182,6 +207,37 @@ export function DocSurface(props: SurfaceViewProps) {
             <span>Comment</span>
           </button>
         )}
+        {suggestionTarget && scroller.current && suggestionTarget.element.isConnected && (
+          <SuggestionPopover
+            key={suggestionTarget.id}
+            target={suggestionTarget}
+            scroller={scroller.current}
+            suggestion={docSuggestions.suggestions?.find((s) => s.id === suggestionTarget.id)}
+            canDecide={canDecide}
+            onDone={() => {
+              setSuggestionTarget(null);
+              docSuggestions.refresh();
+            }}
+          />
+        )}
+      </div>
+      {showSuggestions && (
+        <SuggestionsPanel
+          context={context}
+          surface={props.surface}
+          suggestions={docSuggestions.suggestions}
+          error={docSuggestions.error}
+          canDecide={canDecide}
+          onDecided={docSuggestions.refresh}
+          onShow={(id) => {
+            const element = view.current?.dom.querySelector<HTMLElement>(`[data-suggestion-id="${CSS.escape(id)}"]`);
+            if (!element) return;
+            element.scrollIntoView({ block: 'center' });
+            setSuggestionTarget({ id, element });
+          }}
+          onClose={() => setShowSuggestions(false)}
+        />
+      )}
       </div>
       {blockMenu.anchor && (
         <Menu

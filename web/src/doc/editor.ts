@@ -9,18 +9,20 @@ import { dropCursor } from 'prosemirror-dropcursor';
 import { gapCursor } from 'prosemirror-gapcursor';
 import { ellipsis, emDash, InputRule, inputRules, textblockTypeInputRule, wrappingInputRule } from 'prosemirror-inputrules';
 import { keymap } from 'prosemirror-keymap';
-import type { MarkType, Node as PMNode, NodeType } from 'prosemirror-model';
+import type { Mark, MarkType, Node as PMNode, NodeType } from 'prosemirror-model';
 import { liftListItem, sinkListItem, splitListItem, wrapInList } from 'prosemirror-schema-list';
 import { EditorState, Plugin, TextSelection, type Command, type Transaction } from 'prosemirror-state';
 import { goToNextCell, tableEditing } from 'prosemirror-tables';
 import { Decoration, DecorationSet, EditorView, type NodeView } from 'prosemirror-view';
-import { redo, undo, yCursorPlugin, ySyncPlugin, yUndoPlugin } from 'y-prosemirror';
+import { redo, undo, yCursorPlugin, ySyncPlugin, ySyncPluginKey, yUndoPlugin } from 'y-prosemirror';
 import type * as Y from 'yjs';
 import { docSchema } from '../../../src/model/doc/schema';
 import { docSections } from '../../../src/model/doc/text';
 import { DOC_BODY_FIELD } from '../../../src/model/doc/body';
 import { mentionPlugin, type MentionCandidate } from './mentions';
 import { promptDialog } from '../ui/dialogs';
+import { colorFor } from '../lib/format';
+import { SUGGESTED_META, suggestTransaction, withoutSuggestionMarksOnNewText, type SuggestingAuthor } from './suggesting';
 
 export { docSchema };
 const nodes = docSchema.nodes;
@@ -38,15 +40,29 @@ export interface EditorOptions {
   mentionCandidates: () => MentionCandidate[];
   uploadImage: (file: File) => Promise<string | null>;
   onStateChange: (state: EditorState) => void;
+  /** Suggesting mode (suggesting.ts): read on every transaction, so the toolbar's toggle takes effect at once. */
+  suggesting?: () => boolean;
+  /** Whose suggestions the person's edits become (null: not signed in, nothing is rewritten). */
+  author?: () => SuggestingAuthor | null;
+  /** A click in a suggestion (null: a click anywhere else), for its Accept / Reject popover. */
+  onSuggestionClick?: (target: SuggestionTarget | null) => void;
+}
+
+/** The suggestion a click landed in, and the element to place a popover by. */
+export interface SuggestionTarget {
+  id: string;
+  element: HTMLElement;
 }
 
 export function createEditor(mount: HTMLElement, options: EditorOptions): EditorView {
+  const suggesting = () => Boolean(options.suggesting?.() && options.author?.());
   const plugins: Plugin[] = [
     ySyncPlugin(bodyFragment(options.doc)),
     ...(options.awareness ? [yCursorPlugin(options.awareness)] : []),
     yUndoPlugin(),
     mentionPlugin(options.mentionCandidates),
-    inputRules({ rules: buildInputRules() }),
+    inputRules({ rules: buildInputRules(suggesting) }),
+    keymap(suggestingKeymap(suggesting)),
     keymap(buildKeymap()),
     keymap(baseKeymap),
     tableEditing(),
@@ -54,14 +70,22 @@ export function createEditor(mount: HTMLElement, options: EditorOptions): Editor
     gapCursor(),
     placeholderPlugin('Start writing… Type # for a heading, - for a list, [ ] for a task, @ to mention someone.'),
     imageDropPlugin(options.uploadImage),
+    suggestionClickPlugin((target) => options.onSuggestionClick?.(target)),
   ];
   const view: EditorView = new EditorView(mount, {
     state: EditorState.create({ schema: docSchema, plugins }),
     editable: () => options.editable,
-    nodeViews: { taskItem: (node, view, getPos) => new TaskItemView(node, view, getPos as () => number | undefined) },
+    nodeViews: { taskItem: (node, view, getPos) => new TaskItemView(node, view, getPos as () => number | undefined, suggesting) },
+    markViews: { suggestInsert: suggestionMarkView('insert'), suggestDelete: suggestionMarkView('delete') },
     attributes: { class: 'prose', spellcheck: 'true', 'aria-label': 'Document', role: 'textbox', 'aria-multiline': 'true' },
     // `this` is the view: plugins may dispatch while the constructor is still running.
     dispatchTransaction(this: EditorView, transaction: Transaction) {
+      // Only this person's own edits are rewritten: never what the sync binding applies (remote changes, undo).
+      const local = transaction.docChanged && !transaction.getMeta(ySyncPluginKey) && !transaction.getMeta(SUGGESTED_META);
+      if (local) {
+        const author = options.author?.();
+        transaction = suggesting() && author ? suggestTransaction(this.state, transaction, author) : withoutSuggestionMarksOnNewText(transaction);
+      }
       const next = this.state.apply(transaction);
       this.updateState(next);
       options.onStateChange(next);
@@ -226,10 +250,20 @@ function markInputRule(pattern: RegExp, type: MarkType): InputRule {
   });
 }
 
-function buildInputRules(): InputRule[] {
+/**
+ * In suggesting mode only the typographic rules run: the others restyle or
+ * restructure text, which a suggestion cannot hold (suggesting.ts).
+ */
+function buildInputRules(suggesting: () => boolean): InputRule[] {
+  const unlessSuggesting = (rule: InputRule): InputRule => {
+    const { handler } = rule as unknown as { handler: (state: EditorState, match: RegExpMatchArray, start: number, end: number) => Transaction | null };
+    return new InputRule((rule as unknown as { match: RegExp }).match, (state, match, start, end) => (suggesting() ? null : handler(state, match, start, end)));
+  };
+  return [ellipsis, emDash, ...formattingInputRules().map(unlessSuggesting)];
+}
+
+function formattingInputRules(): InputRule[] {
   return [
-    ellipsis,
-    emDash,
     textblockTypeInputRule(/^(#{1,6})\s$/, nodes.heading!, (match) => ({ level: match[1]!.length })),
     wrappingInputRule(/^\s*>\s$/, nodes.blockquote!),
     wrappingInputRule(/^\s*([-+*])\s$/, nodes.bulletList!),
@@ -270,6 +304,7 @@ class TaskItemView implements NodeView {
     private node: PMNode,
     private view: EditorView,
     private getPos: () => number | undefined,
+    private suggesting: () => boolean,
   ) {
     this.dom = document.createElement('li');
     this.dom.dataset.type = 'taskItem';
@@ -281,7 +316,8 @@ class TaskItemView implements NodeView {
     this.checkbox.addEventListener('mousedown', (event) => event.preventDefault());
     this.checkbox.addEventListener('change', () => {
       const pos = this.getPos();
-      if (!this.view.editable || pos === undefined) {
+      // Ticking a task is not something a suggestion can hold.
+      if (!this.view.editable || pos === undefined || this.suggesting()) {
         this.checkbox.checked = this.node.attrs.checked;
         return;
       }
@@ -351,6 +387,62 @@ function imageDropPlugin(upload: (file: File) => Promise<string | null>): Plugin
         const at = view.posAtCoords({ left: (event as DragEvent).clientX, top: (event as DragEvent).clientY })?.pos ?? null;
         insertFiles(view, files, at);
         return true;
+      },
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Suggesting mode (suggesting.ts rewrites the transactions; this is the view side).
+
+/**
+ * Backspace and Delete of one character as transactions, in suggesting mode:
+ * left to the browser, the character would leave the DOM even when the
+ * rewrite keeps the document as it was (text already struck out), and the
+ * view would not redraw it.
+ */
+function suggestingKeymap(suggesting: () => boolean): Record<string, Command> {
+  const deleteCharacter = (direction: -1 | 1): Command => (state, dispatch) => {
+    const { selection } = state;
+    if (!suggesting() || !selection.empty || !selection.$from.parent.isTextblock) return false;
+    const { $from } = selection;
+    const atEdge = direction < 0 ? $from.parentOffset === 0 : $from.parentOffset === $from.parent.content.size;
+    if (atEdge) return false; // joining blocks: the commands of the base keymap, rewritten like any transaction
+    // A surrogate pair (most emoji) is one character.
+    const near = direction < 0 ? state.doc.textBetween(Math.max($from.start(), $from.pos - 2), $from.pos) : state.doc.textBetween($from.pos, Math.min($from.end(), $from.pos + 2));
+    const width = near.length === 2 && /[\uD800-\uDBFF][\uDC00-\uDFFF]/.test(near) ? 2 : 1;
+    const from = direction < 0 ? $from.pos - width : $from.pos;
+    if (dispatch) dispatch(state.tr.delete(from, from + width).scrollIntoView());
+    return true;
+  };
+  return { Backspace: deleteCharacter(-1), Delete: deleteCharacter(1) };
+}
+
+/** Suggested text drawn with its author's colour and name (the marks' own DOM is in the shared schema). */
+function suggestionMarkView(kind: 'insert' | 'delete') {
+  return (mark: Mark) => {
+    const dom = document.createElement(kind === 'insert' ? 'ins' : 'del');
+    const attrs = mark.attrs as { id: string; authorType: string; authorId: string; authorName: string; at: string | null };
+    dom.className = `suggestion suggestion-${kind}`;
+    dom.dataset.suggestion = kind;
+    dom.dataset.suggestionId = attrs.id;
+    dom.dataset.authorType = attrs.authorType;
+    dom.dataset.authorId = attrs.authorId;
+    dom.style.setProperty('--author-color', colorFor(attrs.authorId ?? ''));
+    const when = attrs.at ? new Date(attrs.at) : null;
+    dom.title = `Suggested by ${attrs.authorName || 'someone'}${attrs.authorType === 'agent' ? ' (agent)' : ''}${when && !Number.isNaN(when.getTime()) ? `, ${when.toLocaleString()}` : ''}`;
+    return { dom };
+  };
+}
+
+/** Tells the surface which suggestion a click landed in (or that it landed elsewhere); the caret moves as usual. */
+function suggestionClickPlugin(onClick: (target: SuggestionTarget | null) => void): Plugin {
+  return new Plugin({
+    props: {
+      handleClick(_view, _pos, event) {
+        const element = (event.target as HTMLElement | null)?.closest?.('[data-suggestion-id]') as HTMLElement | null;
+        onClick(element?.dataset.suggestionId ? { id: element.dataset.suggestionId, element } : null);
+        return false;
       },
     },
   });
