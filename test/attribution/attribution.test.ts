@@ -158,6 +158,29 @@ describe('doc attribution', () => {
     }
   });
 
+  it("covers the text with an agent's open suggestion left out, as the text read does, or in with suggestions=include", async () => {
+    const t = await startTestApp();
+    try {
+      const ada = await signInUser(t, 'ada@example.com');
+      const ws = await createWorkspace(t, ada, { name: 'Suggested', slug: 'suggested', mode: 'doc' });
+      const agent = await insertKey(t, ada, { role: 'editor', scopeWorkspaceId: ws.id, agentName: 'proposer' });
+      const base = '/api/workspaces/suggested';
+      expect((await t.request('PUT', `${base}/doc`, { as: ada.as, body: { markdown: 'Ada wrote this.\n' } })).status).toBe(200);
+      const suggested = await t.request('PUT', `${base}/doc?mode=suggest`, { as: agent.as, body: { markdown: 'Ada wrote this, and more.\n\nA new paragraph.\n' } });
+      expect(suggested.status, suggested.text).toBe(202);
+      for (const query of ['', '&suggestions=include']) {
+        const text = await t.request('GET', `${base}/doc?format=text${query}`, { as: ada.as });
+        const spans = (await t.request('GET', `${base}/doc?attribution=1${query}`, { as: ada.as })).body.spans;
+        expect(spans.map((s: any) => s.text).join('')).toBe(text.body.text);
+        if (query === '') expect(shown(spans)).toEqual([['ada', 'Ada wrote this.']]);
+        else expect(shown(spans).filter(([who]) => who === 'proposer (agent of ada)').map(([, text]) => text).join('')).toContain('A new paragraph.');
+      }
+    } finally {
+      await t.close();
+      await t.store.dispose();
+    }
+  });
+
   it('answers JSON whatever Accept says, and 404 for a workspace without a doc', async () => {
     const t = await startTestApp();
     try {

@@ -10,13 +10,13 @@
  * fragment-to-JSON, the lenient JSON reader (unknown node types unwrapped,
  * text that is not a string dropped, nesting past 128 cut), then
  * `docToText` (non-blank textblocks joined by a blank line, inline leaves
- * as `inlineText` writes them).
+ * as `inlineNodeText` writes them).
  */
 import * as Y from 'yjs';
 import type { AttributionLookup, PrincipalKey } from '../attribution.js';
 import { bodyFragment } from './body.js';
 import { docSchema } from './schema.js';
-import { inlineText } from './text.js';
+import { inlineNodeText } from './text.js';
 
 /** A stretch of the text and who wrote it; `known` false where the log holds no update with those items. */
 export type AuthorSpan = { text: string; key: PrincipalKey; known: boolean };
@@ -63,8 +63,7 @@ function textPieces(text: Y.XmlText, out: Piece[], options: AuthorshipOptions): 
 /** The text an inline leaf (hard break, mention, image) reads as, by the read's own rule. */
 function leafText(element: Y.XmlElement): string {
   try {
-    const leaf = docSchema.nodes[element.nodeName]!.create(element.getAttributes());
-    return inlineText(docSchema.nodes.paragraph.create(null, leaf));
+    return inlineNodeText(docSchema.nodes[element.nodeName]!.create(element.getAttributes()));
   } catch {
     return '';
   }
