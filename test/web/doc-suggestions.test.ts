@@ -166,4 +166,23 @@ describe('doc suggestions in the browser', () => {
     const listed = await t.request('GET', `${base}/suggestions?status=all`, { as: { cookie: annCookie } });
     expect(listed.body.suggestions.find((s: { id: string }) => s.id === id).status).toBe('accepted');
   });
+
+  it("lists the doc's open suggestions in the panel, live, and Accept all decides them in one click", async () => {
+    // The panel Ann opened shows Ben's two suggestions (the agent's, decided, is gone from it).
+    await expect.poll(() => ann.page.locator('.doc-suggestion').count()).toBe(2);
+    await ann.page.getByRole('button', { name: 'Accept all' }).click();
+    await expect.poll(() => ann.page.locator('.doc-suggestion').count()).toBe(0);
+    for (const person of [ann, ben, cid]) {
+      await expect.poll(() => person.page.locator('.ProseMirror [data-suggestion-id]').count()).toBe(0);
+      await expect.poll(() => editorText(person.page, 'p')).toBe('on Friday. after the demo');
+    }
+    await eventually(async () => (await markdown(true)) === 'on Friday. after the demo\n', 5000);
+
+    // A suggestion made now reaches the open panel without a reload.
+    const suggested = await t.request('POST', `${base}/doc/sections?mode=suggest`, { as: agent, body: { markdown: 'Agenda: demo, then questions.' } });
+    expect(suggested.status, suggested.text).toBe(202);
+    await expect.poll(() => ann.page.locator('.doc-suggestion').count()).toBe(1);
+    expect(await ann.page.locator('.doc-suggestion').textContent()).toContain('Agenda: demo, then questions.');
+    expect(await ann.page.locator('.doc-suggestion').textContent()).toContain('Robot');
+  });
 });
