@@ -471,6 +471,31 @@ describe('checkSuggestionOnlyUpdate', () => {
     expect(checkSuggestionOnlyUpdate(live, moved, agent)).toMatch(/edits the document/);
   });
 
+  it('judges each update on what the server has taken so far: two suggesters in one paragraph, a refusal in between', () => {
+    const live = docOf('Shared paragraph here.\n');
+    const a = clone(live);
+    const b = clone(live);
+    const aVector = Y.encodeStateVector(a);
+    suggestDocReplace(a, markdownToDoc('Shared paragraph here, says A.\n'), AGENT, ORIGIN);
+    const fromA = Y.encodeStateAsUpdate(a, aVector);
+    const bVector = Y.encodeStateVector(b);
+    suggestDocReplace(b, markdownToDoc('Shared text here.\n'), PERSON, ORIGIN);
+    const fromB = Y.encodeStateAsUpdate(b, bVector);
+
+    // A's update passes and is still on its way to the live document when B's arrives.
+    expect(checkSuggestionOnlyUpdate(live, fromA, agent)).toBeNull();
+    expect(checkSuggestionOnlyUpdate(live, fromB, { principalType: 'user', id: 'u_2' })).toBeNull();
+    Y.applyUpdate(live, fromA);
+    Y.applyUpdate(live, fromB);
+    expect(included(live)).toBe('Shared {--paragraph--}{++text++} here{++, says A++}.\n');
+
+    const plain = updateFrom(live, (c) => typeAt(c, 0, 0, 'Plain '));
+    expect(checkSuggestionOnlyUpdate(live, plain, agent)).toMatch(/edits the document/);
+    const more = updateFrom(live, (c) => suggestDocReplace(c, markdownToDoc('Shared paragraph here at last.\n'), AGENT, ORIGIN));
+    expect(checkSuggestionOnlyUpdate(live, more, agent)).toBeNull();
+    expect(checkSuggestionOnlyUpdate(live, plain, agent)).toMatch(/edits the document/);
+  });
+
   it('agrees with the whole-body check on random suggestions, plain edits and decisions', () => {
     for (let seed = 1; seed <= 60; seed++) {
       const live = docOf(`Alpha ${seed} beta.\n\n- one\n- two ${seed}\n\n> quote\n\nEnd.\n`);

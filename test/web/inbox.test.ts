@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { addMembership, createWorkspace } from '../workspaces/helpers';
+import { addMembership, createWorkspace, insertKey, signInUser } from '../workspaces/helpers';
 import { launchBrowser, openRowMenu, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
 const POLL = { timeout: 15_000 };
@@ -108,5 +108,27 @@ describe('mentions and the inbox in the browser', () => {
     expect(await dialog.locator('.inbox-item.is-unread').count()).toBe(0);
     await cora.page.keyboard.press('Escape');
     await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
+  }, 120_000);
+
+  it('lists an agent’s suggestion under “Suggestions to review” for the owner, live, until it is decided', async () => {
+    const owner = await signInUser(t, 'ann@example.com');
+    const agent = await insertKey(t, owner, { role: 'editor', agentName: 'drafter' });
+    const suggested = await t.request('PATCH', `${api}/rows/${rowId}?mode=suggest`, { as: agent.as, body: { data: { title: 'Write the announcement today' } } });
+    expect(suggested.status, suggested.text).toBe(202);
+    // Ann has the workspace open: the suggestion.created event brings it, no reload.
+    const button = ann.page.getByRole('button', { name: 'Inbox, 1 unread' });
+    await button.waitFor(POLL);
+    await button.click();
+    const reviews = ann.page.getByRole('dialog', { name: 'Inbox' }).getByTestId('inbox-reviews');
+    const item = reviews.locator(`[data-suggestion="${suggested.body.suggestion.id}"]`);
+    await item.waitFor(POLL);
+    expect(await item.textContent()).toContain('drafter');
+    expect(await item.textContent()).toContain('suggested a change to a row in Launch plan');
+    await item.locator('.inbox-open').click();
+    await ann.page.locator(`.grid-row.is-active-row[data-row-id="${rowId}"]`).waitFor(POLL);
+
+    const accepted = await t.request('POST', `/api/suggestions/${suggested.body.suggestion.id}/accept`, { as: { cookie: annCookie } });
+    expect(accepted.status, accepted.text).toBe(200);
+    await ann.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
   }, 120_000);
 });

@@ -14,6 +14,7 @@ import { Fragment, type Node as PMNode } from 'prosemirror-model';
 import { docSchema, SUGGESTION_MARKS, type SuggestionMarkName } from './schema.js';
 import { bodyFragment, readDocBody } from './body.js';
 import { inlineNodeText } from './text.js';
+import { nodesFromJSONLenient } from './json.js';
 import {
   blockGone,
   DELETE,
@@ -23,7 +24,6 @@ import {
   isSuggestionMarkName,
   markNameOfAttr,
   marksKeyOf,
-  nodeOfYElement,
   REJECT_ALL,
   resolveNode,
   stampFromMarkAttrs,
@@ -274,10 +274,86 @@ function signatureRefusal(oldBody: PMNode, newBody: PMNode, author: { principalT
 
 // ------------------------------------------------------ by the update alone
 
-/** A decoded update's delete set (Yjs does not export the type). */
-type DeleteSet = ReturnType<typeof Y.decodeUpdate>['ds'];
-
 const idKey = (id: Y.ID) => `${id.client}:${id.clock}`;
+
+/** Which items a reading sees: the document before a transaction, or as it is. */
+type Visible = (item: Y.Item) => boolean;
+
+const visibleNow: Visible = (item) => !item.deleted;
+
+/** The document before `transaction`, read inside its `afterTransaction` (the content it deleted is still there). */
+function visibleBefore(transaction: Y.Transaction): Visible {
+  return (item) =>
+    item.id.clock < (transaction.beforeState.get(item.id.client) ?? 0) && (!item.deleted || Y.isDeleted(transaction.deleteSet, item.id));
+}
+
+function sameAttributes(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
+}
+
+/** A Y.XmlText's runs as `visible` sees them (Y.Text#toDelta, for one reading). */
+function runsOf(text: Y.XmlText, visible: Visible): TextRunLike[] {
+  const runs: TextRunLike[] = [];
+  const attributes: Record<string, unknown> = {};
+  for (let item = text._start; item !== null; item = item.right) {
+    if (!visible(item)) continue;
+    const content = item.content;
+    if (content instanceof Y.ContentFormat) {
+      if (content.value === null) delete attributes[content.key];
+      else attributes[content.key] = content.value;
+    } else if (content instanceof Y.ContentString && content.str !== '') {
+      const last = runs[runs.length - 1];
+      if (last && sameAttributes(last.attributes, attributes)) last.insert += content.str;
+      else runs.push({ insert: content.str, attributes: { ...attributes } });
+    }
+  }
+  return runs;
+}
+
+type TextRunLike = { insert: string; attributes: Record<string, unknown> };
+
+/** A map attribute as `visible` sees it: the newest visible value of its chain. */
+function attributesOf(element: Y.XmlElement, visible: Visible): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  element._map.forEach((newest, key) => {
+    let item: Y.Item | null = newest;
+    while (item !== null && !visible(item)) item = item.left;
+    if (item !== null) out[key] = item.content.getContent().at(-1);
+  });
+  return out;
+}
+
+function childrenOf(parent: Y.XmlElement | Y.XmlFragment, visible: Visible): YChildLike[] {
+  const out: YChildLike[] = [];
+  for (let item = parent._start; item !== null; item = item.right) {
+    if (visible(item) && item.content instanceof Y.ContentType) out.push(item.content.type as YChildLike);
+  }
+  return out;
+}
+
+type YChildLike = Y.XmlElement | Y.XmlText | Y.XmlHook;
+
+/** ProseMirror JSON of a Y child as `visible` sees it, as y-prosemirror's yXmlFragmentToProsemirrorJSON writes it. */
+function jsonOf(child: YChildLike, visible: Visible): unknown[] {
+  if (child instanceof Y.XmlText) {
+    return runsOf(child, visible).map((run) => ({
+      type: 'text',
+      text: run.insert,
+      marks: Object.entries(run.attributes).map(([key, attrs]) => ({ type: markNameOfAttr(key), attrs })),
+    }));
+  }
+  if (child instanceof Y.XmlElement) {
+    return [{ type: child.nodeName, attrs: attributesOf(child, visible), content: childrenOf(child, visible).flatMap((c) => jsonOf(c, visible)) }];
+  }
+  return [];
+}
+
+function blockAt(element: Y.XmlElement, visible: Visible): PMNode | null {
+  const [json] = jsonOf(element, visible);
+  const nodes = nodesFromJSONLenient(json);
+  return nodes.length === 1 ? nodes[0] : null;
+}
 
 /** The top-level block item `item` belongs to, or null when it is not in the body. */
 function topLevelItem(item: Y.Item, body: Y.XmlFragment): Y.Item | null {
@@ -290,10 +366,11 @@ function topLevelItem(item: Y.Item, body: Y.XmlFragment): Y.Item | null {
   }
 }
 
-/** Every item of `doc` in the ranges of a delete set (read-only: never splits a struct). */
-function forEachItemIn(doc: Y.Doc, ds: DeleteSet, visit: (item: Y.Item) => void): void {
-  ds.clients.forEach((ranges, client) => {
-    const structs = doc.store.clients.get(client);
+/** The items a transaction created and the ones it deleted (read-only: never splits a struct). */
+function forEachItemOf(transaction: Y.Transaction, visit: (item: Y.Item) => void): void {
+  forEachNewItem(transaction, visit);
+  transaction.deleteSet.clients.forEach((ranges, client) => {
+    const structs = transaction.doc.store.clients.get(client);
     if (!structs) return;
     for (const { clock, len } of ranges) {
       for (let i = Y.findIndexSS(structs, clock); i < structs.length; i++) {
@@ -305,42 +382,39 @@ function forEachItemIn(doc: Y.Doc, ds: DeleteSet, visit: (item: Y.Item) => void)
   });
 }
 
-/** The top-level blocks an update touches, by item id; null when it touches something outside the body. */
-function touchedBlocks(after: Y.Doc, decoded: { structs: Array<Y.Item | Y.GC | Y.Skip>; ds: DeleteSet }): Set<string> | null {
-  const body = bodyFragment(after);
+/** The top-level blocks a transaction touched, by item id; null when it touched something outside the body. */
+function touchedBlocks(transaction: Y.Transaction): Set<string> | null {
+  const body = bodyFragment(transaction.doc);
   const touched = new Set<string>();
   let outside = false;
-  const note = (item: Y.Item) => {
+  forEachItemOf(transaction, (item) => {
     const top = topLevelItem(item, body);
     if (top) touched.add(idKey(top.id));
     else outside = true;
-  };
-  for (const struct of decoded.structs) {
-    if (!(struct instanceof Y.Item)) continue;
-    const item = Y.getItem(after.store, struct.id);
-    if (item instanceof Y.Item) note(item);
-  }
-  forEachItemIn(after, decoded.ds, note);
+  });
   return outside ? null : touched;
 }
 
+type SequenceEntry = string | { node: PMNode | null };
+
 /**
- * The body's top-level blocks in order: the touched ones as nodes (null for
- * one the schema cannot read), the others as their item id, since they are
- * the same on both sides.
+ * The body's top-level blocks in order, as `visible` sees them: the touched
+ * ones as nodes (null for one the schema cannot read), the others as their
+ * item id, since they are the same on both sides.
  */
-function blockSequence(ydoc: Y.Doc, touched: ReadonlySet<string>): Array<string | { node: PMNode | null }> {
-  const out: Array<string | { node: PMNode | null }> = [];
+function blockSequence(ydoc: Y.Doc, touched: ReadonlySet<string>, visible: Visible): SequenceEntry[] {
+  const out: SequenceEntry[] = [];
   for (let item = bodyFragment(ydoc)._start; item !== null; item = item.right) {
-    if (item.deleted || !(item.content instanceof Y.ContentType)) continue;
+    if (!visible(item) || !(item.content instanceof Y.ContentType)) continue;
     const key = idKey(item.id);
-    out.push(touched.has(key) ? { node: nodeOfYElement(item.content.type as Y.XmlElement) } : key);
+    const type = item.content.type;
+    out.push(touched.has(key) ? { node: type instanceof Y.XmlElement ? blockAt(type, visible) : null } : key);
   }
   return out;
 }
 
 /** The rejected view of a block sequence, blocks with no text left out (`withoutEmptyBlocks`). */
-function rejectedSequence(sequence: ReadonlyArray<string | { node: PMNode | null }>): Array<string | PMNode> {
+function rejectedSequence(sequence: readonly SequenceEntry[]): Array<string | PMNode> {
   const out: Array<string | PMNode> = [];
   for (const entry of sequence) {
     if (typeof entry === 'string') {
@@ -360,48 +434,93 @@ function sameSequence(a: ReadonlyArray<string | PMNode>, b: ReadonlyArray<string
   return a.length === b.length && a.every((x, i) => (typeof x === 'string' ? x === b[i] : typeof b[i] !== 'string' && x.eq(b[i] as PMNode)));
 }
 
-function touchedBody(sequence: ReadonlyArray<string | { node: PMNode | null }>): PMNode {
+function touchedBody(sequence: readonly SequenceEntry[]): PMNode {
   const nodes = sequence.flatMap((entry) => (typeof entry === 'string' || !entry.node ? [] : [entry.node]));
   return docSchema.topNodeType.create(null, Fragment.fromArray(nodes));
 }
 
+/** Judges the transaction that applied an update to a shadow copy, from inside its `afterTransaction`. */
+function judgeTransaction(transaction: Y.Transaction, author: { principalType: 'user' | 'agent'; id: string }): string | null {
+  const touched = touchedBlocks(transaction);
+  if (touched === null) return 'the change touches something outside the doc body';
+  if (touched.size === 0) return null;
+  const before = blockSequence(transaction.doc, touched, visibleBefore(transaction));
+  const after = blockSequence(transaction.doc, touched, visibleNow);
+  if ([...before, ...after].some((entry) => typeof entry !== 'string' && entry.node === null)) {
+    return 'the change touches a block this server cannot read';
+  }
+  if (!sameSequence(rejectedSequence(before), rejectedSequence(after))) return EDITS_TEXT;
+  return signatureRefusal(touchedBody(before), touchedBody(after), author);
+}
+
+/**
+ * A copy of a live document kept in step with it by its `update` events, so
+ * an update can be tried on it before it reaches the live document without
+ * copying the document each time. It may run ahead of the live document by
+ * updates that passed and are on their way there (the live document's own
+ * `update` for them is then a no-op here); one an update was refused on is
+ * dropped (it holds what the live document never will), and so is one whose
+ * live document is destroyed.
+ */
+const shadows = new WeakMap<Y.Doc, { doc: Y.Doc; detach: () => void }>();
+
+function shadowOf(live: Y.Doc): Y.Doc {
+  const known = shadows.get(live);
+  if (known) return known.doc;
+  const doc = new Y.Doc();
+  Y.applyUpdate(doc, Y.encodeStateAsUpdate(live));
+  const follow = (update: Uint8Array) => Y.applyUpdate(doc, update);
+  const detach = () => {
+    live.off('update', follow);
+    live.off('destroy', detach);
+    shadows.delete(live);
+    doc.destroy();
+  };
+  live.on('update', follow);
+  live.on('destroy', detach);
+  shadows.set(live, { doc, detach });
+  return doc;
+}
+
+/** The origin of the transaction that tries an update on the shadow copy. */
+const CHECK_ORIGIN = Symbol('suggestion check');
+
 /**
  * `checkSuggestionOnlyChange` for one update from a sync connection limited
- * to suggesting, reading only the top-level blocks the update touches (the
- * others are the same before and after). `live` is not changed: the update is
- * applied to a copy. Also refuses an update that is not one, that builds on
- * or deletes content the server has not received, that touches anything
- * outside the body, or a block the schema cannot read.
+ * to suggesting, in proportion to the update: it is tried on a copy kept in
+ * step with `live` (made once per document, `shadowOf`), and only the
+ * top-level blocks the update touches are read, before and after it, from
+ * that transaction (the other blocks are the same on both sides). `live` is
+ * not changed. Also refuses an update that is not one, that builds on or
+ * deletes content the server has not received, that touches anything outside
+ * the body, or a block the schema cannot read.
  *
  * Conservative where the whole-body check is not: a block deleted and
  * written again elsewhere (Yjs has no move) is a change even if it crosses
  * only blocks the rejected view leaves out.
  */
 export function checkSuggestionOnlyUpdate(live: Y.Doc, update: Uint8Array, author: { principalType: 'user' | 'agent'; id: string }): string | null {
-  let decoded: { structs: Array<Y.Item | Y.GC | Y.Skip>; ds: DeleteSet };
   try {
-    decoded = Y.decodeUpdate(update);
+    Y.decodeUpdate(update);
   } catch {
     return 'not a Yjs update';
   }
-  const after = new Y.Doc({ gc: false });
+  const shadow = shadowOf(live);
+  let refusal: string | null = null;
+  const judge = (transaction: Y.Transaction) => {
+    if (transaction.origin === CHECK_ORIGIN) refusal = judgeTransaction(transaction, author);
+  };
+  shadow.on('afterTransaction', judge);
   try {
-    Y.applyUpdate(after, Y.encodeStateAsUpdate(live));
-    Y.applyUpdate(after, update);
-    if (after.store.pendingStructs !== null || after.store.pendingDs !== null) {
-      return 'the change builds on content the server has not received';
+    Y.applyUpdate(shadow, update, CHECK_ORIGIN);
+    if (shadow.store.pendingStructs !== null || shadow.store.pendingDs !== null) {
+      refusal = 'the change builds on content the server has not received';
     }
-    const touched = touchedBlocks(after, decoded);
-    if (touched === null) return 'the change touches something outside the doc body';
-    if (touched.size === 0) return null;
-    const before = blockSequence(live, touched);
-    const next = blockSequence(after, touched);
-    if ([...before, ...next].some((entry) => typeof entry !== 'string' && entry.node === null)) {
-      return 'the change touches a block this server cannot read';
-    }
-    if (!sameSequence(rejectedSequence(before), rejectedSequence(next))) return EDITS_TEXT;
-    return signatureRefusal(touchedBody(before), touchedBody(next), author);
+  } catch {
+    refusal = 'not a Yjs update';
   } finally {
-    after.destroy();
+    shadow.off('afterTransaction', judge);
   }
+  if (refusal !== null) shadows.get(live)?.detach();
+  return refusal;
 }
