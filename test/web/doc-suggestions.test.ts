@@ -153,6 +153,8 @@ describe('doc suggestions in the browser', () => {
     const popover = ann.page.locator('.suggestion-popover');
     await popover.waitFor();
     expect(await popover.textContent()).toContain('Suggested by Robot');
+    expect(await textOf(popover.locator('del'))).toBe('Thursday');
+    expect(await textOf(popover.locator('ins'))).toBe('Friday');
     await ann.page.screenshot({ path: `${SCREENSHOT_DIR}doc-suggestions.png` });
     await popover.getByRole('button', { name: 'Accept' }).click();
 
