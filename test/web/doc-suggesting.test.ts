@@ -8,7 +8,7 @@ import { docSchema } from '../../src/model/doc/schema.js';
 import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown.js';
 import { readDocBody, replaceDocBody } from '../../src/model/doc/body.js';
 import { checkSuggestionOnlyChange, withSuggestionsAccepted, withSuggestionsRejected } from '../../src/model/doc/suggestions.js';
-import { suggestTransaction, type SuggestingAuthor } from '../../web/src/doc/suggesting.js';
+import { suggestTransaction, withoutSuggestionMarksOnNewText, type SuggestingAuthor } from '../../web/src/doc/suggesting.js';
 
 /**
  * The editor's suggesting mode as a pure transaction rewrite (web/src/doc/suggesting.ts),
@@ -230,5 +230,19 @@ describe('suggesting mode: the transaction rewrite', () => {
       if (node.isText && node.marks.length) authorType = node.marks[0]!.attrs.authorType;
     });
     expect(authorType).toBe('agent');
+  });
+
+  it('outside suggesting mode, text typed inside a suggestion is the writer\'s plain text, not the suggester\'s', () => {
+    const agentWrote = type(' kindly', AGENT)(stateOf('Please|'));
+    const inside = agentWrote.apply(agentWrote.tr.setSelection(TextSelection.create(agentWrote.doc, 1 + 'Please ki'.length)));
+    // ProseMirror gives typed text the marks around the caret: here the agent's insertion.
+    const typed = inside.tr.insertText('X');
+    expect(markdown(inside.apply(typed))).toBe('Please{++ kiXndly++}');
+    const plain = inside.apply(withoutSuggestionMarksOnNewText(inside.tr.insertText('X')));
+    expect(markdown(plain)).toBe('Please{++ ki++}X{++ndly++}');
+    // Edits that bring no suggestion marks are left as they are.
+    const untouched = stateOf('Plain|');
+    const tr = untouched.tr.insertText('!');
+    expect(withoutSuggestionMarksOnNewText(tr).steps).toHaveLength(1);
   });
 });

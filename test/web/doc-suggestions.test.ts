@@ -86,12 +86,22 @@ describe('doc suggestions in the browser', () => {
     expect(await markdown()).toBe('Launch on Thursday.\n');
 
     // Delete strikes out someone else's text instead of removing it, and moves on past it.
+    // Home moves the caret natively: ProseMirror hears of it through a queued selectionchange, which must come before the first Delete.
+    await ben.page.evaluate(() => {
+      (window as unknown as { caretHome: Promise<void> }).caretHome = new Promise<void>((resolve) => {
+        const onChange = () => {
+          const selection = window.getSelection();
+          if (!selection?.anchorNode || selection.anchorOffset !== 0 || !document.querySelector('.ProseMirror p')?.contains(selection.anchorNode)) return;
+          document.removeEventListener('selectionchange', onChange);
+          resolve();
+        };
+        document.addEventListener('selectionchange', onChange);
+      });
+    });
     await ben.page.keyboard.press('Home');
-    for (let i = 1; i <= 'Launch '.length; i++) {
-      await ben.page.keyboard.press('Delete');
-      // A person's next key comes after the view has drawn this one (the caret's move reaches ProseMirror through a queued selectionchange).
-      await expect.poll(() => textOf(ben.page.locator('.ProseMirror del.suggestion'))).toBe('Launch '.slice(0, i));
-    }
+    await ben.page.evaluate(() => (window as unknown as { caretHome: Promise<void> }).caretHome);
+    for (let i = 0; i < 'Launch '.length; i++) await ben.page.keyboard.press('Delete');
+    await expect.poll(() => textOf(ben.page.locator('.ProseMirror del.suggestion'))).toBe('Launch ');
     await expect.poll(() => textOf(ann.page.locator('.ProseMirror del.suggestion'))).toBe('Launch ');
     await eventually(async () => (await markdown(true)) === '{--Launch --}on Thursday.{++ after the demo++}\n', 5000);
     expect(await markdown()).toBe('Launch on Thursday.\n');
@@ -143,6 +153,8 @@ describe('doc suggestions in the browser', () => {
     const popover = ann.page.locator('.suggestion-popover');
     await popover.waitFor();
     expect(await popover.textContent()).toContain('Suggested by Robot');
+    expect(await textOf(popover.locator('del'))).toBe('Thursday');
+    expect(await textOf(popover.locator('ins'))).toBe('Friday');
     await ann.page.screenshot({ path: `${SCREENSHOT_DIR}doc-suggestions.png` });
     await popover.getByRole('button', { name: 'Accept' }).click();
 
@@ -155,5 +167,24 @@ describe('doc suggestions in the browser', () => {
     expect(await markdown(true)).toBe('{--Launch --}on Friday.{++ after the demo++}\n');
     const listed = await t.request('GET', `${base}/suggestions?status=all`, { as: { cookie: annCookie } });
     expect(listed.body.suggestions.find((s: { id: string }) => s.id === id).status).toBe('accepted');
+  });
+
+  it("lists the doc's open suggestions in the panel, live, and Accept all decides them in one click", async () => {
+    // The panel Ann opened shows Ben's two suggestions (the agent's, decided, is gone from it).
+    await expect.poll(() => ann.page.locator('.doc-suggestion').count()).toBe(2);
+    await ann.page.getByRole('button', { name: 'Accept all' }).click();
+    await expect.poll(() => ann.page.locator('.doc-suggestion').count()).toBe(0);
+    for (const person of [ann, ben, cid]) {
+      await expect.poll(() => person.page.locator('.ProseMirror [data-suggestion-id]').count()).toBe(0);
+      await expect.poll(() => editorText(person.page, 'p')).toBe('on Friday. after the demo');
+    }
+    await eventually(async () => (await markdown(true)) === 'on Friday. after the demo\n', 5000);
+
+    // A suggestion made now reaches the open panel without a reload.
+    const suggested = await t.request('POST', `${base}/doc/sections?mode=suggest`, { as: agent, body: { markdown: 'Agenda: demo, then questions.' } });
+    expect(suggested.status, suggested.text).toBe(202);
+    await expect.poll(() => ann.page.locator('.doc-suggestion').count()).toBe(1);
+    expect(await ann.page.locator('.doc-suggestion').textContent()).toContain('Agenda: demo, then questions.');
+    expect(await ann.page.locator('.doc-suggestion').textContent()).toContain('Robot');
   });
 });

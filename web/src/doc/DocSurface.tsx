@@ -31,7 +31,8 @@ export function DocSurface(props: SurfaceViewProps) {
   const canDecide = context.abilities.edit;
   const [suggestionTarget, setSuggestionTarget] = useState<SuggestionTarget | null>(null);
   const [showSuggestions, setShowSuggestions] = useState(false);
-  const docSuggestions = useDocSuggestions(context, props.surface, state?.doc);
+  // The open panel follows the text as it is typed; otherwise the live events (made, decided) keep the count right.
+  const docSuggestions = useDocSuggestions(context, props.surface, showSuggestions ? state?.doc : null);
   const candidates = useRef<MentionCandidate[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
   const [authorship, setAuthorship] = useState(false);

@@ -243,6 +243,21 @@ function SuggestionChange(props: { suggestion: Suggestion }) {
   );
 }
 
+/** What a suggestion changes as the doc on screen shows it, until the server's listing has it. */
+function changeInView(target: SuggestionTarget): Suggestion {
+  const root = target.element.closest('.ProseMirror') ?? target.element;
+  const parts = { insert: [] as string[], delete: [] as string[] };
+  root.querySelectorAll<HTMLElement>(`[data-suggestion-id="${CSS.escape(target.id)}"]`).forEach((element) => {
+    // Without other people's carets (a widget with their name) that may sit inside.
+    const copy = element.cloneNode(true) as HTMLElement;
+    copy.querySelectorAll('.ProseMirror-yjs-cursor').forEach((cursor) => cursor.remove());
+    parts[element.dataset.suggestion === 'delete' ? 'delete' : 'insert'].push(copy.textContent ?? '');
+  });
+  const inserted = parts.insert.join(' … ');
+  const removed = parts.delete.join(' … ');
+  return { inserted, removed, summary: '' } as Suggestion;
+}
+
 /** The popover by a suggestion clicked in the doc: who suggested it, what it changes, and Accept / Reject. */
 export function SuggestionPopover(props: {
   target: SuggestionTarget;
@@ -282,11 +297,9 @@ export function SuggestionPopover(props: {
         {agent && <span class="badge badge-agent">agent</span>}
         {props.suggestion && <time dateTime={props.suggestion.createdAt}> · {timeAgo(props.suggestion.createdAt)}</time>}
       </p>
-      {props.suggestion && (
-        <p class="suggestion-popover-change">
-          <SuggestionChange suggestion={{ ...props.suggestion, context: undefined }} />
-        </p>
-      )}
+      <p class="suggestion-popover-change">
+        <SuggestionChange suggestion={props.suggestion ? { ...props.suggestion, context: undefined } : changeInView(target)} />
+      </p>
       {props.canDecide ? (
         <div class="suggestion-buttons">
           <button type="button" class="suggestion-accept" disabled={busy} onClick={() => choose('accept')}>
