@@ -7,7 +7,7 @@ import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Surface, Workspace } from '../persistence/schema';
-import { cachedLiveSurfaces } from './live-surfaces';
+import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
 import { ensureSurfaceOfKind } from './surfaces';
 import type { Services } from './services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../model/doc/body';
@@ -38,7 +38,7 @@ function docSurfaces(surfaces: Surface[]): Surface[] {
 
 function pickFrom(surfaces: Surface[], selector: DocSelector): Surface | null {
   if (selector.surfaceId === undefined && selector.surface === undefined) return docSurfaces(surfaces)[0] ?? null;
-  const found = surfaces.find((s) => (selector.surfaceId !== undefined ? s.id === selector.surfaceId : s.slug === selector.surface));
+  const found = selectedSurface(surfaces, selector);
   if (!found || found.kind !== 'doc') throw errors.notFound('Doc surface');
   return found;
 }

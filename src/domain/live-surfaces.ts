@@ -8,6 +8,11 @@ import type { Services } from './services';
  * cache (src/access/context-cache.ts holds the rest of it): a read the domain
  * makes itself, so it lives here, below access.
  */
+/** The surface a request names by `surfaceId` (or else `surface`, its slug) among `surfaces`; undefined when it names none of them. */
+export function selectedSurface(surfaces: readonly Surface[], selector: { surface?: string; surfaceId?: string }): Surface | undefined {
+  return surfaces.find((s) => (selector.surfaceId !== undefined ? s.id === selector.surfaceId : s.slug === selector.surface));
+}
+
 export function cachedLiveSurfaces(services: Pick<Services, 'database' | 'clock' | 'db'>, workspaceId: string): Promise<Surface[]> {
   return readCacheOf(services.database, services.clock).get(`surfaces\u0000${workspaceId}`, () => listSurfaces(services.db, workspaceId));
 }

@@ -10,10 +10,10 @@ import {
   docSuggestions,
   suggestDocAppend,
   suggestDocReplace,
+  docSuggestionSummary,
   type DocSuggestionView,
   type SuggestionStamp,
 } from '../model/doc/suggestions';
-import { surfaceDocumentName } from '../model/document-names';
 import type { EventDraft } from '../model/event-record';
 import { toIso } from '../model/schemas/common';
 import type { Suggestion } from '../model/schemas/suggestions';
@@ -24,8 +24,8 @@ import { findPrincipals } from '../persistence/workspaces';
 import type { Actor, Principal } from '../policy/actor';
 import type { WorkspaceAction } from '../policy/index';
 import { serverOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
-import { parseDocInput, pickDocSurface, type DocInput, type DocSelector } from './docs';
-import { cachedLiveSurfaces } from './live-surfaces';
+import { documentOf, parseDocInput, pickDocSurface, type DocInput, type DocSelector } from './docs';
+import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
 import type { ResolvedWorkspace, WorkspaceAddress, WorkspaceResolver } from './resolved-workspace';
 import { decideRowSuggestion, rowSuggestionViews } from './row-suggestions';
 import type { Services } from './services';
@@ -47,22 +47,10 @@ export type SuggestionListQuery = DocSelector & { status: 'open' | 'accepted' | 
 export type LoadedSuggestion = { record: SuggestionRecord; resolved: ResolvedWorkspace };
 
 const LIST_LIMIT = 500;
-const SUMMARY_MAX = 500;
 
 function stampFor(actor: Actor, at: Date): SuggestionStamp {
   const { principalType, id, name } = actor.principal;
   return { id: newId('sug'), author: { principalType, id, name }, at: at.toISOString() };
-}
-
-function documentOf(surface: Pick<Surface, 'id' | 'kind' | 'workspaceId'>): string {
-  return surfaceDocumentName(surface.workspaceId, surface)!;
-}
-
-/** `+ inserted` and `− removed`, one per line: what a doc suggestion would change. */
-export function docSummary(view: Pick<DocSuggestionView, 'inserted' | 'removed'>): string {
-  const lines = [view.inserted ? `+ ${view.inserted}` : '', view.removed ? `− ${view.removed}` : ''].filter(Boolean);
-  const text = lines.join('\n');
-  return text.length > SUMMARY_MAX ? `${text.slice(0, SUMMARY_MAX - 1)}…` : text;
 }
 
 /** The suggestion a write just made, as its creator sees it (the observer recorded it in the write's commit). */
@@ -141,18 +129,23 @@ export async function loadSuggestion(
   return { record, resolved };
 }
 
+/** The surface a listing names, or undefined for the whole workspace; 404 for an unknown one. */
 async function surfaceFor(services: Services, workspace: Workspace, selector: DocSelector): Promise<Surface | undefined> {
   if (selector.surface === undefined && selector.surfaceId === undefined) return undefined;
-  const surfaces = await cachedLiveSurfaces(services, workspace.id);
-  const found = surfaces.find((s) => (selector.surfaceId !== undefined ? s.id === selector.surfaceId : s.slug === selector.surface));
+  const found = selectedSurface(await cachedLiveSurfaces(services, workspace.id), selector);
   if (!found) throw errors.notFound('Surface');
   return found;
 }
 
+/** The suggestion records a listing names (by surface and status), oldest first. */
+async function listedRecords(services: Services, workspace: Workspace, selector: DocSelector, status: SuggestionListQuery['status']): Promise<SuggestionRecord[]> {
+  const surface = await surfaceFor(services, workspace, selector);
+  return listSuggestions(services.db, { workspaceId: workspace.id, surfaceId: surface?.id, status, limit: LIST_LIMIT });
+}
+
 /** A workspace's suggestions (one surface's with `surface`/`surfaceId`), oldest first; open by default. */
 export async function listWorkspaceSuggestions(services: Services, resolved: ResolvedWorkspace, query: SuggestionListQuery): Promise<Suggestion[]> {
-  const surface = await surfaceFor(services, resolved.workspace, query);
-  const records = await listSuggestions(services.db, { workspaceId: resolved.workspace.id, surfaceId: surface?.id, status: query.status, limit: LIST_LIMIT });
+  const records = await listedRecords(services, resolved.workspace, query, query.status);
   const presented = await presentSuggestions(services, resolved.workspace, records);
   // An open doc suggestion whose text someone removed since is no longer anything to decide.
   return presented.filter((s) => !(s.status === 'open' && s.target === 'doc' && s.inserted === undefined));
@@ -194,7 +187,7 @@ export async function presentSuggestions(services: Services, workspace: Workspac
     if (record.target === 'doc') {
       const view = record.status === 'open' ? docViews.get(record.id) : undefined;
       if (!view) return base;
-      return { ...base, summary: docSummary(view), inserted: view.inserted, removed: view.removed, context: { before: view.before, after: view.after } };
+      return { ...base, summary: docSuggestionSummary(view), inserted: view.inserted, removed: view.removed, context: { before: view.before, after: view.after } };
     }
     const change = rowChanges.get(record.id);
     return change ? { ...base, change } : base;
@@ -216,9 +209,9 @@ export async function decideSuggestion(
   if (record.status !== 'open') throw alreadyDecided(record.status);
   const origin = serverOrigin(actor.principal, via);
   const [open] = await presentSuggestions(services, resolved.workspace, [record]);
-  let summary = open!.summary;
+  const summary = open!.summary;
+  const surface = selectedSurface(await cachedLiveSurfaces(services, resolved.workspace.id), { surfaceId: record.surfaceId });
   if (record.target === 'doc') {
-    const surface = (await cachedLiveSurfaces(services, resolved.workspace.id)).find((s) => s.id === record.surfaceId);
     if (!surface) throw errors.notFound('Doc surface');
     const found = await services.sync.transact(documentOf(surface), origin, (doc) => decideDocSuggestion(doc, record.id, decision, origin));
     if (!found) {
@@ -228,12 +221,10 @@ export async function decideSuggestion(
     }
   } else {
     await decideRowSuggestion(services, actor, resolved, record.surfaceId, record.id, decision);
-    if (open!.change) summary = summary || rowSummary(open!.change);
   }
 
   const status = decision === 'accept' ? 'accepted' : 'rejected';
   const at = services.clock.now();
-  const surface = (await cachedLiveSurfaces(services, resolved.workspace.id)).find((s) => s.id === record.surfaceId);
   const workspace = { id: resolved.workspace.id, slug: resolved.workspace.slug, org: { slug: resolved.orgSlug } };
   const draft: EventDraft = {
     event: decision === 'accept' ? 'suggestion.accepted' : 'suggestion.rejected',
@@ -280,11 +271,8 @@ export async function decideAllSuggestions(
   decision: 'accept' | 'reject',
   via: ServerChangeContext['via'] = 'rest',
 ): Promise<Suggestion[]> {
-  const open = await listWorkspaceSuggestions(services, resolved, { ...selector, status: 'open' });
   const decided: Suggestion[] = [];
-  for (const suggestion of open) {
-    const record = await findSuggestion(services.db, suggestion.id);
-    if (!record || record.status !== 'open') continue;
+  for (const record of await listedRecords(services, resolved.workspace, selector, 'open')) {
     try {
       decided.push(await decideSuggestion(services, actor, { record, resolved }, decision, via));
     } catch (error) {
@@ -297,9 +285,4 @@ export async function decideAllSuggestions(
 
 function alreadyDecided(status: string): ApiError {
   return errors.conflict(`This suggestion was already ${status}.`);
-}
-
-function rowSummary(change: NonNullable<Suggestion['change']>): string {
-  const keys = Object.keys(change.values ?? change.previous ?? {});
-  return `${change.kind} row${keys.length > 0 ? `: ${keys.join(', ')}` : ''}`;
 }

@@ -5,7 +5,7 @@ import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
-import { cachedLiveSurfaces } from './live-surfaces';
+import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
 import type { Services } from './services';
 import type { CommitReceipt } from '../sync/document-sync';
 import { tablesDocumentName } from '../model/document-names';
@@ -99,7 +99,7 @@ export async function tableSurfaces(services: Services, workspaceId: string): Pr
 export async function pickTableSurface(services: Services, workspace: Workspace, selector: SurfaceSelector): Promise<Surface | null> {
   const surfaces = await tableSurfaces(services, workspace.id);
   if (selector.surfaceId !== undefined || selector.surface !== undefined) {
-    const found = surfaces.find((s) => (selector.surfaceId !== undefined ? s.id === selector.surfaceId : s.slug === selector.surface));
+    const found = selectedSurface(surfaces, selector);
     if (!found) throw errors.notFound('Table surface');
     return found;
   }

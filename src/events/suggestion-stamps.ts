@@ -1,6 +1,6 @@
 import type * as Y from 'yjs';
 import { readDocBody } from '../model/doc/body';
-import { docSuggestions, suggestionStampsIn } from '../model/doc/suggestions';
+import { docSuggestions, docSuggestionSummary, suggestionStampsIn } from '../model/doc/suggestions';
 import { rowSuggestionStampsIn, rowSuggestionSummary } from '../model/table/suggestions';
 import type { SeenSuggestion } from './suggestion-records';
 
@@ -33,7 +33,7 @@ export function docSuggestionsSeen(doc: Y.Doc, transaction: Y.Transaction, surfa
     .filter((stamp) => fresh.has(stamp.id))
     .map((stamp) => {
       const view = views.get(stamp.id);
-      const summary = [view?.inserted ? `+ ${view.inserted}` : '', view?.removed ? `− ${view.removed}` : ''].filter(Boolean).join('\n').slice(0, 500);
+      const summary = view ? docSuggestionSummary(view) : '';
       return { id: stamp.id, surfaceId, target: 'doc' as const, author: stamp.author, at: stamp.at, summary };
     });
 }

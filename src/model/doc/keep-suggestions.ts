@@ -11,25 +11,14 @@
 import type { Node as PMNode } from 'prosemirror-model';
 import { matchSequences } from './block-diff';
 import { docSchema } from './schema';
-import { withSuggestionsRejected } from './suggestions';
-
-/** Whether any text of `node` carries a suggestion mark. */
-export function holdsSuggestions(node: PMNode): boolean {
-  let found = false;
-  node.descendants((child) => {
-    if (found) return false;
-    if (child.marks.some((mark) => mark.type.name === 'suggestInsert' || mark.type.name === 'suggestDelete')) found = true;
-    return !found;
-  });
-  return found;
-}
+import { hasSuggestions, withSuggestionsRejected } from './suggestions';
 
 type Block = { current: PMNode; read: PMNode | null };
 
 /** Each current block with the block a reader sees in its place (null: only a suggestion inserted it). */
 function blocksAsRead(current: PMNode): Block[] {
   return current.content.content.map((block) => {
-    if (!holdsSuggestions(block)) return { current: block, read: block };
+    if (!hasSuggestions(block)) return { current: block, read: block };
     const read = withSuggestionsRejected(docSchema.topNodeType.create(null, [block]));
     // Rejecting a block that only a suggestion inserted leaves nothing (or the empty paragraph an empty doc reads as).
     const only = read.childCount === 1 ? read.firstChild! : null;
@@ -39,7 +28,7 @@ function blocksAsRead(current: PMNode): Block[] {
 }
 
 export function keepOpenSuggestions(current: PMNode, target: PMNode): PMNode {
-  if (!holdsSuggestions(current)) return target;
+  if (!hasSuggestions(current)) return target;
   const blocks = blocksAsRead(current);
   const readable = blocks.flatMap((block, index) => (block.read ? [{ index, read: block.read }] : []));
   const wanted = target.content.content;

@@ -62,6 +62,14 @@ function clip(text: string, count: number, fromEnd: boolean): string {
   return (fromEnd ? points.slice(-count) : points.slice(0, count)).join('');
 }
 
+const SUMMARY_MAX = 500;
+
+/** `+ inserted` and `− removed`, one per line, at most 500 characters: what a doc suggestion would change (lists, events, inbox). */
+export function docSuggestionSummary(view: Pick<DocSuggestionView, 'inserted' | 'removed'>): string {
+  const text = [view.inserted ? `+ ${view.inserted}` : '', view.removed ? `− ${view.removed}` : ''].filter(Boolean).join('\n');
+  return text.length > SUMMARY_MAX ? `${text.slice(0, SUMMARY_MAX - 1)}…` : text;
+}
+
 /**
  * Open suggestions in document order, with up to 80 characters of plain text
  * before and after (the text as if suggestions were rejected; blocks are

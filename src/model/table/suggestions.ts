@@ -60,6 +60,11 @@ export function suggestionsRoot(doc: Y.Doc): Y.Map<EntryMap> {
   return doc.getMap<EntryMap>(SUGGESTIONS_ROOT);
 }
 
+/** The suggestions root when the document has one, without creating it (readers and observers must not add a root). */
+export function existingSuggestionsRoot(doc: Y.Doc): Y.AbstractType<any> | undefined {
+  return doc.share.get(SUGGESTIONS_ROOT);
+}
+
 /** Writes a new entry in one transaction; 409-style `row_exists` error when the id is taken. Returns the entry as it reads. */
 export function addRowSuggestion(doc: Y.Doc, entry: RowSuggestionEntry, origin: unknown): RowSuggestionEntry {
   if (suggestionsRoot(doc).has(entry.id)) {
@@ -148,7 +153,7 @@ export function removeRowSuggestion(doc: Y.Doc, id: string, origin: unknown): bo
 
 /** Entries this transaction added (readable ones), in the order they were added. */
 export function rowSuggestionStampsIn(transaction: Y.Transaction): RowSuggestionEntry[] {
-  const root = transaction.doc.share.get(SUGGESTIONS_ROOT);
+  const root = existingSuggestionsRoot(transaction.doc);
   if (!root) return [];
   const added: RowSuggestionEntry[] = [];
   for (const [client, structs] of transaction.doc.store.clients) {
@@ -168,7 +173,7 @@ export function rowSuggestionStampsIn(transaction: Y.Transaction): RowSuggestion
 
 /** Ids of entries this transaction removed outright (withdrawn), not replaced by another map under the same id. */
 export function rowSuggestionsRemovedIn(transaction: Y.Transaction): string[] {
-  const root = transaction.doc.share.get(SUGGESTIONS_ROOT);
+  const root = existingSuggestionsRoot(transaction.doc);
   if (!root) return [];
   const removed: string[] = [];
   for (const [client, deletions] of transaction.deleteSet.clients) {
@@ -233,8 +238,8 @@ export function checkTableSuggestionOnlyChange(
   const pending = after.store as unknown as { pendingStructs: unknown; pendingDs: unknown };
   if (pending.pendingStructs || pending.pendingDs) return 'refers to content the server does not have';
   const touched = new Set<string>();
-  const beforeRoot = before.share.get(SUGGESTIONS_ROOT);
-  const afterRoot = after.share.get(SUGGESTIONS_ROOT);
+  const beforeRoot = existingSuggestionsRoot(before);
+  const afterRoot = existingSuggestionsRoot(after);
 
   for (const [client, structs] of after.store.clients) {
     const beforeClock = Y.getState(before.store, client);
@@ -310,7 +315,7 @@ class UpdateReading {
     structs: ReadonlyArray<Y.Item | Y.GC | Y.Skip>,
     private readonly ds: DeleteSet,
   ) {
-    this.root = doc.share.get(SUGGESTIONS_ROOT);
+    this.root = existingSuggestionsRoot(doc);
     for (const struct of structs) {
       if (!(struct instanceof Y.Item) || struct.id.clock + struct.length <= Y.getState(doc.store, struct.id.client)) continue;
       const list = this.fresh.get(struct.id.client) ?? [];

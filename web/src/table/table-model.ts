@@ -32,7 +32,7 @@ import { tableIndex } from '../../../src/model/table/row-index';
 import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
 import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
 import { createView, deleteView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
-import { addRowSuggestion, editRowSuggestion, removeRowSuggestion, rowSuggestionEntries, SUGGESTIONS_ROOT, type RowSuggestionEntry, type SuggestionPerson } from '../../../src/model/table/suggestions';
+import { addRowSuggestion, editRowSuggestion, removeRowSuggestion, rowSuggestionEntries, existingSuggestionsRoot, type RowSuggestionEntry, type SuggestionPerson } from '../../../src/model/table/suggestions';
 import {
   checkRowQuery,
   compareSortValues,
@@ -124,7 +124,7 @@ export class TableModel {
   }
 
   private forgetSuggestions(transaction: Y.Transaction): void {
-    const root = this.doc.share.get(SUGGESTIONS_ROOT);
+    const root = existingSuggestionsRoot(this.doc);
     if (!root) return;
     for (const type of transaction.changed.keys()) {
       // An entry is a map in the root; its fields are set in that map.
