@@ -57,6 +57,11 @@ const envSchema = z.object({
   COMPACT_AFTER_UPDATES: z.coerce.number().int().min(10).max(1_000_000).default(5_000),
   /** A document whose stored state would take more heap than this to load is refused, not loaded (docs/SYNC.md). */
   DOCUMENT_LOAD_BUDGET_MB: z.coerce.number().int().min(1).max(65_536).default(1_024),
+  /** Sync ceilings (docs/LIMITS.md): past one, the writer or connection is refused with a clear error, never the process. */
+  SYNC_MAX_CONNECTIONS_PER_DOCUMENT: z.coerce.number().int().min(1).max(1_000_000).default(500),
+  SYNC_MAX_DOCUMENT_BYTES: z.coerce.number().int().min(1024).max(2 ** 34).default(64 * 2 ** 20),
+  SYNC_MAX_UPDATE_BYTES: z.coerce.number().int().min(1024).max(2 ** 30).default(8 * 2 ** 20),
+  SYNC_MAX_LOADED_DOCUMENTS: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
   /** Recovery tests only (src/lib/failpoints.ts). */
   TRELLIS_FAILPOINTS: z.string().max(1000).optional(),
 });
@@ -97,8 +102,21 @@ export type Config = {
   compactAfterUpdates: number;
   /** Estimated heap a document load may take, in bytes; a larger one is refused. */
   documentLoadBudgetBytes: number;
+  /** Sync ceilings, per instance where they count (src/sync/ceilings.ts). */
+  syncCeilings: SyncCeilingsConfig;
   /** Failpoints armed at start (recovery tests); empty in production. */
   failpoints: string | undefined;
+};
+
+export type SyncCeilingsConfig = {
+  /** Connections to one document on this instance; the next is closed (4429 `too_many_connections`). */
+  connectionsPerDocument: number;
+  /** A document's encoded state; an update that would take it past is refused (4413 / 413). */
+  documentBytes: number;
+  /** One update (a sync message, a REST change); a larger one is refused (4413 / 413). */
+  updateBytes: number;
+  /** Documents held in memory by this process; idle ones are unloaded least recently used first. */
+  loadedDocuments: number;
 };
 
 export class ConfigError extends Error {
@@ -154,6 +172,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     compactAfterUpdates: e.COMPACT_AFTER_UPDATES,
     documentLoadBudgetBytes: e.DOCUMENT_LOAD_BUDGET_MB * 1024 * 1024,
+    syncCeilings: {
+      connectionsPerDocument: e.SYNC_MAX_CONNECTIONS_PER_DOCUMENT,
+      documentBytes: e.SYNC_MAX_DOCUMENT_BYTES,
+      updateBytes: e.SYNC_MAX_UPDATE_BYTES,
+      loadedDocuments: e.SYNC_MAX_LOADED_DOCUMENTS,
+    },
     failpoints: e.TRELLIS_FAILPOINTS,
   };
 }

@@ -23,6 +23,7 @@ import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SY
 import { documentUpdateOf, isSyncStep1 } from './update-message';
 import { suggestionOnlyRefusal } from './suggestion-check';
 import { repairMessageText } from './update-text';
+import { SyncCeilings, type LoadedDocuments, type SyncRefusal } from './ceilings';
 
 export const SYNC_PATH = '/api/sync';
 
@@ -78,7 +79,7 @@ export interface ConnectionGate {
 /** What the engine needs of the app's services; the full bag (src/domain/services.ts) satisfies it. */
 export type SyncEngineDeps = {
   db: Db;
-  config: Pick<Config, 'documentLoadBudgetBytes' | 'compactAfterUpdates'>;
+  config: Pick<Config, 'documentLoadBudgetBytes' | 'compactAfterUpdates' | 'syncCeilings'>;
   log: Logger;
   clock: Clock;
   failpoints: Failpoints;
@@ -126,7 +127,9 @@ const PACE_WAIT_MS = 2_000;
  */
 export class SyncEngine implements DocumentSync {
   readonly hocuspocus: Hocuspocus;
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 32 * 1024 * 1024 });
+  private readonly wss: WebSocketServer;
+  /** SYNC_MAX_* (src/sync/ceilings.ts): the hooks below marked "ceilings" call it. */
+  private readonly ceilings: SyncCeilings;
   private readonly held = new Map<string, Held>();
   private readonly queues = new Map<string, Promise<void>>();
   private readonly waiters = new Map<unknown, Waiter>();
@@ -165,6 +168,8 @@ export class SyncEngine implements DocumentSync {
   ) {
     const extensions = options.extensions ?? [];
     this.gate = options.gate;
+    this.ceilings = new SyncCeilings(services.config.syncCeilings, services.log);
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.ceilings.maxPayload });
     this.log = new UpdateLog(services.db, (name, bytes) => {
       services.metrics?.logAppends.inc({ source: 'client' });
       this.noteAppended(name, bytes);
@@ -187,6 +192,7 @@ export class SyncEngine implements DocumentSync {
       yDocOptions: { gc: true, gcFilter: () => true },
       onAuthenticate: (payload) => this.gate.authenticate(payload),
       onLoadDocument: async ({ document, documentName }) => {
+        await this.ceilings.makeRoom(documentName, this.loadedDocuments); // ceilings
         const loaded = await loadInto(services.db, documentName, document, services.config.documentLoadBudgetBytes).catch((error) => {
           if (error instanceof DocumentTooLargeError) {
             services.log.error({ documentName, stored: error.stored, estimatedBytes: error.estimatedBytes, budgetBytes: error.budgetBytes }, 'refused to load a document over the memory budget; compact it with `npm run admin -- compact-document`');
@@ -194,6 +200,7 @@ export class SyncEngine implements DocumentSync {
           throw error;
         });
         this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
+        this.ceilings.track(documentName, document, loaded.snapshotBytes + loaded.tailBytes); // ceilings
         this.unfolded.set(documentName, loaded.tailUpdates);
         if (loaded.underived > 0) this.toDeriveAgain(documentName);
       },
@@ -203,13 +210,23 @@ export class SyncEngine implements DocumentSync {
         // Events a crash (or a failed commit) kept from being recorded are derived again, before any new change's.
         if (this.pendingDerivations.get(documentName)?.size === 0) void this.enqueue(documentName, () => this.deriveAgain(documentName));
       },
-      beforeHandleMessage: async ({ connection, update: message, documentName }) => {
+      // ceilings: a connection past SYNC_MAX_CONNECTIONS_PER_DOCUMENT is closed (4429), whether or not it sent anything yet.
+      connected: async ({ connection, documentName }) => {
+        try {
+          this.ceilings.admit(this.hocuspocus.documents.get(documentName), connection);
+        } catch (refusal) {
+          connection.close(refusal as SyncRefusal);
+        }
+      },
+      beforeHandleMessage: async ({ connection, update: message, documentName, document }) => {
         adoptMessageQueue(connection as never);
         this.gate.assertStillAllowed(connection);
+        this.ceilings.admit(document, connection); // ceilings
         await this.settledRecovery(documentName);
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
+        this.ceilings.checkMessage(documentName, document, message); // ceilings: 4413 before it is logged or applied
         this.assertSuggestionsOnly(connection as never, documentName, message);
         await this.keepPace(documentName);
         const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
@@ -222,6 +239,7 @@ export class SyncEngine implements DocumentSync {
         if (applied && !applied.queued && !connection.readOnly) this.noteIdle(applied.documentName, applied.seq);
       },
       afterUnloadDocument: async ({ documentName }) => {
+        this.ceilings.forget(documentName);
         this.tails.delete(documentName);
         this.unfolded.delete(documentName);
         this.behind.delete(documentName);
@@ -317,8 +335,8 @@ export class SyncEngine implements DocumentSync {
   /** `transact`, and what the commit stored about the change (a table change's rows, as stored). */
   async transactWithReceipt<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<{ result: T; receipt: CommitReceipt }> {
     let doc = await this.open(documentName);
-    // A recovery swaps the document's state: never apply a change to what is being replaced.
-    while (this.recovering.has(documentName)) {
+    // A recovery swaps the document's state: never apply a change to what is being replaced (nor to one unloaded meanwhile: ceilings).
+    while (this.recovering.has(documentName) || this.hocuspocus.documents.get(documentName) !== doc) {
       await this.settledRecovery(documentName);
       doc = await this.open(documentName);
     }
@@ -448,6 +466,9 @@ export class SyncEngine implements DocumentSync {
       this.pending.delete(doc);
       if (!change || change.origin !== origin) return;
       change.update = update;
+      // ceilings: a server change over a size ceiling is refused (413) and taken back out; nothing is logged.
+      const refusal = isServerOrigin(origin) ? this.ceilings.serverRefusal(documentName, doc, update) : null;
+      if (refusal) return this.refuseServerChange(documentName, change, refusal);
       if (isServerOrigin(origin)) {
         let settled!: Waiter;
         this.lastServerChange.set(documentName, new Promise<void>((resolve, reject) => (settled = { resolve: () => resolve(), reject })).catch(() => {}));
@@ -547,7 +568,31 @@ export class SyncEngine implements DocumentSync {
     return null;
   }
 
-  private failServerChange(change: PendingChange, error: DocumentWriteError) {
+  /** ceilings: the caller gets `error`; the document is rebuilt from its log once the server changes before this one settle. */
+  private refuseServerChange(documentName: string, change: PendingChange, error: Error) {
+    this.queuedOrigins.add(change.origin as object);
+    this.failServerChange(change, error);
+    void this.recover(documentName, 'refusal');
+  }
+
+  /** ceilings: what SYNC_MAX_LOADED_DOCUMENTS may unload: documents only the engine holds, none with work in flight. */
+  private readonly loadedDocuments: LoadedDocuments = {
+    count: () => this.hocuspocus.getDocumentsCount() + this.hocuspocus.loadingDocuments.size,
+    idle: () =>
+      [...this.held]
+        .filter(([name]) => this.hocuspocus.documents.get(name)?.getConnectionsCount() === 1 && !this.queues.has(name) && !this.recovering.has(name))
+        .map(([name, held]) => ({ name, lastUsed: held.lastUsed })),
+    unload: async (name) => {
+      const held = this.held.get(name);
+      if (!held) return;
+      this.held.delete(name);
+      await this.enqueue(name, () => held.connection.disconnect()).catch(() => {});
+      const document = this.hocuspocus.documents.get(name);
+      if (document) await this.hocuspocus.unloadDocument(document);
+    },
+  };
+
+  private failServerChange(change: PendingChange, error: Error) {
     change.settled?.resolve();
     this.waiters.get(change.origin)?.reject(error);
     this.waiters.delete(change.origin);
@@ -583,11 +628,14 @@ export class SyncEngine implements DocumentSync {
    * nothing is applied to the state being replaced), server changes and
    * reads.
    */
-  private recover(documentName: string): Promise<void> {
+  private recover(documentName: string, cause: 'failure' | 'refusal' = 'failure'): Promise<void> {
+    // A failed commit voids the server changes made after it (built on it); a refused change voids none: those
+    // before it commit first (the rebuild waits for them), those after wait for the rebuild.
+    if (cause === 'failure') this.generations.set(documentName, this.generationOf(documentName) + 1);
     const running = this.recovering.get(documentName);
     if (running) return running;
-    this.generations.set(documentName, this.generationOf(documentName) + 1);
     const run = (async () => {
+      if (cause === 'refusal') await this.lastServerChange.get(documentName)?.catch(() => {});
       // Messages that passed the gate before it closed finish logging first, so the rebuilt state holds them.
       await new Promise<void>((resolve) => setImmediate(resolve));
       await this.log.settled();
