@@ -78,6 +78,16 @@ export class SyncCeilings {
     throw this.tooManyConnections();
   }
 
+  /** `admit` for a connection just set up: a refused one is closed here (the `connected` hook cannot throw it). */
+  admitOrClose(documents: ReadonlyMap<string, Document>, documentName: string, connection: { close(event: SyncRefusal): void }) {
+    try {
+      this.admit(documents.get(documentName), connection);
+    } catch (refusal) {
+      closeSocketIfAlone(documents, connection, refusal as SyncRefusal);
+      connection.close(refusal as SyncRefusal);
+    }
+  }
+
   private tooManyConnections(): SyncRefusal {
     return {
       code: CLOSE_TOO_MANY,
@@ -105,13 +115,25 @@ export class SyncCeilings {
   }
 
   /**
-   * A sync message over SYNC_MAX_UPDATE_BYTES, or whose update would take
-   * the document past SYNC_MAX_DOCUMENT_BYTES, is refused before it is
-   * logged or applied (throws the refusal: 4413). Per message this costs a
-   * length and an addition; the document is encoded only when the running
-   * bound says it may be over.
+   * Before a sync message is handled: a connection past the connections
+   * ceiling (4429), a message over SYNC_MAX_UPDATE_BYTES, or an update that
+   * would take the document past SYNC_MAX_DOCUMENT_BYTES (4413) is refused
+   * before it is logged or applied: throws the refusal, which Hocuspocus
+   * closes the connection with. Per message this costs a length and an
+   * addition; the document is encoded only when the running bound says it
+   * may be over.
    */
-  checkMessage(documentName: string, doc: Y.Doc | undefined, message: Uint8Array): void {
+  checkMessage(documents: ReadonlyMap<string, Document>, connection: { readOnly: boolean }, document: Document, message: Uint8Array): void {
+    try {
+      this.admit(document, connection);
+      this.checkSize(document.name, connection.readOnly ? undefined : document, message);
+    } catch (refusal) {
+      closeSocketIfAlone(documents, connection, refusal as SyncRefusal);
+      throw refusal;
+    }
+  }
+
+  private checkSize(documentName: string, doc: Y.Doc | undefined, message: Uint8Array): void {
     if (message.byteLength > this.limits.updateBytes) {
       this.log.warn({ documentName, bytes: message.byteLength, limit: this.limits.updateBytes }, 'refused a sync update over SYNC_MAX_UPDATE_BYTES');
       throw { code: CLOSE_TOO_LARGE, reason: this.updateTooLargeText(message.byteLength) } satisfies SyncRefusal;
@@ -144,6 +166,18 @@ export class SyncCeilings {
       limit: this.limits.documentBytes,
       bytes: size,
     });
+  }
+
+  /**
+   * Group commit logs the updates waiting on a connection ahead of their
+   * turn (group-commit.ts): only those certain to pass the size checks at
+   * their turn, so a refused update never reaches the log that way either.
+   * No encoding here: an update the running bound cannot clear waits for its turn.
+   */
+  mayLogAhead(documentName: string, update: Uint8Array, aheadBytes: number): boolean {
+    if (update.byteLength > this.limits.updateBytes) return false;
+    const size = this.sizes.get(documentName);
+    return size !== undefined && size.bytes + aheadBytes + update.byteLength <= this.limits.documentBytes;
   }
 
   /** The document's size bound; encoded exactly (and the bound tightened) only when `adding` more would cross the ceiling. */
@@ -193,6 +227,24 @@ export class SyncCeilings {
     this.making = run.catch(() => {});
     return run;
   }
+}
+
+/**
+ * Hocuspocus closes one document of a websocket with a message that
+ * carries the reason only (providers report it with code 1000). When the
+ * refused document is the only one on its websocket (one provider, one
+ * socket: the SDKs' and agents' usual setup), the websocket is closed too,
+ * with the code, after that message has gone, so the client sees both.
+ */
+export function closeSocketIfAlone(documents: ReadonlyMap<string, Document>, connection: unknown, refusal: SyncRefusal) {
+  const socketId = (connection as { socketId?: string }).socketId;
+  const socket = (connection as { webSocket?: { close(code: number, reason: string): void } }).webSocket;
+  if (!socketId || !socket) return;
+  for (const document of documents.values()) {
+    for (const other of document.getConnections()) if (other !== connection && other.socketId === socketId) return;
+  }
+  // A close frame's reason holds at most 123 bytes; the token comes first, so it always fits.
+  setImmediate(() => socket.close(refusal.code, refusal.reason.slice(0, 123)));
 }
 
 function payloadTooLarge(message: string, details: { ceiling: string; limit: number; bytes: number }): ApiError {

@@ -23,7 +23,7 @@ import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SY
 import { documentUpdateOf, isSyncStep1 } from './update-message';
 import { suggestionOnlyRefusal } from './suggestion-check';
 import { repairMessageText } from './update-text';
-import { SyncCeilings, type LoadedDocuments, type SyncRefusal } from './ceilings';
+import { SyncCeilings, type LoadedDocuments } from './ceilings';
 
 export const SYNC_PATH = '/api/sync';
 
@@ -170,10 +170,14 @@ export class SyncEngine implements DocumentSync {
     this.gate = options.gate;
     this.ceilings = new SyncCeilings(services.config.syncCeilings, services.log);
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.ceilings.maxPayload });
-    this.log = new UpdateLog(services.db, (name, bytes) => {
-      services.metrics?.logAppends.inc({ source: 'client' });
-      this.noteAppended(name, bytes);
-    });
+    this.log = new UpdateLog(
+      services.db,
+      (name, bytes) => {
+        services.metrics?.logAppends.inc({ source: 'client' });
+        this.noteAppended(name, bytes);
+      },
+      (name, update, aheadBytes) => this.ceilings.mayLogAhead(name, update, aheadBytes), // ceilings
+    );
     this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes), {
       urgent: (change) => isServerOrigin(change.origin),
       // Doc and html bodies take a transaction per keystroke; table edits are rare enough to persist at once.
@@ -211,22 +215,15 @@ export class SyncEngine implements DocumentSync {
         if (this.pendingDerivations.get(documentName)?.size === 0) void this.enqueue(documentName, () => this.deriveAgain(documentName));
       },
       // ceilings: a connection past SYNC_MAX_CONNECTIONS_PER_DOCUMENT is closed (4429), whether or not it sent anything yet.
-      connected: async ({ connection, documentName }) => {
-        try {
-          this.ceilings.admit(this.hocuspocus.documents.get(documentName), connection);
-        } catch (refusal) {
-          connection.close(refusal as SyncRefusal);
-        }
-      },
+      connected: async ({ connection, documentName }) => this.ceilings.admitOrClose(this.hocuspocus.documents, documentName, connection),
       beforeHandleMessage: async ({ connection, update: message, documentName, document }) => {
         adoptMessageQueue(connection as never);
         this.gate.assertStillAllowed(connection);
-        this.ceilings.admit(document, connection); // ceilings
+        this.ceilings.checkMessage(this.hocuspocus.documents, connection, document, message); // ceilings: 4429 / 4413 before it is logged or applied
         await this.settledRecovery(documentName);
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.serverChangesSettled(documentName);
         if (connection.readOnly) return;
-        this.ceilings.checkMessage(documentName, document, message); // ceilings: 4413 before it is logged or applied
         this.assertSuggestionsOnly(connection as never, documentName, message);
         await this.keepPace(documentName);
         const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));

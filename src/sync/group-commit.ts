@@ -51,6 +51,8 @@ export class UpdateLog {
     private readonly db: Db,
     /** Called once per logged update, after its commit (compaction bookkeeping). */
     private readonly onLogged: (document: string, bytes: number) => void,
+    /** Whether a waiting update may be logged ahead of its turn (`aheadBytes`: logged ahead before it in this pass); the first it may not stops the look-ahead (sync ceilings: its own turn refuses it, and the connection closes). */
+    private readonly mayLogAhead: (document: string, update: Uint8Array, aheadBytes: number) => boolean = () => true,
   ) {}
 
   /**
@@ -70,12 +72,15 @@ export class UpdateLog {
     if (!update) return Promise.resolve(null);
     const own = this.append(documentName, update, author);
     const queue = queuedMessages(connection);
+    let aheadBytes = update.byteLength;
     // Index 0 is the message being handled now; the rest arrived after it.
     for (let i = 1; i < queue.length; i++) {
       const next = queue.at(i)!;
       if (this.ahead.has(next) || addressOf(next) !== documentName) continue;
       const nextUpdate = documentUpdateOf(next);
       if (!nextUpdate) continue;
+      if (!this.mayLogAhead(documentName, nextUpdate, aheadBytes)) break;
+      aheadBytes += nextUpdate.byteLength;
       const logged = this.append(documentName, nextUpdate, author);
       logged.catch(() => {}); // its own turn reports the failure; nobody may be left to hear it
       this.ahead.set(next, logged);
