@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
+import { refusalMessage } from '../../web/src/sync/refusal';
 
 /**
  * Issue 26 item 4: past each sync ceiling (SYNC_MAX_*) the connection or the
@@ -79,6 +80,8 @@ describe('sync ceilings: connections and sizes', () => {
     expect(closed.reason).toMatch(/^too_many_connections: this document has too many open connections \(SYNC_MAX_CONNECTIONS_PER_DOCUMENT is 2/);
     // Its own socket carries nothing else: the socket is closed too, with the code.
     await eventually(() => closes.some((c) => c.code === 4429 && c.reason?.startsWith('too_many_connections')));
+    // What the web app shows for it (web/src/sync/refusal.ts, in the workspace page's banner).
+    expect(refusalMessage(closed.reason)).toContain('this document has too many open connections');
 
     paragraphText(first.doc, 0).insert(0, 'still ');
     await acknowledged(first);
@@ -109,6 +112,7 @@ describe('sync ceilings: connections and sizes', () => {
     const closed = await writer.closed;
     expect(closed.reason).toMatch(/^update_too_large: one change of .* is over the server's ceiling of 0\.02 MiB \(SYNC_MAX_UPDATE_BYTES\); nothing was written/);
     await eventually(() => closes.some((c) => c.code === 4413));
+    expect(refusalMessage(closed.reason)).toMatch(/^Not saved: your last change is too large/);
 
     expect(await markdown(ws.base)).toBe('start\n');
     const logged = await state.t.services.db.selectFrom('documentUpdates').select('update').where('document', '=', ws.documentName).execute();
@@ -134,6 +138,7 @@ describe('sync ceilings: connections and sizes', () => {
     }
     expect(closed?.reason).toMatch(/^document_too_large: this change \(.*\) would take the document \(.*\) over the server's ceiling of 0\.06 MiB \(SYNC_MAX_DOCUMENT_BYTES\); nothing was written/);
     await eventually(() => closes.some((c) => c.code === 4413));
+    expect(refusalMessage(closed?.reason)).toMatch(/^Not saved: this document has reached the largest size/);
     // Everything acknowledged is stored, the refused chunk is not, and the document stays under the ceiling.
     expect(accepted).toBeGreaterThanOrEqual(4);
     const stored = await markdown(ws.base);
@@ -217,7 +222,9 @@ describe('sync ceilings: loaded documents', () => {
     expect(read.headers.get('retry-after')).toBe('5');
     expect(read.body).toMatchObject({ error: { code: 'too_many_documents', message: expect.stringContaining('SYNC_MAX_LOADED_DOCUMENTS is 3') }, requestId: expect.any(String) });
     const refusedClient = connect(spare.documentName);
-    expect(await refusedClient.authenticationFailed).toMatch(/^too_many_documents: /);
+    const refusedReason = await refusedClient.authenticationFailed;
+    expect(refusedReason).toMatch(/^too_many_documents: /);
+    expect(refusalMessage(refusedReason)).toMatch(/^Not connected: the server has too many documents open/);
 
     for (const [i, client] of clients.entries()) {
       paragraphText(client.doc, 0).insert(0, `busy ${i} `);

@@ -5,6 +5,7 @@ import { Link, navigate, useLocation } from '../lib/router';
 import { useStore } from '../lib/store';
 import { session } from '../session';
 import { useOpenDocument } from '../sync/use-document';
+import { useRefusal } from '../sync/refusal';
 import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
@@ -51,6 +52,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   const surfaces = workspace ? [...workspace.surfaces].sort((a, b) => a.position - b.position) : [];
   const active = workspace ? (surfaces.find((surface) => surface.slug === props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
   const document = useOpenDocument(active?.syncDocument ?? null);
+  const refusal = useRefusal(document);
 
   // An inbox entry links to `?comment={id}`: the comments panel opens on that thread.
   const linkedComment = new URLSearchParams(useLocation().search).get('comment');
@@ -133,6 +135,11 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
               Restore
             </Button>
           )}
+        </div>
+      )}
+      {refusal && (
+        <div class="banner" role="alert" data-testid="sync-refusal">
+          {refusal}
         </div>
       )}
       <SurfaceTabs context={context} surfaces={surfaces} active={active} />

@@ -1,0 +1,51 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { OpenDocument } from './connection';
+
+/**
+ * What the server's sync refusals mean to the person editing. The server
+ * closes a document's connection with a reason whose first word names the
+ * ceiling it hit (src/sync/ceilings.ts, docs/LIMITS.md); anything else is
+ * not a ceiling and shows nothing here.
+ */
+export function refusalMessage(reason: string | undefined | null): string | null {
+  switch (reason?.split(':')[0]) {
+    case 'too_many_connections':
+      return 'Not connected: this document has too many open connections. Your changes stay on this device; try again in a little while.';
+    case 'update_too_large':
+      return 'Not saved: your last change is too large for the server to accept. Undo it, or make it in smaller steps.';
+    case 'document_too_large':
+      return 'Not saved: this document has reached the largest size the server accepts. Remove content, or move some to another document.';
+    case 'too_many_documents':
+      return 'Not connected: the server has too many documents open right now. Try again in a little while.';
+    default:
+      return null;
+  }
+}
+
+/** The refusal the server closed this document's connection with, until it syncs again. */
+export function useRefusal(document: OpenDocument | null): string | null {
+  const [message, setMessage] = useState<string | null>(null);
+  useEffect(() => {
+    setMessage(null);
+    const provider = document?.provider;
+    if (!provider) return;
+    const onClose = ({ event }: { event?: { reason?: string } }) => {
+      const refused = refusalMessage(event?.reason);
+      if (refused) setMessage(refused);
+    };
+    const onFailed = ({ reason }: { reason?: string }) => {
+      const refused = refusalMessage(reason);
+      if (refused) setMessage(refused);
+    };
+    const onSynced = () => setMessage(null);
+    provider.on('close', onClose);
+    provider.on('authenticationFailed', onFailed);
+    provider.on('synced', onSynced);
+    return () => {
+      provider.off('close', onClose);
+      provider.off('authenticationFailed', onFailed);
+      provider.off('synced', onSynced);
+    };
+  }, [document]);
+  return message;
+}
