@@ -62,6 +62,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly ceilingRefusals = new Counter({
+    name: 'trellis_sync_ceiling_refusals_total',
+    help: 'Connections, updates, REST writes and loads refused by a sync ceiling (SYNC_MAX_*), by ceiling',
+    labelNames: ['ceiling'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'trellis_' });
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import * as Y from 'yjs';
 import type { SyncCeilingsConfig } from '../config';
 import { ApiError } from '../errors';
+import type { Metrics } from '../metrics/index';
 import { documentUpdateOf } from './update-message';
 
 /**
@@ -48,7 +49,12 @@ export class SyncCeilings {
   constructor(
     readonly limits: SyncCeilingsConfig,
     private readonly log: Logger,
+    private readonly metrics?: Metrics,
   ) {}
+
+  private countRefusal(ceiling: 'connections' | 'update_bytes' | 'document_bytes' | 'loaded_documents') {
+    this.metrics?.ceilingRefusals.inc({ ceiling });
+  }
 
   /** The websocket's frame limit: over the update ceiling, so an oversized update gets 4413 `update_too_large` rather than ws's bare 1009. */
   get maxPayload(): number {
@@ -74,6 +80,7 @@ export class SyncCeilings {
       return;
     }
     this.refused.add(connection);
+    this.countRefusal('connections');
     this.log.warn({ documentName: document.name, connections: connections.length, limit }, 'refused a sync connection over SYNC_MAX_CONNECTIONS_PER_DOCUMENT');
     throw this.tooManyConnections();
   }
@@ -136,6 +143,7 @@ export class SyncCeilings {
   private checkSize(documentName: string, doc: Y.Doc | undefined, message: Uint8Array): void {
     if (message.byteLength > this.limits.updateBytes) {
       this.log.warn({ documentName, bytes: message.byteLength, limit: this.limits.updateBytes }, 'refused a sync update over SYNC_MAX_UPDATE_BYTES');
+      this.countRefusal('update_bytes');
       throw { code: CLOSE_TOO_LARGE, reason: this.updateTooLargeText(message.byteLength) } satisfies SyncRefusal;
     }
     const update = doc ? documentUpdateOf(message) : null;
@@ -143,6 +151,7 @@ export class SyncCeilings {
     const size = this.measuredIfOver(documentName, doc, update.byteLength);
     if (size + update.byteLength <= this.limits.documentBytes) return;
     this.log.warn({ documentName, bytes: size, update: update.byteLength, limit: this.limits.documentBytes }, 'refused a sync update over SYNC_MAX_DOCUMENT_BYTES');
+    this.countRefusal('document_bytes');
     throw { code: CLOSE_TOO_LARGE, reason: `document_too_large: ${this.documentTooLargeText(size, update.byteLength)}` } satisfies SyncRefusal;
   }
 
@@ -153,6 +162,7 @@ export class SyncCeilings {
    */
   serverRefusal(documentName: string, doc: Y.Doc, update: Uint8Array): ApiError | null {
     if (update.byteLength > this.limits.updateBytes) {
+      this.countRefusal('update_bytes');
       return payloadTooLarge(this.updateTooLargeText(update.byteLength), { ceiling: 'SYNC_MAX_UPDATE_BYTES', limit: this.limits.updateBytes, bytes: update.byteLength });
     }
     // The document's own update listener has counted this update already.
@@ -161,6 +171,7 @@ export class SyncCeilings {
     // Taken back out by a rebuild, which counts its state anew.
     const entry = this.sizes.get(documentName);
     if (entry) entry.exact = false;
+    this.countRefusal('document_bytes');
     return payloadTooLarge(this.documentTooLargeText(size - update.byteLength, update.byteLength), {
       ceiling: 'SYNC_MAX_DOCUMENT_BYTES',
       limit: this.limits.documentBytes,
@@ -221,6 +232,7 @@ export class SyncCeilings {
       }
       if (over > 0) {
         this.log.warn({ documentName, loaded: loaded.count(), limit: this.limits.loadedDocuments }, 'refused to load a document over SYNC_MAX_LOADED_DOCUMENTS');
+        this.countRefusal('loaded_documents');
         throw new TooManyDocumentsError(this.limits.loadedDocuments);
       }
     });

@@ -168,7 +168,7 @@ export class SyncEngine implements DocumentSync {
   ) {
     const extensions = options.extensions ?? [];
     this.gate = options.gate;
-    this.ceilings = new SyncCeilings(services.config.syncCeilings, services.log);
+    this.ceilings = new SyncCeilings(services.config.syncCeilings, services.log, services.metrics);
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.ceilings.maxPayload });
     this.log = new UpdateLog(
       services.db,

@@ -208,6 +208,7 @@ describe('sync ceilings: loaded documents', () => {
     }
     const metrics = await state.t.request('GET', '/metrics');
     expect(metrics.text).toMatch(/^trellis_documents_loaded [0-3]$/m);
+    expect(metrics.text).not.toMatch(/^trellis_sync_ceiling_refusals_total\{ceiling="loaded_documents"\}/m);
   });
 
   it('refuses a new document when none loaded is idle (sync too_many_documents, REST 503 with Retry-After); the open ones keep working', async () => {
@@ -223,6 +224,7 @@ describe('sync ceilings: loaded documents', () => {
     expect(read.body).toMatchObject({ error: { code: 'too_many_documents', message: expect.stringContaining('SYNC_MAX_LOADED_DOCUMENTS is 3') }, requestId: expect.any(String) });
     const refusedClient = connect(spare.documentName);
     const refusedReason = await refusedClient.authenticationFailed;
+    expect((await state.t.request('GET', '/metrics')).text).toMatch(/^trellis_sync_ceiling_refusals_total\{ceiling="loaded_documents"\} 2$/m);
     expect(refusedReason).toMatch(/^too_many_documents: /);
     expect(refusalMessage(refusedReason)).toMatch(/^Not connected: the server has too many documents open/);
 
