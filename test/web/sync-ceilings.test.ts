@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { acknowledged, connectClient, eventually, paragraphText, synced } from '../helpers/sync';
+import { createWorkspace } from '../workspaces/helpers';
+import { editorText, launchBrowser, sessionCookieOf, signedInPerson, type Person } from './browser';
+
+/** Issue 26 item 4: a person whose document is refused for the connections ceiling is told so, and gets in once there is room. */
+describe('sync ceilings in the browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let ann: Person;
+  let cookie: string;
+  let documentName: string;
+  let path: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { SYNC_MAX_CONNECTIONS_PER_DOCUMENT: '1' } });
+    browser = await launchBrowser();
+    ann = await signedInPerson(t, browser, 'ann@example.com');
+    cookie = await sessionCookieOf(ann.context);
+    const workspace = await createWorkspace(t, { as: { cookie } }, { name: 'Crowded', slug: 'crowded', mode: 'doc', initialMarkdown: 'hello\n' });
+    documentName = workspace.primarySurface.syncDocument;
+    path = `/${workspace.org.slug}/${workspace.slug}`;
+  }, 240_000);
+
+  afterAll(async () => {
+    await ann?.close();
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('says "this document has too many open connections" while the document is full, then connects and saves', async () => {
+    // Someone else holds the document's only connection.
+    const other = connectClient(t.url, documentName, { cookie });
+    await synced(other);
+    await ann.page.goto(ann.origin + path);
+    const banner = ann.page.locator('[data-testid="sync-refusal"]');
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.textContent()).toContain('this document has too many open connections');
+
+    // Room again: the app reconnects, the banner goes, and an edit reaches the server.
+    other.destroy();
+    await banner.waitFor({ state: 'detached', timeout: 30_000 });
+    await ann.page.locator('.ProseMirror').click();
+    await ann.page.keyboard.press('End');
+    await ann.page.keyboard.type(' world');
+    await expect.poll(() => editorText(ann.page, 'p')).toBe('hello world');
+    await eventually(async () => (await t.request('GET', '/api/workspaces/crowded/doc?format=markdown', { as: { cookie } })).body?.markdown === 'hello world\n', 15_000);
+  });
+});
