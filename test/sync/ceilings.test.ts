@@ -3,6 +3,7 @@ import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 import { refusalMessage } from '../../web/src/sync/refusal';
+import { loadConfig } from '../../src/config';
 
 /**
  * Issue 26 item 4: past each sync ceiling (SYNC_MAX_*) the connection or the
@@ -62,6 +63,16 @@ function harness(env: Record<string, string>) {
 }
 
 const letters = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7 + seed) % 26))).join('');
+
+describe('sync ceiling settings', () => {
+  it('defaults to 500 connections, 64 MiB documents, 8 MiB updates, 10,000 loaded documents, and refuses a bad value at start, naming it', () => {
+    expect(loadConfig({}).syncCeilings).toEqual({ connectionsPerDocument: 500, documentBytes: 64 * 2 ** 20, updateBytes: 8 * 2 ** 20, loadedDocuments: 10_000 });
+    expect(() => loadConfig({ SYNC_MAX_CONNECTIONS_PER_DOCUMENT: '0' })).toThrow(/SYNC_MAX_CONNECTIONS_PER_DOCUMENT/);
+    expect(() => loadConfig({ SYNC_MAX_UPDATE_BYTES: 'lots' })).toThrow(/SYNC_MAX_UPDATE_BYTES/);
+    expect(() => loadConfig({ SYNC_MAX_DOCUMENT_BYTES: '-1' })).toThrow(/SYNC_MAX_DOCUMENT_BYTES/);
+    expect(() => loadConfig({ SYNC_MAX_LOADED_DOCUMENTS: '1.5' })).toThrow(/SYNC_MAX_LOADED_DOCUMENTS/);
+  });
+});
 
 describe('sync ceilings: connections and sizes', () => {
   const { state, connect, docWorkspace, markdown, stillWorks } = harness({
