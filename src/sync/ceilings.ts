@@ -135,18 +135,20 @@ export class SyncCeilings {
       this.admit(document, connection);
       this.checkSize(document.name, connection.readOnly ? undefined : document, message);
     } catch (refusal) {
-      closeSocketIfAlone(documents, connection, refusal as SyncRefusal);
+      if (isRefusal(refusal)) closeSocketIfAlone(documents, connection, refusal);
       throw refusal;
     }
   }
 
   private checkSize(documentName: string, doc: Y.Doc | undefined, message: Uint8Array): void {
-    if (message.byteLength > this.limits.updateBytes) {
-      this.log.warn({ documentName, bytes: message.byteLength, limit: this.limits.updateBytes }, 'refused a sync update over SYNC_MAX_UPDATE_BYTES');
+    // The update a sync message carries is measured (as group commit's look-ahead measures it); any other message whole.
+    const update = updateOf(message);
+    const bytes = update?.byteLength ?? message.byteLength;
+    if (bytes > this.limits.updateBytes) {
+      this.log.warn({ documentName, bytes, limit: this.limits.updateBytes }, 'refused a sync update over SYNC_MAX_UPDATE_BYTES');
       this.countRefusal('update_bytes');
-      throw { code: CLOSE_TOO_LARGE, reason: this.updateTooLargeText(message.byteLength) } satisfies SyncRefusal;
+      throw { code: CLOSE_TOO_LARGE, reason: this.updateTooLargeText(bytes) } satisfies SyncRefusal;
     }
-    const update = doc ? documentUpdateOf(message) : null;
     if (!doc || !update) return;
     const size = this.measuredIfOver(documentName, doc, update.byteLength);
     if (size + update.byteLength <= this.limits.documentBytes) return;
@@ -257,6 +259,19 @@ export function closeSocketIfAlone(documents: ReadonlyMap<string, Document>, con
   }
   // A close frame's reason holds at most 123 bytes; the token comes first, so it always fits.
   setImmediate(() => socket.close(refusal.code, refusal.reason.slice(0, 123)));
+}
+
+/** A malformed message is Hocuspocus's to refuse, not a ceiling's. */
+function updateOf(message: Uint8Array): Uint8Array | null {
+  try {
+    return documentUpdateOf(message);
+  } catch {
+    return null;
+  }
+}
+
+function isRefusal(error: unknown): error is SyncRefusal {
+  return typeof (error as SyncRefusal | null)?.code === 'number' && typeof (error as SyncRefusal).reason === 'string';
 }
 
 function payloadTooLarge(message: string, details: { ceiling: string; limit: number; bytes: number }): ApiError {
