@@ -188,7 +188,12 @@ export class ConvergenceCheck {
     this.schedule();
   };
 
-  private readonly onSynced = () => this.schedule(0);
+  /**
+   * After a (re)sync the client's own sync step 2 (its offline changes)
+   * follows the server's by a moment: asking at once could overtake it and
+   * report a loss that is not one.
+   */
+  private readonly onSynced = () => this.schedule();
 
   private readonly onStateless = ({ payload }: { payload: string }) => {
     const reply = parseDigestMessage(payload);
