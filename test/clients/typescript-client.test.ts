@@ -65,7 +65,7 @@ describe('the typed client', () => {
     const seen: string[] = [];
     const abort = new AbortController();
     const watching = (async () => {
-      for await (const event of client.events('bugs', { signal: abort.signal })) seen.push(`${event.event}:${event.data.subjectId ?? ''}`);
+      for await (const event of client.events('bugs', { signal: abort.signal })) seen.push(`${event.event}:${event.data.eventId}`);
     })();
 
     try {
@@ -112,7 +112,7 @@ describe('the typed client', () => {
     const stranger = createTrellisClient({ baseUrl: t.url, apiKey: 'svc_live_not_a_key' });
     const refused = await stranger.GET('/api/workspaces/{slug}/rows', { params: { path: { slug: 'bugs' } } });
     expect(refused.response.status).toBe(401);
-    expect(refused.error?.error.code).toBe('unauthorized');
+    expect(refused.error).toMatchObject({ error: { code: 'unauthorized' } });
   });
 
   it('waits out a 429 for its Retry-After and sends the request again', async () => {

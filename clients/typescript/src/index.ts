@@ -34,7 +34,7 @@ export type TrellisClientOptions = {
   headers?: ClientOptions['headers'];
 };
 
-export type TrellisClient = Client<paths> & {
+export type TrellisClient = Client<paths, 'application/json'> & {
   /** Every row of a listing, page after page (`nextCursor`), with the same query as `GET /rows`. */
   rows(workspace: string, query?: RowsQuery): AsyncGenerator<Row, void, undefined>;
   /**
@@ -68,7 +68,8 @@ export function createTrellisClient(options: TrellisClientOptions): TrellisClien
       await sleep(delay);
     }
   };
-  const client = createFetchClient<paths>({
+  // JSON bodies: routes that also answer CSV or Markdown are typed by their JSON answer.
+  const client = createFetchClient<paths, 'application/json'>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     fetch: retrying,
     querySerializer: serializeQuery,
@@ -79,10 +80,9 @@ export function createTrellisClient(options: TrellisClientOptions): TrellisClien
     for (;;) {
       const { data, error, response } = await client.GET('/api/workspaces/{slug}/rows', { params: { path: { slug: workspace }, query: { ...query, after } } });
       if (error !== undefined || !data) throw new TrellisError(response.status, error);
-      const page = data as { rows: Row[]; nextCursor: string | null };
-      yield* page.rows;
-      if (!page.nextCursor) return;
-      after = page.nextCursor;
+      yield* data.rows;
+      if (!data.nextCursor) return;
+      after = data.nextCursor;
     }
   }
   async function* events(workspace: string, { lastEventId, signal }: { lastEventId?: string; signal?: AbortSignal } = {}): AsyncGenerator<LiveEvent, void, undefined> {
