@@ -4,6 +4,7 @@ import { acknowledged, connectClient, eventually, paragraphText, synced, type Sy
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 import { refusalMessage } from '../../web/src/sync/refusal';
 import { loadConfig } from '../../src/config';
+import type { SyncEngine } from '../../src/sync/engine';
 
 /**
  * Issue 26 item 4: past each sync ceiling (SYNC_MAX_*) the connection or the
@@ -207,16 +208,19 @@ describe('sync ceilings: loaded documents', () => {
   const loaded = () => state.t.services.sync.stats().documents;
 
   it('unloads the least recently used idle documents past SYNC_MAX_LOADED_DOCUMENTS; every document still reads right', async () => {
-    const names: Array<{ base: string; text: string }> = [];
+    const names: Array<{ base: string; text: string; documentName: string }> = [];
     for (let i = 0; i < 6; i++) {
       const ws = await docWorkspace(`lru-${i}`, `doc number ${i}\n`);
-      names.push({ base: ws.base, text: `doc number ${i}\n` });
+      names.push({ base: ws.base, text: `doc number ${i}\n`, documentName: ws.documentName });
       expect(loaded()).toBeLessThanOrEqual(3);
     }
     for (const { base, text } of names) {
       expect(await markdown(base)).toBe(text);
       expect(loaded()).toBeLessThanOrEqual(3);
     }
+    // The three used last are the ones still loaded.
+    const engine = state.t.services.sync as unknown as SyncEngine;
+    expect([...engine.hocuspocus.documents.keys()].sort()).toEqual(names.slice(3).map((n) => n.documentName).sort());
     const metrics = await state.t.request('GET', '/metrics');
     expect(metrics.text).toMatch(/^trellis_documents_loaded [0-3]$/m);
     expect(metrics.text).not.toMatch(/^trellis_sync_ceiling_refusals_total\{ceiling="loaded_documents"\}/m);
