@@ -208,5 +208,5 @@ describe('OpenID Connect configuration', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(78);
     expect(output).toMatch(/OIDC_CLIENT_ID: required/);
-  });
+  }, 60_000);
 });
