@@ -143,10 +143,10 @@ export async function finishOidcSignIn(
     if (typeof claims.email !== 'string') userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
   } catch (error) {
     if (error instanceof OidcRefused) throw error;
-    // openid-client's messages (and the claim its cause names) say which check failed, never the token.
-    const claim = (error as { cause?: { claim?: unknown } }).cause?.claim;
-    const message = (error as Error).message?.slice(0, 300) ?? 'sign-in failed';
-    throw new OidcRefused('oidc_failed', typeof claim === 'string' ? `${message} (${claim.slice(0, 40)})` : message);
+    // openid-client's message and its cause's say which check failed (`unexpected JWT "aud" (audience) claim value`), never the token.
+    const cause = (error as { cause?: unknown }).cause;
+    const message = [(error as Error).message, cause instanceof Error ? cause.message : null].filter(Boolean).join(': ');
+    throw new OidcRefused('oidc_failed', message.slice(0, 300) || 'sign-in failed');
   }
 
   const source: Record<string, unknown> = typeof claims.email === 'string' ? claims : (userinfo ?? {});

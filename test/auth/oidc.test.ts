@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/bootstrap';
 import { ConfigError, loadConfig } from '../../src/config';
 import type { Clock } from '../../src/lib/clock';
 import { startTestApp } from '../helpers/app';
@@ -168,6 +170,16 @@ describe('OpenID Connect sign-in against a real provider', () => {
 
     const cancelled = await t.request('GET', '/api/auth/oidc/callback?error=access_denied&error_description=The%20user%20said%20no');
     expect(cancelled.headers.get('location')).toBe('/signin?error=oidc_cancelled');
+  });
+});
+
+describe('OpenID Connect in the log', () => {
+  it('the process logger drops the authorization code of a callback URL', () => {
+    let out = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((out += chunk), done()) });
+    createLogger('info', sink).info({ req: { method: 'GET', url: '/api/auth/oidc/callback?code=Jxfiias2eMm6YHgeoyab&state=T-D60oXD&iss=http%3A%2F%2F127.0.0.1', headers: { cookie: 'svc-oidc=pending' }, socket: {} } }, 'incoming request');
+    expect(out).toContain('/api/auth/oidc/callback?code=[redacted]&state=');
+    expect(out).not.toMatch(/Jxfiias2eMm6YHgeoyab|svc-oidc=pending/);
   });
 });
 
