@@ -8,6 +8,7 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { redeemMagicLink, SESSION_TTL_MS, WELCOME_SLUG } from '../domain/accounts';
 import { finishOidcSignIn, OIDC_PENDING_TTL_MS, OidcPending, OidcRefused, startOidcSignIn } from '../domain/oidc';
+import { errors } from '../errors';
 import { SESSION_COOKIE } from '../http/authenticate';
 import type { App } from '../http/types';
 import type { Services } from '../domain/services';
@@ -63,8 +64,11 @@ export async function authRoutes(app: App, services: Services) {
     },
   );
 
-  if (!services.config.oidc) return;
   const refusedTo = (code: string) => `/signin?error=${code}`;
+  // Mounted on every server so the interface does not change with configuration; unconfigured, they are 404.
+  const requireOidc = () => {
+    if (!services.config.oidc) throw errors.notFound('OpenID Connect sign-in (OIDC_ISSUER is not configured on this server)');
+  };
 
   app.get(
     '/api/auth/oidc/start',
@@ -72,7 +76,7 @@ export async function authRoutes(app: App, services: Services) {
       schema: {
         summary: 'Start OpenID Connect sign-in',
         description:
-          'Redirects (302) to the identity provider (authorization code with PKCE). `next` is a path on this server to open after sign-in (the same rules as a magic link). Present only when OIDC_ISSUER is configured. If the provider cannot be reached, redirects to `/signin?error=oidc_failed`.',
+          'Redirects (302) to the identity provider (authorization code with PKCE). `next` is a path on this server to open after sign-in (the same rules as a magic link). 404 when OIDC_ISSUER is not configured. If the provider cannot be reached, redirects to `/signin?error=oidc_failed`.',
         tags: ['auth'],
         querystring: OidcStartQuery,
         response: { 302: z.null().describe('Redirect to the identity provider'), ...errorResponses },
@@ -80,6 +84,7 @@ export async function authRoutes(app: App, services: Services) {
       config: { auth: 'none' },
     },
     async (request, reply) => {
+      requireOidc();
       try {
         const { url, pending } = await startOidcSignIn(services, request.query.next);
         reply.setCookie(OIDC_PENDING_COOKIE, Buffer.from(JSON.stringify(pending)).toString('base64url'), {
@@ -105,7 +110,7 @@ export async function authRoutes(app: App, services: Services) {
       schema: {
         summary: 'Finish OpenID Connect sign-in',
         description:
-          'The redirect URI to register at the identity provider. Checks the answer (state, PKCE, nonce, ID token audience, issuer, signature and expiry) and the e-mail (verified, in OIDC_ALLOWED_DOMAINS, SIGNUP_MODE), sets the `svc-session` cookie and redirects (302) to the welcome workspace or the `next` path. A refusal redirects to `/signin?error=<code>` with no session: `oidc_cancelled`, `oidc_failed`, `oidc_email_missing`, `oidc_email_unverified`, `oidc_domain_not_allowed`, `oidc_waitlisted`.',
+          'The redirect URI to register at the identity provider. Checks the answer (state, PKCE, nonce, ID token audience, issuer, signature and expiry) and the e-mail (verified, in OIDC_ALLOWED_DOMAINS, SIGNUP_MODE), sets the `svc-session` cookie and redirects (302) to the welcome workspace or the `next` path. A refusal redirects to `/signin?error=<code>` with no session: `oidc_cancelled`, `oidc_failed`, `oidc_email_missing`, `oidc_email_unverified`, `oidc_domain_not_allowed`, `oidc_waitlisted`. 404 when OIDC_ISSUER is not configured.',
         tags: ['auth'],
         querystring: OidcCallbackQuery,
         response: { 302: z.null().describe('Redirect into the app, or to the sign-in page with an error code'), ...errorResponses },
@@ -113,6 +118,7 @@ export async function authRoutes(app: App, services: Services) {
       config: { auth: 'none' },
     },
     async (request, reply) => {
+      requireOidc();
       const pending = readPending(request.cookies[OIDC_PENDING_COOKIE]);
       // One use: a replayed callback finds no pending sign-in.
       reply.clearCookie(OIDC_PENDING_COOKIE, { path: OIDC_COOKIE_PATH });

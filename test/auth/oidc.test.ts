@@ -173,6 +173,24 @@ describe('OpenID Connect sign-in against a real provider', () => {
   });
 });
 
+describe('a server without OpenID Connect', () => {
+  it('says so to the web app and answers its sign-in routes with 404', async () => {
+    const plain = await startTestApp();
+    try {
+      expect((await plain.request('GET', '/api/auth/methods')).body).toEqual({ magicLink: true, oidc: null });
+      for (const path of ['/api/auth/oidc/start?next=/x', '/api/auth/oidc/callback?code=a&state=b']) {
+        const res = await plain.request('GET', path);
+        expect(res.status, path).toBe(404);
+        expect(res.body.error.code).toBe('not_found');
+        expect(res.headers.getSetCookie()).toEqual([]);
+      }
+    } finally {
+      await plain.close();
+      await plain.store.dispose();
+    }
+  });
+});
+
 describe('OpenID Connect in the log', () => {
   it('the process logger drops the authorization code of a callback URL', () => {
     let out = '';
