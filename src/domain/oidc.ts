@@ -152,7 +152,8 @@ export async function finishOidcSignIn(
   const source: Record<string, unknown> = typeof claims.email === 'string' ? claims : (userinfo ?? {});
   const rawEmail = source.email;
   if (typeof rawEmail !== 'string' || !z.email().max(254).safeParse(rawEmail.trim()).success) throw new OidcRefused('oidc_email_missing', 'the provider gave no e-mail address');
-  if (source.email_verified !== true) throw new OidcRefused('oidc_email_unverified', 'the provider has not verified the e-mail address');
+  // A string "true" too: some providers (Amazon Cognito) send the userinfo claim as a string.
+  if (source.email_verified !== true && source.email_verified !== 'true') throw new OidcRefused('oidc_email_unverified', 'the provider has not verified the e-mail address');
   const email = normaliseEmail(rawEmail);
   const domain = email.slice(email.lastIndexOf('@') + 1);
   if (settings.allowedDomains.length > 0 && !settings.allowedDomains.includes(domain)) {

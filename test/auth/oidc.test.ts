@@ -122,6 +122,8 @@ describe('OpenID Connect sign-in against a real provider', () => {
     expectRefused(await oidcSignIn(t.url), 'oidc_email_unverified');
     idp.signInAs({ sub: 'unverified-2', email: 'eve@acme.test' });
     expectRefused(await oidcSignIn(t.url), 'oidc_email_unverified');
+    idp.signInAs({ sub: 'unverified-3', email: 'eve@acme.test', email_verified: 'false' as unknown as boolean });
+    expectRefused(await oidcSignIn(t.url), 'oidc_email_unverified');
     expect(await userCount('eve@acme.test')).toBe(0);
     idp.signInAs({ sub: 'no-mail' });
     expectRefused(await oidcSignIn(t.url), 'oidc_email_missing');
@@ -184,6 +186,13 @@ describe('a server without OpenID Connect', () => {
         expect(res.body.error.code).toBe('not_found');
         expect(res.headers.getSetCookie()).toEqual([]);
       }
+
+      // Configured, but the provider cannot be reached: a clear error on the sign-in page, no redirect elsewhere.
+      plain.services.config.oidc = { issuer: 'http://127.0.0.1:1', clientId: 'c', clientSecret: 's', allowedDomains: [], name: 'Down' };
+      const down = await plain.request('GET', '/api/auth/oidc/start');
+      expect(down.status).toBe(302);
+      expect(down.headers.get('location')).toBe('/signin?error=oidc_failed');
+      expect(down.headers.getSetCookie()).toEqual([]);
     } finally {
       await plain.close();
       await plain.store.dispose();

@@ -7,7 +7,7 @@ import type { SignInMethods, SignInResponse } from '../../../src/model/schemas/a
 /** What the server's refusal codes (`/signin?error=...` after single sign-on) mean to the person. */
 const SSO_REFUSALS: Record<string, string> = {
   oidc_cancelled: 'Single sign-on was cancelled or refused by your identity provider. Try again, or use an e-mail link.',
-  oidc_failed: 'Single sign-on could not be completed: the answer of your identity provider could not be verified. Try again.',
+  oidc_failed: 'Single sign-on could not be completed: your identity provider could not be reached, or its answer could not be verified. Try again.',
   oidc_email_missing: 'Your identity provider did not share an e-mail address, so we cannot tell who you are.',
   oidc_email_unverified: 'Your identity provider has not verified your e-mail address. Verify it there, or use an e-mail link.',
   oidc_domain_not_allowed: 'Your e-mail domain may not sign in to this server with single sign-on. Ask the person who runs it.',
