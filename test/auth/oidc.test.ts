@@ -165,6 +165,14 @@ describe('OpenID Connect sign-in against a real provider', () => {
   });
 
   it('refuses a callback with no sign-in started in this browser, a replayed one, and a cancelled one', async () => {
+    idp.signInAs({ sub: 'ada-1', email: 'ada@acme.test', email_verified: true });
+    const done = await oidcSignIn(t.url);
+    expect(done.session).not.toBeNull();
+    // The same redirect again, even with the pending cookie a browser would have dropped: the code was spent.
+    const replayed = await fetch(done.callback!.url, { redirect: 'manual', headers: { cookie: done.callback!.cookie } });
+    expect(replayed.headers.get('location')).toBe('/signin?error=oidc_failed');
+    expect(replayed.headers.getSetCookie().some((c) => c.startsWith('svc-session='))).toBe(false);
+
     const stray = await t.request('GET', '/api/auth/oidc/callback?code=abc&state=def');
     expect(stray.status).toBe(302);
     expect(stray.headers.get('location')).toBe('/signin?error=oidc_failed');

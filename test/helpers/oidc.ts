@@ -148,6 +148,8 @@ export type OidcDance = {
   session: string | null;
   /** Every Set-Cookie header the server under test sent, for leak checks. */
   serverSetCookies: string[];
+  /** The provider's redirect to the callback as the browser sent it (URL and Cookie header), for replays. */
+  callback: { url: string; cookie: string } | null;
 };
 
 /** Follows the redirects a browser follows from "Sign in with …" to the page the server lands on. */
@@ -157,7 +159,9 @@ export async function oidcSignIn(serverUrl: string, options: { next?: string; ja
   let url = new URL(`/api/auth/oidc/start${options.next !== undefined ? `?next=${encodeURIComponent(options.next)}` : ''}`, server);
   let session: string | null = null;
   const serverSetCookies: string[] = [];
+  let callback: OidcDance['callback'] = null;
   for (let hop = 0; hop < 20; hop++) {
+    if (url.origin === server.origin && url.pathname === '/api/auth/oidc/callback') callback = { url: url.href, cookie: jar.header(url) };
     const response = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header(url) } });
     jar.take(url, response.headers);
     if (url.origin === server.origin) {
@@ -169,7 +173,7 @@ export async function oidcSignIn(serverUrl: string, options: { next?: string; ja
     await response.arrayBuffer();
     if (!location) throw new Error(`${url.pathname} answered ${response.status} without a redirect`);
     const next = new URL(location, url);
-    if (next.origin === server.origin && !next.pathname.startsWith('/api/auth/oidc/')) return { location, session, serverSetCookies };
+    if (next.origin === server.origin && !next.pathname.startsWith('/api/auth/oidc/')) return { location, session, serverSetCookies, callback };
     url = next;
   }
   throw new Error('too many redirects');
