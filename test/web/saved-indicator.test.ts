@@ -30,9 +30,10 @@ function describeFrame(direction: Frame['direction'], data: Buffer): Frame {
 /**
  * An HTTP and WebSocket proxy between the browser's link (LinkProxy) and the
  * server, for a slow uplink after a reconnect: once `holdAfterFirstUpdate`
- * is armed, the next sync connection forwards the client's frames until its
- * first Yjs update (sync step 2 or update) has gone through, then holds
- * every later client frame, in order, until `release()`. The server answers
+ * is armed, the next sync connection forwards the client's frames until the
+ * first Yjs update (sync step 2 or update) of that document has gone
+ * through, then holds every later client frame of that document, in order,
+ * until `release()`. The server answers
  * what reached it (so the provider gets acknowledgements) while the rest of
  * the offline edits wait on the way.
  */
@@ -88,7 +89,8 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
         const frame = describeFrame('toServer', data);
         frames.push(frame);
         const send = () => upstream.readyState === WebSocket.OPEN && upstream.send(data);
-        if (gate && !gate.released && (passedUpdate || gate.queue.length > 0)) return void gate.queue.push(send);
+        // Only that document's frames wait (in order): the others on the socket are independent on the server too.
+        if (gate && !gate.released && frame.document === document && passedUpdate) return void gate.queue.push(send);
         if (gate && frame.document === document && frame.type === SYNC && (frame.syncType === 1 || frame.syncType === 2)) passedUpdate = true;
         send();
       };
@@ -148,6 +150,7 @@ describe('the saved indicator', () => {
   let base: string;
   let path: string;
   let docName: string;
+  let docSlug: string;
   let tablesName: string;
   let rowIds: string[];
 
@@ -181,6 +184,7 @@ describe('the saved indicator', () => {
     base = `/api/orgs/${workspace.org.slug}/workspaces/${workspace.slug}`;
     path = `/${workspace.org.slug}/${workspace.slug}`;
     docName = workspace.primarySurface.syncDocument;
+    docSlug = workspace.primarySurface.slug;
     const table = await t.request('POST', `${base}/surfaces`, { ...as(), body: { kind: 'table', slug: 'actions', name: 'Actions' } });
     expect(table.status).toBe(200);
     tablesName = table.body.syncDocument;
@@ -259,5 +263,32 @@ describe('the saved indicator', () => {
     await expect.poll(status, { timeout: 15_000 }).toBe('saved');
     expect(await serverTitle(rowIds[0]!)).toBe('Book the big room');
     expect(await serverTitle(rowIds[1]!)).toBe('Send the notes by noon');
+  }, 120_000);
+
+  it('keeps a doc edited offline and then closed saving until the server has it', async () => {
+    await ann.page.locator(`[data-surface-tab="${docSlug}"]`).click();
+    await ann.page.locator('.ProseMirror h1').waitFor();
+    await expect.poll(status, { timeout: 15_000 }).toBe('saved');
+
+    await ann.goOffline();
+    await expect.poll(status, { timeout: 15_000 }).toBe('offline');
+    await placeCaretIn(ann.page, '.ProseMirror h1');
+    await ann.page.keyboard.press('End');
+    await ann.page.keyboard.type(' (draft)');
+    // Closing the doc keeps it open in the background until the server has its edits.
+    await ann.page.locator('[data-surface-tab="actions"]').click();
+    await ann.page.locator('.grid-row').first().waitFor();
+    await expect.poll(label).toBe('Offline — changes kept on this device');
+
+    await reconnectWithHeldEdits(docName, {
+      write: async () => expect((await t.request('PATCH', `${base}/rows/${rowIds[2]}`, { ...as(), body: { data: { title: 'Order lunch for seven' } } })).status).toBe(200),
+      shown: async () => (await cellText(rowIds[2]!)) === 'Order lunch for seven',
+    });
+    expect(await serverMarkdown()).not.toContain('# Minutes (draft)');
+    expect(await status()).toBe('saving');
+
+    uplink.release();
+    await expect.poll(status, { timeout: 15_000 }).toBe('saved');
+    expect(await serverMarkdown()).toContain('# Minutes (draft)');
   }, 120_000);
 });
