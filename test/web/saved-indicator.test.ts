@@ -220,7 +220,7 @@ describe('the saved indicator', () => {
     await expect.poll(status, { timeout: 15_000 }).toBe('offline');
     // The caret is still at the end of the paragraph typed in above.
     await ann.page.keyboard.type(' Typed while offline.');
-    await expect.poll(label).toBe('Offline — changes kept on this device');
+    await expect.poll(label).toBe('Offline — unsaved');
     expect(await serverMarkdown()).not.toContain('Typed while offline');
 
     await reconnectWithHeldEdits(docName, {
@@ -249,7 +249,7 @@ describe('the saved indicator', () => {
       await ann.page.keyboard.press('Enter');
       await expect.poll(() => cellText(rowId)).toBe(title);
     }
-    await expect.poll(label).toBe('Offline — changes kept on this device');
+    await expect.poll(label).toBe('Offline — unsaved');
 
     await reconnectWithHeldEdits(tablesName, {
       write: async () => expect((await t.request('PATCH', `${base}/rows/${rowIds[2]}`, { ...as(), body: { data: { title: 'Order lunch for six' } } })).status).toBe(200),
@@ -278,7 +278,7 @@ describe('the saved indicator', () => {
     // Closing the doc keeps it open in the background until the server has its edits.
     await ann.page.locator('[data-surface-tab="actions"]').click();
     await ann.page.locator('.grid-row').first().waitFor();
-    await expect.poll(label).toBe('Offline — changes kept on this device');
+    await expect.poll(label).toBe('Offline — unsaved');
 
     await reconnectWithHeldEdits(docName, {
       write: async () => expect((await t.request('PATCH', `${base}/rows/${rowIds[2]}`, { ...as(), body: { data: { title: 'Order lunch for seven' } } })).status).toBe(200),

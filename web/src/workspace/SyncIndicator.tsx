@@ -14,7 +14,7 @@ function labelFor(status: 'saved' | 'saving' | 'offline', unsaved: boolean) {
       ? ({ icon: 'sync', text: 'Saving…', title: 'Sending changes; the server has not confirmed them all yet.' } as const)
       : ({ icon: 'sync', text: 'Syncing…', title: 'Checking with the server.' } as const);
   return unsaved
-    ? ({ icon: 'cloudOff', text: 'Offline — changes kept on this device', title: 'Changes are kept on this device and sent when you reconnect.' } as const)
+    ? ({ icon: 'cloudOff', text: 'Offline — unsaved', title: 'Offline: the changes made here are kept on this device and sent when you reconnect.' } as const)
     : ({ icon: 'cloudOff', text: 'Offline', title: 'Not connected. Changes made now are kept on this device and sent when you reconnect.' } as const);
 }
 
