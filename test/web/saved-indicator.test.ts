@@ -9,9 +9,12 @@ import { eventually } from '../helpers/sync';
 import { createWorkspace } from '../workspaces/helpers';
 import { editorText, launchBrowser, placeCaretIn, sessionCookieOf, signedInPerson, type Person } from './browser';
 
-/** Hocuspocus message types (the provider's MessageType). */
+/** Hocuspocus message types (the provider's MessageType) and the Yjs sync steps that carry content. */
 const SYNC = 0;
+const SYNC_REPLY = 4;
 const SYNC_STATUS = 8;
+const SYNC_STEP_2 = 1;
+const SYNC_UPDATE = 2;
 
 type Frame = { direction: 'toServer' | 'toClient'; document: string; type: number; syncType?: number };
 
@@ -20,7 +23,7 @@ function describeFrame(direction: Frame['direction'], data: Buffer): Frame {
     const decoder = decoding.createDecoder(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     const document = decoding.readVarString(decoder);
     const type = decoding.readVarUint(decoder);
-    const syncType = type === SYNC || type === 4 ? decoding.readVarUint(decoder) : undefined;
+    const syncType = type === SYNC || type === SYNC_REPLY ? decoding.readVarUint(decoder) : undefined;
     return { direction, document, type, ...(syncType === undefined ? {} : { syncType }) };
   } catch {
     return { direction, document: '', type: -1 };
@@ -33,9 +36,8 @@ function describeFrame(direction: Frame['direction'], data: Buffer): Frame {
  * is armed, the next sync connection forwards the client's frames until the
  * first Yjs update (sync step 2 or update) of that document has gone
  * through, then holds every later client frame of that document, in order,
- * until `release()`. The server answers
- * what reached it (so the provider gets acknowledgements) while the rest of
- * the offline edits wait on the way.
+ * until `release()`. The server answers what reached it (so the provider
+ * gets acknowledgements) while the rest of the offline edits wait on the way.
  */
 type SlowUplink = {
   url: string;
@@ -91,7 +93,7 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
         const send = () => upstream.readyState === WebSocket.OPEN && upstream.send(data);
         // Only that document's frames wait (in order): the others on the socket are independent on the server too.
         if (gate && !gate.released && frame.document === document && passedUpdate) return void gate.queue.push(send);
-        if (gate && frame.document === document && frame.type === SYNC && (frame.syncType === 1 || frame.syncType === 2)) passedUpdate = true;
+        if (gate && frame.document === document && frame.type === SYNC && (frame.syncType === SYNC_STEP_2 || frame.syncType === SYNC_UPDATE)) passedUpdate = true;
         send();
       };
       client.on('message', (data: Buffer) => (upstream.readyState === WebSocket.OPEN ? toServer(data) : early.push(data)));
