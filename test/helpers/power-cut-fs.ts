@@ -19,8 +19,9 @@ import { PatchedNodeFS, type EmscriptenModule, type EmscriptenNode, type Emscrip
  *
  * A simulated cut is the process dying (SIGKILL): the pending writes go
  * with it, and a database opened on the image sees what a machine that lost
- * power would. With `fsync: false` the stream's fsync does nothing, as in
- * PGlite's own NodeFS: the layer the durability fix replaced.
+ * power would. `fsync: 'none'` makes the stream's fsync do nothing, as in
+ * PGlite's own NodeFS (the layer the durability fix replaced); `'wal'`
+ * flushes the WAL only, to show that checkpoints need the data files flushed.
  */
 export class PowerCutFS extends PatchedNodeFS {
   private readonly liveRoot: string;
@@ -29,11 +30,16 @@ export class PowerCutFS extends PatchedNodeFS {
   constructor(
     liveDir: string,
     imageDir: string,
-    private readonly options: { fsync: boolean } = { fsync: true },
+    private readonly options: { fsync: 'all' | 'wal' | 'none' } = { fsync: 'all' },
   ) {
     super(liveDir);
     this.liveRoot = path.resolve(liveDir);
     this.imageRoot = path.resolve(imageDir);
+  }
+
+  /** The PGlite instance running over this file system (once it is open). */
+  get database() {
+    return this.pg;
   }
 
   protected patch({ NODEFS, FS }: EmscriptenModule): void {
@@ -63,7 +69,8 @@ export class PowerCutFS extends PatchedNodeFS {
       return written;
     };
     streamOps.fsync = (stream: EmscriptenStream) => {
-      if (!this.options.fsync || !FS.isFile(stream.node.mode)) return 0;
+      if (this.options.fsync === 'none' || !FS.isFile(stream.node.mode)) return 0;
+      if (this.options.fsync === 'wal' && !NODEFS.realPath(stream.node).includes(`${path.sep}pg_wal${path.sep}`)) return 0;
       const writes = pending.get(stream.node);
       if (!writes?.length) return 0;
       const fd = fs.openSync(imageOf(stream.node), 'r+');

@@ -14,8 +14,9 @@ import { acknowledged, connectClient, synced, type SyncClient } from '../helpers
  * An acknowledged write survives a power cut on embedded PGlite. The server
  * runs over test/helpers/power-cut-fs.ts, which copies a write into a
  * "durable image" of the data directory only when the file is fsynced.
- * REST creates and sync edits run concurrently; the process is killed with
- * writes in flight (what was not fsynced dies with it), and a server opened
+ * REST creates and sync edits run concurrently, with a CHECKPOINT every
+ * 150 ms (so checkpoints must not outrun the data they cover); the process
+ * is killed with writes in flight (what was not fsynced dies with it), and a server opened
  * on the durable image must hold every write that was acknowledged, over a
  * database that reads back whole.
  *
@@ -46,7 +47,7 @@ afterAll(async () => {
 describe.skipIf(onPostgres)('power loss on embedded PGlite (Postgres fsyncs natively)', () => {
   it('keeps every acknowledged REST and sync write, and the database reads back whole', async () => {
     server = await startServerProcess(
-      { DATA_DIR: store.dataDir, POWER_CUT_IMAGE_DIR: imageDir, API_WRITES_PER_MINUTE: '100000' },
+      { DATA_DIR: store.dataDir, POWER_CUT_IMAGE_DIR: imageDir, POWER_CUT_CHECKPOINT_MS: '150', API_WRITES_PER_MINUTE: '100000' },
       { entry: 'test/helpers/power-cut-server.ts' },
     );
     const cookie = await signInThroughOutboxFile(server.url, store.dataDir, 'power@example.com');
@@ -87,7 +88,7 @@ describe.skipIf(onPostgres)('power loss on embedded PGlite (Postgres fsyncs nati
     };
     const writers = [restWriter(0), restWriter(1), restWriter(2), syncWriter(0), syncWriter(1)];
     // The cut comes while every writer still has a write in flight.
-    while (ackedRest.length < 60 || ackedSync.length < 60) {
+    while (ackedRest.length < 45 || ackedSync.length < 45) {
       await Promise.race([new Promise((r) => setTimeout(r, 20)), ...writers]);
     }
     cut = true;
