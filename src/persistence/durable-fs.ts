@@ -41,15 +41,51 @@ export abstract class PatchedNodeFS extends NodeFS {
   }
 }
 
-/** NodeFS whose fsync is the operating system's. */
+/**
+ * NodeFS whose fsync is the operating system's. `onFailure` hears of a
+ * failed flush after Postgres has been told (and has failed the commit).
+ */
 export class DurableNodeFS extends PatchedNodeFS {
+  constructor(
+    dataDir: string,
+    private readonly onFailure: (error: unknown) => void = failStop,
+  ) {
+    super(dataDir);
+  }
+
   protected patch({ NODEFS, FS }: EmscriptenModule): void {
     NODEFS.stream_ops.fsync = (stream: EmscriptenStream) => {
       // A Node error becomes an Emscripten errno (tryFSOperation), which fd_sync returns to Postgres.
-      NODEFS.tryFSOperation(() => syncDescriptor(stream.nfd, FS.isDir(stream.node.mode)));
+      NODEFS.tryFSOperation(() => {
+        try {
+          this.flush(stream.nfd, FS.isDir(stream.node.mode));
+        } catch (error) {
+          this.onFailure(error);
+          throw error;
+        }
+      });
       return 0;
     };
   }
+
+  /** Flushes one open file or directory to stable storage (a test replaces it to make a flush fail). */
+  protected flush(fd: number, directory: boolean): void {
+    syncDescriptor(fd, directory);
+  }
+}
+
+/**
+ * Postgres PANICs on a failed flush (data_sync_retry=off: the kernel may have
+ * dropped the dirty pages, so a retry could report success over lost data)
+ * and a PostgreSQL server restarts and recovers from its WAL. An embedded
+ * PGlite cannot restart inside the process and stops answering, so the
+ * process ends, after the failed commit's caller has had a moment to hear of
+ * it, and its supervisor's restart recovers.
+ */
+function failStop(error: unknown): void {
+  console.error(`Trellis: the database could not flush a file to disk (${error instanceof Error ? error.message : String(error)}); exiting so that a restart recovers from the write-ahead log`);
+  process.exitCode = 70;
+  setTimeout(() => process.exit(70), 200);
 }
 
 /**
