@@ -79,13 +79,26 @@ async function syncAppends(info: DurabilityServerInfo, clients: number, perClien
   return perSecond;
 }
 
+type Flushes = { count: number; ms: number };
+type Measured = { rate: number; flushesPerOp: number; msPerFlush: number };
+
+/** Runs `ops` operations through `run` (which answers their rate) and reads the server's flush counter around it. */
+async function withFlushes(info: DurabilityServerInfo, ops: number, run: () => Promise<number>): Promise<Measured> {
+  const read = async (): Promise<Flushes> => (await fetch(info.flushes)).json() as Promise<Flushes>;
+  const before = await read();
+  const rate = await run();
+  const after = await read();
+  const count = after.count - before.count;
+  return { rate, flushesPerOp: count / ops, msPerFlush: count > 0 ? (after.ms - before.ms) / count : 0 };
+}
+
 async function measure(storage: 'shipped' | 'durable', runId: string) {
   const { info, child } = await spawnBenchServer<DurabilityServerInfo>('durability-server.ts', storage, runId, { core: 0 });
   try {
     await restCreates(info, 50, 4); // warm-up
-    const rest = await restCreates(info, 600, 8);
-    const sync1 = await syncAppends(info, 1, 150, `${runId}-a`);
-    const sync8 = await syncAppends(info, 8, 60, `${runId}-b`);
+    const rest = await withFlushes(info, 600, () => restCreates(info, 600, 8));
+    const sync1 = await withFlushes(info, 150, () => syncAppends(info, 1, 150, `${runId}-a`));
+    const sync8 = await withFlushes(info, 480, () => syncAppends(info, 8, 60, `${runId}-b`));
     return { rest, sync1, sync8 };
   } finally {
     await stopBenchServer(child);
@@ -96,17 +109,19 @@ export async function runDurabilityBench(options: { rounds?: number } = {}): Pro
   pinThisProcess(1);
   const loadBefore = os.loadavg()[0]!.toFixed(1);
   const rounds = options.rounds ?? 2;
-  const results: Record<'shipped' | 'durable', { rest: number; sync1: number; sync8: number }[]> = { shipped: [], durable: [] };
+  const results: Record<'shipped' | 'durable', Record<'rest' | 'sync1' | 'sync8', Measured>[]> = { shipped: [], durable: [] };
   for (let r = 0; r < rounds; r++) {
     for (const storage of ['shipped', 'durable'] as const) results[storage].push(await measure(storage, `durability_${process.pid}_${storage}_${r}`));
   }
-  const mean = (storage: 'shipped' | 'durable', key: 'rest' | 'sync1' | 'sync8') => results[storage].reduce((sum, x) => sum + x[key], 0) / rounds;
+  const mean = (storage: 'shipped' | 'durable', key: 'rest' | 'sync1' | 'sync8', figure: keyof Measured = 'rate') =>
+    results[storage].reduce((sum, x) => sum + x[key][figure], 0) / rounds;
   const figures: Figures = { rounds, 'load average before': loadBefore };
   const labels = { rest: 'REST creates/s (8 writers)', sync1: 'sync appends/s (1 client, wait for each ack)', sync8: 'sync appends/s (8 clients)' } as const;
   for (const key of ['rest', 'sync1', 'sync8'] as const) {
-    figures[`${labels[key]}, shipped (-F, no fsync)`] = `${round(mean('shipped', key))} (${results.shipped.map((x) => round(x[key])).join(', ')})`;
-    figures[`${labels[key]}, durable (fsync)`] = `${round(mean('durable', key))} (${results.durable.map((x) => round(x[key])).join(', ')})`;
+    figures[`${labels[key]}, shipped (-F, no fsync)`] = `${round(mean('shipped', key))} (${results.shipped.map((x) => round(x[key].rate)).join(', ')})`;
+    figures[`${labels[key]}, durable (fsync)`] = `${round(mean('durable', key))} (${results.durable.map((x) => round(x[key].rate)).join(', ')})`;
     figures[`${labels[key]}, durable / shipped`] = round(mean('durable', key) / mean('shipped', key), 2);
+    figures[`${labels[key]}, durable: flushes per write, ms per flush`] = `${round(mean('durable', key, 'flushesPerOp'), 2)}, ${round(mean('durable', key, 'msPerFlush'), 2)}`;
   }
   figures['load average after'] = os.loadavg()[0]!.toFixed(1);
   return figures;
