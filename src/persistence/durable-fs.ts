@@ -27,7 +27,7 @@ export type EmscriptenNodeFs = {
 };
 export type EmscriptenModule = {
   NODEFS: EmscriptenNodeFs;
-  FS: { isDir(mode: number): boolean; isFile(mode: number): boolean; ErrnoError: new (errno: number) => Error };
+  FS: { isDir(mode: number): boolean; isFile(mode: number): boolean };
 };
 
 /** PGlite's NodeFS with NODEFS adjusted by `patch` first; each PGlite instance has its own module, so the patch stays with it. */
@@ -43,7 +43,7 @@ export abstract class PatchedNodeFS extends NodeFS {
 
 /**
  * NodeFS whose fsync is the operating system's. `onFailure` hears of a
- * failed flush after Postgres has been told (and has failed the commit).
+ * failed flush just before Postgres gets the errno (and fails the commit).
  */
 export class DurableNodeFS extends PatchedNodeFS {
   constructor(
@@ -57,10 +57,13 @@ export class DurableNodeFS extends PatchedNodeFS {
     NODEFS.stream_ops.fsync = (stream: EmscriptenStream) => {
       // A Node error becomes an Emscripten errno (tryFSOperation), which fd_sync returns to Postgres.
       NODEFS.tryFSOperation(() => {
+        const directory = FS.isDir(stream.node.mode);
         try {
-          this.flush(stream.nfd, FS.isDir(stream.node.mode));
+          this.flush(stream.nfd, directory);
         } catch (error) {
-          this.onFailure(error);
+          // Postgres ignores these for a directory (some file systems cannot flush one); so does the fail-stop.
+          const code = (error as { code?: string }).code;
+          if (!(directory && (code === 'EBADF' || code === 'EINVAL'))) this.onFailure(error);
           throw error;
         }
       });
