@@ -5,6 +5,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { markSingleSession } from './document-log-heads';
+import { durableStorage, type PGliteStorage } from './durable-fs';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
@@ -65,13 +66,30 @@ function openPostgres(url: string): DatabaseHandle {
   };
 }
 
+let pgliteStorage: PGliteStorage = durableStorage;
+
+/**
+ * Replaces how PGlite stores its data in this process (before it opens the
+ * database): test/helpers/power-cut-server.ts runs the server over a file
+ * system that simulates power loss, the durability benchmark over PGlite as shipped.
+ */
+export function usePGliteStorage(storage: PGliteStorage): void {
+  pgliteStorage = storage;
+}
+
 async function openPGlite(dir: string): Promise<DatabaseHandle> {
   await fs.mkdir(dir, { recursive: true });
-  const pglite = await PGlite.create(dir, {
+  const storage = pgliteStorage;
+  const fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
+  const pglite = await PGlite.create({
+    fs: storage.filesystem(dir),
+    startParams: storage.startParams,
     // Search's trigram indexes (migration 0040); Postgres has it in contrib.
     extensions: { pg_trgm },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
+  // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
+  if (fresh) storage.syncNewDataDir?.(dir);
   const epochs = new WriteEpochs();
   const db = kysely(new PGliteDialect(pglite), epochs);
   // One process, one session: appends to a document log cannot interleave (document-log-heads.ts).
