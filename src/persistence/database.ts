@@ -83,7 +83,11 @@ async function openPGlite(dir: string): Promise<DatabaseHandle> {
     kind: 'pglite',
     epochs,
     ping: () => ping(db),
-    close: () => db.destroy(),
+    close: async () => {
+      await db.destroy();
+      // Kysely destroys a driver only once a query ran; a handle opened and closed unused must still release the directory.
+      if (!pglite.closed) await pglite.close();
+    },
   };
 }
 

@@ -112,7 +112,7 @@ describe('backup and restore', { timeout: 180_000 }, () => {
 
     // A writer keeps going: rows and doc edits, one after another, while the backup is taken.
     archive = path.join(tmp, 'live.zip');
-    let phase: 'before' | 'during' | 'after' = 'before';
+    let phase = 'before' as 'before' | 'during' | 'after';
     let stop = false;
     let n = 0;
     const writer = (async () => {
