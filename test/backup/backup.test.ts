@@ -187,6 +187,10 @@ describe('backup and restore', { timeout: 180_000 }, () => {
         expect(download.status).toBe(200);
         expect(Buffer.compare(download.bytes, fileBytes)).toBe(0);
 
+        // The key that seals webhook secrets came along, so they still open.
+        expect(manifest.webhookSecretKey).toBe('webhook-secret.key');
+        expect(await fs.readFile(path.join(store.dataDir, 'webhook-secret.key'), 'utf8')).toBe(await fs.readFile(path.join(source.dataDir, 'webhook-secret.key'), 'utf8'));
+
         // New writes take fresh identities after the loaded ones.
         const next = await restored.request('POST', '/api/workspaces/crm/rows', { as: { bearer: key }, body: { data: { title: 'after restore' } } });
         expect(next.status, next.text).toBe(200);
