@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Readable, Transform } from 'node:stream';
+import { pipeline as pipelineCallback, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
@@ -181,7 +181,10 @@ export async function createBackup(deps: BackupDeps, outFile: string): Promise<B
     };
 
     const zip = new yazl.ZipFile();
-    const written = pipeline(zip.outputStream, createWriteStream(partial));
+    const output = zip.outputStream as Readable;
+    // An entry that cannot be read fails the archive (unhandled, the error would end the process).
+    zip.on('error', (error: Error) => output.destroy(error));
+    const written = pipeline(output, createWriteStream(partial));
     const mtime = new Date(manifest.createdAt);
     for (const t of tableFiles) zip.addFile(t.file, t.entry, { mtime, compress: true });
     for (const blob of blobs) {
@@ -189,7 +192,10 @@ export async function createBackup(deps: BackupDeps, outFile: string): Promise<B
         deps.blobs.get(blob.key).then(
           (stored) => {
             if (!stored) return callback(new Error(`The blob ${blob.key} disappeared while the backup read it; run the backup again.`), null as never);
-            callback(null, stored.body.pipe(hashing((sha256, size) => (entries[blob.entry] = { sha256, size }))));
+            const hashed = hashing((sha256, size) => (entries[blob.entry] = { sha256, size }));
+            // yazl does not watch its sources for errors: a failed read fails the archive here.
+            pipelineCallback(stored.body, hashed, (error) => error && output.destroy(error));
+            callback(null, hashed);
           },
           (error: Error) => callback(error, null as never),
         );
@@ -349,13 +355,17 @@ export async function restoreBackup(deps: BackupDeps, file: string, options: { f
         if (!table) throw new BackupArchiveError(`The archive holds a table ${t.name} that its schema (${manifest.schemaVersion}) does not have.`);
         const input = readline.createInterface({ input: await zip.openReadStreamPromise(archive.entries.get(t.entry)!), crlfDelay: Infinity });
         let batch: string[] = [];
+        let batchBytes = 0;
         for await (const line of input) {
           if (line === '') continue;
           batch.push(line);
-          if (batch.length >= 500) {
+          batchBytes += line.length;
+          // Update logs hold large rows: a batch is bounded by size as well as by count.
+          if (batch.length >= 500 || batchBytes >= 8 << 20) {
             await loadRows(tx, table, batch);
             rows += batch.length;
             batch = [];
+            batchBytes = 0;
           }
         }
         await loadRows(tx, table, batch);

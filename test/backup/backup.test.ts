@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
@@ -251,6 +252,20 @@ describe('backup and restore', { timeout: 180_000 }, () => {
     } finally {
       await store.dispose();
     }
+  });
+
+  it('a blob that cannot be read fails the backup and leaves no archive', async () => {
+    const out = path.join(tmp, 'failed.zip');
+    const blobs = Object.create(source.services.blobs) as typeof source.services.blobs;
+    blobs.get = async (blobKey) => {
+      const stored = await source.services.blobs.get(blobKey);
+      if (!stored) return null;
+      stored.body.destroy();
+      const broken = new Readable({ read() { this.destroy(new Error('disk read error')); } });
+      return { ...stored, body: broken };
+    };
+    await expect(createBackup({ config: source.services.config, database: source.services.database, blobs }, out)).rejects.toThrow('disk read error');
+    expect((await fs.readdir(tmp)).filter((name) => name.startsWith('failed.zip'))).toEqual([]);
   });
 
   it.skipIf(!testDatabaseUrl())('moves from the embedded database to Postgres and back with the same contents (needs TEST_DATABASE_URL)', async () => {
