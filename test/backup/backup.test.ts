@@ -162,6 +162,9 @@ describe('backup and restore', { timeout: 180_000 }, () => {
         for (const title of ['seed', ...before]) expect(titles.has(title), title).toBe(true);
         for (const title of after) expect(titles.has(title), title).toBe(false);
         expect([...titles].filter((t) => !['seed', ...before, ...inFlight].includes(String(t)))).toEqual([]);
+        // The writer wrote one row at a time: a consistent snapshot holds a prefix of its rows, no gap.
+        const written = [...titles].filter((t) => String(t).startsWith('w-')).map((t) => Number(String(t).slice(2))).sort((a, b) => a - b);
+        expect(written).toEqual(written.map((_, i) => i));
         expect(await documentRows(restored, table.documentName, key)).toEqual(rows);
 
         // The key still works; the REST listing is the same rows.
