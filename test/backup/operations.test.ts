@@ -3,7 +3,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../../src/domain/backup';
+import { readManifest, restoreBackup } from '../../src/domain/backup';
+import { loadConfig } from '../../src/config';
+import { createBlobStore } from '../../src/files/open-blob-store';
+import { openDatabase } from '../../src/persistence/database';
+import { fetchRaw, filesWorkspace, proxyUpload } from '../files/helpers';
+import { startS3 } from '../helpers/s3';
 import { ManualClock } from '../../src/lib/clock';
 import { startTestApp } from '../helpers/app';
 import { freshDataStore, testDatabaseUrl } from '../helpers/database';
@@ -142,6 +147,53 @@ describe('backup operations', { timeout: 240_000 }, () => {
       if (wrote) await fs.rm(pidFile, { force: true });
       await t.close();
       await store.dispose();
+    }
+  });
+
+  it('blobs kept in S3 are backed up and restored into another bucket with their bytes', async () => {
+    const from = await startS3('trellis-backup-from');
+    const to = await startS3('trellis-backup-to');
+    const target = await freshDataStore();
+    const archive = path.join(tmp, 's3.zip');
+    const bytes = Buffer.from(Array.from({ length: 50_000 }, (_, i) => (i * 7) % 251));
+    let fileUrl: string;
+    try {
+      const t = await startTestApp({ env: from.env });
+      try {
+        const files = await filesWorkspace(t, 'ada@example.com', 'drive');
+        const upload = await proxyUpload(t, files.base, files.user.as, { bytes, name: 'data.bin', type: 'application/octet-stream' });
+        expect(upload.status, upload.text).toBe(200);
+        fileUrl = new URL(upload.body.url, t.url).pathname;
+        const manifest = await t.app.backups.take(archive);
+        expect(manifest.source.blobs).toBe('s3');
+        expect(manifest.blobs.some((b) => b.size === bytes.length)).toBe(true);
+      } finally {
+        await t.close();
+        await t.store.dispose();
+      }
+      const config = loadConfig({ DATA_DIR: target.dataDir, ...(target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : {}), ...to.env });
+      const database = await openDatabase({ dataDir: target.dataDir, databaseUrl: target.databaseUrl, migrate: false });
+      const blobs = await createBlobStore(config);
+      try {
+        await restoreBackup({ config, database, blobs }, archive);
+      } finally {
+        blobs.close?.();
+        await database.close();
+      }
+      expect([...(await to.objects()).values()]).toContain(bytes.length);
+      const restored = await startTestApp({ dataDir: target.dataDir, databaseUrl: target.databaseUrl, env: to.env });
+      try {
+        const ada = await signInUser(restored, 'ada@example.com');
+        const download = await fetchRaw(restored, fileUrl, { as: ada.as });
+        expect(download.status).toBe(200);
+        expect(Buffer.compare(download.bytes, bytes)).toBe(0);
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      await target.dispose();
+      await from.close();
+      await to.close();
     }
   });
 
