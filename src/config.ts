@@ -75,6 +75,18 @@ const envSchema = z.object({
   COMPACT_AFTER_UPDATES: z.coerce.number().int().min(10).max(1_000_000).default(5_000),
   /** A document whose stored state would take more heap than this to load is refused, not loaded (docs/SYNC.md). */
   DOCUMENT_LOAD_BUDGET_MB: z.coerce.number().int().min(1).max(65_536).default(1_024),
+  /** Guards the admin routes (`POST /api/admin/backup`) the admin CLI calls while the server runs: `Authorization: Bearer <token>`. Unset: those routes answer 401. */
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Scheduled backups (docs/OPERATIONS.md): archives are written into this directory. */
+  BACKUP_DIR: z.string().min(1).optional(),
+  /** How often a scheduled backup runs: a number and a unit, m, h or d (e.g. `24h`). */
+  BACKUP_EVERY: z
+    .string()
+    .regex(/^[1-9][0-9]{0,4}[mhd]$/, 'write a number and a unit m, h or d, e.g. 24h')
+    .transform((v) => Number(v.slice(0, -1)) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[v.slice(-1) as 'm' | 'h' | 'd'])
+    .optional(),
+  /** How many scheduled archives are kept in BACKUP_DIR; older ones are removed after each success. */
+  BACKUP_KEEP: z.coerce.number().int().min(1).max(10_000).default(7),
   /** Recovery tests only (src/lib/failpoints.ts). */
   TRELLIS_FAILPOINTS: z.string().max(1000).optional(),
 });
@@ -129,6 +141,10 @@ export type Config = {
   documentLoadBudgetBytes: number;
   /** Failpoints armed at start (recovery tests); empty in production. */
   failpoints: string | undefined;
+  /** Bearer token of the admin routes; unset: they refuse every caller. */
+  adminToken: string | undefined;
+  /** Scheduled backups: where, how often (ms), how many kept; undefined when BACKUP_DIR is unset. */
+  backup: { dir: string; everyMs: number; keep: number } | undefined;
 };
 
 export class ConfigError extends Error {
@@ -160,6 +176,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (oidcMissing.length > 0 && (oidcMissing.length < 3 || oidcExtras.length > 0)) {
     throw new ConfigError(oidcMissing.map((name) => `${name}: required when any OIDC_ variable is set (OpenID Connect sign-in needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET)`));
   }
+  if (e.BACKUP_EVERY !== undefined && e.BACKUP_DIR === undefined) {
+    throw new ConfigError(['BACKUP_EVERY: set BACKUP_DIR too, the directory scheduled backups are written to']);
+  }
+  // Node's timers hold at most 2^31-1 ms (about 24.8 days).
+  if (e.BACKUP_EVERY !== undefined && e.BACKUP_EVERY > 2 ** 31 - 1) throw new ConfigError(['BACKUP_EVERY: at most 24d']);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
@@ -202,6 +223,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     compactAfterUpdates: e.COMPACT_AFTER_UPDATES,
     documentLoadBudgetBytes: e.DOCUMENT_LOAD_BUDGET_MB * 1024 * 1024,
     failpoints: e.TRELLIS_FAILPOINTS,
+    adminToken: e.ADMIN_TOKEN,
+    backup: e.BACKUP_DIR ? { dir: path.resolve(e.BACKUP_DIR), everyMs: e.BACKUP_EVERY ?? 24 * 3_600_000, keep: e.BACKUP_KEEP } : undefined,
   };
 }
 

@@ -32,6 +32,7 @@ import { waitlistOperations } from '../operations/waitlist';
 import { workspaceOperations } from '../operations/workspaces';
 import type { Services } from '../domain/services';
 import { authRoutes } from './auth';
+import { backupRoutes } from './backup';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
 import { fileSharePageRoutes } from './file-share-pages';
@@ -49,6 +50,7 @@ import { rowImportRoutes } from './rows-import';
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
   await healthRoutes(app, services);
+  await backupRoutes(app, services);
   mountOperations(app, services, Object.values(authOperations));
   await authRoutes(app, services);
   mountOperations(app, services, Object.values(meOperations));

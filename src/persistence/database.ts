@@ -31,10 +31,12 @@ const INT8_OID = 20;
  * Opens Postgres when a URL is given, else embedded PGlite in `dataDir/pglite`,
  * and runs pending migrations either way: both dialects share one migration set.
  */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<DatabaseHandle> {
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; migrate?: boolean }): Promise<DatabaseHandle> {
   const handle = options.databaseUrl
     ? openPostgres(options.databaseUrl)
     : await openPGlite(path.join(options.dataDir, 'pglite'));
+  // A restore migrates itself: first to the archive's schema, then on (src/domain/backup.ts).
+  if (options.migrate === false) return handle;
   try {
     await migrateToLatest(handle.db);
   } catch (error) {
@@ -99,7 +101,11 @@ async function openPGlite(dir: string): Promise<DatabaseHandle> {
     kind: 'pglite',
     epochs,
     ping: () => ping(db),
-    close: () => db.destroy(),
+    close: async () => {
+      await db.destroy();
+      // Kysely destroys a driver only once a query ran; a handle opened and closed unused must still release the directory.
+      if (!pglite.closed) await pglite.close();
+    },
   };
 }
 
@@ -112,10 +118,17 @@ async function ping(db: Db): Promise<boolean> {
   }
 }
 
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+/** The names of every migration this build knows. */
+export function knownMigrations(): string[] {
+  return Object.keys(migrations).sort();
+}
+
+/** Runs the pending migrations among `only` (default: all), so a restore can stop at an archive's schema. */
+export async function migrateToLatest(db: Kysely<any>, only?: readonly string[]): Promise<void> {
+  const chosen = only ? Object.fromEntries(Object.entries(migrations).filter(([name]) => only.includes(name))) : migrations;
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => chosen },
     // Migration numbers are reserved per area (0010 comments, 0020 webhooks, ...), so an
     // installation that already ran a later area's migration still takes an earlier number
     // that lands afterwards; each migration touches only its own tables.
