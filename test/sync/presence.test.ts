@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { tablesDocumentName } from '../../src/model/document-names';
@@ -41,7 +42,9 @@ async function presence(as: Person['as'], query: string): Promise<Entry[]> {
 const ids = (entries: Entry[]) => entries.map((e) => e.principal.id).sort();
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // With TEST_REDIS_URL, through the Redis source as a deployment of several instances runs it (its own part read live, the others' from Redis).
+  const redis = process.env.TEST_REDIS_URL;
+  t = await startTestApp(redis ? { env: { REDIS_URL: redis, REDIS_PREFIX: `trellis-test-${randomBytes(4).toString('hex')}:` } } : {});
   owner = await signInPerson(t, 'owner@presence.test');
   editor = await signInPerson(t, 'editor@presence.test');
   const detail = await t.request('GET', base, { as: owner.as });
