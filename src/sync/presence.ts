@@ -98,7 +98,9 @@ export class LocalPresence implements Extension, PresenceSource {
       const context = connection.context as (ConnectionContext & { system?: boolean }) | undefined;
       const actor = context?.actor;
       if (!actor || context.system) continue;
-      const since = this.opened.get(connection) ?? Date.now();
+      let since = this.opened.get(connection);
+      // Seen before its `connected` hook ran: from now on, so the answer does not move.
+      if (since === undefined) this.opened.set(connection, (since = Date.now()));
       const cursor = cursorOf(document, connection);
       add(byPrincipal, {
         principal: actor.principal,
