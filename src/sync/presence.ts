@@ -1,4 +1,4 @@
-import type { Connection, Document, Extension, Hocuspocus, connectedPayload, onAwarenessUpdatePayload, onDisconnectPayload } from '@hocuspocus/server';
+import type { Connection, Document, Extension, Hocuspocus, connectedPayload, onAwarenessUpdatePayload, onConfigurePayload, onDisconnectPayload } from '@hocuspocus/server';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { INSTANCE_ID } from '../lib/instance';
@@ -58,14 +58,16 @@ export class LocalPresence implements Extension, PresenceSource {
   private hocuspocus: Hocuspocus | null = null;
   private listener: ((documentName: string) => void) | null = null;
 
-  async connected({ connection, documentName, instance }: connectedPayload) {
+  async onConfigure({ instance }: onConfigurePayload) {
     this.hocuspocus = instance;
+  }
+
+  async connected({ connection, documentName }: connectedPayload) {
     this.opened.set(connection, Date.now());
     this.listener?.(documentName);
   }
 
-  async onDisconnect({ documentName, instance }: onDisconnectPayload) {
-    this.hocuspocus = instance;
+  async onDisconnect({ documentName }: onDisconnectPayload) {
     this.listener?.(documentName);
   }
 
