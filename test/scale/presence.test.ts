@@ -3,11 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { startTestApp } from '../helpers/app';
 import { freshDataStore } from '../helpers/database';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
-import { connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
+import { connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
 import { addMember, signInPerson, type Person } from '../keys/fixtures';
 
 /**
@@ -22,7 +23,7 @@ const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_U
 /** Bounds each wait for a condition; two servers, Postgres and Redis share two cores with other test runs here. */
 const PATIENCE_MS = 30_000;
 
-type Entry = { principal: { id: string }; since: string; connections: number };
+type Entry = { principal: { id: string }; since: string; connections: number; cursor?: unknown };
 
 describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and TEST_REDIS_URL)', { timeout: 4 * PATIENCE_MS }, () => {
   let store: Awaited<ReturnType<typeof freshDataStore>>;
@@ -32,6 +33,7 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
   let owner: Person;
   let editor: Person;
   let base: string;
+  let workspaceId: string;
   let docName: string;
   const clients: SyncClient[] = [];
 
@@ -41,8 +43,8 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
     return client;
   }
 
-  async function presentOn(url: string): Promise<Entry[]> {
-    const res = await fetch(`${url}${base}/presence`, { headers: { cookie: `svc-session=${owner.cookie}` } });
+  async function presentOn(url: string, query = ''): Promise<Entry[]> {
+    const res = await fetch(`${url}${base}/presence${query}`, { headers: { cookie: `svc-session=${owner.cookie}` } });
     expect(res.status).toBe(200);
     return ((await res.json()) as { present: Entry[] }).present;
   }
@@ -65,7 +67,8 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
     owner = await signInPerson(b, 'owner@presence-scale.test');
     editor = await signInPerson(b, 'editor@presence-scale.test');
     const detail = await b.request('GET', '/api/workspaces/welcome', { as: owner.as });
-    base = `/api/workspaces/${detail.body.id}`;
+    workspaceId = detail.body.id;
+    base = `/api/workspaces/${workspaceId}`;
     docName = tablesDocumentName(detail.body.id);
     await addMember(b, detail.body.id, editor.userId, 'editor');
   });
@@ -105,6 +108,28 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
     ownerOnB.destroy();
     onA.destroy();
     await eventually(async () => (await presentOn(b.url)).length === 0 && (await presentOn(a.url)).length === 0, PATIENCE_MS);
+  });
+
+  it('describes on B the doc selection a client of A shares', async () => {
+    const written = await b.request('PUT', `${base}/doc`, { as: owner.as, body: { markdown: 'Hello world' } });
+    expect(written.status).toBe(200);
+    const surfaceId = written.body.surfaceId as string;
+    const onA = connectClient(a.url, `${workspaceId}/doc/${surfaceId}`, { cookie: editor.cookie });
+    clients.push(onA);
+    await synced(onA, PATIENCE_MS);
+    const text = paragraphText(onA.doc, 0);
+    onA.provider.awareness!.setLocalStateField('cursor', {
+      anchor: Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(text, 6)),
+      head: Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(text, 11)),
+    });
+    const entry = await eventually(async () => {
+      const [first] = await presentOn(b.url, `?surfaceId=${surfaceId}`);
+      return first?.cursor ? first : null;
+    }, PATIENCE_MS);
+    // "world": the paragraph's text starts at body position 1.
+    expect(entry).toMatchObject({ principal: { id: editor.userId }, connections: 1, cursor: { type: 'doc', anchor: 7, head: 12 } });
+    onA.destroy();
+    await eventually(async () => (await presentOn(b.url, `?surfaceId=${surfaceId}`)).length === 0, PATIENCE_MS);
   });
 
   it('drops the entries of an instance that died once they expire', async () => {
