@@ -10,6 +10,7 @@ import { freshDataStore } from '../helpers/database';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
 import { addMember, signInPerson, type Person } from '../keys/fixtures';
+import { RedisOutage } from './redis-outage';
 
 /**
  * Presence across two instances on one Postgres and one Redis (docs/SYNC.md,
@@ -30,6 +31,7 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
   let a: ServerProcess;
   let b: Awaited<ReturnType<typeof startTestApp>>;
   let aDataDir: string;
+  let outage: RedisOutage;
   let owner: Person;
   let editor: Person;
   let base: string;
@@ -59,10 +61,12 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
       // Entries of an instance that stops refreshing them count for two seconds (refreshed every 2/3 s).
       PRESENCE_TTL_SECONDS: '2',
     };
+    outage = await RedisOutage.start(process.env.TEST_REDIS_URL!);
     aDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-a-'));
     [a, b] = await Promise.all([
       startServerProcess({ ...common, DATA_DIR: aDataDir }),
-      startTestApp({ dataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-b-')), databaseUrl: store.databaseUrl, env: common }),
+      // B reaches Redis through a proxy the tests can cut (an outage for B alone).
+      startTestApp({ dataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-b-')), databaseUrl: store.databaseUrl, env: { ...common, REDIS_URL: outage.url } }),
     ]);
     owner = await signInPerson(b, 'owner@presence-scale.test');
     editor = await signInPerson(b, 'editor@presence-scale.test');
@@ -77,6 +81,7 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
     for (const client of clients) client.destroy();
     await a?.kill();
     await b?.close();
+    await outage?.close();
     await fs.rm(aDataDir, { recursive: true, force: true }).catch(() => {});
     await store?.dispose();
   });
@@ -130,6 +135,20 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
     expect(entry).toMatchObject({ principal: { id: editor.userId }, connections: 1, cursor: { type: 'doc', anchor: 7, head: 12 } });
     onA.destroy();
     await eventually(async () => (await presentOn(b.url, `?surfaceId=${surfaceId}`)).length === 0, PATIENCE_MS);
+  });
+
+  it('keeps answering on an instance cut off from Redis, and shares its clients again once Redis is back', async () => {
+    const onB = connect(b.url, owner);
+    await synced(onB, PATIENCE_MS);
+    await eventually(async () => (await presentOn(a.url)).some((e) => e.principal.id === owner.userId), PATIENCE_MS);
+    outage.cut();
+    // B still knows its own client; A stops counting B's part once it is not refreshed within the TTL.
+    await eventually(async () => (await presentOn(a.url)).length === 0, PATIENCE_MS);
+    expect((await presentOn(b.url)).map((e) => e.principal.id)).toEqual([owner.userId]);
+    outage.restore();
+    await eventually(async () => (await presentOn(a.url)).some((e) => e.principal.id === owner.userId), PATIENCE_MS);
+    onB.destroy();
+    await eventually(async () => (await presentOn(a.url)).length === 0, PATIENCE_MS);
   });
 
   it('drops the entries of an instance that died once they expire', async () => {
