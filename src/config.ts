@@ -47,6 +47,24 @@ const envSchema = z.object({
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   MAIL_FROM: z.string().min(3).default('Trellis <no-reply@trellis.local>'),
   SIGNUP_MODE: z.enum(['open', 'waitlist']).default('open'),
+  /** OpenID Connect sign-in (docs/OPERATIONS.md): all of issuer, client id and secret, or none. */
+  OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  OIDC_CLIENT_ID: z.string().min(1).max(500).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).max(2000).optional(),
+  OIDC_ALLOWED_DOMAINS: z
+    .string()
+    .transform((value, ctx) => {
+      const domains = value.split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
+      for (const domain of domains) {
+        if (!/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/.test(domain)) {
+          ctx.addIssue({ code: 'custom', message: `"${domain}" is not a domain: write example.com, comma-separated, no @ or wildcard` });
+          return z.NEVER;
+        }
+      }
+      return domains;
+    })
+    .optional(),
+  OIDC_NAME: z.string().trim().min(1).max(60).optional(),
   COOKIE_SECURE: booleanString.optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanString.default(false),
   WEBHOOK_SECRET_KEY: z
@@ -90,6 +108,18 @@ export type Config = {
   smtpUrl: string | undefined;
   mailFrom: string;
   signupMode: 'open' | 'waitlist';
+  /** OpenID Connect sign-in next to magic links; undefined when not configured. */
+  oidc:
+    | {
+        issuer: string;
+        clientId: string;
+        clientSecret: string;
+        /** Lower-case e-mail domains that may sign in; empty: any. */
+        allowedDomains: string[];
+        /** The button says "Sign in with <name>". */
+        name: string;
+      }
+    | undefined;
   cookieSecure: boolean;
   webhookAllowPrivate: boolean;
   /** Encrypts webhook signing secrets at rest; unset: a key file in DATA_DIR (docs/WEBHOOKS.md). */
@@ -127,6 +157,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   const e = parsed.data;
+  const oidcSet = { OIDC_ISSUER: e.OIDC_ISSUER, OIDC_CLIENT_ID: e.OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: e.OIDC_CLIENT_SECRET };
+  const oidcMissing = Object.entries(oidcSet).filter(([, v]) => v === undefined).map(([k]) => k);
+  const oidcExtras = (['OIDC_ALLOWED_DOMAINS', 'OIDC_NAME'] as const).filter((k) => e[k] !== undefined);
+  // Half a sign-in setup would show a button that cannot work: refuse it at start.
+  if (oidcMissing.length > 0 && (oidcMissing.length < 3 || oidcExtras.length > 0)) {
+    throw new ConfigError(oidcMissing.map((name) => `${name}: required when any OIDC_ variable is set (OpenID Connect sign-in needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET)`));
+  }
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
@@ -152,6 +189,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     signupMode: e.SIGNUP_MODE,
+    oidc:
+      e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET
+        ? {
+            issuer: e.OIDC_ISSUER,
+            clientId: e.OIDC_CLIENT_ID,
+            clientSecret: e.OIDC_CLIENT_SECRET,
+            allowedDomains: e.OIDC_ALLOWED_DOMAINS ?? [],
+            name: e.OIDC_NAME ?? new URL(e.OIDC_ISSUER).hostname,
+          }
+        : undefined,
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,

@@ -67,7 +67,8 @@ export async function requestMagicLink(services: Services, rawEmail: string, opt
   return { ok: true };
 }
 
-async function mayJoin(services: Services, email: string): Promise<boolean> {
+/** Whether an address may have an account in waitlist mode: known, allow-listed or invited. */
+export async function mayJoin(services: Services, email: string): Promise<boolean> {
   if (await findUserByEmail(services.db, email)) return true;
   if (await isAllowListed(services.db, email)) return true;
   return hasPendingInvite(services.db, email, services.clock.now());
@@ -94,6 +95,30 @@ export async function redeemMagicLink(
     return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome, returnTo: link.returnTo };
   });
   // Documents are seeded after the SQL rows commit (the sync engine commits through its own transaction).
+  if (session.welcome) await seedCreatedWorkspace(services, session.welcome);
+  return session;
+}
+
+/**
+ * Opens a session for an e-mail an identity provider has verified (OpenID
+ * Connect): the same account, first-sign-in creation and session as a
+ * redeemed magic link. The caller has applied the sign-up rules.
+ */
+export async function signInVerifiedEmail(
+  services: Services,
+  email: string,
+  userAgent: string | null,
+  options: { name?: string } = {},
+): Promise<{ sessionToken: string; orgSlug: string; userId: string; expiresAt: Date }> {
+  const now = services.clock.now();
+  const session = await services.db.transaction().execute(async (tx) => {
+    const account = await ensureAccount(services, tx, email, options);
+    await touchSignIn(tx, account.userId, now);
+    const sessionToken = randomToken();
+    const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+    await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
+    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome };
+  });
   if (session.welcome) await seedCreatedWorkspace(services, session.welcome);
   return session;
 }

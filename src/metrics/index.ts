@@ -62,6 +62,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly syncDivergences = new Counter({
+    name: 'trellis_sync_divergences_detected_total',
+    help: 'Sync clients whose document state was found to differ from the server\'s by a digest check, by the side that lacked something (server: an update never arrived; client: the client lacked server state)',
+    labelNames: ['side'] as const,
+    registers: [this.registry],
+  });
+
+  readonly syncDivergencesHealed = new Counter({
+    name: 'trellis_sync_divergences_healed_total',
+    help: 'Divergences found by a digest check that a later check on the same connection found healed',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'trellis_' });
   }

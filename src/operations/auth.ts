@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requestMagicLink } from '../domain/accounts';
 import { HOUR, type RateLimitRule } from '../limits/rules';
 import { Email } from '../model/schemas/common';
-import { SignInResponse } from '../model/schemas/account';
+import { SignInMethods, SignInResponse } from '../model/schemas/account';
 import { defineOperation } from './operation';
 
 const SignInRequest = z.strictObject({ email: Email });
@@ -33,5 +33,22 @@ export const authOperations = {
       },
     },
     async (services, _actor, { body }) => requestMagicLink(services, body.email),
+  ),
+  methods: defineOperation(
+    {
+      response: SignInMethods,
+      rest: {
+        method: 'GET',
+        path: '/api/auth/methods',
+        summary: 'How a person can sign in here',
+        description: 'Magic links always; OpenID Connect single sign-on when the server is configured for it (OIDC_ISSUER), with the name its button shows.',
+        tags: ['auth'],
+        config: { auth: 'none', capExempt: true },
+      },
+    },
+    async (services) => ({
+      magicLink: true as const,
+      oidc: services.config.oidc ? { name: services.config.oidc.name, startUrl: '/api/auth/oidc/start' } : null,
+    }),
   ),
 };

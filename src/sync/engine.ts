@@ -19,6 +19,7 @@ import { adoptMessageQueue } from './message-queue';
 import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived, type CompactResult } from './document-store';
 import { parseDocumentName } from '../model/document-names';
 import { ChangeBatches, UpdateLog } from './group-commit';
+import { DigestResponder } from './digest';
 import { isConnectionOrigin, isServerOrigin, principalOfOrigin, serverOrigin, SYSTEM_PRINCIPAL, type ConnectionContext, type ServerOrigin } from './origins';
 import { documentUpdateOf, isSyncStep1 } from './update-message';
 import { suggestionOnlyRefusal } from './suggestion-check';
@@ -137,6 +138,7 @@ export class SyncEngine implements DocumentSync {
   /** Group commit: client updates share log commits, and a document's queued changes persist as one batch. */
   private readonly log: UpdateLog;
   private readonly batches: ChangeBatches<PendingChange>;
+  private readonly digests: DigestResponder;
   /** Hocuspocus's own broadcast of each loaded document; server changes go out through it only once durable. */
   private readonly broadcasters = new WeakMap<Document, (update: Uint8Array) => void>();
   /** The document a server change is being applied to right now: its update is held back, not broadcast. */
@@ -169,6 +171,7 @@ export class SyncEngine implements DocumentSync {
       services.metrics?.logAppends.inc({ source: 'client' });
       this.noteAppended(name, bytes);
     });
+    this.digests = new DigestResponder({ log: services.log, metrics: services.metrics, committed: (name) => this.committed(name) });
     this.batches = new ChangeBatches((name, task) => this.enqueue(name, task), (name, changes) => this.persistChanges(name, changes), {
       urgent: (change) => isServerOrigin(change.origin),
       // Doc and html bodies take a transaction per keystroke; table edits are rare enough to persist at once.
@@ -221,6 +224,8 @@ export class SyncEngine implements DocumentSync {
         // Nothing was queued for it (nothing to derive, or read-only since): still derived once the next commit of the document says so.
         if (applied && !applied.queued && !connection.readOnly) this.noteIdle(applied.documentName, applied.seq);
       },
+      // Digest questions (checked convergence, src/sync/digest.ts); other stateless messages are not the engine's.
+      onStateless: async (payload) => void this.digests.answer(payload),
       afterUnloadDocument: async ({ documentName }) => {
         this.tails.delete(documentName);
         this.unfolded.delete(documentName);

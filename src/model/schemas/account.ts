@@ -52,6 +52,21 @@ export type Grant = z.infer<typeof Grant>;
 export const SignInResponse = z.union([z.object({ ok: z.literal(true) }), z.object({ waitlisted: z.literal(true) })]);
 export type SignInResponse = z.infer<typeof SignInResponse>;
 
+/** How a person can sign in here: the web app's sign-in page shows a button per method. */
+export const SignInMethods = z
+  .object({
+    magicLink: z.literal(true),
+    oidc: z
+      .object({
+        name: z.string().describe('The identity provider, as in "Sign in with <name>"'),
+        startUrl: z.string().describe('Open this (a browser navigation) to sign in; add `?next=<path>` to come back to a page'),
+      })
+      .nullable()
+      .describe('OpenID Connect single sign-on; null when not configured'),
+  })
+  .meta({ id: 'SignInMethods' });
+export type SignInMethods = z.infer<typeof SignInMethods>;
+
 export const GrantList = z.object({ grants: z.array(Grant) });
 export type GrantList = z.infer<typeof GrantList>;
 

@@ -1,14 +1,53 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from '../lib/api';
 import { Button } from '../ui/primitives';
 import { Icon } from '../ui/icons';
-import type { SignInResponse } from '../../../src/model/schemas/account';
+import type { SignInMethods, SignInResponse } from '../../../src/model/schemas/account';
 
-/** Magic-link sign-in: the mailed link signs in and opens the app at `/{orgSlug}/welcome`. */
+/** What the server's refusal codes (`/signin?error=...` after single sign-on) mean to the person. */
+const SSO_REFUSALS: Record<string, string> = {
+  oidc_cancelled: 'Single sign-on was cancelled or refused by your identity provider. Try again, or use an e-mail link.',
+  oidc_failed: 'Single sign-on could not be completed: your identity provider could not be reached, or its answer could not be verified. Try again.',
+  oidc_email_missing: 'Your identity provider did not share an e-mail address, so we cannot tell who you are.',
+  oidc_email_unverified: 'Your identity provider has not verified your e-mail address. Verify it there, or use an e-mail link.',
+  oidc_domain_not_allowed: 'Your e-mail domain may not sign in to this server with single sign-on. Ask the person who runs it.',
+  oidc_waitlisted: 'This server is invite-only for now: you are on the waitlist, and we will write when a seat opens.',
+};
+
+/** A refusal the server redirected here with, once: the code leaves the address bar. */
+function refusalFromAddress(): string | null {
+  const params = new URLSearchParams(window.location.search);
+  const code = params.get('error');
+  if (!code) return null;
+  params.delete('error');
+  const rest = params.toString();
+  window.history.replaceState(window.history.state, '', `${window.location.pathname}${rest ? `?${rest}` : ''}`);
+  return SSO_REFUSALS[code] ?? 'Sign-in did not complete. Try again.';
+}
+
+/** Where single sign-on comes back to: the page that asked for sign-in, unless that is the sign-in page itself. */
+function returnPath(): string | null {
+  const here = `${window.location.pathname}${window.location.search}`;
+  return window.location.pathname === '/' || window.location.pathname === '/signin' ? null : here;
+}
+
+/**
+ * Magic-link sign-in (the mailed link signs in and opens the app at
+ * `/{orgSlug}/welcome`) and, when the server is configured for it, a
+ * "Sign in with …" button for single sign-on.
+ */
 export function SignInPage(props: { error?: string; intro?: string }) {
   const [email, setEmail] = useState('');
   const [state, setState] = useState<'idle' | 'sending' | 'sent' | 'waitlisted'>('idle');
-  const [error, setError] = useState<string | null>(props.error ?? null);
+  const [error, setError] = useState<string | null>(() => props.error ?? refusalFromAddress());
+  const [sso, setSso] = useState<SignInMethods['oidc']>(null);
+
+  useEffect(() => {
+    api<SignInMethods>('GET', '/api/auth/methods')
+      .then((methods) => setSso(methods.oidc))
+      .catch(() => setSso(null));
+  }, []);
+  const next = returnPath();
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -65,6 +104,17 @@ export function SignInPage(props: { error?: string; intro?: string }) {
               Email me a sign-in link
             </Button>
             <p class="fine-print">No password: we send a link that signs you in on this device.</p>
+            {sso && (
+              <>
+                <div class="auth-divider" aria-hidden="true">
+                  <span>or</span>
+                </div>
+                {/* A navigation, not a fetch: the identity provider's pages take over the tab. */}
+                <a class="button button-secondary button-block" href={next ? `${sso.startUrl}?next=${encodeURIComponent(next)}` : sso.startUrl}>
+                  Sign in with {sso.name}
+                </a>
+              </>
+            )}
           </form>
         )}
       </div>
