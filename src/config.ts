@@ -34,6 +34,8 @@ const envSchema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** Namespaces every Redis key and channel, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'letters, digits and : _ . - only (at most 64)').default('trellis:'),
+  /** With Redis: how long another instance's presence entries count without a refresh (it refreshes them every third of this). */
+  PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   /** When set, /metrics asks for `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(16).optional(),
   S3_ENDPOINT: z.url().optional(),
@@ -101,6 +103,8 @@ export type Config = {
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   redisPrefix: string;
+  /** Presence entries of an instance that stopped refreshing them are ignored after this long (src/sync/presence.ts). */
+  presenceTtlSeconds: number;
   /** Guards /metrics when set (docs/SCALING.md). */
   metricsToken: string | undefined;
   s3:
@@ -191,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
+    presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
     metricsToken: e.METRICS_TOKEN,
     s3: e.S3_BUCKET
       ? {

@@ -21,6 +21,7 @@ import { meOperations } from '../operations/me';
 import { memberOperations } from '../operations/members';
 import { messageOperations } from '../operations/messages';
 import { orgOperations } from '../operations/orgs';
+import { presenceOperations } from '../operations/presence';
 import { referralOperations } from '../operations/referrals';
 import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
@@ -71,6 +72,7 @@ export async function registerRoutes(app: App, services: Services) {
   await eventRoutes(app, services);
   mountOperations(app, services, Object.values(docOperations));
   mountOperations(app, services, Object.values(suggestionOperations));
+  mountOperations(app, services, Object.values(presenceOperations));
   await docImageRoutes(app, services);
   mountOperations(app, services, Object.values(htmlOperations));
   await oauthRoutes(app, services);
