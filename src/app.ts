@@ -5,6 +5,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { registerRoutes } from './api/index';
 import { FileTrashJob } from './domain/file-trash';
 import { PlannerStatisticsJob } from './domain/planner-statistics';
+import { Backups } from './domain/backup-job';
 import { VersionRetention } from './domain/version-retention';
 import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
@@ -79,6 +80,11 @@ export async function buildApp(services: Services): Promise<App> {
   });
   registerLimitHooks(app, services);
 
+  // Before metrics and routes: /metrics, /api/health and the admin route read its status.
+  const backups = new Backups(services);
+  app.decorate('backups', backups);
+  app.addHook('onReady', async () => backups.start());
+  app.addHook('preClose', async () => backups.stop());
   registerMetrics(app, services);
 
   dropOrgSlugOnBarePaths(app);

@@ -18,6 +18,7 @@ import { DocumentObserver } from './events/observer';
 import { LocalTracker } from './support/tracker';
 import { SyncEngine } from './sync/engine';
 import { RedisSyncRelay } from './sync/redis-relay';
+import { LocalPresence, RedisPresence, type PresenceSource } from './sync/presence';
 import { Webhooks } from './webhooks/index';
 
 /**
@@ -66,14 +67,15 @@ export async function createServices(
     payments: new LocalPaymentProvider(database.db, config),
     tracker: new LocalTracker(database.db, config),
   };
-  const { engine, relay } = createSyncEngine(base, redis);
-  const services: Services = { ...base, sync: engine };
+  const { engine, relay, presence } = createSyncEngine(base, redis);
+  const services: Services = { ...base, sync: engine, presence };
   return {
     services,
     close: async () => {
       // The app's preClose stops sync for the server; a CLI may have written through it too.
       await services.sync.drain();
       await relay?.close();
+      await presence.close();
       await webhooks.stop();
       await services.events.close();
       await limits.close();
@@ -90,15 +92,21 @@ export async function createServices(
  * that turns its changes into events (src/events/observer.ts) and, given
  * Redis, the relay that shares its documents with other instances.
  */
-function createSyncEngine(services: Omit<Services, 'sync'>, redis?: { url: string; prefix: string }): { engine: SyncEngine; relay: RedisSyncRelay | null } {
+function createSyncEngine(
+  services: Omit<Services, 'sync' | 'presence'>,
+  redis?: { url: string; prefix: string },
+): { engine: SyncEngine; relay: RedisSyncRelay | null; presence: PresenceSource } {
   const relay: RedisSyncRelay | null = redis
     ? new RedisSyncRelay({ redisUrl: redis.url, prefix: redis.prefix, committed: (name: string): Promise<void> => engine.committed(name), log: services.log, metrics: services.metrics })
     : null;
+  // Who has each document open: this instance's connections, and with Redis the other instances' too.
+  const local = new LocalPresence();
+  const presence = redis ? new RedisPresence(local, { redisUrl: redis.url, prefix: redis.prefix, ttlSeconds: services.config.presenceTtlSeconds, log: services.log }) : local;
   // The gate resolves callers through src/access, which takes the whole bag; it never reaches `sync`.
   const gate = new SyncConnectionGate(services as Services);
-  const engine: SyncEngine = new SyncEngine(services, { gate, extensions: relay ? [relay] : [] });
+  const engine: SyncEngine = new SyncEngine(services, { gate, extensions: relay ? [relay, local] : [local] });
   engine.setObserver(new DocumentObserver(services, engine));
-  return { engine, relay };
+  return { engine, relay, presence };
 }
 
 /**

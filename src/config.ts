@@ -34,6 +34,8 @@ const envSchema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** Namespaces every Redis key and channel, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'letters, digits and : _ . - only (at most 64)').default('trellis:'),
+  /** With Redis: how long another instance's presence entries count without a refresh (it refreshes them every third of this). */
+  PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   /** When set, /metrics asks for `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(16).optional(),
   S3_ENDPOINT: z.url().optional(),
@@ -80,6 +82,18 @@ const envSchema = z.object({
   SYNC_MAX_DOCUMENT_BYTES: z.coerce.number().int().min(1024).max(2 ** 34).default(64 * 2 ** 20),
   SYNC_MAX_UPDATE_BYTES: z.coerce.number().int().min(1024).max(2 ** 30).default(8 * 2 ** 20),
   SYNC_MAX_LOADED_DOCUMENTS: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  /** Guards the admin routes (`POST /api/admin/backup`) the admin CLI calls while the server runs: `Authorization: Bearer <token>`. Unset: those routes answer 401. */
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Scheduled backups (docs/OPERATIONS.md): archives are written into this directory. */
+  BACKUP_DIR: z.string().min(1).optional(),
+  /** How often a scheduled backup runs: a number and a unit, m, h or d (e.g. `24h`). */
+  BACKUP_EVERY: z
+    .string()
+    .regex(/^[1-9][0-9]{0,4}[mhd]$/, 'write a number and a unit m, h or d, e.g. 24h')
+    .transform((v) => Number(v.slice(0, -1)) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[v.slice(-1) as 'm' | 'h' | 'd'])
+    .optional(),
+  /** How many scheduled archives are kept in BACKUP_DIR; older ones are removed after each success. */
+  BACKUP_KEEP: z.coerce.number().int().min(1).max(10_000).default(7),
   /** Recovery tests only (src/lib/failpoints.ts). */
   TRELLIS_FAILPOINTS: z.string().max(1000).optional(),
 });
@@ -94,6 +108,8 @@ export type Config = {
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   redisPrefix: string;
+  /** Presence entries of an instance that stopped refreshing them are ignored after this long (src/sync/presence.ts). */
+  presenceTtlSeconds: number;
   /** Guards /metrics when set (docs/SCALING.md). */
   metricsToken: string | undefined;
   s3:
@@ -136,6 +152,10 @@ export type Config = {
   syncCeilings: SyncCeilingsConfig;
   /** Failpoints armed at start (recovery tests); empty in production. */
   failpoints: string | undefined;
+  /** Bearer token of the admin routes; unset: they refuse every caller. */
+  adminToken: string | undefined;
+  /** Scheduled backups: where, how often (ms), how many kept; undefined when BACKUP_DIR is unset. */
+  backup: { dir: string; everyMs: number; keep: number } | undefined;
 };
 
 export type SyncCeilingsConfig = {
@@ -178,6 +198,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (oidcMissing.length > 0 && (oidcMissing.length < 3 || oidcExtras.length > 0)) {
     throw new ConfigError(oidcMissing.map((name) => `${name}: required when any OIDC_ variable is set (OpenID Connect sign-in needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET)`));
   }
+  if (e.BACKUP_EVERY !== undefined && e.BACKUP_DIR === undefined) {
+    throw new ConfigError(['BACKUP_EVERY: set BACKUP_DIR too, the directory scheduled backups are written to']);
+  }
+  // Node's timers hold at most 2^31-1 ms (about 24.8 days).
+  if (e.BACKUP_EVERY !== undefined && e.BACKUP_EVERY > 2 ** 31 - 1) throw new ConfigError(['BACKUP_EVERY: at most 24d']);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
@@ -188,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
+    presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
     metricsToken: e.METRICS_TOKEN,
     s3: e.S3_BUCKET
       ? {
@@ -226,6 +252,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       loadedDocuments: e.SYNC_MAX_LOADED_DOCUMENTS,
     },
     failpoints: e.TRELLIS_FAILPOINTS,
+    adminToken: e.ADMIN_TOKEN,
+    backup: e.BACKUP_DIR ? { dir: path.resolve(e.BACKUP_DIR), everyMs: e.BACKUP_EVERY ?? 24 * 3_600_000, keep: e.BACKUP_KEEP } : undefined,
   };
 }
 

@@ -17,7 +17,13 @@ import { errorResponses } from '../model/schemas/common';
 const RedeemQuery = z.strictObject({ token: z.string().min(1).max(200) });
 const OidcStartQuery = z.strictObject({ next: z.string().max(4000).optional() });
 // The provider's answer: code and state, or error; providers add their own fields (iss, session_state, scope).
-const OidcCallbackQuery = z.record(z.string(), z.string().max(4000));
+const OidcCallbackQuery = z.looseObject({
+  code: z.string().max(4000).optional(),
+  state: z.string().max(4000).optional(),
+  iss: z.string().max(4000).optional(),
+  error: z.string().max(4000).optional(),
+  error_description: z.string().max(4000).optional(),
+});
 
 /** Holds state, nonce and the PKCE verifier between the two legs; only the callback path receives it. */
 const OIDC_PENDING_COOKIE = 'svc-oidc';
@@ -122,7 +128,7 @@ export async function authRoutes(app: App, services: Services) {
       const pending = readPending(request.cookies[OIDC_PENDING_COOKIE]);
       // One use: a replayed callback finds no pending sign-in.
       reply.clearCookie(OIDC_PENDING_COOKIE, { path: OIDC_COOKIE_PATH });
-      const query = new URLSearchParams(request.query).toString();
+      const query = new URLSearchParams(request.query as Record<string, string>).toString();
       try {
         const session = await finishOidcSignIn(services, query, pending, request.headers['user-agent']?.slice(0, 300) ?? null);
         setSessionCookie(reply, services, session.sessionToken);

@@ -13,6 +13,13 @@ const HealthResponse = z.object({
   redis: z
     .object({ configured: z.boolean(), ok: z.boolean() })
     .describe('With REDIS_URL, whether sync and events are shared with other instances right now; without it, ok is true (nothing to share)'),
+  backup: z
+    .object({
+      scheduled: z.boolean(),
+      lastSuccessAt: z.string().nullable(),
+      lastFailureAt: z.string().nullable(),
+    })
+    .describe('Backups this server took since it started (scheduled with BACKUP_DIR, or through the admin route); a failure more recent than the last success wants a look at the logs'),
   uptimeSeconds: z.number(),
 });
 
@@ -32,6 +39,11 @@ export async function healthRoutes(app: App, services: Services) {
         version: '1.0.1',
         database: { kind: services.database.kind, ok: databaseOk },
         redis,
+        backup: {
+          scheduled: app.backups.status.scheduled,
+          lastSuccessAt: app.backups.status.lastSuccessAt?.toISOString() ?? null,
+          lastFailureAt: app.backups.status.lastFailureAt?.toISOString() ?? null,
+        },
         uptimeSeconds: Math.round(process.uptime()),
       };
       return reply.status(databaseOk ? 200 : 503).send(body);

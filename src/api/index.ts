@@ -21,6 +21,7 @@ import { meOperations } from '../operations/me';
 import { memberOperations } from '../operations/members';
 import { messageOperations } from '../operations/messages';
 import { orgOperations } from '../operations/orgs';
+import { presenceOperations } from '../operations/presence';
 import { referralOperations } from '../operations/referrals';
 import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
@@ -32,6 +33,7 @@ import { waitlistOperations } from '../operations/waitlist';
 import { workspaceOperations } from '../operations/workspaces';
 import type { Services } from '../domain/services';
 import { authRoutes } from './auth';
+import { backupRoutes } from './backup';
 import { eventRoutes } from './events';
 import { exportRoutes } from './export';
 import { fileSharePageRoutes } from './file-share-pages';
@@ -49,6 +51,7 @@ import { rowImportRoutes } from './rows-import';
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
   await healthRoutes(app, services);
+  await backupRoutes(app, services);
   mountOperations(app, services, Object.values(authOperations));
   await authRoutes(app, services);
   mountOperations(app, services, Object.values(meOperations));
@@ -69,6 +72,7 @@ export async function registerRoutes(app: App, services: Services) {
   await eventRoutes(app, services);
   mountOperations(app, services, Object.values(docOperations));
   mountOperations(app, services, Object.values(suggestionOperations));
+  mountOperations(app, services, Object.values(presenceOperations));
   await docImageRoutes(app, services);
   mountOperations(app, services, Object.values(htmlOperations));
   await oauthRoutes(app, services);

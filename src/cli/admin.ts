@@ -34,7 +34,9 @@ type Values = Record<string, string | boolean | undefined>;
 type Command = {
   summary: string;
   flags: Record<string, Flag>;
-  run(services: Services, values: Values): Promise<void>;
+  run?(services: Services, values: Values): Promise<void>;
+  /** Instead of `run`: the command opens what it needs itself (backup may not open the database at all; restore opens it unmigrated). */
+  runAlone?(config: Config, values: Values): Promise<void>;
 };
 
 const KEY_ROLES: KeyRole[] = ['editor', 'commenter', 'viewer'];
@@ -163,6 +165,80 @@ const commands: Record<string, Command> = {
       if (after.tailUpdates > 0 && result?.blockedBy) print(`not folded  ${after.tailUpdates} updates (held back by: ${result.blockedBy})`);
     },
   },
+
+  backup: {
+    summary:
+      'Write a backup archive of the whole store: the database (one consistent snapshot), file blobs, the webhook key file, with a checked manifest. ' +
+      'While a server runs on the embedded database, the server takes it (set ADMIN_TOKEN, the same as the server\'s).',
+    flags: {
+      out: { type: 'string', required: true, value: '<file>', help: 'where to write the archive (a .zip; written whole or not at all)' },
+      server: { type: 'string', value: '<url>', help: "the running server's base URL, when the embedded database is in use (default: PUBLIC_URL)" },
+      json: jsonFlag,
+    },
+    async runAlone(config, values) {
+      const out = path.resolve(String(values.out));
+      const { verifyArchive, createBackup } = await import('../domain/backup');
+      let manifest;
+      if (!config.databaseUrl && !values.force && embeddedDatabaseInUse(config)) {
+        manifest = await backupThroughServer(config, values.server === undefined ? config.publicUrl : String(values.server), out, verifyArchive);
+      } else {
+        const [{ openDatabase }, { createBlobStore }] = await Promise.all([import('../persistence/database'), import('../files/open-blob-store')]);
+        const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+        const blobs = await createBlobStore(config);
+        try {
+          manifest = await createBackup({ config, database, blobs }, out);
+        } finally {
+          blobs.close?.();
+          await database.close();
+        }
+      }
+      const rows = manifest.tables.reduce((sum, t) => sum + t.rows, 0);
+      const size = fs.statSync(out).size;
+      if (values.json) return print(JSON.stringify({ file: out, bytes: size, schemaVersion: manifest.schemaVersion, rows, tables: manifest.tables.length, blobs: manifest.blobs.length, missingBlobs: manifest.missingBlobs }));
+      print(`Backed up to ${out} (${size} bytes)`);
+      print(`schema    ${manifest.schemaVersion} (${manifest.source.database})`);
+      print(`rows      ${rows} in ${manifest.tables.length} tables`);
+      print(`blobs     ${manifest.blobs.length}${manifest.webhookSecretKey ? ', and the webhook key file' : ''}`);
+      if (manifest.missingBlobs.length > 0) print(`missing   ${manifest.missingBlobs.length} blobs named by the database were gone (files purged meanwhile?)`);
+    },
+  },
+
+  restore: {
+    summary:
+      'Restore a backup archive into an empty store (a fresh DATA_DIR, or an empty DATABASE_URL database). The whole archive is checked first; a damaged one changes nothing. Stop the server first.',
+    flags: {
+      from: { type: 'string', required: true, value: '<file>', help: 'the archive written by backup' },
+      force: { type: 'boolean', help: 'restore into a store that is not empty, emptying it first (everything in it is lost)' },
+      json: jsonFlag,
+    },
+    async runAlone(config, values) {
+      // Here --force empties the store; it never overrides the running-server check.
+      assertEmbeddedDatabaseFree(config, false);
+      const [{ restoreBackup }, { openDatabase }, { createBlobStore }] = await Promise.all([
+        import('../domain/backup'),
+        import('../persistence/database'),
+        import('../files/open-blob-store'),
+      ]);
+      const file = path.resolve(String(values.from));
+      if (!fs.existsSync(file)) throw new CommandError(`No archive at ${file}.`);
+      const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: false });
+      const blobs = await createBlobStore(config);
+      let result;
+      try {
+        result = await restoreBackup({ config, database, blobs }, file, { force: values.force === true });
+      } finally {
+        blobs.close?.();
+        await database.close();
+      }
+      const { manifest } = result;
+      if (values.json) return print(JSON.stringify({ file, createdAt: manifest.createdAt, schemaVersion: manifest.schemaVersion, rows: result.rows, blobs: result.blobs, emptied: result.emptied }));
+      print(`Restored ${file}`);
+      print(`taken     ${manifest.createdAt} on ${manifest.source.database}`);
+      print(`rows      ${result.rows} in ${manifest.tables.length} tables${result.emptied ? ' (the store was emptied first)' : ''}`);
+      print(`blobs     ${result.blobs}${manifest.webhookSecretKey ? ', and the webhook key file' : ''}`);
+      if (config.webhookSecretKey && manifest.webhookSecretKey) print('note      WEBHOOK_SECRET_KEY is set here, so the restored key file is not used: webhook secrets sealed under it need the old key.');
+    },
+  },
 };
 
 /** Flags every command takes. */
@@ -213,7 +289,8 @@ function help(): string {
     '',
     'The database is the one `npm start` uses: DATABASE_URL when set, else the',
     'embedded PGlite under DATA_DIR (default ./data). Stop the server before',
-    'running a command against the embedded database.',
+    'running a command against the embedded database; backup alone asks the',
+    'running server to take it (with ADMIN_TOKEN set here as on the server).',
     '',
     'Exit codes: 0 done, 1 failed, 2 usage error, 78 invalid configuration.',
   ].join('\n');
@@ -251,14 +328,63 @@ function parse(name: string, command: Command, args: string[]): Values {
  * directory as a running server would corrupt it. A live PGlite leaves
  * `postmaster.pid` in its directory (a crashed one too, until the next open).
  */
+function embeddedDatabaseInUse(config: Config): boolean {
+  return fs.existsSync(path.join(config.dataDir, 'pglite', 'postmaster.pid'));
+}
+
 function assertEmbeddedDatabaseFree(config: Config, force: boolean) {
   if (config.databaseUrl || force) return;
   const pidFile = path.join(config.dataDir, 'pglite', 'postmaster.pid');
-  if (fs.existsSync(pidFile)) {
+  if (embeddedDatabaseInUse(config)) {
     throw new CommandError(
       `The embedded database in ${config.dataDir} is in use (${pidFile} exists). Stop the Trellis server first; ` +
         'if no server is running (it crashed), run the command again with --force.',
     );
+  }
+}
+
+/**
+ * The running server writes the backup (PGlite cannot be opened by a second
+ * process) and streams it here; the archive is checked whole before it takes
+ * its name, so a cut connection leaves nothing that looks like a backup.
+ */
+async function backupThroughServer(
+  config: Config,
+  server: string,
+  out: string,
+  verify: (file: string) => Promise<{ zip: { close(): void }; manifest: import('../domain/backup').BackupManifest }>,
+) {
+  if (!config.adminToken) {
+    throw new CommandError(
+      `The embedded database in ${config.dataDir} is in use by a running server. Set ADMIN_TOKEN (the same as the server's) so the server takes the backup, or stop the server.`,
+    );
+  }
+  const url = `${server.replace(/\/+$/, '')}/api/admin/backup`;
+  let response: Response;
+  try {
+    response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${config.adminToken}` } });
+  } catch (error) {
+    throw new CommandError(`Could not reach the server at ${url} (${(error as Error).message}). Pass --server <url> if it listens elsewhere than PUBLIC_URL.`);
+  }
+  if (response.status !== 200 || !response.body) {
+    const text = await response.text().catch(() => '');
+    let message = text;
+    try {
+      message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+    } catch {}
+    throw new CommandError(`The server refused the backup (${response.status}): ${message}`);
+  }
+  const partial = `${out}.partial`;
+  try {
+    const { Readable } = await import('node:stream');
+    const { pipeline } = await import('node:stream/promises');
+    await pipeline(Readable.fromWeb(response.body as never), fs.createWriteStream(partial));
+    const { zip, manifest } = await verify(partial);
+    zip.close();
+    fs.renameSync(partial, out);
+    return manifest;
+  } finally {
+    fs.rmSync(partial, { force: true });
   }
 }
 
@@ -281,11 +407,15 @@ async function runAdmin(argv: string[]): Promise<number> {
       return 0;
     }
     const config = loadConfig();
+    if (command.runAlone) {
+      await command.runAlone(config, values);
+      return 0;
+    }
     assertEmbeddedDatabaseFree(config, values.force === true);
     const [{ createServices, createLogger }, { default: pino }] = await Promise.all([import('../bootstrap'), import('pino')]);
     const { services, close } = await createServices(config, { log: createLogger('warn', pino.destination({ dest: 2, sync: true })) });
     try {
-      await command.run(services, values);
+      await command.run!(services, values);
     } finally {
       await close();
     }

@@ -8,6 +8,7 @@ import type { Limits } from '../limits/index';
 import type { Mailer } from '../mail/mailer';
 import type { DatabaseHandle, Db } from '../persistence/database';
 import type { DocumentSync } from '../sync/document-sync';
+import type { PresenceSource } from '../sync/presence';
 
 /**
  * Everything a route or domain function may reach, built once by `main` (or a
@@ -28,6 +29,8 @@ export type Services = {
   limits: Limits;
   /** Y documents over Hocuspocus, with the durable update log and the observer. */
   sync: DocumentSync;
+  /** Who has each document open, on any instance (src/sync/presence.ts). */
+  presence: PresenceSource;
   /** Webhook outbox and delivery (src/webhooks). */
   webhooks: import('../webhooks/index').Webhooks;
   /** Uploaded bytes (doc images, later files): local disk under DATA_DIR/blobs, or S3. */

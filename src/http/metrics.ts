@@ -24,6 +24,9 @@ export function registerMetrics(app: App, services: Services) {
   metrics.gauge('trellis_documents_loaded', 'Y documents held in memory', () => services.sync.stats().documents);
   metrics.gauge('trellis_webhook_outbox_backlog', 'Webhook deliveries written and not yet delivered or given up', () => countPendingDeliveries(services.db).catch(() => -1));
   metrics.gauge('trellis_redis_configured', '1 when REDIS_URL is set (several instances share sync and events)', () => (services.cluster.redisConfigured ? 1 : 0));
+  const seconds = (at: Date | null) => (at ? at.getTime() / 1000 : 0);
+  metrics.gauge('trellis_backup_last_success_timestamp_seconds', 'When the last backup this server took succeeded (Unix seconds; 0: none since start)', () => seconds(app.backups.status.lastSuccessAt));
+  metrics.gauge('trellis_backup_last_failure_timestamp_seconds', 'When the last backup this server took failed (Unix seconds; 0: none since start)', () => seconds(app.backups.status.lastFailureAt));
   metrics.gauge('trellis_redis_connected', '1 while the sync relay and the event bus are connected to Redis', () => (services.cluster.redisConnected() ? 1 : 0));
 
   app.get(

@@ -2,6 +2,7 @@ import { billingOperations } from '../operations/billing';
 import { commentOperations } from '../operations/comments';
 import { docOperations } from '../operations/doc';
 import type { Operation } from '../operations/operation';
+import { presenceOperations } from '../operations/presence';
 import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
 import { suggestionOperations } from '../operations/suggestions';
@@ -19,6 +20,7 @@ const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   docOperations,
   suggestionOperations,
   commentOperations,
+  presenceOperations,
   searchOperations,
   versionOperations,
   billingOperations,

@@ -5,6 +5,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { markSingleSession } from './document-log-heads';
+import { durableStorage, type PGliteStorage } from './durable-fs';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
@@ -30,10 +31,12 @@ const INT8_OID = 20;
  * Opens Postgres when a URL is given, else embedded PGlite in `dataDir/pglite`,
  * and runs pending migrations either way: both dialects share one migration set.
  */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<DatabaseHandle> {
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; migrate?: boolean }): Promise<DatabaseHandle> {
   const handle = options.databaseUrl
     ? openPostgres(options.databaseUrl)
     : await openPGlite(path.join(options.dataDir, 'pglite'));
+  // A restore migrates itself: first to the archive's schema, then on (src/domain/backup.ts).
+  if (options.migrate === false) return handle;
   try {
     await migrateToLatest(handle.db);
   } catch (error) {
@@ -65,13 +68,30 @@ function openPostgres(url: string): DatabaseHandle {
   };
 }
 
+let pgliteStorage: PGliteStorage = durableStorage;
+
+/**
+ * Replaces how PGlite stores its data in this process (before it opens the
+ * database): test/helpers/power-cut-server.ts runs the server over a file
+ * system that simulates power loss, the durability benchmark over PGlite as shipped.
+ */
+export function usePGliteStorage(storage: PGliteStorage): void {
+  pgliteStorage = storage;
+}
+
 async function openPGlite(dir: string): Promise<DatabaseHandle> {
   await fs.mkdir(dir, { recursive: true });
-  const pglite = await PGlite.create(dir, {
+  const storage = pgliteStorage;
+  const fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
+  const pglite = await PGlite.create({
+    fs: storage.filesystem(dir),
+    startParams: storage.startParams,
     // Search's trigram indexes (migration 0040); Postgres has it in contrib.
     extensions: { pg_trgm },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
+  // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
+  if (fresh) storage.syncNewDataDir?.(dir);
   const epochs = new WriteEpochs();
   const db = kysely(new PGliteDialect(pglite), epochs);
   // One process, one session: appends to a document log cannot interleave (document-log-heads.ts).
@@ -81,7 +101,11 @@ async function openPGlite(dir: string): Promise<DatabaseHandle> {
     kind: 'pglite',
     epochs,
     ping: () => ping(db),
-    close: () => db.destroy(),
+    close: async () => {
+      await db.destroy();
+      // Kysely destroys a driver only once a query ran; a handle opened and closed unused must still release the directory.
+      if (!pglite.closed) await pglite.close();
+    },
   };
 }
 
@@ -94,10 +118,17 @@ async function ping(db: Db): Promise<boolean> {
   }
 }
 
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+/** The names of every migration this build knows. */
+export function knownMigrations(): string[] {
+  return Object.keys(migrations).sort();
+}
+
+/** Runs the pending migrations among `only` (default: all), so a restore can stop at an archive's schema. */
+export async function migrateToLatest(db: Kysely<any>, only?: readonly string[]): Promise<void> {
+  const chosen = only ? Object.fromEntries(Object.entries(migrations).filter(([name]) => only.includes(name))) : migrations;
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => chosen },
     // Migration numbers are reserved per area (0010 comments, 0020 webhooks, ...), so an
     // installation that already ran a later area's migration still takes an earlier number
     // that lands afterwards; each migration touches only its own tables.

@@ -284,6 +284,28 @@ function positionOf(fragment: Y.XmlFragment, sizes: Sizes, type: Y.AbstractType<
   return pos;
 }
 
+/**
+ * The body positions of relative positions a live editor shares (the
+ * `cursor` of y-prosemirror's awareness state), in the same positions
+ * `GET /doc` and comment anchors use; null for one that does not resolve
+ * inside the body (yet, or any more).
+ */
+export function bodyPositionsOf(ydoc: Y.Doc, positions: readonly Y.RelativePosition[]): Array<number | null> {
+  const fragment = bodyFragment(ydoc);
+  const size = currentBody(ydoc).content.size;
+  const sizes = new Sizes();
+  return positions.map((relative) => {
+    let absolute: Y.AbsolutePosition | null;
+    try {
+      absolute = Y.createAbsolutePositionFromRelativePosition(relative, ydoc);
+    } catch {
+      return null; // a client's malformed position
+    }
+    if (!absolute || !isLiveIn(absolute.type, fragment)) return null;
+    return Math.min(Math.max(positionOf(fragment, sizes, absolute.type, absolute.index), 0), size);
+  });
+}
+
 // ------------------------------------------------------------------ encoding
 
 function encode(position: Y.RelativePosition): string {

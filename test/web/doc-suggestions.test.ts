@@ -128,7 +128,7 @@ describe('doc suggestions in the browser', () => {
     await expect.poll(() => insertedBy(ann, 'cid').count()).toBe(1);
     await eventually(async () => (await markdown(true)).includes('{++ Maybe.++}'), 5000);
     // The server took it as a suggestion: the connection stays up.
-    await expect.poll(() => cid.page.locator('.sync-indicator').getAttribute('data-status')).toBe('online');
+    await expect.poll(() => cid.page.locator('.sync-indicator').getAttribute('data-status')).toBe('saved');
     // A commenter sees who suggested it, not the buttons.
     await insertedBy(cid, 'cid').click();
     await cid.page.locator('.suggestion-popover').waitFor();

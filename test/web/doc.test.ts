@@ -115,7 +115,7 @@ describe('doc editor in the browser', () => {
     expect(await text(cleo, 'h1')).toBe('Launch notes');
     expect(await cleo.page.locator('.ProseMirror').textContent()).not.toContain('Cleo typed this');
     expect(await markdown()).toBe(before);
-    await expect.poll(() => cleo.page.locator('.sync-indicator').getAttribute('data-status')).toBe('online');
+    await expect.poll(() => cleo.page.locator('.sync-indicator').getAttribute('data-status')).toBe('saved');
   });
 
   it('looks right', async () => {

@@ -98,7 +98,7 @@ describe('offline editing in the browser', () => {
     ).catch(() => undefined);
     await eventually(async () => (await storedUpdates(ann.page)) > 0, 10_000);
     await ann.page.locator('.ProseMirror h1').waitFor();
-    await eventually(async () => (await status(ann)) === 'online', 10_000);
+    await eventually(async () => (await status(ann)) === 'saved', 10_000);
   }, 240_000);
 
   afterAll(async () => {
@@ -173,7 +173,7 @@ describe('offline editing in the browser', () => {
 
   it('sends the offline edits when the connection comes back, and receives what it missed', async () => {
     await ann.goOnline();
-    await expect.poll(() => status(ann), { timeout: 15_000 }).toBe('online');
+    await expect.poll(() => status(ann), { timeout: 15_000 }).toBe('saved');
     await expect.poll(() => docText(ben), { timeout: 10_000 }).toContain('Written on the train, offline.');
     await expect.poll(() => docText(ann), { timeout: 10_000 }).toContain('Field trip (Saturday)');
     const markdown = (await t.request('GET', `${base}/doc?format=markdown`, { as: { cookie: annCookie } })).body.markdown;

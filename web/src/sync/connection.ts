@@ -2,16 +2,29 @@
  * Live documents for the app: one websocket to `/api/sync` (the session
  * cookie goes with the handshake, so the provider's token is empty) shared
  * by every open document, each document also kept in IndexedDB so it opens
- * and edits offline, and one status everyone can show: online, syncing or
+ * and edits offline, and one status everyone can show: saved, saving or
  * offline.
+ *
+ * "Saved" comes from the digest protocol (docs/SYNC-DOCUMENTS.md, Digests),
+ * not from the provider's unsynced-changes count: after a reconnect that
+ * count restarts at one and the first acknowledgement brings it to zero,
+ * while the offline edits can still be on the way. A digest answer is sent
+ * after every message this client sent before the question is stored, and
+ * says whether the server holds all of it.
  */
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import { IndexeddbPersistence } from 'y-indexeddb';
 import * as Y from 'yjs';
+import { ConvergenceCheck } from '../../../src/model/sync-digest';
 import { colorFor } from '../lib/format';
 import { createStore, type Store } from '../lib/store';
 
-export type SyncStatus = 'online' | 'syncing' | 'offline';
+/**
+ * `saved`: connected, and the server confirmed it holds every change made
+ * here to each open document (offline ones included). `saving`: connected,
+ * and some document is not confirmed yet. `offline`: no connection.
+ */
+export type SyncStatus = 'saved' | 'saving' | 'offline';
 
 export interface PresenceUser {
   id: string;
@@ -33,10 +46,12 @@ export interface OpenDocument {
 
 const LOCAL_DB_PREFIX = 'trellis';
 
-export const syncStatus = createStore<SyncStatus>(navigator.onLine ? 'syncing' : 'offline');
+export const syncStatus = createStore<SyncStatus>(navigator.onLine ? 'saving' : 'offline');
+/** True while some document has edits made here that the server has not confirmed (kept across reloads). */
+export const unsavedEdits = createStore<boolean>(false);
 
 let socket: HocuspocusProviderWebsocket | null = null;
-const open = new Map<string, { entry: OpenDocument; users: number; persistence: IndexeddbPersistence }>();
+const open = new Map<string, { entry: OpenDocument; users: number; persistence: IndexeddbPersistence; check: ConvergenceCheck }>();
 let identity: PresenceUser | null = null;
 let userId = '';
 
@@ -73,6 +88,7 @@ function sharedSocket(): HocuspocusProviderWebsocket {
 export function setIdentity(user: { id: string; name: string; principalType: 'user' | 'agent' }) {
   identity = { id: user.id, name: user.name, color: colorFor(user.id), kind: user.principalType };
   userId = user.id;
+  unsavedEdits.set(dirtyNames().length > 0);
   for (const { entry } of open.values()) entry.provider.awareness?.setLocalStateField('user', identity);
   flushDirtyDocuments();
 }
@@ -88,22 +104,20 @@ export function openDocument(name: string): OpenDocument {
   const synced = createStore(false);
   const provider = new HocuspocusProvider({ websocketProvider: sharedSocket(), name, document: doc, token: '' });
   provider.attach();
-  // Clean once the local copy is loaded (its edits are then in what we sent) and the server acknowledged everything.
+  const check = new ConvergenceCheck(provider, { isConnected: () => socket?.status === 'connected' });
+  // Clean once the local copy is loaded (its edits are then in what the server was asked about) and the server's digest covers everything.
   let localLoaded = false;
   const checkClean = () => {
-    if (localLoaded && provider.isSynced && !provider.hasUnsyncedChanges) markClean(name);
+    if (localLoaded && check.state === 'saved') markClean(name);
+    refreshStatus();
   };
   void persistence.whenSynced.then(() => {
     localLoaded = true;
     checkClean();
   });
+  check.onState(checkClean);
   provider.on('synced', () => {
     synced.set(true);
-    checkClean();
-    refreshStatus();
-  });
-  provider.on('unsyncedChanges', () => {
-    checkClean();
     refreshStatus();
   });
   doc.on('update', (_update: Uint8Array, origin: unknown) => {
@@ -128,13 +142,14 @@ export function openDocument(name: string): OpenDocument {
         return;
       }
       open.delete(name);
+      check.destroy();
       provider.destroy();
       void slot.persistence.destroy();
       doc.destroy();
       refreshStatus();
     },
   };
-  open.set(name, { entry, users: 1, persistence });
+  open.set(name, { entry, users: 1, persistence, check });
   refreshStatus();
   return entry;
 }
@@ -164,36 +179,33 @@ function isDirty(name: string) {
 function markDirty(name: string) {
   if (!userId || isDirty(name)) return;
   localStorage.setItem(dirtyKey(), JSON.stringify([...dirtyNames(), name]));
+  unsavedEdits.set(true);
 }
 
 function markClean(name: string) {
   if (!userId || !isDirty(name)) return;
-  localStorage.setItem(dirtyKey(), JSON.stringify(dirtyNames().filter((other) => other !== name)));
+  const rest = dirtyNames().filter((other) => other !== name);
+  localStorage.setItem(dirtyKey(), JSON.stringify(rest));
+  unsavedEdits.set(rest.length > 0);
+  lingering.get(name)?.();
 }
 
-const lingering = new Set<string>();
+/** Documents kept open in the background until clean, each with what to do once it is. */
+const lingering = new Map<string, () => void>();
 
 function lingerUntilClean(name: string) {
   if (lingering.has(name)) return;
-  const slot = open.get(name);
-  if (!slot) return;
-  lingering.add(name);
+  if (!open.has(name)) return;
   const check = () => {
     const current = open.get(name);
-    if (!current || current.users > 0) return finish();
+    if (!current || current.users > 0) return lingering.delete(name);
     if (!isDirty(name)) {
+      lingering.delete(name);
       current.users = 1;
-      finish();
       current.entry.release();
     }
   };
-  const finish = () => {
-    lingering.delete(name);
-    slot.entry.provider.off('unsyncedChanges', check);
-    slot.entry.provider.off('synced', check);
-  };
-  slot.entry.provider.on('unsyncedChanges', check);
-  slot.entry.provider.on('synced', check);
+  lingering.set(name, check);
   check();
 }
 
@@ -210,8 +222,9 @@ function flushDirtyDocuments() {
 function refreshStatus() {
   const connected = socket?.status === 'connected' && navigator.onLine;
   if (!connected) return syncStatus.set('offline');
-  const pending = [...open.values()].some(({ entry }) => !entry.provider.isSynced || entry.provider.hasUnsyncedChanges) || dirtyNames().length > 0;
-  syncStatus.set(pending ? 'syncing' : 'online');
+  // A closed document with edits the server has not confirmed counts too: it is reopened in the background until it has.
+  const pending = [...open.values()].some(({ check }) => check.state !== 'saved') || dirtyNames().length > 0;
+  syncStatus.set(pending ? 'saving' : 'saved');
 }
 
 function localDatabaseName(owner: string, documentName: string) {
