@@ -226,6 +226,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a backup (admin)
+         * @description Writes a consistent backup of the whole store (database, file blobs, webhook key file) and streams it as an `application/zip` attachment (docs/OPERATIONS.md). Needs `Authorization: Bearer <ADMIN_TOKEN>`; 409 while another backup is written. `npm run admin -- backup` calls it when the server runs on the embedded database.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The backup archive */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/zip": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/overview": {
         parameters: {
             query?: never;
@@ -719,6 +857,370 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How a person can sign in here
+         * @description Magic links always; OpenID Connect single sign-on when the server is configured for it (OIDC_ISSUER), with the name its button shows.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SignInMethods"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Finish OpenID Connect sign-in
+         * @description The redirect URI to register at the identity provider. Checks the answer (state, PKCE, nonce, ID token audience, issuer, signature and expiry) and the e-mail (verified, in OIDC_ALLOWED_DOMAINS, SIGNUP_MODE), sets the `svc-session` cookie and redirects (302) to the welcome workspace or the `next` path. A refusal redirects to `/signin?error=<code>` with no session: `oidc_cancelled`, `oidc_failed`, `oidc_email_missing`, `oidc_email_unverified`, `oidc_domain_not_allowed`, `oidc_waitlisted`. 404 when OIDC_ISSUER is not configured.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    code?: string;
+                    state?: string;
+                    iss?: string;
+                    error?: string;
+                    error_description?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Redirect into the app, or to the sign-in page with an error code */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start OpenID Connect sign-in
+         * @description Redirects (302) to the identity provider (authorization code with PKCE). `next` is a path on this server to open after sign-in (the same rules as a magic link). 404 when OIDC_ISSUER is not configured. If the provider cannot be reached, redirects to `/signin?error=oidc_failed`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    next?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Redirect to the identity provider */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2697,6 +3199,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Backups this server took since it started (scheduled with BACKUP_DIR, or through the admin route); a failure more recent than the last success wants a look at the logs */
+                            backup: {
+                                lastFailureAt: string | null;
+                                lastSuccessAt: string | null;
+                                scheduled: boolean;
+                            };
                             database: {
                                 /** @enum {string} */
                                 kind: "pglite" | "postgres";
@@ -2748,6 +3256,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Backups this server took since it started (scheduled with BACKUP_DIR, or through the admin route); a failure more recent than the last success wants a look at the logs */
+                            backup: {
+                                lastFailureAt: string | null;
+                                lastSuccessAt: string | null;
+                                scheduled: boolean;
+                            };
                             database: {
                                 /** @enum {string} */
                                 kind: "pglite" | "postgres";
@@ -11821,6 +12335,135 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/presence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who has a surface open
+         * @description Every principal with the surface’s sync document open right now, on any instance: since when, how many connections, an agent’s `owner`, and `cursor` where its client shares one (the active cell of this table surface, or the selection in a doc as body positions). All table surfaces of a workspace share one document, so a table surface lists everyone on any sheet. Anyone who may read the workspace may ask; a files surface has no document and lists no one.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Surface slug (a table, doc or html surface); the primary surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PresenceList"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -27596,6 +28239,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{slug}/presence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who has a surface open
+         * @description Every principal with the surface’s sync document open right now, on any instance: since when, how many connections, an agent’s `owner`, and `cursor` where its client shares one (the active cell of this table surface, or the selection in a doc as body positions). All table surfaces of a workspace share one document, so a table surface lists everyone on any sheet. Anyone who may read the workspace may ask; a files surface has no document and lists no one.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Surface slug (a table, doc or html surface); the primary surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PresenceList"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{slug}/rows": {
         parameters: {
             query?: never;
@@ -37310,6 +38080,70 @@ export interface components {
             requestId: string;
             upgrade_url: string;
         };
+        Presence: {
+            /** @description Its open sync connections to the document (tabs, processes), on every instance */
+            connections: number;
+            cursor?: components["schemas"]["PresenceCursor"];
+            /** @description For an agent: the user who owns it (and its key) */
+            owner?: components["schemas"]["Principal"];
+            principal: components["schemas"]["Principal"];
+            /**
+             * Format: date-time
+             * @description When the earliest of its open connections to the surface’s document opened
+             */
+            since: string;
+        };
+        /** @description Where the client is, when it shares it: the active cell of this table surface, or the selection in this doc */
+        PresenceCursor: {
+            /** @description The column key */
+            column: string;
+            rowId: string;
+            /** @constant */
+            type: "cell";
+        } | {
+            /** @description Where the selection starts, as a ProseMirror position of the body as `GET /doc` returns it (as comment anchors) */
+            anchor: number;
+            /** @description Where it ends (the caret); equal to `anchor` for a caret without a selection */
+            head: number;
+            /** @constant */
+            type: "doc";
+        };
+        /** @description Where the client is, when it shares it: the active cell of this table surface, or the selection in this doc */
+        PresenceCursorInput: {
+            /** @description The column key */
+            column: string;
+            rowId: string;
+            /** @constant */
+            type: "cell";
+        } | {
+            /** @description Where the selection starts, as a ProseMirror position of the body as `GET /doc` returns it (as comment anchors) */
+            anchor: number;
+            /** @description Where it ends (the caret); equal to `anchor` for a caret without a selection */
+            head: number;
+            /** @constant */
+            type: "doc";
+        };
+        PresenceInput: {
+            /** @description Its open sync connections to the document (tabs, processes), on every instance */
+            connections: number;
+            cursor?: components["schemas"]["PresenceCursorInput"];
+            /** @description For an agent: the user who owns it (and its key) */
+            owner?: components["schemas"]["PrincipalInput"];
+            principal: components["schemas"]["PrincipalInput"];
+            /**
+             * Format: date-time
+             * @description When the earliest of its open connections to the surface’s document opened
+             */
+            since: string;
+        };
+        PresenceList: {
+            /** @description One entry per principal, earliest first */
+            present: components["schemas"]["Presence"][];
+        };
+        PresenceListInput: {
+            /** @description One entry per principal, earliest first */
+            present: components["schemas"]["PresenceInput"][];
+        };
         Principal: {
             avatarUrl: string | null;
             id: string;
@@ -37619,6 +38453,28 @@ export interface components {
             hits: components["schemas"]["SearchHitInput"][];
             /** @description Milliseconds the search took on the server */
             took: number;
+        };
+        SignInMethods: {
+            /** @constant */
+            magicLink: true;
+            /** @description OpenID Connect single sign-on; null when not configured */
+            oidc: {
+                /** @description The identity provider, as in "Sign in with <name>" */
+                name: string;
+                /** @description Open this (a browser navigation) to sign in; add `?next=<path>` to come back to a page */
+                startUrl: string;
+            } | null;
+        };
+        SignInMethodsInput: {
+            /** @constant */
+            magicLink: true;
+            /** @description OpenID Connect single sign-on; null when not configured */
+            oidc: {
+                /** @description The identity provider, as in "Sign in with <name>" */
+                name: string;
+                /** @description Open this (a browser navigation) to sign in; add `?next=<path>` to come back to a page */
+                startUrl: string;
+            } | null;
         };
         SortKey: {
             column: string;
