@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app';
+import { sortedKeys } from '../helpers/stable-json';
 import { insertKey, signInUser } from '../workspaces/helpers';
 
 /**
@@ -51,20 +52,7 @@ afterAll(async () => {
   await t?.store.dispose();
 });
 
-/** Sorted keys at every depth; arrays keep their order (it is part of what a client sees). */
-function stable(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stable);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, stable((value as Record<string, unknown>)[key])]),
-    );
-  }
-  return value;
-}
-
-const serialise = (value: unknown) => `${JSON.stringify(stable(value), null, 2)}\n`;
+const serialise = (value: unknown) => `${JSON.stringify(sortedKeys(value), null, 2)}\n`;
 
 function normalise(value: unknown): unknown {
   const copy = JSON.parse(JSON.stringify(value).split(t.url).join(PUBLIC_URL)) as { servers?: Array<{ url?: string }> };

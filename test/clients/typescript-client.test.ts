@@ -8,6 +8,7 @@ import { createTrellisClient, type TrellisClient } from '../../clients/typescrip
 import { openDoc, openTable } from '../../clients/typescript/src/sync';
 import { ManualClock } from '../../src/lib/clock';
 import { startTestApp } from '../helpers/app';
+import { sortedKeys } from '../helpers/stable-json';
 import { eventually } from '../helpers/sync';
 import { createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
@@ -38,18 +39,6 @@ afterAll(async () => {
   await t.close();
   await t.store.dispose();
 });
-
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]),
-    );
-  }
-  return value;
-}
 
 describe('the typed client', () => {
   it('has the types of the /openapi.json the server serves (they cannot drift)', async () => {
