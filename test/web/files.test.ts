@@ -85,7 +85,8 @@ describe('files in the browser', () => {
       .toBe(true);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await expect.poll(names, { timeout: 20_000 }).toEqual(['archive.bin', 'cover.png', 'notes.md']);
-    expect(await ann.page.locator('.uploads').count()).toBe(0);
+    // The progress panel goes once the upload is done (the list may show the file a moment before).
+    await expect.poll(() => ann.page.locator('.uploads').count(), { timeout: 10_000 }).toBe(0);
     expect((await listed(folderId)).files.find((f) => f.name === 'archive.bin')?.size).toBe(1024 * 1024);
   });
 
