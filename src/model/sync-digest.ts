@@ -97,9 +97,8 @@ const MAX_STATE_VECTOR_CHARS = 16 * 1024 * 1024;
 /** What the server decides from a request and its own state. */
 export function judgeDigest(server: DocumentDigest, request: DocumentDigest): { serverMissing: boolean; diverged: boolean } {
   const serverMissing = !stateCovers(server.stateVector, request.stateVector);
-  // Equal vectors with different snapshots: the same changes, deleted differently.
-  const sameVector = !serverMissing && stateCovers(request.stateVector, server.stateVector);
-  return { serverMissing, diverged: serverMissing || (sameVector && server.hash !== request.hash) };
+  // Equal vectors (their encoding is canonical: clients sorted) with different snapshots: the same changes, deleted differently.
+  return { serverMissing, diverged: serverMissing || (server.stateVector === request.stateVector && server.hash !== request.hash) };
 }
 
 export type SaveState = 'saved' | 'saving';
@@ -203,8 +202,7 @@ export class ConvergenceCheck {
     this.clearTimer();
     const mine = documentDigest(this.provider.document);
     const clientMissing = !stateCovers(mine.stateVector, reply.stateVector);
-    const sameVector = reply.stateVector === asked.digest.stateVector || (stateCovers(reply.stateVector, asked.digest.stateVector) && stateCovers(asked.digest.stateVector, reply.stateVector));
-    const hashDiffers = sameVector && reply.hash !== asked.digest.hash;
+    const hashDiffers = reply.stateVector === asked.digest.stateVector && reply.hash !== asked.digest.hash;
     if (reply.serverMissing || clientMissing || hashDiffers) {
       this.divergedAtLastCheck = clientMissing || hashDiffers;
       this.set('saving');

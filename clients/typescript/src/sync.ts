@@ -61,8 +61,7 @@ export async function openDoc(client: TrellisClient, options: OpenOptions): Prom
 async function open(client: TrellisClient, options: OpenOptions, kind: 'table' | 'doc') {
   const { data, error, response } = await client.GET('/api/workspaces/{slug}/surfaces', { params: { path: { slug: options.workspace } } });
   if (error !== undefined || !data) throw new TrellisError(response.status, error);
-  const surfaces = (Array.isArray(data) ? data : (data as { surfaces?: unknown[] }).surfaces ?? []) as Array<{ id: string; slug: string; kind: string; syncDocument: string | null }>;
-  const surface = surfaces.find((s) => s.slug === options.surface);
+  const surface = data.surfaces.find((s) => s.slug === options.surface);
   if (!surface || surface.kind !== kind || !surface.syncDocument) {
     throw new TrellisError(404, { error: { code: 'not_found', message: `No ${kind} surface "${options.surface}" in workspace "${options.workspace}".` } });
   }
