@@ -8,12 +8,21 @@ import { Redis } from 'ioredis';
  * user on `ready`, not by ioredis, so it knows when to catch up.
  */
 export function openPubSub(url: string): { pub: Redis; sub: Redis } {
-  const options = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 } as const;
-  const pub = new Redis(url, options);
-  const sub = new Redis(url, { ...options, autoResubscribe: false });
+  return { pub: openRedis(url), sub: openRedis(url, { autoResubscribe: false }) };
+}
+
+/** One connection with the rules above: no offline queue, a command timeout, errors read from `status`. */
+export function openRedis(url: string, extra: { autoResubscribe?: boolean } = {}): Redis {
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000, ...extra });
   // The state is read from `status`; ioredis reconnects by itself.
-  for (const client of [pub, sub]) client.on('error', () => {});
-  return { pub, sub };
+  client.on('error', () => {});
+  return client;
+}
+
+/** Quits politely when connected, else drops the connection (a quit would wait for a Redis that is away). */
+export async function closeRedis(client: Redis): Promise<void> {
+  if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+  else client.disconnect();
 }
 
 export function bothReady(pair: { pub: Redis; sub: Redis }): boolean {
@@ -35,8 +44,5 @@ export function onBothReady(pair: { pub: Redis; sub: Redis }, listener: () => vo
 }
 
 export async function closePubSub(pair: { pub: Redis; sub: Redis }): Promise<void> {
-  for (const client of [pair.sub, pair.pub]) {
-    if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-    else client.disconnect();
-  }
+  for (const client of [pair.sub, pair.pub]) await closeRedis(client);
 }

@@ -1,7 +1,8 @@
 import type { Connection, Document, Extension, Hocuspocus, connectedPayload, onAwarenessUpdatePayload, onConfigurePayload, onDisconnectPayload } from '@hocuspocus/server';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { INSTANCE_ID } from '../lib/instance';
+import { closeRedis, openRedis } from '../lib/redis';
 import type { Principal } from '../policy/actor';
 import type { ConnectionContext } from './origins';
 
@@ -106,7 +107,8 @@ export class LocalPresence implements Extension, PresenceSource {
       const cursor = cursorOf(document, connection);
       add(byPrincipal, {
         principal: actor.principal,
-        ownerUserId: actor.principal.principalType === 'agent' && actor.userId !== actor.principal.id ? actor.userId : null,
+        // An agent's `userId` is its owner's (src/policy/actor.ts).
+        ownerUserId: actor.principal.principalType === 'agent' ? actor.userId : null,
         since,
         connections: 1,
         ...(cursor ? { cursor, cursorSince: since } : {}),
@@ -172,8 +174,8 @@ export type RedisPresenceOptions = { redisUrl: string; prefix: string; ttlSecond
 export class RedisPresence implements PresenceSource {
   private readonly redis: Redis;
   private readonly dirty = new Set<string>();
-  /** Documents whose part this instance has written and not yet removed. */
-  private readonly written = new Set<string>();
+  /** Per document this instance has a part for: what the part lists, as written (JSON), to skip writes that change nothing. */
+  private readonly written = new Map<string, string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
@@ -182,8 +184,7 @@ export class RedisPresence implements PresenceSource {
     private readonly local: LocalPresence,
     private readonly options: RedisPresenceOptions,
   ) {
-    this.redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 });
-    this.redis.on('error', () => {});
+    this.redis = openRedis(options.redisUrl);
     // Back from an outage: what changed meanwhile was not written.
     this.redis.on('ready', () => this.refreshAll());
     local.whenChanged((name) => this.changed(name));
@@ -215,9 +216,9 @@ export class RedisPresence implements PresenceSource {
     clearTimeout(this.flushTimer);
     // Leaving on purpose: the others need not wait for the TTL.
     if (this.redis.status === 'ready') {
-      await Promise.all([...this.written].map((name) => this.redis.hdel(this.key(name), INSTANCE_ID))).catch(() => {});
-      await this.redis.quit().catch(() => this.redis.disconnect());
-    } else this.redis.disconnect();
+      await Promise.all([...this.written.keys()].map((name) => this.redis.hdel(this.key(name), INSTANCE_ID))).catch(() => {});
+    }
+    await closeRedis(this.redis);
   }
 
   private changed(documentName: string) {
@@ -227,20 +228,32 @@ export class RedisPresence implements PresenceSource {
       this.flushTimer = undefined;
       const names = [...this.dirty];
       this.dirty.clear();
-      void this.write(names);
+      void this.write(names, false);
     }, WRITE_DELAY_MS);
   }
 
   private refreshAll() {
     if (this.closed) return;
-    void this.write([...new Set([...this.written, ...this.local.documentsWithClients()])]);
+    // A heartbeat: every part is written again, changed or not, so its time stays fresh.
+    void this.write([...new Set([...this.written.keys(), ...this.local.documentsWithClients()])], true);
   }
 
-  private async write(names: string[]) {
+  /**
+   * Writes this instance's part of each document; unless `refresh`, only the
+   * parts whose list changed (a caret move in a field presence does not
+   * read, an awareness update per keystroke, writes nothing).
+   */
+  private async write(names: string[], refresh: boolean) {
     if (this.redis.status !== 'ready' || names.length === 0) return;
     const ttlMs = this.options.ttlSeconds * 1000;
+    const parts = names
+      .map((name) => {
+        const present = this.local.here(name);
+        return { name, present, listed: JSON.stringify(present) };
+      })
+      .filter(({ name, present, listed }) => (present.length === 0 ? this.written.has(name) : refresh || this.written.get(name) !== listed));
+    if (parts.length === 0) return;
     const pipeline = this.redis.pipeline();
-    const parts = names.map((name) => ({ name, present: this.local.here(name) }));
     for (const { name, present } of parts) {
       if (present.length === 0) pipeline.hdel(this.key(name), INSTANCE_ID);
       else {
@@ -256,9 +269,9 @@ export class RedisPresence implements PresenceSource {
       this.options.log.warn({ err: error }, 'presence: could not write this instance’s part to Redis');
       return;
     }
-    for (const { name, present } of parts) {
+    for (const { name, present, listed } of parts) {
       if (present.length === 0) this.written.delete(name);
-      else this.written.add(name);
+      else this.written.set(name, listed);
     }
   }
 

@@ -29,14 +29,12 @@ export function useRefusal(document: OpenDocument | null): string | null {
     setMessage(null);
     const provider = document?.provider;
     if (!provider) return;
-    const onClose = ({ event }: { event?: { reason?: string } }) => {
-      const refused = refusalMessage(event?.reason);
-      if (refused) setMessage(refused);
-    };
-    const onFailed = ({ reason }: { reason?: string }) => {
+    const show = (reason: string | undefined) => {
       const refused = refusalMessage(reason);
       if (refused) setMessage(refused);
     };
+    const onClose = ({ event }: { event?: { reason?: string } }) => show(event?.reason);
+    const onFailed = ({ reason }: { reason?: string }) => show(reason);
     const onSynced = () => setMessage(null);
     provider.on('close', onClose);
     provider.on('authenticationFailed', onFailed);
