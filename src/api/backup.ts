@@ -2,23 +2,21 @@
  * Not an operation: the answer is a streamed zip attachment, and the caller
  * is the operator holding ADMIN_TOKEN, not a user or an agent.
  */
-import { timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { streamAndRemove } from '../domain/backup';
+import { backupFileName, streamAndRemove } from '../domain/backup';
 import { BackupBusyError } from '../domain/backup-job';
 import type { Services } from '../domain/services';
 import { errors } from '../errors';
 import type { App } from '../http/types';
+import { safeEqual } from '../lib/secrets';
 import { errorResponses } from '../model/schemas/common';
 
 /** The bearer token of the admin routes; a missing ADMIN_TOKEN refuses everyone. */
 export function requireAdminToken(services: Services, authorization: string | undefined) {
   const token = services.config.adminToken;
   if (!token) throw errors.unauthorized('Admin routes are off: set ADMIN_TOKEN on the server and send Authorization: Bearer <ADMIN_TOKEN>.');
-  const expected = Buffer.from(`Bearer ${token}`);
-  const presented = Buffer.from(authorization ?? '');
-  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw errors.unauthorized('Send Authorization: Bearer <ADMIN_TOKEN>.');
+  if (!safeEqual(authorization ?? '', `Bearer ${token}`)) throw errors.unauthorized('Send Authorization: Bearer <ADMIN_TOKEN>.');
 }
 
 export async function backupRoutes(app: App, services: Services) {
@@ -49,11 +47,11 @@ export async function backupRoutes(app: App, services: Services) {
         throw error;
       }
       const { size } = await fs.stat(taken.file);
-      const stamp = taken.manifest.createdAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+
       return reply
         .type('application/zip')
         .header('content-length', String(size))
-        .header('content-disposition', `attachment; filename="trellis-backup-${stamp}.zip"`)
+        .header('content-disposition', `attachment; filename="${backupFileName(new Date(taken.manifest.createdAt))}"`)
         .header('cache-control', 'no-store')
         .send(streamAndRemove(taken.file) as never);
     },

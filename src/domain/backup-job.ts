@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomToken } from '../lib/secrets';
-import { createBackup, type BackupManifest } from './backup';
+import { backupFileName, createBackup, type BackupManifest } from './backup';
 import type { Services } from './services';
 
 export type BackupStatus = {
@@ -78,8 +78,7 @@ export class Backups {
       this.failed(error);
       throw error;
     });
-    const stamp = this.services.clock.now().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-    const file = path.join(backup.dir, `trellis-backup-${stamp}.zip`);
+    const file = path.join(backup.dir, backupFileName(this.services.clock.now()));
     await this.take(file);
     const archives = (await fs.readdir(backup.dir)).filter((name) => SCHEDULED_NAME.test(name)).sort();
     for (const old of archives.slice(0, Math.max(0, archives.length - backup.keep))) await fs.rm(path.join(backup.dir, old), { force: true });

@@ -21,6 +21,7 @@ import {
   type DumpTable,
 } from '../persistence/backup';
 import { knownMigrations, migrateToLatest, type DatabaseHandle } from '../persistence/database';
+import { sha256Hex } from '../lib/secrets';
 
 /**
  * Backup and restore (docs/_backup.md). An archive is one zip file:
@@ -162,7 +163,7 @@ export async function createBackup(deps: BackupDeps, outFile: string): Promise<B
       keyBytes = await fs.readFile(path.join(deps.config.dataDir, WEBHOOK_KEY_FILE)).catch(() => null);
       if (keyBytes) {
         webhookSecretKey = WEBHOOK_KEY_FILE;
-        entries[WEBHOOK_KEY_FILE] = { size: keyBytes.byteLength, sha256: createHash('sha256').update(keyBytes).digest('hex') };
+        entries[WEBHOOK_KEY_FILE] = { size: keyBytes.byteLength, sha256: sha256Hex(keyBytes) };
       }
     }
 
@@ -395,6 +396,11 @@ export async function readManifest(file: string): Promise<BackupManifest> {
 }
 
 /** Streams a file and removes it once sent or abandoned (the admin route's archive). */
+/** `trellis-backup-20261127T001500Z.zip`: sorts by time, safe in any file system and in a download name. */
+export function backupFileName(at: Date): string {
+  return `trellis-backup-${at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.zip`;
+}
+
 export function streamAndRemove(file: string): Readable {
   const stream = createReadStream(file);
   stream.once('close', () => void fs.rm(file, { force: true }));

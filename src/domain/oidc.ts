@@ -1,8 +1,8 @@
 import * as client from 'openid-client';
 import { z } from 'zod';
 import { storableText } from '../lib/text';
-import { addToWaitlist } from '../persistence/accounts';
-import { isSafeReturnPath, mayJoin, normaliseEmail, signInVerifiedEmail } from './accounts';
+import { Email } from '../model/schemas/common';
+import { isSafeReturnPath, joinWaitlist, mayJoin, normaliseEmail, signInVerifiedEmail } from './accounts';
 import type { Services } from './services';
 
 /**
@@ -151,7 +151,7 @@ export async function finishOidcSignIn(
 
   const source: Record<string, unknown> = typeof claims.email === 'string' ? claims : (userinfo ?? {});
   const rawEmail = source.email;
-  if (typeof rawEmail !== 'string' || !z.email().max(254).safeParse(rawEmail.trim()).success) throw new OidcRefused('oidc_email_missing', 'the provider gave no e-mail address');
+  if (typeof rawEmail !== 'string' || !Email.safeParse(rawEmail.trim()).success) throw new OidcRefused('oidc_email_missing', 'the provider gave no e-mail address');
   // A string "true" too: some providers (Amazon Cognito) send the userinfo claim as a string.
   if (source.email_verified !== true && source.email_verified !== 'true') throw new OidcRefused('oidc_email_unverified', 'the provider has not verified the e-mail address');
   const email = normaliseEmail(rawEmail);
@@ -160,7 +160,7 @@ export async function finishOidcSignIn(
     throw new OidcRefused('oidc_domain_not_allowed', `the domain ${domain} is not in OIDC_ALLOWED_DOMAINS`);
   }
   if (services.config.signupMode === 'waitlist' && !(await mayJoin(services, email))) {
-    await addToWaitlist(services.db, { email, source: 'oidc', ref: null });
+    await joinWaitlist(services, { email, source: 'oidc' });
     throw new OidcRefused('oidc_waitlisted', 'the address is not invited (SIGNUP_MODE=waitlist)');
   }
   const name = typeof source.name === 'string' && source.name.trim() ? storableText(source.name.trim()).slice(0, 100) : undefined;

@@ -45,7 +45,8 @@ export function SignInPage(props: { error?: string; intro?: string }) {
   useEffect(() => {
     api<SignInMethods>('GET', '/api/auth/methods')
       .then((methods) => setSso(methods.oidc))
-      .catch(() => setSso(null));
+      // Unanswered, the page offers magic links only.
+      .catch(() => {});
   }, []);
   const next = returnPath();
 
