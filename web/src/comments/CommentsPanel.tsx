@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../lib/api';
+import { useNewestRequest } from '../lib/newest-request';
 import { timeAgo } from '../lib/format';
 import { useStore } from '../lib/store';
 import { session } from '../session';
@@ -29,15 +30,22 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
   const myId = me.status === 'signed-in' ? me.me.principal.id : '';
   const candidates = useMemo(() => mentionCandidatesOf(props.context.members).filter((candidate) => candidate.id !== myId), [props.context.members, myId]);
 
+  // Only the newest listing may show: a reload an event scheduled while the Open tab was shown can answer after the Resolved tab's listing.
+  const listingRequest = useNewestRequest();
   const load = useCallback(async () => {
     if (!surface) return;
+    const ticket = listingRequest.start();
     try {
-      setThreads(await loadThreads(workspace, surface.slug, status));
+      const listed = await loadThreads(workspace, surface.slug, status);
+      if (!listingRequest.isNewest(ticket)) return;
+      setThreads(listed);
       setError(null);
     } catch (failure) {
-      setError(messageOf(failure));
+      if (listingRequest.isNewest(ticket)) setError(messageOf(failure));
     }
   }, [workspace.id, surface?.slug, status]);
+  const currentLoad = useRef(load);
+  currentLoad.current = load;
 
   useEffect(() => {
     setThreads(null);
@@ -50,7 +58,7 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
     (name) => name.startsWith('comment.'),
     () => {
       clearTimeout(reloadTimer.current);
-      reloadTimer.current = setTimeout(() => void load(), 80);
+      reloadTimer.current = setTimeout(() => void currentLoad.current(), 80);
     },
   );
   useEffect(() => () => clearTimeout(reloadTimer.current), []);

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, messageOf, onThisOrigin } from '../lib/api';
+import { useNewestRequest } from '../lib/newest-request';
 import { timeAgo } from '../lib/format';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Icon } from '../ui/icons';
@@ -46,16 +47,16 @@ export function FilesSurface(props: SurfaceViewProps) {
   const target = { surfaceSlug: surface.slug, folderId: folder?.id ?? null };
 
   // Only the newest listing request may show: an older one (another folder, an earlier query) can answer last.
-  const latestLoad = useRef(0);
+  const listingRequest = useNewestRequest();
   const load = useCallback(async () => {
-    const ticket = ++latestLoad.current;
+    const ticket = listingRequest.start();
     try {
       const result = await listFiles(workspace, { ...target, q: query.trim() || undefined });
-      if (ticket !== latestLoad.current) return;
+      if (!listingRequest.isNewest(ticket)) return;
       setListing(result);
       setError(null);
     } catch (failure) {
-      if (ticket === latestLoad.current) setError(messageOf(failure));
+      if (listingRequest.isNewest(ticket)) setError(messageOf(failure));
     }
   }, [workspace.id, surface.id, folder?.id, query]);
   const currentLoad = useRef(load);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
+import { useNewestRequest } from '../lib/newest-request';
 import { timeAgo } from '../lib/format';
 import { Avatar, Button, EmptyState, Spinner } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
@@ -30,11 +31,15 @@ export function HistoryPanel(props: { context: WorkspaceContext; surface: Surfac
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
 
-  const load = () =>
-    api<VersionList>('GET', `${base}?limit=100`).then(
-      (page) => setVersions(page.versions),
-      (failure) => setError(failure.message),
+  // Only the newest listing may show: the previous surface's can answer after this one's.
+  const listingRequest = useNewestRequest();
+  const load = () => {
+    const ticket = listingRequest.start();
+    return api<VersionList>('GET', `${base}?limit=100`).then(
+      (page) => listingRequest.isNewest(ticket) && setVersions(page.versions),
+      (failure) => listingRequest.isNewest(ticket) && setError(failure.message),
     );
+  };
 
   useEffect(() => {
     setVersions(null);

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf, workspacePath } from '../lib/api';
+import { useNewestRequest } from '../lib/newest-request';
 import { slugify } from '../lib/format';
 import { Link, navigate, useLocation } from '../lib/router';
 import { useStore } from '../lib/store';
@@ -31,17 +32,21 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   const [dialog, setDialog] = useState<'share' | 'rename' | null>(null);
   const me = useStore(session);
 
+  // Only the newest load may show: the workspace left a moment ago can answer after the one opened.
+  const workspaceRequest = useNewestRequest();
   const load = useCallback(async () => {
+    const ticket = workspaceRequest.start();
     try {
       const [detail, memberList] = await Promise.all([
         api<WorkspaceDetail>('GET', workspacePath(props.orgSlug, props.slug)),
         api<MemberList>('GET', workspacePath(props.orgSlug, props.slug, '/members')).catch(() => ({ members: [] as Member[] })),
       ]);
+      if (!workspaceRequest.isNewest(ticket)) return;
       setWorkspace(detail);
       setMembers(memberList.members);
       setError(null);
     } catch (failure) {
-      setError(failure instanceof ApiError ? failure : new ApiError(0, 'error', messageOf(failure)));
+      if (workspaceRequest.isNewest(ticket)) setError(failure instanceof ApiError ? failure : new ApiError(0, 'error', messageOf(failure)));
     }
   }, [props.orgSlug, props.slug]);
 
