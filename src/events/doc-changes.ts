@@ -218,7 +218,9 @@ export class DocChanges {
 
   /** Emits the pending typing bursts now: of one document (compaction is about to fold its log), or all (shutdown, tests). */
   async flushBursts(documentName?: string) {
-    for (const [key, burst] of this.bursts) {
+    // The bursts open now, not the ones typing opens while these are written: a Map's iteration would visit
+    // a key deleted and set again, so a compaction waiting here under a steady stream never got its turn.
+    for (const [key, burst] of [...this.bursts]) {
       if (documentName !== undefined && burst.documentName !== documentName) continue;
       if (burst.timer) clearTimeout(burst.timer);
       await this.flushBurst(key);
