@@ -437,7 +437,7 @@ export class SyncEngine implements DocumentSync {
   }
 
   private async sweep() {
-    for (const name of this.staleProjections) await this.enqueue(name, () => this.reproject(name)).catch(() => {});
+    for (const name of [...this.staleProjections]) await this.enqueue(name, () => this.reproject(name)).catch(() => {});
     for (const name of [...this.idleSeqs.keys()]) await this.enqueue(name, () => this.commitIdle(name)).catch(() => {});
     for (const [name, seqs] of [...this.pendingDerivations]) {
       await this.enqueue(name, () => this.deriveAgain(name, seqs.size > 0 ? [...seqs] : undefined)).catch(() => {});
