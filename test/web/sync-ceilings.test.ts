@@ -49,3 +49,61 @@ describe('sync ceilings in the browser', () => {
     await eventually(async () => (await t.request('GET', '/api/workspaces/crowded/doc?format=markdown', { as: { cookie } })).body?.markdown === 'hello world\n', 15_000);
   });
 });
+
+/** A change refused as too large stays on the device and is sent again at every reconnect: the person can discard it and go on from the saved copy. */
+describe('a change too large for the server, in the browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let ann: Person;
+  let cookie: string;
+  let path: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { SYNC_MAX_UPDATE_BYTES: '16384' } });
+    browser = await launchBrowser();
+    ann = await signedInPerson(t, browser, 'ann@example.com');
+    cookie = await sessionCookieOf(ann.context);
+    const workspace = await createWorkspace(t, { as: { cookie } }, { name: 'Big paste', slug: 'big-paste', mode: 'doc', initialMarkdown: 'hello\n' });
+    path = `/${workspace.org.slug}/${workspace.slug}`;
+  }, 240_000);
+
+  afterAll(async () => {
+    await ann?.close();
+    await browser?.close();
+    await t?.close();
+  });
+
+  const markdown = async () => (await t.request('GET', '/api/workspaces/big-paste/doc?format=markdown', { as: { cookie } })).body?.markdown;
+
+  it('says the change is too large, stays refused after a reload, and after "Discard unsaved changes" edits save again', async () => {
+    await ann.page.goto(ann.origin + path);
+    const editor = ann.page.locator('.ProseMirror');
+    await expect.poll(() => editorText(ann.page, 'p')).toBe('hello');
+    await editor.click();
+    await ann.page.keyboard.press('End');
+    // One paste of 40,000 characters: one change over the 16 KiB ceiling.
+    await ann.page.keyboard.insertText(' ' + 'x'.repeat(40_000));
+    const banner = ann.page.locator('[data-testid="sync-refusal"]');
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.textContent()).toContain('your last change is too large for the server to accept');
+    expect(await markdown()).toBe('hello\n');
+
+    // The change is still on the device: a reload sends it again and is refused again.
+    await ann.page.reload();
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await editorText(ann.page, 'p')).toContain('x'.repeat(100));
+
+    await banner.getByRole('button', { name: 'Discard unsaved changes' }).click();
+    await ann.page.getByRole('dialog').getByRole('button', { name: 'Discard' }).click();
+    await ann.page.waitForLoadState('load');
+    await expect.poll(() => editorText(ann.page, 'p'), { timeout: 15_000 }).toBe('hello');
+    expect(await banner.count()).toBe(0);
+
+    await ann.page.locator('.ProseMirror').click();
+    await ann.page.keyboard.press('End');
+    await ann.page.keyboard.type(' world');
+    await eventually(async () => (await markdown()) === 'hello world\n', 15_000);
+    await expect.poll(() => ann.page.locator('.sync-indicator').innerText(), { timeout: 15_000 }).toBe('Saved');
+    expect(await banner.count()).toBe(0);
+  });
+});

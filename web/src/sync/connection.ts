@@ -236,17 +236,35 @@ export async function forgetLocalDocuments(owner: string): Promise<void> {
   for (const { entry } of [...open.values()]) entry.release();
   const databases = 'databases' in indexedDB ? await indexedDB.databases() : [];
   const prefix = `${LOCAL_DB_PREFIX}:${owner}:`;
-  await Promise.all(
-    databases
-      .filter((db) => db.name?.startsWith(prefix))
-      .map(
-        (db) =>
-          new Promise<void>((resolve) => {
-            const request = indexedDB.deleteDatabase(db.name!);
-            request.onsuccess = request.onerror = request.onblocked = () => resolve();
-          }),
-      ),
-  );
+  await Promise.all(databases.filter((db) => db.name?.startsWith(prefix)).map((db) => deleteLocalDatabase(db.name!)));
+}
+
+/**
+ * Throws away this device's copy of a document with every edit in it the
+ * server has not acknowledged. A change the server refused as too large
+ * stays in that copy and would be sent again at every reconnect (undoing it
+ * adds to it); after this the document opens as the server has it.
+ */
+export async function discardLocalDocument(name: string): Promise<void> {
+  const slot = open.get(name);
+  if (slot) {
+    open.delete(name);
+    lingering.delete(name);
+    slot.check.destroy();
+    slot.entry.provider.destroy();
+    await slot.persistence.destroy();
+    slot.entry.doc.destroy();
+  }
+  await deleteLocalDatabase(localDatabaseName(userId, name));
+  markClean(name);
+  refreshStatus();
+}
+
+function deleteLocalDatabase(databaseName: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const request = indexedDB.deleteDatabase(databaseName);
+    request.onsuccess = request.onerror = request.onblocked = () => resolve();
+  });
 }
 
 /** Awareness states of the other people on a document, newest first, one per principal. */

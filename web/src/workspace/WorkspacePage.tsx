@@ -7,6 +7,7 @@ import { useStore } from '../lib/store';
 import { session } from '../session';
 import { useOpenDocument } from '../sync/use-document';
 import { useRefusal } from '../sync/refusal';
+import { discardLocalDocument } from '../sync/connection';
 import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
@@ -144,7 +145,12 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
       )}
       {refusal && (
         <div class="banner" role="alert" data-testid="sync-refusal">
-          {refusal}
+          {refusal.message}
+          {refusal.discardable && document && (
+            <Button variant="ghost" icon="undo" onClick={() => void discardUnsaved(document.name)}>
+              Discard unsaved changes
+            </Button>
+          )}
         </div>
       )}
       <SurfaceTabs context={context} surfaces={surfaces} active={active} />
@@ -322,4 +328,17 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
       )}
     </div>
   );
+}
+
+/** After a refused change: the person confirms, this device's copy goes, and the page opens the document as the server has it. */
+async function discardUnsaved(documentName: string) {
+  const confirmed = await confirmDialog({
+    title: 'Discard unsaved changes?',
+    message: 'The changes on this device that the server has not saved are removed, and the document opens as the server has it. This cannot be undone.',
+    confirmLabel: 'Discard',
+    danger: true,
+  });
+  if (!confirmed) return;
+  await discardLocalDocument(documentName);
+  location.reload();
 }
