@@ -6,6 +6,7 @@ import {
   addOrgMember,
   addToWaitlist,
   consumeMagicLink,
+  findOrgById,
   findUserByEmail,
   hasPendingInvite,
   insertMagicLink,
@@ -128,7 +129,8 @@ export async function ensureAccount(services: Services, tx: Tx, rawEmail: string
   const email = normaliseEmail(rawEmail);
   const existing = await findUserByEmail(tx, email);
   if (existing?.primaryOrgId) {
-    const org = await tx.selectFrom('orgs').select('slug').where('id', '=', existing.primaryOrgId).executeTakeFirstOrThrow();
+    const org = await findOrgById(tx, existing.primaryOrgId);
+    if (!org) throw new Error(`user ${existing.id} has a primary org that does not exist`);
     return { userId: existing.id, orgId: existing.primaryOrgId, orgSlug: org.slug, created: false, welcome: null };
   }
   const userId = existing?.id ?? newId('usr');

@@ -1,6 +1,7 @@
 import { ApiError, errors } from '../errors';
 import { capsFor } from '../limits/plans';
 import { newId } from '../lib/ids';
+import { findOrgPlan } from '../persistence/accounts';
 import type { Executor, Tx } from '../persistence/database';
 import type { StoredBlobKind } from '../persistence/schema';
 import {
@@ -43,9 +44,9 @@ export type StorageReservation = { id: string; orgId: string; bytes: number; blo
 const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 
 export async function storageCap(services: Services, db: Executor, orgId: string): Promise<number> {
-  const org = await db.selectFrom('orgs').select('plan').where('id', '=', orgId).executeTakeFirst();
+  const plan = await findOrgPlan(db, orgId);
   const { quotaBytes } = await readOrgStorage(db, orgId);
-  return quotaBytes ?? capsFor(org?.plan ?? 'free').storageBytes;
+  return quotaBytes ?? capsFor(plan ?? 'free').storageBytes;
 }
 
 /** The org's usage (committed and reserved bytes) and its cap. */

@@ -2,6 +2,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock';
 import { sha256Hex } from '../lib/secrets';
 import type { Db } from '../persistence/database';
+import {
+  completeIdempotencyKey,
+  deleteIdempotencyKeysCreatedBefore,
+  deleteIdempotencyPlaceholder,
+  findIdempotencyKey,
+  insertIdempotencyPlaceholder,
+  takeOverIdempotencyKey,
+} from '../persistence/idempotency-keys';
 
 /**
  * Stored responses for `Idempotency-Key` retries. A request first claims its
@@ -44,35 +52,10 @@ export class IdempotencyStore {
     const placeholder = { requestHash, statusCode: IN_FLIGHT, responseBody: '', createdAt: now };
     // A loop because the row we collided with may be released before we read it.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const inserted = await this.db
-        .insertInto('idempotencyKeys')
-        .values({ owner, key, ...placeholder })
-        .onConflict((oc) => oc.columns(['owner', 'key']).doNothing())
-        .returning('key')
-        .executeTakeFirst();
-      if (inserted) return { kind: 'claimed' };
-
-      const takenOver = await this.db
-        .updateTable('idempotencyKeys')
-        .set(placeholder)
-        .where('owner', '=', owner)
-        .where('key', '=', key)
-        .where((eb) =>
-          eb.or([
-            eb('createdAt', '<=', new Date(now.getTime() - IDEMPOTENCY_TTL_MS)),
-            eb.and([eb('statusCode', '=', IN_FLIGHT), eb('createdAt', '<=', new Date(now.getTime() - ABANDONED_AFTER_MS))]),
-          ]),
-        )
-        .returning('key')
-        .executeTakeFirst();
-      if (takenOver) return { kind: 'claimed' };
-
-      const existing = await this.db
-        .selectFrom('idempotencyKeys')
-        .select(['requestHash', 'statusCode', 'responseBody'])
-        .where('owner', '=', owner)
-        .where('key', '=', key)
-        .executeTakeFirst();
+      if (await insertIdempotencyPlaceholder(this.db, owner, key, placeholder)) return { kind: 'claimed' };
+      const limits = { expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS), abandonedBefore: new Date(now.getTime() - ABANDONED_AFTER_MS), inFlight: IN_FLIGHT };
+      if (await takeOverIdempotencyKey(this.db, owner, key, placeholder, limits)) return { kind: 'claimed' };
+      const existing = await findIdempotencyKey(this.db, owner, key);
       if (!existing) continue;
       if (existing.requestHash !== requestHash) return { kind: 'mismatch' };
       if (existing.statusCode === IN_FLIGHT) return { kind: 'in_flight' };
@@ -83,24 +66,16 @@ export class IdempotencyStore {
 
   /** Stores the response that later retries will get. */
   async complete(owner: string, key: string, statusCode: number, body: string): Promise<void> {
-    await this.db
-      .updateTable('idempotencyKeys')
-      .set({ statusCode, responseBody: body })
-      .where('owner', '=', owner)
-      .where('key', '=', key)
-      .where('statusCode', '=', IN_FLIGHT)
-      .execute();
+    await completeIdempotencyKey(this.db, owner, key, { statusCode, responseBody: body }, IN_FLIGHT);
   }
 
   /** Frees the key: the next request with it runs as if it were the first. */
   async release(owner: string, key: string): Promise<void> {
-    await this.db.deleteFrom('idempotencyKeys').where('owner', '=', owner).where('key', '=', key).where('statusCode', '=', IN_FLIGHT).execute();
+    await deleteIdempotencyPlaceholder(this.db, owner, key, IN_FLIGHT);
   }
 
   async purgeExpired(): Promise<number> {
-    const cutoff = new Date(this.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
-    const result = await this.db.deleteFrom('idempotencyKeys').where('createdAt', '<=', cutoff).executeTakeFirst();
-    return Number(result.numDeletedRows);
+    return deleteIdempotencyKeysCreatedBefore(this.db, new Date(this.clock.now().getTime() - IDEMPOTENCY_TTL_MS));
   }
 
   /** Expired rows are ignored by `claim` anyway; this only keeps the table small. */

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock';
+import { findOrgPlan } from '../persistence/accounts';
+import { addApiUsage, readApiUsage } from '../persistence/api-usage';
 import type { Db } from '../persistence/database';
 import type { PlanName } from '../persistence/schema';
 import { capsFor } from './plans';
@@ -101,15 +102,13 @@ export class MonthlyMeter {
   private async planOf(orgId: string, now: number): Promise<PlanName> {
     const cached = this.plans.get(orgId);
     if (cached && now - cached.fetchedAt < PLAN_TTL_MS && now >= cached.fetchedAt) return cached.plan;
-    const row = await this.db.selectFrom('orgs').select('plan').where('id', '=', orgId).executeTakeFirst();
-    const plan = row?.plan ?? 'free';
+    const plan = (await findOrgPlan(this.db, orgId)) ?? 'free';
     this.plans.set(orgId, { plan, fetchedAt: now });
     return plan;
   }
 
   private async storedCalls(orgId: string, period: string): Promise<number> {
-    const row = await this.db.selectFrom('apiUsage').select('calls').where('orgId', '=', orgId).where('period', '=', period).executeTakeFirst();
-    return row?.calls ?? 0;
+    return readApiUsage(this.db, orgId, period);
   }
 
   private async writeUnflushed(): Promise<void> {
@@ -117,12 +116,7 @@ export class MonthlyMeter {
     this.unflushed.clear();
     for (const entry of batch) {
       try {
-        // `from orgs`: a deleted organisation's last calls are dropped instead of breaking the foreign key.
-        await sql`
-          insert into api_usage (org_id, period, calls)
-          select id, ${entry.period}::text, ${entry.calls}::integer from orgs where id = ${entry.orgId}
-          on conflict (org_id, period) do update set calls = api_usage.calls + excluded.calls
-        `.execute(this.db);
+        await addApiUsage(this.db, entry.orgId, entry.period, entry.calls);
       } catch (error) {
         this.log.warn({ err: error, orgId: entry.orgId }, 'api usage flush failed; retrying on the next flush');
         const key = `${entry.period}|org:${entry.orgId}`;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from './database';
-import type { Role } from './schema';
+import type { PlanName, Role } from './schema';
 
 /** Users, organisations, sessions, magic links and elevations. */
 
@@ -51,6 +51,12 @@ export async function insertOrg(db: Executor, org: { id: string; slug: string; n
 
 export async function findOrgById(db: Executor, id: string) {
   return db.selectFrom('orgs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** An organisation's plan; null when it does not exist. */
+export async function findOrgPlan(db: Executor, orgId: string): Promise<PlanName | null> {
+  const row = await db.selectFrom('orgs').select('plan').where('id', '=', orgId).executeTakeFirst();
+  return row?.plan ?? null;
 }
 
 export async function findOrgBySlug(db: Executor, slug: string) {

@@ -70,3 +70,9 @@ export async function markUpdatesDerived(db: Executor, document: string, seqs: r
     .where('derived', '=', false)
     .execute();
 }
+
+/** The updates of a document whose events are still to be derived, with who wrote each. */
+export async function listUnderivedUpdates(db: Executor, document: string): Promise<Array<{ seq: number; principalId: string | null }>> {
+  const rows = await db.selectFrom('documentUpdates').select(['seq', 'principalId']).where('document', '=', document).where('derived', '=', false).execute();
+  return rows.map((row) => ({ seq: Number(row.seq), principalId: row.principalId }));
+}

@@ -13,7 +13,7 @@ import type { Metrics } from '../metrics/index';
 import type { Db, Tx } from '../persistence/database';
 import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { Principal } from '../policy/actor';
-import { appendUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
+import { appendUpdates, listUnderivedUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
 import { findPrincipals } from '../persistence/workspaces';
 import { adoptMessageQueue } from './message-queue';
 import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived, type CompactResult } from './document-store';
@@ -744,12 +744,7 @@ export class SyncEngine implements DocumentSync {
 
   /** Who made each underived update of a document, as full principals. */
   private async authorsOfUnderived(documentName: string): Promise<Map<number, Principal>> {
-    const rows = await this.services.db
-      .selectFrom('documentUpdates')
-      .select(['seq', 'principalId'])
-      .where('document', '=', documentName)
-      .where('derived', '=', false)
-      .execute();
+    const rows = await listUnderivedUpdates(this.services.db, documentName);
     const principals = await findPrincipals(
       this.services.db,
       rows.flatMap((r) => (r.principalId ? [r.principalId] : [])),
@@ -757,7 +752,7 @@ export class SyncEngine implements DocumentSync {
     const authors = new Map<number, Principal>();
     for (const row of rows) {
       const principal = row.principalId ? principals.get(row.principalId) : undefined;
-      if (principal) authors.set(Number(row.seq), principal);
+      if (principal) authors.set(row.seq, principal);
     }
     return authors;
   }
