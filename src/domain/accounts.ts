@@ -89,11 +89,7 @@ export async function redeemMagicLink(
     const link = await consumeMagicLink(tx, hashToken(token), now);
     if (!link) throw errors.unauthorized('This sign-in link is invalid, already used or expired. Request a new one.');
     const account = await ensureAccount(services, tx, link.email);
-    await touchSignIn(tx, account.userId, now);
-    const sessionToken = randomToken();
-    const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-    await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
-    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome, returnTo: link.returnTo };
+    return { ...(await openSession(tx, account, userAgent, now)), returnTo: link.returnTo };
   });
   // Documents are seeded after the SQL rows commit (the sync engine commits through its own transaction).
   if (session.welcome) await seedCreatedWorkspace(services, session.welcome);
@@ -114,14 +110,19 @@ export async function signInVerifiedEmail(
   const now = services.clock.now();
   const session = await services.db.transaction().execute(async (tx) => {
     const account = await ensureAccount(services, tx, email, options);
-    await touchSignIn(tx, account.userId, now);
-    const sessionToken = randomToken();
-    const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-    await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
-    return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome };
+    return openSession(tx, account, userAgent, now);
   });
   if (session.welcome) await seedCreatedWorkspace(services, session.welcome);
   return session;
+}
+
+/** A new session for an account that just proved who it is (a redeemed link, a provider's verified e-mail). */
+async function openSession(tx: Tx, account: Awaited<ReturnType<typeof ensureAccount>>, userAgent: string | null, now: Date) {
+  await touchSignIn(tx, account.userId, now);
+  const sessionToken = randomToken();
+  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+  await insertSession(tx, { id: newId('ses'), tokenHash: hashToken(sessionToken), userId: account.userId, expiresAt, userAgent, createdAt: now });
+  return { sessionToken, orgSlug: account.orgSlug, userId: account.userId, expiresAt, welcome: account.welcome };
 }
 
 /** Finds or creates the user for an e-mail, with a personal org and welcome workspace on creation. */
