@@ -4,7 +4,7 @@
  * for a link and listing the sign-in methods are operations
  * (src/operations/auth.ts).
  */
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { redeemMagicLink, SESSION_TTL_MS, WELCOME_SLUG } from '../domain/accounts';
 import { finishOidcSignIn, OIDC_PENDING_TTL_MS, OidcPending, OidcRefused, startOidcSignIn } from '../domain/oidc';
@@ -29,14 +29,21 @@ const OidcCallbackQuery = z.looseObject({
 const OIDC_PENDING_COOKIE = 'svc-oidc';
 const OIDC_COOKIE_PATH = '/api/auth/oidc';
 
-function setSessionCookie(reply: FastifyReply, services: Services, sessionToken: string) {
-  reply.setCookie(SESSION_COOKIE, sessionToken, {
+/** The end of every sign-in: the session cookie, then the page the person asked for or their welcome workspace. */
+function enterSession(reply: FastifyReply, services: Services, session: { sessionToken: string; orgSlug: string; returnTo: string | null }) {
+  reply.setCookie(SESSION_COOKIE, session.sessionToken, {
     path: '/',
     httpOnly: true,
     sameSite: 'lax',
     secure: services.config.cookieSecure,
     maxAge: Math.floor(SESSION_TTL_MS / 1000),
   });
+  return reply.redirect(session.returnTo ?? `/${session.orgSlug}/${WELCOME_SLUG}`, 302);
+}
+
+/** Stored with the session row, cut to a length no real browser needs. */
+function userAgentOf(request: FastifyRequest): string | null {
+  return request.headers['user-agent']?.slice(0, 300) ?? null;
 }
 
 function readPending(raw: string | undefined): OidcPending | null {
@@ -64,9 +71,7 @@ export async function authRoutes(app: App, services: Services) {
       config: { auth: 'none' },
     },
     async (request, reply) => {
-      const session = await redeemMagicLink(services, request.query.token, request.headers['user-agent']?.slice(0, 300) ?? null);
-      setSessionCookie(reply, services, session.sessionToken);
-      return reply.redirect(session.returnTo ?? `/${session.orgSlug}/${WELCOME_SLUG}`, 302);
+      return enterSession(reply, services, await redeemMagicLink(services, request.query.token, userAgentOf(request)));
     },
   );
 
@@ -130,9 +135,7 @@ export async function authRoutes(app: App, services: Services) {
       reply.clearCookie(OIDC_PENDING_COOKIE, { path: OIDC_COOKIE_PATH });
       const query = new URLSearchParams(request.query as Record<string, string>).toString();
       try {
-        const session = await finishOidcSignIn(services, query, pending, request.headers['user-agent']?.slice(0, 300) ?? null);
-        setSessionCookie(reply, services, session.sessionToken);
-        return reply.redirect(session.returnTo ?? `/${session.orgSlug}/${WELCOME_SLUG}`, 302);
+        return enterSession(reply, services, await finishOidcSignIn(services, query, pending, userAgentOf(request)));
       } catch (error) {
         if (!(error instanceof OidcRefused)) throw error;
         request.log.warn({ code: error.code, reason: error.reason }, 'OpenID Connect sign-in refused');

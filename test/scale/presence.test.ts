@@ -1,16 +1,12 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { tablesDocumentName } from '../../src/model/document-names';
-import { startTestApp } from '../helpers/app';
-import { freshDataStore } from '../helpers/database';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process';
+import type { TestApp } from '../helpers/app';
+import type { ServerProcess } from '../helpers/server-process';
 import { connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
 import { addMember, signInPerson, type Person } from '../keys/fixtures';
-import { RedisOutage } from './redis-outage';
+import type { RedisOutage } from './redis-outage';
+import { startTwoInstances, type TwoInstances } from './two-instances';
 
 /**
  * Presence across two instances on one Postgres and one Redis (docs/SYNC.md,
@@ -27,10 +23,9 @@ const PATIENCE_MS = 30_000;
 type Entry = { principal: { id: string }; since: string; connections: number; cursor?: unknown };
 
 describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and TEST_REDIS_URL)', { timeout: 4 * PATIENCE_MS }, () => {
-  let store: Awaited<ReturnType<typeof freshDataStore>>;
+  let instances: TwoInstances;
   let a: ServerProcess;
-  let b: Awaited<ReturnType<typeof startTestApp>>;
-  let aDataDir: string;
+  let b: TestApp;
   let outage: RedisOutage;
   let owner: Person;
   let editor: Person;
@@ -52,22 +47,9 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
   }
 
   beforeAll(async () => {
-    store = await freshDataStore();
-    const common = {
-      DATABASE_URL: store.databaseUrl!,
-      REDIS_URL: process.env.TEST_REDIS_URL!,
-      REDIS_PREFIX: `trellis-test-${randomBytes(4).toString('hex')}:`,
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-      // Entries of an instance that stops refreshing them count for two seconds (refreshed every 2/3 s).
-      PRESENCE_TTL_SECONDS: '2',
-    };
-    outage = await RedisOutage.start(process.env.TEST_REDIS_URL!);
-    aDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-a-'));
-    [a, b] = await Promise.all([
-      startServerProcess({ ...common, DATA_DIR: aDataDir }),
-      // B reaches Redis through a proxy the tests can cut (an outage for B alone).
-      startTestApp({ dataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-b-')), databaseUrl: store.databaseUrl, env: { ...common, REDIS_URL: outage.url } }),
-    ]);
+    // Entries of an instance that stops refreshing them count for two seconds (refreshed every 2/3 s).
+    instances = await startTwoInstances({ PRESENCE_TTL_SECONDS: '2' });
+    ({ a, b, outage } = instances);
     owner = await signInPerson(b, 'owner@presence-scale.test');
     editor = await signInPerson(b, 'editor@presence-scale.test');
     const detail = await b.request('GET', '/api/workspaces/welcome', { as: owner.as });
@@ -79,11 +61,7 @@ describe.skipIf(!shared)('presence on two instances (needs TEST_DATABASE_URL and
 
   afterAll(async () => {
     for (const client of clients) client.destroy();
-    await a?.kill();
-    await b?.close();
-    await outage?.close();
-    await fs.rm(aDataDir, { recursive: true, force: true }).catch(() => {});
-    await store?.dispose();
+    await instances?.close();
   });
 
   it('lists a client of A on B (and both instances’ clients on either), and forgets it once it disconnects', async () => {

@@ -1,22 +1,18 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { SSE_PING_MS } from '../../src/http/sse';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { getRow, insertRow, listRows } from '../../src/model/table/document';
-import { startTestApp } from '../helpers/app';
-import { freshDataStore } from '../helpers/database';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process';
+import type { TestApp } from '../helpers/app';
+import type { ServerProcess } from '../helpers/server-process';
 import { openSse } from '../helpers/sse';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
 import { elevateForKeys, mint, signInPerson, type Person } from '../keys/fixtures';
 import { addComment } from '../comments/helpers';
 import { Receiver } from '../webhooks/receiver';
-import { RedisOutage } from './redis-outage';
+import type { RedisOutage } from './redis-outage';
+import { startTwoInstances, type TwoInstances } from './two-instances';
 
 /**
  * Two Trellis instances on one Postgres and one Redis, as behind a load
@@ -35,28 +31,15 @@ const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_U
 const PATIENCE_MS = 30_000;
 
 describe.skipIf(!shared)('two instances on one Postgres and one Redis (needs TEST_DATABASE_URL and TEST_REDIS_URL)', { timeout: 4 * PATIENCE_MS }, () => {
-  let store: Awaited<ReturnType<typeof freshDataStore>>;
+  let instances: TwoInstances;
   let a: ServerProcess;
-  let b: Awaited<ReturnType<typeof startTestApp>>;
-  let aDataDir: string;
+  let b: TestApp;
   let owner: Person;
   let workspaceId: string;
   let surfaceId: string;
   let docName: string;
   let outage: RedisOutage;
   const clients: SyncClient[] = [];
-
-  function env(redisUrl: string) {
-    return {
-      DATABASE_URL: store.databaseUrl!,
-      REDIS_URL: redisUrl,
-      // Each run its own namespace on the shared Redis.
-      REDIS_PREFIX: `trellis-test-${randomBytes(4).toString('hex')}:`,
-      // Every instance must open the signing secrets any other sealed.
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-    };
-  }
 
   function connect(url: string, credential: { cookie?: string; token?: string } = { cookie: owner.cookie }) {
     const client = connectClient(url, docName, credential);
@@ -71,15 +54,8 @@ describe.skipIf(!shared)('two instances on one Postgres and one Redis (needs TES
   }
 
   beforeAll(async () => {
-    store = await freshDataStore();
-    // B reaches Redis through a proxy the tests can cut (a Redis outage for B alone).
-    outage = await RedisOutage.start(process.env.TEST_REDIS_URL!);
-    const common = env(process.env.TEST_REDIS_URL!);
-    aDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-a-'));
-    [a, b] = await Promise.all([
-      startServerProcess({ ...common, DATA_DIR: aDataDir }),
-      startTestApp({ dataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-b-')), databaseUrl: store.databaseUrl, env: { ...common, REDIS_URL: outage.url } }),
-    ]);
+    instances = await startTwoInstances({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    ({ a, b, outage } = instances);
     owner = await signInPerson(b, 'owner@example.com');
     const detail = await b.request('GET', '/api/workspaces/welcome', { as: owner.as });
     workspaceId = detail.body.id;
@@ -89,11 +65,7 @@ describe.skipIf(!shared)('two instances on one Postgres and one Redis (needs TES
 
   afterAll(async () => {
     for (const client of clients) client.destroy();
-    await a?.kill();
-    await b?.close();
-    await outage?.close();
-    await fs.rm(aDataDir, { recursive: true, force: true }).catch(() => {});
-    await store?.dispose();
+    await instances?.close();
   });
 
   it('converges a provider on each instance through concurrent edits', async () => {

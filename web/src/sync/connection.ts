@@ -141,12 +141,7 @@ export function openDocument(name: string): OpenDocument {
         lingerUntilClean(name);
         return;
       }
-      open.delete(name);
-      check.destroy();
-      provider.destroy();
-      void slot.persistence.destroy();
-      doc.destroy();
-      refreshStatus();
+      void closeDocument(name);
     },
   };
   open.set(name, { entry, users: 1, persistence, check });
@@ -246,18 +241,24 @@ export async function forgetLocalDocuments(owner: string): Promise<void> {
  * adds to it); after this the document opens as the server has it.
  */
 export async function discardLocalDocument(name: string): Promise<void> {
-  const slot = open.get(name);
-  if (slot) {
-    open.delete(name);
-    lingering.delete(name);
-    slot.check.destroy();
-    slot.entry.provider.destroy();
-    await slot.persistence.destroy();
-    slot.entry.doc.destroy();
-  }
+  lingering.delete(name);
+  await closeDocument(name);
   await deleteLocalDatabase(localDatabaseName(userId, name));
   markClean(name);
   refreshStatus();
+}
+
+/** Disconnects an open document and lets go of it and its local copy's handle (the copy itself stays). */
+async function closeDocument(name: string): Promise<void> {
+  const slot = open.get(name);
+  if (!slot) return;
+  open.delete(name);
+  slot.check.destroy();
+  slot.entry.provider.destroy();
+  const persisted = slot.persistence.destroy();
+  slot.entry.doc.destroy();
+  refreshStatus();
+  await persisted;
 }
 
 function deleteLocalDatabase(databaseName: string): Promise<void> {
