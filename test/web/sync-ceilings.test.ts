@@ -1,34 +1,45 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { acknowledged, connectClient, eventually, paragraphText, synced } from '../helpers/sync';
+import { connectClient, eventually, synced } from '../helpers/sync';
 import { createWorkspace } from '../workspaces/helpers';
 import { editorText, launchBrowser, sessionCookieOf, signedInPerson, type Person } from './browser';
 
+/** A server with `env`, and Ann in a browser with a doc workspace reading "hello". */
+async function annWithADoc(env: Record<string, string>, workspace: { name: string; slug: string }) {
+  const t = await startTestApp({ env });
+  const browser = await launchBrowser();
+  const ann = await signedInPerson(t, browser, 'ann@example.com');
+  const cookie = await sessionCookieOf(ann.context);
+  const created = await createWorkspace(t, { as: { cookie } }, { ...workspace, mode: 'doc', initialMarkdown: 'hello\n' });
+  return {
+    t,
+    ann,
+    cookie,
+    documentName: created.primarySurface.syncDocument as string,
+    path: `/${created.org.slug}/${created.slug}`,
+    close: async () => {
+      await ann.close();
+      await browser.close();
+      await t.close();
+    },
+  };
+}
+
 /** Issue 26 item 4: a person whose document is refused for the connections ceiling is told so, and gets in once there is room. */
 describe('sync ceilings in the browser', () => {
+  let setup: Awaited<ReturnType<typeof annWithADoc>>;
   let t: TestApp;
-  let browser: Browser;
   let ann: Person;
   let cookie: string;
   let documentName: string;
   let path: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { SYNC_MAX_CONNECTIONS_PER_DOCUMENT: '1' } });
-    browser = await launchBrowser();
-    ann = await signedInPerson(t, browser, 'ann@example.com');
-    cookie = await sessionCookieOf(ann.context);
-    const workspace = await createWorkspace(t, { as: { cookie } }, { name: 'Crowded', slug: 'crowded', mode: 'doc', initialMarkdown: 'hello\n' });
-    documentName = workspace.primarySurface.syncDocument;
-    path = `/${workspace.org.slug}/${workspace.slug}`;
+    setup = await annWithADoc({ SYNC_MAX_CONNECTIONS_PER_DOCUMENT: '1' }, { name: 'Crowded', slug: 'crowded' });
+    ({ t, ann, cookie, documentName, path } = setup);
   }, 240_000);
 
-  afterAll(async () => {
-    await ann?.close();
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(async () => setup?.close());
 
   it('says "this document has too many open connections" while the document is full, then connects and saves', async () => {
     // Someone else holds the document's only connection.
@@ -52,26 +63,18 @@ describe('sync ceilings in the browser', () => {
 
 /** A change refused as too large stays on the device and is sent again at every reconnect: the person can discard it and go on from the saved copy. */
 describe('a change too large for the server, in the browser', () => {
+  let setup: Awaited<ReturnType<typeof annWithADoc>>;
   let t: TestApp;
-  let browser: Browser;
   let ann: Person;
   let cookie: string;
   let path: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { SYNC_MAX_UPDATE_BYTES: '16384' } });
-    browser = await launchBrowser();
-    ann = await signedInPerson(t, browser, 'ann@example.com');
-    cookie = await sessionCookieOf(ann.context);
-    const workspace = await createWorkspace(t, { as: { cookie } }, { name: 'Big paste', slug: 'big-paste', mode: 'doc', initialMarkdown: 'hello\n' });
-    path = `/${workspace.org.slug}/${workspace.slug}`;
+    setup = await annWithADoc({ SYNC_MAX_UPDATE_BYTES: '16384' }, { name: 'Big paste', slug: 'big-paste' });
+    ({ t, ann, cookie, path } = setup);
   }, 240_000);
 
-  afterAll(async () => {
-    await ann?.close();
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(async () => setup?.close());
 
   const markdown = async () => (await t.request('GET', '/api/workspaces/big-paste/doc?format=markdown', { as: { cookie } })).body?.markdown;
 
