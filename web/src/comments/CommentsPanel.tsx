@@ -9,7 +9,7 @@ import { Icon } from '../ui/icons';
 import { Avatar, Button, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import { showError } from '../ui/toast';
 import type { CommentFocus, WorkspaceContext } from '../workspace-context/context';
-import { useWorkspaceEvents } from '../workspace-context/workspace-events';
+import { useReloadOnEvents } from '../workspace-context/workspace-events';
 import { mentionCandidatesOf, mentionQueryAt, rankCandidates, type MentionCandidate } from '../doc/mentions';
 import { deleteComment, loadThreads, postComment, sameTarget, setReaction, setResolved, type Comment, type CommentMention, type CommentTarget, type NewTarget, type Thread } from './comments-api';
 
@@ -44,24 +44,13 @@ export function CommentsPanel(props: { context: WorkspaceContext; focus: Comment
       if (listingRequest.isNewest(ticket)) setError(messageOf(failure));
     }
   }, [workspace.id, surface?.slug, status]);
-  const currentLoad = useRef(load);
-  currentLoad.current = load;
 
   useEffect(() => {
     setThreads(null);
     void load();
   }, [load]);
 
-  const reloadTimer = useRef<ReturnType<typeof setTimeout>>();
-  useWorkspaceEvents(
-    workspace,
-    (name) => name.startsWith('comment.'),
-    () => {
-      clearTimeout(reloadTimer.current);
-      reloadTimer.current = setTimeout(() => void currentLoad.current(), 80);
-    },
-  );
-  useEffect(() => () => clearTimeout(reloadTimer.current), []);
+  useReloadOnEvents(workspace, (name) => name.startsWith('comment.'), load, { quietMs: 80 });
 
   /** Runs a write and reloads; false (with the error shown) when the server refused it. */
   const act = async (action: () => Promise<unknown>): Promise<boolean> => {

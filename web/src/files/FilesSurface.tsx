@@ -7,7 +7,7 @@ import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace-context/context';
-import { useWorkspaceEvents } from '../workspace-context/workspace-events';
+import { useReloadOnEvents } from '../workspace-context/workspace-events';
 import { filesPath, formatBytes, listFiles, uploadFile, type FileItem, type FileListing, type Folder } from './files-api';
 import { FilePreview } from './FilePreview';
 import { ShareLinksDialog } from './ShareLinksDialog';
@@ -59,8 +59,6 @@ export function FilesSurface(props: SurfaceViewProps) {
       if (listingRequest.isNewest(ticket)) setError(messageOf(failure));
     }
   }, [workspace.id, surface.id, folder?.id, query]);
-  const currentLoad = useRef(load);
-  currentLoad.current = load;
 
   useEffect(() => {
     setListing(null);
@@ -68,17 +66,10 @@ export function FilesSurface(props: SurfaceViewProps) {
   }, [load]);
 
   // Someone else's upload, rename or delete shows without a reload (debounced: a folder archive is many events).
-  const reloadTimer = useRef<ReturnType<typeof setTimeout>>();
-  useWorkspaceEvents(
-    workspace,
-    (name) => name.startsWith('file.') || name.startsWith('folder.'),
-    (event) => {
-      if ((event.surface?.id ?? event.data?.surfaceId) !== surface.id) return;
-      clearTimeout(reloadTimer.current);
-      reloadTimer.current = setTimeout(() => void currentLoad.current(), 120);
-    },
-  );
-  useEffect(() => () => clearTimeout(reloadTimer.current), []);
+  useReloadOnEvents(workspace, (name) => name.startsWith('file.') || name.startsWith('folder.'), load, {
+    quietMs: 120,
+    concerns: (event) => (event.surface?.id ?? event.data?.surfaceId) === surface.id,
+  });
 
   const loadMore = async () => {
     if (!listing?.nextOffset) return;

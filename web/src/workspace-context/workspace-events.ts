@@ -65,3 +65,26 @@ export function useWorkspaceEvents(workspace: Workspace, accept: (name: string) 
     [workspace.id],
   );
 }
+
+/**
+ * Reloads a listing when the events it shows arrive, once they pause for
+ * `quietMs` (a folder archive is many events). The reload is the
+ * component's `load` as it is when the timer fires: the tab, folder or query
+ * shown then, not the one shown when the event came.
+ */
+export function useReloadOnEvents(
+  workspace: Workspace,
+  accept: (name: string) => boolean,
+  load: () => Promise<unknown>,
+  options: { quietMs: number; concerns?: (event: WorkspaceEvent) => boolean },
+) {
+  const currentLoad = useRef(load);
+  currentLoad.current = load;
+  const timer = useRef<ReturnType<typeof setTimeout>>();
+  useWorkspaceEvents(workspace, accept, (event) => {
+    if (options.concerns && !options.concerns(event)) return;
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => void currentLoad.current(), options.quietMs);
+  });
+  useEffect(() => () => clearTimeout(timer.current), []);
+}
