@@ -223,6 +223,15 @@ export interface DocumentUpdatesTable {
   derived: ColumnType<boolean, boolean | undefined, boolean>;
   principalType: ColumnType<PrincipalKind | null, PrincipalKind | null | undefined, never>;
   principalId: ColumnType<string | null, string | null | undefined, never>;
+  /** Migration 0090: the number of the instance that logged a client's update (null: a server change, or logged before). */
+  writer: ColumnType<number | null, number | null | undefined, never>;
+}
+
+/** Migration 0090: one row per process that served sync (src/persistence/instances.ts). */
+export interface SyncInstancesTable {
+  number: Generated<number>;
+  name: string;
+  startedAt: ColumnType<Date, Date | string | undefined, never>;
 }
 
 /** Migration 0081: the clock ranges of folded updates and their principals (docs/ATTRIBUTION.md). */
@@ -686,6 +695,7 @@ export interface Database {
   documentSnapshots: DocumentSnapshotsTable;
   documentAttribution: DocumentAttributionTable;
   documentLogHeads: DocumentLogHeadsTable;
+  syncInstances: SyncInstancesTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
   surfaceVersions: SurfaceVersionsTable;
