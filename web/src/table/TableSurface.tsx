@@ -411,7 +411,7 @@ export function TableSurface(props: SurfaceViewProps) {
               </Button>
             )}
             {editable && (
-              <Button variant="ghost" icon="plus" onClick={() => setDialog({ kind: 'save-as-view' })}>
+              <Button variant="ghost" onClick={() => setDialog({ kind: 'save-as-view' })}>
                 Save as view
               </Button>
             )}
@@ -422,31 +422,33 @@ export function TableSurface(props: SurfaceViewProps) {
             {hidden.length} hidden
           </Button>
         )}
-        <span class="toolbar-spacer" />
-        <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
-        {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
-        {suggesting && (
-          <>
-            <span class="badge badge-muted" title="Your edits are suggestions: an editor accepts or rejects them">
-              Suggesting
-            </span>
-            <Button icon="plus" onClick={() => suggestRow()}>
-              Suggest row
-            </Button>
-          </>
-        )}
-        {editable && (
-          <>
-            <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => undo?.undo()} />
-            <IconButton icon="redo" label="Redo (Ctrl+Shift+Z)" onClick={() => undo?.redo()} />
-            <Button icon="plus" onClick={() => setDialog({ kind: 'add-column' })}>
-              Column
-            </Button>
-            <Button variant="primary" icon="plus" onClick={() => addRow()}>
-              New row
-            </Button>
-          </>
-        )}
+        {/* The tools at the end wrap as one group (to a second line, on the right) when the toolbar runs out of room. */}
+        <span class="table-toolbar-end">
+          <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
+          {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
+          {suggesting && (
+            <>
+              <span class="badge badge-muted" title="Your edits are suggestions: an editor accepts or rejects them">
+                Suggesting
+              </span>
+              <Button icon="plus" onClick={() => suggestRow()}>
+                Suggest row
+              </Button>
+            </>
+          )}
+          {editable && (
+            <>
+              <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => undo?.undo()} />
+              <IconButton icon="redo" label="Redo (Ctrl+Shift+Z)" onClick={() => undo?.redo()} />
+              <Button icon="plus" onClick={() => setDialog({ kind: 'add-column' })}>
+                Column
+              </Button>
+              <Button variant="primary" icon="plus" onClick={() => addRow()}>
+                New row
+              </Button>
+            </>
+          )}
+        </span>
       </div>
       {view?.kind === 'board' ? (
         lanesColumn ? (
