@@ -116,6 +116,8 @@ export interface SurfacesTable {
   position: number;
   createdAt: Timestamp;
   deletedAt: NullableTimestamp;
+  /** Slugs the surface had before renames, newest first; they still address it (migration 0084). */
+  formerSlugs: ColumnType<string[], never, string[]>;
 }
 
 export interface MembershipsTable {

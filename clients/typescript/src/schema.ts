@@ -15375,7 +15375,7 @@ export interface paths {
         put?: never;
         /**
          * Add a surface
-         * @description Editor. The new surface goes after the last one. 409 when a live surface already has the slug. Answers 200 with the surface.
+         * @description Editor. The new surface goes after the last one. Without `slug`, its address is made from `name` (`Bug triage` → `bug-triage`, then `bug-triage-2`…). 409 when a live surface holds the slug given, as its address or a former one. Answers 200 with the surface.
          */
         post: {
             parameters: {
@@ -15395,8 +15395,8 @@ export interface paths {
                         /** @enum {string} */
                         kind: "table" | "doc" | "html" | "files";
                         name: string;
-                        /** @description Unique among the live surfaces of the workspace */
-                        slug: string;
+                        /** @description Its address; made from `name` when left out. No other live surface may hold it, as its address or as one it had before a rename */
+                        slug?: string;
                     };
                 };
             };
@@ -15533,7 +15533,118 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a surface
+         * @description By slug, id or a slug it had before a rename: the answer carries its current `slug` (and its `formerSlugs`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                    /** @description Surface slug (or id) */
+                    surfaceSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Surface"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /**
@@ -15683,7 +15794,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Rename a surface */
+        /**
+         * Rename a surface
+         * @description Editor. The address follows the name: a new `name` makes a new `slug` from it (or give `slug`), and the old slug joins `formerSlugs`, which still address the surface everywhere a slug is taken. 409 when another live surface holds the `slug` given.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -15701,7 +15815,9 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        name: string;
+                        name?: string;
+                        /** @description A new address of your choosing; left out, a new name makes one from the name */
+                        slug?: string;
                     };
                 };
             };
@@ -31234,7 +31350,7 @@ export interface paths {
         put?: never;
         /**
          * Add a surface
-         * @description Editor. The new surface goes after the last one. 409 when a live surface already has the slug. Answers 200 with the surface.
+         * @description Editor. The new surface goes after the last one. Without `slug`, its address is made from `name` (`Bug triage` → `bug-triage`, then `bug-triage-2`…). 409 when a live surface holds the slug given, as its address or a former one. Answers 200 with the surface.
          */
         post: {
             parameters: {
@@ -31252,8 +31368,8 @@ export interface paths {
                         /** @enum {string} */
                         kind: "table" | "doc" | "html" | "files";
                         name: string;
-                        /** @description Unique among the live surfaces of the workspace */
-                        slug: string;
+                        /** @description Its address; made from `name` when left out. No other live surface may hold it, as its address or as one it had before a rename */
+                        slug?: string;
                     };
                 };
             };
@@ -31390,7 +31506,116 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a surface
+         * @description By slug, id or a slug it had before a rename: the answer carries its current `slug` (and its `formerSlugs`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Surface slug (or id) */
+                    surfaceSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Surface"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /**
@@ -31538,7 +31763,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Rename a surface */
+        /**
+         * Rename a surface
+         * @description Editor. The address follows the name: a new `name` makes a new `slug` from it (or give `slug`), and the old slug joins `formerSlugs`, which still address the surface everywhere a slug is taken. 409 when another live surface holds the `slug` given.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -31554,7 +31782,9 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        name: string;
+                        name?: string;
+                        /** @description A new address of your choosing; left out, a new name makes one from the name */
+                        slug?: string;
                     };
                 };
             };
@@ -38631,12 +38861,15 @@ export interface components {
         Surface: {
             /** Format: date-time */
             createdAt: string;
+            /** @description Slugs it had before renames, newest first: they still address it (reserved for it while it lives) */
+            formerSlugs: string[];
             id: string;
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
+            /** @description Its address, made from its name; a rename makes a new one */
             slug: string;
             /** @description Name of the Y document to open at /api/sync for this surface; all table surfaces share one. Null for files surfaces, which have none. */
             syncDocument: string | null;
@@ -38644,12 +38877,15 @@ export interface components {
         SurfaceInput: {
             /** Format: date-time */
             createdAt: string;
+            /** @description Slugs it had before renames, newest first: they still address it (reserved for it while it lives) */
+            formerSlugs: string[];
             id: string;
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
+            /** @description Its address, made from its name; a rename makes a new one */
             slug: string;
             /** @description Name of the Y document to open at /api/sync for this surface; all table surfaces share one. Null for files surfaces, which have none. */
             syncDocument: string | null;

@@ -18,6 +18,7 @@ import * as m0071 from './0071_version_checkpoints';
 import * as m0072 from './0072_row_identity';
 import * as m0080 from './0080_suggestions';
 import * as m0081 from './0081_document_attribution';
+import * as m0084 from './0084_surface_former_slugs';
 import * as m0090 from './0090_sync_instances';
 
 /**
@@ -44,5 +45,6 @@ export const migrations: Record<string, Migration> = {
   '0072_row_identity': m0072,
   '0080_suggestions': m0080,
   '0081_document_attribution': m0081,
+  '0084_surface_former_slugs': m0084,
   '0090_sync_instances': m0090,
 };

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf, workspacePath } from '../lib/api';
 import { useNewestRequest } from '../lib/newest-request';
-import { slugify } from '../lib/format';
+import { surfaceBySlug } from '../../../src/model/surface-slugs';
 import { Link, navigate, useLocation } from '../lib/router';
 import { useStore } from '../lib/store';
 import { session } from '../session';
@@ -20,7 +20,7 @@ import type { PanelRequest, WorkspaceContext } from '../workspace-context/contex
 import { SURFACE_VIEWS } from './surface-views';
 import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
-import { confirmDialog } from '../ui/dialogs';
+import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { OfflineNotice } from '../offline/OfflineNotice';
 import type { MemberList } from '../../../src/model/schemas/members';
 
@@ -56,7 +56,8 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   }, [load]);
 
   const surfaces = workspace ? [...workspace.surfaces].sort((a, b) => a.position - b.position) : [];
-  const active = workspace ? (surfaces.find((surface) => surface.slug === props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
+  // An address a surface had before a rename still opens it (and the effect below puts its current one in the URL).
+  const active = workspace ? (surfaceBySlug(surfaces, props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
   const document = useOpenDocument(active?.syncDocument ?? null);
   const refusal = useRefusal(document);
 
@@ -67,8 +68,8 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   }, [linkedComment]);
 
   useEffect(() => {
-    // An unknown surface slug in the address falls back to the first tab.
-    if (workspace && props.surfaceSlug && active && active.slug !== props.surfaceSlug) navigate(`/${props.orgSlug}/${props.slug}/${active.slug}`, { replace: true });
+    // A former slug in the address gives way to the current one (a link into a row or a section keeps its `?row=` or `#section-`); an unknown one falls back to the first tab.
+    if (workspace && props.surfaceSlug && active && active.slug !== props.surfaceSlug) navigate(`/${props.orgSlug}/${props.slug}/${active.slug}${window.location.search}${window.location.hash}`, { replace: true });
   }, [workspace, props.surfaceSlug, active?.slug]);
 
   if (error?.isNetwork) {
@@ -213,15 +214,18 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
   const [renaming, setRenaming] = useState<Surface | null>(null);
   const base = `/${workspace.org.slug}/${workspace.slug}`;
 
+  /** A new surface is named as it is made (the suggestion is selected, so typing replaces it); the server makes its address from the name. */
   const addSurface = async (kind: 'table' | 'doc' | 'files') => {
-    const taken = new Set(props.surfaces.map((surface) => surface.slug));
+    const taken = new Set(props.surfaces.map((surface) => surface.name));
     const stem = { table: 'Table', doc: 'Doc', files: 'Files' }[kind];
     let n = props.surfaces.filter((surface) => surface.kind === kind).length + 1;
     // A workspace's first drive is just "Files"; tables and docs are numbered from the start.
     const nameFor = (i: number) => (kind === 'files' && i === 1 ? stem : `${stem} ${i}`);
-    while (taken.has(slugify(nameFor(n)))) n++;
+    while (taken.has(nameFor(n))) n++;
+    const name = await promptDialog({ title: `New ${kind}`, label: 'Name', initial: nameFor(n), selectInitial: true, submitLabel: 'Create' });
+    if (name === null) return;
     try {
-      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, slug: slugify(nameFor(n)), name: nameFor(n) });
+      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, name });
       await props.context.reload();
       navigate(`${base}/${created.slug}`);
     } catch (error) {
@@ -321,6 +325,7 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
           initial={renaming.name}
           onClose={() => setRenaming(null)}
           onSubmit={async (name) => {
+            // The address follows the name: the page reloads the surfaces and the URL moves to the new slug (the old one still leads here).
             await api('PATCH', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(renaming.slug)}`), { name });
             await props.context.reload();
           }}
