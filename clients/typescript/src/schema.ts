@@ -34548,13 +34548,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34658,7 +34659,7 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description The page again, naming what was wrong with the card; or a field over its length, as JSON */
+                /** @description The page again, naming what was wrong with the card (`details[0].path` names the field), or a field over its length */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -34668,13 +34669,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34764,13 +34766,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34874,7 +34877,7 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description The page again, naming what was wrong with the card; or a field over its length, as JSON */
+                /** @description The page again, naming what was wrong with the card (`details[0].path` names the field), or a field over its length */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -34884,13 +34887,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -35143,6 +35147,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        "application/json": components["schemas"]["Error"];
                         "text/html": string;
                     };
                 };
@@ -35750,13 +35755,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description text/html */
+                /** @description The page */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": string;
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -35951,49 +35956,63 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The ticket as an issue */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description An error page, or the error as JSON */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description No such issue, or not for this caller */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 422: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
