@@ -11,6 +11,7 @@ import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { registerCors } from './http/cors';
+import { closeAfterEarlyAnswers } from './http/early-answer';
 import { handleError, handleNotFound } from './http/error-handler';
 import { registerLimitHooks } from './http/limits';
 import { registerMetrics } from './http/metrics';
@@ -54,6 +55,7 @@ export async function buildApp(services: Services): Promise<App> {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   acceptEmptyJsonBodies(app);
+  closeAfterEarlyAnswers(app);
 
   app.decorateRequest('actor', null);
   app.addHook('onRequest', (request, reply, done) => {

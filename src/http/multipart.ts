@@ -1,4 +1,5 @@
-import multipart from '@fastify/multipart';
+import type { IncomingMessage } from 'node:http';
+import multipart, { type MultipartFile as FilePart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors';
 import type { App } from './types';
@@ -22,14 +23,39 @@ export async function registerMultipart(scope: App, maxFileBytes: number) {
 
 export type MultipartFile = { bytes: Buffer; filename: string; mimetype: string };
 
+type ReadOptions<F extends string> = { fileField: string; fields: readonly F[]; maxFileBytes: number; tooLarge: string };
+
+/**
+ * The file and fields of a multipart body. A body past the limit is refused
+ * as soon as the limit is passed, whether it declared its length or not
+ * (chunked): the file at `maxFileBytes`, the whole body at that plus the
+ * multipart overhead, so neither a large file nor a large field, preamble or
+ * epilogue is read to its end first (issue 33 item 8).
+ */
 export async function readMultipart<F extends string>(
   request: FastifyRequest,
-  options: { fileField: string; fields: readonly F[]; maxFileBytes: number; tooLarge: string },
+  options: ReadOptions<F>,
 ): Promise<{ file: MultipartFile; fields: Partial<Record<F, string>> }> {
-  const expected = `a multipart/form-data body with a \`${options.fileField}\` file${options.fields.length ? ` and the fields ${options.fields.map((f) => `\`${f}\``).join(', ')}` : ''}`;
+  const bodyLimit = options.maxFileBytes + MULTIPART_SLACK;
   const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > options.maxFileBytes + MULTIPART_SLACK) throw errors.payloadTooLarge(options.tooLarge);
-  if (!request.isMultipart()) throw errors.badRequest(`Expected ${expected}.`);
+  if (Number.isFinite(declared) && declared > bodyLimit) throw errors.payloadTooLarge(options.tooLarge);
+  if (!request.isMultipart()) throw errors.badRequest(`Expected ${expectedBody(options)}.`);
+  // Reading starts here, synchronously (the parser is piped to the request), so the count below sees every byte.
+  const reading = readParts(request, options);
+  const counting = refuseBeyond(request.raw, bodyLimit, options.tooLarge);
+  try {
+    return await Promise.race([reading, counting.refused]);
+  } finally {
+    counting.stop();
+  }
+}
+
+function expectedBody(options: ReadOptions<string>) {
+  return `a multipart/form-data body with a \`${options.fileField}\` file${options.fields.length ? ` and the fields ${options.fields.map((f) => `\`${f}\``).join(', ')}` : ''}`;
+}
+
+async function readParts<F extends string>(request: FastifyRequest, options: ReadOptions<F>): Promise<{ file: MultipartFile; fields: Partial<Record<F, string>> }> {
+  const expected = expectedBody(options);
   let file: MultipartFile | undefined;
   const fields: Partial<Record<F, string>> = {};
   for await (const part of request.parts()) {
@@ -39,10 +65,7 @@ export async function readMultipart<F extends string>(
         const problem = file ? 'only one file may be sent' : `the file field must be named "${options.fileField}"`;
         throw errors.badRequest(`Expected ${expected}.`, [{ path: [part.fieldname], code: 'unexpected_file', message: problem }]);
       }
-      const bytes = await part.toBuffer(); // over the limit: 413 (FST_REQ_FILE_TOO_LARGE), nothing stored
-      // toBuffer can miss a truncation that lands on the last chunk; busboy's flag does not.
-      if (part.file.truncated) throw errors.payloadTooLarge(options.tooLarge);
-      file = { bytes, filename: part.filename ?? '', mimetype: part.mimetype };
+      file = { bytes: await readFile(part.file, options.tooLarge), filename: part.filename ?? '', mimetype: part.mimetype };
     } else {
       if (!(options.fields as readonly string[]).includes(part.fieldname) || part.fieldname in fields) {
         const problem = part.fieldname in fields ? 'sent twice' : 'unknown field';
@@ -55,4 +78,33 @@ export async function readMultipart<F extends string>(
     throw errors.badRequest(`Expected ${expected}.`, [{ path: [options.fileField], code: 'invalid_type', message: `a file field named "${options.fileField}" is required` }]);
   }
   return { file, fields };
+}
+
+/**
+ * The file's bytes, failing the moment the parser cuts the file at the
+ * limit: the parser would otherwise go on reading (and dropping) the rest
+ * of the file, however long, before the file's stream ends.
+ */
+async function readFile(file: FilePart['file'], tooLarge: string): Promise<Buffer> {
+  const overLimit = () => file.destroy(errors.payloadTooLarge(tooLarge));
+  if (file.truncated) overLimit();
+  else file.once('limit', overLimit);
+  const chunks: Buffer[] = [];
+  for await (const chunk of file) chunks.push(chunk as Buffer);
+  if (file.truncated) throw errors.payloadTooLarge(tooLarge);
+  return Buffer.concat(chunks);
+}
+
+/** Counts the bytes of the body as they arrive; `refused` rejects with a 413 once more than `limit` have. */
+function refuseBeyond(body: IncomingMessage, limit: number, tooLarge: string): { refused: Promise<never>; stop(): void } {
+  let seen = 0;
+  let count: (chunk: Buffer) => void = () => {};
+  const refused = new Promise<never>((_, reject) => {
+    count = (chunk) => {
+      seen += chunk.length;
+      if (seen > limit) reject(errors.payloadTooLarge(tooLarge));
+    };
+  });
+  body.on('data', count);
+  return { refused, stop: () => body.off('data', count) };
 }

@@ -34778,13 +34778,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34888,7 +34889,7 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description The page again, naming what was wrong with the card; or a field over its length, as JSON */
+                /** @description The page again, naming what was wrong with the card (`details[0].path` names the field), or a field over its length */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -34898,13 +34899,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34994,13 +34996,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -35104,7 +35107,7 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description The page again, naming what was wrong with the card; or a field over its length, as JSON */
+                /** @description The page again, naming what was wrong with the card (`details[0].path` names the field), or a field over its length */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -35114,13 +35117,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -35373,6 +35377,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        "application/json": components["schemas"]["Error"];
                         "text/html": string;
                     };
                 };
@@ -35980,13 +35985,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description text/html */
+                /** @description The page */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": string;
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -36181,49 +36186,63 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The ticket as an issue */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description An error page, or the error as JSON */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description No such issue, or not for this caller */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 422: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
