@@ -4,6 +4,8 @@ import { ManualClock, startTestApp, type Credential, type TestResponse } from '.
 import { postMultipart, proxyUpload, type Part } from '../files/helpers';
 import { bearerOf, checkedClients, refusal, type ToolResult } from '../mcp/helpers';
 import { addMember } from '../keys/fixtures';
+import { seedAgent, seedKey } from '../members/fixtures';
+import { grantTokens } from '../oauth/helpers';
 import { addMembership, addOrgMember, createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
@@ -549,5 +551,38 @@ describe('over MCP: the same operations, the same lists', () => {
       if (status !== expected) mismatches.push(`${probe.tool} ${JSON.stringify(args)}: expected ${expected}, got ${status} ${JSON.stringify(result.content).slice(0, 200)}`);
     }
     expect(mismatches).toEqual([]);
+  });
+});
+
+describe('one principal, several credentials: each is decided by its own lists', () => {
+  // The request context (the caller's standing) is cached for up to a second: a credential must never be decided with another's.
+  it('an agent with a plain and a suggest-only key: each gets its own answer, whichever came first', async () => {
+    const agentId = await seedAgent(t, ada, 'two minds');
+    const plain = { bearer: (await seedKey(t, { agentId, orgId: ada.orgId, ownerUserId: ada.userId })).secret };
+    const careful = { bearer: (await seedKey(t, { agentId, orgId: ada.orgId, ownerUserId: ada.userId, suggestOnly: true })).secret };
+    const base = `/api/workspaces/${f.slug}`;
+    // Each used once before (a key's first use is noted, which retires cached reads).
+    for (const as of [plain, careful, plain]) expect((await t.request('GET', base, { as })).status).toBe(200);
+    const renamed = await t.request('PATCH', base, { as: careful, body: { name: 'Renamed by the careful key' } });
+    expect(renamed.status, renamed.text).toBe(403);
+    expect((await asAda('GET', base)).name).toBe('Keyed');
+
+    expect((await t.request('GET', base, { as: careful })).status).toBe(200);
+    const written = await t.request('POST', `${base}/rows`, { as: plain, body: { data: { title: 'By the plain key' } } });
+    expect(written.status, written.text).toBe(200);
+  });
+
+  it('a person and their read-only OAuth token: the token writes nothing, whichever came first', async () => {
+    const { tokens } = await grantTokens(t, ada.cookie, { scope: 'read', grant: {} });
+    expect(tokens.scope).toBe('read');
+    const token = { bearer: tokens.access_token };
+    const base = `/api/workspaces/${f.slug}`;
+    for (const as of [token, ada.as, token, ada.as]) expect((await t.request('GET', base, { as })).status).toBe(200);
+    const written = await t.request('POST', `${base}/rows`, { as: token, body: { data: { title: 'By a read-only token' } } });
+    expect(written.status, written.text).toBe(403);
+
+    expect((await t.request('GET', base, { as: token })).status).toBe(200);
+    const own = await t.request('POST', `${base}/rows`, { as: ada.as, body: { data: { title: 'By ada herself' } } });
+    expect(own.status, own.text).toBe(200);
   });
 });
