@@ -32,7 +32,6 @@ import { addMembership, addOrgMember, createWorkspace, insertKey, signInUser, ty
 type KeyName = 'suggest-only' | 'suggest-only scoped' | 'viewer' | 'viewer scoped';
 const KEYS: KeyName[] = ['suggest-only', 'suggest-only scoped', 'viewer', 'viewer scoped'];
 const SUGGESTERS: KeyName[] = ['suggest-only', 'suggest-only scoped'];
-const VIEWERS: KeyName[] = ['viewer', 'viewer scoped'];
 const UNSCOPED_VIEWER: KeyName[] = ['viewer'];
 
 /** Where an operation acts: a workspace (or something in one), the organisation, or the caller's own account. */
