@@ -24,6 +24,7 @@ import {
 import type { Org, Role, Workspace } from '../persistence/schema';
 import { lockOrgForCapCheck } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, orgRoleCan, roleAtLeast } from '../policy/index';
+import { loadOrgCaller } from './org-caller';
 import type { Services } from './services';
 import { upgradeUrl } from './workspaces';
 
@@ -108,7 +109,7 @@ async function callerOrg(services: Services, actor: Actor): Promise<Org> {
  * it — such a caller mints an unscoped key instead.
  */
 async function roleCeiling(services: Services, resolveWorkspace: WorkspaceResolver, actor: Actor, org: Org, scopeSlug: string | undefined): Promise<{ ceiling: Role; scope: Workspace | null }> {
-  const orgRole = authorizeOrg(await findOrgRole(services.db, org.id, actor.userId), 'mint_keys');
+  const orgRole = authorizeOrg(await loadOrgCaller(services, actor, org.id), 'mint_keys');
   if (scopeSlug === undefined) return { ceiling: lowerRole(orgRole, KEY_ROLE_CEILING), scope: null };
 
   const { workspace, access } = await resolveScope(services, resolveWorkspace, actor, org, scopeSlug);
@@ -222,7 +223,7 @@ async function administersAllKeys(services: Services, actor: Actor, orgId: strin
 /** The keys the caller may see: their own, or all of the organisation's for its owner. No secret or hash is ever read. */
 export async function listVisibleKeys(services: Services, actor: Actor, filter: { agentId?: string } = {}): Promise<KeyRecord[]> {
   const org = await callerOrg(services, actor);
-  authorizeOrg(await findOrgRole(services.db, org.id, actor.userId), 'read_org');
+  authorizeOrg(await loadOrgCaller(services, actor, org.id), 'read_org');
   const all = await administersAllKeys(services, actor, org.id);
   return listKeys(services.db, { orgId: org.id, agentId: filter.agentId, ...(all ? {} : { ownerUserId: actor.userId }) });
 }

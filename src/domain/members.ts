@@ -3,7 +3,7 @@ import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import { capsFor } from '../limits/plans';
-import { findOrgById, findOrgBySlug, findOrgRole } from '../persistence/accounts';
+import { findOrgById, findOrgBySlug } from '../persistence/accounts';
 import type { Executor } from '../persistence/database';
 import {
   countHumans,
@@ -34,6 +34,7 @@ import { authorizeOrg, lowerRole, roleAtLeast, type OrgAction } from '../policy/
 import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { EventName } from '../model/event-names';
+import { loadOrgCaller } from './org-caller';
 import { upgradeUrl } from './workspaces';
 
 /**
@@ -159,7 +160,7 @@ export type ResolvedOrg = { org: Org; role: Role };
 export async function resolveOrg(services: Services, actor: Actor, slug: string, action: OrgAction): Promise<ResolvedOrg> {
   const org = await findOrgBySlug(services.db, slug);
   if (!org) throw errors.notFound('Organisation');
-  return { org, role: authorizeOrg(await orgRoleOf(services.db, actor, org.id), action, actor.oauth?.scopes) };
+  return { org, role: authorizeOrg(await loadOrgCaller(services, actor, org.id), action) };
 }
 
 /**
@@ -172,13 +173,6 @@ export async function resolveCallerOrg(services: Services, actor: Actor, orgSlug
   const own = actor.orgId ? await findOrgById(services.db, actor.orgId) : undefined;
   if (!own) throw errors.notFound('Organisation');
   return (await resolveOrg(services, actor, own.slug, action)).org;
-}
-
-async function orgRoleOf(db: Executor, actor: Actor, orgId: string): Promise<Role | null> {
-  const ownerRole = await findOrgRole(db, orgId, actor.userId);
-  if (!actor.key) return ownerRole;
-  if (actor.key.scopeWorkspaceId || !ownerRole) return null;
-  return lowerRole(ownerRole, actor.key.role);
 }
 
 export type OrgMemberRemoval = {

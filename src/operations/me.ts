@@ -5,6 +5,7 @@ import { requireCaller, requireHumanSession } from '../access/callers';
 import type { Actor } from '../policy/actor';
 import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, updatePrincipalProfile } from '../persistence/accounts';
 import { authorizeOrg } from '../policy/index';
+import { loadOrgCaller } from '../domain/org-caller';
 import { Principal, toIso } from '../model/schemas/common';
 import { ElevateResponse, Me, OrgSettings, RevokedSessions } from '../model/schemas/account';
 import type { Services } from '../domain/services';
@@ -94,7 +95,7 @@ export const meOperations = {
       const caller = requireCaller(actor);
       requireHumanSession(caller);
       if (!caller.orgId) throw errors.notFound('Organisation');
-      authorizeOrg(await findOrgRole(services.db, caller.orgId, caller.userId), 'update_org');
+      authorizeOrg(await loadOrgCaller(services, caller, caller.orgId), 'update_org');
       await updateOrg(services.db, caller.orgId, body);
       return presentOrg(services, caller);
     },

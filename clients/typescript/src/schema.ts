@@ -1799,7 +1799,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for a cap beyond the plan
-         * @description Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included.
+         * @description Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included but suggest-only ones.
          */
         post: {
             parameters: {
@@ -21275,7 +21275,7 @@ export interface paths {
         put?: never;
         /**
          * Open a support ticket
-         * @description Any member of the organisation, or its agents. The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. Kinds: bug, question, feature, billing, other. 10 per hour per organisation.
+         * @description Any member of the organisation, or its agents (not with a suggest-only key). The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. Kinds: bug, question, feature, billing, other. 10 per hour per organisation.
          */
         post: {
             parameters: {
@@ -21440,7 +21440,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a screenshot for a ticket
-         * @description multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation.
+         * @description multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation, or its agents (not with a suggest-only key).
          */
         post: {
             parameters: {
