@@ -47,6 +47,7 @@ import { oauthRoutes } from './oauth';
 import { supportRoutes } from './support';
 import { docImageRoutes } from './doc-images';
 import { rowImportRoutes } from './rows-import';
+import { docImportRoutes } from './doc-import';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -74,6 +75,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(suggestionOperations));
   mountOperations(app, services, Object.values(presenceOperations));
   await docImageRoutes(app, services);
+  await docImportRoutes(app, services);
   mountOperations(app, services, Object.values(htmlOperations));
   await oauthRoutes(app, services);
   mountOperations(app, services, Object.values(oauthGrantOperations));

@@ -1,6 +1,7 @@
 import { billingOperations } from '../operations/billing';
 import { commentOperations } from '../operations/comments';
 import { docOperations } from '../operations/doc';
+import { docIoOperations } from '../operations/doc-io';
 import type { Operation } from '../operations/operation';
 import { presenceOperations } from '../operations/presence';
 import { rowOperations } from '../operations/rows';
@@ -18,6 +19,7 @@ const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   rowOperations,
   viewOperations,
   docOperations,
+  docIoOperations,
   suggestionOperations,
   commentOperations,
   presenceOperations,

@@ -228,6 +228,12 @@ const PROBES: Probe[] = [
     allowedStatus: 202,
   },
   { op: 'POST /api/workspaces/{slug}/upload', reach: 'workspace', multipart: async () => [{ name: 'file', bytes: await png(), filename: 'image.png', type: 'image/png' }] },
+  {
+    op: 'POST /api/workspaces/{slug}/doc/import',
+    reach: 'workspace',
+    query: () => ({ surface: 'notes' }),
+    multipart: () => [{ name: 'file', bytes: new TextEncoder().encode('# Notes\n\nImported by a key.\n'), filename: 'notes.md', type: 'text/markdown' }],
+  },
   // Suggestions: deciding is a person's.
   { op: 'POST /api/suggestions/{id}/accept', reach: 'workspace', params: (c) => ({ id: c.f.suggestionId }) },
   { op: 'POST /api/suggestions/{id}/reject', reach: 'workspace', params: (c) => ({ id: c.f.suggestionId }) },
@@ -521,6 +527,7 @@ describe('over MCP: the same operations, the same lists', () => {
     { tool: 'replace_doc', args: (c) => ({ ...slug(c), surface: 'notes', markdown: `# Notes\n\nMCP proposal ${next()}.\n`, mode: 'suggest' }), allowed: true },
     { tool: 'append_doc_section', args: (c) => ({ ...slug(c), surface: 'notes', markdown: 'Appended.' }) },
     { tool: 'append_doc_section', args: (c) => ({ ...slug(c), surface: 'notes', markdown: `Suggested ${next()}.`, mode: 'suggest' }), allowed: true },
+    { tool: 'import_doc', args: (c) => ({ ...slug(c), surface: 'notes', name: 'notes.md', contentBase64: Buffer.from('# Notes\n\nImported.\n').toString('base64') }) },
     { tool: 'accept_suggestion', args: (c) => ({ id: c.f.suggestionId }) },
     { tool: 'reject_suggestion', args: (c) => ({ id: c.f.suggestionId }) },
     { tool: 'add_comment', args: (c) => ({ ...slug(c), target: { type: 'workspace' }, body: 'Over MCP' }), allowed: true },

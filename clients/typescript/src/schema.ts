@@ -8263,8 +8263,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description `markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content` */
-                    format?: "markdown" | "text";
+                    /** @description `markdown` (CommonMark + GFM) or `text`; `docx`, `pdf` or `html`: the doc as a file (an attachment); omitted: ProseMirror JSON in `content` */
+                    format?: "markdown" | "text" | "docx" | "pdf" | "html";
                     /** @description `exclude` (default): the doc as if every open suggestion were rejected; `include`: with them (their marks in `content`, CriticMarkup `{++…++}` / `{--…--}` in Markdown) */
                     suggestions?: "exclude" | "include";
                     /** @description Doc surface slug; the primary (first) doc surface when omitted */
@@ -8284,7 +8284,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The doc body */
+                /** @description The doc body `format=docx` gives a Word file, `format=pdf` a PDF (selectable text in embedded Noto fonts covering Latin, Cyrillic, Greek and Chinese, with images, tables and page numbers), `format=html` a standalone HTML page: each streamed as an attachment named after the surface, open suggestions left out (docs/IMPORT-EXPORT.md). At most two exports or imports run at once per organisation (429 beyond). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8297,6 +8297,9 @@ export interface paths {
                             surfaceId: string;
                             text: string;
                         } | components["schemas"]["DocAttribution"];
+                        "application/pdf": string;
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                        "text/html": string;
                         "text/markdown": string;
                         "text/plain": string;
                     };
@@ -8566,6 +8569,164 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/doc/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a Word, HTML or Markdown file into a doc
+         * @description multipart/form-data with one field `file`: a Word file (.docx), an HTML page (.html, sanitised as html surfaces are) or Markdown (.md), at most 25 MB (413). `mode=replace` (default) writes it over the doc surface named by `surface` (or the primary one) as one change by you, with a named version "Imported <file>"; `mode=new` makes a new doc surface named after the file. Images in the file become doc images (counted against the storage quota). Answers the surface and `warnings`: what the doc could not hold. 415 for another type, 422 for a file that is not what its type says (nothing written). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Doc surface slug; the primary (first) doc surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                    /** @description `replace` (default): the file replaces the doc surface's body; `new`: a new doc surface named after the file */
+                    mode?: "replace" | "new";
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DocImportResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -24334,8 +24495,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description `markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content` */
-                    format?: "markdown" | "text";
+                    /** @description `markdown` (CommonMark + GFM) or `text`; `docx`, `pdf` or `html`: the doc as a file (an attachment); omitted: ProseMirror JSON in `content` */
+                    format?: "markdown" | "text" | "docx" | "pdf" | "html";
                     /** @description `exclude` (default): the doc as if every open suggestion were rejected; `include`: with them (their marks in `content`, CriticMarkup `{++…++}` / `{--…--}` in Markdown) */
                     suggestions?: "exclude" | "include";
                     /** @description Doc surface slug; the primary (first) doc surface when omitted */
@@ -24353,7 +24514,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The doc body */
+                /** @description The doc body `format=docx` gives a Word file, `format=pdf` a PDF (selectable text in embedded Noto fonts covering Latin, Cyrillic, Greek and Chinese, with images, tables and page numbers), `format=html` a standalone HTML page: each streamed as an attachment named after the surface, open suggestions left out (docs/IMPORT-EXPORT.md). At most two exports or imports run at once per organisation (429 beyond). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -24366,6 +24527,9 @@ export interface paths {
                             surfaceId: string;
                             text: string;
                         } | components["schemas"]["DocAttribution"];
+                        "application/pdf": string;
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                        "text/html": string;
                         "text/markdown": string;
                         "text/plain": string;
                     };
@@ -24633,6 +24797,162 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/doc/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a Word, HTML or Markdown file into a doc
+         * @description multipart/form-data with one field `file`: a Word file (.docx), an HTML page (.html, sanitised as html surfaces are) or Markdown (.md), at most 25 MB (413). `mode=replace` (default) writes it over the doc surface named by `surface` (or the primary one) as one change by you, with a named version "Imported <file>"; `mode=new` makes a new doc surface named after the file. Images in the file become doc images (counted against the storage quota). Answers the surface and `warnings`: what the doc could not hold. 415 for another type, 422 for a file that is not what its type says (nothing written). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Doc surface slug; the primary (first) doc surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                    /** @description `replace` (default): the file replaces the doc surface's body; `new`: a new doc surface named after the file */
+                    mode?: "replace" | "new";
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DocImportResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -37345,6 +37665,18 @@ export interface components {
             content: components["schemas"]["ProseMirrorDocInput"];
             surfaceId: string;
         };
+        DocImportResult: {
+            /** @description The doc surface the file went into */
+            surface: components["schemas"]["Surface"];
+            /** @description What the doc could not hold from the file (underline, colours, media, what the sanitiser removed, ...); empty when nothing was lost */
+            warnings: string[];
+        };
+        DocImportResultInput: {
+            /** @description The doc surface the file went into */
+            surface: components["schemas"]["SurfaceInput"];
+            /** @description What the doc could not hold from the file (underline, colours, media, what the sanitiser removed, ...); empty when nothing was lost */
+            warnings: string[];
+        };
         DowngradeResult: {
             /** @description When the organisation moves to free; null once cancelled */
             effectiveAt: string | null;
@@ -37424,6 +37756,26 @@ export interface components {
                 };
                 slug: string;
             } | null;
+        };
+        ExportedDoc: {
+            /** @description The bytes, base64, for `docx` and `pdf` */
+            contentBase64?: string;
+            contentType: string;
+            /** @description A file name for it */
+            name: string;
+            size: number;
+            /** @description The page itself, for `html` */
+            text?: string;
+        };
+        ExportedDocInput: {
+            /** @description The bytes, base64, for `docx` and `pdf` */
+            contentBase64?: string;
+            contentType: string;
+            /** @description A file name for it */
+            name: string;
+            size: number;
+            /** @description The page itself, for `html` */
+            text?: string;
         };
         File: {
             archivedAt: string | null;
@@ -37718,6 +38070,64 @@ export interface components {
                 org: {
                     slug: string;
                 };
+                slug: string;
+            };
+        };
+        Job: {
+            /** Format: date-time */
+            createdAt: string;
+            errors: {
+                message: string;
+                /** @description The entry of the archive, or "" for the archive as a whole */
+                path: string;
+            }[];
+            finishedAt: string | null;
+            id: string;
+            /** @constant */
+            kind: "workspace_import";
+            /** @description Entries of the archive handled so far, of all */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /** @description The workspace the import made, once it exists (and kept when it is done) */
+            workspace?: {
+                id: string;
+                name: string;
+                slug: string;
+            };
+        };
+        JobAnswer: {
+            job: components["schemas"]["Job"];
+        };
+        JobAnswerInput: {
+            job: components["schemas"]["JobInput"];
+        };
+        JobInput: {
+            /** Format: date-time */
+            createdAt: string;
+            errors: {
+                message: string;
+                /** @description The entry of the archive, or "" for the archive as a whole */
+                path: string;
+            }[];
+            finishedAt: string | null;
+            id: string;
+            /** @constant */
+            kind: "workspace_import";
+            /** @description Entries of the archive handled so far, of all */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /** @description The workspace the import made, once it exists (and kept when it is done) */
+            workspace?: {
+                id: string;
+                name: string;
                 slug: string;
             };
         };
