@@ -48,6 +48,8 @@ import { supportRoutes } from './support';
 import { docImageRoutes } from './doc-images';
 import { rowImportRoutes } from './rows-import';
 import { docImportRoutes } from './doc-import';
+import { workspaceFolderRoutes } from './workspace-folder';
+import { jobOperations } from '../operations/jobs';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -58,6 +60,8 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(meOperations));
   mountOperations(app, services, Object.values(waitlistOperations));
   mountOperations(app, services, Object.values(workspaceOperations));
+  await workspaceFolderRoutes(app, services);
+  mountOperations(app, services, Object.values(jobOperations));
   mountOperations(app, services, Object.values(surfaceOperations));
   mountOperations(app, services, Object.values(keyOperations));
   mountOperations(app, services, Object.values(agentOperations));

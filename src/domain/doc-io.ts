@@ -318,17 +318,20 @@ export async function inConversionSlot<T>(services: Services, orgId: string, wor
   }
 }
 
-/** `exportDoc` holding a conversion slot until the file has been sent (or the client went away). */
-export async function exportDocFile(services: Services, workspace: Workspace, selector: DocSelector, format: DocExportFormat): Promise<DocExport> {
-  const release = conversionSlot(services, workspace.orgId);
+/** Runs `open` in one of the organisation's conversion slots, held until the stream it opens has been read or dropped. */
+export async function streamInConversionSlot<T extends { stream: NodeJS.ReadableStream }>(services: Services, orgId: string, open: () => Promise<T>): Promise<T> {
+  const release = conversionSlot(services, orgId);
   try {
-    const file = await exportDoc(services, workspace, selector, format);
-    file.stream.once('close', release);
-    file.stream.once('end', release);
-    file.stream.once('error', release);
-    return file;
+    const opened = await open();
+    for (const event of ['close', 'end', 'error']) opened.stream.once(event, release);
+    return opened;
   } catch (error) {
     release();
     throw error;
   }
+}
+
+/** `exportDoc` holding a conversion slot until the file has been sent (or the client went away). */
+export async function exportDocFile(services: Services, workspace: Workspace, selector: DocSelector, format: DocExportFormat): Promise<DocExport> {
+  return streamInConversionSlot(services, workspace.orgId, () => exportDoc(services, workspace, selector, format));
 }

@@ -1,4 +1,7 @@
+import { createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import multipart, { type MultipartFile as FilePart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors';
@@ -36,12 +39,43 @@ export async function readMultipart<F extends string>(
   request: FastifyRequest,
   options: ReadOptions<F>,
 ): Promise<{ file: MultipartFile; fields: Partial<Record<F, string>> }> {
+  return readBody(request, options, async (part) => ({ bytes: await readFile(part.file, options.tooLarge), filename: part.filename ?? '', mimetype: part.mimetype }));
+}
+
+/**
+ * A multipart body whose file is written to `target` as it arrives instead
+ * of being held in memory (a workspace archive, hundreds of megabytes),
+ * and its named text fields. The same refusals as `readMultipart`; the
+ * file at `target` is removed when the body is refused.
+ */
+export async function readMultipartToFile<F extends string>(
+  request: FastifyRequest,
+  options: ReadOptions<F> & { target: string },
+): Promise<{ file: { filename: string; mimetype: string; size: number }; fields: Partial<Record<F, string>> }> {
+  try {
+    return await readBody(request, options, async (part) => {
+      watchLimit(part.file, options.tooLarge);
+      await pipeline(part.file, createWriteStream(options.target));
+      if (part.file.truncated) throw errors.payloadTooLarge(options.tooLarge);
+      return { filename: part.filename ?? '', mimetype: part.mimetype, size: (await stat(options.target)).size };
+    });
+  } catch (error) {
+    await rm(options.target, { force: true });
+    throw error;
+  }
+}
+
+async function readBody<F extends string, T>(
+  request: FastifyRequest,
+  options: ReadOptions<F>,
+  takeFile: (part: FilePart) => Promise<T>,
+): Promise<{ file: T; fields: Partial<Record<F, string>> }> {
   const bodyLimit = options.maxFileBytes + MULTIPART_SLACK;
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > bodyLimit) throw errors.payloadTooLarge(options.tooLarge);
   if (!request.isMultipart()) throw errors.badRequest(`Expected ${expectedBody(options)}.`);
   // Reading starts here, synchronously (the parser is piped to the request), so the count below sees every byte.
-  const reading = readParts(request, options);
+  const reading = readParts(request, options, takeFile);
   const counting = refuseBeyond(request.raw, bodyLimit, options.tooLarge);
   try {
     return await Promise.race([reading, counting.refused]);
@@ -54,18 +88,24 @@ function expectedBody(options: ReadOptions<string>) {
   return `a multipart/form-data body with a \`${options.fileField}\` file${options.fields.length ? ` and the fields ${options.fields.map((f) => `\`${f}\``).join(', ')}` : ''}`;
 }
 
-async function readParts<F extends string>(request: FastifyRequest, options: ReadOptions<F>): Promise<{ file: MultipartFile; fields: Partial<Record<F, string>> }> {
+async function readParts<F extends string, T>(
+  request: FastifyRequest,
+  options: ReadOptions<F>,
+  takeFile: (part: FilePart) => Promise<T>,
+): Promise<{ file: T; fields: Partial<Record<F, string>> }> {
   const expected = expectedBody(options);
-  let file: MultipartFile | undefined;
+  let file: T | undefined;
+  let seen = false;
   const fields: Partial<Record<F, string>> = {};
   for await (const part of request.parts()) {
     if (part.type === 'file') {
-      if (part.fieldname !== options.fileField || file) {
+      if (part.fieldname !== options.fileField || seen) {
         part.file.resume();
-        const problem = file ? 'only one file may be sent' : `the file field must be named "${options.fileField}"`;
+        const problem = seen ? 'only one file may be sent' : `the file field must be named "${options.fileField}"`;
         throw errors.badRequest(`Expected ${expected}.`, [{ path: [part.fieldname], code: 'unexpected_file', message: problem }]);
       }
-      file = { bytes: await readFile(part.file, options.tooLarge), filename: part.filename ?? '', mimetype: part.mimetype };
+      seen = true;
+      file = await takeFile(part);
     } else {
       if (!(options.fields as readonly string[]).includes(part.fieldname) || part.fieldname in fields) {
         const problem = part.fieldname in fields ? 'sent twice' : 'unknown field';
@@ -74,21 +114,22 @@ async function readParts<F extends string>(request: FastifyRequest, options: Rea
       fields[part.fieldname as F] = String(part.value);
     }
   }
-  if (!file) {
+  if (!seen) {
     throw errors.badRequest(`Expected ${expected}.`, [{ path: [options.fileField], code: 'invalid_type', message: `a file field named "${options.fileField}" is required` }]);
   }
-  return { file, fields };
+  return { file: file as T, fields };
 }
 
-/**
- * The file's bytes, failing the moment the parser cuts the file at the
- * limit: the parser would otherwise go on reading (and dropping) the rest
- * of the file, however long, before the file's stream ends.
- */
-async function readFile(file: FilePart['file'], tooLarge: string): Promise<Buffer> {
+/** Fails the file's stream the moment the parser cuts it at the limit: the parser would otherwise read (and drop) the rest of the file, however long, before it ends. */
+function watchLimit(file: FilePart['file'], tooLarge: string) {
   const overLimit = () => file.destroy(errors.payloadTooLarge(tooLarge));
   if (file.truncated) overLimit();
   else file.once('limit', overLimit);
+}
+
+/** The file's bytes, failing the moment it passes the limit. */
+async function readFile(file: FilePart['file'], tooLarge: string): Promise<Buffer> {
+  watchLimit(file, tooLarge);
   const chunks: Buffer[] = [];
   for await (const chunk of file) chunks.push(chunk as Buffer);
   if (file.truncated) throw errors.payloadTooLarge(tooLarge);

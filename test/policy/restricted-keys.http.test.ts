@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { ManualClock, startTestApp, type Credential, type TestResponse } from '../helpers/app';
-import { postMultipart, proxyUpload, type Part } from '../files/helpers';
+import { postMultipart, proxyUpload, zipOf, type Part } from '../files/helpers';
 import { bearerOf, checkedClients, refusal, type ToolResult } from '../mcp/helpers';
 import { addMember } from '../keys/fixtures';
 import { seedAgent, seedKey } from '../members/fixtures';
@@ -269,6 +269,12 @@ const PROBES: Probe[] = [
   { op: 'POST /api/workspaces/{slug}/files/zip', reach: 'workspace', body: (c) => ({ surfaceSlug: 'files', fileIds: [c.f.fileId] }), allowed: KEYS },
   // The organisation.
   { op: 'POST /api/workspaces', reach: 'account', body: () => ({ name: 'By a key', slug: `by-key-${next()}`, mode: 'table' }) },
+  {
+    op: 'POST /api/workspaces/import',
+    reach: 'account',
+    multipart: async () => [{ name: 'slug', value: `imported-by-key-${next()}` }, { name: 'file', bytes: await zipOf([['page.md', '# Page\n']]), filename: 'folder.zip', type: 'application/zip' }],
+    allowedStatus: 202,
+  },
   { op: 'POST /api/orgs/{slug}/webhooks', reach: 'org', body: () => ({ url: 'http://127.0.0.1:9/org-hook', events: ['row.created'] }) },
   { op: 'PATCH /api/orgs/{slug}/webhooks/{id}', reach: 'org', params: (c) => ({ id: c.f.orgWebhookId }), body: () => ({ url: 'http://127.0.0.1:9/moved' }) },
   { op: 'DELETE /api/orgs/{slug}/webhooks/{id}', reach: 'org', params: fresh.orgWebhook },
