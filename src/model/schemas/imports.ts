@@ -32,3 +32,4 @@ export const Job = z
 export const JobAnswer = z.object({ job: Job }).meta({ id: 'JobAnswer' });
 
 export type JobRecord = z.infer<typeof Job>;
+export type DocImportRecord = z.infer<typeof DocImportResult>;

@@ -13,6 +13,7 @@ import { askLinkAddress, commands, createEditor, revealSection, selectionInfo, t
 import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
 import { mentionCandidatesOf, type MentionCandidate } from './mentions';
 import { AuthorshipView } from './Authorship';
+import { DocFileMenu } from './DocFiles';
 import type { UploadedImage } from '../../../src/model/schemas/files';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
@@ -132,6 +133,7 @@ export function DocSurface(props: SurfaceViewProps) {
           <Icon name="users" size={14} />
           <span>Authorship</span>
         </button>
+        <DocFileMenu context={context} surface={props.surface} editable={context.abilities.edit && !context.workspace.archivedAt} />
       </div>
       {editable && info && !authorship && (
         <div class="doc-toolbar" role="toolbar" aria-label="Formatting">

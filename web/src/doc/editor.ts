@@ -80,6 +80,8 @@ export function createEditor(mount: HTMLElement, options: EditorOptions): Editor
     attributes: { class: 'prose', spellcheck: 'true', 'aria-label': 'Document', role: 'textbox', 'aria-multiline': 'true' },
     // `this` is the view: plugins may dispatch while the constructor is still running.
     dispatchTransaction(this: EditorView, transaction: Transaction) {
+      // y-prosemirror dispatches awareness updates a tick late, and may reach a view destroyed in between (leaving one workspace's doc for another's).
+      if (this.isDestroyed) return;
       // Only this person's own edits are rewritten: never what the sync binding applies (remote changes, undo).
       const local = transaction.docChanged && !transaction.getMeta(ySyncPluginKey) && !transaction.getMeta(SUGGESTED_META);
       if (local) {

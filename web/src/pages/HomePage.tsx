@@ -7,6 +7,7 @@ import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { CreateWorkspaceDialog } from '../workspace/CreateWorkspaceDialog';
+import { ImportWorkspaceDialog } from '../workspace/ImportWorkspaceDialog';
 import { RenameDialog } from '../ui/RenameDialog';
 import type { Workspace } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from '../workspace/workspace-actions';
@@ -19,6 +20,7 @@ export function HomePage(props: { orgSlug: string }) {
   const [view, setView] = useState<'active' | 'archived'>('active');
   const [archived, setArchived] = useState<Workspace[] | null>(null);
   const [creating, setCreating] = useState(false);
+  const [importing, setImporting] = useState(false);
   const [renaming, setRenaming] = useState<Workspace | null>(null);
   const [filter, setFilter] = useState('');
 
@@ -57,9 +59,14 @@ export function HomePage(props: { orgSlug: string }) {
           <h1>Workspaces</h1>
           <p class="muted">Tables and docs shared with your team and your agents.</p>
         </div>
-        <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
-          New workspace
-        </Button>
+        <div class="page-header-actions">
+          <Button icon="upload" onClick={() => setImporting(true)} data-testid="import-workspace">
+            Import
+          </Button>
+          <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
+            New workspace
+          </Button>
+        </div>
       </header>
       <div class="toolbar">
         <div class="segmented" role="tablist" aria-label="Which workspaces">
@@ -114,6 +121,7 @@ export function HomePage(props: { orgSlug: string }) {
         </ul>
       )}
       {creating && <CreateWorkspaceDialog onClose={() => setCreating(false)} />}
+      {importing && <ImportWorkspaceDialog orgSlug={props.orgSlug} onClose={() => setImporting(false)} />}
       {renaming && (
         <RenameDialog
           title="Rename workspace"

@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { parse } from 'csv-parse/browser/esm/sync';
 import { addToColumnStats, emptyColumnStats, inferColumnType, mapCsvHeaders, type HeaderTarget } from '../../../src/model/table/csv';
 import { api, ApiError, messageOf } from '../lib/api';
+import { downloadFrom } from '../lib/download';
 import { Button, Dialog, Menu } from '../ui/primitives';
 import { showToast } from '../ui/toast';
 import { TYPE_LABELS } from './cells';
@@ -83,14 +84,7 @@ export function CsvTools(props: { workspaceId: string; surface: { id: string; sl
     anchor.current?.closest('.table-surface')?.classList.toggle('is-dropping-csv', dropping);
   }, [dropping]);
 
-  const exportCsv = () => {
-    const link = document.createElement('a');
-    link.href = `/api/workspaces/${encodeURIComponent(workspaceId)}/rows.csv?surface=${encodeURIComponent(surface.slug)}`;
-    link.download = `${surface.slug}.csv`;
-    document.body.appendChild(link);
-    link.click();
-    link.remove();
-  };
+  const exportCsv = () => downloadFrom(`/api/workspaces/${encodeURIComponent(workspaceId)}/rows.csv?surface=${encodeURIComponent(surface.slug)}`, `${surface.slug}.csv`);
 
   return (
     <span ref={anchor} class="csv-tools">
