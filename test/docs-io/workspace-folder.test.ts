@@ -1,4 +1,3 @@
-import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
@@ -268,10 +267,5 @@ describe('bad archives', () => {
     const res = await importArchive(await zipOf([['a.md', '# A\n']]), 'source');
     expect(res.status).toBe(409);
     expect(res.body.error.message).toBe('A workspace with the slug "source" already exists in this organisation.');
-  });
-
-  it('checks a deflated entry against what it inflates to', () => {
-    // A self-check of the bomb above: 60 MB of spaces deflate far past the 200:1 an archive may have.
-    expect(60 * 1024 * 1024 / deflateRawSync(Buffer.alloc(60 * 1024 * 1024, 0x20)).length).toBeGreaterThan(200);
   });
 });

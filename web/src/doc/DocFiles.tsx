@@ -17,7 +17,7 @@ import type { Surface } from '../workspace-context/types';
 
 type ImportAnswer = DocImportRecord;
 
-const ACCEPTED = '.docx,.html,.htm,.md,.markdown,.txt,application/vnd.openxmlformats-officedocument.wordprocessingml.document,text/html,text/markdown';
+const ACCEPTED = '.docx,.html,.htm,.md,.markdown,application/vnd.openxmlformats-officedocument.wordprocessingml.document,text/html,text/markdown';
 const FORMATS = [
   { format: 'docx', label: 'Word (.docx)' },
   { format: 'pdf', label: 'PDF' },
