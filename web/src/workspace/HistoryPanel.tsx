@@ -42,8 +42,8 @@ export function HistoryPanel(props: { context: WorkspaceContext; surface: Surfac
     void load();
   }, [base]);
 
-  // Every change of this surface (an edit, a restore, a name) may add or move a version.
-  useReloadOnEvents(workspace, () => true, load, { quietMs: 1_000, concerns: (event) => event.surface?.id === props.surface.id || event.data?.surfaceId === props.surface.id });
+  // A change of this surface's content (an edit, a restore, a name) may add or move a version.
+  useReloadOnEvents(workspace, (name) => /^(version|doc|row|columns)\./.test(name), load, { quietMs: 1_000, concerns: (event) => event.surface?.id === props.surface.id || event.data?.surfaceId === props.surface.id });
 
   const nameCurrent = async (event: Event) => {
     event.preventDefault();
