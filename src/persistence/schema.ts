@@ -300,6 +300,8 @@ export interface SurfaceVersionsTable {
   changes: ColumnType<unknown, string, string>;
   content: Uint8Array;
   contentBytes: number;
+  /** Set on the version a restore made (migration 0073): the restored version as it was then. */
+  restoredFrom: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface VersionCursorsTable {

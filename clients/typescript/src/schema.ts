@@ -39008,6 +39008,13 @@ export interface components {
              */
             kind: "auto" | "named";
             name: string | null;
+            /** @description Set when a restore made this version: the version it brought back, as it was then (retention may remove that version later); null otherwise */
+            restoredFrom: {
+                /** @description When the restored version was made (auto) or named */
+                createdAt: string;
+                name: string | null;
+                versionId: string;
+            } | null;
             surfaceId: string;
         };
         VersionInput: {
@@ -39043,6 +39050,13 @@ export interface components {
              */
             kind: "auto" | "named";
             name: string | null;
+            /** @description Set when a restore made this version: the version it brought back, as it was then (retention may remove that version later); null otherwise */
+            restoredFrom: {
+                /** @description When the restored version was made (auto) or named */
+                createdAt: string;
+                name: string | null;
+                versionId: string;
+            } | null;
             surfaceId: string;
         };
         VersionRow: {
