@@ -18,6 +18,7 @@ import * as m0071 from './0071_version_checkpoints';
 import * as m0072 from './0072_row_identity';
 import * as m0080 from './0080_suggestions';
 import * as m0081 from './0081_document_attribution';
+import * as m0091 from './0091_read_marks';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0072_row_identity': m0072,
   '0080_suggestions': m0080,
   '0081_document_attribution': m0081,
+  '0091_read_marks': m0091,
 };
