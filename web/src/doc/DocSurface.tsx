@@ -11,7 +11,8 @@ import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace-context/context';
 import { askLinkAddress, commands, createEditor, revealSection, selectionInfo, type SuggestionTarget } from './editor';
 import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
-import { mentionCandidatesOf, type MentionCandidate } from './mentions';
+import { refreshMentionCandidates } from './mentions';
+import { mentionCandidatesOf, type MentionCandidate } from '../workspace-context/mention-candidates';
 import { AuthorshipView } from './Authorship';
 import type { UploadedImage } from '../../../src/model/schemas/files';
 
@@ -38,6 +39,9 @@ export function DocSurface(props: SurfaceViewProps) {
   const [authorship, setAuthorship] = useState(false);
 
   candidates.current = mentionCandidatesOf(context.members);
+  useEffect(() => {
+    if (view.current) refreshMentionCandidates(view.current);
+  }, [context.members]);
 
   useEffect(() => {
     if (!document) return;
