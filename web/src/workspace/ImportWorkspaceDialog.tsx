@@ -13,7 +13,7 @@ import { navigate } from '../lib/router';
 import { FormDialog } from '../ui/FormDialog';
 import { AddressField } from './AddressField';
 import { Button, Dialog } from '../ui/primitives';
-import { refreshWorkspaces } from '../workspace-context/workspaces-store';
+import { refreshWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
 
 /** How often a running job is read again. */
 const POLL_MS = 400;
@@ -92,9 +92,14 @@ function ImportProgress(props: { job: JobRecord; orgSlug: string; onClose: () =>
   }, [job]);
 
   const { done, total } = job.progress;
-  const open = () => {
+  const open = async () => {
+    const made = job.workspace;
+    if (!made) return;
+    // The import made the workspace in the person's own organisation, which need not be the one on screen.
+    await refreshWorkspaces();
+    const orgSlug = workspaceList.get().items.find((workspace) => workspace.id === made.id)?.org.slug ?? props.orgSlug;
     props.onClose();
-    if (job.workspace) navigate(`/${props.orgSlug}/${job.workspace.slug}`);
+    navigate(`/${orgSlug}/${made.slug}`);
   };
   const title = job.status === 'running' ? 'Importing…' : job.status === 'done' ? 'Imported' : 'The import failed';
 
@@ -104,7 +109,7 @@ function ImportProgress(props: { job: JobRecord; orgSlug: string; onClose: () =>
       onClose={props.onClose}
       footer={
         job.status === 'done' && job.workspace ? (
-          <Button variant="primary" onClick={open} data-testid="workspace-import-open">
+          <Button variant="primary" onClick={() => void open()} data-testid="workspace-import-open">
             Open {job.workspace.name}
           </Button>
         ) : (
