@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
@@ -261,6 +262,27 @@ describe('bad archives', () => {
   it('refuses a missing slug with 400 and no job', async () => {
     const res = await postMultipart(t, '/api/workspaces/import', [{ name: 'file', bytes: await zipOf([['a.md', '# A\n']]), filename: 'a.zip' }], as());
     expect(res.status).toBe(400);
+  });
+
+  it('refuses an archive declared past 512 MB with 413 before reading it', async () => {
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(`${t.url}/api/workspaces/import`, {
+        method: 'POST',
+        headers: { cookie: `svc-session=${ada.cookie}`, 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(600 * 1024 * 1024) },
+      });
+      request.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => {
+          resolve({ status: response.statusCode ?? 0, body: text });
+          request.destroy();
+        });
+      });
+      request.on('error', reject);
+      request.write('--x\r\n');
+    });
+    expect(status).toBe(413);
+    expect(JSON.parse(body).error.message).toBe('A workspace archive is at most 512 MB.');
   });
 
   it('refuses a slug already taken with 409 and no job', async () => {
