@@ -6741,13 +6741,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -6757,10 +6764,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -6915,13 +6927,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -6931,10 +6950,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -22830,13 +22854,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -22846,10 +22877,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -23002,13 +23038,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -23018,10 +23061,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -36633,13 +36681,17 @@ export interface components {
         };
         ColumnDef: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -36649,23 +36701,32 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;
         };
         ColumnDefInput: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -36675,10 +36736,15 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;

@@ -7,6 +7,7 @@
  */
 import * as Y from 'yjs';
 import {
+  CellReading,
   addColumn,
   createTableId,
   deleteRow,
@@ -14,8 +15,9 @@ import {
   insertRow,
   moveRows,
   readColumns,
+  isComputedColumn,
+  openReading,
   replaceColumns,
-  resolveLinkedCells,
   rowTitle,
   setRowPosition,
   sheetOfRow,
@@ -24,6 +26,7 @@ import {
   type ColumnDef,
   type ColumnOption,
   type ColumnType,
+  type ComputedValue,
   type LookupValue,
   type ReadRowData,
   type RowData,
@@ -37,9 +40,9 @@ import {
   checkRowQuery,
   compareSortValues,
   compileRowQuery,
+  filterColumnKeys,
   sortValueOf,
   OPS_BY_TYPE,
-  readerOf,
   type CompiledRowQuery,
   type FilterCondition,
   type FilterGroupInner,
@@ -50,7 +53,7 @@ import {
   type SortValue,
 } from '../../../src/model/table/query';
 
-export type { CellValue, ColumnDef, ColumnOption, ColumnType, LookupValue, ReadRowData, RowData };
+export type { CellValue, ColumnDef, ColumnOption, ColumnType, ComputedValue, LookupValue, ReadRowData, RowData };
 export type { RowHeight, ViewDef, ViewFields, ViewKind, ViewPatch };
 export type { RowSuggestionEntry, SuggestionPerson };
 
@@ -67,11 +70,12 @@ export type { FilterCondition, FilterGroupInner, FilterOp, FilterValue, RowFilte
 export { OPS_BY_TYPE };
 export { COLUMN_TYPES, lookupText } from '../../../src/model/table/document';
 
-/** A cell as the grid shows it: stored, or a lookup's values (computed, read-only). */
-export type ShownValue = CellValue | LookupValue;
+/** A cell as the grid shows it: stored, or computed and read-only (a lookup's values, a formula's or rollup's value or error). */
+export type ShownValue = CellValue | LookupValue | ComputedValue;
 
 /** Column types made with what they point at (the add-column dialog asks), not by switching a column's type. */
-export const LINKING_TYPES: ReadonlySet<ColumnType> = new Set(['link', 'lookup']);
+export const LINKING_TYPES: ReadonlySet<ColumnType> = new Set(['link', 'lookup', 'rollup', 'formula']);
+export { isComputedColumn };
 export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 
 /** Origin of this tab's own writes (the provider sends every transaction not made by itself). */
@@ -91,6 +95,7 @@ export class TableModel {
   private viewQuery: { key: string; query: CompiledRowQuery; matches: Map<string, boolean>; sortValues: Map<string, SortValue[]> } | null = null;
 
   private readonly columnCache = new Map<string, ColumnDef[]>();
+  private currentReading: CellReading | null = null;
 
   /** Every entry of the suggestions root, read again only after a transaction that touched it. */
   private suggestionCache: RowSuggestionEntry[] | null = null;
@@ -100,7 +105,10 @@ export class TableModel {
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetChangedRows(transaction));
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetSuggestions(transaction));
     // Every row read resolves its links against its sheet's columns: read them once per change, not once per row.
-    doc.on('afterTransaction', () => this.columnCache.clear());
+    doc.on('afterTransaction', () => {
+      this.columnCache.clear();
+      this.currentReading = null;
+    });
   }
 
   private forgetChangedRows(transaction: Y.Transaction): void {
@@ -170,7 +178,7 @@ export class TableModel {
   suggestCell(rowId: string, key: string, value: CellValue, me: SuggestionPerson): void {
     const surfaceId = sheetOfRow(this.doc, rowId);
     const map = rowMapOf(this.doc, rowId);
-    if (surfaceId === null || !map || this.cachedColumns(surfaceId).some((column) => column.key === key && column.type === 'lookup')) return;
+    if (surfaceId === null || !map || this.cachedColumns(surfaceId).some((column) => column.key === key && isComputedColumn(column))) return;
     const now = readRowData(map)[key] ?? null;
     const own = rowSuggestionEntries(this.doc).find((entry) => entry.status === 'open' && entry.kind === 'update' && entry.rowId === rowId && entry.author.id === me.id);
     if (own) {
@@ -232,7 +240,23 @@ export class TableModel {
     if (!map) return null;
     const surfaceId = sheetOfRow(this.doc, rowId);
     const data = readRowData(map);
-    return surfaceId === null ? data : resolveLinkedCells(this.doc, surfaceId, data, { columns: this.cachedColumns(surfaceId) });
+    return surfaceId === null ? data : this.reading().row(rowId, surfaceId, data);
+  }
+
+  /**
+   * How this tab reads computed cells (lookups, formulas, rollups), the same
+   * code as the server's: one reading per change, so a render computes each
+   * cell once at one moment (TODAY() and NOW() are read when the table last
+   * changed, or at the last `refreshClock`). Workspaces read dates in UTC.
+   */
+  reading(): CellReading {
+    this.currentReading ??= openReading(this.doc, { now: Date.now(), timeZone: 'UTC' });
+    return this.currentReading;
+  }
+
+  /** Reads TODAY() and NOW() afresh at the next render. */
+  refreshClock(): void {
+    this.currentReading = null;
   }
 
   /** How a row reads in a link: its first column's text. */
@@ -263,8 +287,8 @@ export class TableModel {
 
   setCell(rowId: string, key: string, value: CellValue): void {
     const surfaceId = sheetOfRow(this.doc, rowId);
-    // A lookup is computed from its link: there is nothing to write (clearing the cell with Delete lands here).
-    if (surfaceId !== null && this.cachedColumns(surfaceId).some((column) => column.key === key && column.type === 'lookup')) return;
+    // A lookup, formula or rollup is computed: there is nothing to write (clearing the cell with Delete lands here).
+    if (surfaceId !== null && this.cachedColumns(surfaceId).some((column) => column.key === key && isComputedColumn(column))) return;
     updateRowCells(this.doc, rowId, { [key]: value }, LOCAL);
   }
 
@@ -357,18 +381,24 @@ export class TableModel {
     const sort = view.sort.filter((key) => columns.some((column) => column.key === key.column));
     const ids = this.rowIds(surfaceId);
     if (!filter && sort.length === 0) return { rowIds: [...ids], ignored };
-    const key = JSON.stringify([filter, sort, columns.map((column) => [column.key, column.type, column.options])]);
+    const key = JSON.stringify([filter, sort, columns.map((column) => [column.key, column.type, column.options, column.resultType])]);
     if (this.viewQuery?.key !== key) this.viewQuery = { key, query: compileRowQuery(columns, { filter, sort }), matches: new Map(), sortValues: new Map() };
-    const { query, matches, sortValues } = this.viewQuery;
+    const { query } = this.viewQuery;
+    // Computed cells change with other rows and the clock, which would not drop what is kept per row: read them afresh (the reading keeps them).
+    const computed = new Set(columns.filter(isComputedColumn).map((column) => column.key));
+    const usesComputed = [...sort.map((key) => key.column), ...filterColumnKeys(filter)].some((column) => computed.has(column));
+    const { matches, sortValues } = usesComputed ? { matches: new Map<string, boolean>(), sortValues: new Map<string, SortValue[]>() } : this.viewQuery;
+    const reading = this.reading();
     const rows: Array<{ id: string; values: SortValue[]; index: number }> = [];
     ids.forEach((id, index) => {
       const data = this.cachedRow(id);
       if (!data) return;
+      const cell = (column: string) => (computed.has(column) ? reading.cell(id, column) : Object.hasOwn(data, column) ? data[column] : undefined);
       let match = matches.get(id);
-      if (match === undefined) matches.set(id, (match = filter ? query.matches(readerOf(data)) : true));
+      if (match === undefined) matches.set(id, (match = filter ? query.matches(cell) : true));
       if (!match && !keep.has(id)) return;
       let values = sortValues.get(id);
-      if (!values) sortValues.set(id, (values = sort.map((key) => sortValueOf(data[key.column]))));
+      if (!values) sortValues.set(id, (values = sort.map((key) => sortValueOf(cell(key.column)))));
       rows.push({ id, values, index });
     });
     // The order the server sorts `GET /rows?view=` in (sortValueOf and compareSortValues, as compileRowQuery compares), with each
