@@ -33,6 +33,9 @@ import {
   columnsAfterReplacement,
   computedColumnIssues,
   isComputedColumn,
+  tryFormula,
+  type FormulaTry,
+  type SheetContext,
   openReading,
   rowAsRead,
   rowsAsRead,
@@ -585,12 +588,7 @@ export async function putColumns(services: Services, actor: Actor, resolved: Res
  */
 function checkComputedColumns(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: string, columns: readonly ColumnFields[], checked: Array<{ index: number; path: string[] }>) {
   if (checked.length === 0) return;
-  const issues = computedColumnIssues(surfaceId, columns, checked, {
-    tableSurfaceId: (slug) => surfaceBySlug(surfaces, slug)?.id ?? null,
-    columnsOf: (id) => (id === surfaceId ? columns : readColumns(doc, id)),
-    sheetIds: () => surfaces.map((surface) => surface.id),
-    sheetName: (id) => surfaces.find((surface) => surface.id === id)?.slug ?? id,
-  });
+  const issues = computedColumnIssues(surfaceId, columns, checked, sheetContext(doc, surfaces, surfaceId, columns));
   if (issues.length > 0) throw errors.validation(`Invalid ${issues.some((i) => i.path[0] === 'formula') ? 'formula' : 'rollup or lookup'} column: ${issues.map((i) => i.message).join('; ')}`, issues);
 }
 
@@ -603,6 +601,31 @@ function checkLinkColumns(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: s
     columnsOf: (id) => (id === surfaceId ? columns : readColumns(doc, id)),
   });
   if (issues.length > 0) throw errors.validation(`Invalid link or lookup column: ${issues.map((i) => i.message).join('; ')}`, issues);
+}
+
+/** The workspace's sheets as the computed-column checks see them; `surfaceId`'s columns as they will be. */
+function sheetContext(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: string, columns: readonly ColumnFields[]): SheetContext {
+  return {
+    tableSurfaceId: (slug) => surfaceBySlug(surfaces, slug)?.id ?? null,
+    columnsOf: (id) => (id === surfaceId ? columns : readColumns(doc, id)),
+    sheetIds: () => surfaces.map((surface) => surface.id),
+    sheetName: (id) => surfaces.find((surface) => surface.id === id)?.slug ?? id,
+  };
+}
+
+/**
+ * Tries a formula on a sheet (the named one, else the primary) without
+ * saving anything: as the formula of `column` when given, else of a new
+ * column (docs/FORMULAS.md "Trying a formula").
+ */
+export async function tryWorkspaceFormula(services: Services, workspace: Workspace, selector: SurfaceSelector, formula: string, column?: string): Promise<FormulaTry> {
+  const surface = await pickTableSurface(services, workspace, selector);
+  const surfaces = await tableSurfaces(services, workspace.id);
+  return services.sync.read(tablesDocumentName(workspace.id), (doc) => {
+    const columns = surface ? readColumns(doc, surface.id) : [];
+    const surfaceId = surface?.id ?? '';
+    return tryFormula(surfaceId, columns, formula, sheetContext(doc, surfaces, surfaceId, columns), column);
+  });
 }
 
 export async function postColumn(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector, column: NewColumn) {

@@ -72,6 +72,23 @@ export const Column = z
   })
   .meta({ id: 'ColumnDef' });
 
+export const FormulaCheckBody = z.strictObject({
+  surface: z.string().min(1).max(100).optional().describe('Table surface slug; the primary table surface when omitted'),
+  surfaceId: z.string().min(1).max(100).optional(),
+  formula: z.string().max(10_000).describe('The formula to try (docs/FORMULAS.md)'),
+  column: z.string().min(1).max(64).optional().describe('The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused'),
+});
+
+export const FormulaCheck = z
+  .union([
+    z.object({ ok: z.literal(true), resultType: z.enum(RESULT_TYPES).describe('The type of its values') }),
+    z.object({
+      ok: z.literal(false),
+      error: z.object({ message: z.string(), position: z.number().int().min(0).describe('0-based offset in the formula of the fault') }),
+    }),
+  ])
+  .meta({ id: 'FormulaCheck' });
+
 export const SurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Table surface slug; the primary table surface when omitted'),
   surfaceId: z.string().min(1).max(100).optional(),

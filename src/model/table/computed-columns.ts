@@ -103,7 +103,7 @@ export function computedColumnIssues(
     const column = columns[index]!;
     if (column.type === 'formula') {
       if (typeof column.formula !== 'string' || column.formula.trim() === '') {
-        issues.push({ path: ['formula'], code: 'required', message: `${column.key}: a formula column needs its expression in formula.`, column: column.key, position: 0 });
+        issues.push({ path: ['formula'], code: 'required', message: `${named(column.key)}a formula column needs its expression in formula.`, column: column.key, position: 0 });
         continue;
       }
       const check = checkFormula(column.formula, typeOf);
@@ -111,7 +111,7 @@ export function computedColumnIssues(
         issues.push({
           path: ['formula'],
           code: check.error.reference === undefined ? 'invalid_formula' : 'unknown_column',
-          message: `${column.key}: ${check.error.message}`,
+          message: `${named(column.key)}${check.error.message}`,
           column: column.key,
           position: check.error.position,
         });
@@ -139,6 +139,32 @@ export function computedColumnIssues(
   }
   if (issues.length > 0) return issues;
   return circleIssues(surfaceId, columns, checked, context);
+}
+
+/** The key a formula being tried (not yet a column) is checked under: no reference can name it by accident. */
+const CANDIDATE = '\u0000';
+
+function named(key: string): string {
+  return key === CANDIDATE ? '' : `${key}: `;
+}
+
+export type FormulaTry = { ok: true; resultType: ResultType } | { ok: false; error: { message: string; position: number } };
+
+/**
+ * Tries a formula on a sheet before it is saved (`POST /formula/check`, the
+ * web app's editor as you type): as the formula of the column `columnKey`
+ * when given (so a circle through it is found), else of a new column.
+ */
+export function tryFormula(surfaceId: string, columns: readonly ColumnFields[], formula: string, context: SheetContext, columnKey?: string): FormulaTry {
+  const at = columnKey === undefined ? -1 : columns.findIndex((column) => column.key === columnKey);
+  const list: ColumnFields[] =
+    at >= 0
+      ? columns.map((column, i) => (i === at ? { key: column.key, label: column.label, type: 'formula', formula } : column))
+      : [...columns, { key: CANDIDATE, label: '', type: 'formula', formula }];
+  const index = at >= 0 ? at : list.length - 1;
+  const [issue] = computedColumnIssues(surfaceId, list, [{ index, path: [] }], context);
+  if (issue) return { ok: false, error: { message: issue.message, position: issue.position ?? 0 } };
+  return { ok: true, resultType: withResultTypes(list)[index]!.resultType as ResultType };
 }
 
 type Node = string;
@@ -174,7 +200,7 @@ function circleIssues(surfaceId: string, columns: readonly ColumnFields[], check
       const [sheet, key] = node.split('\u0000') as [string, string];
       return sheet === surfaceId ? key : `${key} (on ${context.sheetName(sheet)})`;
     });
-    const message = `${column.key} would depend on itself: ${named.join(' → ')}. A column cannot use a value computed from itself.`;
+    const message = `${column.key === CANDIDATE ? 'The formula' : column.key} would depend on itself: ${named.join(' → ')}. A column cannot use a value computed from itself.`;
     issues.push(column.type === 'formula' ? { path: ['formula'], code: 'cycle', message, column: column.key, position: 0 } : { path: [...path, 'field'], code: 'cycle', message });
   }
   return issues;

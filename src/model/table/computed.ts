@@ -217,6 +217,14 @@ export class CellReading {
     return resolved;
   }
 
+  /** The row's formula and rollup cells only (row events carry them beside the stored cells). */
+  formulaCells(rowId: string, surfaceId: string): Record<string, ReadCell> {
+    const plan = this.engine.plan(surfaceId);
+    const cells: Record<string, ReadCell> = {};
+    for (const column of plan.computed) if (column.type !== 'lookup') cells[column.key] = this.entry(rowId, plan, column).cell;
+    return cells;
+  }
+
   /** One cell as the reader sees it, for filters and sorts: computed where the row's sheet computes the key, else as stored. */
   cell(rowId: string, key: string): ReadCell {
     const surfaceId = tableIndex(this.doc).placements.get(rowId)?.surfaceId;

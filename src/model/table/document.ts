@@ -79,7 +79,7 @@ export { dropLinksTo, dropLinksToDeleted, holdsLinksTo, linkIdsOf } from './link
 export { linkColumnIssues, lookupText, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
 export { CellReading, openReading, rowAsRead, rowsAsRead, type ReadCell, type ReadOptions } from './computed.js';
 export { columnsAfterReplacement, type ReplaceColumnsOptions } from './columns.js';
-export { computedColumnIssues, isComputedColumn, type SheetContext } from './computed-columns.js';
+export { computedColumnIssues, isComputedColumn, tryFormula, type FormulaTry, type SheetContext } from './computed-columns.js';
 export { compactDecodedContent } from './memory.js';
 export { copyTableToFreshDocument } from './copy.js';
 export { createTableId } from './ids.js';
