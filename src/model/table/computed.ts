@@ -21,7 +21,8 @@ import { linkColumnKeys, linkIdsOf } from './links.js';
 import { rowTitle, visibleLinks } from './link-reads.js';
 import { tableIndex } from './row-index.js';
 import { cellValue, presentValue, storedValue, type ComputedCell } from './formulas/cells.js';
-import { compiledFormula, runFormula, type CompiledFormula } from './formulas/compile.js';
+import { compiledFormula, runFormula } from './formulas/compile.js';
+import { today } from './formulas/dates.js';
 import type { FormulaEnvironment } from './formulas/functions.js';
 import { isRollupFunction, rollUp, ROLLUPS } from './formulas/rollups.js';
 import { FormulaError, type ResultType, type Value } from './formulas/values.js';
@@ -45,13 +46,28 @@ interface SheetPlan {
   computed: ColumnDef[];
 }
 
+/** A computed cell kept for later reads. */
 interface Entry {
   value: Value;
   cell: ReadCell;
-  /** The clock it was computed at, when it read it (TODAY, NOW, or a value that did). */
-  clock: number | null;
-  /** Readings of the cell kept with it (a filter's comparable values, a sort value). */
-  derived?: Map<string, unknown>;
+  /**
+   * Null when it does not read the clock; else the day (`day:2026-07-04`,
+   * TODAY) or the moment (`moment:<ms>`, NOW) it holds for.
+   */
+  stamp: string | null;
+  /** Readings of the cell kept with it: its sort value, and one filter reading. */
+  sortValue?: unknown;
+  readingName?: string;
+  readingValue?: unknown;
+}
+
+function isComputed(column: ColumnDef): boolean {
+  return column.type === 'lookup' || column.type === 'formula' || column.type === 'rollup';
+}
+
+/** What the values depend on in the columns of every sheet: keys and their order, types and what computed columns name (not labels, widths, options). */
+function columnSignature(doc: Y.Doc): string {
+  return JSON.stringify(canonicalSheetIds(doc).map((surfaceId) => [surfaceId, readColumns(doc, surfaceId).map((c) => [c.key, c.type, c.formula, c.link, c.field, c.fn])]));
 }
 
 class Engine {
@@ -59,8 +75,10 @@ class Engine {
   /** Per column key, per row id. */
   readonly values = new Map<string, Map<string, Entry>>();
   timeZone = 'UTC';
+  /** The columns the kept values were computed with; null when a column change has not been compared yet. */
+  private signature: string | null = null;
   /** Row id → rows whose link cells name it; null until something is kept. */
-  linkers: Map<string, Set<string>> | null = null;
+  private linkers: Map<string, Set<string>> | null = null;
   private linked: Map<string, string[]> | null = null;
 
   constructor(private readonly doc: Y.Doc) {
@@ -73,11 +91,27 @@ class Engine {
     let plan = this.plans.get(surfaceId);
     if (!plan) {
       const columns = readColumns(this.doc, surfaceId);
-      plan = { columns, byKey: new Map(columns.map((column) => [column.key, column])), computed: columns.filter((column) => column.type === 'lookup' || column.type === 'formula' || column.type === 'rollup') };
+      plan = { columns, byKey: new Map(columns.map((column) => [column.key, column])), computed: columns.filter(isComputed) };
       this.plans.set(surfaceId, plan);
     }
     return plan;
   }
+
+  /** Before a read: values computed in another time zone, or with columns that changed in what they compute, are dropped. */
+  prepare(timeZone: string): void {
+    if (this.timeZone !== timeZone) {
+      this.values.clear();
+      this.timeZone = timeZone;
+    }
+    if (this.signature === null) {
+      const signature = columnSignature(this.doc);
+      if (this.values.size > 0 && this.keptSignature !== signature) this.values.clear();
+      this.signature = signature;
+    }
+  }
+
+  /** The signature the kept values were computed with. */
+  private keptSignature: string | null = null;
 
   /** Keys that are computed on some sheet (a listing reads them through the engine). */
   computedKeys(): Set<string> {
@@ -88,29 +122,30 @@ class Engine {
 
   keep(key: string, rowId: string, entry: Entry): void {
     if (!this.linkers) this.indexLinks();
+    this.keptSignature = this.signature;
     let vector = this.values.get(key);
     if (!vector) this.values.set(key, (vector = new Map()));
     vector.set(rowId, entry);
   }
 
-  kept(key: string, rowId: string): Entry | undefined {
+  entry(key: string, rowId: string): Entry | undefined {
     return this.values.get(key)?.get(rowId);
-  }
-
-  reset(): void {
-    this.plans.clear();
-    this.values.clear();
-    this.linkers = null;
-    this.linked = null;
   }
 
   private forgetChanged(transaction: Y.Transaction): void {
     if (this.plans.size === 0 && this.values.size === 0) return;
     const changes = diffTableTransaction(transaction);
-    if (changes.some((change) => change.kind === 'columns.updated')) return this.reset();
+    if (changes.some((change) => change.kind === 'columns.updated')) {
+      // Compared at the next read: a label or a width changes no value.
+      this.plans.clear();
+      this.signature = null;
+      this.linkers = null;
+      this.linked = null;
+    }
     const changed = new Set<string>();
     for (const change of changes) if ('rowId' in change) changed.add(change.rowId);
     if (changed.size === 0 || this.values.size === 0) return;
+    if (!this.linkers) this.indexLinks();
     // A row's values, then those of the rows that link to it, and so on up the links.
     const queue = [...changed];
     const dropped = new Set<string>();
@@ -161,12 +196,9 @@ function engineOf(doc: Y.Doc): Engine {
   return engine;
 }
 
-interface Frame {
-  id: string;
-  key: string;
-  usedClock: boolean;
-  inCircle: boolean;
-}
+const USED_DAY = 1;
+const USED_MOMENT = 2;
+const IN_CIRCLE = 4;
 
 /**
  * One read of the table: every cell it computes uses the same clock, and
@@ -177,8 +209,16 @@ export class CellReading {
   private readonly hidden: ReadonlySet<string> | undefined;
   readonly now: number;
   readonly timeZone: string;
-  private readonly frames: Frame[] = [];
-  private readonly open = new Map<string, number>();
+  private readonly dayStamp: string;
+  private readonly momentStamp: string;
+  // The cells being computed, innermost last (a circle is one of them met again), kept flat: a read computes 50,000 of them.
+  private readonly frameRows: string[] = [];
+  private readonly frameKeys: string[] = [];
+  private readonly frameFlags: number[] = [];
+  /** The row whose formula runs, for the one environment every formula of this read shares. */
+  private formulaRow = '';
+  private formulaPlan: SheetPlan | null = null;
+  private readonly env: FormulaEnvironment;
 
   constructor(
     private readonly doc: Y.Doc,
@@ -188,10 +228,15 @@ export class CellReading {
     this.hidden = options.hidden?.size ? options.hidden : undefined;
     this.now = options.now ?? Date.now();
     this.timeZone = options.timeZone ?? 'UTC';
-    if (this.engine.timeZone !== this.timeZone) {
-      this.engine.values.clear();
-      this.engine.timeZone = this.timeZone;
-    }
+    this.engine.prepare(this.timeZone);
+    this.dayStamp = `day:${today(this.now, this.timeZone).toIso()}`;
+    this.momentStamp = `moment:${this.now}`;
+    this.env = {
+      cell: (key) => this.value(this.formulaRow, this.formulaPlan!, key),
+      now: this.now,
+      timeZone: this.timeZone,
+      usedClock: (what) => this.usedClock(what === 'day' ? USED_DAY : USED_MOMENT),
+    };
   }
 
   /** Whether values may be kept and reused: nothing hidden from this reader, and no transaction open. */
@@ -231,7 +276,7 @@ export class CellReading {
     if (surfaceId !== undefined) {
       const plan = this.engine.plan(surfaceId);
       const column = plan.byKey.get(key);
-      if (column && (column.type === 'lookup' || column.type === 'formula' || column.type === 'rollup')) return this.entry(rowId, plan, column).cell;
+      if (column && isComputed(column)) return this.entry(rowId, plan, column).cell;
     }
     return rowMapOf(this.doc, rowId)?.get(key) as ReadCell;
   }
@@ -243,19 +288,24 @@ export class CellReading {
    */
   vector<T>(key: string, reading: string, read: (cell: ReadCell) => T): (rowId: string) => T {
     const placements = tableIndex(this.doc).placements;
+    const keeps = this.keeps;
     return (rowId) => {
       const surfaceId = placements.get(rowId)?.surfaceId;
       const plan = surfaceId === undefined ? null : this.engine.plan(surfaceId);
       const column = plan?.byKey.get(key);
-      if (!plan || !column || (column.type !== 'lookup' && column.type !== 'formula' && column.type !== 'rollup')) {
-        return read(rowMapOf(this.doc, rowId)?.get(key) as ReadCell);
-      }
+      if (!plan || !column || !isComputed(column)) return read(rowMapOf(this.doc, rowId)?.get(key) as ReadCell);
       const entry = this.entry(rowId, plan, column);
-      if (!this.keeps) return read(entry.cell);
-      entry.derived ??= new Map();
-      if (entry.derived.has(reading)) return entry.derived.get(reading) as T;
+      if (!keeps) return read(entry.cell);
+      if (reading === 'sort') {
+        if (!('sortValue' in entry)) entry.sortValue = read(entry.cell);
+        return entry.sortValue as T;
+      }
+      if (entry.readingName === reading) return entry.readingValue as T;
       const value = read(entry.cell);
-      entry.derived.set(reading, value);
+      if (entry.readingName === undefined) {
+        entry.readingName = reading;
+        entry.readingValue = value;
+      }
       return value;
     };
   }
@@ -264,67 +314,68 @@ export class CellReading {
 
   private entry(rowId: string, plan: SheetPlan, column: ColumnDef): Entry {
     const keeps = this.keeps;
-    const kept = keeps ? this.engine.kept(column.key, rowId) : undefined;
-    if (kept && (kept.clock === null || kept.clock === this.now)) {
-      if (kept.clock !== null) this.usedClock();
+    const kept = keeps ? this.engine.entry(column.key, rowId) : undefined;
+    if (kept && (kept.stamp === null || kept.stamp === this.dayStamp || kept.stamp === this.momentStamp)) {
+      if (kept.stamp !== null) this.usedClock(kept.stamp === this.dayStamp ? USED_DAY : USED_MOMENT);
       return kept;
     }
-    const id = `${rowId}\u0000${column.key}`;
-    const at = this.open.get(id);
-    if (at !== undefined) return this.circle(at);
-    const frame: Frame = { id, key: column.key, usedClock: false, inCircle: false };
-    this.open.set(id, this.frames.length);
-    this.frames.push(frame);
-    let computed: { value: Value; cell: ReadCell };
+    for (let i = 0; i < this.frameRows.length; i++) {
+      if (this.frameRows[i] === rowId && this.frameKeys[i] === column.key) return this.circle(i);
+    }
+    const depth = this.frameRows.length;
+    this.frameRows.push(rowId);
+    this.frameKeys.push(column.key);
+    this.frameFlags.push(0);
+    let entry: Entry;
     try {
-      computed = this.compute(rowId, plan, column);
+      entry = this.compute(rowId, plan, column);
     } catch (error) {
       // A chain of links deeper than the stack (a sync peer's data): an error in the cell, not a failed read.
-      const failure = new FormulaError('#ERROR!', error instanceof RangeError ? 'The value depends on too long a chain of rows.' : String(error));
-      computed = { value: failure, cell: failure.toCell() };
-    } finally {
-      this.frames.pop();
-      this.open.delete(id);
+      entry = failed(new FormulaError('#ERROR!', error instanceof RangeError ? 'The value depends on too long a chain of rows.' : String(error)));
     }
-    if (frame.inCircle) {
+    const flags = this.frameFlags[depth]!;
+    this.frameRows.length = this.frameKeys.length = this.frameFlags.length = depth;
+    if (flags & IN_CIRCLE) {
       const circle = new FormulaError('#CYCLE!', `${column.key} depends on itself.`);
-      computed = { value: circle, cell: column.type === 'lookup' ? [] : circle.toCell() };
+      entry = { value: circle, cell: column.type === 'lookup' ? [] : circle.toCell(), stamp: null };
     }
-    if (frame.usedClock) this.usedClock();
-    const entry: Entry = { ...computed, clock: frame.usedClock ? this.now : null };
+    if (flags & (USED_DAY | USED_MOMENT)) {
+      entry.stamp = flags & USED_MOMENT ? this.momentStamp : this.dayStamp;
+      this.usedClock(flags);
+    }
     if (keeps) this.engine.keep(column.key, rowId, entry);
     return entry;
   }
 
   /** A value that depends on itself: every cell on the way round reads #CYCLE!, whichever was read first. */
   private circle(at: number): Entry {
-    for (let i = at; i < this.frames.length; i++) this.frames[i]!.inCircle = true;
-    const names = this.frames.slice(at).map((frame) => frame.key);
-    const error = new FormulaError('#CYCLE!', `${[...names, names[0]].join(' → ')}: a value that depends on itself.`);
-    return { value: error, cell: error.toCell(), clock: null };
+    for (let i = at; i < this.frameFlags.length; i++) this.frameFlags[i]! |= IN_CIRCLE;
+    const names = this.frameKeys.slice(at);
+    return failed(new FormulaError('#CYCLE!', `${[...names, names[0]].join(' → ')}: a value that depends on itself.`));
   }
 
-  private usedClock(): void {
-    const top = this.frames.at(-1);
-    if (top) top.usedClock = true;
+  /** The cell being computed (and so every cell computed from it) reads the clock. */
+  private usedClock(flags: number): void {
+    const top = this.frameFlags.length - 1;
+    if (top >= 0) this.frameFlags[top]! |= flags & (USED_DAY | USED_MOMENT);
   }
 
-  private compute(rowId: string, plan: SheetPlan, column: ColumnDef): { value: Value; cell: ReadCell } {
+  private compute(rowId: string, plan: SheetPlan, column: ColumnDef): Entry {
     const rowMap = rowMapOf(this.doc, rowId);
     switch (column.type) {
       case 'formula': {
-        const formula: CompiledFormula = compiledFormula(typeof column.formula === 'string' ? column.formula : '');
-        const env: FormulaEnvironment = {
-          cell: (key) => this.value(rowId, plan, key),
-          now: this.now,
-          timeZone: this.timeZone,
-          usedClock: () => this.usedClock(),
-        };
-        const value = runFormula(formula, env);
-        const resultType = (column.resultType ?? 'text') as ResultType;
-        const cell = presentValue(value, resultType);
-        // What later formulas read is the value as shown (a number rounded the way the cell shows it).
-        return { value: value instanceof FormulaError ? value : cellValue(cell, resultType), cell };
+        const formula = compiledFormula(typeof column.formula === 'string' ? column.formula : '');
+        const [outerRow, outerPlan] = [this.formulaRow, this.formulaPlan];
+        this.formulaRow = rowId;
+        this.formulaPlan = plan;
+        let value: Value;
+        try {
+          value = runFormula(formula, this.env);
+        } finally {
+          this.formulaRow = outerRow;
+          this.formulaPlan = outerPlan;
+        }
+        return shown(value, (column.resultType ?? 'text') as ResultType);
       }
       case 'rollup': {
         const link = typeof column.link === 'string' ? plan.byKey.get(column.link) : undefined;
@@ -332,16 +383,14 @@ export class CellReading {
         if (!isRollupFunction(column.fn)) return failed(new FormulaError('#ERROR!', `"${String(column.fn)}" is not a rollup function.`));
         const ids = visibleLinks(this.doc, rowMap?.get(link.key), this.hidden);
         const field = typeof column.field === 'string' ? column.field : '';
-        const value = rollUp(column.fn, ids.map((id) => this.fieldOf(id, field)));
-        const cell = presentValue(value, ROLLUPS[column.fn].resultType);
-        return { value: value instanceof FormulaError ? value : cellValue(cell, ROLLUPS[column.fn].resultType), cell };
+        return shown(rollUp(column.fn, ids.map((id) => this.fieldOf(id, field))), ROLLUPS[column.fn].resultType);
       }
       default: {
         // A lookup: the linked rows' values of its field, as they read there.
         const link = typeof column.link === 'string' ? plan.byKey.get(column.link) : undefined;
         const ids = link?.type === 'link' ? visibleLinks(this.doc, rowMap?.get(link.key), this.hidden) : [];
         const field = typeof column.field === 'string' ? column.field : '';
-        return { value: ids.map((id) => this.fieldOf(id, field)), cell: ids.map((id) => this.lookedUp(id, field)) };
+        return { value: ids.map((id) => this.fieldOf(id, field)), cell: ids.map((id) => this.lookedUp(id, field)), stamp: null };
       }
     }
   }
@@ -350,7 +399,7 @@ export class CellReading {
   private value(rowId: string, plan: SheetPlan, key: string): Value {
     const column = plan.byKey.get(key);
     if (!column) return new FormulaError('#REF!', `There is no column "${key}".`);
-    if (column.type === 'lookup' || column.type === 'formula' || column.type === 'rollup') return this.entry(rowId, plan, column).value;
+    if (isComputed(column)) return this.entry(rowId, plan, column).value;
     const raw: unknown = rowMapOf(this.doc, rowId)?.get(key);
     if (column.type === 'link') return visibleLinks(this.doc, raw, this.hidden).map((id) => rowTitle(this.doc, id) || null);
     return storedValue(raw, column.type);
@@ -378,8 +427,14 @@ export class CellReading {
   }
 }
 
-function failed(error: FormulaError): { value: Value; cell: ReadCell } {
-  return { value: error, cell: error.toCell() };
+/** A computed value and its cell; what later formulas read is the value as the cell shows it (a number rounded as shown). */
+function shown(value: Value, resultType: ResultType): Entry {
+  const cell = presentValue(value, resultType);
+  return { value: value instanceof FormulaError ? value : cellValue(cell, resultType), cell, stamp: null };
+}
+
+function failed(error: FormulaError): Entry {
+  return { value: error, cell: error.toCell(), stamp: null };
 }
 
 /** A reading of the table for one read (a listing, a row, a change's event). */

@@ -30,8 +30,8 @@ export interface FormulaEnvironment {
   now: number;
   /** IANA name; UTC unless set. */
   timeZone: string;
-  /** Told when the value depends on the clock (TODAY, NOW), so it is not kept past this read. */
-  usedClock(): void;
+  /** Told when the value depends on the clock: on the day (TODAY) it is kept for the day, on the moment (NOW) for this read only. */
+  usedClock(what: 'day' | 'moment'): void;
 }
 
 export type Thunk = () => Value;
@@ -600,7 +600,7 @@ const F: FunctionSpec[] = [
     maxArgs: 0,
     returns: () => 'date',
     run: (_args, env) => {
-      env.usedClock();
+      env.usedClock('day');
       return today(env.now, env.timeZone);
     },
   },
@@ -615,7 +615,7 @@ const F: FunctionSpec[] = [
     maxArgs: 0,
     returns: () => 'date',
     run: (_args, env) => {
-      env.usedClock();
+      env.usedClock('moment');
       return new DateValue(env.now, false);
     },
   },
