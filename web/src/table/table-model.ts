@@ -17,6 +17,8 @@ import {
   readColumns,
   isComputedColumn,
   openReading,
+  tryFormula,
+  type FormulaTry,
   replaceColumns,
   rowTitle,
   setRowPosition,
@@ -76,6 +78,14 @@ export type ShownValue = CellValue | LookupValue | ComputedValue;
 /** Column types made with what they point at (the add-column dialog asks), not by switching a column's type. */
 export const LINKING_TYPES: ReadonlySet<ColumnType> = new Set(['link', 'lookup', 'rollup', 'formula']);
 export { isComputedColumn };
+export type { FormulaTry };
+
+/** The workspace's table surfaces as the formula checks need them (slugs lead to sheets, a sheet is named by its slug). */
+export interface SheetDirectory {
+  idOf(slug: string): string | null;
+  ids(): string[];
+  nameOf(surfaceId: string): string;
+}
 export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 
 /** Origin of this tab's own writes (the provider sends every transaction not made by itself). */
@@ -318,14 +328,38 @@ export class TableModel {
    * in the sheet). A link column names its target table surface by slug, a
    * lookup its link column and the target's field (as over REST).
    */
-  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[]; targetSurface?: string; link?: string; field?: string }): ColumnDef {
+  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[]; targetSurface?: string; link?: string; field?: string; formula?: string; fn?: string }): ColumnDef {
     const taken = new Set(this.columns(surfaceId).map((c) => c.key));
     const base = keyFromLabel(column.label);
     let key = base;
     for (let n = 2; taken.has(key); n++) key = `${base}_${n}`;
     const options = column.options ?? (column.type === 'status' ? DEFAULT_STATUS_OPTIONS : column.type === 'select' ? [] : undefined);
-    const pointers = column.type === 'link' ? { targetSurface: column.targetSurface } : column.type === 'lookup' ? { link: column.link, field: column.field } : {};
+    const pointers =
+      column.type === 'link'
+        ? { targetSurface: column.targetSurface }
+        : column.type === 'lookup'
+          ? { link: column.link, field: column.field }
+          : column.type === 'rollup'
+            ? { link: column.link, field: column.field, fn: column.fn }
+            : column.type === 'formula'
+              ? { formula: column.formula }
+              : {};
     return addColumn(this.doc, surfaceId, withoutUndefined({ key, label: column.label, type: column.type, ...(options ? { options } : {}), ...pointers }), LOCAL);
+  }
+
+  /**
+   * Tries a formula on the sheet as it is here (offline too), with the same
+   * checks as a column write over REST: as the formula of `columnKey` when
+   * given, else of a new column (docs/FORMULAS.md).
+   */
+  tryFormula(surfaceId: string, formula: string, sheets: SheetDirectory, columnKey?: string): FormulaTry {
+    const columns = this.columns(surfaceId);
+    return tryFormula(surfaceId, columns, formula, {
+      tableSurfaceId: (slug) => sheets.idOf(slug),
+      columnsOf: (id) => (id === surfaceId ? columns : this.columns(id)),
+      sheetIds: () => sheets.ids(),
+      sheetName: (id) => sheets.nameOf(id),
+    }, columnKey);
   }
 
   /** Changes one column's fields (label, type, hidden, width, options); the key and id stay. */
