@@ -48,7 +48,8 @@ describe('formulas in the browser', () => {
       ['ann', ann],
       ['ben', ben],
     ] as const) {
-      person.page.on('console', (message) => message.type() === 'error' && consoleErrors.push(`${name}: ${message.text()}`));
+      // A socket or stream cut when the browser goes offline is the browser's own log line, not the app's.
+      person.page.on('console', (message) => message.type() === 'error' && !/net::ERR_(INTERNET_DISCONNECTED|INCOMPLETE_CHUNKED_ENCODING)/.test(message.text()) && consoleErrors.push(`${name}: ${message.text()}`));
       person.page.on('pageerror', (error) => consoleErrors.push(`${name}: ${error.message}`));
       await person.page.goto(person.origin + path);
       await person.page.waitForSelector('.grid-row');
@@ -203,6 +204,29 @@ describe('formulas in the browser', () => {
     await expect.poll(() => field.textContent()).toBe('small');
     const perPoint = ben.page.locator(`.board-card[data-row-id="${ids.Design}"] .board-card-field[data-key="per_point"] .board-card-value`);
     await expect.poll(() => perPoint.textContent()).toBe('-2');
+  });
+
+  it('offline, the editor still checks a formula and the grid computes the new column; online again, the server reads the same values', { timeout: 120_000 }, async () => {
+    const page = ann.page;
+    await page.goto(ann.origin + path);
+    await page.getByRole('tab', { name: 'All rows', exact: true }).click();
+    await page.waitForSelector('.grid-row');
+    await ann.goOffline();
+    await page.getByRole('button', { name: 'Column', exact: true }).click();
+    await page.getByLabel('Name').fill('Half');
+    await page.locator('.type-choice', { hasText: 'Formula' }).click();
+    const formula = page.getByRole('combobox', { name: 'Formula' });
+    await formula.fill('{points} / ');
+    await expect.poll(() => page.locator('.formula-status').getByRole('alert').textContent()).toMatch(/position 11/);
+    await formula.fill('{points} / 2');
+    await expect.poll(() => page.locator('.formula-status').textContent()).toBe('Gives a number.');
+    await page.getByRole('button', { name: 'Add column' }).click();
+    await expect.poll(() => shown(ann, ids.Build!, 'half')).toBe('5');
+    await expect.poll(() => shown(ann, ids.Design!, 'half')).toBe('1');
+
+    await ann.goOnline();
+    await expect.poll(async () => (await api('GET', `/rows/${ids.Build}`)).body.data.half, { timeout: 60_000 }).toBe(5);
+    expect((await api('GET', `/rows/${ids.Design}`)).body.data.half).toBe(1);
   });
 
   it('shows no console error in either browser', () => {
