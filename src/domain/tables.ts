@@ -193,7 +193,7 @@ function seenAs(services: Services, doc: Y.Doc, row: TableRow): ReadRow {
 /**
  * How REST and MCP read computed cells: without the rows the row cap holds
  * back, at the service clock's now, in UTC (workspaces have no time zone
- * setting yet: docs/FORMULAS.md "Time").
+ * setting yet: docs/FORMULAS.md "Dependencies and freshness").
  */
 export function readOptions(services: Pick<Services, 'clock'>, doc: Y.Doc): ReadOptions {
   return { hidden: unpassedRows(doc), now: services.clock.now().getTime(), timeZone: 'UTC' };
@@ -584,7 +584,7 @@ export async function putColumns(services: Services, actor: Actor, resolved: Res
 /**
  * 422 when a formula does not parse or names a column the sheet does not
  * have, a rollup does not name a link column, a target field and a
- * function, or a column would depend on itself (docs/FORMULAS.md "Rules").
+ * function, or a column would depend on itself (docs/FORMULAS.md "Refused formulas").
  */
 function checkComputedColumns(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: string, columns: readonly ColumnFields[], checked: Array<{ index: number; path: string[] }>) {
   if (checked.length === 0) return;

@@ -1,5 +1,5 @@
 /**
- * The formula editor (docs/FORMULAS.md, docs/WEB.md "Formulas"): a text box
+ * The formula editor (docs/FORMULAS.md, docs/WEB.md "Tables"): a text box
  * that completes column names after `{` and function names as they are
  * typed, the list of functions with their one-line help, and the formula
  * checked as you type by the same model code the server checks a column
