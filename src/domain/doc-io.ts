@@ -2,10 +2,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Node as PMNode } from 'prosemirror-model';
 import { ApiError, errors, RateLimitedError } from '../errors';
-import { docToDocx } from '../files/doc-docx';
+import { docxToDocOffThread, htmlToDocOffThread, writeDocOffThread } from '../files/doc-conversions';
 import { docToHtmlPage } from '../files/doc-html';
-import { docxToDoc, htmlToDoc, UnreadableFileError, type DocxImages, type ParsedImport } from '../files/doc-import';
-import { docToPdf } from '../files/doc-pdf';
+import { UnreadableFileError, type DocxImages, type ParsedImport } from '../files/doc-import';
 import { imageLoader, type ImageSource } from '../files/doc-runs';
 import { isValidBlobKey } from '../files/blob-store';
 import { docFromJSON, markdownToDoc } from '../model/doc/markdown';
@@ -26,7 +25,8 @@ import type { ServerChangeContext } from '../sync/origins';
  * Docs in and out as files (docs/IMPORT-EXPORT.md): a Word file, an HTML
  * page or Markdown becomes a doc's body (replacing it as one attributed
  * change with a named version, or as a new doc surface), and a doc leaves
- * as Word, PDF or an HTML page. The converters are src/files/doc-*.ts;
+ * as Word, PDF or an HTML page. The converters are src/files/doc-*.ts,
+ * the heavy ones run in worker threads (src/files/doc-conversions.ts);
  * here the images are stored like uploaded ones and the body is written.
  */
 
@@ -73,13 +73,13 @@ export async function parseDocFile(file: IncomingDocFile): Promise<ParsedImport 
   if (file.bytes.length === 0) throw errors.validation('The file is empty.', [{ path: ['file'], code: 'empty', message: 'zero bytes' }]);
   if (format === 'docx') {
     try {
-      return await docxToDoc(file.bytes);
+      return await docxToDocOffThread(file.bytes);
     } catch (error) {
       if (error instanceof UnreadableFileError) throw notWhatItSays(error.message);
       throw error;
     }
   }
-  if (format === 'html') return { ...htmlToDoc(utf8Text(file.bytes, 'HTML')), images: new Map() };
+  if (format === 'html') return htmlToDocOffThread(utf8Text(file.bytes, 'HTML'));
   return { doc: markdownToDoc(utf8Text(file.bytes, 'Markdown')), warnings: [], images: new Map() };
 }
 
@@ -274,8 +274,7 @@ export function blobImages(services: Services): ImageSource {
 /** A doc body (open suggestions rejected) as a file, streamed. */
 export async function exportDocBody(services: Services, body: PMNode, title: string, format: DocExportFormat): Promise<Readable> {
   const loadImage = imageLoader(blobImages(services));
-  if (format === 'pdf') return docToPdf(body, { title, loadImage }) as unknown as Readable;
-  if (format === 'docx') return docToDocx(body, { title, loadImage });
+  if (format === 'pdf' || format === 'docx') return writeDocOffThread(format, body, { title, loadImage });
   return Readable.from(docToHtmlPage(body, title));
 }
 
@@ -288,9 +287,10 @@ export async function exportDoc(services: Services, workspace: Workspace, select
 
 /**
  * Conversions (imports and exports of docs) an organisation may run at
- * once in this process: each holds a doc and its images in memory and
- * spends the event loop in slices, so a team exporting a hundred PDFs
- * waits its turn (429) rather than slowing every other request.
+ * once in this process: each holds a doc and its images in memory and a
+ * place in the process's conversion threads (src/files/doc-conversions.ts),
+ * so a team exporting a hundred PDFs waits its turn (429) rather than
+ * making every other organisation's conversions wait behind theirs.
  */
 export const DOC_CONVERSIONS_AT_ONCE = 2;
 
