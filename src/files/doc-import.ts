@@ -2,6 +2,7 @@ import { JSDOM } from 'jsdom';
 import mammoth from 'mammoth';
 import { DOMParser as PMDOMParser, type Node as PMNode } from 'prosemirror-model';
 import { docSchema } from '../model/doc/schema';
+import { UnreadableFileError } from './doc-conversions';
 import { DOCX_STYLES } from './doc-docx';
 import { sanitizeHtmlForImport } from './sanitize';
 
@@ -16,8 +17,6 @@ import { sanitizeHtmlForImport } from './sanitize';
  */
 
 export type ParsedImport = { doc: PMNode; warnings: string[] };
-
-export class UnreadableFileError extends Error {}
 
 /** The Word file's images, by the `docx-image:N` source the HTML names them with. */
 export type DocxImages = Map<string, { contentType: string; read(): Promise<Buffer> }>;

@@ -30,14 +30,20 @@ export class WorkerTaskError extends Error {
 type WorkerScript = { url: URL } | { source: string };
 
 /**
- * The worker's script: the compiled `.js` beside the caller when there is
- * one (a build), else the `.ts` source, loaded through tsx's loader, which
- * the worker registers itself (tests, dev; Node 20 does not carry a
- * parent's `--import` loader into a worker's entry).
+ * The worker's script `name`, for a caller whose module URL is `base`.
+ * Compiled (a `.js` caller: the esbuild bundle in dist/server, or one of
+ * its chunks a level below), it is the compiled `name.js` the build emits
+ * as an entry point of its own beside the bundle. From source (a `.ts`
+ * caller: tsx, the tests), it is the `.ts` beside the caller, the worker
+ * registering tsx's loader itself (Node 20 does not carry a parent's
+ * `--import tsx` into a worker's entry).
  */
 export function workerScript(base: string, name: string): WorkerScript {
-  const compiled = new URL(`./${name}.js`, base);
-  if (existsSync(fileURLToPath(compiled))) return { url: compiled };
+  if (!base.endsWith('.ts')) {
+    const compiled = [`./${name}.js`, `../${name}.js`].map((relative) => new URL(relative, base)).find((url) => existsSync(fileURLToPath(url)));
+    if (!compiled) throw new Error(`The worker script ${name}.js is not beside the compiled server (${base}): the build must emit it as an entry point.`);
+    return { url: compiled };
+  }
   const source = new URL(`./${name}.ts`, base).href;
   // The loader's ESM build: `require.resolve` finds its CommonJS twin, whose `register` cannot start the ESM hooks.
   const tsx = pathToFileURL(createRequire(base).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
