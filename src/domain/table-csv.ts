@@ -16,6 +16,7 @@ import {
   ID_HEADER,
   inferColumnType,
   mapCsvHeaders,
+  neutralizeFormula,
   type ColumnStats,
   type HeaderTarget,
   type InferredColumn,
@@ -48,9 +49,23 @@ export const CSV_EXPORT_PAGE = 1000;
 
 export type RowsCsvQuery = Omit<RowListing, 'view'>;
 
+/**
+ * How the file is written (docs/TABLES.md "Export"). The defaults are the
+ * round-trip form an import reads back; the web app asks for the form people
+ * open in a spreadsheet (labels, a BOM, formulas neutralized).
+ */
+export type CsvForm = {
+  /** `keys`: `id` then the column keys; `labels`: the column labels, without the `id` column. */
+  headers?: 'keys' | 'labels';
+  /** A UTF-8 byte order mark first, which spreadsheets need to read non-ASCII text right. */
+  bom?: boolean;
+  /** `formulas`: fields a spreadsheet would run get a leading `'` (neutralizeFormula). */
+  neutralize?: 'formulas';
+};
+
 export type RowsCsv = {
-  /** The sheet's slug, for the download's file name. */
-  slug: string;
+  /** What was exported, for the download's file name: the view's name, else the sheet's. */
+  title: string;
   /** RFC 4180 text, a page of rows per chunk; pulled, so a slow reader holds the listing back instead of filling memory. */
   chunks: AsyncIterable<string>;
   /** Once the chunks are read: the rows written, and whether rows past `maxRows` were left out. */
@@ -59,20 +74,21 @@ export type RowsCsv = {
 };
 
 /**
- * One sheet as CSV: a header of `id` then the column keys, a record per row
- * in the listing's order. The same listing as `GET /rows` (the query's sheet,
- * else the primary one, and its sort), read a page at a time. `columns`
- * picks and orders the columns (a view's visible ones); every column of the
- * sheet in its order when omitted. The first page is read before this
- * returns, so a bad query fails before anything is sent.
+ * One sheet as CSV: a header, then a record per row in the listing's order.
+ * The same listing as `GET /rows` (the query's sheet, else the primary one,
+ * and its sort), read a page at a time. `columns` picks and orders the
+ * columns; a view's visible ones in its order when a view is given; else
+ * every column of the sheet in its order. The first page is read before
+ * this returns, so a bad query fails before anything is sent.
  */
 export async function rowsCsv(
   services: Services,
   workspace: Workspace,
   query: Omit<RowsCsvQuery, 'limit' | 'after'>,
-  options: { columns?: readonly string[]; maxRows?: number; view?: ViewDef | null } = {},
+  options: { columns?: readonly string[]; maxRows?: number; view?: ViewDef | null; form?: CsvForm } = {},
 ): Promise<RowsCsv> {
   const view = options.view ?? null;
+  const form = options.form ?? {};
   const sheet = await pickTableSurface(services, workspace, view ? { surfaceId: view.surfaceId } : query);
   if (!sheet) throw errors.notFound('Table surface');
   const all = await services.sync.read(tablesDocumentName(workspace.id), (doc) => readColumns(doc, sheet.id));
@@ -83,9 +99,15 @@ export async function rowsCsv(
       : all.map((column) => column.key);
   const listing = { ...query, surface: undefined, surfaceId: sheet.id, limit: CSV_EXPORT_PAGE } as RowsCsvQuery;
   const first = await listWorkspaceRows(services, workspace, listing, view);
-  const record = (row: { id: string; data: Record<string, unknown> }) => [row.id, ...keys.map((key) => encodeCsvCell(row.data[key]))];
-  // RFC 4180: CRLF between records, fields quoted when they hold a comma, a quote or a line break.
-  const text = (records: string[][]) => stringify(records, { record_delimiter: 'windows', quoted_match: /^[\s]|[\s]$/ });
+  const labels = form.headers === 'labels';
+  const header = labels ? keys.map((key) => all.find((column) => column.key === key)!.label) : [ID_HEADER, ...keys];
+  const record = (row: { id: string; data: Record<string, unknown> }) => {
+    const cells = keys.map((key) => encodeCsvCell(row.data[key]));
+    return labels ? cells : [row.id, ...cells];
+  };
+  const field = form.neutralize === 'formulas' ? neutralizeFormula : (text: string) => text;
+  // RFC 4180: CRLF between records; a field is quoted when it holds a comma, a quote, a CR or an LF (alone too: every reader splits a record there), or leading or trailing white space.
+  const text = (records: string[][]) => stringify(records.map((cells) => cells.map(field)), { record_delimiter: 'windows', quoted_match: /^\s|\s$|[\r\n]/ });
   let room = options.maxRows ?? Infinity;
   let truncated = false;
   let written = 0;
@@ -98,7 +120,7 @@ export async function rowsCsv(
     return taken;
   };
   async function* chunks() {
-    yield text([[ID_HEADER, ...keys], ...take(first.rows, first.nextCursor).map(record)]);
+    yield (form.bom ? '\uFEFF' : '') + text([header, ...take(first.rows, first.nextCursor).map(record)]);
     let after = truncated ? null : first.nextCursor;
     while (after) {
       const page = await listWorkspaceRows(services, workspace, { ...listing, after }, view);
@@ -108,7 +130,7 @@ export async function rowsCsv(
     }
   }
   return {
-    slug: sheet.slug,
+    title: view?.name ?? sheet.name,
     chunks: chunks(),
     get rows() {
       return written;

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { errorResponses } from '../model/schemas/common';
+import { contentDisposition } from '../files/names';
 import { Accepted, type Operation, type RestFacts, type RestRequest, type StreamedBody, type StreamedForm } from '../operations/operation';
 import { workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../domain/services';
@@ -95,7 +96,7 @@ function ok200(rest: RestFacts, json: z.ZodType) {
  */
 function sendStreamed(reply: FastifyReply, form: StreamedForm, body: StreamedBody) {
   reply.type(`${form.type}; charset=utf-8`);
-  if (body.filename) reply.header('content-disposition', `attachment; filename="${body.filename.replace(/[^\w.-]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(body.filename)}`);
+  if (body.filename) reply.header('content-disposition', contentDisposition('attachment', body.filename));
   return reply.send(Readable.from(body.chunks, { objectMode: false }));
 }
 

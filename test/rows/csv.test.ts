@@ -20,7 +20,19 @@ beforeAll(async () => {
   t = await startTestApp();
   owner = await signInUser(t, 'owner@csv.test');
   viewer = await signInUser(t, 'viewer@csv.test');
+  // More workspaces than the free plan's 20; the tests of the free plan's row cap switch to it for their imports.
+  await setPlan(t, owner.orgId, 'pro');
 });
+
+/** Runs `imports` with the owner's organisation on the free plan (its row cap), back on pro after. */
+async function onFreePlan<T>(imports: () => Promise<T>): Promise<T> {
+  await setPlan(t, owner.orgId, 'free');
+  try {
+    return await imports();
+  } finally {
+    await setPlan(t, owner.orgId, 'pro');
+  }
+}
 
 afterAll(async () => {
   await t.close();
@@ -68,7 +80,46 @@ async function importCsv(base: string, csv: string, query: string, as: Credentia
   } catch {
     body = undefined;
   }
-  return { status: response.status, body, text };
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+/**
+ * An import whose upload stops after its first row until `finish()` sends
+ * the rest: the server has started it (and holds its place) meanwhile.
+ */
+function heldImport(base: string) {
+  const boundary = `----held${Math.random().toString(16).slice(2)}`;
+  const encoder = new TextEncoder();
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="held.csv"\r\nContent-Type: text/csv\r\n\r\ntitle\nheld\n`));
+      await released;
+      controller.enqueue(encoder.encode(`\r\n--${boundary}--\r\n`));
+      controller.close();
+    },
+  });
+  const response = fetch(`${t.url}${base}/rows/import`, {
+    method: 'POST',
+    body,
+    duplex: 'half',
+    headers: { cookie: `svc-session=${(owner.as as { cookie: string }).cookie}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+  } as RequestInit);
+  return {
+    async finish() {
+      release();
+      const res = await response;
+      return { status: res.status, body: await res.json() };
+    },
+  };
+}
+
+/** The body's bytes as sent (a text decode would drop a byte order mark). */
+async function bytesOf(path: string): Promise<Uint8Array> {
+  const response = await fetch(`${t.url}${path}`, { headers: { cookie: `svc-session=${(owner.as as { cookie: string }).cookie}` } });
+  expect(response.status).toBe(200);
+  return new Uint8Array(await response.arrayBuffer());
 }
 
 async function allRows(base: string, surface: string) {
@@ -139,10 +190,8 @@ describe('CSV export', { timeout: 120_000 }, () => {
 
   it('streams every row past one page, in the listing order, and sort applies as in GET /rows', async () => {
     const w = await tableWorkspace();
-    await setPlan(t, owner.orgId, 'pro');
     const rows = Array.from({ length: 1205 }, (_, i) => `r${i},row ${i},${i % 7}`);
     const imported = await importCsv(w.base, `id,title,rank\n${rows.join('\n')}\n`, '');
-    await setPlan(t, owner.orgId, 'free');
     expect(imported.body).toMatchObject({ imported: 1205, refused: 0 });
     const res = await t.request('GET', `${w.base}/rows.csv`, { as: owner.as });
     const records = parse(res.text) as string[][];
@@ -150,6 +199,89 @@ describe('CSV export', { timeout: 120_000 }, () => {
     expect(records.slice(1).map((r) => r[0])).toEqual(Array.from({ length: 1205 }, (_, i) => `r${i}`));
     const sorted = parse((await t.request('GET', `${w.base}/rows.csv?sort=-rank`, { as: owner.as })).text) as string[][];
     expect(sorted.slice(1).map((r) => Number(r[2]))).toEqual([...records.slice(1).map((r) => Number(r[2]))].sort((a, b) => b - a));
+  });
+
+  it('every field holding a CR or an LF is quoted, so a CSV reader gets the same cells back (issue 33 item 4)', async () => {
+    const w = await tableWorkspace();
+    const texts = ['line one\nline two', 'carriage\rreturn', 'both\r\nends', '\nleading line feed', 'trailing line feed\n'];
+    await createRows(w.base, 'table', texts.map((notes, i) => ({ title: `row ${i}`, notes })));
+    const csv = (await t.request('GET', `${w.base}/rows.csv`, { as: owner.as })).text;
+    // As spreadsheets and Python's csv read: a record ends at any line break outside quotes.
+    const records = parse(csv, { record_delimiter: ['\r\n', '\n', '\r'] }) as string[][];
+    expect(records.slice(1).map((r) => r[3])).toEqual(texts);
+    expect(csv).toContain('"line one\nline two"');
+    expect(records.every((r) => r.length === 4)).toBe(true);
+    // The MCP tool writes the same text.
+    const key = await insertKey(t, owner, { role: 'viewer', scopeWorkspaceId: w.id });
+    const clients = checkedClients(() => t);
+    try {
+      const client = await clients.open(bearerOf(key.as));
+      const tool = await client.callTool({ name: 'export_rows_csv', arguments: { slug: w.slug } });
+      expect((tool.structuredContent as { csv: string }).csv).toBe(csv);
+    } finally {
+      await clients.closeAll();
+    }
+  });
+
+  it('neutralize=formulas prefixes with a quote the fields a spreadsheet would run, but not plain numbers; without it the cells go out as they are (issue 33 item 9)', async () => {
+    const w = await tableWorkspace();
+    await putColumns(w.base, 'table', [
+      { key: 'title', label: '=Title', type: 'text' },
+      { key: 'amount', label: 'Amount', type: 'number' },
+    ]);
+    const cells = ['=SUM(A1:A2)', '+1+2', '-2+3+cmd|\' /C calc\'!A0', '@SUM(1)', '\tTab', '\rReturn', '-5', '+3.25', 'plain', "'already quoted"];
+    await createRows(w.base, 'table', cells.map((title, i) => ({ title, amount: -i })));
+    const neutral = parse((await t.request('GET', `${w.base}/rows.csv?neutralize=formulas`, { as: owner.as })).text) as string[][];
+    expect(neutral.slice(1).map((r) => r[1])).toEqual([
+      "'=SUM(A1:A2)",
+      "'+1+2",
+      "'-2+3+cmd|' /C calc'!A0",
+      "'@SUM(1)",
+      "'\tTab",
+      "'\rReturn",
+      '-5',
+      '+3.25',
+      'plain',
+      "'already quoted",
+    ]);
+    // A negative number in a number column is a number, not a formula.
+    expect(neutral.slice(1).map((r) => r[2])).toEqual(cells.map((_, i) => String(-i)));
+    const labels = parse((await t.request('GET', `${w.base}/rows.csv?neutralize=formulas&headers=labels`, { as: owner.as })).text) as string[][];
+    expect(labels[0]).toEqual(["'=Title", 'Amount']);
+    const raw = parse((await t.request('GET', `${w.base}/rows.csv`, { as: owner.as })).text) as string[][];
+    expect(raw.slice(1).map((r) => r[1])).toEqual(cells);
+    const bad = await t.request('GET', `${w.base}/rows.csv?neutralize=everything`, { as: owner.as });
+    expect(bad.status).toBe(400);
+  });
+
+  it('headers=labels, bom=true and a view give the file people see: labels without ids, a BOM, the view\'s columns in its order and its rows, named after the view; the default stays the round-trip form (issue 34 item 5)', async () => {
+    const w = await tableWorkspace();
+    await addSheet(w.base, 'ledger');
+    await putColumns(w.base, 'ledger', TRICKY_COLUMNS);
+    await t.request('PATCH', `${w.base}/surfaces/ledger`, { as: owner.as, body: { name: 'Ledger ’26: Ünïcode' } });
+    await createRows(w.base, 'ledger', TRICKY);
+    const view = await t.request('POST', `${w.base}/views?surface=ledger`, {
+      as: owner.as,
+      body: { name: 'Open items', filter: { and: [{ column: 'done', op: 'eq', value: true }] }, columnOrder: ['amount', 'title'], hiddenColumns: ['notes', 'tags', 'due'] },
+    });
+    expect(view.status, view.text).toBe(200);
+    const viewId = view.body.view.id as string;
+
+    const res = await t.request('GET', `${w.base}/rows.csv?view=${viewId}&headers=labels&bom=true`, { as: owner.as });
+    expect(res.status, res.text).toBe(200);
+    expect([...(await bytesOf(`${w.base}/rows.csv?view=${viewId}&headers=labels&bom=true`)).subarray(0, 4)]).toEqual([0xef, 0xbb, 0xbf, 'A'.charCodeAt(0)]);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="Open items.csv"; filename*=UTF-8''Open%20items.csv`);
+    expect(parse(res.text, { bom: true })).toEqual([
+      ['Amount', 'Title', 'Done', 'Stage'],
+      ['3', 'Plain', 'true', 'todo'],
+      ['0', 'Ünïcödé ✓ 日本語', 'true', 'todo'],
+    ]);
+    // The plain sheet, named after its title; fields= picks and orders; the default has no BOM, and ids and keys.
+    const sheet = await t.request('GET', `${w.base}/rows.csv?surface=ledger&headers=labels&fields=title,amount`, { as: owner.as });
+    expect(sheet.headers.get('content-disposition')).toBe(`attachment; filename="Ledger _26: _n_code.csv"; filename*=UTF-8''Ledger%20%E2%80%9926%3A%20%C3%9Cn%C3%AFcode.csv`);
+    expect((parse(sheet.text) as string[][])[0]).toEqual(['Title', 'Amount']);
+    const plain = await bytesOf(`${w.base}/rows.csv?surface=ledger`);
+    expect(new TextDecoder('utf-8', { ignoreBOM: true }).decode(plain).split('\r\n')[0]).toBe('id,title,notes,amount,due,done,stage,tags');
   });
 
   it('a viewer may export; an unknown sheet is 404 in JSON', async () => {
