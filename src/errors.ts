@@ -34,9 +34,11 @@ export class RateLimitedError extends ApiError {
     readonly window: string,
     readonly resetAt: Date,
     now: Date = new Date(),
+    /** For a limit that is not a window (imports at once): what is limited, before "Retry in N s." */
+    what?: string,
   ) {
     const retryAfter = Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
-    super(429, 'rate_limited', `Too many requests to ${endpoint}: at most ${limit} per ${window}. Retry in ${retryAfter} s.`, undefined, {
+    super(429, 'rate_limited', `${what ?? `Too many requests to ${endpoint}: at most ${limit} per ${window}.`} Retry in ${retryAfter} s.`, undefined, {
       'retry-after': String(retryAfter),
     });
   }
@@ -60,8 +62,9 @@ export class OverLimitError extends ApiError {
     readonly current: number,
     readonly cap: number,
     readonly hints: OverLimitHints,
+    message = `The ${hints.plan} plan allows ${cap} ${limit.replace(/_/g, ' ')}; this organisation is at ${current}.`,
   ) {
-    super(402, 'over_limit', `The ${hints.plan} plan allows ${cap} ${limit.replace(/_/g, ' ')}; this organisation is at ${current}.`);
+    super(402, 'over_limit', message);
   }
   override body() {
     return {

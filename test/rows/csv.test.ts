@@ -115,6 +115,9 @@ function heldImport(base: string) {
   };
 }
 
+/** Health answers an import must let through (the unfixed import let 2 through in 9 s; the streaming one 65 in 5 s). */
+const HEALTH_ANSWERS_DURING_IMPORT = 20;
+
 /** The body's bytes as sent (a text decode would drop a byte order mark). */
 async function bytesOf(path: string): Promise<Uint8Array> {
   const response = await fetch(`${t.url}${path}`, { headers: { cookie: `svc-session=${(owner.as as { cookie: string }).cookie}` } });
@@ -409,6 +412,20 @@ describe('CSV import', { timeout: 120_000 }, () => {
     expect((await columnsOf(w.base, 'table')).map((c) => c.key)).toEqual(['title', 'status', 'notes']);
   });
 
+  it('a line with more fields than the header fails the import without partial=true: 422 import_failed naming the line, nothing written (issue 33 item 5)', async () => {
+    const w = await tableWorkspace();
+    const csv = ['title,notes', 'one,1', 'two,2', 'three,3', 'four,4,extra,more', 'five,5'].join('\n');
+    const res = await importCsv(w.base, csv, '');
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.error.code).toBe('import_failed');
+    expect(res.body.imported).toBe(0);
+    expect(res.body.errors).toEqual([{ line: 5, message: expect.stringMatching(/Malformed CSV/) }]);
+    expect(res.body.error.details).toEqual([expect.objectContaining({ path: ['line', '5'] })]);
+    expect(await allRows(w.base, 'table')).toEqual([]);
+    const partial = await importCsv(w.base, csv, 'partial=true');
+    expect(partial.body).toMatchObject({ imported: 4, errors: [{ line: 5 }] });
+  });
+
   it('partial=true writes the good lines and reports the bad ones', async () => {
     const w = await tableWorkspace();
     const csv = ['title,status,amount', 'one,todo,1', 'two,bogus,2', 'three,done,3', 'four,doing'].join('\n');
@@ -452,26 +469,125 @@ describe('CSV import', { timeout: 120_000 }, () => {
     expect(events.filter((e) => e.event === 'columns.updated').length).toBeGreaterThanOrEqual(1);
   });
 
-  it(`on the free plan the row cap is exact: rows past it are refused, counted and reported, none dropped silently`, async () => {
+  it('without partial=true, a file with more rows than fit under the row cap is 402 naming the cap, nothing written, and the file is not read past the first row that does not fit (issue 33 item 3)', async () => {
     const cap = capsFor('free').rowsPerWorkspace;
     const w = await tableWorkspace();
-    const existing = (await allRows(w.base, 'table')).length;
-    const total = cap + 37;
-    const csv = `title\n${Array.from({ length: total }, (_, i) => `row ${i}`).join('\n')}\n`;
-    const res = await importCsv(w.base, csv, '');
+    await createRows(w.base, 'table', [{ title: 'existing 1' }, { title: 'existing 2' }]);
+    const room = cap - 2;
+    // A malformed line far past the cap: an import that read it would answer 422, not 402.
+    const csv = `title\n${Array.from({ length: room + 37 }, (_, i) => `row ${i}`).join('\n')}\n"never read\n`;
+    const res = await onFreePlan(() => importCsv(w.base, csv, ''));
+    expect(res.status, res.text).toBe(402);
+    expect(res.body).toMatchObject({ code: 'over_limit', limit: 'rows', current: 2, cap });
+    expect(res.body.message).toContain(`allows ${cap} rows`);
+    expect(res.body.message).toContain(`line ${2 + room}`);
+    expect(res.body.message).toContain('partial=true');
+    expect((await allRows(w.base, 'table')).map((r) => r.data.title)).toEqual(['existing 1', 'existing 2']);
+  });
+
+  it('with partial=true the rows that fit are written, exactly up to the cap, and the import stops reading at the first row past it (issue 33 item 3)', async () => {
+    const cap = capsFor('free').rowsPerWorkspace;
+    const w = await tableWorkspace();
+    await createRows(w.base, 'table', [{ title: 'existing' }]);
+    const room = cap - 1;
+    const csv = `title\n${Array.from({ length: room + 37 }, (_, i) => `row ${i}`).join('\n')}\n"never read\n`;
+    const [res, more, whole] = await onFreePlan(async () => [
+      await importCsv(w.base, csv, 'partial=true'),
+      // Full: the next import refuses its first row, or all of it without partial=true.
+      await importCsv(w.base, 'title\nx\ny\n', 'partial=true'),
+      await importCsv(w.base, 'title\nx\n', ''),
+    ]);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.imported).toBe(cap - existing);
-    expect(res.body.refused).toBe(total - (cap - existing));
-    expect(res.body.imported + res.body.refused).toBe(total);
-    expect(res.body.errors).toHaveLength(1);
-    expect(res.body.errors[0].line).toBe(2 + (cap - existing));
-    expect(res.body.errors[0].message).toMatch(new RegExp(`allows ${cap} rows`));
+    expect(res.body.imported).toBe(room);
+    // The one good row read past the room; nothing after it was read, so the malformed last line is not reported.
+    expect(res.body.refused).toBe(1);
+    expect(res.body.errors).toEqual([{ line: 2 + room, message: expect.stringMatching(new RegExp(`allows ${cap} rows.*stopped at this line`)) }]);
     const rows = await allRows(w.base, 'table');
     expect(rows).toHaveLength(cap);
-    expect(rows.at(-1)!.data.title).toBe(`row ${cap - existing - 1}`);
-    // Full: the next import refuses every row.
-    const more = await importCsv(w.base, 'title\nx\ny\n', '');
-    expect(more.body).toMatchObject({ imported: 0, refused: 2 });
+    expect(rows.at(-1)!.data.title).toBe(`row ${room - 1}`);
+    expect(more.body).toMatchObject({ imported: 0, refused: 1, errors: [{ line: 2 }] });
+    expect(whole.status).toBe(402);
+    expect(await allRows(w.base, 'table')).toHaveLength(cap);
+  });
+
+  it('an organisation runs at most two imports at once: a third is 429 with Retry-After and nothing written; another organisation is not held back (issue 33 item 3)', async () => {
+    const w = await tableWorkspace();
+    const held = [heldImport(w.base), heldImport(w.base)];
+    let finished: Array<{ status: number; body: any }> = [];
+    try {
+      // The two held imports have started once a third is refused; until then a third finds room and imports its no rows.
+      let refused: Awaited<ReturnType<typeof importCsv>> | null = null;
+      for (let attempt = 0; attempt < 50 && !refused; attempt++) {
+        const third = await importCsv(w.base, 'title\n', '');
+        if (third.status === 429) refused = third;
+        else await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(refused, 'a third import at once was never refused').not.toBeNull();
+      expect(refused!.body).toMatchObject({ code: 'rate_limited', endpoint: 'csv_imports', limit: 2, window: 'concurrent', resetAt: expect.any(String), requestId: expect.any(String) });
+      expect(refused!.body.message).toMatch(/at once.*Retry in 5 s/);
+      const withRows = await importCsv(w.base, 'title\nnot written\n', '');
+      expect(withRows.status).toBe(429);
+      expect(withRows.headers.get('retry-after')).toBe('5');
+
+      const other = await signInUser(t, 'other-org@csv.test');
+      const theirs = await createWorkspace(t, other, { name: 'theirs', slug: 'theirs' });
+      const elsewhere = await importCsv(`/api/workspaces/${theirs.id}`, 'title\nfrom another org\n', '', other.as);
+      expect(elsewhere.status, elsewhere.text).toBe(200);
+    } finally {
+      finished = await Promise.all(held.map((upload) => upload.finish()));
+    }
+    expect(finished.map((r) => [r.status, r.body.imported])).toEqual([
+      [200, 1],
+      [200, 1],
+    ]);
+    expect((await allRows(w.base, 'table')).map((r) => r.data.title).sort()).toEqual(['held', 'held']);
+    expect((await importCsv(w.base, 'title\nafter\n', '')).status).toBe(200);
+  });
+
+  it('a file of many batches and pieces, with records spanning the pieces, imports every row in order (issue 33 item 3)', async () => {
+    const w = await tableWorkspace();
+    {
+      const total = 4_321;
+      const note = (i: number) => `${'x'.repeat(300 + (i % 50))}, "quoted"\nline two of ${i}`;
+      const csv = `id,title,amount,notes\r\n${Array.from({ length: total }, (_, i) => `big-${i},Row ${i},${i * 1.5},"${note(i).replace(/"/g, '""')}"`).join('\r\n')}\r\n`;
+      expect(csv.length).toBeGreaterThan(1_400_000);
+      const res = await importCsv(w.base, csv, '');
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ imported: total, refused: 0, columnsCreated: ['amount'], errors: [] });
+      const rows = await allRows(w.base, 'table');
+      expect(rows).toHaveLength(total);
+      rows.forEach((row, i) => expect({ id: row.id, data: row.data }).toEqual({ id: `big-${i}`, data: { title: `Row ${i}`, amount: i * 1.5, notes: note(i) } }));
+    }
+  });
+
+  it('the server answers other requests while an import reads a large file: health checks keep coming back all through it (issue 33 item 3)', async () => {
+    const w = await tableWorkspace();
+    await putColumns(w.base, 'table', [
+      { key: 'title', label: 'Title', type: 'text' },
+      { key: 'n', label: 'N', type: 'number' },
+    ]);
+    // Short lines are the most parsing per byte; none fits the number column, so the whole file is read (twice, with partial=true) and nothing is written.
+    const lines = 300_000;
+    const csv = `title,n\n${Array.from({ length: lines }, (_, i) => `r${i},x`).join('\n')}\n`;
+    let importing = true;
+    const healthAnswers = (async () => {
+      let answered = 0;
+      while (importing) {
+        const response = await fetch(`${t.url}/api/health`);
+        await response.arrayBuffer();
+        if (importing && response.status === 200) answered++;
+      }
+      return answered;
+    })();
+    const res = await importCsv(w.base, csv, 'partial=true');
+    importing = false;
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ imported: 0, refused: 0 });
+    expect(res.body.errors.at(-1).message).toContain(`${lines - 1000} more lines with errors`);
+    const answered = await healthAnswers;
+    // An import that held the event loop through its parse would let through only the few answered while the upload arrived.
+    expect(answered).toBeGreaterThanOrEqual(HEALTH_ANSWERS_DURING_IMPORT);
+    expect(await allRows(w.base, 'table')).toEqual([]);
   });
 
   it('a viewer cannot import (403); a request without a file is 400; an empty file is 400; a file over 25 MB is 413', async () => {

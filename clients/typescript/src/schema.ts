@@ -12503,6 +12503,12 @@ export interface paths {
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -12515,7 +12521,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -12816,6 +12822,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -12828,7 +12840,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13109,7 +13121,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -13117,7 +13129,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -13233,7 +13245,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -28400,6 +28412,12 @@ export interface paths {
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -28410,7 +28428,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -28709,6 +28727,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -28719,7 +28743,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -28998,7 +29022,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -29006,7 +29030,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -29120,7 +29144,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -36832,7 +36856,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         CsvImportReportInput: {
@@ -36845,7 +36869,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         /** @description Everything of yours that exists. Sections are added as features arrive (rows, comments, webhooks, files); clients should ignore unknown ones. */
