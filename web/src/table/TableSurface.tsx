@@ -358,7 +358,13 @@ export function TableSurface(props: SurfaceViewProps) {
           </Button>
         )}
         <span class="toolbar-spacer" />
-        <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
+        <CsvTools
+          workspaceId={context.workspace.id}
+          surface={surface}
+          columns={allColumns}
+          shown={view ? { viewId: view.id } : { columns: columns.map((column) => column.key) }}
+          editable={editable}
+        />
         {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
         {suggesting && (
           <>
