@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { SESSION_TTL_MS } from './domain/accounts';
 import { FileTrashJob } from './domain/file-trash';
 import { PlannerStatisticsJob } from './domain/planner-statistics';
 import { Backups } from './domain/backup-job';
@@ -11,6 +12,7 @@ import { startWebhookDelivery } from './domain/webhooks';
 import { errors } from './errors';
 import { resolveActor } from './http/authenticate';
 import { registerCors } from './http/cors';
+import { closeAfterEarlyAnswers } from './http/early-answer';
 import { handleError, handleNotFound } from './http/error-handler';
 import { registerLimitHooks } from './http/limits';
 import { registerMetrics } from './http/metrics';
@@ -54,6 +56,7 @@ export async function buildApp(services: Services): Promise<App> {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   acceptEmptyJsonBodies(app);
+  closeAfterEarlyAnswers(app);
 
   app.decorateRequest('actor', null);
   app.addHook('onRequest', (request, reply, done) => {
@@ -98,7 +101,14 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorate('mcpTools', new ToolRegistry());
   await app.register(async (scope) => registerRoutes(scope as App, services));
   // Last: its wildcard route answers only what no API route claims.
-  await registerWebApp(app, { config: services.config, uploadOrigins: directUploadOrigins(services.config.s3) });
+  await registerWebApp(app, {
+    config: services.config,
+    uploadOrigins: directUploadOrigins(services.config.s3),
+    session: {
+      isLive: async (request) => (await resolveActor(services, request)).actor?.via === 'session',
+      maxAgeSeconds: Math.floor(SESSION_TTL_MS / 1000),
+    },
+  });
 
   // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
   const fileTrash = new FileTrashJob(services);

@@ -11,7 +11,9 @@ import { createBlobStore } from './files/open-blob-store';
 import { createLimits } from './limits/index';
 import { createMailer } from './mail/mailer';
 import { openDatabase } from './persistence/database';
+import type { InstanceLease } from './persistence/instances';
 import type { WriteEpochs } from './persistence/write-epochs';
+import { INSTANCE_ID } from './lib/instance';
 import { SyncConnectionGate } from './access/connection-auth';
 import type { Services } from './domain/services';
 import { DocumentObserver } from './events/observer';
@@ -67,13 +69,16 @@ export async function createServices(
     payments: new LocalPaymentProvider(database.db, config),
     tracker: new LocalTracker(database.db, config),
   };
-  const { engine, relay, presence } = createSyncEngine(base, redis);
+  // Which instance this is, among those sharing the database: it derives what it logs unless it dies first (src/persistence/instances.ts).
+  const instance = await database.leaseInstance(INSTANCE_ID, (error) => log.warn({ err: error }, 'lost the database connection that shows this instance alive; taking it again'));
+  const { engine, relay, presence } = createSyncEngine(base, instance, redis);
   const services: Services = { ...base, sync: engine, presence };
   return {
     services,
     close: async () => {
       // The app's preClose stops sync for the server; a CLI may have written through it too.
       await services.sync.drain();
+      await instance.release();
       await relay?.close();
       await presence.close();
       await webhooks.stop();
@@ -94,6 +99,7 @@ export async function createServices(
  */
 function createSyncEngine(
   services: Omit<Services, 'sync' | 'presence'>,
+  instance: InstanceLease,
   redis?: { url: string; prefix: string },
 ): { engine: SyncEngine; relay: RedisSyncRelay | null; presence: PresenceSource } {
   const relay: RedisSyncRelay | null = redis
@@ -104,7 +110,7 @@ function createSyncEngine(
   const presence = redis ? new RedisPresence(local, { redisUrl: redis.url, prefix: redis.prefix, ttlSeconds: services.config.presenceTtlSeconds, log: services.log }) : local;
   // The gate resolves callers through src/access, which takes the whole bag; it never reaches `sync`.
   const gate = new SyncConnectionGate(services as Services);
-  const engine: SyncEngine = new SyncEngine(services, { gate, extensions: relay ? [relay, local] : [local] });
+  const engine: SyncEngine = new SyncEngine(services, { gate, instance, extensions: relay ? [relay, local] : [local] });
   engine.setObserver(new DocumentObserver(services, engine));
   return { engine, relay, presence };
 }

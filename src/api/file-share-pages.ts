@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sharedFile } from '../domain/file-shares';
 import { FILE_LIMITS } from '../domain/files';
 import { isTextLike } from '../files/content-types';
+import { htmlResponse } from '../http/html-page';
 import type { App } from '../http/types';
 import type { Services } from '../domain/services';
 import { sendBytes } from './files';
@@ -52,7 +53,7 @@ export async function fileSharePageRoutes(app: App, services: Services) {
         description: 'HTML: the file’s name, size and type, the image or video inline, the start of a text file, and a download link. 404 when the link is unknown or revoked, or the file archived.',
         tags: ['files'],
         params: TokenParams,
-        response: { 200: z.string().describe('text/html'), 404: ErrorBody },
+        response: { 200: htmlResponse('The page'), 404: ErrorBody },
       },
       config: { auth: 'none', metered: false },
     },

@@ -3,13 +3,14 @@ import type { LocalPaymentProvider, OpenSession } from '../billing/local-payment
 import type { CardOnFile } from '../billing/payment-provider';
 import { checkTestCard, type CardCheck } from '../billing/test-cards';
 import { completePaidCheckout, recordCardUpdate } from '../domain/billing';
+import { ApiError, errors } from '../errors';
 import type { App } from '../http/types';
-import { sendPage } from '../http/html-page';
+import { htmlResponse, sendPage, sendPageError } from '../http/html-page';
 import { escapeHtml, renderPage } from '../lib/html';
 import { capsFor } from '../limits/plans';
 import { HOUR } from '../limits/rules';
 import type { Services } from '../domain/services';
-import { ErrorBody, RateLimitedBody } from '../model/schemas/common';
+import { ErrorBody } from '../model/schemas/common';
 
 /**
  * The local payment provider's pages: the checkout a `checkoutUrl` leads to
@@ -18,6 +19,8 @@ import { ErrorBody, RateLimitedBody } from '../model/schemas/common';
  * The token in the URL is the capability, as with a hosted checkout; only
  * its hash is stored. Served only while the local provider is in use.
  * Not operations: they answer HTML pages and 303 redirects, and take form posts.
+ * Their errors are pages for a browser and the JSON error for a client that
+ * asks for JSON (src/http/html-page.ts).
  */
 
 const TokenParams = z.object({ token: z.string().min(1).max(100) });
@@ -30,13 +33,15 @@ const CardForm = z
   })
   .partial();
 
-const html = (description: string) => ({ description, content: { 'text/html': { schema: z.string().describe('HTML page') } } });
-// What a browser gets: the page, the page again with the refused card (422), the expired-link page (404). Bad shapes and limits answer JSON.
-const showResponses = { 200: html('The checkout or portal page'), 404: html('The link is unknown or has expired'), 429: RateLimitedBody };
+// The other errors (bad shapes, limits) are declared by the platform, as an error page or the error as JSON.
+const showResponses = { 200: htmlResponse('The checkout or portal page'), 404: htmlResponse('The link is unknown or has expired') };
 const submitResponses = {
   ...showResponses,
   303: z.null().describe('Back to the page after a submission'),
-  422: { description: 'The page again, naming what was wrong with the card; or a field over its length, as JSON', content: { 'text/html': { schema: z.string().describe('HTML page') }, 'application/json': { schema: ErrorBody } } },
+  422: {
+    description: 'The page again, naming what was wrong with the card (`details[0].path` names the field), or a field over its length',
+    content: { 'text/html': { schema: z.string().describe('HTML page') }, 'application/json': { schema: ErrorBody } },
+  },
 };
 // Card attempts per client address: enough for typos, not for trying numbers.
 const cardAttempts = { endpoint: 'local_checkout', limit: 30, windowMs: HOUR, bucket: (request: { ip: string }) => request.ip };
@@ -89,6 +94,7 @@ export async function localCheckoutRoutes(app: App, services: Services, provider
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
+    scope.setErrorHandler((error, request, reply) => sendPageError(request, reply, error, refusedPage));
 
     for (const page of PAGES) {
       const url = `/billing/${page.kind}/:token`;
@@ -97,7 +103,7 @@ export async function localCheckoutRoutes(app: App, services: Services, provider
         { schema: { ...page.show, tags: ['billing'], params: TokenParams, response: showResponses }, config: { auth: 'none', metered: false } },
         async (request, reply) => {
           const session = await provider.openSession(page.kind, request.params.token, services.clock.now());
-          if (!session) return sendPage(reply, 404, expiredPage(page.kind));
+          if (!session) return sendPageError(request, reply, expired(page.kind), () => expiredPage(page.kind));
           return sendPage(reply, 200, page.render(services, session, request.url));
         },
       );
@@ -111,10 +117,13 @@ export async function localCheckoutRoutes(app: App, services: Services, provider
         async (request, reply) => {
           const now = services.clock.now();
           const session = await provider.openSession(page.kind, request.params.token, now);
-          if (!session) return sendPage(reply, 404, expiredPage(page.kind));
+          if (!session) return sendPageError(request, reply, expired(page.kind), () => expiredPage(page.kind));
           if (session.completedAt) return reply.redirect(request.url, 303);
           const check = checkTestCard(request.body ?? {}, now);
-          if (!check.ok) return sendPage(reply, 422, page.render(services, session, request.url, { check, expiry: request.body?.expiry }));
+          if (!check.ok) {
+            const refused = errors.validation(check.message, [{ path: [check.field], code: 'card_refused', message: check.message }]);
+            return sendPageError(request, reply, refused, () => page.render(services, session, request.url, { check, expiry: request.body?.expiry }));
+          }
           await page.accept(services, provider, session, check.card, now);
           return reply.redirect(request.url, 303);
         },
@@ -123,9 +132,19 @@ export async function localCheckoutRoutes(app: App, services: Services, provider
   });
 }
 
+const linkName = (kind: 'checkout' | 'portal') => (kind === 'checkout' ? 'checkout' : 'billing portal');
+
+function expired(kind: 'checkout' | 'portal') {
+  return new ApiError(404, 'not_found', `This ${linkName(kind)} link is unknown or has expired; start again from the billing settings.`);
+}
+
 function expiredPage(kind: 'checkout' | 'portal') {
-  const what = kind === 'checkout' ? 'checkout' : 'billing portal';
-  return renderPage('Link expired', `<h1>This ${what} link is not valid</h1><p>It may have expired. Start again from the billing settings in Trellis.</p>`);
+  return renderPage('Link expired', `<h1>This ${linkName(kind)} link is not valid</h1><p>It may have expired. Start again from the billing settings in Trellis.</p>`);
+}
+
+/** A request the page cannot take (a field too long, a body of the wrong type, too many attempts). */
+function refusedPage(error: ApiError) {
+  return renderPage('Request refused', `<h1>This request cannot be taken</h1><p>${escapeHtml(error.message)}</p><p>Go back and try again, or start again from the billing settings in Trellis.</p>`);
 }
 
 function cardFields(check?: CardCheck, expiry?: string) {

@@ -18,8 +18,9 @@ import {
   type AuthorizationRequest,
   type ClientCredentials,
 } from '../domain/oauth';
-import { RateLimitedError } from '../errors';
+import { errors, RateLimitedError, type ApiError } from '../errors';
 import { handleError, toApiError } from '../http/error-handler';
+import { htmlResponse, sendPage, sendPageError } from '../http/html-page';
 import type { App } from '../http/types';
 import { safeEqual } from '../lib/secrets';
 import { storableJson } from '../lib/text';
@@ -149,7 +150,6 @@ const TokenResponse = z
 
 const RevocationForm = z.looseObject({ token: Text(4000), token_type_hint: Param, client_id: Param, client_secret: Param });
 
-const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: z.string().describe('HTML page') } } });
 const redirectResponse = z.null().describe("Redirect to the app's redirect URI with `code` (or `error`), `state` and `iss`");
 const oauthErrorResponses = { 400: OAuthErrorBody, 401: OAuthErrorBody, 429: RateLimitedBody, 500: OAuthErrorBody };
 const FORM = ['application/x-www-form-urlencoded'];
@@ -259,7 +259,7 @@ function registerProtocolRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const check = await checkAuthorizationRequest(services, request.query);
-      if (check.kind === 'fatal') return page(reply, 400, errorPage(check.message));
+      if (check.kind === 'fatal') return refuse(request, reply, errors.badRequest(check.message));
       if (check.kind === 'redirect') return reply.redirect(check.location, 302);
       const actor = request.actor;
       if (actor?.via !== 'session') return page(reply, 200, signInPage(authorizePath(check.request), check.request.client.name));
@@ -296,16 +296,16 @@ function registerProtocolRoutes(app: App, services: Services) {
       config: { auth: 'optional', metered: false },
     },
     async (request, reply) => {
-      if (!sameOrigin(services, request)) return page(reply, 403, errorPage('This form must be submitted from the consent page of this server.'));
+      if (!sameOrigin(services, request)) return refuse(request, reply, errors.forbidden('This form must be submitted from the consent page of this server.'));
       const check = await checkAuthorizationRequest(services, request.body as AuthorizationParams);
-      if (check.kind === 'fatal') return page(reply, 400, errorPage(check.message));
+      if (check.kind === 'fatal') return refuse(request, reply, errors.badRequest(check.message));
       if (check.kind === 'redirect') return reply.redirect(check.location, 302);
       const actor = request.actor;
       if (actor?.via !== 'session') return page(reply, 200, signInPage(authorizePath(check.request), check.request.client.name));
       const body = request.body as Record<string, string | undefined>;
       const expected = csrfToken(sessionCookie(request), consentFields(check.request));
       if (!safeEqual(expected, request.body.csrf)) {
-        return page(reply, 403, errorPage('This consent form has expired or was not issued to you. Start again from the app.'));
+        return refuse(request, reply, errors.forbidden('This consent form has expired or was not issued to you. Start again from the app.'));
       }
       if (request.body.decision === 'deny') return reply.redirect(denyAuthorization(services, check.request), 302);
       const granted = OAUTH_SCOPES.filter((scope) => body[`grant_${scope}`] === 'on');
@@ -328,7 +328,7 @@ function registerProtocolRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const { email, return_to: returnTo } = request.body;
-      if (!returnTo.startsWith('/oauth/authorize?')) return page(reply, 400, errorPage('This sign-in form only returns to an authorization request.'));
+      if (!returnTo.startsWith('/oauth/authorize?')) return refuse(request, reply, errors.badRequest('This sign-in form only returns to an authorization request.'));
       const sent = await requestMagicLink(services, email, { returnTo });
       return page(reply, 200, checkMailPage(email, 'waitlisted' in sent));
     },
@@ -390,7 +390,12 @@ function parseForm(body: string): Record<string, string | string[]> {
 }
 
 function page(reply: FastifyReply, status: number, html: string) {
-  return reply.code(status).headers(PAGE_HEADERS).send(html);
+  return sendPage(reply, status, html, PAGE_HEADERS);
+}
+
+/** An error of the browser routes: the error page for a browser, the JSON error for a client that asks for JSON. */
+function refuse(request: FastifyRequest, reply: FastifyReply, error: unknown, message = (apiError: ApiError) => apiError.message) {
+  return sendPageError(request, reply, error, (apiError) => errorPage(message(apiError)), PAGE_HEADERS);
 }
 
 /** The authorization request as the consent form carries it (and the CSRF token covers). */
@@ -455,18 +460,16 @@ function clientCredentials(request: FastifyRequest, body: { client_id?: string; 
 const PAGE_ROUTES = new Set(['/oauth/authorize', '/oauth/sign-in']);
 
 /**
- * Errors of the protocol endpoints: pages for the browser routes, the
- * RFC 6749 body for the others (a malformed request is `invalid_request`,
- * or `invalid_client_metadata` at registration). Limits keep their bodies.
+ * Errors of the protocol endpoints: for the browser routes, pages (or the
+ * JSON error to a client that asks for JSON); for the others, the RFC 6749
+ * body (a malformed request is `invalid_request`, or
+ * `invalid_client_metadata` at registration). Limits keep their bodies.
  */
 function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   const apiError = toApiError(error);
   const route = request.routeOptions.url ?? '';
   if (PAGE_ROUTES.has(route)) {
-    if (apiError.statusCode >= 500) return handleError(error, request, reply);
-    if (apiError.headers) reply.headers(apiError.headers);
-    const message = apiError instanceof RateLimitedError ? apiError.message : `The request is not valid: ${apiError.message}`;
-    return page(reply, apiError.statusCode, errorPage(message));
+    return refuse(request, reply, error, (refused) => (refused instanceof RateLimitedError ? refused.message : `The request is not valid: ${refused.message}`));
   }
   if (apiError instanceof OAuthError || apiError instanceof RateLimitedError || apiError.statusCode >= 500) return handleError(apiError, request, reply);
   const code = route === '/oauth/register' ? 'invalid_client_metadata' : 'invalid_request';

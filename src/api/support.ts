@@ -5,7 +5,8 @@ import { getTicketByTrackerNumber, SCREENSHOT_MAX_BYTES, storeScreenshot, type T
 import { requireActor } from '../http/authenticate';
 import { readMultipart, registerMultipart } from '../http/multipart';
 import type { App } from '../http/types';
-import { sendPage } from '../http/html-page';
+import { errors, type ApiError } from '../errors';
+import { htmlResponse, sendPage, sendPageError } from '../http/html-page';
 import { escapeHtml, renderPage } from '../lib/html';
 import type { Services } from '../domain/services';
 import { ErrorBody, errorResponses, OrgQuery } from '../model/schemas/common';
@@ -16,7 +17,8 @@ const TrackerParams = z.object({ orgSlug: z.string().min(1).max(100), number: z.
 /**
  * The support routes that are not operations (src/operations/support.ts has
  * the JSON ones): the screenshot upload is multipart/form-data, and the
- * local tracker's issue page is HTML for a browser.
+ * local tracker's issue page is HTML for a browser (its errors too, or
+ * JSON to a client that asks for it: src/http/html-page.ts).
  */
 export async function supportRoutes(app: App, services: Services) {
   await app.register(async (scope: App) => {
@@ -28,7 +30,7 @@ export async function supportRoutes(app: App, services: Services) {
           summary: 'Upload a screenshot for a ticket',
           description:
             'multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). ' +
-            'Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation.',
+            'Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation, or its agents (not with a suggest-only key).',
           tags: ['support'],
           consumes: ['multipart/form-data'],
           querystring: OrgQuery,
@@ -36,7 +38,7 @@ export async function supportRoutes(app: App, services: Services) {
         },
       },
       async (request) => {
-        const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
+        const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'contact_support');
         const { file } = await readMultipart(request, { fileField: 'file', fields: [], maxFileBytes: SCREENSHOT_MAX_BYTES, tooLarge: 'Screenshots are limited to 5 MB.' });
         const stored = await storeScreenshot(services, org, file);
         return { url: stored.url, contentType: stored.contentType, size: stored.size, width: stored.width, height: stored.height };
@@ -44,27 +46,34 @@ export async function supportRoutes(app: App, services: Services) {
     );
   });
 
-  app.get(
-    '/tracker/:orgSlug/:number',
-    {
-      schema: {
-        summary: 'Local tracker issue page (HTML)',
-        description: "The `trackerUrl` of a ticket while the local tracker is in use: the ticket as an issue, for members of its organisation (404 for anyone else).",
-        tags: ['support'],
-        params: TrackerParams,
-        response: { 404: ErrorBody },
+  await app.register(async (scope: App) => {
+    scope.setErrorHandler((error, request, reply) => sendPageError(request, reply, error, refusedPage));
+    scope.get(
+      '/tracker/:orgSlug/:number',
+      {
+        schema: {
+          summary: 'Local tracker issue page (HTML)',
+          description: "The `trackerUrl` of a ticket while the local tracker is in use: the ticket as an issue, for members of its organisation (404 for anyone else).",
+          tags: ['support'],
+          params: TrackerParams,
+          response: { 200: htmlResponse('The ticket as an issue'), 404: htmlResponse('No such issue, or not for this caller') },
+        },
+        config: { auth: 'optional' },
       },
-      config: { auth: 'optional' },
-    },
-    async (request, reply) => {
-      const notFound = () => sendPage(reply, 404, renderPage('Not found', '<h1>Issue not found</h1>'));
-      if (!request.actor) return notFound();
-      const org = await resolveCallerOrg(services, request.actor, request.params.orgSlug, 'read_org').catch(() => null);
-      const ticket = org ? await getTicketByTrackerNumber(services, org, request.params.number) : null;
-      if (!ticket) return notFound();
-      return sendPage(reply, 200, trackerPage(request.params.number, ticket));
-    },
-  );
+      async (request, reply) => {
+        const notFound = () => sendPageError(request, reply, errors.notFound('Issue'), () => renderPage('Not found', '<h1>Issue not found</h1>'));
+        if (!request.actor) return notFound();
+        const org = await resolveCallerOrg(services, request.actor, request.params.orgSlug, 'read_org').catch(() => null);
+        const ticket = org ? await getTicketByTrackerNumber(services, org, request.params.number) : null;
+        if (!ticket) return notFound();
+        return sendPage(reply, 200, trackerPage(request.params.number, ticket));
+      },
+    );
+  });
+}
+
+function refusedPage(error: ApiError) {
+  return renderPage('Request refused', `<h1>This page cannot be shown</h1><p>${escapeHtml(error.message)}</p>`);
 }
 
 function trackerPage(number: number, ticket: Ticket) {

@@ -349,11 +349,14 @@ export async function startDirectUpload(services: Services, actor: Actor, resolv
 /**
  * The body, failing as soon as more than `limit` bytes arrived. A generator
  * rather than a piped transform: nothing is read (and nothing can fail
- * unobserved) until the store's pipeline consumes it.
+ * unobserved) until the store's pipeline consumes it. Failing leaves the
+ * body to its owner: a request's body destroyed here is cut from its
+ * connection, which then can no longer be closed after the 413 and lingers
+ * until the keep-alive timeout.
  */
 async function* atMost(body: Readable, limit: number, onCount: (n: number) => void): AsyncGenerator<Buffer> {
   let seen = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
+  for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     seen += chunk.byteLength;
     onCount(seen);
     if (seen > limit) throw errors.payloadTooLarge(`The upload was declared as ${limit} bytes; more were sent.`);

@@ -1,6 +1,7 @@
 import { readCacheOf } from '../persistence/read-cache';
 import type { Surface } from '../persistence/schema';
 import { listSurfaces } from '../persistence/workspaces';
+import { surfaceBySlug } from '../model/surface-slugs';
 import type { Services } from './services';
 
 /**
@@ -8,9 +9,9 @@ import type { Services } from './services';
  * cache (src/access/context-cache.ts holds the rest of it): a read the domain
  * makes itself, so it lives here, below access.
  */
-/** The surface a request names by `surfaceId` (or else `surface`, its slug) among `surfaces`; undefined when it names none of them. */
+/** The surface a request names by `surfaceId` (or else `surface`, its slug or one it had before a rename) among `surfaces`; undefined when it names none of them. */
 export function selectedSurface(surfaces: readonly Surface[], selector: { surface?: string; surfaceId?: string }): Surface | undefined {
-  return surfaces.find((s) => (selector.surfaceId !== undefined ? s.id === selector.surfaceId : s.slug === selector.surface));
+  return selector.surfaceId !== undefined ? surfaces.find((s) => s.id === selector.surfaceId) : surfaceBySlug(surfaces, selector.surface);
 }
 
 export function cachedLiveSurfaces(services: Pick<Services, 'database' | 'clock' | 'db'>, workspaceId: string): Promise<Surface[]> {

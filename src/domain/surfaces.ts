@@ -9,12 +9,13 @@ import {
   findSurface,
   insertSurface,
   listSurfaces,
-  liveSurfaceSlugTaken,
   lockWorkspace,
   markSurfaceDeleted,
   nextSurfacePosition,
   renameSurface,
+  surfaceHoldingSlug,
 } from '../persistence/workspaces';
+import { firstFreeSlug, slugFromName, slugsHeld } from '../model/surface-slugs';
 import type { EventDraft } from '../model/event-record';
 import type { Tx } from '../persistence/database';
 import type { Services } from './services';
@@ -24,7 +25,8 @@ import type { WorkspaceContent } from './workspace-content';
 /** Kinds whose content lives in a document that deleting the surface would lose. */
 const DATA_KINDS: ReadonlySet<SurfaceKind> = new Set(['table', 'doc']);
 
-export type NewSurface = { kind: SurfaceKind; slug: string; name: string };
+/** A new surface; without a slug, one is made from the name. */
+export type NewSurface = { kind: SurfaceKind; slug?: string; name: string };
 
 /** Live surfaces in position order. */
 export async function liveSurfacesOf(services: Services, workspaceId: string): Promise<Surface[]> {
@@ -38,15 +40,31 @@ export async function findLiveSurface(services: Services, workspaceId: string, s
   return surface;
 }
 
-/** Adds a surface after the last one; 409 when a live surface already has the slug. Records `surface.created`. */
+/**
+ * Adds a surface after the last one. A slug given is refused with 409 when a
+ * live surface holds it (as its address, or as one it had before a rename);
+ * without one, the first free slug made from the name is used. Records
+ * `surface.created`.
+ */
 export async function addSurface(services: Services, actor: Actor, resolved: ResolvedWorkspace, input: NewSurface): Promise<Surface> {
   return transactWithEvents(services, async (tx, events) => {
     await lockWorkspace(tx, resolved.workspace.id);
-    if (await liveSurfaceSlugTaken(tx, resolved.workspace.id, input.slug)) {
-      throw errors.conflict(`A surface with the slug "${input.slug}" already exists in this workspace.`);
-    }
-    return insertSurfaceWithEvent(services, tx, events, actor, resolved, input);
+    let slug = input.slug;
+    if (slug === undefined) slug = firstFreeSlug(slugFromName(input.name, input.kind), slugsHeld(await listSurfaces(tx, resolved.workspace.id)));
+    else await refuseHeldSlug(tx, resolved.workspace.id, slug);
+    return insertSurfaceWithEvent(services, tx, events, actor, resolved, { ...input, slug });
   });
+}
+
+/** 409 when a live surface other than `exceptSurfaceId` holds `slug`, saying whose address it is or was. */
+async function refuseHeldSlug(tx: Tx, workspaceId: string, slug: string, exceptSurfaceId?: string): Promise<void> {
+  const holder = await surfaceHoldingSlug(tx, workspaceId, slug, exceptSurfaceId);
+  if (!holder) return;
+  throw errors.conflict(
+    holder.slug === slug
+      ? `A surface with the slug "${slug}" already exists in this workspace.`
+      : `"${slug}" was the address of "${holder.name}" (now "${holder.slug}") before a rename; old links to it still lead there, so it stays reserved.`,
+  );
 }
 
 /**
@@ -62,22 +80,22 @@ export async function ensureSurfaceOfKind(services: Services, actor: Actor, reso
     const all = await listSurfaces(tx, resolved.workspace.id);
     const raced = all.find((s) => s.kind === kind);
     if (raced) return raced;
-    const slug = uniqueSlug(kind, new Set(all.map((s) => s.slug)));
+    const slug = firstFreeSlug(kind, slugsHeld(all));
     return insertSurfaceWithEvent(services, tx, events, actor, resolved, { kind, slug, name: kind === 'table' ? 'Table' : 'Doc' });
   });
 }
 
-async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: Actor, resolved: ResolvedWorkspace, input: NewSurface): Promise<Surface> {
+async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: Actor, resolved: ResolvedWorkspace, input: Required<NewSurface>): Promise<Surface> {
   const { workspace, orgSlug } = resolved;
-  const surface: Surface = {
+  const fields = {
     ...input,
     id: newId('sf'),
     workspaceId: workspace.id,
     position: await nextSurfacePosition(tx, workspace.id),
     createdAt: services.clock.now(),
-    deletedAt: null,
   };
-  await insertSurface(tx, surface);
+  await insertSurface(tx, fields);
+  const surface: Surface = { ...fields, deletedAt: null, formerSlugs: [] };
   events.push(
     workspaceEvent('surface.created', { workspace, orgSlug, surface }, actor, {
       id: surface.id,
@@ -90,24 +108,39 @@ async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventD
   return surface;
 }
 
-function uniqueSlug(base: string, taken: ReadonlySet<string>): string {
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
-}
-
-/** Renames a surface and records `surface.updated` with `{ changes: { name: { from, to } } }`. */
+/**
+ * Renames a surface, and its address follows: the slug becomes the first
+ * free one made from the new name (or `slug`, when the caller names one; 409
+ * when another surface holds it), and the old slug joins the ones that still
+ * lead here. A surface may take back a slug it had. Records `surface.updated`
+ * with `{ changes: { name?: { from, to }, slug?: { from, to } } }`.
+ */
 export async function renameSurfaceOf(
   services: Services,
   actor: Actor,
   resolved: ResolvedWorkspace,
   surface: Surface,
-  name: string,
+  patch: { name?: string; slug?: string },
 ): Promise<Surface> {
-  if (surface.name === name) return surface;
   const { workspace, orgSlug } = resolved;
   return transactWithEvents(services, async (tx, events) => {
-    const renamed = await renameSurface(tx, surface.id, name);
-    events.push(workspaceEvent('surface.updated', { workspace, orgSlug, surface: renamed }, actor, { changes: { name: { from: surface.name, to: name } } }));
+    await lockWorkspace(tx, workspace.id);
+    const name = patch.name ?? surface.name;
+    let slug = patch.slug;
+    if (slug !== undefined) await refuseHeldSlug(tx, workspace.id, slug, surface.id);
+    else if (name === surface.name) slug = surface.slug;
+    else {
+      // Its own slugs are free to it: "Tasks" to "tasks" keeps the address, and a name it had before takes that address back.
+      const others = (await listSurfaces(tx, workspace.id)).filter((other) => other.id !== surface.id);
+      slug = firstFreeSlug(slugFromName(name, surface.kind), slugsHeld(others));
+    }
+    if (name === surface.name && slug === surface.slug) return surface;
+    const renamed = await renameSurface(tx, surface.id, name, slug);
+    const changes = {
+      ...(name !== surface.name ? { name: { from: surface.name, to: name } } : {}),
+      ...(slug !== surface.slug ? { slug: { from: surface.slug, to: slug } } : {}),
+    };
+    events.push(workspaceEvent('surface.updated', { workspace, orgSlug, surface: renamed }, actor, { changes }));
     return renamed;
   });
 }

@@ -6,6 +6,7 @@ import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
+import { surfaceBySlug } from '../model/surface-slugs';
 import type { Services } from './services';
 import type { CommitReceipt } from '../sync/document-sync';
 import { tablesDocumentName } from '../model/document-names';
@@ -184,7 +185,8 @@ function seenAs(doc: Y.Doc, row: TableRow): ReadRow {
 /** How link cells are checked on a write: ids of rows that passed the cap, on the link's target surface. */
 export function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullable<CellValidationOptions['links']> {
   return {
-    targetSheetOf: (column) => surfaces.find((surface) => surface.slug === column.targetSurface)?.id ?? null,
+    // A link made before its target was renamed names a former slug, which still leads there.
+    targetSheetOf: (column) => (typeof column.targetSurface === 'string' ? surfaceBySlug(surfaces, column.targetSurface)?.id ?? null : null),
     sheetOfRow: (rowId) => (hasPassed(doc, rowId) ? sheetOfRow(doc, rowId) : null),
   };
 }
@@ -556,7 +558,7 @@ export async function putColumns(services: Services, actor: Actor, resolved: Res
 function checkLinkColumns(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: string, columns: readonly ColumnFields[], checked: Array<{ index: number; path: string[] }>) {
   if (checked.length === 0) return;
   const issues: TableIssue[] = linkColumnIssues(columns, checked, {
-    tableSurfaceId: (slug) => surfaces.find((surface) => surface.slug === slug)?.id ?? null,
+    tableSurfaceId: (slug) => surfaceBySlug(surfaces, slug)?.id ?? null,
     // The sheet being changed reads as it will be (a lookup may look up a column added beside it on a link to its own sheet).
     columnsOf: (id) => (id === surfaceId ? columns : readColumns(doc, id)),
   });

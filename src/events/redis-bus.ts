@@ -5,7 +5,7 @@ import { RecentIds } from '../lib/recent-ids';
 import { bothReady, closePubSub, onBothReady, openPubSub } from '../lib/redis';
 import type { Metrics } from '../metrics/index';
 import type { Executor } from '../persistence/database';
-import { latestEventSeq, listEventsAfter } from '../persistence/events';
+import { latestEventSeq, listEventsAfter, listEventsBySeq, listEventSeqsAfter } from '../persistence/events';
 import { InProcessEventBus, type EventBus } from './bus';
 import type { EventRecord } from '../model/event-record';
 
@@ -22,6 +22,8 @@ const CATCH_UP_LIMIT = 10_000;
 const CATCH_UP_OVERLAP = 1_000;
 /** Events per message when republishing what others could not hear. */
 const REPUBLISH_CHUNK = 200;
+/** How often the audit log is compared with what was delivered (see `deliverUnheard`). */
+export const UNHEARD_SWEEP_MS = 2_000;
 
 /**
  * The event bus shared by every instance through Redis pub/sub (REDIS_URL):
@@ -58,6 +60,7 @@ export class RedisEventBus implements EventBus {
   private closed = false;
   /** Reconnections are handled one at a time. */
   private reconnecting: Promise<void> = Promise.resolve();
+  private readonly unheardSweep: NodeJS.Timeout;
 
   constructor(private readonly options: { redisUrl: string; prefix: string; db: Executor; log: Logger; metrics?: Metrics }) {
     ({ pub: this.pub, sub: this.sub } = openPubSub(options.redisUrl));
@@ -66,11 +69,12 @@ export class RedisEventBus implements EventBus {
     onBothReady({ pub: this.pub, sub: this.sub }, () => {
       this.reconnecting = this.reconnecting.then(() => this.connected());
     });
+    this.unheardSweep = setInterval(() => void this.deliverUnheard(), UNHEARD_SWEEP_MS).unref();
     this.sub.on('close', () => {
       // Only the subscriber misses what others publish; a publisher that drops keeps what it could not send (`unpublished`).
       if (this.floor === null || this.lostAfter !== null) return;
       this.lostAfter = this.newest;
-      if (!this.closed) options.log.warn('event bus lost Redis; events from other instances wait until it is back');
+      if (!this.closed) options.log.warn('event bus lost Redis; events from other instances come from the audit log until it is back');
     });
   }
 
@@ -121,6 +125,7 @@ export class RedisEventBus implements EventBus {
 
   async close() {
     this.closed = true;
+    clearInterval(this.unheardSweep);
     await closePubSub({ pub: this.pub, sub: this.sub });
     await this.local.close();
   }
@@ -165,6 +170,26 @@ export class RedisEventBus implements EventBus {
       if (pending.length > 0) this.options.log.info({ events: pending.length }, 'event bus published the events committed here while Redis was away');
     } catch (error) {
       this.options.log.warn({ err: error }, 'event bus could not subscribe; trying again on the next connection');
+    }
+  }
+
+  /**
+   * Pub/sub is fire and forget: an instance that commits events and dies
+   * before its publish left it (or before it first reached Redis) takes them
+   * with it, though they are in the audit log. Every UNHEARD_SWEEP_MS the
+   * ids of the newest events are compared with those delivered here, and
+   * the ones never heard are read and delivered (late, but once). The same
+   * keeps SSE streams hearing the other instances while Redis is away.
+   */
+  private async deliverUnheard() {
+    if (this.closed || this.floor === null) return;
+    try {
+      const seqs = await listEventSeqsAfter(this.options.db, Math.max(this.floor, this.newest - CATCH_UP_OVERLAP), CATCH_UP_LIMIT);
+      const unheard = seqs.filter((seq) => !this.delivered.has(String(seq)));
+      if (unheard.length === 0) return;
+      this.deliver(await listEventsBySeq(this.options.db, unheard));
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'event bus could not compare the audit log with what it delivered; will try again');
     }
   }
 

@@ -33,9 +33,10 @@ function contentOf(entry: ResponseEntry): Record<string, { schema: unknown }> | 
  * - 500 our own failure; 503 a document over the load budget (`document_too_large`, docs/SYNC.md)
  *
  * Routes whose errors are HTML pages (they declare an error status as
- * `text/html`) may still answer the platform's JSON errors (a URL that is
- * not valid UTF-8 is refused before any route runs), so their error
- * statuses name both media types.
+ * `text/html`) answer the JSON error to a client that asks for JSON
+ * (src/http/html-page.ts), and may answer the platform's JSON errors to
+ * anyone (a URL that is not valid UTF-8 is refused before any route runs),
+ * so their error statuses name both media types.
  */
 export function declarePlatformErrors(app: { addHook(name: 'onRoute', hook: (route: RouteLike) => void): unknown }) {
   app.addHook('onRoute', (route) => {
@@ -56,6 +57,8 @@ export function declarePlatformErrors(app: { addHook(name: 'onRoute', hook: (rou
       platform[415] = error;
       if (route.config?.metered !== false && route.config?.capExempt !== true) platform[402] = OverLimitBody;
     }
+    // The route's own error pages, as JSON to a client that asks for it.
+    if (htmlErrors) for (const status of Object.keys(declared)) if (Number(status) >= 400 && !(status in platform)) platform[Number(status)] = error;
     for (const [status, json] of Object.entries(platform)) {
       const entry = declared[status];
       const content = contentOf(entry);

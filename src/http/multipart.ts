@@ -1,5 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
-import multipart from '@fastify/multipart';
+import multipart, { type MultipartFile as FilePart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors';
 import type { App } from './types';
@@ -25,35 +26,69 @@ export async function registerMultipart(scope: App, maxFileBytes: number) {
 
 export type MultipartFile = { bytes: Buffer; filename: string; mimetype: string };
 
-/** The checks before any part is read: a declared length far over the limit is 413 unread, a body that is not multipart 400. */
-function checkMultipartRequest(request: FastifyRequest, options: { maxFileBytes: number; tooLarge: string }, expected: string) {
+type ReadOptions<F extends string> = { fileField: string; fields: readonly F[]; maxFileBytes: number; tooLarge: string };
+
+/**
+ * The file and fields of a multipart body. A body past the limit is refused
+ * as soon as the limit is passed, whether it declared its length or not
+ * (chunked): the file at `maxFileBytes`, the whole body at that plus the
+ * multipart overhead, so neither a large file nor a large field, preamble or
+ * epilogue is read to its end first (issue 33 item 8).
+ */
+export async function readMultipart<F extends string>(
+  request: FastifyRequest,
+  options: ReadOptions<F>,
+): Promise<{ file: MultipartFile; fields: Partial<Record<F, string>> }> {
+  const bodyLimit = checkMultipartRequest(request, options, expectedBody(options));
+  // Reading starts here, synchronously (the parser is piped to the request), so the count below sees every byte.
+  const reading = readParts(request, options);
+  const counting = refuseBeyond(request.raw, bodyLimit, options.tooLarge);
+  try {
+    return await Promise.race([reading, counting.refused]);
+  } finally {
+    counting.stop();
+  }
+}
+
+/** The checks before any part is read: a declared length over the limit is 413 unread, a body that is not multipart 400. Answers the whole body's limit. */
+function checkMultipartRequest(request: FastifyRequest, options: { maxFileBytes: number; tooLarge: string }, expected: string): number {
+  const bodyLimit = options.maxFileBytes + MULTIPART_SLACK;
   const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > options.maxFileBytes + MULTIPART_SLACK) throw errors.payloadTooLarge(options.tooLarge);
+  if (Number.isFinite(declared) && declared > bodyLimit) throw errors.payloadTooLarge(options.tooLarge);
   if (!request.isMultipart()) throw errors.badRequest(`Expected ${expected}.`);
+  return bodyLimit;
 }
 
 /**
  * The file of a multipart body as a stream, for a route that reads it as it
  * arrives rather than held whole (the CSV import). The file must be the
- * first part. Past `maxFileBytes` the stream fails with a 413; once the
- * reader stops (done early, or failed), the rest of the body is read and
- * dropped unparsed, as are any parts after the file, so the request ends
- * and the answer reaches the client.
+ * first part. Past `maxFileBytes` of file, or past the whole body's limit,
+ * the stream fails with a 413 at once (issue 33 item 8). Once the reader
+ * stops (done early, or failed), the rest of the file is read and dropped
+ * unparsed, as are any parts after it, so the request ends and the answer
+ * reaches the client; an answer sent while the body still arrives stops
+ * the reading (src/http/early-answer.ts).
  */
 export async function openMultipartFile(request: FastifyRequest, options: { fileField: string; maxFileBytes: number; tooLarge: string }): Promise<Readable> {
   const expected = `a multipart/form-data body with a \`${options.fileField}\` file`;
-  checkMultipartRequest(request, options, expected);
+  const bodyLimit = checkMultipartRequest(request, options, expected);
   const parts = request.parts();
-  const first = await parts.next();
+  const counting = refuseBeyond(request.raw, bodyLimit, options.tooLarge);
+  const first = await Promise.race([parts.next(), counting.refused]).catch((error: unknown) => {
+    counting.stop();
+    throw error;
+  });
   // Whatever follows the file is read and dropped: the file's reader is already at work by then.
   const dropRest = async () => {
     for await (const part of parts) if (part.type === 'file') part.file.resume();
   };
   if (first.done) {
+    counting.stop();
     throw errors.badRequest(`Expected ${expected}.`, [{ path: [options.fileField], code: 'invalid_type', message: `a file field named "${options.fileField}" is required` }]);
   }
   const part = first.value;
   if (part.type !== 'file' || part.fieldname !== options.fileField) {
+    counting.stop();
     if (part.type === 'file') part.file.resume();
     void dropRest().catch(() => {});
     const problem = part.type === 'file' ? `the file field must be named "${options.fileField}"` : `no fields: the \`${options.fileField}\` file is the only part`;
@@ -65,23 +100,27 @@ export async function openMultipartFile(request: FastifyRequest, options: { file
     part.file.unpipe(file);
     part.file.resume();
   };
-  part.file.on('limit', () => {
+  const overLimit = (error: unknown) => {
     drain();
-    file.destroy(errors.payloadTooLarge(options.tooLarge));
-  });
+    file.destroy(error as Error);
+  };
+  counting.refused.catch(overLimit);
+  if (part.file.truncated) overLimit(errors.payloadTooLarge(options.tooLarge));
+  else part.file.once('limit', () => overLimit(errors.payloadTooLarge(options.tooLarge)));
   part.file.on('error', (error) => file.destroy(error));
   file.on('close', () => {
+    counting.stop();
     if (!part.file.readableEnded) drain();
   });
   return part.file.pipe(file);
 }
 
-export async function readMultipart<F extends string>(
-  request: FastifyRequest,
-  options: { fileField: string; fields: readonly F[]; maxFileBytes: number; tooLarge: string },
-): Promise<{ file: MultipartFile; fields: Partial<Record<F, string>> }> {
-  const expected = `a multipart/form-data body with a \`${options.fileField}\` file${options.fields.length ? ` and the fields ${options.fields.map((f) => `\`${f}\``).join(', ')}` : ''}`;
-  checkMultipartRequest(request, options, expected);
+function expectedBody(options: ReadOptions<string>) {
+  return `a multipart/form-data body with a \`${options.fileField}\` file${options.fields.length ? ` and the fields ${options.fields.map((f) => `\`${f}\``).join(', ')}` : ''}`;
+}
+
+async function readParts<F extends string>(request: FastifyRequest, options: ReadOptions<F>): Promise<{ file: MultipartFile; fields: Partial<Record<F, string>> }> {
+  const expected = expectedBody(options);
   let file: MultipartFile | undefined;
   const fields: Partial<Record<F, string>> = {};
   for await (const part of request.parts()) {
@@ -91,10 +130,7 @@ export async function readMultipart<F extends string>(
         const problem = file ? 'only one file may be sent' : `the file field must be named "${options.fileField}"`;
         throw errors.badRequest(`Expected ${expected}.`, [{ path: [part.fieldname], code: 'unexpected_file', message: problem }]);
       }
-      const bytes = await part.toBuffer(); // over the limit: 413 (FST_REQ_FILE_TOO_LARGE), nothing stored
-      // toBuffer can miss a truncation that lands on the last chunk; busboy's flag does not.
-      if (part.file.truncated) throw errors.payloadTooLarge(options.tooLarge);
-      file = { bytes, filename: part.filename ?? '', mimetype: part.mimetype };
+      file = { bytes: await readFile(part.file, options.tooLarge), filename: part.filename ?? '', mimetype: part.mimetype };
     } else {
       if (!(options.fields as readonly string[]).includes(part.fieldname) || part.fieldname in fields) {
         const problem = part.fieldname in fields ? 'sent twice' : 'unknown field';
@@ -107,4 +143,33 @@ export async function readMultipart<F extends string>(
     throw errors.badRequest(`Expected ${expected}.`, [{ path: [options.fileField], code: 'invalid_type', message: `a file field named "${options.fileField}" is required` }]);
   }
   return { file, fields };
+}
+
+/**
+ * The file's bytes, failing the moment the parser cuts the file at the
+ * limit: the parser would otherwise go on reading (and dropping) the rest
+ * of the file, however long, before the file's stream ends.
+ */
+async function readFile(file: FilePart['file'], tooLarge: string): Promise<Buffer> {
+  const overLimit = () => file.destroy(errors.payloadTooLarge(tooLarge));
+  if (file.truncated) overLimit();
+  else file.once('limit', overLimit);
+  const chunks: Buffer[] = [];
+  for await (const chunk of file) chunks.push(chunk as Buffer);
+  if (file.truncated) throw errors.payloadTooLarge(tooLarge);
+  return Buffer.concat(chunks);
+}
+
+/** Counts the bytes of the body as they arrive; `refused` rejects with a 413 once more than `limit` have. */
+function refuseBeyond(body: IncomingMessage, limit: number, tooLarge: string): { refused: Promise<never>; stop(): void } {
+  let seen = 0;
+  let count: (chunk: Buffer) => void = () => {};
+  const refused = new Promise<never>((_, reject) => {
+    count = (chunk) => {
+      seen += chunk.length;
+      if (seen > limit) reject(errors.payloadTooLarge(tooLarge));
+    };
+  });
+  body.on('data', count);
+  return { refused, stop: () => body.off('data', count) };
 }

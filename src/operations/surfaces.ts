@@ -14,10 +14,15 @@ const SurfaceParams = WorkspaceParams.extend({ surfaceSlug: z.string().min(1).ma
 const SurfaceList = z.object({ surfaces: z.array(Surface) }).meta({ id: 'SurfaceList' });
 const NewSurfaceRequest = z.strictObject({
   kind: SurfaceKind,
-  slug: Slug.describe('Unique among the live surfaces of the workspace'),
+  slug: Slug.optional().describe('Its address; made from `name` when left out. No other live surface may hold it, as its address or as one it had before a rename'),
   name: SurfaceName,
 });
-const SurfacePatch = z.strictObject({ name: SurfaceName });
+const SurfacePatch = z
+  .strictObject({
+    name: SurfaceName.optional(),
+    slug: Slug.optional().describe('A new address of your choosing; left out, a new name makes one from the name'),
+  })
+  .refine((patch) => patch.name !== undefined || patch.slug !== undefined, { message: 'Give a name, a slug or both.' });
 const DeleteQuery = z.object({
   force: QueryFlag.optional().describe('`1` deletes even the last table or doc surface that holds data'),
 });
@@ -45,6 +50,23 @@ export const surfaceOperations = {
       return { surfaces: surfaces.map(presentSurface) };
     },
   ),
+  get: defineOperation(
+    {
+      params: SurfaceParams, response: Surface,
+      rest: {
+        method: 'GET',
+        workspacePath: '/surfaces/:surfaceSlug',
+        summary: 'Get a surface',
+        description: 'By slug, id or a slug it had before a rename: the answer carries its current `slug` (and its `formerSlugs`).',
+        tags: ['surfaces'],
+        config: { auth: 'optional' },
+      },
+    },
+    async (services, actor, { params }) => {
+      const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+      return presentSurface(await findLiveSurface(services, workspace.id, params.surfaceSlug));
+    },
+  ),
   create: defineOperation(
     {
       params: WorkspaceParams, body: NewSurfaceRequest, response: Surface,
@@ -52,7 +74,8 @@ export const surfaceOperations = {
         method: 'POST',
         workspacePath: '/surfaces',
         summary: 'Add a surface',
-        description: 'Editor. The new surface goes after the last one. 409 when a live surface already has the slug. Answers 200 with the surface.',
+        description:
+          'Editor. The new surface goes after the last one. Without `slug`, its address is made from `name` (`Bug triage` → `bug-triage`, then `bug-triage-2`…). 409 when a live surface holds the slug given, as its address or a former one. Answers 200 with the surface.',
         tags: ['surfaces'],
       },
     },
@@ -65,13 +88,20 @@ export const surfaceOperations = {
   rename: defineOperation(
     {
       params: SurfaceParams, body: SurfacePatch, response: Surface,
-      rest: { method: 'PATCH', workspacePath: '/surfaces/:surfaceSlug', summary: 'Rename a surface', tags: ['surfaces'] },
+      rest: {
+        method: 'PATCH',
+        workspacePath: '/surfaces/:surfaceSlug',
+        summary: 'Rename a surface',
+        description:
+          'Editor. The address follows the name: a new `name` makes a new `slug` from it (or give `slug`), and the old slug joins `formerSlugs`, which still address the surface everywhere a slug is taken. 409 when another live surface holds the `slug` given.',
+        tags: ['surfaces'],
+      },
     },
     async (services, actor, { params, body }) => {
       const caller = requireCaller(actor);
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'manage_surfaces');
       const surface = await findLiveSurface(services, resolved.workspace.id, params.surfaceSlug);
-      return presentSurface(await renameSurfaceOf(services, caller, resolved, surface, body.name));
+      return presentSurface(await renameSurfaceOf(services, caller, resolved, surface, body));
     },
   ),
   delete: defineOperation(

@@ -16,6 +16,7 @@ export function presentSurface(surface: SurfaceRow): SurfaceRecord {
   return {
     id: surface.id,
     slug: surface.slug,
+    formerSlugs: surface.formerSlugs,
     kind: surface.kind,
     name: surface.name,
     position: surface.position,

@@ -5,6 +5,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { markSingleSession } from './document-log-heads';
+import { leaseEmbeddedInstance, leaseSharedInstance, type InstanceLease } from './instances';
 import { durableStorage, type PGliteStorage } from './durable-fs';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
@@ -22,6 +23,8 @@ export type DatabaseHandle = {
   /** Moves on every write that a cached read may depend on (src/persistence/write-epochs.ts). */
   epochs: WriteEpochs;
   ping(): Promise<boolean>;
+  /** Numbers this process as a sync instance and keeps it alive for others to see (src/persistence/instances.ts). */
+  leaseInstance(name: string, onLost?: (error: unknown) => void): Promise<InstanceLease>;
   close(): Promise<void>;
 };
 
@@ -64,6 +67,7 @@ function openPostgres(url: string): DatabaseHandle {
     kind: 'postgres',
     epochs,
     ping: () => ping(db),
+    leaseInstance: (name, onLost) => leaseSharedInstance(db, url, name, onLost),
     close: () => db.destroy(),
   };
 }
@@ -101,6 +105,7 @@ async function openPGlite(dir: string): Promise<DatabaseHandle> {
     kind: 'pglite',
     epochs,
     ping: () => ping(db),
+    leaseInstance: (name) => leaseEmbeddedInstance(db, name),
     close: async () => {
       await db.destroy();
       // Kysely destroys a driver only once a query ran; a handle opened and closed unused must still release the directory.

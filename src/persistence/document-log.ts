@@ -6,7 +6,7 @@ import type { PrincipalKind } from './schema';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
 
-// Five parameters a row; Postgres allows 65,535 parameters per statement.
+// Six parameters a row; Postgres allows 65,535 parameters per statement.
 const ROWS_PER_STATEMENT = 10_000;
 
 export type UpdateAuthor = { principalType: PrincipalKind; id: string } | null;
@@ -18,6 +18,8 @@ export type LoggedUpdate = {
   author: UpdateAuthor;
   /** False for a sync client's update, whose events are committed after it (see migration 0007). */
   derived: boolean;
+  /** The number of the instance logging a client's update, which derives it unless it dies first (instances.ts). */
+  writer?: number | null;
 };
 
 /**
@@ -45,6 +47,7 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
           derived: r.derived,
           principalType: r.author?.principalType ?? null,
           principalId: r.author?.id ?? null,
+          writer: r.writer ?? null,
         })),
       )
       .returning('seq')

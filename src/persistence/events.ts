@@ -107,6 +107,19 @@ export async function listEventsAfter(db: Executor, afterSeq: number, limit: num
   return rows.map(toRecord);
 }
 
+/** The ids of the events after `afterSeq`, oldest first (at most `limit`): cheap to compare with what was delivered. */
+export async function listEventSeqsAfter(db: Executor, afterSeq: number, limit: number): Promise<number[]> {
+  const rows = await db.selectFrom('events').select('seq').where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(limit).execute();
+  return rows.map((row) => Number(row.seq));
+}
+
+/** These events, oldest first. */
+export async function listEventsBySeq(db: Executor, seqs: readonly number[]): Promise<EventRecord[]> {
+  if (seqs.length === 0) return [];
+  const rows = await db.selectFrom('events').select(['seq', 'record']).where('seq', 'in', [...seqs]).orderBy('seq', 'asc').execute();
+  return rows.map(toRecord);
+}
+
 /** The newest event's id (0 for an empty log). */
 export async function latestEventSeq(db: Executor): Promise<number> {
   const row = await db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();

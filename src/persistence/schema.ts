@@ -116,6 +116,8 @@ export interface SurfacesTable {
   position: number;
   createdAt: Timestamp;
   deletedAt: NullableTimestamp;
+  /** Slugs the surface had before renames, newest first; they still address it (migration 0084). */
+  formerSlugs: ColumnType<string[], never, string[]>;
 }
 
 export interface MembershipsTable {
@@ -223,6 +225,15 @@ export interface DocumentUpdatesTable {
   derived: ColumnType<boolean, boolean | undefined, boolean>;
   principalType: ColumnType<PrincipalKind | null, PrincipalKind | null | undefined, never>;
   principalId: ColumnType<string | null, string | null | undefined, never>;
+  /** Migration 0090: the number of the instance that logged a client's update (null: a server change, or logged before). */
+  writer: ColumnType<number | null, number | null | undefined, never>;
+}
+
+/** Migration 0090: one row per process that served sync (src/persistence/instances.ts). */
+export interface SyncInstancesTable {
+  number: Generated<number>;
+  name: string;
+  startedAt: ColumnType<Date, Date | string | undefined, never>;
 }
 
 /** Migration 0081: the clock ranges of folded updates and their principals (docs/ATTRIBUTION.md). */
@@ -289,6 +300,8 @@ export interface SurfaceVersionsTable {
   changes: ColumnType<unknown, string, string>;
   content: Uint8Array;
   contentBytes: number;
+  /** Set on the version a restore made (migration 0073): the restored version as it was then. */
+  restoredFrom: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface VersionCursorsTable {
@@ -329,6 +342,19 @@ export interface CommentsTable {
   resolvedByType: PrincipalKind | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+}
+
+/** A person's "Mark all read" on their mentions inbox (migration 0091). */
+export interface ReadThroughTable {
+  principalId: string;
+  readThrough: Timestamp;
+}
+
+/** A mention read one by one after `read_through`. */
+export interface ReadMarksTable {
+  principalId: string;
+  commentId: string;
+  readAt: Timestamp;
 }
 
 export interface CommentReactionsTable {
@@ -686,6 +712,7 @@ export interface Database {
   documentSnapshots: DocumentSnapshotsTable;
   documentAttribution: DocumentAttributionTable;
   documentLogHeads: DocumentLogHeadsTable;
+  syncInstances: SyncInstancesTable;
   tableRows: TableRowsTable;
   docSections: DocSectionsTable;
   surfaceVersions: SurfaceVersionsTable;
@@ -693,6 +720,8 @@ export interface Database {
   documentHolds: DocumentHoldsTable;
   comments: CommentsTable;
   commentReactions: CommentReactionsTable;
+  readThrough: ReadThroughTable;
+  readMarks: ReadMarksTable;
   inboxMessages: InboxMessagesTable;
   inboxWakeDedup: InboxWakeDedupTable;
   messageUsage: MessageUsageTable;

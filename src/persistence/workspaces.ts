@@ -228,27 +228,32 @@ export async function setPin(db: Executor, workspaceId: string, principalId: str
 
 // Surfaces
 
-/** A live surface by slug or id. */
+/** A live surface by slug, id or a slug it had before a rename (its current slug wins over another's former one). */
 export async function findSurface(db: Executor, workspaceId: string, slugOrId: string): Promise<Surface | undefined> {
   return db
     .selectFrom('surfaces')
     .selectAll()
     .where('workspaceId', '=', workspaceId)
     .where('deletedAt', 'is', null)
-    .where((eb) => eb.or([eb('slug', '=', slugOrId), eb('id', '=', slugOrId)]))
+    .where((eb) => eb.or([eb('slug', '=', slugOrId), eb('id', '=', slugOrId), sql<boolean>`${slugOrId}::text = any(former_slugs)`]))
     .orderBy(sql`slug = ${slugOrId}`, 'desc')
+    .orderBy(sql`id = ${slugOrId}`, 'desc')
     .executeTakeFirst();
 }
 
-export async function liveSurfaceSlugTaken(db: Executor, workspaceId: string, slug: string): Promise<boolean> {
-  const row = await db
+/**
+ * The live surface that holds `slug`, as its address or as one it had before
+ * a rename (which stays reserved for it), leaving out `exceptSurfaceId`.
+ */
+export async function surfaceHoldingSlug(db: Executor, workspaceId: string, slug: string, exceptSurfaceId?: string): Promise<Surface | undefined> {
+  let query = db
     .selectFrom('surfaces')
-    .select('id')
+    .selectAll()
     .where('workspaceId', '=', workspaceId)
-    .where('slug', '=', slug)
     .where('deletedAt', 'is', null)
-    .executeTakeFirst();
-  return Boolean(row);
+    .where((eb) => eb.or([eb('slug', '=', slug), sql<boolean>`${slug}::text = any(former_slugs)`]));
+  if (exceptSurfaceId) query = query.where('id', '!=', exceptSurfaceId);
+  return query.executeTakeFirst();
 }
 
 /** The position after the last live surface (0 for the first). */
@@ -262,8 +267,23 @@ export async function nextSurfacePosition(db: Executor, workspaceId: string): Pr
   return row?.last == null ? 0 : Number(row.last) + 1;
 }
 
-export async function renameSurface(db: Executor, surfaceId: string, name: string): Promise<Surface> {
-  return db.updateTable('surfaces').set({ name }).where('id', '=', surfaceId).returningAll().executeTakeFirstOrThrow();
+/** How many former slugs a surface keeps (the newest): enough for any link still in use, bounded however often it is renamed. */
+const FORMER_SLUGS_KEPT = 20;
+
+/** Renames a surface; a new slug moves the old one to the front of its former slugs (and takes the new one out of them). */
+export async function renameSurface(db: Executor, surfaceId: string, name: string, slug: string): Promise<Surface> {
+  return db
+    .updateTable('surfaces')
+    .set({
+      name,
+      slug,
+      // The right-hand `slug` is the row's value before this update.
+      formerSlugs: sql<string[]>`case when slug = ${slug}::text then former_slugs
+        else (array_prepend(slug, array_remove(former_slugs, ${slug}::text)))[1:${FORMER_SLUGS_KEPT}] end`,
+    })
+    .where('id', '=', surfaceId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** False when the surface was already deleted. */

@@ -14,6 +14,7 @@ import type { Db, Tx } from '../persistence/database';
 import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { Principal } from '../policy/actor';
 import { appendUpdates, listUnderivedUpdates, markUpdatesDerived, type UpdateAuthor } from '../persistence/document-log';
+import { claimUnderived, type InstanceLease } from '../persistence/instances';
 import { findPrincipals } from '../persistence/workspaces';
 import { adoptMessageQueue } from './message-queue';
 import { compact, compactionDue, loadInto, replaceDocumentState, replayUnderived, type CompactResult } from './document-store';
@@ -25,6 +26,7 @@ import { documentUpdateOf, isSyncStep1 } from './update-message';
 import { suggestionOnlyRefusal } from './suggestion-check';
 import { repairMessageText } from './update-text';
 import { SyncCeilings, type LoadedDocuments } from './ceilings';
+import { OrphanedUpdates } from './orphaned-updates';
 
 export const SYNC_PATH = '/api/sync';
 
@@ -155,6 +157,10 @@ export class SyncEngine implements DocumentSync {
   private readonly applying = new WeakMap<object, Applying>();
   /** Per document: logged client updates that changed nothing to derive; marked derived with the next commit. */
   private readonly idleSeqs = new Map<string, number[]>();
+  /** Updates whose instance died before deriving them: derived here, whoever has their document open. */
+  private readonly orphans: OrphanedUpdates;
+  /** Documents loaded with updates still to derive: after the load, those no live instance will derive are derived here. */
+  private readonly loadedUnderived = new Set<string>();
   private sweeper: NodeJS.Timeout | undefined;
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
@@ -166,14 +172,18 @@ export class SyncEngine implements DocumentSync {
       gate: ConnectionGate;
       /** Extra Hocuspocus extensions: the Redis relay when several instances share documents (src/sync/redis-relay.ts). */
       extensions?: Extension[];
+      /** This process's number among the instances sharing the database, stamped on the client updates it logs. */
+      instance: InstanceLease;
     },
   ) {
     const extensions = options.extensions ?? [];
     this.gate = options.gate;
     this.ceilings = new SyncCeilings(services.config.syncCeilings, services.log, services.metrics);
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.ceilings.maxPayload });
+    this.orphans = new OrphanedUpdates({ db: services.db, instance: options.instance, log: services.log, derive: (name) => this.deriveOrphans(name) });
     this.log = new UpdateLog(
       services.db,
+      options.instance.number,
       (name, bytes) => {
         services.metrics?.logAppends.inc({ source: 'client' });
         this.noteAppended(name, bytes);
@@ -209,13 +219,13 @@ export class SyncEngine implements DocumentSync {
         this.tails.set(documentName, { updates: loaded.tailUpdates, bytes: loaded.tailBytes, snapshotBytes: loaded.snapshotBytes });
         this.ceilings.track(documentName, document, loaded.snapshotBytes + loaded.tailBytes); // ceilings
         this.unfolded.set(documentName, loaded.tailUpdates);
-        if (loaded.underived > 0) this.toDeriveAgain(documentName);
+        if (loaded.underived > 0) this.loadedUnderived.add(documentName);
       },
       afterLoadDocument: async ({ document, documentName }) => {
         this.holdServerBroadcasts(document);
         this.observe(documentName, document);
-        // Events a crash (or a failed commit) kept from being recorded are derived again, before any new change's.
-        if (this.pendingDerivations.get(documentName)?.size === 0) void this.enqueue(documentName, () => this.deriveAgain(documentName));
+        // Events a crash kept from being recorded are derived again, before any new change's (those of a live instance are its own to derive).
+        if (this.loadedUnderived.delete(documentName)) void this.enqueue(documentName, () => this.deriveOrphansNow(documentName)).catch(() => {});
       },
       // ceilings: a connection past SYNC_MAX_CONNECTIONS_PER_DOCUMENT is closed (4429), whether or not it sent anything yet.
       connected: async ({ connection, documentName }) => this.ceilings.admitOrClose(this.hocuspocus.documents, documentName, connection),
@@ -299,6 +309,7 @@ export class SyncEngine implements DocumentSync {
   attach(server: HttpServer) {
     this.gate.start(() => this.hocuspocus);
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS).unref();
+    this.orphans.start();
     if (this.attachedTo === server) return;
     this.attachedTo = server;
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -439,9 +450,7 @@ export class SyncEngine implements DocumentSync {
   private async sweep() {
     for (const name of [...this.staleProjections]) await this.enqueue(name, () => this.reproject(name)).catch(() => {});
     for (const name of [...this.idleSeqs.keys()]) await this.enqueue(name, () => this.commitIdle(name)).catch(() => {});
-    for (const [name, seqs] of [...this.pendingDerivations]) {
-      await this.enqueue(name, () => this.deriveAgain(name, seqs.size > 0 ? [...seqs] : undefined)).catch(() => {});
-    }
+    for (const name of [...this.pendingDerivations.keys()]) await this.enqueue(name, () => this.retryDerivation(name)).catch(() => {});
     await this.releaseIdle();
   }
 
@@ -518,7 +527,10 @@ export class SyncEngine implements DocumentSync {
     }
     if (failed) await this.recover(documentName);
     // A client's change stays applied (it is in the log): its events are derived again from the log, and projections rewritten.
-    if (clientFailed.length > 0) await this.deriveAgain(documentName, clientFailed);
+    if (clientFailed.length > 0) {
+      for (const seq of clientFailed) this.toDeriveAgain(documentName).add(seq);
+      await this.retryDerivation(documentName);
+    }
   }
 
   /** Commits changes (server updates, and everyone's events and projections) in one transaction; the error, or null. */
@@ -527,15 +539,17 @@ export class SyncEngine implements DocumentSync {
     let receipts: Array<CommitReceipt | undefined> | undefined;
     const server = changes.filter((change) => isServerOrigin(change.origin));
     const observedChanges = changes.filter((c) => c.derived != null);
+    const seqOf = new Map<PendingChange, number>();
     const idle = this.idleSeqs.get(documentName) ?? [];
     this.idleSeqs.delete(documentName);
     const timer = this.services.metrics?.commitDuration.startTimer();
     try {
       await this.services.db.transaction().execute(async (tx) => {
-        await appendUpdates(
+        const serverSeqs = await appendUpdates(
           tx,
           server.map((change) => ({ document: documentName, update: change.update!, author: authorOf(change.origin), derived: true })),
         );
+        server.forEach((change, i) => seqOf.set(change, serverSeqs[i]!));
         const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs }));
         let deferred: number[] = [];
         if (observed.length > 0 && this.observer) ({ publish, deferred, receipts } = await this.observer.persist(tx, documentName, observed));
@@ -562,7 +576,8 @@ export class SyncEngine implements DocumentSync {
     const receiptOf = new Map(observedChanges.map((change, i) => [change, receipts?.[i]]));
     for (const change of changes) {
       change.settled?.resolve();
-      this.waiters.get(change.origin)?.resolve(receiptOf.get(change));
+      const seq = seqOf.get(change);
+      this.waiters.get(change.origin)?.resolve(seq === undefined ? receiptOf.get(change) : { ...receiptOf.get(change), seq });
       this.waiters.delete(change.origin);
     }
     // Detached: a follow-up change made from inside this queue task would wait on the queue behind itself.
@@ -684,56 +699,82 @@ export class SyncEngine implements DocumentSync {
   }
 
   /**
-   * At least once: the updates of a document whose events were never
-   * committed (the process died between a client's update and its events,
+   * Once: the updates of a document whose events were never committed (the
+   * process that logged them died between a client's update and its events,
    * or their commit failed) are replayed from the log in a scratch
    * document, each in its own transaction attributed to its author, and
    * their events and projections committed as if they had just arrived.
-   * Event keys come from the updates' sequence numbers, so events that did
-   * get recorded are not recorded twice. The loaded document's projections
-   * are then rewritten from its full state.
+   * Event keys come from the updates' sequence numbers, and the commit first
+   * claims the updates under the document's log lock (another instance may
+   * be deriving them too: the one that finds them still underived records
+   * them, the other reads again). The loaded document's projections are then
+   * rewritten from its full state. Resolves whether the updates are derived.
    */
-  private async deriveAgain(documentName: string, only?: readonly number[]) {
+  private async deriveAgain(documentName: string, seqs: readonly number[]): Promise<boolean> {
     const observer = this.observer;
-    if (!observer) return;
-    if (only) for (const seq of only) this.toDeriveAgain(documentName).add(seq);
-    const seqs = only ? new Set(this.toDeriveAgain(documentName)) : undefined;
-    const changes: ObservedChange[] = [];
-    const authors = await this.authorsOfUnderived(documentName);
+    if (!observer || seqs.length === 0) return true;
+    let derived = 0;
     try {
-      await replayUnderived(
-        this.services.db,
-        documentName,
-        (update) => serverOrigin(authors.get(update.seq) ?? SYSTEM_PRINCIPAL, 'replay'),
-        (doc, transaction, update) => {
-          const derived = observer.derive(documentName, doc, transaction);
-          changes.push({ derived, origin: transaction.origin, seqs: [update.seq] });
-        },
-        seqs,
-      );
-      let publish: (() => void) | undefined;
-      await this.services.db.transaction().execute(async (tx) => {
-        const observed = changes.filter((c) => c.derived != null);
-        if (observed.length > 0) ({ publish } = await observer.persist(tx, documentName, observed));
-        await markUpdatesDerived(
-          tx,
-          documentName,
-          changes.flatMap((c) => c.seqs),
-        );
-      });
-      publish?.();
-      for (const seq of seqs ?? []) this.pendingDerivations.get(documentName)?.delete(seq);
-      if (this.pendingDerivations.get(documentName)?.size === 0) this.pendingDerivations.delete(documentName);
-      if (changes.length > 0) this.services.log.info({ documentName, updates: changes.length }, 'derived the events of logged updates again');
+      for (let attempt = 1; ; attempt++) {
+        const underived = await listUnderivedUpdates(this.services.db, documentName);
+        const wanted = new Set(seqs);
+        const todo = underived.filter((row) => wanted.has(row.seq));
+        if (todo.length === 0) break;
+        if (await this.replayAndRecord(documentName, observer, todo)) {
+          derived = todo.length;
+          break;
+        }
+        if (attempt === 3) throw new Error('other instances kept deriving the same updates first');
+      }
     } catch (error) {
       this.services.log.error({ err: error, documentName }, 'could not derive the events of logged updates again; will try again');
-      if (!only) this.toDeriveAgain(documentName); // the sweeper retries the whole document
-      return;
+      return false;
     }
+    if (derived > 0) this.services.log.info({ documentName, updates: derived }, 'derived the events of logged updates again');
     await this.reproject(documentName);
+    return true;
   }
 
-  /** Per document: logged updates whose events still have to be derived again (retried by the sweeper). */
+  /** Replays `updates` and commits what they derive, if they are still underived when claimed; false when another instance was first. */
+  private async replayAndRecord(documentName: string, observer: TransactionObserver, updates: Array<{ seq: number; principalId: string | null }>): Promise<boolean> {
+    const seqs = updates.map((u) => u.seq);
+    const authors = await this.authorsOf(updates);
+    const changes: ObservedChange[] = [];
+    await replayUnderived(
+      this.services.db,
+      documentName,
+      (update) => serverOrigin(authors.get(update.seq) ?? SYSTEM_PRINCIPAL, 'replay'),
+      (doc, transaction, update) => {
+        const derived = observer.derive(documentName, doc, transaction);
+        changes.push({ derived, origin: transaction.origin, seqs: [update.seq] });
+      },
+      new Set(seqs),
+    );
+    let publish: (() => void) | undefined;
+    const claimed = await this.services.db.transaction().execute(async (tx) => {
+      if (!(await claimUnderived(tx, documentName, seqs))) return false;
+      const observed = changes.filter((c) => c.derived != null);
+      if (observed.length > 0) ({ publish } = await observer.persist(tx, documentName, observed));
+      // Every claimed update, also one that changed nothing (a client's resend).
+      await markUpdatesDerived(tx, documentName, seqs);
+      this.services.failpoints.hit('document.derived.commit');
+      return true;
+    });
+    if (claimed) publish?.();
+    return claimed;
+  }
+
+  /** Derives again what this process failed to derive (a failed commit); what stays pending is retried by the sweeper. */
+  private async retryDerivation(documentName: string) {
+    const pending = this.pendingDerivations.get(documentName);
+    if (!pending) return;
+    const seqs = [...pending];
+    if (!(await this.deriveAgain(documentName, seqs))) return;
+    for (const seq of seqs) pending.delete(seq);
+    if (pending.size === 0) this.pendingDerivations.delete(documentName);
+  }
+
+  /** Per document: logged updates of this process whose events still have to be derived again (retried by the sweeper). */
   private readonly pendingDerivations = new Map<string, Set<number>>();
 
   private toDeriveAgain(documentName: string): Set<number> {
@@ -742,9 +783,19 @@ export class SyncEngine implements DocumentSync {
     return pending;
   }
 
-  /** Who made each underived update of a document, as full principals. */
-  private async authorsOfUnderived(documentName: string): Promise<Map<number, Principal>> {
-    const rows = await listUnderivedUpdates(this.services.db, documentName);
+  /** The orphan sweep (orphaned-updates.ts): the document's updates left by a dead instance, derived in its queue (loading it first). */
+  private async deriveOrphans(documentName: string) {
+    await this.open(documentName);
+    await this.enqueue(documentName, () => this.deriveOrphansNow(documentName));
+  }
+
+  private async deriveOrphansNow(documentName: string) {
+    const seqs = await this.orphans.of(documentName);
+    if (seqs.length > 0 && !(await this.deriveAgain(documentName, seqs))) throw new Error(`could not derive ${seqs.length} updates of ${documentName}`);
+  }
+
+  /** Who made each of these updates, as full principals. */
+  private async authorsOf(rows: ReadonlyArray<{ seq: number; principalId: string | null }>): Promise<Map<number, Principal>> {
     const principals = await findPrincipals(
       this.services.db,
       rows.flatMap((r) => (r.principalId ? [r.principalId] : [])),
@@ -904,6 +955,7 @@ export class SyncEngine implements DocumentSync {
 
   async close() {
     clearInterval(this.sweeper);
+    this.orphans.stop();
     for (const { timer } of this.followUps.values()) clearTimeout(timer);
     this.followUps.clear();
     this.gate.stop();

@@ -49,6 +49,8 @@ export class UpdateLog {
 
   constructor(
     private readonly db: Db,
+    /** This instance's number, stamped on every update it logs (src/persistence/instances.ts). */
+    private readonly writer: number,
     /** Called once per logged update, after its commit (compaction bookkeeping). */
     private readonly onLogged: (document: string, bytes: number) => void,
     /** Whether a waiting update may be logged ahead of its turn (`aheadBytes`: logged ahead before it in this pass); the first it may not stops the look-ahead (sync ceilings: its own turn refuses it, and the connection closes). */
@@ -108,7 +110,7 @@ export class UpdateLog {
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_ROWS_PER_COMMIT);
-        const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, derived: false }));
+        const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, derived: false, writer: this.writer }));
         let seqs: number[];
         try {
           seqs = batch.length > 10_000 ? await this.db.transaction().execute((tx) => appendUpdates(tx, rows)) : await appendUpdates(this.db, rows);

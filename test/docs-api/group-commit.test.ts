@@ -78,7 +78,7 @@ describe('UpdateLog (group commit of the update log)', () => {
   it('puts appends that arrive during a commit into one next commit, and resolves each only after its own commit', async () => {
     const fake = fakeDb();
     const logged: string[] = [];
-    const log = new UpdateLog(fake.db, (document) => logged.push(document));
+    const log = new UpdateLog(fake.db, 1, (document) => logged.push(document));
     fake.holdCommits();
     const first = log.append('a', new Uint8Array([1]), null);
     let firstDone = false;
@@ -102,7 +102,7 @@ describe('UpdateLog (group commit of the update log)', () => {
 
   it("logs the updates queued behind a connection's message in the same commit, in order; their turn writes nothing more", async () => {
     const fake = fakeDb();
-    const log = new UpdateLog(fake.db, () => {});
+    const log = new UpdateLog(fake.db, 1, () => {});
     const m0 = message('ws/doc/1', 'update', new Uint8Array([10]));
     const m1 = message('ws/doc/1', 'awareness');
     const m2 = message('ws/doc/1', 'step2', new Uint8Array([12]));
@@ -123,7 +123,7 @@ describe('UpdateLog (group commit of the update log)', () => {
 
   it('a failed commit rejects every append in it, and the next commit works', async () => {
     const fake = fakeDb();
-    const log = new UpdateLog(fake.db, () => {});
+    const log = new UpdateLog(fake.db, 1, () => {});
     const m0 = message('d', 'update', new Uint8Array([1]));
     const m1 = message('d', 'update', new Uint8Array([2]));
     const connection = { messageQueue: [m0, m1] };
@@ -137,7 +137,7 @@ describe('UpdateLog (group commit of the update log)', () => {
 
   it('ignores messages that carry no update', async () => {
     const fake = fakeDb();
-    const log = new UpdateLog(fake.db, () => {});
+    const log = new UpdateLog(fake.db, 1, () => {});
     await log.logMessage({ messageQueue: [] }, 'd', message('d', 'awareness'), null);
     expect(fake.commits).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { ManualClock, startTestApp, type TestResponse } from '../helpers/app';
+import { resolveSchema, type Schema } from '../helpers/openapi';
 import { acknowledged, connectClient, eventually, synced } from '../helpers/sync';
 import { createWorkspace, elevate, signInUser, type TestUser } from '../workspaces/helpers';
 
@@ -20,7 +21,6 @@ const LONE = 'fuzz\ud800lone\udc00';
 /** The same in a query string: CESU-8 bytes of a lone surrogate, which a UTF-8 decoder can only replace. */
 const LONE_QUERY = 'fuzz%ED%A0%80lone';
 
-type Schema = Record<string, any>;
 type Operation = { method: string; path: string; operation: Schema };
 
 let t: Awaited<ReturnType<typeof startTestApp>>;
@@ -65,11 +65,7 @@ afterAll(async () => {
   await t.store.dispose();
 });
 
-function resolve(schema: Schema | undefined): Schema {
-  let current = schema ?? {};
-  while (current.$ref) current = current.$ref.replace(/^#\//, '').split('/').reduce((node: Schema, key: string) => node[key], openapi);
-  return current;
-}
+const resolve = (schema: Schema | undefined) => resolveSchema(openapi, schema);
 
 /** A value for a field whose name says what it identifies, so the request reaches the code behind validation. */
 function knownValue(name: string | undefined, path: string): unknown {
@@ -313,7 +309,7 @@ describe('lone surrogates over sync', () => {
   it('in a cell key, a cell value and doc text: applied, stored and read back well-formed', async () => {
     const surfaces = (await t.request('GET', '/api/workspaces/fuzz/surfaces', { as: owner.as })).body.surfaces;
     const tables = surfaces.find((s: Schema) => s.kind === 'table');
-    const notes = surfaces.find((s: Schema) => s.slug === 'notes');
+    const notes = surfaces.find((s: Schema) => s.id === fixture.docSurfaceId);
     const table = connectClient(t.url, tables.syncDocument, { cookie: owner.cookie });
     const doc = connectClient(t.url, notes.syncDocument, { cookie: owner.cookie });
     await Promise.all([synced(table), synced(doc)]);

@@ -2,6 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import WebSocket from 'ws';
+import type * as Y from 'yjs';
+import { eventually } from '../helpers/sync';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { freshDataStore } from '../helpers/database';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
@@ -13,6 +17,8 @@ export type TwoInstances = {
   /** In this process; it reaches Redis through `outage`, a proxy a test can cut (an outage for B alone). */
   b: TestApp;
   outage: RedisOutage;
+  /** A's environment: another process started with it is another instance A (after A was killed, say). */
+  env: Record<string, string>;
   close(): Promise<void>;
 };
 
@@ -43,6 +49,7 @@ export async function startTwoInstances(env: Record<string, string> = {}): Promi
     a,
     b,
     outage,
+    env: { ...common, DATA_DIR: aDataDir },
     close: async () => {
       await a.kill();
       await b.close();
@@ -50,5 +57,28 @@ export async function startTwoInstances(env: Record<string, string> = {}): Promi
       for (const dir of [aDataDir, bDataDir]) await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
       await store.dispose();
     },
+  };
+}
+
+/**
+ * What a load balancer does after a failover: the client's Y document
+ * connects to `baseUrl` on a new socket, and resends whatever was never
+ * acknowledged. Resolves once synced with nothing left unacknowledged; the
+ * answer closes the provider and its socket.
+ */
+export async function reconnectDocument(baseUrl: string, documentName: string, doc: Y.Doc, cookie: string, timeoutMs: number): Promise<() => void> {
+  class CookieWebSocket extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, { headers: { cookie: `svc-session=${cookie}` } });
+      this.on('error', () => {});
+    }
+  }
+  const socket = new HocuspocusProviderWebsocket({ url: `${baseUrl.replace(/^http/, 'ws')}/api/sync`, WebSocketPolyfill: CookieWebSocket });
+  const provider = new HocuspocusProvider({ websocketProvider: socket, name: documentName, document: doc, token: '' });
+  provider.attach();
+  await eventually(() => provider.isSynced && provider.unsyncedChanges === 0, timeoutMs);
+  return () => {
+    provider.destroy();
+    socket.destroy();
   };
 }

@@ -19,18 +19,20 @@ let server: ServerProcess | undefined;
 beforeAll(async () => {
   store = await freshDataStore();
 });
+const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   await server?.kill();
   await store.dispose();
+  for (const cleanup of cleanups) await cleanup();
 });
 
-function env(extra: Record<string, string> = {}) {
-  return { DATA_DIR: store.dataDir, ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}), ...extra };
+function env(extra: Record<string, string> = {}, on = store) {
+  return { DATA_DIR: on.dataDir, ...(on.databaseUrl ? { DATABASE_URL: on.databaseUrl } : {}), ...extra };
 }
 
-async function signInThroughOutbox(url: string, email: string) {
+async function signInThroughOutbox(url: string, email: string, on = store) {
   await fetch(`${url}/api/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
-  const outbox = await fs.readFile(path.join(store.dataDir, 'outbox.jsonl'), 'utf8');
+  const outbox = await fs.readFile(path.join(on.dataDir, 'outbox.jsonl'), 'utf8');
   const token = /token=([A-Za-z0-9_-]+)/.exec(outbox.trim().split('\n').at(-1)!)![1]!;
   const res = await fetch(`${url}/api/auth?token=${token}`, { redirect: 'manual' });
   return /svc-session=([^;]+)/.exec(res.headers.get('set-cookie')!)![1]!;
@@ -82,5 +84,31 @@ describe('events derived at least once', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await created()).toHaveLength(1);
     again.destroy();
+  }, 180_000);
+
+  it('derives what a killed process acknowledged at the next start, whether or not anyone opens the document', async () => {
+    // Dies inside the commit of the client change's events, after its update was logged.
+    await server?.kill();
+    const own = await freshDataStore();
+    cleanups.push(() => own.dispose());
+    server = await startServerProcess(env({ TRELLIS_FAILPOINTS: 'document.derived.commit=kill' }, own));
+    const cookie = await signInThroughOutbox(server.url, 'orphan@example.com', own);
+    const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
+    const detail = await (await fetch(`${server.url}/api/workspaces/welcome`, { headers })).json();
+    const client = connectClient(server.url, tablesDocumentName(detail.id), { cookie });
+    await synced(client);
+    const died = new Promise<number | null>((resolve) => server!.child.once('exit', (code) => resolve(code)));
+    insertRow(client.doc, { id: 'left-by-the-dead', surfaceId: detail.primarySurface.id, data: { title: 'logged, never derived' } }, null);
+    await died;
+    client.destroy();
+
+    // Nothing reads the table after the restart: only the audit log, which never loads a document.
+    server = await startServerProcess(env({}, own));
+    const created = await eventually(async () => {
+      const res = await fetch(`${server!.url}/api/workspaces/welcome/events?action=row.created&limit=200`, { headers });
+      const found = ((await res.json()).events as Array<{ data: { id: string } }>).filter((e) => e.data.id === 'left-by-the-dead');
+      return found.length > 0 ? found : null;
+    }, 15_000);
+    expect(created).toHaveLength(1);
   }, 180_000);
 });

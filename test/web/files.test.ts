@@ -37,6 +37,10 @@ describe('files in the browser', () => {
   it('adds a files surface and a folder, and opens it', async () => {
     await ann.page.getByRole('button', { name: 'Add a surface' }).click();
     await ann.page.getByRole('menuitem', { name: 'New files' }).click();
+    // Named as it is made: the suggestion for a workspace's first drive is "Files".
+    const naming = ann.page.getByRole('dialog', { name: 'New files' });
+    expect(await naming.getByLabel('Name', { exact: true }).inputValue()).toBe('Files');
+    await naming.getByRole('button', { name: 'Create', exact: true }).click();
     await ann.page.waitForURL(/\/ann\/welcome\/files$/);
     await ann.page.getByText('No files yet').waitFor();
 

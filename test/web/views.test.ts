@@ -70,7 +70,7 @@ describe('table views in the browser', () => {
     expect(await cat.page.getByRole('button', { name: 'New view' }).count()).toBe(0);
   });
 
-  it('creates a view with a filter from the builder: only matching rows show, and the others see the view appear live', async () => {
+  it('creates a view with a filter from the builder: only matching rows show, the others see the view appear live, and its filter once it is saved', async () => {
     await ann.page.getByRole('button', { name: 'New view' }).click();
     await ann.page.getByLabel('Name').fill('Open work');
     await ann.page.getByRole('button', { name: 'Create view' }).click();
@@ -87,23 +87,23 @@ describe('table views in the browser', () => {
     await expect.poll(async () => (await titles(ann)).sort()).toEqual(['Draft the FAQ', 'Record the demo video', 'Write the announcement']);
     expect(await ann.page.getByTestId('row-count').textContent()).toBe('3 of 4 rows');
 
-    // Ben's switcher shows the new view at once; his grid stays where he was until he picks it.
+    // Ben's switcher shows the new view at once; his grid stays where he was until he picks it, and the filter is Ann's own until she saves it.
     await expect.poll(() => tab(ben, 'Open work').count()).toBe(1);
     expect(await tab(ben, 'All rows').getAttribute('aria-selected')).toBe('true');
     expect((await titles(ben)).length).toBe(4);
     await tab(ben, 'Open work').click();
-    await expect.poll(async () => (await titles(ben)).sort()).toEqual(['Draft the FAQ', 'Record the demo video', 'Write the announcement']);
+    await expect.poll(async () => (await titles(ben)).length).toBe(4);
 
-    // A second condition joined by "and", and a sort: saved into the view, so Ben's grid follows.
+    // A second condition joined by "and", then "or", and a sort.
     await filter.getByRole('button', { name: 'Add condition' }).click();
     await filter.getByLabel('Column', { exact: true }).nth(1).selectOption({ label: 'Title' });
     await filter.getByLabel('Operator', { exact: true }).nth(1).selectOption({ label: 'contains' });
     await filter.getByLabel('Value', { exact: true }).nth(1).fill('the');
-    await expect.poll(async () => (await titles(ben)).sort()).toEqual(['Draft the FAQ', 'Record the demo video', 'Write the announcement']);
+    await expect.poll(async () => (await titles(ann)).sort()).toEqual(['Draft the FAQ', 'Record the demo video', 'Write the announcement']);
     await filter.getByLabel('Value', { exact: true }).nth(1).fill('draft');
-    await expect.poll(() => titles(ben)).toEqual(['Draft the FAQ']);
+    await expect.poll(() => titles(ann)).toEqual(['Draft the FAQ']);
     await filter.getByLabel('Join conditions with').selectOption('or');
-    await expect.poll(async () => (await titles(ben)).sort()).toEqual(['Draft the FAQ', 'Record the demo video', 'Write the announcement']);
+    await expect.poll(async () => (await titles(ann)).sort()).toEqual(['Draft the FAQ', 'Record the demo video', 'Write the announcement']);
     await ann.page.keyboard.press('Escape');
 
     await ann.page.getByRole('button', { name: 'Sort' }).click();
@@ -111,9 +111,14 @@ describe('table views in the browser', () => {
     await sort.getByRole('button', { name: 'Add sort' }).click();
     await sort.getByLabel('Sort column').selectOption({ label: 'Title' });
     await sort.getByLabel('Direction').selectOption({ label: 'descending' });
-    await expect.poll(() => titles(ben)).toEqual(['Write the announcement', 'Record the demo video', 'Draft the FAQ']);
+    await expect.poll(() => titles(ann)).toEqual(['Write the announcement', 'Record the demo video', 'Draft the FAQ']);
     await ann.page.keyboard.press('Escape');
     await expect.poll(() => ann.page.getByRole('button', { name: 'Filtered by 2' }).count()).toBe(1);
+    expect((await titles(ben)).length).toBe(4);
+
+    // Saved into the view: Ben's grid follows.
+    await ann.page.getByRole('button', { name: 'Update view' }).click();
+    await expect.poll(() => titles(ben)).toEqual(['Write the announcement', 'Record the demo video', 'Draft the FAQ']);
 
     // A change made elsewhere (over REST, as an agent makes it) re-derives the open views: the row leaves them, and comes back.
     const patch = (status: string) =>
@@ -157,7 +162,8 @@ describe('table views in the browser', () => {
     await ann.page.getByRole('button', { name: 'Create view' }).click();
     await ann.page.waitForSelector('.board-lane');
     const lanes = ann.page.locator('.board-lane-header');
-    await expect.poll(() => lanes.allTextContents()).toEqual(['No value0', 'To do2', 'Doing1', 'Done1']);
+    // "No value" comes last, and only while a row has no value.
+    await expect.poll(() => lanes.allTextContents()).toEqual(['To do2', 'Doing1', 'Done1']);
     const laneOf = (person: Person, value: string) => person.page.locator(`.board-lane[data-lane="${value}"]`);
     await expect.poll(() => laneOf(ann, 'todo').locator('.board-card-title').allTextContents()).toEqual(['Record the demo video', 'Draft the FAQ']);
 
@@ -168,21 +174,22 @@ describe('table views in the browser', () => {
     await eventually(async () => (await rowOverRest(rows['Record the demo video']!)).data.status === 'done');
     await expect.poll(() => laneOf(ben, 'done').locator('.board-card-title').allTextContents()).toEqual(['Record the demo video', 'Book the launch call']);
 
-    // The keyboard moves a focused card one lane over: into "No value" clears the cell.
+    // The keyboard moves a focused card one lane over: past the last lane, into "No value", clears the cell.
     await ann.page.locator('.board-card', { hasText: 'Write the announcement' }).focus();
-    await ann.page.keyboard.press('ArrowLeft');
-    await expect.poll(() => laneOf(ann, 'todo').locator('.board-card:focus').textContent()).toContain('Write the announcement');
-    await ann.page.keyboard.press('ArrowLeft');
+    await ann.page.keyboard.press('ArrowRight');
+    await expect.poll(() => laneOf(ann, 'done').locator('.board-card:focus').textContent()).toContain('Write the announcement');
+    await ann.page.keyboard.press('ArrowRight');
     await eventually(async () => {
       const status = (await rowOverRest(rows['Write the announcement']!)).data.status;
       return status === undefined || status === null;
     });
     await expect.poll(() => laneOf(ben, '').locator('.board-card-title').allTextContents()).toEqual(['Write the announcement']);
+    await expect.poll(() => lanes.allTextContents()).toEqual(['To do1', 'Doing0', 'Done2', 'No value1']);
     await ann.page.setViewportSize({ width: 1280, height: 720 });
     await ann.page.screenshot({ path: `${SCREENSHOT_DIR}table-board.png` });
   });
 
-  it("remembers each person's current view after a reload; a viewer switches views but does not change them", async () => {
+  it("remembers each person's current view after a reload; a viewer switches views and filters for herself, but does not change them", async () => {
     await ann.page.reload();
     await ann.page.waitForSelector('.board-lane');
     expect(await tab(ann, 'Status board').getAttribute('aria-selected')).toBe('true');
@@ -194,16 +201,23 @@ describe('table views in the browser', () => {
     await ben.page.waitForSelector('.board-lane');
     expect(await tab(ben, 'Status board').getAttribute('aria-selected')).toBe('true');
 
-    // Cat has never picked one: she gets the first view, can switch, and sees the filter without changing it.
+    // Cat has never picked one: she gets the first view, can switch, and narrows it for herself; she cannot save it.
     await cat.page.reload();
     await cat.page.waitForSelector('.grid-row');
     await expect.poll(() => tab(cat, 'Open work').getAttribute('aria-selected')).toBe('true');
     expect(await cat.page.getByRole('button', { name: 'New view' }).count()).toBe(0);
+    const before = await titles(cat);
     await cat.page.getByRole('button', { name: 'Filtered by 2' }).click();
     const filter = cat.page.getByRole('dialog', { name: 'Filter' });
-    expect(await filter.getByLabel('Column', { exact: true }).first().isDisabled()).toBe(true);
-    expect(await filter.getByRole('button', { name: 'Add condition' }).count()).toBe(0);
+    await filter.getByRole('button', { name: 'Remove condition' }).first().click();
+    await expect.poll(() => titles(cat)).toEqual(['Draft the FAQ']);
     await cat.page.keyboard.press('Escape');
+    expect(await cat.page.getByTestId('unsaved-query').textContent()).toContain('Filter not saved');
+    expect(await cat.page.getByRole('button', { name: 'Update view' }).count()).toBe(0);
+    expect(await cat.page.getByRole('button', { name: 'Save as view' }).count()).toBe(0);
+    expect(await titles(ann)).toEqual(before);
+    await cat.page.getByRole('button', { name: 'Reset' }).click();
+    await expect.poll(() => titles(cat)).toEqual(before);
     await tab(cat, 'Status board').click();
     await cat.page.waitForSelector('.board-lane');
     expect(await cat.page.locator('.board-card[draggable="true"]').count()).toBe(0);

@@ -27,6 +27,7 @@ function workspaceRoutes(base: string): Array<[string, string, unknown?]> {
     ['POST', `${base}/pin`],
     ['DELETE', `${base}/pin`],
     ['GET', `${base}/surfaces`],
+    ['GET', `${base}/surfaces/table`],
     ['POST', `${base}/surfaces`, { kind: 'doc', slug: 'intruder', name: 'Intruder' }],
     ['PATCH', `${base}/surfaces/table`, { name: 'Renamed' }],
     ['DELETE', `${base}/surfaces/table?force=1`],

@@ -43,6 +43,7 @@ describe('POST /api/workspaces', () => {
       primarySurface: {
         id: expect.stringMatching(/^sf_/),
         slug: 'table',
+        formerSlugs: [],
         kind: 'table',
         name: 'Table',
         position: 0,

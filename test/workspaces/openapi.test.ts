@@ -22,6 +22,7 @@ const ROUTES: Array<[string, string, { body?: boolean }?]> = [
   ['delete', '/workspaces/{slug}/pin'],
   ['get', '/workspaces/{slug}/surfaces'],
   ['post', '/workspaces/{slug}/surfaces', { body: true }],
+  ['get', '/workspaces/{slug}/surfaces/{surfaceSlug}'],
   ['patch', '/workspaces/{slug}/surfaces/{surfaceSlug}', { body: true }],
   ['delete', '/workspaces/{slug}/surfaces/{surfaceSlug}'],
 ];

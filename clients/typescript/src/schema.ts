@@ -1799,7 +1799,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for a cap beyond the plan
-         * @description Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included.
+         * @description Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included but suggest-only ones.
          */
         post: {
             parameters: {
@@ -5782,6 +5782,389 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/me/orgs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your organisations
+         * @description The organisations you belong to, your own (`primary`) first, then by name; then, with `role: null`, the organisations of workspaces shared with you that you do not belong to. A key scoped to one workspace belongs to none.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CallerOrgList"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/read-marks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What you have read of your mentions
+         * @description A mention (a comment whose `mentions` name you) is read when it was created up to `readThrough`, or when its id is in `commentIds`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReadMarks"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Mark mentions read
+         * @description `commentIds`: comments that mention you, read one by one (others, and those `readThrough` already covers, are ignored). `through`: everything created up to then is read ("Mark all read"); it never moves back, nor past the present. Answers the marks as they now are.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Comments that mention you, read one by one; others are ignored */
+                        commentIds?: string[];
+                        /**
+                         * Format: date-time
+                         * @description Everything created up to this time is read (it never moves back, and not past now)
+                         */
+                        through?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReadMarks"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/me/sessions": {
@@ -15387,7 +15770,7 @@ export interface paths {
         put?: never;
         /**
          * Add a surface
-         * @description Editor. The new surface goes after the last one. 409 when a live surface already has the slug. Answers 200 with the surface.
+         * @description Editor. The new surface goes after the last one. Without `slug`, its address is made from `name` (`Bug triage` → `bug-triage`, then `bug-triage-2`…). 409 when a live surface holds the slug given, as its address or a former one. Answers 200 with the surface.
          */
         post: {
             parameters: {
@@ -15407,8 +15790,8 @@ export interface paths {
                         /** @enum {string} */
                         kind: "table" | "doc" | "html" | "files";
                         name: string;
-                        /** @description Unique among the live surfaces of the workspace */
-                        slug: string;
+                        /** @description Its address; made from `name` when left out. No other live surface may hold it, as its address or as one it had before a rename */
+                        slug?: string;
                     };
                 };
             };
@@ -15545,7 +15928,118 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a surface
+         * @description By slug, id or a slug it had before a rename: the answer carries its current `slug` (and its `formerSlugs`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                    /** @description Surface slug (or id) */
+                    surfaceSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Surface"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /**
@@ -15695,7 +16189,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Rename a surface */
+        /**
+         * Rename a surface
+         * @description Editor. The address follows the name: a new `name` makes a new `slug` from it (or give `slug`), and the old slug joins `formerSlugs`, which still address the surface everywhere a slug is taken. 409 when another live surface holds the `slug` given.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -15713,7 +16210,9 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        name: string;
+                        name?: string;
+                        /** @description A new address of your choosing; left out, a new name makes one from the name */
+                        slug?: string;
                     };
                 };
             };
@@ -21171,7 +21670,7 @@ export interface paths {
         put?: never;
         /**
          * Open a support ticket
-         * @description Any member of the organisation, or its agents. The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. Kinds: bug, question, feature, billing, other. 10 per hour per organisation.
+         * @description Any member of the organisation, or its agents (not with a suggest-only key). The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. Kinds: bug, question, feature, billing, other. 10 per hour per organisation.
          */
         post: {
             parameters: {
@@ -21336,7 +21835,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a screenshot for a ticket
-         * @description multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation.
+         * @description multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation, or its agents (not with a suggest-only key).
          */
         post: {
             parameters: {
@@ -31258,7 +31757,7 @@ export interface paths {
         put?: never;
         /**
          * Add a surface
-         * @description Editor. The new surface goes after the last one. 409 when a live surface already has the slug. Answers 200 with the surface.
+         * @description Editor. The new surface goes after the last one. Without `slug`, its address is made from `name` (`Bug triage` → `bug-triage`, then `bug-triage-2`…). 409 when a live surface holds the slug given, as its address or a former one. Answers 200 with the surface.
          */
         post: {
             parameters: {
@@ -31276,8 +31775,8 @@ export interface paths {
                         /** @enum {string} */
                         kind: "table" | "doc" | "html" | "files";
                         name: string;
-                        /** @description Unique among the live surfaces of the workspace */
-                        slug: string;
+                        /** @description Its address; made from `name` when left out. No other live surface may hold it, as its address or as one it had before a rename */
+                        slug?: string;
                     };
                 };
             };
@@ -31414,7 +31913,116 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a surface
+         * @description By slug, id or a slug it had before a rename: the answer carries its current `slug` (and its `formerSlugs`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Surface slug (or id) */
+                    surfaceSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Surface"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /**
@@ -31562,7 +32170,10 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Rename a surface */
+        /**
+         * Rename a surface
+         * @description Editor. The address follows the name: a new `name` makes a new `slug` from it (or give `slug`), and the old slug joins `formerSlugs`, which still address the surface everywhere a slug is taken. 409 when another live surface holds the `slug` given.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -31578,7 +32189,9 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        name: string;
+                        name?: string;
+                        /** @description A new address of your choosing; left out, a new name makes one from the name */
+                        slug?: string;
                     };
                 };
             };
@@ -34572,13 +35185,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34682,7 +35296,7 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description The page again, naming what was wrong with the card; or a field over its length, as JSON */
+                /** @description The page again, naming what was wrong with the card (`details[0].path` names the field), or a field over its length */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -34692,13 +35306,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34788,13 +35403,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -34898,7 +35514,7 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description The page again, naming what was wrong with the card; or a field over its length, as JSON */
+                /** @description The page again, naming what was wrong with the card (`details[0].path` names the field), or a field over its length */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -34908,13 +35524,14 @@ export interface paths {
                         "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -35167,6 +35784,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        "application/json": components["schemas"]["Error"];
                         "text/html": string;
                     };
                 };
@@ -35774,13 +36392,13 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description text/html */
+                /** @description The page */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": string;
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -35975,49 +36593,63 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The ticket as an issue */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description An error page, or the error as JSON */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description No such issue, or not for this caller */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 422: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                        "text/html": string;
                     };
                 };
-                /** @description Default Response */
+                /** @description An error page, or the error as JSON */
                 429: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
                     };
                 };
                 /** @description Default Response */
@@ -36370,6 +37002,30 @@ export interface components {
             webhooksThisMonth: number;
             workspaceCap: number;
         };
+        CallerOrg: {
+            id: string;
+            name: string;
+            /** @description Your own organisation: where new workspaces, keys and organisation settings go */
+            primary: boolean;
+            /** @description Your role in the organisation; null when you do not belong to it and it is listed because some of its workspaces are shared with you */
+            role: ("owner" | "editor" | "commenter" | "viewer") | null;
+            slug: string;
+        };
+        CallerOrgInput: {
+            id: string;
+            name: string;
+            /** @description Your own organisation: where new workspaces, keys and organisation settings go */
+            primary: boolean;
+            /** @description Your role in the organisation; null when you do not belong to it and it is listed because some of its workspaces are shared with you */
+            role: ("owner" | "editor" | "commenter" | "viewer") | null;
+            slug: string;
+        };
+        CallerOrgList: {
+            orgs: components["schemas"]["CallerOrg"][];
+        };
+        CallerOrgListInput: {
+            orgs: components["schemas"]["CallerOrgInput"][];
+        };
         CardOnFile: {
             brand: string;
             expMonth: number;
@@ -36489,6 +37145,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -36532,6 +37190,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -36575,6 +37235,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -36617,6 +37279,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -36744,6 +37408,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -36787,6 +37453,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -38258,6 +38926,18 @@ export interface components {
             emoji: string;
             principalIds: string[];
         };
+        ReadMarks: {
+            /** @description Mentions created after `readThrough` that were read one by one, most recently read first */
+            commentIds: string[];
+            /** @description Every mention created up to this time counts as read ("Mark all read"); null until first set */
+            readThrough: string | null;
+        };
+        ReadMarksInput: {
+            /** @description Mentions created after `readThrough` that were read one by one, most recently read first */
+            commentIds: string[];
+            /** @description Every mention created up to this time counts as read ("Mark all read"); null until first set */
+            readThrough: string | null;
+        };
         ReferralSummary: {
             /** @description Referees whose organisation moved to a paid plan this month */
             activated: number;
@@ -38655,12 +39335,15 @@ export interface components {
         Surface: {
             /** Format: date-time */
             createdAt: string;
+            /** @description Slugs it had before renames, newest first: they still address it (reserved for it while it lives) */
+            formerSlugs: string[];
             id: string;
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
+            /** @description Its address, made from its name; a rename makes a new one */
             slug: string;
             /** @description Name of the Y document to open at /api/sync for this surface; all table surfaces share one. Null for files surfaces, which have none. */
             syncDocument: string | null;
@@ -38668,12 +39351,15 @@ export interface components {
         SurfaceInput: {
             /** Format: date-time */
             createdAt: string;
+            /** @description Slugs it had before renames, newest first: they still address it (reserved for it while it lives) */
+            formerSlugs: string[];
             id: string;
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
+            /** @description Its address, made from its name; a rename makes a new one */
             slug: string;
             /** @description Name of the Y document to open at /api/sync for this surface; all table surfaces share one. Null for files surfaces, which have none. */
             syncDocument: string | null;
@@ -38777,6 +39463,13 @@ export interface components {
              */
             kind: "auto" | "named";
             name: string | null;
+            /** @description Set when a restore made this version: the version it brought back, as it was then (retention may remove that version later); null otherwise */
+            restoredFrom: {
+                /** @description When the restored version was made (auto) or named */
+                createdAt: string;
+                name: string | null;
+                versionId: string;
+            } | null;
             surfaceId: string;
         };
         VersionInput: {
@@ -38812,6 +39505,13 @@ export interface components {
              */
             kind: "auto" | "named";
             name: string | null;
+            /** @description Set when a restore made this version: the version it brought back, as it was then (retention may remove that version later); null otherwise */
+            restoredFrom: {
+                /** @description When the restored version was made (auto) or named */
+                createdAt: string;
+                name: string | null;
+                versionId: string;
+            } | null;
             surfaceId: string;
         };
         VersionRow: {

@@ -13,7 +13,8 @@ export const WorkspaceMode = z.enum(['table', 'doc']);
 export const Surface = z
   .object({
     id: z.string(),
-    slug: z.string(),
+    slug: z.string().describe('Its address, made from its name; a rename makes a new one'),
+    formerSlugs: z.array(z.string()).describe('Slugs it had before renames, newest first: they still address it (reserved for it while it lives)'),
     kind: SurfaceKind,
     name: z.string(),
     position: z.number().int().describe('Order among the workspace\'s surfaces, from 0; new surfaces go last'),

@@ -1,4 +1,5 @@
 /** Small presentation helpers shared by the pages. */
+import { slugFromName } from '../../../src/model/surface-slugs';
 
 const PALETTE = ['#e8590c', '#2f9e44', '#1971c2', '#9c36b5', '#c2255c', '#0c8599', '#f08c00', '#5f3dc4', '#2b8a3e', '#d6336c'];
 
@@ -37,16 +38,7 @@ export function formatDate(iso: string): string {
     : date.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
-/** A kebab-case slug from a name, as the API's slug pattern wants. */
+/** A kebab-case slug from a name, as the API's slug pattern wants (the rule the server makes surface addresses with). */
 export function slugify(name: string): string {
-  return (
-    name
-      .normalize('NFKD')
-      .replace(/[\u0300-\u036f]/g, '')
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 60)
-      .replace(/-+$/g, '') || 'untitled'
-  );
+  return slugFromName(name, 'untitled');
 }

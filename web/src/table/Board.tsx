@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
 import { CellDisplay, optionColor, type PeopleDirectory } from './cells';
 import { lookupText, type ColumnDef, type ReadRowData, type ShownValue, type TableModel } from './table-model';
@@ -17,10 +17,11 @@ interface Lane {
 }
 
 /**
- * A board view: one lane per option of the status column it groups by (and
- * one for rows with no value), the view's rows as cards. Dropping a card on
- * another lane sets that cell, an ordinary row change like typing it into
- * the grid; so do the arrow keys on a focused card.
+ * A board view: one lane per option of the status column it groups by, then
+ * one per value that is no longer an option, and last "No value" (shown only
+ * while it holds cards or a card is being dragged), the view's rows as cards.
+ * Dropping a card on another lane sets that cell, an ordinary row change
+ * like typing it into the grid; so do the arrow keys on a focused card.
  */
 export function Board(props: {
   model: TableModel;
@@ -36,11 +37,12 @@ export function Board(props: {
 }) {
   const { model, groupBy, editable } = props;
   const [over, setOver] = useState<string | null | undefined>(undefined);
-  const dragging = useRef<string | null>(null);
+  const [dragging, setDragging] = useState<string | null>(null);
 
   const options = groupBy.options ?? [];
-  const lanes: Lane[] = [{ value: null, label: 'No value', color: '#9aa1ad', rowIds: [] }, ...options.map((option, index) => ({ value: option.value, label: option.label, color: optionColor(option, index), rowIds: [] as string[] }))];
-  const byValue = new Map(lanes.map((lane) => [lane.value, lane]));
+  const noValue: Lane = { value: null, label: 'No value', color: '#9aa1ad', rowIds: [] };
+  const lanes: Lane[] = options.map((option, index) => ({ value: option.value, label: option.label, color: optionColor(option, index), rowIds: [] as string[] }));
+  const byValue = new Map<string | null, Lane>([...lanes.map((lane): [string, Lane] => [lane.value!, lane]), [null, noValue]]);
   const rows = new Map<string, ReadRowData>();
   for (const rowId of props.rowIds) {
     const data = model.row(rowId);
@@ -58,6 +60,9 @@ export function Board(props: {
     }
     lane.rowIds.push(rowId);
   }
+  // Last, where a row without a value waits to be sorted; the arrow keys reach it even while it is hidden.
+  lanes.push(noValue);
+  const shownLanes = lanes.filter((lane) => lane !== noValue || lane.rowIds.length > 0 || dragging !== null);
 
   const titleColumn = props.columns.find((column) => column.key !== groupBy.key);
   const fieldColumns = props.columns.filter((column) => column !== titleColumn && column.key !== groupBy.key);
@@ -81,9 +86,14 @@ export function Board(props: {
     requestAnimationFrame(() => document.querySelector<HTMLElement>(`.board-card[data-row-id="${CSS.escape(rowId)}"]`)?.focus());
   };
 
+  const endDrag = () => {
+    setDragging(null);
+    setOver(undefined);
+  };
+
   return (
     <div class="board" role="list" aria-label={`Board by ${groupBy.label}`}>
-      {lanes.map((lane, laneIndex) => (
+      {shownLanes.map((lane) => (
         <section
           key={lane.value ?? ''}
           class={`board-lane ${over === lane.value ? 'is-drop-target' : ''}`}
@@ -91,7 +101,7 @@ export function Board(props: {
           aria-label={lane.label}
           data-lane={lane.value ?? ''}
           onDragOver={(event) => {
-            if (!editable || dragging.current === null) return;
+            if (!editable || dragging === null) return;
             event.preventDefault();
             if (event.dataTransfer) event.dataTransfer.dropEffect = 'move';
             if (over !== lane.value) setOver(lane.value);
@@ -101,9 +111,8 @@ export function Board(props: {
           }}
           onDrop={(event) => {
             event.preventDefault();
-            const rowId = event.dataTransfer?.getData('text/x-trellis-row') || dragging.current;
-            dragging.current = null;
-            setOver(undefined);
+            const rowId = event.dataTransfer?.getData('text/x-trellis-row') || dragging;
+            endDrag();
             if (rowId) moveTo(rowId, lane.value);
           }}
         >
@@ -125,15 +134,12 @@ export function Board(props: {
                   draggable={editable}
                   aria-label={titleText(title) || 'Untitled'}
                   onDragStart={(event) => {
-                    dragging.current = rowId;
+                    setDragging(rowId);
                     event.dataTransfer?.setData('text/x-trellis-row', rowId);
                     if (event.dataTransfer) event.dataTransfer.effectAllowed = 'move';
                   }}
-                  onDragEnd={() => {
-                    dragging.current = null;
-                    setOver(undefined);
-                  }}
-                  onKeyDown={(event) => onCardKey(event, rowId, laneIndex)}
+                  onDragEnd={endDrag}
+                  onKeyDown={(event) => onCardKey(event, rowId, lanes.indexOf(lane))}
                 >
                   <div class="board-card-title">
                     <span>{titleText(title) || <span class="muted">Untitled</span>}</span>
@@ -141,18 +147,19 @@ export function Board(props: {
                       <Icon name="more" size={14} />
                     </button>
                   </div>
-                  {fields.map((column) => (
-                    <div key={column.key} class={`board-card-field type-${column.type}`} data-key={column.key}>
-                      <span class="board-card-label">{column.label}</span>
-                      {column.type === 'checkbox' ? (
-                        <span class="board-card-value">{data[column.key] === true ? 'Yes' : 'No'}</span>
-                      ) : (
-                        <span class="board-card-value">
-                          <CellDisplay column={column} value={data[column.key]} people={props.people} />
-                        </span>
-                      )}
-                    </div>
-                  ))}
+                  {fields.length > 0 && (
+                    // One grid for every field of the card: labels in one column, values in the next, all aligned alike whatever their type.
+                    <dl class="board-card-fields">
+                      {fields.map((column) => (
+                        <div key={column.key} class="board-card-field" data-key={column.key} data-type={column.type}>
+                          <dt class="board-card-label">{column.label}</dt>
+                          <dd class="board-card-value">
+                            {column.type === 'checkbox' ? (data[column.key] === true ? 'Yes' : 'No') : <CellDisplay column={column} value={data[column.key]} people={props.people} />}
+                          </dd>
+                        </div>
+                      ))}
+                    </dl>
+                  )}
                 </article>
               );
             })}

@@ -45,6 +45,8 @@ export interface GridProps {
   onAddColumn: (anchor: HTMLElement) => void;
   onAddRow: (afterRowId?: string) => void;
   onResizeColumn: (column: ColumnDef, width: number) => void;
+  /** Adds a value typed into a status or select cell to the column's options (editors): answers the new option's value. */
+  onCreateOption?: (column: ColumnDef, label: string) => string | null;
   onUndo: () => void;
   onRedo: () => void;
   /** A view's row height in pixels (ROW_HEIGHT by default); taller rows wrap their text. */
@@ -92,7 +94,10 @@ export function Grid(props: GridProps) {
     frame.current = requestAnimationFrame(() => {
       frame.current = 0;
       const element = scroller.current;
-      if (element) setViewport({ top: element.scrollTop, height: element.clientHeight });
+      if (!element) return;
+      // The frozen first column casts a shadow once something has scrolled under it; no render needed for that.
+      element.classList.toggle('is-scrolled-x', element.scrollLeft > 0);
+      setViewport({ top: element.scrollTop, height: element.clientHeight });
     });
   };
 
@@ -136,7 +141,10 @@ export function Grid(props: GridProps) {
     else if (top + rowHeight > element.scrollTop + element.clientHeight) element.scrollTop = top + rowHeight - element.clientHeight;
     const left = offsets[col] ?? 0;
     const right = left + (widths[col] ?? 0);
-    if (left - GUTTER_WIDTH < element.scrollLeft) element.scrollLeft = left - GUTTER_WIDTH;
+    // The first column is frozen (always in sight); any other cell must come out from under it and the gutter.
+    if (col === 0) return;
+    const covered = GUTTER_WIDTH + (widths[0] ?? 0);
+    if (left - covered < element.scrollLeft) element.scrollLeft = left - covered;
     else if (right > element.scrollLeft + element.clientWidth) element.scrollLeft = right - element.clientWidth;
   };
 
@@ -272,6 +280,7 @@ export function Grid(props: GridProps) {
     toggle: (rowId, key, value) => write(rowId, key, !(value === true)),
     rowMenu: (rowId, anchor) => props.onRowMenu(rowId, anchor),
     finishEdit,
+    createOption: (column, label) => props.onCreateOption?.(column, label) ?? null,
     decide: (suggestion, decision) => props.onDecide?.(suggestion, decision),
     hover: (rowId, key, cell) => {
       void props.cellWriters?.(rowId, props.version).then((writers) => {
@@ -301,6 +310,7 @@ export function Grid(props: GridProps) {
         model={props.model}
         people={props.people}
         editable={canEdit}
+        createsOptions={props.editable && props.onCreateOption !== undefined}
         rowMenus={props.rowMenus}
         activeKey={index === activeRow && hasActive ? columns[activeCol]!.key : null}
         editing={editing && editing.rowId === rowId ? editing : null}
@@ -354,11 +364,11 @@ export function Grid(props: GridProps) {
         <div class="grid-header" role="row" aria-rowindex={1} style={{ width: `${totalWidth}px` }}>
           <div class="grid-gutter grid-corner" />
           {columns.map((column, col) => (
-            <div key={column.id} role="columnheader" class="grid-header-cell" style={{ left: `${offsets[col]}px`, width: `${widths[col]}px` }}>
+            <div key={column.id} role="columnheader" class={`grid-header-cell ${col === 0 ? 'is-frozen' : ''}`} style={{ left: `${offsets[col]}px`, width: `${widths[col]}px` }}>
               <button
                 class="header-button"
                 tabIndex={-1}
-                disabled={!props.editable}
+                aria-haspopup="menu"
                 title={column.description ?? column.label}
                 onClick={(event) => props.onHeaderMenu(column, event.currentTarget as HTMLElement)}
               >
@@ -399,6 +409,7 @@ interface RowHandlers {
   toggle: (rowId: string, key: string, value: ShownValue | undefined) => void;
   rowMenu: (rowId: string, anchor: HTMLElement) => void;
   finishEdit: (value: CellValue | undefined, exit: EditExit) => void;
+  createOption: (column: ColumnDef, label: string) => string | null;
   decide: Decide;
   hover: (rowId: string, key: string, cell: HTMLElement) => void;
 }
@@ -417,6 +428,8 @@ interface GridRowProps {
   model: TableModel;
   people: PeopleDirectory;
   editable: boolean;
+  /** Whether a cell editor may add a typed value to a column's options. */
+  createsOptions: boolean;
   rowMenus: boolean;
   activeKey: string | null;
   editing: { rowId: string; key: string; initialText?: string } | null;
@@ -431,7 +444,7 @@ interface GridRowProps {
   myId?: string;
 }
 
-const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'rowMenus', 'activeKey', 'editing', 'peersKey', 'suggestionsKey'];
+const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'createsOptions', 'rowMenus', 'activeKey', 'editing', 'peersKey', 'suggestionsKey'];
 
 class GridRow extends Component<GridRowProps> {
   override shouldComponentUpdate(next: GridRowProps) {
@@ -444,7 +457,7 @@ class GridRow extends Component<GridRowProps> {
     const suggestion = this.props.suggestions?.[0] ?? null;
     const suggested = suggestion?.kind === 'update' ? suggestion.values ?? {} : {};
     return (
-      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''} ${suggestion ? `is-suggested-${suggestion.kind}` : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * this.props.rowHeight}px)`, width: `${this.props.totalWidth}px` }}>
+      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''} ${editing ? 'is-editing' : ''} ${suggestion ? `is-suggested-${suggestion.kind}` : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * this.props.rowHeight}px)`, width: `${this.props.totalWidth}px` }}>
         <div class="grid-gutter" role="rowheader">
           <span class="row-number">{index + 1}</span>
           {this.props.rowMenus && (
@@ -471,7 +484,7 @@ class GridRow extends Component<GridRowProps> {
               aria-colindex={col + 2}
               aria-selected={isActive}
               data-key={column.key}
-              class={`grid-cell type-${column.type} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''}`}
+              class={`grid-cell type-${column.type} ${col === 0 ? 'is-frozen' : ''} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''}`}
               style={{ left: `${offsets[col]}px`, width: `${widths[col]}px`, ...(peer ? { '--peer': peer.color } : {}) }}
               onMouseDown={(event) => {
                 if ((event.target as HTMLElement).closest('.cell-editor')) return;
@@ -506,6 +519,7 @@ class GridRow extends Component<GridRowProps> {
                   initialText={editing!.initialText}
                   people={this.props.people}
                   commit={(next, exit) => handlers.current.finishEdit(next, exit)}
+                  createOption={this.props.createsOptions ? (label) => handlers.current.createOption(column, label) : undefined}
                   cancel={() => handlers.current.finishEdit(undefined, 'stay')}
                 />
               )}
@@ -548,7 +562,7 @@ function GhostRow(props: {
         <span class="row-number">+</span>
       </div>
       {columns.map((column, col) => (
-        <div key={column.id} role="gridcell" aria-colindex={col + 2} data-key={column.key} class={`grid-cell type-${column.type}`} style={{ left: `${props.offsets[col]}px`, width: `${props.widths[col]}px` }}>
+        <div key={column.id} role="gridcell" aria-colindex={col + 2} data-key={column.key} class={`grid-cell type-${column.type} ${col === 0 ? 'is-frozen' : ''}`} style={{ left: `${props.offsets[col]}px`, width: `${props.widths[col]}px` }}>
           {Object.hasOwn(suggestion.values ?? {}, column.key) && <GhostCell column={column} value={suggestion.values![column.key] as ShownValue} people={props.people} />}
         </div>
       ))}

@@ -57,7 +57,8 @@ export function OptionsDialog(props: { column: ColumnDef; onClose: () => void; o
               ))}
             </select>
             <input aria-label="Label" value={option.label} maxLength={100} onInput={(e) => change(i, { label: (e.target as HTMLInputElement).value })} />
-            <IconButton icon="arrowLeft" label="Move up" disabled={i === 0} onClick={() => setOptions((list) => swap(list, i, i - 1))} />
+            <IconButton icon="chevronUp" label={`Move ${option.label} up`} disabled={i === 0} onClick={() => setOptions((list) => swap(list, i, i - 1))} />
+            <IconButton icon="chevronDown" label={`Move ${option.label} down`} disabled={i === options.length - 1} onClick={() => setOptions((list) => swap(list, i, i + 1))} />
             <IconButton icon="trash" label={`Remove ${option.label}`} onClick={() => setOptions((list) => list.filter((_, j) => j !== i))} />
           </li>
         ))}
@@ -81,6 +82,12 @@ function uniqueValue(option: ColumnOption, all: ColumnOption[]): string {
   let value = base;
   for (let n = 2; others.has(value); n++) value = `${base}_${n}`;
   return value;
+}
+
+/** An option typed into a cell (docs/WEB.md "Tables"): its label as typed, a value made from it, the next colour. */
+export function optionFromLabel(label: string, existing: ColumnOption[]): ColumnOption {
+  const option = { value: '', label: label.trim(), color: COLORS[existing.length % COLORS.length] };
+  return { ...option, value: uniqueValue(option, existing) };
 }
 
 function swap<T>(list: T[], a: number, b: number): T[] {

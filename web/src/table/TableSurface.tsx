@@ -11,13 +11,14 @@ import { RenameDialog } from '../ui/RenameDialog';
 import type { SurfaceViewProps } from '../workspace-context/context';
 import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
-import { OptionsDialog } from './OptionsDialog';
+import { OptionsDialog, optionFromLabel } from './OptionsDialog';
 import { COLUMN_TYPES, LINKING_TYPES, TableModel, type ColumnDef, type ColumnType, type RowData, type RowFilter, type ViewDef, type ViewKind } from './table-model';
 import { AddLinkFields, withLinks, type ColumnPointers } from './links';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Board } from './Board';
 import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
+import { nextDraft, readStored, shownQuery, useStoredDrafts, writeStored, type ViewDraft } from './view-draft';
 import { CsvTools } from './CsvImport';
 import { cellWritersOf } from './cell-writers';
 
@@ -27,8 +28,9 @@ type OpenMenu =
   | { kind: 'hidden'; anchor: HTMLElement }
   | { kind: 'view'; view: ViewDef; anchor: HTMLElement }
   | { kind: 'lanes'; view: ViewDef; anchor: HTMLElement };
-type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | { kind: 'new-view' } | { kind: 'rename-view'; view: ViewDef } | null;
-type OpenPanel = { kind: 'filter' | 'sort' | 'fields'; anchor: HTMLElement } | null;
+type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | { kind: 'new-view' | 'save-as-view' } | { kind: 'rename-view'; view: ViewDef } | null;
+/** `startWith`: the column a filter panel opened from a column's menu adds a condition on. */
+type OpenPanel = { kind: 'filter' | 'sort' | 'fields'; anchor: HTMLElement; startWith?: string } | null;
 
 /** Row heights of a grid view, in pixels. */
 const ROW_HEIGHTS = { short: 36, medium: 60, tall: 92, extra: 132 } as const;
@@ -54,6 +56,8 @@ export function TableSurface(props: SurfaceViewProps) {
   // Each person's current view of this sheet, on this device (PLAIN_GRID for the grid without a view; null: never picked).
   const storageKey = `trellis:view:${props.myId}:${context.workspace.id}:${surface.id}`;
   const [picked, setPicked] = useState<string | null>(() => readStored(storageKey));
+  // Each person's unsaved filter and sort, per view (docs/TABLES.md "In the web app": "Sort and filter on any table").
+  const drafts = useStoredDrafts(`trellis:view-draft:${props.myId}:${context.workspace.id}:${surface.id}:`);
   // Where someone who never picked lands: the first view as the table first arrived, kept, so a view a peer adds later does not switch their grid.
   const landed = useRef<string | null>(null);
   // Rows added here while a view is on show stay visible though they do not match its filter yet (an empty new row rarely does).
@@ -118,19 +122,26 @@ export function TableSurface(props: SurfaceViewProps) {
   const columns = view ? ordered.filter((column) => !view.hiddenColumns.includes(column.key)) : allColumns.filter((column) => !column.hidden);
   const hidden = view ? ordered.filter((column) => view.hiddenColumns.includes(column.key)) : allColumns.filter((column) => column.hidden);
   const sheetRowIds = model.rowIds(surface.id);
-  const keptRows = view && kept.viewId === view.id ? kept.rowIds : null;
+  // What is on show: the view (or the plain grid) with this person's unsaved filter and sort over it.
+  const viewKey = view?.id ?? PLAIN_GRID;
+  const draft = drafts.get(viewKey);
+  const query = shownQuery(view, draft);
+  const changeQuery = (change: ViewDraft) => drafts.set(viewKey, nextDraft(view, draft, change));
+  const unsaved = query.unsaved.filter || query.unsaved.sort;
+  const keptRows = kept.viewId === viewKey ? kept.rowIds : null;
   let rowIds: readonly string[] = sheetRowIds;
   let ignoredConditions = 0;
-  if (view) {
-    const key = `${view.id}|${version}|${JSON.stringify(view.filter)}|${JSON.stringify(view.sort)}|${keptRows?.size ?? 0}`;
+  if (query.filter || query.sort.length > 0) {
+    const key = `${viewKey}|${version}|${JSON.stringify(query.filter)}|${JSON.stringify(query.sort)}|${keptRows?.size ?? 0}`;
     if (viewRows.current?.key !== key || viewRows.current.sheet !== sheetRowIds) {
-      viewRows.current = { key, sheet: sheetRowIds, ...model.rowsOfView(surface.id, view, keptRows ?? undefined) };
+      viewRows.current = { key, sheet: sheetRowIds, ...model.rowsOfView(surface.id, query, keptRows ?? undefined) };
     }
     rowIds = viewRows.current.rowIds;
     ignoredConditions = viewRows.current.ignored;
   }
-  const sorted = Boolean(view && view.sort.length > 0);
-  const filtered = Boolean(view && countConditions(view.filter) > 0);
+  const sorted = query.sort.length > 0;
+  const conditions = countConditions(query.filter);
+  const filtered = conditions > 0;
   const lanesColumn = view?.kind === 'board' ? allColumns.find((column) => column.key === view.groupBy && column.type === 'status') : undefined;
   const peerCells: PeerCell[] = peers.flatMap((peer) => {
     const cell = peer.state.cell as { surfaceId?: string; rowId?: string; key?: string } | null | undefined;
@@ -146,10 +157,10 @@ export function TableSurface(props: SurfaceViewProps) {
     }
   };
 
-  /** A new row; in a filtered view it starts with the values the filter asks for, where it names them. */
+  /** A new row; in a filtered grid it starts with the values the filter asks for, where it names them. */
   const newRow = (data: RowData, position?: number) => {
-    const id = model.addRow(surface.id, { ...(view ? valuesOf(view.filter, allColumns) : {}), ...data }, position);
-    if (view && (filtered || sorted)) setKept((current) => ({ viewId: view.id, rowIds: new Set(current.viewId === view.id ? [...current.rowIds, id] : [id]) }));
+    const id = model.addRow(surface.id, { ...valuesOf(query.filter, allColumns), ...data }, position);
+    if (filtered || sorted) setKept((current) => ({ viewId: viewKey, rowIds: new Set(current.viewId === viewKey ? [...current.rowIds, id] : [id]) }));
     return id;
   };
 
@@ -195,6 +206,19 @@ export function TableSurface(props: SurfaceViewProps) {
     run(() => model.updateView(view.id, { columnOrder: keys }));
   };
 
+  /** A value typed into a status or select cell that no option has: added to the column's options, for everyone. */
+  const createOption = (column: ColumnDef, label: string): string | null => {
+    const options = model.columns(surface.id).find((c) => c.id === column.id)?.options ?? [];
+    const option = optionFromLabel(label, options);
+    try {
+      model.updateColumn(surface.id, column.id, { options: [...options, option] });
+      return option.value;
+    } catch (error) {
+      showError(error);
+      return null;
+    }
+  };
+
   const hideColumn = (column: ColumnDef, hide: boolean) =>
     run(() =>
       view
@@ -207,6 +231,23 @@ export function TableSurface(props: SurfaceViewProps) {
     const created = model.createView(surface.id, { ...fields, hiddenColumns: allColumns.filter((column) => column.hidden).map((column) => column.key) });
     pick(created.id);
   };
+
+  /** What is on show, this person's filter and sort included, as a new view for everyone; the draft it came from is done. */
+  const saveAsView = (fields: { name: string; kind: ViewKind; groupBy: string | null }) => {
+    const layout = view
+      ? { hiddenColumns: view.hiddenColumns, columnOrder: view.columnOrder, rowHeight: view.rowHeight }
+      : { hiddenColumns: allColumns.filter((column) => column.hidden).map((column) => column.key) };
+    const created = model.createView(surface.id, { ...fields, ...layout, filter: query.filter, sort: query.sort });
+    drafts.set(viewKey, null);
+    pick(created.id);
+  };
+
+  /** Saves this person's filter and sort into the view on show, for everyone. */
+  const updateShownView = (shown: ViewDef) =>
+    run(() => {
+      model.updateView(shown.id, { filter: query.filter, sort: query.sort });
+      drafts.set(viewKey, null);
+    });
 
   const viewItems = (shown: ViewDef): MenuItem[] => [
     { label: 'Rename…', icon: 'edit', onSelect: () => setDialog({ kind: 'rename-view', view: shown }) },
@@ -223,9 +264,19 @@ export function TableSurface(props: SurfaceViewProps) {
     },
   ];
 
-  const headerItems = (column: ColumnDef): MenuItem[] => {
+  /** Sort and filter by a column: everyone's own, so in every column menu, the only items of someone who cannot edit. */
+  const queryItems = (column: ColumnDef, anchor: HTMLElement): MenuItem[] => [
+    { label: 'Sort ascending', icon: 'sort', onSelect: () => changeQuery({ sort: [{ column: column.key, direction: 'asc' }] }) },
+    { label: 'Sort descending', icon: 'sort', onSelect: () => changeQuery({ sort: [{ column: column.key, direction: 'desc' }] }) },
+    { label: 'Filter by this column…', icon: 'filter', onSelect: () => setPanel({ kind: 'filter', anchor, startWith: column.key }) },
+  ];
+
+  const headerItems = (column: ColumnDef, anchor: HTMLElement): MenuItem[] => {
+    if (!editable) return queryItems(column, anchor);
     const index = (view ? columns : allColumns).findIndex((c) => c.id === column.id);
     return [
+      ...queryItems(column, anchor),
+      { separator: true, label: '' },
       { label: 'Rename…', icon: 'edit', onSelect: () => setDialog({ kind: 'rename', column }) },
       {
         label: 'Type',
@@ -240,12 +291,6 @@ export function TableSurface(props: SurfaceViewProps) {
       },
       ...(needsOptions(column.type) ? [{ label: 'Edit options…', icon: 'select', onSelect: () => setDialog({ kind: 'options', column }) }] : []),
       { separator: true, label: '' },
-      ...(view
-        ? [
-            { label: 'Sort ascending', icon: 'sort', onSelect: () => run(() => model.updateView(view.id, { sort: [{ column: column.key, direction: 'asc' }] })) },
-            { label: 'Sort descending', icon: 'sort', onSelect: () => run(() => model.updateView(view.id, { sort: [{ column: column.key, direction: 'desc' }] })) },
-          ]
-        : []),
       { label: 'Move left', icon: 'arrowLeft', disabled: index <= 0, onSelect: () => moveShownColumn(column, -1) },
       { label: 'Move right', icon: 'arrowRight', disabled: index >= (view ? columns : allColumns).length - 1, onSelect: () => moveShownColumn(column, 1) },
       { label: view ? 'Hide in this view' : 'Hide', icon: 'eyeOff', onSelect: () => hideColumn(column, true) },
@@ -289,14 +334,14 @@ export function TableSurface(props: SurfaceViewProps) {
       const suggest: MenuItem[] = suggesting ? [{ separator: true, label: '' }, { label: 'Suggest deleting this row', icon: 'trash', onSelect: () => run(() => model.suggestDelete(rowId, me)) }] : [];
       return [...commentItems(rowId), ...suggest];
     }
-    const orderHint = sorted ? 'sorted view' : undefined;
+    const orderHint = sorted ? 'sorted' : undefined;
     return [
       ...commentItems(rowId),
       ...(context.abilities.comment ? [{ separator: true, label: '' }] : []),
       { label: 'Insert above', icon: 'plus', onSelect: () => run(() => newRow({}, Math.max(0, index))) },
       { label: 'Insert below', icon: 'plus', onSelect: () => addRow(rowId) },
-      { label: 'Move up', icon: 'arrowLeft', disabled: index <= 0 || sorted, hint: orderHint, onSelect: () => run(() => model.moveRowTo(rowId, index - 1)) },
-      { label: 'Move down', icon: 'arrowRight', disabled: index >= sheetRowIds.length - 1 || sorted, hint: orderHint, onSelect: () => run(() => model.moveRowTo(rowId, index + 1)) },
+      { label: 'Move up', icon: 'chevronUp', disabled: index <= 0 || sorted, hint: orderHint, onSelect: () => run(() => model.moveRowTo(rowId, index - 1)) },
+      { label: 'Move down', icon: 'chevronDown', disabled: index >= sheetRowIds.length - 1 || sorted, hint: orderHint, onSelect: () => run(() => model.moveRowTo(rowId, index + 1)) },
       {
         label: 'Move to',
         icon: 'move',
@@ -311,7 +356,6 @@ export function TableSurface(props: SurfaceViewProps) {
 
   const togglePanel = (kind: 'filter' | 'sort' | 'fields') => (event: MouseEvent) =>
     setPanel(panel?.kind === kind ? null : { kind, anchor: event.currentTarget as HTMLElement });
-  const conditions = view ? countConditions(view.filter) : 0;
 
   // Link cells read the linked rows' titles and their target sheets from here (links.tsx).
   return withLinks(
@@ -319,7 +363,8 @@ export function TableSurface(props: SurfaceViewProps) {
     <div class="table-surface">
       <ViewBar
         views={views}
-        currentId={view?.id ?? PLAIN_GRID}
+        currentId={viewKey}
+        unsaved={unsaved}
         editable={editable}
         onPick={pick}
         onNew={() => setDialog({ kind: 'new-view' })}
@@ -329,14 +374,14 @@ export function TableSurface(props: SurfaceViewProps) {
         <span class="row-count" data-testid="row-count">
           {filtered ? `${rowIds.length.toLocaleString()} of ${sheetRowIds.length.toLocaleString()} rows` : `${rowIds.length.toLocaleString()} ${rowIds.length === 1 ? 'row' : 'rows'}`}
         </span>
+        <Button variant="ghost" icon="filter" class={conditions ? 'is-on' : ''} aria-expanded={panel?.kind === 'filter'} onClick={togglePanel('filter')}>
+          {conditions ? `Filtered by ${conditions}` : 'Filter'}
+        </Button>
+        <Button variant="ghost" icon="sort" class={sorted ? 'is-on' : ''} aria-expanded={panel?.kind === 'sort'} onClick={togglePanel('sort')}>
+          {sorted ? `Sorted by ${query.sort.length}` : 'Sort'}
+        </Button>
         {view && (
           <>
-            <Button variant="ghost" icon="filter" class={conditions ? 'is-on' : ''} aria-expanded={panel?.kind === 'filter'} onClick={togglePanel('filter')}>
-              {conditions ? `Filtered by ${conditions}` : 'Filter'}
-            </Button>
-            <Button variant="ghost" icon="sort" class={view.sort.length ? 'is-on' : ''} aria-expanded={panel?.kind === 'sort'} onClick={togglePanel('sort')}>
-              {view.sort.length ? `Sorted by ${view.sort.length}` : 'Sort'}
-            </Button>
             <Button variant="ghost" icon="eyeOff" class={hidden.length ? 'is-on' : ''} aria-expanded={panel?.kind === 'fields'} onClick={togglePanel('fields')}>
               {hidden.length ? `${hidden.length} hidden` : 'Fields'}
             </Button>
@@ -345,49 +390,71 @@ export function TableSurface(props: SurfaceViewProps) {
                 {lanesColumn ? `Lanes: ${lanesColumn.label}` : 'Choose lanes'}
               </Button>
             )}
-            {ignoredConditions > 0 && (
-              <span class="badge badge-muted" title="Conditions on columns that are gone or changed type are left out">
-                {ignoredConditions} {ignoredConditions === 1 ? 'condition' : 'conditions'} ignored
-              </span>
-            )}
           </>
+        )}
+        {ignoredConditions > 0 && (
+          <span class="badge badge-muted" title="Conditions on columns that are gone or changed type are left out">
+            {ignoredConditions} {ignoredConditions === 1 ? 'condition' : 'conditions'} ignored
+          </span>
+        )}
+        {unsaved && (
+          <span class="view-draft" role="status" data-testid="unsaved-query">
+            <span class="view-draft-note" title={view ? `Only you see this; “${view.name}” is unchanged for everyone` : 'Only you see this; the table is unchanged for everyone'}>
+              {query.unsaved.filter && query.unsaved.sort ? 'Filter and sort not saved' : query.unsaved.filter ? 'Filter not saved' : 'Sort not saved'}
+            </span>
+            <Button variant="ghost" icon="undo" onClick={() => drafts.set(viewKey, null)}>
+              Reset
+            </Button>
+            {view && editable && (
+              <Button variant="ghost" onClick={() => updateShownView(view)} title={`Saves this filter and sort into “${view.name}” for everyone`}>
+                Update view
+              </Button>
+            )}
+            {editable && (
+              <Button variant="ghost" onClick={() => setDialog({ kind: 'save-as-view' })}>
+                Save as view
+              </Button>
+            )}
+          </span>
         )}
         {!view && hidden.length > 0 && (
           <Button variant="ghost" icon="eyeOff" onClick={(event) => setMenu({ kind: 'hidden', anchor: event.currentTarget as HTMLElement })}>
             {hidden.length} hidden
           </Button>
         )}
-        <span class="toolbar-spacer" />
-        <CsvTools
-          workspaceId={context.workspace.id}
-          surface={surface}
-          columns={allColumns}
-          shown={view ? { viewId: view.id } : { columns: columns.map((column) => column.key) }}
-          editable={editable}
-        />
-        {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
-        {suggesting && (
-          <>
-            <span class="badge badge-muted" title="Your edits are suggestions: an editor accepts or rejects them">
-              Suggesting
-            </span>
-            <Button icon="plus" onClick={() => suggestRow()}>
-              Suggest row
-            </Button>
-          </>
-        )}
-        {editable && (
-          <>
-            <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => undo?.undo()} />
-            <IconButton icon="redo" label="Redo (Ctrl+Shift+Z)" onClick={() => undo?.redo()} />
-            <Button icon="plus" onClick={() => setDialog({ kind: 'add-column' })}>
-              Column
-            </Button>
-            <Button variant="primary" icon="plus" onClick={() => addRow()}>
-              New row
-            </Button>
-          </>
-        )}
+        {/* The tools at the end wrap as one group (to a second line, on the right) when the toolbar runs out of room. */}
+        <span class="table-toolbar-end">
+          <CsvTools
+            workspaceId={context.workspace.id}
+            surface={surface}
+            columns={allColumns}
+            shown={view ? { viewId: view.id } : { columns: columns.map((column) => column.key) }}
+            editable={editable}
+          />
+          {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
+          {suggesting && (
+            <>
+              <span class="badge badge-muted" title="Your edits are suggestions: an editor accepts or rejects them">
+                Suggesting
+              </span>
+              <Button icon="plus" onClick={() => suggestRow()}>
+                Suggest row
+              </Button>
+            </>
+          )}
+          {editable && (
+            <>
+              <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => undo?.undo()} />
+              <IconButton icon="redo" label="Redo (Ctrl+Shift+Z)" onClick={() => undo?.redo()} />
+              <Button icon="plus" onClick={() => setDialog({ kind: 'add-column' })}>
+                Column
+              </Button>
+              <Button variant="primary" icon="plus" onClick={() => addRow()}>
+                New row
+              </Button>
+            </>
+          )}
+        </span>
       </div>
       {view?.kind === 'board' ? (
         lanesColumn ? (
@@ -426,6 +493,7 @@ export function TableSurface(props: SurfaceViewProps) {
         onAddColumn={() => setDialog({ kind: 'add-column' })}
         onAddRow={addRow}
         onResizeColumn={(column, width) => run(() => model.updateColumn(surface.id, column.id, { width }))}
+        onCreateOption={createOption}
         onUndo={() => undo?.undo()}
         onRedo={() => undo?.redo()}
         suggestions={model.suggestions(surface.id, props.myId)}
@@ -443,7 +511,7 @@ export function TableSurface(props: SurfaceViewProps) {
       )}
       {rowIds.length === 0 && filtered && view?.kind !== 'board' && (
         <div class="grid-empty">
-          <p>No rows match this view's filter.</p>
+          <p>No rows match the filter.</p>
         </div>
       )}
       {sheetRowIds.length === 0 && view?.kind !== 'board' && (
@@ -456,7 +524,7 @@ export function TableSurface(props: SurfaceViewProps) {
           )}
         </div>
       )}
-      {menu?.kind === 'header' && <Menu anchor={menu.anchor} items={headerItems(menu.column)} onClose={() => setMenu(null)} />}
+      {menu?.kind === 'header' && <Menu anchor={menu.anchor} items={headerItems(menu.column, menu.anchor)} onClose={() => setMenu(null)} />}
       {menu?.kind === 'row' && <Menu anchor={menu.anchor} items={rowItems(menu.rowId)} onClose={() => setMenu(null)} />}
       {menu?.kind === 'hidden' && (
         <Menu
@@ -479,11 +547,11 @@ export function TableSurface(props: SurfaceViewProps) {
           }
         />
       )}
-      {panel && view && (
+      {panel && (panel.kind !== 'fields' || view) && (
         <Popover anchor={panel.anchor} label={panel.kind === 'filter' ? 'Filter' : panel.kind === 'sort' ? 'Sort' : 'Fields'} onClose={() => setPanel(null)}>
-          {panel.kind === 'filter' && <FilterPanel key={view.id} view={view} columns={allColumns} people={people} editable={editable} onSave={(filter) => run(() => model.updateView(view.id, { filter }))} />}
-          {panel.kind === 'sort' && <SortPanel view={view} columns={allColumns} editable={editable} onSave={(sort) => run(() => model.updateView(view.id, { sort }))} />}
-          {panel.kind === 'fields' && <FieldsPanel view={view} ordered={ordered} editable={editable} onSave={(patch) => run(() => model.updateView(view.id, patch))} />}
+          {panel.kind === 'filter' && <FilterPanel key={`${viewKey}:${panel.startWith ?? ''}`} filter={query.filter} columns={allColumns} people={people} startWith={panel.startWith} onSave={(filter) => changeQuery({ filter })} />}
+          {panel.kind === 'sort' && <SortPanel sort={query.sort} columns={allColumns} onSave={(sort) => changeQuery({ sort })} />}
+          {panel.kind === 'fields' && view && <FieldsPanel view={view} ordered={ordered} editable={editable} onSave={(patch) => run(() => model.updateView(view.id, patch))} />}
         </Popover>
       )}
       {dialog?.kind === 'new-view' && (
@@ -492,6 +560,18 @@ export function TableSurface(props: SurfaceViewProps) {
           suggestedName={(kind) => uniqueName(kind === 'board' ? 'Board' : 'Grid view', views)}
           onClose={() => setDialog(null)}
           onCreate={createView}
+        />
+      )}
+      {dialog?.kind === 'save-as-view' && (
+        <NewViewDialog
+          title="Save as view"
+          submitLabel="Save view"
+          initialKind={view?.kind}
+          initialGroupBy={view?.groupBy}
+          columns={allColumns}
+          suggestedName={(kind) => uniqueName(view ? `${view.name} copy` : kind === 'board' ? 'Board' : 'Grid view', views)}
+          onClose={() => setDialog(null)}
+          onCreate={saveAsView}
         />
       )}
       {dialog?.kind === 'rename-view' && (
@@ -514,22 +594,6 @@ export function TableSurface(props: SurfaceViewProps) {
       )}
     </div>,
   );
-}
-
-function readStored(key: string): string | null {
-  try {
-    return window.localStorage.getItem(key);
-  } catch {
-    return null;
-  }
-}
-
-function writeStored(key: string, value: string) {
-  try {
-    window.localStorage.setItem(key, value);
-  } catch {
-    // Storage full or blocked: the choice holds for this visit only.
-  }
 }
 
 /**

@@ -13,6 +13,8 @@ export const PLAIN_GRID = '';
 export function ViewBar(props: {
   views: ViewDef[];
   currentId: string;
+  /** Whether the one on show has this person's unsaved filter or sort: its tab is marked. */
+  unsaved: boolean;
   editable: boolean;
   onPick: (viewId: string) => void;
   onNew: () => void;
@@ -27,6 +29,7 @@ export function ViewBar(props: {
           <button role="tab" class={`view-tab ${currentId === PLAIN_GRID ? 'is-current' : ''}`} aria-selected={currentId === PLAIN_GRID} onClick={() => props.onPick(PLAIN_GRID)}>
             <Icon name="table" size={14} />
             <span>All rows</span>
+            {currentId === PLAIN_GRID && props.unsaved && <UnsavedMark />}
           </button>
         )}
         {views.map((view) => {
@@ -36,6 +39,7 @@ export function ViewBar(props: {
               <button role="tab" class={`view-tab ${current ? 'is-current' : ''}`} aria-selected={current} data-view-id={view.id} onClick={() => props.onPick(view.id)}>
                 <Icon name={view.kind === 'board' ? 'board' : 'table'} size={14} />
                 <span>{view.name}</span>
+                {current && props.unsaved && <UnsavedMark />}
               </button>
               {current && props.editable && (
                 <button class="view-tab-menu" aria-label={`${view.name} options`} title="View options" onClick={(event) => props.onViewMenu(view, event.currentTarget as HTMLElement)}>
@@ -56,12 +60,29 @@ export function ViewBar(props: {
   );
 }
 
-/** A new view: its name and kind, and for a board the status column whose options are its lanes. */
-export function NewViewDialog(props: { columns: ColumnDef[]; suggestedName: (kind: ViewKind) => string; onClose: () => void; onCreate: (fields: { name: string; kind: ViewKind; groupBy: string | null }) => void }) {
+function UnsavedMark() {
+  // The toolbar says it in words (a status); here it is only a mark, so the tab keeps its name.
+  return <span class="view-tab-unsaved" title="Your filter or sort is not saved" aria-hidden="true" />;
+}
+
+/**
+ * A new view: its name and kind, and for a board the status column whose
+ * options are its lanes. Also "Save as view", which starts from the view on show.
+ */
+export function NewViewDialog(props: {
+  title?: string;
+  submitLabel?: string;
+  initialKind?: ViewKind;
+  initialGroupBy?: string | null;
+  columns: ColumnDef[];
+  suggestedName: (kind: ViewKind) => string;
+  onClose: () => void;
+  onCreate: (fields: { name: string; kind: ViewKind; groupBy: string | null }) => void;
+}) {
   const groupable = props.columns.filter((column) => column.type === 'status');
-  const [kind, setKind] = useState<ViewKind>('grid');
+  const [kind, setKind] = useState<ViewKind>(props.initialKind ?? 'grid');
   const [name, setName] = useState<string | null>(null);
-  const [groupBy, setGroupBy] = useState(groupable[0]?.key ?? '');
+  const [groupBy, setGroupBy] = useState(props.initialGroupBy ?? groupable[0]?.key ?? '');
   const shownName = name ?? props.suggestedName(kind);
   const blocked = !shownName.trim() || (kind === 'board' && !groupBy);
   const submit = async () => {
@@ -70,7 +91,7 @@ export function NewViewDialog(props: { columns: ColumnDef[]; suggestedName: (kin
     props.onClose();
   };
   return (
-    <FormDialog title="New view" id="new-view" submitLabel="Create view" disabled={blocked} onClose={props.onClose} onSubmit={submit}>
+    <FormDialog title={props.title ?? 'New view'} id="new-view" submitLabel={props.submitLabel ?? 'Create view'} disabled={blocked} onClose={props.onClose} onSubmit={submit}>
       <label class="field">
         <span>Name</span>
         <input name="name" maxLength={200} value={shownName} onInput={(event) => setName((event.target as HTMLInputElement).value)} onFocus={(event) => (event.target as HTMLInputElement).select()} />

@@ -68,6 +68,12 @@ function isComplete(columns: ColumnDef[], condition: FilterCondition): boolean {
 type Entry = { id: number; condition: FilterCondition } | { id: number; group: FilterGroupInner };
 let nextEntry = 1;
 
+/** A new condition on a column: its type's first operator, with a value only where there is an obvious one. */
+function freshEntry(column: ColumnDef): Entry {
+  const op = OPS_BY_TYPE[column.type][0]!;
+  return { id: nextEntry++, condition: { column: column.key, op, value: initialValue(column, op) } };
+}
+
 /** The builder shows one level: conditions joined by and or or. A nested group (made over REST) is kept as it is, shown as one entry. */
 function entriesOf(filter: RowFilter | null): { join: 'and' | 'or'; entries: Entry[]; mixed: boolean } {
   if (!filter) return { join: 'and', entries: [], mixed: false };
@@ -90,23 +96,32 @@ export function countConditions(filter: RowFilter | null): number {
 }
 
 /**
- * The filter of a view. Complete conditions are saved into the view as they
- * are made (so others see them live); one still being filled in stays in
- * this panel until it says something.
+ * The filter on show. Complete conditions are kept as they are made (they
+ * become this person's unsaved filter, docs/TABLES.md "In the web app"); one
+ * still being filled in stays in this panel until it says something.
+ * `startWith` adds a condition on that column when the panel opens (a
+ * column menu's "Filter by this column").
  */
-export function FilterPanel(props: { view: ViewDef; columns: ColumnDef[]; people: PeopleDirectory; editable: boolean; onSave: (filter: RowFilter | null) => void }) {
-  const { columns, editable } = props;
-  const stored = JSON.stringify(props.view.filter);
-  const [state, setState] = useState(() => entriesOf(props.view.filter));
+export function FilterPanel(props: { filter: RowFilter | null; columns: ColumnDef[]; people: PeopleDirectory; startWith?: string; onSave: (filter: RowFilter | null) => void }) {
+  const { columns } = props;
+  const stored = JSON.stringify(props.filter);
+  const [state, setState] = useState(() => {
+    const shown = entriesOf(props.filter);
+    const column = columns.find((c) => c.key === props.startWith);
+    return column ? { ...shown, entries: [...shown.entries, freshEntry(column)] } : shown;
+  });
   const saved = useRef(stored);
   const timer = useRef(0);
   const pending = useRef<RowFilter | null | undefined>(undefined);
+  // A pending change is flushed when the panel closes too: through the newest onSave, not the one of the first render.
+  const onSave = useRef(props.onSave);
+  onSave.current = props.onSave;
 
-  // Someone else changed this view's filter: show theirs.
+  // The filter changed elsewhere (a reset, a colleague's saved view): show it.
   useEffect(() => {
     if (stored === saved.current) return;
     saved.current = stored;
-    setState(entriesOf(props.view.filter));
+    setState(entriesOf(props.filter));
   }, [stored]);
 
   const flush = () => {
@@ -117,7 +132,7 @@ export function FilterPanel(props: { view: ViewDef; columns: ColumnDef[]; people
     const json = JSON.stringify(filter);
     if (json === saved.current) return;
     saved.current = json;
-    props.onSave(filter);
+    onSave.current(filter);
   };
   useEffect(() => flush, []);
 
@@ -138,16 +153,13 @@ export function FilterPanel(props: { view: ViewDef; columns: ColumnDef[]; people
 
   const add = () => {
     const column = columns[0];
-    if (!column) return;
-    const op = OPS_BY_TYPE[column.type][0]!;
-    change(state.join, [...state.entries, { id: nextEntry++, condition: { column: column.key, op, value: initialValue(column, op) } }]);
+    if (column) change(state.join, [...state.entries, freshEntry(column)]);
   };
 
   return (
     <div class="view-panel">
       <header class="view-panel-header">
         <strong>Filter</strong>
-        {!editable && <span class="muted">Only editors change a view.</span>}
       </header>
       {state.mixed && <p class="muted">This view's filter was set through the API with both “and” and “or”; changing it here keeps only the “and” part.</p>}
       {state.entries.length === 0 && <p class="muted view-panel-empty">No conditions: every row is shown.</p>}
@@ -157,7 +169,7 @@ export function FilterPanel(props: { view: ViewDef; columns: ColumnDef[]; people
             <span class="filter-join">
               {index === 0 ? (
                 'Where'
-              ) : index === 1 && editable ? (
+              ) : index === 1 ? (
                 <select aria-label="Join conditions with" value={state.join} onChange={(event) => change((event.target as HTMLSelectElement).value as 'and' | 'or', state.entries)}>
                   <option value="and">and</option>
                   <option value="or">or</option>
@@ -174,32 +186,18 @@ export function FilterPanel(props: { view: ViewDef; columns: ColumnDef[]; people
               <ConditionEditor
                 columns={columns}
                 people={props.people}
-                disabled={!editable}
                 condition={entry.condition}
                 complete={isComplete(columns, entry.condition)}
                 onChange={(condition, typing) => setCondition(entry.id, condition, typing)}
               />
             )}
-            {editable && (
-              <IconButton
-                icon="x"
-                label="Remove condition"
-                onClick={() =>
-                  change(
-                    state.join,
-                    state.entries.filter((other) => other.id !== entry.id),
-                  )
-                }
-              />
-            )}
+            <IconButton icon="x" label="Remove condition" onClick={() => change(state.join, state.entries.filter((other) => other.id !== entry.id))} />
           </li>
         ))}
       </ul>
-      {editable && (
-        <Button variant="ghost" icon="plus" onClick={add} disabled={columns.length === 0}>
-          Add condition
-        </Button>
-      )}
+      <Button variant="ghost" icon="plus" onClick={add} disabled={columns.length === 0}>
+        Add condition
+      </Button>
     </div>
   );
 }
@@ -209,10 +207,9 @@ function ConditionEditor(props: {
   people: PeopleDirectory;
   condition: FilterCondition;
   complete: boolean;
-  disabled: boolean;
   onChange: (condition: FilterCondition, typing?: boolean) => void;
 }) {
-  const { condition, disabled } = props;
+  const { condition } = props;
   const column = props.columns.find((c) => c.key === condition.column);
   const pickColumn = (key: string) => {
     const next = props.columns.find((c) => c.key === key)!;
@@ -227,7 +224,7 @@ function ConditionEditor(props: {
   };
   return (
     <span class={`filter-condition ${props.complete ? '' : 'is-incomplete'}`}>
-      <select aria-label="Column" value={condition.column} disabled={disabled} onChange={(event) => pickColumn((event.target as HTMLSelectElement).value)}>
+      <select aria-label="Column" value={condition.column} onChange={(event) => pickColumn((event.target as HTMLSelectElement).value)}>
         {!column && <option value={condition.column}>{condition.column} (gone)</option>}
         {props.columns.map((c) => (
           <option key={c.key} value={c.key}>
@@ -236,7 +233,7 @@ function ConditionEditor(props: {
         ))}
       </select>
       {column && (
-        <select aria-label="Operator" value={choiceOf(condition)} disabled={disabled} onChange={(event) => pickOp((event.target as HTMLSelectElement).value)}>
+        <select aria-label="Operator" value={choiceOf(condition)} onChange={(event) => pickOp((event.target as HTMLSelectElement).value)}>
           {opChoices(column.type).map((choice) => (
             <option key={choice.key} value={choice.key}>
               {choice.label}
@@ -245,15 +242,15 @@ function ConditionEditor(props: {
         </select>
       )}
       {column && condition.op !== 'empty' && (
-        <ValueInput column={column} op={condition.op} value={condition.value} people={props.people} disabled={disabled} onChange={(value, typing) => props.onChange({ ...condition, value }, typing)} />
+        <ValueInput column={column} op={condition.op} value={condition.value} people={props.people} onChange={(value, typing) => props.onChange({ ...condition, value }, typing)} />
       )}
     </span>
   );
 }
 
 /** The value of a condition, in an input suited to the column's type and the operator. */
-function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue | undefined; people: PeopleDirectory; disabled: boolean; onChange: (value: FilterValue | undefined, typing?: boolean) => void }) {
-  const { column, op, value, disabled } = props;
+function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue | undefined; people: PeopleDirectory; onChange: (value: FilterValue | undefined, typing?: boolean) => void }) {
+  const { column, op, value } = props;
   const choices: Array<{ value: string; label: string }> =
     column.type === 'status' || column.type === 'select'
       ? (column.options ?? []).map((option) => ({ value: option.value, label: option.label }))
@@ -263,7 +260,7 @@ function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue
 
   if (column.type === 'checkbox') {
     return (
-      <select aria-label="Value" value={String(value !== false && value !== 'false')} disabled={disabled} onChange={(event) => props.onChange((event.target as HTMLSelectElement).value === 'true')}>
+      <select aria-label="Value" value={String(value !== false && value !== 'false')} onChange={(event) => props.onChange((event.target as HTMLSelectElement).value === 'true')}>
         <option value="true">checked</option>
         <option value="false">not checked</option>
       </select>
@@ -279,7 +276,6 @@ function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue
               <input
                 type="checkbox"
                 checked={picked.has(choice.value)}
-                disabled={disabled}
                 onChange={(event) => props.onChange(choices.map((c) => c.value).filter((v) => (v === choice.value ? (event.target as HTMLInputElement).checked : picked.has(v))))}
               />
               <span>{choice.label}</span>
@@ -289,7 +285,7 @@ function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue
       );
     }
     return (
-      <select aria-label="Value" value={typeof value === 'string' ? value : ''} disabled={disabled} onChange={(event) => props.onChange((event.target as HTMLSelectElement).value || undefined)}>
+      <select aria-label="Value" value={typeof value === 'string' ? value : ''} onChange={(event) => props.onChange((event.target as HTMLSelectElement).value || undefined)}>
         <option value="">Choose…</option>
         {choices.map((choice) => (
           <option key={choice.value} value={choice.value}>
@@ -311,9 +307,9 @@ function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue
     };
     return (
       <span class="filter-between">
-        <input type={inputType} aria-label="From" value={from ?? ''} disabled={disabled} onInput={(event) => set(0, (event.target as HTMLInputElement).value)} />
+        <input type={inputType} aria-label="From" value={from ?? ''} onInput={(event) => set(0, (event.target as HTMLInputElement).value)} />
         <span class="muted">and</span>
-        <input type={inputType} aria-label="To" value={to ?? ''} disabled={disabled} onInput={(event) => set(1, (event.target as HTMLInputElement).value)} />
+        <input type={inputType} aria-label="To" value={to ?? ''} onInput={(event) => set(1, (event.target as HTMLInputElement).value)} />
       </span>
     );
   }
@@ -325,7 +321,6 @@ function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue
         aria-label="Values"
         placeholder="a, b, c"
         defaultValue={text}
-        disabled={disabled}
         onInput={(event) => {
           const parts = (event.target as HTMLInputElement).value
             .split(',')
@@ -344,23 +339,20 @@ function ValueInput(props: { column: ColumnDef; op: FilterOp; value: FilterValue
       aria-label="Value"
       placeholder={inputType === 'text' ? 'Value' : undefined}
       value={value === undefined || value === null || Array.isArray(value) ? '' : String(value)}
-      disabled={disabled}
       onInput={(event) => props.onChange(parse((event.target as HTMLInputElement).value), true)}
     />
   );
 }
 
-/** The sort keys of a view, first key first; each change is saved at once. */
-export function SortPanel(props: { view: ViewDef; columns: ColumnDef[]; editable: boolean; onSave: (sort: SortKey[]) => void }) {
-  const { columns, editable } = props;
-  const sort = props.view.sort;
+/** The sort keys on show, first key first; each change is kept at once (as this person's unsaved sort). */
+export function SortPanel(props: { sort: SortKey[]; columns: ColumnDef[]; onSave: (sort: SortKey[]) => void }) {
+  const { columns, sort } = props;
   const unused = columns.filter((column) => !sort.some((key) => key.column === column.key));
   const set = (index: number, key: SortKey) => props.onSave(sort.map((other, i) => (i === index ? key : other)));
   return (
     <div class="view-panel">
       <header class="view-panel-header">
         <strong>Sort</strong>
-        {!editable && <span class="muted">Only editors change a view.</span>}
       </header>
       {sort.length === 0 && <p class="muted view-panel-empty">In the table's own order.</p>}
       <ul class="filter-list">
@@ -368,7 +360,7 @@ export function SortPanel(props: { view: ViewDef; columns: ColumnDef[]; editable
           <li key={key.column} class="filter-row">
             <span class="filter-join">{index === 0 ? 'Sort by' : 'then by'}</span>
             <span class="filter-condition">
-              <select aria-label="Sort column" value={key.column} disabled={!editable} onChange={(event) => set(index, { ...key, column: (event.target as HTMLSelectElement).value })}>
+              <select aria-label="Sort column" value={key.column} onChange={(event) => set(index, { ...key, column: (event.target as HTMLSelectElement).value })}>
                 {columns
                   .filter((column) => column.key === key.column || !sort.some((other) => other.column === column.key))
                   .map((column) => (
@@ -377,16 +369,16 @@ export function SortPanel(props: { view: ViewDef; columns: ColumnDef[]; editable
                     </option>
                   ))}
               </select>
-              <select aria-label="Direction" value={key.direction} disabled={!editable} onChange={(event) => set(index, { ...key, direction: (event.target as HTMLSelectElement).value as 'asc' | 'desc' })}>
+              <select aria-label="Direction" value={key.direction} onChange={(event) => set(index, { ...key, direction: (event.target as HTMLSelectElement).value as 'asc' | 'desc' })}>
                 <option value="asc">ascending</option>
                 <option value="desc">descending</option>
               </select>
             </span>
-            {editable && <IconButton icon="x" label="Remove sort" onClick={() => props.onSave(sort.filter((_, i) => i !== index))} />}
+            <IconButton icon="x" label="Remove sort" onClick={() => props.onSave(sort.filter((_, i) => i !== index))} />
           </li>
         ))}
       </ul>
-      {editable && unused.length > 0 && (
+      {unused.length > 0 && (
         <Button variant="ghost" icon="plus" onClick={() => props.onSave([...sort, { column: unused[0]!.key, direction: 'asc' }])}>
           Add sort
         </Button>

@@ -16,6 +16,8 @@ export interface EditorProps {
   people: PeopleDirectory;
   commit: (value: CellValue, exit: EditExit) => void;
   cancel: () => void;
+  /** Adds an option typed into a status or select cell to its column and answers its value; absent where the person cannot change columns. */
+  createOption?: (label: string) => string | null;
 }
 
 export function CellEditor(outer: Omit<EditorProps, 'value'> & { value: ShownValue | undefined }) {
@@ -204,6 +206,10 @@ function ChoiceEditor(props: EditorProps) {
   const needle = filter.trim().toLowerCase();
   const matching = choices.filter((choice) => !needle || choice.label.toLowerCase().includes(needle) || choice.value.toLowerCase().includes(needle));
   const shown = isLink ? matching.slice(0, LINK_CHOICES_SHOWN) : matching;
+  // A typed value no option has yet is offered as a new one, after the matches.
+  const typed = filter.trim();
+  const creatable = props.createOption && (props.column.type === 'status' || props.column.type === 'select') && typed !== '' && !choices.some((choice) => choice.label.toLowerCase() === typed.toLowerCase());
+  const itemCount = shown.length + (creatable ? 1 : 0);
 
   useLayoutEffect(() => ref.current?.focus(), []);
   useEffect(() => setActive(0), [filter]);
@@ -219,6 +225,14 @@ function ChoiceEditor(props: EditorProps) {
     setSelected((list) => (list.includes(choice.value) ? list.filter((v) => v !== choice.value) : [...list, choice.value]));
   };
   const finishMultiple = (exit: EditExit) => finish(selected.length === 0 ? null : selected, exit);
+  const create = (exit: EditExit = 'stay') => {
+    const value = props.createOption?.(typed);
+    if (!value) return;
+    if (!multiple) return finish(value, exit);
+    setSelected((list) => [...list, value]);
+    setFilter('');
+  };
+  const choose = (index: number, exit: EditExit = 'stay') => (index === shown.length && creatable ? create(exit) : pick(shown[index], exit));
 
   return (
     <div class="cell-editor cell-editor-choice" role="dialog" aria-label={`Choose ${props.column.label}`}>
@@ -230,11 +244,11 @@ function ChoiceEditor(props: EditorProps) {
         onInput={(event) => setFilter((event.target as HTMLInputElement).value)}
         onKeyDown={(event) => {
           event.stopPropagation();
-          if (event.key === 'ArrowDown') setActive((i) => Math.min(i + 1, shown.length - 1));
+          if (event.key === 'ArrowDown') setActive((i) => Math.min(i + 1, itemCount - 1));
           else if (event.key === 'ArrowUp') setActive((i) => Math.max(i - 1, 0));
           else if (event.key === 'Enter') {
-            if (multiple && (event.metaKey || event.ctrlKey || shown.length === 0)) finishMultiple('down');
-            else pick(shown[active], 'down');
+            if (multiple && (event.metaKey || event.ctrlKey || itemCount === 0)) finishMultiple('down');
+            else choose(active, 'down');
           } else if (event.key === 'Tab') multiple ? finishMultiple(event.shiftKey ? 'left' : 'right') : finish(props.value ?? null, event.shiftKey ? 'left' : 'right');
           else if (event.key === 'Escape') {
             if (multiple) finishMultiple('stay');
@@ -256,7 +270,11 @@ function ChoiceEditor(props: EditorProps) {
         }}
       />
       <ul role="listbox" aria-multiselectable={multiple || undefined}>
-        {shown.length === 0 && <li class="choice-empty">{choices.length === 0 ? (isLink ? 'The linked table has no rows.' : 'No options defined for this column.') : 'Nothing matches.'}</li>}
+        {itemCount === 0 && (
+          <li class="choice-empty">
+            {choices.length === 0 ? (isLink ? 'The linked table has no rows.' : props.createOption ? 'Type to add the first option.' : 'No options defined for this column.') : 'Nothing matches.'}
+          </li>
+        )}
         {shown.map((choice, i) => {
           const isSelected = multiple ? selected.includes(choice.value) : current.includes(choice.value);
           return (
@@ -288,6 +306,25 @@ function ChoiceEditor(props: EditorProps) {
             </li>
           );
         })}
+        {creatable && (
+          <li
+            role="option"
+            aria-selected={false}
+            class={`choice-item choice-create ${active === shown.length ? 'is-active' : ''}`}
+            onMouseEnter={() => setActive(shown.length)}
+            onMouseDown={(event) => {
+              event.preventDefault();
+              create();
+            }}
+          >
+            <span class="choice-check">
+              <Icon name="plus" size={14} />
+            </span>
+            <span>
+              Create <span class="pill">{typed}</span>
+            </span>
+          </li>
+        )}
       </ul>
       {multiple && <div class="cell-editor-hint">Enter toggles · Ctrl+Enter or Esc to finish</div>}
       {!multiple && current.length > 0 && (

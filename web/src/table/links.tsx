@@ -6,6 +6,7 @@
  */
 import { createContext, type ComponentChildren } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
+import { surfaceBySlug } from '../../../src/model/surface-slugs';
 import type { Surface } from '../workspace-context/types';
 import type { ColumnDef, TableModel } from './table-model';
 
@@ -27,7 +28,8 @@ export function useLinks(): LinkEnvironment | null {
 
 /** The sheet a link column points at, or null when its surface is gone. */
 export function targetSheetOf(column: ColumnDef, surfaces: readonly Surface[]): Surface | null {
-  return surfaces.find((surface) => surface.kind === 'table' && surface.slug === column.targetSurface) ?? null;
+  // A link made before its target was renamed names a slug the target had; it still leads there.
+  return surfaceBySlug(surfaces.filter((surface) => surface.kind === 'table'), column.targetSurface) ?? null;
 }
 
 /** How a linked row reads: its title, or a placeholder for a row without one. */

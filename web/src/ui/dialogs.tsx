@@ -24,6 +24,8 @@ export interface PromptOptions {
   title: string;
   label: string;
   initial?: string;
+  /** Selects the initial text when the dialog opens, so typing replaces a suggestion. */
+  selectInitial?: boolean;
   placeholder?: string;
   submitLabel?: string;
   /** A hint for on-screen keyboards; the text is not validated as a URL (a bare `example.com` is fine). */
@@ -113,7 +115,7 @@ function PromptView(props: { options: PromptOptions; onAnswer: (value: string | 
       <form id="prompt-form" class="form" onSubmit={submit}>
         <label class="field">
           <span>{options.label}</span>
-          <input name="value" type="text" inputMode={options.inputMode ?? 'text'} value={value} placeholder={options.placeholder} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
+          <input name="value" type="text" inputMode={options.inputMode ?? 'text'} value={value} placeholder={options.placeholder} onFocus={options.selectInitial ? (e) => (e.target as HTMLInputElement).select() : undefined} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
         </label>
       </form>
     </Dialog>

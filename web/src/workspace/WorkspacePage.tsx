@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf, workspacePath } from '../lib/api';
 import { useNewestRequest } from '../lib/newest-request';
-import { slugify } from '../lib/format';
+import { surfaceBySlug } from '../../../src/model/surface-slugs';
 import { Link, navigate, useLocation } from '../lib/router';
 import { useStore } from '../lib/store';
 import { session } from '../session';
@@ -15,14 +15,18 @@ import { LiveMentions } from '../inbox/Inbox';
 import { Presence } from './Presence';
 import { RenameDialog } from '../ui/RenameDialog';
 import { ShareDialog } from './ShareDialog';
-import { SidePanel } from './SidePanel';
+import { lazy } from '../ui/lazy';
 import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
 import { SURFACE_VIEWS } from './surface-views';
 import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
-import { confirmDialog } from '../ui/dialogs';
+import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { OfflineNotice } from '../offline/OfflineNotice';
+import { useReloadOnEvents } from '../workspace-context/workspace-events';
 import type { MemberList } from '../../../src/model/schemas/members';
+
+/** Comments, history and activity: fetched when the panel first opens. */
+const SidePanel = lazy(() => import('./SidePanel').then((module) => module.SidePanel), 'The side panel');
 
 /** A workspace: its surfaces as tabs, the open surface, and the side panel. */
 export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlug?: string }) {
@@ -55,8 +59,17 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
     void load();
   }, [load]);
 
+  // The member list follows joins, leaves and role changes as they happen, so a new teammate (or agent) can be mentioned at once.
+  const membersRequest = useNewestRequest();
+  const loadMembers = useCallback(async () => {
+    const ticket = membersRequest.start();
+    const memberList = await api<MemberList>('GET', workspacePath(props.orgSlug, props.slug, '/members')).catch(() => null);
+    if (memberList && membersRequest.isNewest(ticket)) setMembers(memberList.members);
+  }, [props.orgSlug, props.slug]);
+
   const surfaces = workspace ? [...workspace.surfaces].sort((a, b) => a.position - b.position) : [];
-  const active = workspace ? (surfaces.find((surface) => surface.slug === props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
+  // An address a surface had before a rename still opens it (and the effect below puts its current one in the URL).
+  const active = workspace ? (surfaceBySlug(surfaces, props.surfaceSlug) ?? firstSurface(workspace)) : undefined;
   const document = useOpenDocument(active?.syncDocument ?? null);
   const refusal = useRefusal(document);
 
@@ -67,8 +80,8 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   }, [linkedComment]);
 
   useEffect(() => {
-    // An unknown surface slug in the address falls back to the first tab.
-    if (workspace && props.surfaceSlug && active && active.slug !== props.surfaceSlug) navigate(`/${props.orgSlug}/${props.slug}/${active.slug}`, { replace: true });
+    // A former slug in the address gives way to the current one (a link into a row or a section keeps its `?row=` or `#section-`); an unknown one falls back to the first tab.
+    if (workspace && props.surfaceSlug && active && active.slug !== props.surfaceSlug) navigate(`/${props.orgSlug}/${props.slug}/${active.slug}${window.location.search}${window.location.hash}`, { replace: true });
   }, [workspace, props.surfaceSlug, active?.slug]);
 
   if (error?.isNetwork) {
@@ -166,6 +179,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
         </section>
         {panel && <SidePanel request={panel} context={context} onClose={() => setPanel(null)} />}
         {myId && <LiveMentions workspace={workspace} me={myId} />}
+        <FollowMembers workspace={workspace} reload={loadMembers} />
       </div>
       {dialog === 'share' && <ShareDialog context={context} onClose={() => setDialog(null)} />}
       {dialog === 'rename' && (
@@ -173,6 +187,12 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
       )}
     </div>
   );
+}
+
+/** Events that change who is a member (or which agents act for one): the member list is read again when they come (renders nothing). */
+function FollowMembers(props: { workspace: WorkspaceDetail; reload: () => Promise<void> }) {
+  useReloadOnEvents(props.workspace, (name) => name.startsWith('member.') || name.startsWith('key.'), props.reload, { quietMs: 100 });
+  return null;
 }
 
 function WorkspaceMenu(props: { context: WorkspaceContext; onRename: () => void; onArchived: () => void }) {
@@ -213,15 +233,18 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
   const [renaming, setRenaming] = useState<Surface | null>(null);
   const base = `/${workspace.org.slug}/${workspace.slug}`;
 
+  /** A new surface is named as it is made (the suggestion is selected, so typing replaces it); the server makes its address from the name. */
   const addSurface = async (kind: 'table' | 'doc' | 'files') => {
-    const taken = new Set(props.surfaces.map((surface) => surface.slug));
+    const taken = new Set(props.surfaces.map((surface) => surface.name));
     const stem = { table: 'Table', doc: 'Doc', files: 'Files' }[kind];
     let n = props.surfaces.filter((surface) => surface.kind === kind).length + 1;
     // A workspace's first drive is just "Files"; tables and docs are numbered from the start.
     const nameFor = (i: number) => (kind === 'files' && i === 1 ? stem : `${stem} ${i}`);
-    while (taken.has(slugify(nameFor(n)))) n++;
+    while (taken.has(nameFor(n))) n++;
+    const name = await promptDialog({ title: `New ${kind}`, label: 'Name', initial: nameFor(n), selectInitial: true, submitLabel: 'Create' });
+    if (name === null) return;
     try {
-      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, slug: slugify(nameFor(n)), name: nameFor(n) });
+      const created = await api<Surface>('POST', workspacePath(workspace.org.slug, workspace.slug, '/surfaces'), { kind, name });
       await props.context.reload();
       navigate(`${base}/${created.slug}`);
     } catch (error) {
@@ -321,6 +344,7 @@ function SurfaceTabs(props: { context: WorkspaceContext; surfaces: Surface[]; ac
           initial={renaming.name}
           onClose={() => setRenaming(null)}
           onSubmit={async (name) => {
+            // The address follows the name: the page reloads the surfaces and the URL moves to the new slug (the old one still leads here).
             await api('PATCH', workspacePath(workspace.org.slug, workspace.slug, `/surfaces/${encodeURIComponent(renaming.slug)}`), { name });
             await props.context.reload();
           }}
