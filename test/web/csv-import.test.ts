@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { setPlan } from '../billing/helpers';
+import { capsFor } from '../../src/limits/plans';
 import { createWorkspace } from '../workspaces/helpers';
 import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
@@ -112,5 +114,36 @@ describe('CSV import in the browser', () => {
     expect(fromGrid.records[0]).toEqual(['Title', 'Status', 'Notes', 'Estimate', 'Due']);
     expect(fromGrid.records.slice(1).map((r) => r[0])).toEqual(['Write the brief', 'Review, then ship', 'Celebrate 🎉', `'${formula}`]);
     expect(fromGrid.records[2]).toEqual(['Review, then ship', 'doing', '', '5', '2026-12-08']);
+  });
+
+  it('a file with more rows than the plan\'s cap leaves room for is refused whole, and the dialog offers to import the rows that fit (issue 33 item 3)', async () => {
+    const page = ann.page;
+    const cap = capsFor('free').rowsPerWorkspace;
+    const full = await createWorkspace(t, { as: { cookie } }, { name: 'Over the cap', slug: 'over-the-cap' });
+    const org = await t.services.db.selectFrom('workspaces').innerJoin('orgs', 'orgs.id', 'workspaces.orgId').select(['orgs.id', 'orgs.plan']).where('workspaces.id', '=', full.id).executeTakeFirstOrThrow();
+    await setPlan(t, org.id, 'free');
+    try {
+      await page.goto(`${ann.origin}/${full.org.slug}/${full.slug}`);
+      await page.waitForSelector('.table-surface .grid-scroll');
+      const csv = `Title\n${Array.from({ length: cap + 5 }, (_, i) => `Row ${i}`).join('\n')}\n`;
+      await page.getByTestId('csv-file').setInputFiles({ name: 'many.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      await page.getByTestId('csv-preview').waitFor();
+
+      await page.getByTestId('csv-import-confirm').click();
+      const failed = page.getByTestId('csv-import-errors');
+      await failed.waitFor();
+      expect(await failed.textContent()).toContain(`allows ${cap} rows`);
+      expect(await page.getByTestId('row-count').textContent()).toMatch(/^0 rows/);
+
+      const partial = page.getByTestId('csv-import-partial');
+      expect(await partial.textContent()).toBe('Import the rows that fit');
+      await partial.click();
+      const report = page.getByTestId('csv-import-report');
+      await report.waitFor();
+      expect(await report.textContent()).toContain(`Imported ${cap.toLocaleString('en-US')} rows; the rest were not imported`);
+      await expect.poll(() => page.getByTestId('row-count').textContent()).toMatch(new RegExp(`^${cap.toLocaleString('en-US')} rows`));
+    } finally {
+      await setPlan(t, org.id, org.plan);
+    }
   });
 });
