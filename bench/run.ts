@@ -35,6 +35,7 @@ const parts: Part[] = [
   { name: 'search', run: async () => (await import('./search')).runSearchBench() },
   { name: 'csv', run: async () => (await import('./csv')).runCsvBench() },
   { name: 'docs-io', run: async () => (await import('./docs-io')).runDocsIoBench() },
+  { name: 'csv-import', run: async () => (await import('./csv-import')).runCsvImportBench() },
   { name: 'durability', run: async () => (await import('./durability')).runDurabilityBench({ rounds: flag('rounds') }) },
   { name: 'attribution', run: async () => (await import('./attribution')).runAttributionBench({ updates: flag('updates') }) },
   { name: 'aging', run: async () => (await import('./aging')).runAgingBench({ traces: flag('--traces'), restAppends: flag('--rest'), edits: flag('--edits') }), optIn: true },

@@ -13473,6 +13473,12 @@ export interface paths {
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13485,7 +13491,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13786,6 +13792,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13798,7 +13810,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -14079,7 +14091,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -14087,7 +14099,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -14203,7 +14215,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -30092,6 +30104,12 @@ export interface paths {
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -30102,7 +30120,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -30401,6 +30419,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -30411,7 +30435,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -30690,7 +30714,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -30698,7 +30722,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -30812,7 +30836,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -38711,7 +38735,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         CsvImportReportInput: {
@@ -38724,7 +38748,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         /** @description Everything of yours that exists. Sections are added as features arrive (rows, comments, webhooks, files); clients should ignore unknown ones. */
