@@ -50,7 +50,8 @@ async function startStats(): Promise<string> {
   const server = http.createServer((request, response) => {
     if (request.url === '/usage') {
       const cpu = process.cpuUsage();
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, ...residentMb() }));
+      // Closed after each answer: a kept-alive socket the server times out races the client's next request.
+      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, ...residentMb() }));
       return;
     }
     gc();
