@@ -13,6 +13,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../src/persistence/database';
 
+/** As many rows as Trellis's own appends put in one statement (src/persistence/document-log.ts). */
+const ROWS_PER_STATEMENT = 10_000;
+
 export class GroupCommitLog {
   private collecting: Array<{ document: string; update: string; done: (error?: unknown) => void }> = [];
   private inFlight = false;
@@ -32,8 +35,8 @@ export class GroupCommitLog {
   private async commitNext(): Promise<void> {
     this.inFlight = true;
     while (this.collecting.length > 0) {
-      const batch = this.collecting;
-      this.collecting = [];
+      // A statement takes at most 65,535 parameters: a batch that collected more (a client far ahead of the commits) goes in several.
+      const batch = this.collecting.splice(0, ROWS_PER_STATEMENT);
       try {
         const values = batch.map((entry) => sql`(${entry.document}, decode(${entry.update}, 'base64'), true)`);
         await sql`insert into document_updates (document, update, derived) values ${sql.join(values)}`.execute(this.db);
