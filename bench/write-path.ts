@@ -203,7 +203,7 @@ async function footprint(databaseUrl: string | undefined, options: WritePathOpti
       try {
         await settle(5000);
         describeStart(`footprint: ${label}`, run, resident(run.child.pid!).rss);
-        if (label.includes('again')) Object.assign(figures, await perDocumentAndConnection(run, dataDir, options.docs ?? 20, options.connections ?? 200));
+        if (label.includes('again')) Object.assign(figures, await perDocumentAndConnection(run, dataDir, options.docs ?? 15, options.connections ?? 200));
       } finally {
         await stop(run.child);
       }
@@ -253,8 +253,9 @@ async function kept(run: Started): Promise<{ heap: number; rss: number }> {
 
 /**
  * On a running server: `docs` doc workspaces of ~100 KB of Markdown written
- * over REST (not loaded afterwards: a document unloads with its last
- * connection), then one provider on each (each document loaded), then
+ * over REST (held loaded by the server for a minute after, as any
+ * document written over REST), then one provider on each (heap and
+ * resident memory per document from before the writes), then
  * `connections` more idle providers on the first. Heap (after a full GC)
  * and resident memory per document and per connection.
  */
@@ -262,10 +263,13 @@ async function perDocumentAndConnection(run: Started, dataDir: string, docs: num
   const cookie = await signInThroughOutboxFile(run.url, dataDir, 'footprint@example.com');
   const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
   const markdown = makeMarkdown(100_000);
+  await settle(3000);
+  const empty = await kept(run);
   const names: string[] = [];
   for (let i = 0; i < docs; i++) {
     const slug = `footprint-${i}`;
     const created = await fetch(`${run.url}/api/workspaces`, { method: 'POST', headers, body: JSON.stringify({ name: slug, slug, mode: 'doc' }) });
+    if (created.status !== 200) throw new Error(`POST /api/workspaces answered ${created.status}: ${await created.text()}`);
     const body = (await created.json()) as { primarySurface: { syncDocument: string } };
     const put = await fetch(`${run.url}/api/workspaces/${slug}/doc`, { method: 'PUT', headers, body: JSON.stringify({ markdown }) });
     if (put.status !== 200) throw new Error(`PUT /doc answered ${put.status}`);
@@ -292,8 +296,9 @@ async function perDocumentAndConnection(run: Started, dataDir: string, docs: num
     const per = (from: { heap: number; rss: number }, to: { heap: number; rss: number }, n: number, unit: number) =>
       `${round(((to.heap - from.heap) * unit) / n, 1)} / ${round(((to.rss - from.rss) * unit) / n, 1)}`;
     return {
-      [`footprint: heap after GC / resident MB, ${docs} docs of ~100 KB Markdown written, none loaded`]: `${round(base.heap, 1)} / ${Math.round(base.rss)}`,
-      [`footprint: per open document of ~100 KB Markdown (${docs} loaded): heap / resident MB`]: per(base, withDocs, docs, 1),
+      [`footprint: heap after GC / resident MB, signed in, nothing written`]: `${round(empty.heap, 1)} / ${Math.round(empty.rss)}`,
+      [`footprint: heap after GC / resident MB, ${docs} docs of ~100 KB Markdown written (held loaded)`]: `${round(base.heap, 1)} / ${Math.round(base.rss)}`,
+      [`footprint: per open document of ~100 KB Markdown (${docs} loaded, a provider on each): heap / resident MB`]: per(empty, withDocs, docs, 1),
       [`footprint: per idle sync connection (${connections} on one document): heap / resident KB`]: per(withDocs, withConnections, connections, 1024),
     };
   } finally {
