@@ -344,6 +344,19 @@ export interface CommentsTable {
   updatedAt: Timestamp;
 }
 
+/** A person's "Mark all read" on their mentions inbox (migration 0091). */
+export interface ReadThroughTable {
+  principalId: string;
+  readThrough: Timestamp;
+}
+
+/** A mention read one by one after `read_through`. */
+export interface ReadMarksTable {
+  principalId: string;
+  commentId: string;
+  readAt: Timestamp;
+}
+
 export interface CommentReactionsTable {
   commentId: string;
   principalId: string;
@@ -707,6 +720,8 @@ export interface Database {
   documentHolds: DocumentHoldsTable;
   comments: CommentsTable;
   commentReactions: CommentReactionsTable;
+  readThrough: ReadThroughTable;
+  readMarks: ReadMarksTable;
   inboxMessages: InboxMessagesTable;
   inboxWakeDedup: InboxWakeDedupTable;
   messageUsage: MessageUsageTable;

@@ -206,6 +206,8 @@ const PROBES: Probe[] = [
   { op: 'POST /api/workspaces/{slug}/rows/move', reach: 'workspace', params: fresh.row, body: (c, row) => ({ rowIds: [row.id], surface: c.f.tableSurface }) },
   { op: 'POST /api/workspaces/{slug}/rows/import', reach: 'workspace', multipart: () => [{ name: 'file', bytes: new TextEncoder().encode('title\nImported\n'), filename: 'rows.csv', type: 'text/csv' }] },
   { op: 'POST /api/workspaces/{slug}/rows/query', reach: 'workspace', body: () => ({ limit: 1 }), allowed: KEYS },
+  // Tries a formula without saving anything: a read.
+  { op: 'POST /api/workspaces/{slug}/formula/check', reach: 'workspace', body: () => ({ formula: '1 + 1' }), allowed: KEYS },
   // Docs.
   { op: 'PUT /api/workspaces/{slug}/doc', reach: 'workspace', query: () => ({ surface: 'notes' }), body: () => ({ markdown: '# Notes\n\nRewritten by a key.\n' }) },
   {
@@ -290,6 +292,8 @@ const PROBES: Probe[] = [
   { op: 'DELETE /api/me/oauth-grants/{id}', reach: 'account', params: () => ({ id: 'grant_none' }) },
   { op: 'POST /api/invites/{token}', reach: 'account', params: () => ({ token: 'a'.repeat(43) }) },
   { op: 'POST /api/org-invites/{token}', reach: 'account', params: () => ({ token: 'a'.repeat(43) }) },
+  // A principal's own read marks on its inbox: any key marks its agent's, never anyone else's (docs/COMMENTS.md "Read marks").
+  { op: 'POST /api/me/read-marks', reach: 'account', body: () => ({ through: new Date().toISOString() }), allowed: KEYS },
 ];
 
 /** What the key should get: a 2xx when the list allows it, else 403, or 404 where the organisation is invisible to a scoped key. */
@@ -514,6 +518,7 @@ describe('over MCP: the same operations, the same lists', () => {
     { tool: 'delete_row', args: async (c) => ({ ...slug(c), ...(await fresh.row(c)), mode: 'suggest' }), allowed: true },
     { tool: 'bulk_update_rows', args: async (c) => ({ ...slug(c), updates: [{ id: (await fresh.row(c)).id, data: { title: 'Bulk' } }] }) },
     { tool: 'move_rows', args: async (c) => ({ ...slug(c), rowIds: [(await fresh.row(c)).id], surface: c.f.tableSurface }) },
+    { tool: 'add_column', args: (c) => ({ ...slug(c), column: { key: `f${next()}`, label: 'By a key', type: 'formula', formula: '1 + 1' } }) },
     { tool: 'create_view', args: (c) => ({ ...slug(c), name: 'By a key' }) },
     { tool: 'update_view', args: async (c) => ({ ...slug(c), ...(await fresh.view(c)), name: 'Renamed' }) },
     { tool: 'delete_view', args: async (c) => ({ ...slug(c), ...(await fresh.view(c)) }) },

@@ -5784,6 +5784,389 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/me/orgs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your organisations
+         * @description The organisations you belong to, your own (`primary`) first, then by name; then, with `role: null`, the organisations of workspaces shared with you that you do not belong to. A key scoped to one workspace belongs to none.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CallerOrgList"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/read-marks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What you have read of your mentions
+         * @description A mention (a comment whose `mentions` name you) is read when it was created up to `readThrough`, or when its id is in `commentIds`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReadMarks"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Mark mentions read
+         * @description `commentIds`: comments that mention you, read one by one (others, and those `readThrough` already covers, are ignored). `through`: everything created up to then is read ("Mark all read"); it never moves back, nor past the present. Answers the marks as they now are.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Comments that mention you, read one by one; others are ignored */
+                        commentIds?: string[];
+                        /**
+                         * Format: date-time
+                         * @description Everything created up to this time is read (it never moves back, and not past now)
+                         */
+                        through?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReadMarks"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me/sessions": {
         parameters: {
             query?: never;
@@ -6602,7 +6985,7 @@ export interface paths {
         };
         /**
          * Columns of a table surface, in display order
-         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace.
+         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace. Formula and rollup columns carry `resultType`.
          */
         get: {
             parameters: {
@@ -6718,7 +7101,7 @@ export interface paths {
         };
         /**
          * Replace every column (idempotent)
-         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors) and that the formulas, rollups and lookups reading it follow. Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         put: {
             parameters: {
@@ -6741,13 +7124,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -6757,10 +7147,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -6892,7 +7287,7 @@ export interface paths {
         };
         /**
          * Add one column
-         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         post: {
             parameters: {
@@ -6915,13 +7310,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -6931,10 +7333,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -11537,6 +11944,161 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/formula/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a formula
+         * @description Checks a formula against a sheet's columns (`surface` or `surfaceId`, else the primary table surface) without saving anything: `{ ok: true, resultType }`, or `{ ok: false, error: { message, position } }` with the 0-based offset at fault. With `column` (the key of a column of the sheet), it is tried as that column's formula, so a formula that would make it depend on itself is refused. docs/FORMULAS.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused */
+                        column?: string;
+                        /** @description The formula to try (docs/FORMULAS.md) */
+                        formula: string;
+                        /** @description Table surface slug; the primary table surface when omitted */
+                        surface?: string;
+                        surfaceId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FormulaCheck"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -22695,7 +23257,7 @@ export interface paths {
         };
         /**
          * Columns of a table surface, in display order
-         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace.
+         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace. Formula and rollup columns carry `resultType`.
          */
         get: {
             parameters: {
@@ -22809,7 +23371,7 @@ export interface paths {
         };
         /**
          * Replace every column (idempotent)
-         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors) and that the formulas, rollups and lookups reading it follow. Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         put: {
             parameters: {
@@ -22830,13 +23392,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -22846,10 +23415,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -22981,7 +23555,7 @@ export interface paths {
         };
         /**
          * Add one column
-         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         post: {
             parameters: {
@@ -23002,13 +23576,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -23018,10 +23599,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -27562,6 +28148,159 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/formula/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a formula
+         * @description Checks a formula against a sheet's columns (`surface` or `surfaceId`, else the primary table surface) without saving anything: `{ ok: true, resultType }`, or `{ ok: false, error: { message, position } }` with the 0-based offset at fault. With `column` (the key of a column of the sheet), it is tried as that column's formula, so a formula that would make it depend on itself is refused. docs/FORMULAS.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused */
+                        column?: string;
+                        /** @description The formula to try (docs/FORMULAS.md) */
+                        formula: string;
+                        /** @description Table surface slug; the primary table surface when omitted */
+                        surface?: string;
+                        surfaceId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FormulaCheck"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -36595,6 +37334,30 @@ export interface components {
             webhooksThisMonth: number;
             workspaceCap: number;
         };
+        CallerOrg: {
+            id: string;
+            name: string;
+            /** @description Your own organisation: where new workspaces, keys and organisation settings go */
+            primary: boolean;
+            /** @description Your role in the organisation; null when you do not belong to it and it is listed because some of its workspaces are shared with you */
+            role: ("owner" | "editor" | "commenter" | "viewer") | null;
+            slug: string;
+        };
+        CallerOrgInput: {
+            id: string;
+            name: string;
+            /** @description Your own organisation: where new workspaces, keys and organisation settings go */
+            primary: boolean;
+            /** @description Your role in the organisation; null when you do not belong to it and it is listed because some of its workspaces are shared with you */
+            role: ("owner" | "editor" | "commenter" | "viewer") | null;
+            slug: string;
+        };
+        CallerOrgList: {
+            orgs: components["schemas"]["CallerOrg"][];
+        };
+        CallerOrgListInput: {
+            orgs: components["schemas"]["CallerOrgInput"][];
+        };
         CardOnFile: {
             brand: string;
             expMonth: number;
@@ -36633,13 +37396,17 @@ export interface components {
         };
         ColumnDef: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -36649,23 +37416,32 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;
         };
         ColumnDefInput: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -36675,10 +37451,15 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;
@@ -36714,6 +37495,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -36757,6 +37540,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -36800,6 +37585,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -36842,6 +37629,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -36969,6 +37758,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -37012,6 +37803,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -37604,6 +38397,40 @@ export interface components {
             name: string;
             parentFolderId: string | null;
             surfaceId: string;
+        };
+        FormulaCheck: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The type of its values
+             * @enum {string}
+             */
+            resultType: "number" | "text" | "date" | "checkbox";
+        } | {
+            error: {
+                message: string;
+                /** @description 0-based offset in the formula of the fault */
+                position: number;
+            };
+            /** @constant */
+            ok: false;
+        };
+        FormulaCheckInput: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The type of its values
+             * @enum {string}
+             */
+            resultType: "number" | "text" | "date" | "checkbox";
+        } | {
+            error: {
+                message: string;
+                /** @description 0-based offset in the formula of the fault */
+                position: number;
+            };
+            /** @constant */
+            ok: false;
         };
         HtmlPage: {
             html: string;
@@ -38482,6 +39309,18 @@ export interface components {
             count: number;
             emoji: string;
             principalIds: string[];
+        };
+        ReadMarks: {
+            /** @description Mentions created after `readThrough` that were read one by one, most recently read first */
+            commentIds: string[];
+            /** @description Every mention created up to this time counts as read ("Mark all read"); null until first set */
+            readThrough: string | null;
+        };
+        ReadMarksInput: {
+            /** @description Mentions created after `readThrough` that were read one by one, most recently read first */
+            commentIds: string[];
+            /** @description Every mention created up to this time counts as read ("Mark all read"); null until first set */
+            readThrough: string | null;
         };
         ReferralSummary: {
             /** @description Referees whose organisation moved to a paid plan this month */

@@ -14,7 +14,8 @@ import { canFormatWhileSuggesting } from './suggesting';
 import { loadCommentedRanges, showCommentHighlights, type CommentedRange } from './comment-highlights';
 import { useReloadOnEvents } from '../workspace-context/workspace-events';
 import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
-import { mentionCandidatesOf, type MentionCandidate } from './mentions';
+import { refreshMentionCandidates } from './mentions';
+import { mentionCandidatesOf, type MentionCandidate } from '../workspace-context/mention-candidates';
 import { AuthorshipView } from './Authorship';
 import type { UploadedImage } from '../../../src/model/schemas/files';
 
@@ -41,6 +42,9 @@ export function DocSurface(props: SurfaceViewProps) {
   const [authorship, setAuthorship] = useState(false);
 
   candidates.current = mentionCandidatesOf(context.members);
+  useEffect(() => {
+    if (view.current) refreshMentionCandidates(view.current);
+  }, [context.members]);
 
   useEffect(() => {
     if (!document) return;

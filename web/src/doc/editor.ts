@@ -19,7 +19,8 @@ import type * as Y from 'yjs';
 import { docSchema } from '../../../src/model/doc/schema';
 import { docSections } from '../../../src/model/doc/text';
 import { DOC_BODY_FIELD } from '../../../src/model/doc/body';
-import { mentionPlugin, type MentionCandidate } from './mentions';
+import { mentionPlugin } from './mentions';
+import type { MentionCandidate } from '../workspace-context/mention-candidates';
 import { promptDialog } from '../ui/dialogs';
 import { docMarkViews, TaskItemView } from './doc-view';
 import { commentHighlightPlugin } from './comment-highlights';
@@ -85,6 +86,9 @@ export function createEditor(mount: HTMLElement, options: EditorOptions): Editor
     attributes: { class: 'prose', spellcheck: 'true', 'aria-label': 'Document', role: 'textbox', 'aria-multiline': 'true' },
     // `this` is the view: plugins may dispatch while the constructor is still running.
     dispatchTransaction(this: EditorView, transaction: Transaction) {
+      // y-prosemirror queues cursor updates for the next tick (its `setMeta`) and only checks a flag its binding no longer sets
+      // (yjs/y-prosemirror#199): one that lands after the editor was destroyed (the doc closed, another workspace opened) must do nothing.
+      if (this.isDestroyed) return;
       // Only this person's own edits are rewritten: never what the sync binding applies (remote changes, undo).
       const local = transaction.docChanged && !transaction.getMeta(ySyncPluginKey) && !transaction.getMeta(SUGGESTED_META);
       if (local) {
