@@ -274,6 +274,31 @@ export interface TableRowsTable {
   updatedAt: Timestamp;
 }
 
+/** Date cells of projected rows, for windowed reads (migration 0120, src/persistence/row-indexes.ts). */
+export interface RowDatesTable {
+  workspaceId: string;
+  rowId: string;
+  columnKey: string;
+  at: Date;
+  reachDays: number;
+  spanClass: number;
+}
+
+/** Files that rows' cells name (attachment cells). */
+export interface RowFilesTable {
+  workspaceId: string;
+  rowId: string;
+  fileId: string;
+}
+
+/** The public token of a form view. */
+export interface FormLinksTable {
+  token: string;
+  workspaceId: string;
+  viewId: string;
+  createdAt: Timestamp;
+}
+
 export interface DocSectionsTable {
   workspaceId: string;
   surfaceId: string;
@@ -420,6 +445,8 @@ export interface FilesTable {
   archivedById: string | null;
   archivedByType: PrincipalKind | null;
   archivedWithFolderId: string | null;
+  /** Uploaded into an attachment cell (or a form), not into the drive: trashed once no row names it. */
+  cellUpload: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface FileShareTokensTable {
@@ -699,6 +726,9 @@ export interface Database {
   documentLogHeads: DocumentLogHeadsTable;
   syncInstances: SyncInstancesTable;
   tableRows: TableRowsTable;
+  rowDates: RowDatesTable;
+  rowFiles: RowFilesTable;
+  formLinks: FormLinksTable;
   docSections: DocSectionsTable;
   surfaceVersions: SurfaceVersionsTable;
   versionCursors: VersionCursorsTable;

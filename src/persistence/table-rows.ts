@@ -2,8 +2,9 @@ import { sql } from 'kysely';
 import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 import type { PlanName, PrincipalKind } from './schema';
+import { indexRows, unindexRows, unindexWorkspace } from './row-indexes';
 
-/** The row projection the observer keeps: attribution, timestamps, counts and (later) search. */
+/** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
 
 /** Keyed by (workspaceId, id): ids are chosen by sync clients and are unique only within a workspace. */
 export type RowProjection = {
@@ -67,6 +68,7 @@ export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at
       .execute();
     for (const row of returned) stored.set(row.id, row);
   }
+  await indexRows(db, rows);
   return stored;
 }
 
@@ -103,6 +105,8 @@ export async function replaceRowProjections(db: Executor, workspaceId: string, r
       )
       .execute();
   }
+  await unindexWorkspace(db, workspaceId);
+  await indexRows(db, rows.map((row) => ({ ...row, workspaceId })));
 }
 
 export async function deleteRowProjections(db: Executor, workspaceId: string, ids: readonly string[]) {
@@ -113,6 +117,7 @@ export async function deleteRowProjections(db: Executor, workspaceId: string, id
       .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
       .execute();
   }
+  await unindexRows(db, workspaceId, ids);
 }
 
 /** Below Postgres's 65,535 parameters a statement. */

@@ -73,7 +73,7 @@ export {
 } from './rows.js';
 export { listRows, type ListRowsOptions, type RowPage } from './list.js';
 export { diffTableTransaction } from './changes.js';
-export { normalizeLinkCells, validateCellValues, type CellValidationOptions } from './validation.js';
+export { normalizeAttachmentCells, normalizeLinkCells, validateCellValues, type CellValidationOptions } from './validation.js';
 export { dropLinksTo, dropLinksToDeleted, holdsLinksTo, linkIdsOf } from './links.js';
 export { linkColumnIssues, lookupText, resolveLinkedCells, resolveLinkedRows, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
 export { compactDecodedContent } from './memory.js';

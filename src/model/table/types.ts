@@ -9,7 +9,21 @@ export type CellValue = string | number | boolean | null | string[];
 
 export type RowData = Record<string, CellValue>;
 
-export const COLUMN_TYPES = ['text', 'longtext', 'number', 'status', 'person', 'date', 'url', 'checkbox', 'select', 'link', 'lookup'] as const;
+export const COLUMN_TYPES = [
+  'text',
+  'longtext',
+  'number',
+  'status',
+  'person',
+  'date',
+  'url',
+  'checkbox',
+  'select',
+  'link',
+  'lookup',
+  // Files of the workspace's file store, by id (docs/TABLES.md "Attachments").
+  'attachment',
+] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 
 export interface ColumnOption {
