@@ -4,6 +4,8 @@ import type { Actor } from '../policy/actor';
 import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
+import { findRowsInWindow } from '../persistence/row-indexes';
+import { listWindow, windowBounds, windowIssues, type DateWindow } from '../model/table/windows';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
 import { surfaceBySlug } from '../model/surface-slugs';
@@ -202,6 +204,9 @@ export function checkValues(columns: ColumnDef[], data: Record<string, unknown>,
 /** A listing of rows (`GET /rows`, `POST /rows/query`, CSV export): the query in its JSON form. */
 export type RowListing = SurfaceSelector & {
   limit: number;
+  /** A window of days (`YYYY-MM-DD`, both included) over a calendar or timeline view. */
+  from?: string;
+  to?: string;
   after?: string;
   view?: string;
   filter?: RowFilter;
@@ -209,12 +214,42 @@ export type RowListing = SurfaceSelector & {
   fields?: string[];
 };
 
-/** `view` is the saved view `listing.view` names, read by the caller (`readView` in views.ts). */
+/**
+ * The window of days a listing asks for (`from` and `to`), or null when it
+ * asks for none and its view is not a calendar or timeline. A calendar or
+ * timeline view is read a window at a time (400 without one), and only such
+ * a view places rows on days (400 for a window without one).
+ */
+export function listingWindow(view: ViewDef | null, from: string | undefined, to: string | undefined): DateWindow | null {
+  const dated = view?.kind === 'calendar' || view?.kind === 'timeline';
+  if (!dated) {
+    if (from === undefined && to === undefined) return null;
+    throw errors.badRequest('A window of days (`from`, `to`) reads a calendar or timeline view: name one in `view`.', [
+      { path: ['view'], code: 'window_needs_dated_view', message: view ? `"${view.name}" is a ${view.kind} view` : 'no view named' },
+    ]);
+  }
+  const issues = windowIssues(from, to);
+  if (issues.length > 0) throw errors.badRequest(`A ${view.kind} view is read a window of days at a time: ${issues.map((issue) => issue.message).join(' ')}`, issues);
+  if (!view.dateColumn) {
+    throw errors.badRequest(`The ${view.kind} view "${view.name}" has no date column any more; choose one (PATCH the view's \`dateColumn\`).`, [
+      { path: ['view'], code: 'no_date_column', message: 'the view places rows by no date column' },
+    ]);
+  }
+  return { from: from!, to: to! };
+}
+
+/**
+ * `view` is the saved view `listing.view` names, read by the caller
+ * (`readView` in views.ts); `window`, for a calendar or timeline view, the
+ * days to list (`listingWindow`): the rows whose date or range overlaps
+ * them, found through the row projection's date index, in date order.
+ */
 export async function listWorkspaceRows(
   services: Services,
   workspace: Workspace,
   listing: Omit<RowListing, 'view'>,
   view: ViewDef | null = null,
+  window: DateWindow | null = null,
 ): Promise<{ rows: RowRecord[]; nextCursor: string | null; etag: string }> {
   const selected = listing.surface !== undefined || listing.surfaceId !== undefined;
   const surface = selected ? await pickTableSurface(services, workspace, listing) : null;
@@ -227,18 +262,46 @@ export async function listWorkspaceRows(
   const sheetOrder = (await tableSurfaces(services, workspace.id)).map((s) => s.id);
   const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
   await lookUpPassedRows(services, workspace.id);
+  const candidates = window && view ? await windowCandidates(services, workspace, view, window) : null;
   const page = await services.sync
     .read(tablesDocumentName(workspace.id), (doc) => {
       const columns = listingColumns(doc, surfaceId, sheetOrder);
       const query = compileListing(columns, view, listing);
       const hidden = unpassedRows(doc);
-      const page = listRows(doc, { hidden, surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder });
+      const page =
+        candidates && window && view
+          ? listWindow(doc, {
+              surfaceId: view.surfaceId,
+              dateColumn: view.dateColumn!,
+              endDateColumn: view.endDateColumn ?? null,
+              window,
+              candidates,
+              query,
+              hidden,
+              after: listing.after ?? null,
+              limit: listing.limit,
+              listingKey: view.id,
+            })
+          : listRows(doc, { hidden, surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder });
       // Links show only rows the caller may see, and lookups read through them (link-reads.ts).
       return { rows: resolveLinkedRows(doc, page.rows, hidden), nextCursor: page.nextCursor, fields: pickedFields(columns, listing.fields) };
     })
     .catch(tableError);
   const rows = await present(services, workspace.id, page.rows);
   return { rows: page.fields ? rows.map((row) => ({ ...row, data: pick(row.data, page.fields!) })) : rows, nextCursor: page.nextCursor, etag };
+}
+
+/**
+ * The rows that may lie in the window, from the date index beside the row
+ * projection: rows whose start date is in it, or, with an end column, whose
+ * start is early enough to reach it. The changes already applied to the
+ * table are committed first, so the index holds what the document holds
+ * (a date a sync client just moved is found at its new place).
+ */
+async function windowCandidates(services: Services, workspace: Workspace, view: ViewDef, window: DateWindow): Promise<string[]> {
+  await services.sync.changesCommitted(tablesDocumentName(workspace.id));
+  const bounds = windowBounds(window);
+  return findRowsInWindow(services.db, workspace.id, { startKey: view.dateColumn!, from: new Date(bounds.from), to: new Date(bounds.until), reach: Boolean(view.endDateColumn) });
 }
 
 /** The columns a listing's query is checked against: its sheet's, or every sheet's (the first sheet naming a key gives its type). */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { storableText } from '../lib/text';
-import { isIsoDateOrDateTime } from '../model/table/validation';
+import { dateInstant } from '../model/table/windows';
 import type { Executor } from './database';
 
 /**
@@ -25,18 +25,13 @@ const DAY = 86_400_000;
 /** Classes 0..23: reach up to 2^23 days, far past the 3.65 million days between years 0000 and 9999. */
 const SPAN_CLASSES = 24;
 const FILE_ID = /^fil_[0-9A-Za-z]{1,64}$/;
+/** The first instant Postgres and JavaScript both write alike (Postgres has no year 0): earlier dates are not indexed. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
 // Six parameters a date entry; Postgres allows 65,535 a statement.
 const ENTRIES_PER_INSERT = 5_000;
 const IDS_PER_STATEMENT = 30_000;
 
 export type IndexedRow = { id: string; workspaceId: string; data: Record<string, unknown> };
-
-/** The instant of an ISO date or date-time (a date alone is its UTC midnight), or null; the instant `GET /rows` filters compare too. */
-export function dateInstant(value: unknown): number | null {
-  if (typeof value !== 'string' || !isIsoDateOrDateTime(value)) return null;
-  const at = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
-  return Number.isFinite(at) ? at : null;
-}
 
 function spanClass(reachDays: number): number {
   return reachDays === 0 ? 0 : Math.min(SPAN_CLASSES - 1, Math.floor(Math.log2(reachDays)) + 1);
@@ -55,7 +50,7 @@ export async function indexRows(db: Executor, rows: readonly IndexedRow[]): Prom
     const named = new Set<string>();
     for (const [key, value] of Object.entries(row.data)) {
       const at = dateInstant(value);
-      if (at !== null) instants.push({ key: storableText(key), at });
+      if (at !== null && at >= EARLIEST) instants.push({ key: storableText(key), at });
       if (Array.isArray(value)) for (const item of value) if (typeof item === 'string' && FILE_ID.test(item)) named.add(item);
     }
     let latest = -Infinity;
@@ -96,7 +91,7 @@ export async function findRowsInWindow(db: Executor, workspaceId: string, window
   const key = storableText(window.startKey);
   const scans = Array.from({ length: SPAN_CLASSES }, (_, spanClass) => {
     // Entries of this class reach less than 2^class days past their date.
-    const lower = window.reach ? new Date(window.from.getTime() - 2 ** spanClass * DAY) : window.from;
+    const lower = new Date(Math.max(EARLIEST, window.reach ? window.from.getTime() - 2 ** spanClass * DAY : window.from.getTime()));
     return sql<{ id: string }>`(select row_id as id from row_dates where workspace_id = ${workspaceId} and column_key = ${key} and span_class = ${spanClass} and at >= ${lower} and at < ${window.to})`;
   });
   const { rows } = await sql<{ id: string }>`${sql.join(scans, sql` union all `)}`.execute(db);

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { PlanName, PrincipalKind, Role, Visibility } from '../model/roles';
+import type { AuthorKind, PlanName, PrincipalKind, Role, Visibility } from '../model/roles';
 
 /** Table types as Kysely sees them (camelCase through CamelCasePlugin). */
 
@@ -223,7 +223,7 @@ export interface DocumentUpdatesTable {
   createdAt: ColumnType<Date, Date | string | undefined, never>;
   /** False while a sync client's update awaits its events; see migration 0007. */
   derived: ColumnType<boolean, boolean | undefined, boolean>;
-  principalType: ColumnType<PrincipalKind | null, PrincipalKind | null | undefined, never>;
+  principalType: ColumnType<AuthorKind | null, AuthorKind | null | undefined, never>;
   principalId: ColumnType<string | null, string | null | undefined, never>;
   /** Migration 0090: the number of the instance that logged a client's update (null: a server change, or logged before). */
   writer: ColumnType<number | null, number | null | undefined, never>;
@@ -267,9 +267,9 @@ export interface TableRowsTable {
   position: number;
   data: ColumnType<Record<string, unknown>, string, string>;
   createdById: string | null;
-  createdByType: PrincipalKind | null;
+  createdByType: AuthorKind | null;
   updatedById: string | null;
-  updatedByType: PrincipalKind | null;
+  updatedByType: AuthorKind | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -437,10 +437,10 @@ export interface FilesTable {
   tags: Json<string[]>;
   createdAt: Timestamp;
   createdById: string | null;
-  createdByType: PrincipalKind | null;
+  createdByType: AuthorKind | null;
   updatedAt: Timestamp;
   updatedById: string | null;
-  updatedByType: PrincipalKind | null;
+  updatedByType: AuthorKind | null;
   archivedAt: NullableTimestamp;
   archivedById: string | null;
   archivedByType: PrincipalKind | null;

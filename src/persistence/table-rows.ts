@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { storableJson } from '../lib/text';
 import type { Executor } from './database';
-import type { PlanName, PrincipalKind } from './schema';
+import type { PlanName } from './schema';
+import type { AuthorKind } from '../model/roles';
 import { indexRows, unindexRows, unindexWorkspace } from './row-indexes';
 
 /** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
@@ -15,7 +16,7 @@ export type RowProjection = {
   data: Record<string, unknown>;
 };
 
-type Attribution = { id: string; type: PrincipalKind } | null;
+type Attribution = { id: string; type: AuthorKind } | null;
 
 /** A row's state after a batch of changes, and who made them: the creator if the batch created it, the last writer otherwise. */
 export type RowWrite = RowProjection & { createdBy: Attribution; updatedBy: Attribution };

@@ -66,7 +66,8 @@ function instantOf(value: unknown): number | null {
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return null;
   const at = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
-  return Number.isFinite(at) ? at : null;
+  // Postgres has no year 0: such dates are not indexed.
+  return Number.isFinite(at) && at >= Date.parse('0001-01-01T00:00:00Z') ? at : null;
 }
 
 function spanClass(reachDays: number): number {
