@@ -47,6 +47,7 @@ import { oauthRoutes } from './oauth';
 import { supportRoutes } from './support';
 import { docImageRoutes } from './doc-images';
 import { rowImportRoutes } from './rows-import';
+import { rowAttachmentRoutes } from './row-attachments';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -66,6 +67,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(orgOperations));
   mountOperations(app, services, Object.values(rowOperations));
   await rowImportRoutes(app, services);
+  await rowAttachmentRoutes(app, services);
   mountOperations(app, services, Object.values(columnOperations));
   mountOperations(app, services, Object.values(viewOperations));
   mountOperations(app, services, Object.values(eventOperations));

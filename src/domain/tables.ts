@@ -1,6 +1,7 @@
 import type * as Y from 'yjs';
 import { ApiError, errors, OverLimitError } from '../errors';
 import type { Actor } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
@@ -8,6 +9,7 @@ import { findRowsInWindow } from '../persistence/row-indexes';
 import { listWindow, windowBounds, windowIssues, type DateWindow } from '../model/table/windows';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
+import { liveFilesNamedIn, showAttachmentCells } from './attachment-cells';
 import { surfaceBySlug } from '../model/surface-slugs';
 import type { Services } from './services';
 import type { CommitReceipt } from '../sync/document-sync';
@@ -29,6 +31,7 @@ import {
   listRows,
   listSheetIds,
   moveRows,
+  normalizeAttachmentCells,
   normalizeLinkCells,
   readColumns,
   replaceColumns,
@@ -68,8 +71,12 @@ export type RowRecord = {
   workspaceId: string;
   surfaceId: string;
   position: number;
-  /** As readers see it: link cells hold only rows the caller may see, lookup cells are computed (docs/TABLES.md "Linked rows"). */
-  data: ReadRowData;
+  /**
+   * As readers see it: link cells hold only rows the caller may see, lookup
+   * cells are computed (docs/TABLES.md "Linked rows"), attachment cells hold
+   * the files' records (attachment-cells.ts).
+   */
+  data: Record<string, unknown>;
   createdByPrincipalId: string | null;
   updatedByPrincipalId: string | null;
   createdAt: string;
@@ -122,11 +129,12 @@ export async function tableSurfaceForWrite(services: Services, actor: Actor, res
 /** Rows as the API shows them; attribution from the commit's receipt when the caller has one, else from the projection. */
 type ReadRow = Omit<TableRow, 'data'> & { data: ReadRowData };
 
-async function present(services: Services, workspaceId: string, rows: ReadRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
+export async function present(services: Services, workspaceId: string, rows: ReadRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
   const missing = rows.filter((r) => !stored?.has(r.id)).map((r) => r.id);
   const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, workspaceId, missing)), ...(stored ?? [])]);
   const now = services.clock.now().toISOString();
-  return rows.map((row) => {
+  const shown = await showAttachmentCells(services, workspaceId, rows, await attachmentKeysOf(services, workspaceId, rows));
+  return shown.map((row) => {
     const m = meta.get(row.id);
     return {
       id: row.id,
@@ -140,6 +148,15 @@ async function present(services: Services, workspaceId: string, rows: ReadRow[],
       updatedAt: m?.updatedAt.toISOString() ?? now,
     };
   });
+}
+
+/** The attachment columns of the sheets these rows are on, by sheet. */
+async function attachmentKeysOf(services: Services, workspaceId: string, rows: ReadonlyArray<{ surfaceId: string }>): Promise<(surfaceId: string) => string[]> {
+  const sheets = [...new Set(rows.map((row) => row.surfaceId))];
+  const keys = await services.sync.read(tablesDocumentName(workspaceId), (doc) =>
+    new Map(sheets.map((id) => [id, readColumns(doc, id).flatMap((column) => (column.type === 'attachment' ? [column.key] : []))])),
+  );
+  return (surfaceId) => keys.get(surfaceId) ?? [];
 }
 
 /**
@@ -180,7 +197,7 @@ export function passedRow(doc: Y.Doc, rowId: string): TableRow | null {
  * workspace's document, so what is left out is rows the row cap has not let
  * through (and links to rows that are gone).
  */
-function seenAs(doc: Y.Doc, row: TableRow): ReadRow {
+export function seenAs(doc: Y.Doc, row: TableRow): ReadRow {
   return { ...row, data: resolveLinkedCells(doc, row.surfaceId, row.data, { hidden: unpassedRows(doc) }) };
 }
 
@@ -194,9 +211,15 @@ export function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullabl
 }
 
 /** Normalizes the link cells of `data` (one id → an array of one) and checks every cell; 422 with details. */
-export function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[], links?: CellValidationOptions['links']): Record<string, unknown> {
-  const normalized = normalizeLinkCells(columns, data);
-  const issues = validateCellValues(columns, normalized, { basePath: path, links });
+export function checkValues(
+  columns: ColumnDef[],
+  data: Record<string, unknown>,
+  path: string[],
+  links?: CellValidationOptions['links'],
+  files?: CellValidationOptions['files'],
+): Record<string, unknown> {
+  const normalized = normalizeAttachmentCells(columns, normalizeLinkCells(columns, data));
+  const issues = validateCellValues(columns, normalized, { basePath: path, links, files });
   if (issues.length > 0) throw errors.validation(`Invalid cell values: ${issues.map((i) => i.message).join('; ')}`, issues);
   return normalized;
 }
@@ -405,7 +428,7 @@ const ROW_CAP_WAITS = 10;
  */
 export async function transactWithinRowCap<T>(
   services: Services,
-  actor: Actor,
+  actor: { principal: Author },
   resolved: ResolvedWorkspace,
   adding: (doc: Y.Doc) => number,
   change: (doc: Y.Doc) => T,
@@ -443,6 +466,7 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
   const { workspace } = resolved;
   const surface = await tableSurfaceForWrite(services, actor, resolved, input);
   const surfaces = await tableSurfaces(services, workspace.id);
+  const files = await liveFilesNamedIn(services, workspace.id, [input.data]);
   const id = createTableId();
   const { result: row, receipt } = await transactWithinRowCap(
     services,
@@ -450,7 +474,7 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
     resolved,
     () => 1,
     (doc) => {
-      const data = checkValues(readColumns(doc, surface.id), input.data, ['data'], linkChecks(doc, surfaces));
+      const data = checkValues(readColumns(doc, surface.id), input.data, ['data'], linkChecks(doc, surfaces), files);
       ensureSheet(doc, surface.id, null);
       seedColumnsFor(doc, surface.id, Object.keys(data), null);
       return seenAs(doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null));
@@ -482,6 +506,7 @@ export async function updateRow(
   let moved = false;
   let conflicts: CellConflict[] = [];
   const surfaces = await tableSurfaces(services, workspace.id);
+  const files = await liveFilesNamedIn(services, workspace.id, input.data ? [input.data] : []);
   await lookUpPassedRows(services, workspace.id);
   const { result: row, receipt } = await services.sync
     .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
@@ -492,7 +517,7 @@ export async function updateRow(
       const data = input.data && baseData ? mergeCells(baseData, input.data, current.data) : { data: input.data, conflicts: [] };
       conflicts = data.conflicts;
       if (data.data) {
-        const cells = checkValues(readColumns(doc, sheetId), data.data, ['data'], linkChecks(doc, surfaces));
+        const cells = checkValues(readColumns(doc, sheetId), data.data, ['data'], linkChecks(doc, surfaces), files);
         seedColumnsFor(doc, sheetId, Object.keys(cells), null);
         updateRows(doc, [{ id: rowId, data: cells as RowData }], null);
       }
@@ -521,6 +546,7 @@ export async function bulkUpdateRows(
   // A named sheet scopes the batch: a row on another sheet is not found there.
   const sheet = await namedTableSurface(services, workspace, selector);
   const surfaces = await tableSurfaces(services, workspace.id);
+  const files = await liveFilesNamedIn(services, workspace.id, updates.map((u) => u.data));
   await lookUpPassedRows(services, workspace.id);
   const { result: rows, receipt } = await services.sync
     .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
@@ -532,7 +558,7 @@ export async function bulkUpdateRows(
       const missing = updates.flatMap((u, i) => (onSheet(u.id) ? [] : [{ path: ['updates', String(i), 'id'], code: 'row_not_found', message: `No row ${u.id}.` }]));
       if (missing.length > 0) throw new ApiError(404, 'not_found', 'A row in the batch does not exist; nothing was written.', missing);
       const links = linkChecks(doc, surfaces);
-      const checked = updates.map((u, i) => ({ id: u.id, data: checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data'], links) }));
+      const checked = updates.map((u, i) => ({ id: u.id, data: checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data'], links, files) }));
       for (const u of checked) seedColumnsFor(doc, getRow(doc, u.id)!.surfaceId, Object.keys(u.data), null);
       updateRows(doc, checked as Array<{ id: string; data: RowData }>, null);
       return updates.map((u) => seenAs(doc, getRow(doc, u.id)!));
