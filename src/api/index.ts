@@ -48,6 +48,7 @@ import { supportRoutes } from './support';
 import { docImageRoutes } from './doc-images';
 import { rowImportRoutes } from './rows-import';
 import { rowAttachmentRoutes } from './row-attachments';
+import { formRoutes } from './forms';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -70,6 +71,7 @@ export async function registerRoutes(app: App, services: Services) {
   await rowAttachmentRoutes(app, services);
   mountOperations(app, services, Object.values(columnOperations));
   mountOperations(app, services, Object.values(viewOperations));
+  await formRoutes(app, services);
   mountOperations(app, services, Object.values(eventOperations));
   await eventRoutes(app, services);
   mountOperations(app, services, Object.values(docOperations));

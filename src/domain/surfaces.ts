@@ -74,7 +74,7 @@ async function refuseHeldSlug(tx: Tx, workspaceId: string, slug: string, exceptS
  * way; a file uploaded into a cell, the files surface it lands in). Under
  * the workspace lock, so concurrent first writes create one.
  */
-export async function ensureSurfaceOfKind(services: Services, actor: { principal: Author }, resolved: ResolvedWorkspace, kind: 'table' | 'doc' | 'files'): Promise<Surface> {
+export async function ensureSurfaceOfKind(services: Services, actor: { principal: Author }, resolved: Pick<ResolvedWorkspace, 'workspace' | 'orgSlug'>, kind: 'table' | 'doc' | 'files'): Promise<Surface> {
   const existing = (await cachedLiveSurfaces(services, resolved.workspace.id)).find((s) => s.kind === kind);
   if (existing) return existing;
   return transactWithEvents(services, async (tx, events) => {
@@ -87,7 +87,7 @@ export async function ensureSurfaceOfKind(services: Services, actor: { principal
   });
 }
 
-async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: { principal: Author }, resolved: ResolvedWorkspace, input: Required<NewSurface>): Promise<Surface> {
+async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: { principal: Author }, resolved: Pick<ResolvedWorkspace, 'workspace' | 'orgSlug'>, input: Required<NewSurface>): Promise<Surface> {
   const { workspace, orgSlug } = resolved;
   const fields = {
     ...input,

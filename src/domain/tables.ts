@@ -429,7 +429,7 @@ const ROW_CAP_WAITS = 10;
 export async function transactWithinRowCap<T>(
   services: Services,
   actor: { principal: Author },
-  resolved: ResolvedWorkspace,
+  resolved: Pick<ResolvedWorkspace, 'workspace' | 'orgPlan'>,
   adding: (doc: Y.Doc) => number,
   change: (doc: Y.Doc) => T,
 ): Promise<{ result: T; receipt: CommitReceipt }> {

@@ -65,7 +65,7 @@ export const viewOperations = {
       mcp: {
         name: 'list_views',
         title: 'List saved views',
-        description: `Saved views of a table surface (\`surface\` slug or \`surfaceId\`), or of all of them: each with its filter, sort, hidden and ordered columns and kind (grid or board). ${ADDRESS}`,
+        description: `Saved views of a table surface (\`surface\` slug or \`surfaceId\`), or of all of them: each with its filter, sort, hidden and ordered columns and kind (grid, board, calendar, timeline, gallery or form; an open form with its \`publicUrl\`, where anyone may answer it without an account). ${ADDRESS}`,
         annotations: READ,
       },
     },
