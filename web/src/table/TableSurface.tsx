@@ -16,6 +16,9 @@ import { COLUMN_TYPES, LINKING_TYPES, TableModel, type ColumnDef, type ColumnTyp
 import { AddLinkFields, withLinks, type ColumnPointers } from './links';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Board } from './Board';
+import { Calendar } from './Calendar';
+import { Gallery } from './Gallery';
+import { Timeline } from './Timeline';
 import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
 import { nextDraft, readStored, shownQuery, useStoredDrafts, writeStored, type ViewDraft } from './view-draft';
@@ -142,6 +145,7 @@ export function TableSurface(props: SurfaceViewProps) {
   const sorted = query.sort.length > 0;
   const conditions = countConditions(query.filter);
   const filtered = conditions > 0;
+  const dateColumn = view?.kind === 'calendar' || view?.kind === 'timeline' ? allColumns.find((column) => column.key === view.dateColumn && column.type === 'date') : undefined;
   const lanesColumn = view?.kind === 'board' ? allColumns.find((column) => column.key === view.groupBy && column.type === 'status') : undefined;
   const peerCells: PeerCell[] = peers.flatMap((peer) => {
     const cell = peer.state.cell as { surfaceId?: string; rowId?: string; key?: string } | null | undefined;
@@ -450,7 +454,43 @@ export function TableSurface(props: SurfaceViewProps) {
           )}
         </span>
       </div>
-      {view?.kind === 'board' ? (
+      {view?.kind === 'calendar' && dateColumn ? (
+        <Calendar
+          model={model}
+          dateColumn={dateColumn}
+          endDateColumn={allColumns.find((column) => column.key === view.endDateColumn && column.type === 'date') ?? null}
+          columns={columns}
+          rowIds={rowIds}
+          version={version}
+          editable={editable}
+          onItemMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
+        />
+      ) : view?.kind === 'timeline' && dateColumn ? (
+        <Timeline
+          model={model}
+          dateColumn={dateColumn}
+          endDateColumn={allColumns.find((column) => column.key === view.endDateColumn && column.type === 'date') ?? null}
+          laneColumn={allColumns.find((column) => column.key === view.groupBy && (column.type === 'status' || column.type === 'person')) ?? null}
+          columns={columns}
+          rowIds={rowIds}
+          version={version}
+          editable={editable}
+          onBarMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
+        />
+      ) : view?.kind === 'gallery' ? (
+        <Gallery
+          model={model}
+          workspaceId={context.workspace.id}
+          viewId={view.id}
+          coverColumn={allColumns.find((column) => column.key === view.coverColumn) ?? null}
+          cardFields={(view.cardFields ?? []).flatMap((key) => allColumns.filter((column) => column.key === key))}
+          columns={columns}
+          rowIds={rowIds}
+          version={version}
+          people={people}
+          onCardMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
+        />
+      ) : view?.kind === 'board' ? (
         lanesColumn ? (
           <Board
             model={model}
@@ -503,12 +543,12 @@ export function TableSurface(props: SurfaceViewProps) {
         cellWriters={cellWriters}
       />
       )}
-      {rowIds.length === 0 && filtered && view?.kind !== 'board' && (
+      {rowIds.length === 0 && filtered && (!view || view.kind === 'grid') && (
         <div class="grid-empty">
           <p>No rows match the filter.</p>
         </div>
       )}
-      {sheetRowIds.length === 0 && view?.kind !== 'board' && (
+      {sheetRowIds.length === 0 && (!view || view.kind === 'grid') && (
         <div class="grid-empty">
           <p>{editable ? 'No rows yet. Add one, or let an agent fill the table through the API.' : 'No rows yet.'}</p>
           {editable && (

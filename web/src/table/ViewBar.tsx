@@ -37,7 +37,7 @@ export function ViewBar(props: {
           return (
             <span key={view.id} class={`view-tab-wrap ${current ? 'is-current' : ''}`}>
               <button role="tab" class={`view-tab ${current ? 'is-current' : ''}`} aria-selected={current} data-view-id={view.id} onClick={() => props.onPick(view.id)}>
-                <Icon name={view.kind === 'board' ? 'board' : 'table'} size={14} />
+                <Icon name={view.kind === 'board' || view.kind === 'gallery' ? 'board' : 'table'} size={14} />
                 <span>{view.name}</span>
                 {current && props.unsaved && <UnsavedMark />}
               </button>
