@@ -14,7 +14,7 @@ import { uploadCellFile, type IncomingFile } from './file-uploads';
 import type { Services } from './services';
 import { ensureSurfaceOfKind } from './surfaces';
 import { checkValues, lookUpPassedRows, tableSurfaces, transactWithinRowCap } from './tables';
-import { FORM_COLUMN_TYPES } from './views';
+import { FORM_COLUMN_TYPES } from '../model/table/views';
 
 /**
  * Public forms (docs/TABLES.md "Forms"): a form view, while open, collects

@@ -9,6 +9,7 @@ import {
   createView,
   deleteView,
   getView,
+  FORM_COLUMN_TYPES,
   KIND_FIELDS,
   listViews,
   previewView,
@@ -42,9 +43,6 @@ export type NewViewInput = ViewInput & { name: string };
 
 /** A view as the API answers it: the fields of its kind, and a form's public link while it is open. */
 export type PresentedView = ViewDef & { publicUrl?: string | null };
-
-/** Column types a form may ask: what a person outside the workspace can answer (not a member, a row id, a computed value). */
-export const FORM_COLUMN_TYPES: ReadonlySet<string> = new Set(['text', 'longtext', 'number', 'status', 'select', 'date', 'url', 'checkbox', 'attachment']);
 
 /**
  * The views of the sheet the selector names, or of every table surface of

@@ -30,6 +30,9 @@ export const VIEW_KINDS = ['grid', 'board', 'calendar', 'timeline', 'gallery', '
 export type ViewKind = (typeof VIEW_KINDS)[number];
 export type RowHeight = 'short' | 'medium' | 'tall' | 'extra';
 
+/** Column types a form may ask: what a person outside the workspace can answer (not a member, a row id, a computed value). */
+export const FORM_COLUMN_TYPES: ReadonlySet<string> = new Set(['text', 'longtext', 'number', 'status', 'select', 'date', 'url', 'checkbox', 'attachment']);
+
 /** A question of a form view: the column it fills, how it is asked, and whether an answer is required. */
 export interface FormField {
   column: string;

@@ -19,7 +19,8 @@ import { Board } from './Board';
 import { Calendar } from './Calendar';
 import { Gallery } from './Gallery';
 import { Timeline } from './Timeline';
-import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
+import { FormBuilder } from './FormBuilder';
+import { NewViewDialog, PLAIN_GRID, ViewBar, type NewViewFields } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
 import { nextDraft, readStored, shownQuery, useStoredDrafts, writeStored, type ViewDraft } from './view-draft';
 import { CsvTools } from './CsvImport';
@@ -230,14 +231,14 @@ export function TableSurface(props: SurfaceViewProps) {
         : model.updateColumn(surface.id, column.id, { hidden: hide }),
     );
 
-  const createView = (fields: { name: string; kind: ViewKind; groupBy: string | null }) => {
+  const createView = (fields: NewViewFields) => {
     // A new view starts as the grid looks now: the sheet's hidden columns stay hidden in it.
     const created = model.createView(surface.id, { ...fields, hiddenColumns: allColumns.filter((column) => column.hidden).map((column) => column.key) });
     pick(created.id);
   };
 
   /** What is on show, this person's filter and sort included, as a new view for everyone; the draft it came from is done. */
-  const saveAsView = (fields: { name: string; kind: ViewKind; groupBy: string | null }) => {
+  const saveAsView = (fields: NewViewFields) => {
     const layout = view
       ? { hiddenColumns: view.hiddenColumns, columnOrder: view.columnOrder, rowHeight: view.rowHeight }
       : { hiddenColumns: allColumns.filter((column) => column.hidden).map((column) => column.key) };
@@ -255,7 +256,7 @@ export function TableSurface(props: SurfaceViewProps) {
 
   const viewItems = (shown: ViewDef): MenuItem[] => [
     { label: 'Rename…', icon: 'edit', onSelect: () => setDialog({ kind: 'rename-view', view: shown }) },
-    ...(shown.kind === 'board' ? [] : [{ label: 'Duplicate', icon: 'copy', onSelect: () => run(() => createView({ name: `${shown.name} copy`, kind: shown.kind, groupBy: shown.groupBy })) }]),
+    ...(shown.kind === 'board' ? [] : [{ label: 'Duplicate', icon: 'copy', onSelect: () => run(() => createView({ name: `${shown.name} copy`, kind: shown.kind, groupBy: shown.groupBy, dateColumn: shown.dateColumn, endDateColumn: shown.endDateColumn, coverColumn: shown.coverColumn, cardFields: shown.cardFields, form: shown.form && { ...shown.form, open: false } })) }]),
     { separator: true, label: '' },
     {
       label: 'Delete view',
@@ -477,6 +478,8 @@ export function TableSurface(props: SurfaceViewProps) {
           editable={editable}
           onBarMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
         />
+      ) : view?.kind === 'form' ? (
+        <FormBuilder model={model} view={view} columns={allColumns} editable={editable} workspaceId={context.workspace.id} />
       ) : view?.kind === 'gallery' ? (
         <Gallery
           model={model}
@@ -591,7 +594,7 @@ export function TableSurface(props: SurfaceViewProps) {
       {dialog?.kind === 'new-view' && (
         <NewViewDialog
           columns={allColumns}
-          suggestedName={(kind) => uniqueName(kind === 'board' ? 'Board' : 'Grid view', views)}
+          suggestedName={(kind) => uniqueName(kind === 'grid' ? 'Grid view' : `${kind[0]!.toUpperCase()}${kind.slice(1)}`, views)}
           onClose={() => setDialog(null)}
           onCreate={createView}
         />
