@@ -84,9 +84,11 @@ export async function mintKey(services: Services, resolveWorkspace: WorkspaceRes
       suggestOnly: input.suggestOnly ?? false,
       createdAt: now,
     });
-    if (scope) await enrollScopedAgent(tx, { workspaceId: scope.id, agentId: agent.id, ownerUserId: actor.userId, role: input.role, now });
+    const enrolled = scope ? await enrollScopedAgent(tx, { workspaceId: scope.id, agentId: agent.id, ownerUserId: actor.userId, role: input.role, now }) : null;
     const created = keyEvent('key.created', org, scope, actor.principal, { keyId, name: input.name, role: input.role, prefix, agent, suggestOnly: input.suggestOnly ?? false });
-    const events = await recordEvents(services, tx, [created]);
+    // An agent new to the workspace is a new member there, as an invited person is: clients listing members (the `@` picker) hear of it.
+    const joined = scope && enrolled?.isNew ? [agentJoinedEvent(org, scope, actor.principal, { agentId: agent.id, role: enrolled.role, viaUserId: actor.userId, keyId })] : [];
+    const events = await recordEvents(services, tx, [created, ...joined]);
     return { keyId, events };
   });
   publishEvents(services, events);
@@ -183,10 +185,28 @@ async function assertAgentSlotFree(services: Services, tx: Tx, orgId: string) {
  * existing enrolment keeps the higher role: lowering it would silently demote
  * the agent's other keys there, and every key is capped by its own role anyway.
  */
-async function enrollScopedAgent(tx: Tx, e: { workspaceId: string; agentId: string; ownerUserId: string; role: KeyRole; now: Date }) {
+async function enrollScopedAgent(tx: Tx, e: { workspaceId: string; agentId: string; ownerUserId: string; role: KeyRole; now: Date }): Promise<{ role: Role; isNew: boolean }> {
   const current = await findMembershipRole(tx, e.workspaceId, e.agentId);
   const role = current && roleAtLeast(current, e.role) ? current : e.role;
   await enrollAgent(tx, { workspaceId: e.workspaceId, agentId: e.agentId, ownerUserId: e.ownerUserId, role, joinedAt: e.now });
+  return { role, isNew: !current };
+}
+
+/** `member.added` for an agent a scoped key enrolled: the same event an accepted invite records, with who it acts for instead of the invite. */
+function agentJoinedEvent(
+  org: Pick<Org, 'id' | 'slug'>,
+  scope: Pick<Workspace, 'id' | 'slug'>,
+  principal: Principal,
+  joined: { agentId: string; role: Role; viaUserId: string; keyId: string },
+): EventDraft {
+  return {
+    event: 'member.added',
+    orgId: org.id,
+    workspace: { id: scope.id, slug: scope.slug, org: { slug: org.slug } },
+    principal,
+    subjectId: joined.agentId,
+    data: { memberId: joined.agentId, principalType: 'agent', role: joined.role, viaUserId: joined.viaUserId, keyId: joined.keyId },
+  };
 }
 
 type KeyFacts = { keyId: string; name: string; role: KeyRole; prefix: string; agent: Principal; suggestOnly?: boolean };

@@ -7,7 +7,8 @@ import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, 
 import { authorizeOrg } from '../policy/index';
 import { loadOrgCaller } from '../domain/org-caller';
 import { Principal, toIso } from '../model/schemas/common';
-import { ElevateResponse, Me, OrgSettings, RevokedSessions } from '../model/schemas/account';
+import { CallerOrgList, ElevateResponse, Me, OrgSettings, RevokedSessions } from '../model/schemas/account';
+import { listCallerOrgs } from '../domain/members';
 import type { Services } from '../domain/services';
 import { defineOperation } from './operation';
 
@@ -84,6 +85,20 @@ export const meOperations = {
       requireHumanSession(caller);
       return { revokedSessions: await revokeUserSessions(services.db, caller.userId, services.clock.now()) };
     },
+  ),
+  orgs: defineOperation(
+    {
+      response: CallerOrgList,
+      rest: {
+        method: 'GET',
+        path: '/api/me/orgs',
+        summary: 'Your organisations',
+        description:
+          'The organisations you belong to, your own (`primary`) first, then by name; then, with `role: null`, the organisations of workspaces shared with you that you do not belong to. A key scoped to one workspace belongs to none.',
+        tags: ['me'],
+      },
+    },
+    async (services, actor) => ({ orgs: await listCallerOrgs(services, requireCaller(actor)) }),
   ),
   org: defineOperation(
     { response: OrgSettings, rest: { method: 'GET', path: '/api/me/org', summary: 'Organisation settings', tags: ['me'] } },

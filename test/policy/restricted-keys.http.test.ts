@@ -298,6 +298,8 @@ const PROBES: Probe[] = [
   { op: 'DELETE /api/me/oauth-grants/{id}', reach: 'account', params: () => ({ id: 'grant_none' }) },
   { op: 'POST /api/invites/{token}', reach: 'account', params: () => ({ token: 'a'.repeat(43) }) },
   { op: 'POST /api/org-invites/{token}', reach: 'account', params: () => ({ token: 'a'.repeat(43) }) },
+  // A principal's own read marks on its inbox: any key marks its agent's, never anyone else's (docs/COMMENTS.md "Read marks").
+  { op: 'POST /api/me/read-marks', reach: 'account', body: () => ({ through: new Date().toISOString() }), allowed: KEYS },
 ];
 
 /** What the key should get: a 2xx when the list allows it, else 403, or 404 where the organisation is invisible to a scoped key. */
