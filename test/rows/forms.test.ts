@@ -54,7 +54,7 @@ const postForm = (token: string, body: string, accept = 'text/html') =>
 const rowsOf = async (slug = 'club') => ok(await t.request('GET', `/api/workspaces/${slug}/rows?limit=500`, { as: ada.as })).rows as Array<{ id: string; data: Record<string, unknown>; createdByPrincipalId: string }>;
 
 beforeAll(async () => {
-  t = await startTestApp({ clock });
+  t = await startTestApp({ clock, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   ada = await signInUser(t, 'ada@forms.test');
   await createWorkspace(t, ada, { name: 'Club', slug: 'club' });
   for (const column of [
@@ -96,7 +96,8 @@ describe('a public form', () => {
     expect(res.body.fields[4]).toMatchObject({ options: [{ value: 'red', label: 'Red' }, { value: 'blue', label: 'Blue' }], multiple: true });
   });
 
-  it('takes every type as JSON: one row, created by the form, with a row.created event by the form', async () => {
+  it('takes every type as JSON: one row, created by the form, with a row.created event by the form and its webhook delivery', async () => {
+    const hook = ok(await t.request('POST', `${base}/webhooks`, { as: ada.as, body: { url: 'http://127.0.0.1:9/hook', events: ['row.created'] } }));
     const before = (await rowsOf()).length;
     const res = await submit(form.token, { title: 'Grace', notes: 'Line one\nline two', seats: 3, status: 'doing', tags: ['red', 'blue'], day: '2026-12-01', site: 'https://example.org', agree: true, photo: '' });
     expect(ok(res, 201)).toEqual({ ok: true });
@@ -105,9 +106,12 @@ describe('a public form', () => {
     const row = rows.find((r) => r.data.title === 'Grace')!;
     expect(row.data).toMatchObject({ title: 'Grace', notes: 'Line one\nline two', seats: 3, status: 'doing', tags: ['red', 'blue'], day: '2026-12-01', site: 'https://example.org', agree: true });
     expect(row.createdByPrincipalId).toBe(form.id);
-    const events = ok(await t.request('GET', `${base}/events?limit=50`, { as: ada.as })).events as Array<{ event: string; principal: { principalType: string; id: string; name: string } | null; data: { id?: string } }>;
+    const events = ok(await t.request('GET', `${base}/events?limit=50`, { as: ada.as })).events as Array<{ eventId: string; event: string; principal: { principalType: string; id: string; name: string } | null; data: { id?: string } }>;
     const created = events.find((event) => event.event === 'row.created' && event.data.id === row.id);
     expect(created?.principal).toMatchObject({ principalType: 'form', id: form.id, name: 'Join the club' });
+    // Webhooks are written with the event: the delivery is there at once.
+    const deliveries = ok(await t.request('GET', `${base}/webhooks/${hook.id}/deliveries`, { as: ada.as })).deliveries as Array<{ eventId: string; event: string }>;
+    expect(deliveries).toContainEqual(expect.objectContaining({ eventId: created!.eventId, event: 'row.created' }));
   });
 
   it('takes every type as a form post (text values, a field repeated for several values, an unticked box not sent)', async () => {
