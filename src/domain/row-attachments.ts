@@ -55,7 +55,7 @@ export async function uploadToCell(
     .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
       const held = checkTarget(doc);
       updateRows(doc, [{ id: target.rowId, data: { [target.columnKey]: [...held.filter((id) => id !== stored.id), stored.id] } as RowData }], null);
-      return seenAs(doc, getRow(doc, target.rowId)!);
+      return seenAs(services, doc, getRow(doc, target.rowId)!);
     })
     .catch(tableError);
   return (await present(services, workspace.id, [row], receipt.rows))[0]!;

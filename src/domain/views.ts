@@ -19,7 +19,10 @@ import {
   type ViewFields,
   type ViewPatch,
 } from '../model/table/views';
-import { RowFilter, SortKey } from '../model/schemas/tables';
+import { FILTER_OPS, RowFilter, SortKey } from '../model/schemas/tables';
+import type { z } from 'zod';
+
+type RowFilterInput = z.output<typeof RowFilter>;
 import { serverOrigin } from '../sync/origins';
 import { cachedLiveSurfaces } from './live-surfaces';
 import type { Services } from './services';
@@ -249,8 +252,11 @@ function kindIssues(columns: ColumnDef[], fields: ViewInput, after: ViewDef | nu
   return issues;
 }
 
+/** 422, or 400 for an operator that does not exist (an unknown enum value, which the schema leaves to the query check to name). */
 function refuseIssues(issues: ErrorDetail[]): void {
-  if (issues.length > 0) throw errors.validation(`Invalid view: ${issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`, issues);
+  if (issues.length === 0) return;
+  const message = `Invalid view: ${issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`;
+  throw issues.some((issue) => issue.code === 'unknown_operator') ? errors.badRequest(message, issues) : errors.validation(message, issues);
 }
 
 /**
@@ -263,7 +269,7 @@ function wellFormed(view: ViewDef): ViewDef {
   const filter = view.filter === null ? null : RowFilter.safeParse(view.filter);
   return {
     ...view,
-    filter: filter?.success ? (filter.data as ViewDef['filter']) : null,
+    filter: filter?.success && namesKnownOperators(filter.data) ? (filter.data as ViewDef['filter']) : null,
     sort: view.sort.filter((key) => SortKey.safeParse(key).success).slice(0, 10),
   };
 }
@@ -273,4 +279,9 @@ async function withPublicUrls(services: Services, workspace: Workspace, views: V
   const open = views.filter((view) => view.kind === 'form' && view.form?.open);
   const tokens = open.length ? await formTokensFor(services, workspace.id, open.map((view) => view.id)) : new Map<string, string>();
   return views.map((view) => (view.kind === 'form' ? { ...view, publicUrl: tokens.has(view.id) ? formUrl(services, tokens.get(view.id)!) : null } : view));
+}
+
+/** The schema takes any operator name (a request's unknown one is refused by the query check, naming it); a view answered holds only the documented ones. */
+function namesKnownOperators(filter: RowFilterInput): boolean {
+  return [...(filter.and ?? []), ...(filter.or ?? [])].every((item) => ('column' in item ? FILTER_OPS.includes(item.op) : namesKnownOperators(item)));
 }

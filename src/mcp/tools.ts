@@ -1,6 +1,8 @@
 import { billingOperations } from '../operations/billing';
+import { columnOperations } from '../operations/columns';
 import { commentOperations } from '../operations/comments';
 import { docOperations } from '../operations/doc';
+import { docIoOperations } from '../operations/doc-io';
 import type { Operation } from '../operations/operation';
 import { presenceOperations } from '../operations/presence';
 import { rowOperations } from '../operations/rows';
@@ -16,8 +18,10 @@ import { toolsFromOperations, type ToolDefinition } from './registry';
 const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   workspaceOperations,
   rowOperations,
+  columnOperations,
   viewOperations,
   docOperations,
+  docIoOperations,
   suggestionOperations,
   commentOperations,
   presenceOperations,

@@ -3175,212 +3175,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/forms/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A public form, as JSON
-         * @description Anyone with the link: the form’s title, description, texts and fields (key, label, help, required, column type, options), for a front end of one’s own that posts to the same address. 404 `form_not_found` for a closed, deleted or unknown form.
-         */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The token of the form’s public link */
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PublicForm"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RateLimited"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /**
-         * Answer a public form
-         * @description Answers 201 `{ ok: true }`. Anyone with the link. The body is a flat object of field key → value as JSON, or the same fields form-encoded or as multipart/form-data (the only way to send files, as parts named after an attachment field; at most 10 files of 10 MB each). Empty optional fields are blank; a select field takes several values (a JSON array, or the field repeated). The row is created on the form’s sheet with its creator the form (a principal of type `form`, the view’s id), and the usual `row.created` event, webhooks and agent wake-ups. 400 `bad_request` naming a field that is not on the form; 422 `validation` naming each required field left empty and each value that does not fit its column; 402 `form_full` at the plan’s row cap; 404 `form_not_found` for a closed, deleted or unknown form; 413 past the body or file limits or the storage quota; 429 past `FORM_SUBMISSIONS_PER_MINUTE` (10 by default) per address and form, with `Retry-After`. A submission whose hidden honeypot field `_website` is filled in is answered as accepted and dropped. docs/TABLES.md "Forms".
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The token of the form’s public link */
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            ok: true;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RateLimited"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -3746,6 +3540,128 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A background job
+         * @description `status` is `running`, `done` or `failed`; `progress` counts the entries handled of all; `workspace` is the workspace the import made, once it exists; `errors` lists each entry that could not go in by its path (`""` for the archive as a whole). Only the principal that started the job reads it (404 for anyone else). A job whose server stopped reads as failed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAnswer"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7191,7 +7107,7 @@ export interface paths {
         };
         /**
          * Columns of a table surface, in display order
-         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace.
+         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace. Formula and rollup columns carry `resultType`.
          */
         get: {
             parameters: {
@@ -7307,7 +7223,7 @@ export interface paths {
         };
         /**
          * Replace every column (idempotent)
-         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors) and that the formulas, rollups and lookups reading it follow. Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         put: {
             parameters: {
@@ -7330,13 +7246,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -7346,10 +7269,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "attachment";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -7481,7 +7409,7 @@ export interface paths {
         };
         /**
          * Add one column
-         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         post: {
             parameters: {
@@ -7504,13 +7432,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -7520,10 +7455,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "attachment";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -8852,8 +8792,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description `markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content` */
-                    format?: "markdown" | "text";
+                    /** @description `markdown` (CommonMark + GFM) or `text`; `docx`, `pdf` or `html`: the doc as a file (an attachment); omitted: ProseMirror JSON in `content` */
+                    format?: "markdown" | "text" | "docx" | "pdf" | "html";
                     /** @description `exclude` (default): the doc as if every open suggestion were rejected; `include`: with them (their marks in `content`, CriticMarkup `{++…++}` / `{--…--}` in Markdown) */
                     suggestions?: "exclude" | "include";
                     /** @description Doc surface slug; the primary (first) doc surface when omitted */
@@ -8873,7 +8813,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The doc body */
+                /** @description The doc body `format=docx` gives a Word file, `format=pdf` a PDF (selectable text in embedded Noto fonts covering Latin, Cyrillic, Greek and Chinese, with images, tables and page numbers), `format=html` a standalone HTML page: each streamed as an attachment named after the surface, open suggestions left out (docs/IMPORT-EXPORT.md). At most two exports or imports run at once per organisation (429 beyond). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8886,6 +8826,9 @@ export interface paths {
                             surfaceId: string;
                             text: string;
                         } | components["schemas"]["DocAttribution"];
+                        "application/pdf": string;
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                        "text/html": string;
                         "text/markdown": string;
                         "text/plain": string;
                     };
@@ -9155,6 +9098,164 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/doc/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a Word, HTML or Markdown file into a doc
+         * @description multipart/form-data with one field `file`: a Word file (.docx), an HTML page (.html, sanitised as html surfaces are) or Markdown (.md), at most 25 MB (413). `mode=replace` (default) writes it over the doc surface named by `surface` (or the primary one) as one change by you, with a named version "Imported <file>"; `mode=new` makes a new doc surface named after the file. Images in the file become doc images (counted against the storage quota). Answers the surface and `warnings`: what the doc could not hold. 415 for another type, 422 for a file that is not what its type says (nothing written). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Doc surface slug; the primary (first) doc surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                    /** @description `replace` (default): the file replaces the doc surface's body; `new`: a new doc surface named after the file */
+                    mode?: "replace" | "new";
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DocImportResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -9444,6 +9545,131 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/export.zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the workspace as a folder (zip)
+         * @description Streamed `application/zip`: a Markdown file per doc, an .html file per html page, their images in a folder named like the page, a CSV per table surface (`id` and the column keys, as `GET /rows.csv`) with its columns in `<name>.columns.json`, a folder per files surface (members only), pages nested as the workspace nests them, and `trellis-workspace.json` saying what each path is. Links between pages become relative paths. `POST /api/workspaces/import` reads it back. docs/IMPORT-EXPORT.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The zip */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/zip": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -12217,6 +12443,161 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/formula/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a formula
+         * @description Checks a formula against a sheet's columns (`surface` or `surfaceId`, else the primary table surface) without saving anything: `{ ok: true, resultType }`, or `{ ok: false, error: { message, position } }` with the 0-based offset at fault. With `column` (the key of a column of the sheet), it is tried as that column's formula, so a formula that would make it depend on itself is refused. docs/FORMULAS.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused */
+                        column?: string;
+                        /** @description The formula to try (docs/FORMULAS.md) */
+                        formula: string;
+                        /** @description Table surface slug; the primary table surface when omitted */
+                        surface?: string;
+                        surfaceId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FormulaCheck"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/orgs/{orgSlug}/workspaces/{slug}/members": {
         parameters: {
             query?: never;
@@ -13067,7 +13448,7 @@ export interface paths {
         };
         /**
          * List rows
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -13087,15 +13468,17 @@ export interface paths {
                     fields?: string;
                     /** @description A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them) */
                     view?: string;
-                    /** @description With `to`, for a calendar or timeline `view` (required there): the first day of the window, YYYY-MM-DD */
-                    from?: string;
-                    /** @description The last day of the window (included), YYYY-MM-DD: the rows whose date or range overlaps it, in date order */
-                    to?: string;
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13108,7 +13491,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13389,7 +13772,7 @@ export interface paths {
         };
         /**
          * List rows (CSV)
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -13409,6 +13792,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13421,7 +13810,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13702,7 +14091,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -13710,7 +14099,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -13826,7 +14215,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -14066,15 +14455,12 @@ export interface paths {
                         after?: string;
                         fields?: string[];
                         filter?: components["schemas"]["RowFilterInput"];
-                        /** @description With `to`, for a calendar or timeline `view`: the window of days, YYYY-MM-DD, both included */
-                        from?: string;
                         /** @default 100 */
                         limit?: number;
                         sort?: components["schemas"]["SortKeyInput"][];
                         /** @description Table surface slug; the primary table surface when omitted */
                         surface?: string;
                         surfaceId?: string;
-                        to?: string;
                         view?: string;
                     };
                 };
@@ -14694,166 +15080,6 @@ export interface paths {
                 };
             };
         };
-        trace?: never;
-    };
-    "/api/orgs/{orgSlug}/workspaces/{slug}/rows/{id}/attachments/{columnKey}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Upload a file into a row’s attachment cell
-         * @description multipart/form-data with a `file` field, at most 25 MB (413 `payload_too_large`; over the storage quota 413 `storage_quota`, nothing stored). The file is stored in the workspace’s files surface (one named "Files" is made when there is none), checked and processed as a proxy upload (the declared type must agree with the bytes, images get a thumbnail), and added to the end of the cell in the same request; the answer is the row. With `surface` or `surfaceId` the row must be on that sheet (404 otherwise); a column that is not an attachment column of the row’s sheet, or a cell already holding 100 files, is 422 at `columnKey`. Needs `write_rows` and `write_files` (editors). docs/TABLES.md "Attachments".
-         */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description Table surface slug; the primary table surface when omitted */
-                    surface?: string;
-                    surfaceId?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description Workspace slug (or id) */
-                    slug: string;
-                    /** @description Organisation slug, on the canonical path */
-                    orgSlug: string;
-                    /** @description Row id */
-                    id: string;
-                    /** @description The key of an attachment column of the row’s sheet */
-                    columnKey: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Row"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OverLimit"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RateLimited"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
         trace?: never;
     };
     "/api/orgs/{orgSlug}/workspaces/{slug}/rows/{id}/comments": {
@@ -18225,7 +18451,7 @@ export interface paths {
         put?: never;
         /**
          * Save a view
-         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board"|"calendar"|"timeline"|"gallery"|"form", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`, and by kind `dateColumn` and `endDateColumn` (calendar, timeline: date columns; a timeline's `groupBy` makes lanes by a status or person column), `coverColumn` and `cardFields` (gallery), `form` (`{ title, description, fields: [{ column, label?, help?, required }], submitLabel?, successMessage?, open }`; reads add `publicUrl` while it is open). `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
+         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`; `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
          */
         post: {
             parameters: {
@@ -18246,28 +18472,19 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Gallery: the column keys shown on each card, in order */
-                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
-                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
-                        coverColumn?: string | null;
-                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
-                        dateColumn?: string | null;
-                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
-                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
-                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
+                         * @description `board` groups rows into lanes by the status column `groupBy`
                          * @enum {string}
                          */
-                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
+                        kind?: "grid" | "board";
                         name: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -18589,28 +18806,19 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Gallery: the column keys shown on each card, in order */
-                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
-                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
-                        coverColumn?: string | null;
-                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
-                        dateColumn?: string | null;
-                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
-                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
-                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
+                         * @description `board` groups rows into lanes by the status column `groupBy`
                          * @enum {string}
                          */
-                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
+                        kind?: "grid" | "board";
                         name?: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -23058,6 +23266,153 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a workspace from a folder (zip)
+         * @description multipart/form-data: `file`, a zip this server exported (`GET /export.zip`) or a Notion "Markdown & CSV" export, at most 512 MB (413); `slug` of the new workspace; `name` (default: the name the folder gives itself). Answers 202 `{ job }` at once; `GET /api/jobs/{id}` follows it. The archive is checked whole first: a zip bomb, a path leaving the folder or a damaged archive fails the job with nothing made. Then a new workspace gets a surface per page and table (titles, nesting, links between pages rewritten to the new surfaces, typed columns, images stored with their pages, other files in a files surface); an entry that cannot go in is reported in `errors` by its path and the rest goes in. At most two imports run at once per organisation (429). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAnswer"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{slug}": {
         parameters: {
             query?: never;
@@ -23469,7 +23824,7 @@ export interface paths {
         };
         /**
          * Columns of a table surface, in display order
-         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace.
+         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace. Formula and rollup columns carry `resultType`.
          */
         get: {
             parameters: {
@@ -23583,7 +23938,7 @@ export interface paths {
         };
         /**
          * Replace every column (idempotent)
-         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors) and that the formulas, rollups and lookups reading it follow. Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         put: {
             parameters: {
@@ -23604,13 +23959,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -23620,10 +23982,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "attachment";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -23755,7 +24122,7 @@ export interface paths {
         };
         /**
          * Add one column
-         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         post: {
             parameters: {
@@ -23776,13 +24143,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -23792,10 +24166,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "attachment";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -25108,8 +25487,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description `markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content` */
-                    format?: "markdown" | "text";
+                    /** @description `markdown` (CommonMark + GFM) or `text`; `docx`, `pdf` or `html`: the doc as a file (an attachment); omitted: ProseMirror JSON in `content` */
+                    format?: "markdown" | "text" | "docx" | "pdf" | "html";
                     /** @description `exclude` (default): the doc as if every open suggestion were rejected; `include`: with them (their marks in `content`, CriticMarkup `{++…++}` / `{--…--}` in Markdown) */
                     suggestions?: "exclude" | "include";
                     /** @description Doc surface slug; the primary (first) doc surface when omitted */
@@ -25127,7 +25506,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The doc body */
+                /** @description The doc body `format=docx` gives a Word file, `format=pdf` a PDF (selectable text in embedded Noto fonts covering Latin, Cyrillic, Greek and Chinese, with images, tables and page numbers), `format=html` a standalone HTML page: each streamed as an attachment named after the surface, open suggestions left out (docs/IMPORT-EXPORT.md). At most two exports or imports run at once per organisation (429 beyond). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -25140,6 +25519,9 @@ export interface paths {
                             surfaceId: string;
                             text: string;
                         } | components["schemas"]["DocAttribution"];
+                        "application/pdf": string;
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                        "text/html": string;
                         "text/markdown": string;
                         "text/plain": string;
                     };
@@ -25407,6 +25789,162 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/doc/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a Word, HTML or Markdown file into a doc
+         * @description multipart/form-data with one field `file`: a Word file (.docx), an HTML page (.html, sanitised as html surfaces are) or Markdown (.md), at most 25 MB (413). `mode=replace` (default) writes it over the doc surface named by `surface` (or the primary one) as one change by you, with a named version "Imported <file>"; `mode=new` makes a new doc surface named after the file. Images in the file become doc images (counted against the storage quota). Answers the surface and `warnings`: what the doc could not hold. 415 for another type, 422 for a file that is not what its type says (nothing written). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Doc surface slug; the primary (first) doc surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                    /** @description `replace` (default): the file replaces the doc surface's body; `new`: a new doc surface named after the file */
+                    mode?: "replace" | "new";
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DocImportResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -25692,6 +26230,129 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/export.zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the workspace as a folder (zip)
+         * @description Streamed `application/zip`: a Markdown file per doc, an .html file per html page, their images in a folder named like the page, a CSV per table surface (`id` and the column keys, as `GET /rows.csv`) with its columns in `<name>.columns.json`, a folder per files surface (members only), pages nested as the workspace nests them, and `trellis-workspace.json` saying what each path is. Links between pages become relative paths. `POST /api/workspaces/import` reads it back. docs/IMPORT-EXPORT.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The zip */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/zip": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -28427,6 +29088,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{slug}/formula/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a formula
+         * @description Checks a formula against a sheet's columns (`surface` or `surfaceId`, else the primary table surface) without saving anything: `{ ok: true, resultType }`, or `{ ok: false, error: { message, position } }` with the 0-based offset at fault. With `column` (the key of a column of the sheet), it is tried as that column's formula, so a formula that would make it depend on itself is refused. docs/FORMULAS.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused */
+                        column?: string;
+                        /** @description The formula to try (docs/FORMULAS.md) */
+                        formula: string;
+                        /** @description Table surface slug; the primary table surface when omitted */
+                        surface?: string;
+                        surfaceId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FormulaCheck"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{slug}/members": {
         parameters: {
             query?: never;
@@ -29265,7 +30079,7 @@ export interface paths {
         };
         /**
          * List rows
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -29285,15 +30099,17 @@ export interface paths {
                     fields?: string;
                     /** @description A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them) */
                     view?: string;
-                    /** @description With `to`, for a calendar or timeline `view` (required there): the first day of the window, YYYY-MM-DD */
-                    from?: string;
-                    /** @description The last day of the window (included), YYYY-MM-DD: the rows whose date or range overlaps it, in date order */
-                    to?: string;
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -29304,7 +30120,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -29583,7 +30399,7 @@ export interface paths {
         };
         /**
          * List rows (CSV)
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -29603,6 +30419,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -29613,7 +30435,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -29892,7 +30714,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -29900,7 +30722,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -30014,7 +30836,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -30250,15 +31072,12 @@ export interface paths {
                         after?: string;
                         fields?: string[];
                         filter?: components["schemas"]["RowFilterInput"];
-                        /** @description With `to`, for a calendar or timeline `view`: the window of days, YYYY-MM-DD, both included */
-                        from?: string;
                         /** @default 100 */
                         limit?: number;
                         sort?: components["schemas"]["SortKeyInput"][];
                         /** @description Table surface slug; the primary table surface when omitted */
                         surface?: string;
                         surfaceId?: string;
-                        to?: string;
                         view?: string;
                     };
                 };
@@ -30872,164 +31691,6 @@ export interface paths {
                 };
             };
         };
-        trace?: never;
-    };
-    "/api/workspaces/{slug}/rows/{id}/attachments/{columnKey}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Upload a file into a row’s attachment cell
-         * @description multipart/form-data with a `file` field, at most 25 MB (413 `payload_too_large`; over the storage quota 413 `storage_quota`, nothing stored). The file is stored in the workspace’s files surface (one named "Files" is made when there is none), checked and processed as a proxy upload (the declared type must agree with the bytes, images get a thumbnail), and added to the end of the cell in the same request; the answer is the row. With `surface` or `surfaceId` the row must be on that sheet (404 otherwise); a column that is not an attachment column of the row’s sheet, or a cell already holding 100 files, is 422 at `columnKey`. Needs `write_rows` and `write_files` (editors). docs/TABLES.md "Attachments".
-         */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description Table surface slug; the primary table surface when omitted */
-                    surface?: string;
-                    surfaceId?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description Workspace slug (or id) */
-                    slug: string;
-                    /** @description Row id */
-                    id: string;
-                    /** @description The key of an attachment column of the row’s sheet */
-                    columnKey: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Row"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OverLimit"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RateLimited"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
         trace?: never;
     };
     "/api/workspaces/{slug}/rows/{id}/comments": {
@@ -34355,7 +35016,7 @@ export interface paths {
         put?: never;
         /**
          * Save a view
-         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board"|"calendar"|"timeline"|"gallery"|"form", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`, and by kind `dateColumn` and `endDateColumn` (calendar, timeline: date columns; a timeline's `groupBy` makes lanes by a status or person column), `coverColumn` and `cardFields` (gallery), `form` (`{ title, description, fields: [{ column, label?, help?, required }], submitLabel?, successMessage?, open }`; reads add `publicUrl` while it is open). `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
+         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`; `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
          */
         post: {
             parameters: {
@@ -34374,28 +35035,19 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Gallery: the column keys shown on each card, in order */
-                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
-                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
-                        coverColumn?: string | null;
-                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
-                        dateColumn?: string | null;
-                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
-                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
-                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
+                         * @description `board` groups rows into lanes by the status column `groupBy`
                          * @enum {string}
                          */
-                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
+                        kind?: "grid" | "board";
                         name: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -34713,28 +35365,19 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Gallery: the column keys shown on each card, in order */
-                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
-                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
-                        coverColumn?: string | null;
-                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
-                        dateColumn?: string | null;
-                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
-                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
-                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
+                         * @description `board` groups rows into lanes by the status column `groupBy`
                          * @enum {string}
                          */
-                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
+                        kind?: "grid" | "board";
                         name?: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -36110,221 +36753,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/forms/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Public page of a form
-         * @description HTML that works without JavaScript: the form’s title, description and questions (each labelled, with its help), posting back to this address; with `sent=1`, the form’s message after sending. At the row cap it says the form can take no more answers. 404 for a closed, deleted or unknown form. docs/TABLES.md "Forms".
-         */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `1`: the page after sending, with the form’s message */
-                    sent?: "1";
-                };
-                header?: never;
-                path: {
-                    /** @description The token of the form’s public link */
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The form, or its message after sending */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/html": string;
-                    };
-                };
-                /** @description An error page, or the error as JSON */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description The form is closed, deleted or unknown */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description An error page, or the error as JSON */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description An error page, or the error as JSON */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RateLimited"];
-                        "text/html": string;
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /**
-         * Send the public page of a form
-         * @description What the page posts (form-encoded, or multipart when it asks for files). On success 303 to the page with `sent=1`; a problem answers the page again with the answers kept and each problem at its field (or the JSON error to a client that asks for it). Anyone with the link. The body is a flat object of field key → value as JSON, or the same fields form-encoded or as multipart/form-data (the only way to send files, as parts named after an attachment field; at most 10 files of 10 MB each). Empty optional fields are blank; a select field takes several values (a JSON array, or the field repeated). The row is created on the form’s sheet with its creator the form (a principal of type `form`, the view’s id), and the usual `row.created` event, webhooks and agent wake-ups. 400 `bad_request` naming a field that is not on the form; 422 `validation` naming each required field left empty and each value that does not fit its column; 402 `form_full` at the plan’s row cap; 404 `form_not_found` for a closed, deleted or unknown form; 413 past the body or file limits or the storage quota; 429 past `FORM_SUBMISSIONS_PER_MINUTE` (10 by default) per address and form, with `Retry-After`. A submission whose hidden honeypot field `_website` is filled in is answered as accepted and dropped. docs/TABLES.md "Forms".
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The token of the form’s public link */
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Sent: to the page with `sent=1` */
-                303: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The form again, naming the field that is not on it */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description The form can take no more answers */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description The form is closed, deleted or unknown */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description Too large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description An error page, or the error as JSON */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description The form again, with the answers kept and each problem at its field */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                        "text/html": string;
-                    };
-                };
-                /** @description Too many answers from this address: try again later */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RateLimited"];
-                        "text/html": string;
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -37607,26 +38035,6 @@ export interface components {
             /** @enum {string} */
             principalType: "user" | "agent";
         };
-        Author: {
-            avatarUrl: string | null;
-            id: string;
-            name: string;
-            /**
-             * @description `form`: a public form of the workspace, whose id is the form view’s
-             * @enum {string}
-             */
-            principalType: "user" | "agent" | "form";
-        };
-        AuthorInput: {
-            avatarUrl: string | null;
-            id: string;
-            name: string;
-            /**
-             * @description `form`: a public form of the workspace, whose id is the form view’s
-             * @enum {string}
-             */
-            principalType: "user" | "agent" | "form";
-        };
         AuthorSpan: {
             /** @description Whose update inserted this text; null for the system, a deleted principal, or text no logged update names */
             principal: components["schemas"]["AttributedPrincipal"] | null;
@@ -37849,13 +38257,17 @@ export interface components {
         };
         ColumnDef: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -37865,23 +38277,32 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "attachment";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;
         };
         ColumnDefInput: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -37891,10 +38312,15 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "attachment";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;
@@ -38309,7 +38735,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         CsvImportReportInput: {
@@ -38322,7 +38748,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         /** @description Everything of yours that exists. Sections are added as features arrive (rows, comments, webhooks, files); clients should ignore unknown ones. */
@@ -38573,6 +38999,18 @@ export interface components {
             content: components["schemas"]["ProseMirrorDocInput"];
             surfaceId: string;
         };
+        DocImportResult: {
+            /** @description The doc surface the file went into */
+            surface: components["schemas"]["Surface"];
+            /** @description What the doc could not hold from the file (underline, colours, media, what the sanitiser removed, ...); empty when nothing was lost */
+            warnings: string[];
+        };
+        DocImportResultInput: {
+            /** @description The doc surface the file went into */
+            surface: components["schemas"]["SurfaceInput"];
+            /** @description What the doc could not hold from the file (underline, colours, media, what the sanitiser removed, ...); empty when nothing was lost */
+            warnings: string[];
+        };
         DowngradeResult: {
             /** @description When the organisation moves to free; null once cancelled */
             effectiveAt: string | null;
@@ -38618,8 +39056,7 @@ export interface components {
             event: string;
             /** @description Increasing; use as Last-Event-ID to resume */
             eventId: string;
-            /** @description Who made the change: a user, an agent, or a public form (`principalType: "form"`) for the rows it collects; null for the service itself */
-            principal: components["schemas"]["Author"] | null;
+            principal: components["schemas"]["Principal"] | null;
             surface?: {
                 id: string;
                 slug: string;
@@ -38640,8 +39077,7 @@ export interface components {
             event: string;
             /** @description Increasing; use as Last-Event-ID to resume */
             eventId: string;
-            /** @description Who made the change: a user, an agent, or a public form (`principalType: "form"`) for the rows it collects; null for the service itself */
-            principal: components["schemas"]["AuthorInput"] | null;
+            principal: components["schemas"]["PrincipalInput"] | null;
             surface?: {
                 id: string;
                 slug: string;
@@ -38654,6 +39090,26 @@ export interface components {
                 };
                 slug: string;
             } | null;
+        };
+        ExportedDoc: {
+            /** @description The bytes, base64, for `docx` and `pdf` */
+            contentBase64?: string;
+            contentType: string;
+            /** @description A file name for it */
+            name: string;
+            size: number;
+            /** @description The page itself, for `html` */
+            text?: string;
+        };
+        ExportedDocInput: {
+            /** @description The bytes, base64, for `docx` and `pdf` */
+            contentBase64?: string;
+            contentType: string;
+            /** @description A file name for it */
+            name: string;
+            size: number;
+            /** @description The page itself, for `html` */
+            text?: string;
         };
         File: {
             archivedAt: string | null;
@@ -38835,51 +39291,39 @@ export interface components {
             parentFolderId: string | null;
             surfaceId: string;
         };
-        FormField: {
-            /** @description The column the answer goes to */
-            column: string;
-            /** @description Help text under the question */
-            help?: string;
-            /** @description The question (the column’s label by default) */
-            label?: string;
-            /** @default false */
-            required: boolean;
+        FormulaCheck: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The type of its values
+             * @enum {string}
+             */
+            resultType: "number" | "text" | "date" | "checkbox";
+        } | {
+            error: {
+                message: string;
+                /** @description 0-based offset in the formula of the fault */
+                position: number;
+            };
+            /** @constant */
+            ok: false;
         };
-        FormFieldInput: {
-            /** @description The column the answer goes to */
-            column: string;
-            /** @description Help text under the question */
-            help?: string;
-            /** @description The question (the column’s label by default) */
-            label?: string;
-            /** @default false */
-            required: boolean;
-        };
-        FormSettings: {
-            description?: string;
-            /** @description The questions, in order */
-            fields?: components["schemas"]["FormField"][];
-            /** @description True publishes the form at its public link; false (the default) closes it (the link answers 404) */
-            open?: boolean;
-            /** @description The send button’s text (“Send” by default) */
-            submitLabel?: string;
-            /** @description Shown after sending (“Thank you, your answer was sent.” by default) */
-            successMessage?: string;
-            /** @description Shown as the page’s heading (the view’s name by default) */
-            title?: string;
-        };
-        FormSettingsInput: {
-            description?: string;
-            /** @description The questions, in order */
-            fields?: components["schemas"]["FormFieldInput"][];
-            /** @description True publishes the form at its public link; false (the default) closes it (the link answers 404) */
-            open?: boolean;
-            /** @description The send button’s text (“Send” by default) */
-            submitLabel?: string;
-            /** @description Shown after sending (“Thank you, your answer was sent.” by default) */
-            successMessage?: string;
-            /** @description Shown as the page’s heading (the view’s name by default) */
-            title?: string;
+        FormulaCheckInput: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The type of its values
+             * @enum {string}
+             */
+            resultType: "number" | "text" | "date" | "checkbox";
+        } | {
+            error: {
+                message: string;
+                /** @description 0-based offset in the formula of the fault */
+                position: number;
+            };
+            /** @constant */
+            ok: false;
         };
         HtmlPage: {
             html: string;
@@ -38994,6 +39438,64 @@ export interface components {
                 org: {
                     slug: string;
                 };
+                slug: string;
+            };
+        };
+        Job: {
+            /** Format: date-time */
+            createdAt: string;
+            errors: {
+                message: string;
+                /** @description The entry of the archive, or "" for the archive as a whole */
+                path: string;
+            }[];
+            finishedAt: string | null;
+            id: string;
+            /** @constant */
+            kind: "workspace_import";
+            /** @description Entries of the archive handled so far, of all */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /** @description The workspace the import made, once it exists (and kept when it is done) */
+            workspace?: {
+                id: string;
+                name: string;
+                slug: string;
+            };
+        };
+        JobAnswer: {
+            job: components["schemas"]["Job"];
+        };
+        JobAnswerInput: {
+            job: components["schemas"]["JobInput"];
+        };
+        JobInput: {
+            /** Format: date-time */
+            createdAt: string;
+            errors: {
+                message: string;
+                /** @description The entry of the archive, or "" for the archive as a whole */
+                path: string;
+            }[];
+            finishedAt: string | null;
+            id: string;
+            /** @constant */
+            kind: "workspace_import";
+            /** @description Entries of the archive handled so far, of all */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /** @description The workspace the import made, once it exists (and kept when it is done) */
+            workspace?: {
+                id: string;
+                name: string;
                 slug: string;
             };
         };
@@ -39687,54 +40189,6 @@ export interface components {
         ProseMirrorDoc: unknown;
         /** @description ProseMirror JSON (`{ type: "doc", content: [...] }`) in the schema of docs/SYNC-DOCUMENTS.md; invalid content gives 400 with the path of the node */
         ProseMirrorDocInput: unknown;
-        PublicForm: {
-            /** @description False when the workspace is at its plan’s row cap: a submission would be 402 `form_full` */
-            acceptingAnswers: boolean;
-            description: string;
-            fields: {
-                help: string | null;
-                /** @description The name to send the answer under */
-                key: string;
-                label: string;
-                /** @description select: several values may be sent */
-                multiple?: boolean;
-                /** @description status and select: the values it takes */
-                options?: {
-                    label: string;
-                    value: string;
-                }[];
-                required: boolean;
-                /** @description The column type: text, longtext, number, status, select, date, url, checkbox or attachment */
-                type: string;
-            }[];
-            submitLabel: string;
-            successMessage: string;
-            title: string;
-        };
-        PublicFormInput: {
-            /** @description False when the workspace is at its plan’s row cap: a submission would be 402 `form_full` */
-            acceptingAnswers: boolean;
-            description: string;
-            fields: {
-                help: string | null;
-                /** @description The name to send the answer under */
-                key: string;
-                label: string;
-                /** @description select: several values may be sent */
-                multiple?: boolean;
-                /** @description status and select: the values it takes */
-                options?: {
-                    label: string;
-                    value: string;
-                }[];
-                required: boolean;
-                /** @description The column type: text, longtext, number, status, select, date, url, checkbox or attachment */
-                type: string;
-            }[];
-            submitLabel: string;
-            successMessage: string;
-            title: string;
-        };
         /** @description What the holder of an invite link sees before signing in. */
         PublicInvite: {
             /** @description The invited address: sign in with it to accept */
@@ -40222,6 +40676,8 @@ export interface components {
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
+            /** @description The surface this one is nested under (a page under its parent page, as an imported folder had it), or null */
+            parentId: string | null;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
             /** @description Its address, made from its name; a rename makes a new one */
@@ -40238,6 +40694,8 @@ export interface components {
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
+            /** @description The surface this one is nested under (a page under its parent page, as an imported folder had it), or null */
+            parentId: string | null;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
             /** @description Its address, made from its name; a rename makes a new one */
@@ -40416,82 +40874,34 @@ export interface components {
             workspaceId: string;
         };
         View: {
-            /** @description Gallery: the columns shown on each card, in order */
-            cardFields?: string[];
             columnOrder: string[];
-            /** @description Gallery: the attachment or url column a card’s cover image comes from */
-            coverColumn?: string | null;
-            /** @description Calendar and timeline: the date column each row is placed by (its start) */
-            dateColumn?: string | null;
-            /** @description Calendar and timeline: the date column a row ends on; null for rows of one date */
-            endDateColumn?: string | null;
             filter: components["schemas"]["RowFilter"] | null;
-            /** @description Form: its title, description, questions and texts, and whether it is open */
-            form?: {
-                description: string;
-                fields: {
-                    column: string;
-                    help?: string;
-                    label?: string;
-                    required: boolean;
-                }[];
-                open: boolean;
-                submitLabel?: string;
-                successMessage?: string;
-                title: string;
-            };
-            /** @description For a board: the key of the single-select (status) column whose options are its lanes; for a timeline, optional lanes by a status or person column */
+            /** @description For a board: the key of the single-select (status) column whose options are its lanes */
             groupBy: string | null;
             hiddenColumns: string[];
             id: string;
             /** @enum {string} */
-            kind: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
+            kind: "grid" | "board";
             name: string;
             /** @description Order among the sheet’s views */
             position: number;
-            /** @description Form: the public link while the form is open (anyone may answer there, without an account); null while closed */
-            publicUrl?: string | null;
             /** @enum {string} */
             rowHeight: "short" | "medium" | "tall" | "extra";
             sort: components["schemas"]["SortKey"][];
             surfaceId: string;
         };
         ViewInput: {
-            /** @description Gallery: the columns shown on each card, in order */
-            cardFields?: string[];
             columnOrder: string[];
-            /** @description Gallery: the attachment or url column a card’s cover image comes from */
-            coverColumn?: string | null;
-            /** @description Calendar and timeline: the date column each row is placed by (its start) */
-            dateColumn?: string | null;
-            /** @description Calendar and timeline: the date column a row ends on; null for rows of one date */
-            endDateColumn?: string | null;
             filter: components["schemas"]["RowFilterInput"] | null;
-            /** @description Form: its title, description, questions and texts, and whether it is open */
-            form?: {
-                description: string;
-                fields: {
-                    column: string;
-                    help?: string;
-                    label?: string;
-                    required: boolean;
-                }[];
-                open: boolean;
-                submitLabel?: string;
-                successMessage?: string;
-                title: string;
-            };
-            /** @description For a board: the key of the single-select (status) column whose options are its lanes; for a timeline, optional lanes by a status or person column */
+            /** @description For a board: the key of the single-select (status) column whose options are its lanes */
             groupBy: string | null;
             hiddenColumns: string[];
             id: string;
             /** @enum {string} */
-            kind: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
+            kind: "grid" | "board";
             name: string;
             /** @description Order among the sheet’s views */
             position: number;
-            /** @description Form: the public link while the form is open (anyone may answer there, without an account); null while closed */
-            publicUrl?: string | null;
             /** @enum {string} */
             rowHeight: "short" | "medium" | "tall" | "extra";
             sort: components["schemas"]["SortKeyInput"][];

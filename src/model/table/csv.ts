@@ -15,6 +15,7 @@
  * its column's type; a new column's type is inferred from its fields.
  */
 import { isIsoDateOrDateTime } from './validation.js';
+import { isErrorCell } from './formulas/cells.js';
 import type { CellValue, ColumnDef, ColumnOption, ColumnType } from './types.js';
 
 /** The header of the row id column on export and import. */
@@ -24,7 +25,25 @@ export function encodeCsvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // A formula or rollup that failed goes out as its error code, as a spreadsheet shows it.
+  if (isErrorCell(value)) return value.error;
   return JSON.stringify(value);
+}
+
+/** What a spreadsheet runs as a formula when a field begins with it (OWASP, "CSV injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A field that is only a number: a spreadsheet reads it as one, and nothing in it can run. */
+const PLAIN_NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A field as a spreadsheet should show it rather than run it
+ * (`neutralize=formulas`): one beginning with `=`, `+`, `-`, `@`, a tab or a
+ * carriage return gets a leading `'`, as OWASP recommends. A plain number
+ * (`-5`, `+3.25`, `-1e-7`) stays as it is, whatever its column: it cannot
+ * run anything, and a prefix would turn every negative amount into text.
+ */
+export function neutralizeFormula(field: string): string {
+  return FORMULA_START.test(field) && !PLAIN_NUMBER.test(field) ? `'${field}` : field;
 }
 
 /** A number written by a person or a spreadsheet: no leading zeros (`007` is a code, not 7) and no more digits than a double keeps. */
@@ -82,7 +101,9 @@ export function decodeCsvCell(text: string, column: Pick<ColumnDef, 'type' | 'op
     case 'url':
       return text;
     case 'lookup':
-      // Computed from the linked rows, never written: an exported lookup column is skipped on the way back in.
+    case 'formula':
+    case 'rollup':
+      // Computed on read, never written: an exported computed column is skipped on the way back in.
       return undefined;
     default:
       // A type this module does not know (added later, e.g. links): arrays are JSON, the rest is text.
