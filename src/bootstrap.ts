@@ -138,7 +138,7 @@ function shareCacheRetirement(epochs: WriteEpochs, events: EventBus) {
 const SECRET_QUERY_PARAMS = /([?&](?:token|code|secret|access_token|refresh_token)=)[^&#]*/gi;
 
 /** Paths whose last segment is a bearer token (invite links, share links). */
-const SECRET_PATH_SEGMENTS = /^(\/api\/(?:org-)?invites\/|\/share\/files\/)[^/?#]+/;
+const SECRET_PATH_SEGMENTS = /^(\/api\/(?:org-)?invites\/|\/share\/files\/|\/(?:api\/)?forms\/)[^/?#]+/;
 
 /** A URL as it may be logged: credential-bearing query values and path tokens replaced. */
 export function redactUrl(url: string): string {

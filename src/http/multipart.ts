@@ -21,10 +21,14 @@ import type { App } from './types';
 /** Multipart overhead allowed on top of the file itself before a request is refused unread. */
 const MULTIPART_SLACK = 64 * 1024;
 
-export async function registerMultipart(scope: App, maxFileBytes: number) {
-  // `files: 2` so a second file part reaches readMultipart and gets a clear 400 rather than a silent drop.
+export async function registerMultipart(scope: App, maxFileBytes: number, counts: { files: number; fields: number } = { files: 1, fields: 20 }) {
+  // One file more than allowed, so an extra file part reaches the reader and gets a clear 400 rather than a silent drop.
   // preservePath: a name like `../x` reaches the name check (and is refused) instead of being silently cut to `x`.
-  await scope.register(multipart, { limits: { fileSize: maxFileBytes, files: 2, fields: 20, fieldSize: 64 * 1024 }, throwFileSizeLimit: true, preservePath: true });
+  await scope.register(multipart, {
+    limits: { fileSize: maxFileBytes, files: counts.files + 1, fields: counts.fields, fieldSize: 64 * 1024 },
+    throwFileSizeLimit: true,
+    preservePath: true,
+  });
 }
 
 export type MultipartFile = { bytes: Buffer; filename: string; mimetype: string };
@@ -77,6 +81,47 @@ async function readBody<F extends string, T>(
   // Reading starts here, synchronously (the parser is piped to the request), so the count below sees every byte.
   const reading = readParts(request, options, takeFile);
   const counting = refuseBeyond(request.raw, bodyLimit, options.tooLarge);
+  try {
+    return await Promise.race([reading, counting.refused]);
+  } finally {
+    counting.stop();
+  }
+}
+
+/**
+ * Every part of a multipart body, for a form whose fields the route does
+ * not know in advance: text fields by name (a name sent again gathers its
+ * values in an array), files by field name, at most `maxFiles` files of
+ * `maxFileBytes` each and `maxBodyBytes` in all (413 past either).
+ */
+export async function readMultipartForm(
+  request: FastifyRequest,
+  options: { maxFiles: number; maxFileBytes: number; maxBodyBytes: number; tooLarge: string },
+): Promise<{ fields: Record<string, string | string[]>; files: Record<string, MultipartFile[]> }> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > options.maxBodyBytes) throw errors.payloadTooLarge(options.tooLarge);
+  if (!request.isMultipart()) throw errors.badRequest('Expected a multipart/form-data body.');
+  const reading = (async () => {
+    const fields: Record<string, string | string[]> = {};
+    const files: Record<string, MultipartFile[]> = {};
+    let fileCount = 0;
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (++fileCount > options.maxFiles) {
+          part.file.resume();
+          throw errors.badRequest(`At most ${options.maxFiles} files may be sent at once.`, [{ path: [part.fieldname], code: 'too_many_files', message: `at most ${options.maxFiles} files` }]);
+        }
+        const file = { bytes: await readFile(part.file, options.tooLarge), filename: part.filename ?? '', mimetype: part.mimetype };
+        (files[part.fieldname] ??= []).push(file);
+      } else {
+        const value = String(part.value);
+        const existing = fields[part.fieldname];
+        fields[part.fieldname] = existing === undefined ? value : [...[existing].flat(), value];
+      }
+    }
+    return { fields, files };
+  })();
+  const counting = refuseBeyond(request.raw, options.maxBodyBytes, options.tooLarge);
   try {
     return await Promise.race([reading, counting.refused]);
   } finally {

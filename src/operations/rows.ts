@@ -4,6 +4,7 @@ import {
   createRow,
   deleteWorkspaceRow,
   getWorkspaceRow,
+  listingWindow,
   listWorkspaceRows,
   moveRowsToSurface,
   rowHistory,
@@ -42,6 +43,9 @@ const QueryStringFilter = z
       '`between` takes `a,b`; `in` a comma list or a JSON array; `empty` true or false.',
   );
 
+// The shape only: whether it is a calendar day, and a window at all, is the listing's 400 (src/model/table/windows.ts).
+const WindowDay = z.string().max(10);
+
 export type ListRowsQuery = z.output<typeof ListRowsQuery>;
 export const ListRowsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
@@ -54,6 +58,8 @@ export const ListRowsQuery = z.strictObject({
   filter: QueryStringFilter.optional(),
   fields: z.string().max(4000).optional().describe('Column keys to return in `data`, comma-separated (all when omitted)'),
   view: z.string().min(1).max(100).optional().describe('A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them)'),
+  from: WindowDay.optional().describe('With `to`, for a calendar or timeline `view` (required there): the first day of the window, YYYY-MM-DD'),
+  to: WindowDay.optional().describe('The last day of the window (included), YYYY-MM-DD: the rows whose date or range overlaps it, in date order'),
   ...SurfaceQuery,
 });
 
@@ -85,6 +91,8 @@ export const RowQueryBody = z.strictObject({
   limit: z.number().int().min(1).max(1000).default(100),
   after: z.string().max(2000).optional(),
   fields: z.array(z.string().min(1).max(64)).max(500).optional(),
+  from: WindowDay.optional().describe('With `to`, for a calendar or timeline `view`: the window of days, YYYY-MM-DD, both included'),
+  to: WindowDay.optional(),
 });
 
 export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery, mode: WriteMode });
@@ -224,6 +232,7 @@ export const rowOperations = {
         summary: 'List rows',
         description:
           'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
+          'A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. ' +
           `${LINK_CELLS} ` +
           'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
         tags: ['rows'],
@@ -232,7 +241,7 @@ export const rowOperations = {
           type: 'text/csv',
           format: 'csv',
           workspacePath: '/rows.csv',
-          querystring: ListRowsRestQuery.omit({ limit: true, after: true, format: true }),
+          querystring: ListRowsRestQuery.omit({ limit: true, after: true, format: true, from: true, to: true }),
           description:
             'The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, ' +
             'a record per row in the listing\'s order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. ' +
@@ -252,7 +261,7 @@ export const rowOperations = {
       mcp: {
         name: 'list_rows',
         title: 'List rows',
-        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names column keys, comma-separated (\`-key\` for descending); \`filter\` maps a column key to \`{ <op>: value }\` (ops ${FILTER_OPS.join(', ')}; all must hold; \`in\` a comma list, \`between\` \`a,b\`); \`fields\` a comma list of column keys; \`view\` a saved view id. For or-groups use query_rows. ${LINK_CELLS} ${ADDRESS}`,
+        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names column keys, comma-separated (\`-key\` for descending); \`filter\` maps a column key to \`{ <op>: value }\` (ops ${FILTER_OPS.join(', ')}; all must hold; \`in\` a comma list, \`between\` \`a,b\`); \`fields\` a comma list of column keys; \`view\` a saved view id; for a calendar or timeline view, \`from\` and \`to\` (YYYY-MM-DD, required there) list the rows whose dates overlap those days ("what is due this week"). For or-groups use query_rows. ${LINK_CELLS} ${ADDRESS}`,
         annotations: READ,
       },
     },
@@ -260,7 +269,8 @@ export const rowOperations = {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const listing = listingFromQueryString(query);
       const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing, view).catch((error) => {
+      const window = listingWindow(view, listing.from, listing.to);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing, view, window).catch((error) => {
         throw inQueryStringTerms(error, listing);
       });
       http?.header('etag', etag);
@@ -293,7 +303,8 @@ export const rowOperations = {
     async (services, actor, { params, body }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const view = body.view === undefined ? null : await readView(services, workspace, body.view);
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing, view);
+      const window = listingWindow(view, body.from, body.to);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing, view, window);
       http?.header('etag', etag);
       return page;
     },
