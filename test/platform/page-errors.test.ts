@@ -86,10 +86,19 @@ function departures(value: unknown, schema: Schema | undefined, at = 'body'): st
 }
 
 /** Every route of /openapi.json that can answer a page. */
+/**
+ * Routes that answer a browser with pages: an error declared as a page, or a success that is a page
+ * and nothing else. A route offering HTML as one export format among others (GET /doc?format=html)
+ * answers files, not pages.
+ */
 function pageRoutes(): Route[] {
+  const isPage = ([status, response]: [string, unknown]) => {
+    const content = Object.keys(resolve(response as Schema).content ?? {});
+    return content.includes('text/html') && (Number(status) >= 400 || content.length === 1);
+  };
   return Object.entries(openapi.paths as Record<string, Record<string, Schema>>).flatMap(([path, methods]) =>
     Object.entries(methods)
-      .filter(([, operation]) => Object.values(operation.responses ?? {}).some((response) => resolve(response as Schema).content?.['text/html']))
+      .filter(([, operation]) => Object.entries(operation.responses ?? {}).some(isPage))
       .map(([method, operation]) => ({ method: method.toUpperCase(), path, responses: operation.responses })),
   );
 }
