@@ -32,8 +32,8 @@ import type { RestServerInfo } from './rest-server';
 import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
-type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
-type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; statuses: Record<string, number> };
+export type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
+export type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; statuses: Record<string, number> };
 
 const CONNECTIONS = 10;
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -43,7 +43,7 @@ function percentile(sorted: number[], p: number) {
 }
 
 /** `CONNECTIONS` clients in closed loops for `seconds`, after a short warm-up. */
-async function drive(info: RestServerInfo, scenario: Scenario, seconds: number, connections = CONNECTIONS): Promise<Result> {
+export async function drive(info: RestServerInfo, scenario: Scenario, seconds: number, connections = CONNECTIONS): Promise<Result> {
   const url = info.url;
   const dispatcher = new Agent({ connections, pipelining: 1, keepAliveTimeout: 60_000 });
   let counter = 0;
@@ -84,7 +84,7 @@ async function drive(info: RestServerInfo, scenario: Scenario, seconds: number, 
   return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, statuses };
 }
 
-function describe(name: string, result: Result, bare?: Result, anchors: Array<[string, Result]> = []): Figures {
+export function describe(name: string, result: Result, bare?: Result, anchors: Array<[string, Result]> = []): Figures {
   const figures: Figures = {
     [`${name} req/s`]: Math.round(result.rps),
     [`${name} p50 / p99 ms`]: `${round(result.p50)} / ${round(result.p99)}`,
@@ -103,7 +103,7 @@ function describe(name: string, result: Result, bare?: Result, anchors: Array<[s
 
 const json = { 'content-type': 'application/json' };
 
-async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
+export async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
   const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode.replace(/-/g, '_')}_${process.pid}`, { core: 0, env });
   try {
     return await run(info);
@@ -112,10 +112,10 @@ async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<s
   }
 }
 
-const bareScenario: Scenario = { method: 'POST', path: () => '/bare', headers: json, body: () => JSON.stringify({ data: { title: 'load', status: 'todo' } }) };
+export const bareScenario: Scenario = { method: 'POST', path: () => '/bare', headers: json, body: () => JSON.stringify({ data: { title: 'load', status: 'todo' } }) };
 
 /** The scenarios on one Trellis server, in order (bad credentials last: they get the IP throttled). */
-function trellisScenarios(info: RestServerInfo): Array<{ key: string; name: string; scenario: Scenario; ratio?: boolean }> {
+export function trellisScenarios(info: RestServerInfo): Array<{ key: string; name: string; scenario: Scenario; ratio?: boolean }> {
   const editor = { ...json, authorization: info.editor };
   return [
     {

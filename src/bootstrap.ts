@@ -30,10 +30,10 @@ import { Webhooks } from './webhooks/index';
  */
 export async function createServices(
   config: Config,
-  options: { log?: Logger; clock?: Clock; limitsKeyPrefix?: string } = {},
+  options: { log?: Logger; clock?: Clock; limitsKeyPrefix?: string; pgliteTemplate?: string } = {},
 ): Promise<{ services: Services; close(): Promise<void> }> {
   const log = options.log ?? createLogger(config.logLevel);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplate: options.pgliteTemplate });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });
@@ -138,7 +138,7 @@ function shareCacheRetirement(epochs: WriteEpochs, events: EventBus) {
 const SECRET_QUERY_PARAMS = /([?&](?:token|code|secret|access_token|refresh_token)=)[^&#]*/gi;
 
 /** Paths whose last segment is a bearer token (invite links, share links). */
-const SECRET_PATH_SEGMENTS = /^(\/api\/(?:org-)?invites\/|\/share\/files\/)[^/?#]+/;
+const SECRET_PATH_SEGMENTS = /^(\/api\/(?:org-)?invites\/|\/share\/files\/|\/(?:api\/)?forms\/)[^/?#]+/;
 
 /** A URL as it may be logged: credential-bearing query values and path tokens replaced. */
 export function redactUrl(url: string): string {

@@ -72,6 +72,7 @@ const envSchema = z.object({
     .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes as 64 hex digits or base64')
     .optional(),
   API_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  FORM_SUBMISSIONS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Compaction of a document's update log is due after this many updates since the last one (docs/SYNC.md). */
   COMPACT_AFTER_UPDATES: z.coerce.number().int().min(10).max(1_000_000).default(5_000),
@@ -143,6 +144,8 @@ export type Config = {
   webhookSecretKey: string | undefined;
   /** Burst limit on writes per key or session (the spec's 300 per minute unless raised). */
   apiWritesPerMinute: number;
+  /** Answers one address may send to one public form in a minute (docs/TABLES.md "Forms"). */
+  formSubmissionsPerMinute: number;
   logLevel: string;
   /** Updates since the last compaction of a document that make the next one due. */
   compactAfterUpdates: number;
@@ -242,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     apiWritesPerMinute: e.API_WRITES_PER_MINUTE,
+    formSubmissionsPerMinute: e.FORM_SUBMISSIONS_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
     compactAfterUpdates: e.COMPACT_AFTER_UPDATES,
     documentLoadBudgetBytes: e.DOCUMENT_LOAD_BUDGET_MB * 1024 * 1024,

@@ -51,6 +51,8 @@ import { rowImportRoutes } from './rows-import';
 import { docImportRoutes } from './doc-import';
 import { workspaceFolderRoutes } from './workspace-folder';
 import { jobOperations } from '../operations/jobs';
+import { rowAttachmentRoutes } from './row-attachments';
+import { formRoutes } from './forms';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -73,8 +75,10 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(orgOperations));
   mountOperations(app, services, Object.values(rowOperations));
   await rowImportRoutes(app, services);
+  await rowAttachmentRoutes(app, services);
   mountOperations(app, services, Object.values(columnOperations));
   mountOperations(app, services, Object.values(viewOperations));
+  await formRoutes(app, services);
   mountOperations(app, services, Object.values(eventOperations));
   await eventRoutes(app, services);
   mountOperations(app, services, Object.values(docOperations));

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errors } from '../errors';
 import type { Actor, Principal } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 import { baseType, ContentMismatchError, extensionFor, isRasterImage, mimeCategory, resolveContentType } from '../files/content-types';
 import { processFileImage } from '../files/images';
 import { sanitizeSvg } from '../files/sanitize';
@@ -123,7 +124,10 @@ async function assertFolderStillLive(tx: Tx, workspaceId: string, folderId: stri
 
 type NewFileInput = {
   scope: FilesScope;
-  principal: Principal;
+  /** A principal, or a form uploading what someone attached to their answer. */
+  principal: Author;
+  /** Uploaded into a cell (or a form), not into the drive: trashed once no row names it. */
+  cellUpload?: boolean;
   fileId: string;
   name: string;
   parentFolderId: string | null;
@@ -136,7 +140,7 @@ type NewFileInput = {
 async function insertNewFile(services: Services, tx: Tx, input: NewFileInput): Promise<FileRow> {
   await assertFolderStillLive(tx, input.scope.resolved.workspace.id, input.parentFolderId);
   const now = services.clock.now();
-  const by = byOf(input.principal);
+  const by = { id: input.principal.id, type: input.principal.principalType };
   return insertFile(tx, {
     id: input.fileId,
     orgId: input.scope.resolved.workspace.orgId,
@@ -156,10 +160,11 @@ async function insertNewFile(services: Services, tx: Tx, input: NewFileInput): P
     updatedAt: now,
     updatedById: by.id,
     updatedByType: by.type,
+    cellUpload: input.cellUpload ?? false,
   });
 }
 
-function uploadedEvent(scope: FilesScope, principal: Principal, file: FileRow) {
+function uploadedEvent(scope: FilesScope, principal: Author, file: FileRow) {
   return fileEvent('file.uploaded', scope, principal, file, {
     parentFolderId: file.parentFolderId,
     size: file.size,
@@ -172,8 +177,8 @@ function uploadedEvent(scope: FilesScope, principal: Principal, file: FileRow) {
 async function storeNewFile(
   services: Services,
   scope: FilesScope,
-  principal: Principal,
-  input: { name: string; parentFolderId: string | null; prepared: PreparedFile },
+  principal: Author,
+  input: { name: string; parentFolderId: string | null; prepared: PreparedFile; cellUpload?: boolean },
 ): Promise<FileView> {
   const fileId = newId('fil');
   const keys = blobKeysFor(scope.resolved.workspace.id, fileId, input.prepared.contentType);
@@ -192,6 +197,7 @@ async function storeNewFile(
         prepared: { ...input.prepared, size: entries[0]!.size },
         blobKey: keys.blobKey,
         thumbKey: input.prepared.thumbnail ? keys.thumbKey : null,
+        cellUpload: input.cellUpload,
       });
       events.push(uploadedEvent(scope, principal, file));
       return viewFile(tx, scope, file);
@@ -216,6 +222,18 @@ export async function proxyUpload(
   const name = checkName(input.file.filename, ['file']);
   const prepared = await prepareFileBytes(input.file.bytes, input.file.mimetype, name);
   return storeNewFile(services, scope, actor.principal, { name, parentFolderId: folder?.id ?? null, prepared });
+}
+
+/**
+ * A file uploaded into an attachment cell, or attached to a form's answer:
+ * checked and processed as a proxy upload, stored at the root of the files
+ * surface `scope` names, and marked as a cell's (`cell_upload`), so the
+ * trash takes it once no row names it (file-trash.ts).
+ */
+export async function uploadCellFile(services: Services, principal: Author, scope: FilesScope, file: IncomingFile): Promise<FileView> {
+  const name = checkName(file.filename, ['file']);
+  const prepared = await prepareFileBytes(file.bytes, file.mimetype, name);
+  return storeNewFile(services, scope, principal, { name, parentFolderId: null, prepared, cellUpload: true });
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { ApiError, errors } from '../errors';
 import type { EventDraft } from '../model/event-record';
 import type { Actor, Principal } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import { isTextLike } from '../files/content-types';
 import { nameProblem } from '../files/names';
@@ -62,8 +63,19 @@ export type FolderView = FolderRow & { createdBy: Principal | null };
 
 export const byOf = (principal: Principal): By => ({ id: principal.id, type: principal.principalType });
 
+/**
+ * Where a file's bytes and thumbnail are served. URLs name the workspace by
+ * id: stable, never ambiguous between organisations. The thumbnail URL
+ * carries the version's hash, so a new version is a new URL and caches
+ * never show a stale picture.
+ */
+export function fileUrls(services: { config: { publicUrl: string } }, file: Pick<FileRow, 'id' | 'workspaceId' | 'thumbKey' | 'sha256'>): { url: string; thumbUrl: string | null } {
+  const base = `${services.config.publicUrl}/api/workspaces/${file.workspaceId}/files/${file.id}`;
+  return { url: `${base}/content`, thumbUrl: file.thumbKey ? `${base}/thumb?v=${file.sha256.slice(0, 16)}` : null };
+}
+
 /** An event about a file, with the fields SPEC requires of every file event (`fileId`, `name`, `surfaceId`). */
-export function fileEvent(event: EventName, scope: FilesScope, principal: Principal, file: { id: string; name: string }, data: Record<string, unknown> = {}): EventDraft {
+export function fileEvent(event: EventName, scope: FilesScope, principal: Author, file: { id: string; name: string }, data: Record<string, unknown> = {}): EventDraft {
   const { workspace, orgSlug } = scope.resolved;
   return {
     ...workspaceEvent(event, { workspace, orgSlug, surface: scope.surface }, { principal }, { fileId: file.id, name: file.name, surfaceId: scope.surface.id, ...data }),

@@ -17,6 +17,7 @@ import {
 } from '../persistence/workspaces';
 import { firstFreeSlug, slugFromName, slugsHeld } from '../model/surface-slugs';
 import type { EventDraft } from '../model/event-record';
+import type { Author } from '../model/schemas/common';
 import type { Tx } from '../persistence/database';
 import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
@@ -70,9 +71,10 @@ async function refuseHeldSlug(tx: Tx, workspaceId: string, slug: string, exceptS
 /**
  * The first surface of a kind, created on a workspace's first row or doc
  * write when it has none (a doc-only workspace gets its first sheet this
- * way). Under the workspace lock, so concurrent first writes create one.
+ * way; a file uploaded into a cell, the files surface it lands in). Under
+ * the workspace lock, so concurrent first writes create one.
  */
-export async function ensureSurfaceOfKind(services: Services, actor: Actor, resolved: ResolvedWorkspace, kind: 'table' | 'doc'): Promise<Surface> {
+export async function ensureSurfaceOfKind(services: Services, actor: { principal: Author }, resolved: Pick<ResolvedWorkspace, 'workspace' | 'orgSlug'>, kind: 'table' | 'doc' | 'files'): Promise<Surface> {
   const existing = (await cachedLiveSurfaces(services, resolved.workspace.id)).find((s) => s.kind === kind);
   if (existing) return existing;
   return transactWithEvents(services, async (tx, events) => {
@@ -81,11 +83,11 @@ export async function ensureSurfaceOfKind(services: Services, actor: Actor, reso
     const raced = all.find((s) => s.kind === kind);
     if (raced) return raced;
     const slug = firstFreeSlug(kind, slugsHeld(all));
-    return insertSurfaceWithEvent(services, tx, events, actor, resolved, { kind, slug, name: kind === 'table' ? 'Table' : 'Doc' });
+    return insertSurfaceWithEvent(services, tx, events, actor, resolved, { kind, slug, name: { table: 'Table', doc: 'Doc', files: 'Files' }[kind] });
   });
 }
 
-async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: Actor, resolved: ResolvedWorkspace, input: NewSurface & { slug: string }): Promise<Surface> {
+async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: { principal: Author }, resolved: Pick<ResolvedWorkspace, 'workspace' | 'orgSlug'>, input: NewSurface & { slug: string }): Promise<Surface> {
   const { workspace, orgSlug } = resolved;
   const fields = {
     ...input,

@@ -1,11 +1,15 @@
 import type * as Y from 'yjs';
 import { ApiError, errors, OverLimitError } from '../errors';
 import type { Actor } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 import { capsFor } from '../limits/plans';
 import { listSubjectEvents } from '../persistence/events';
 import { findProjectedRowIds, findRowMeta, type RowMeta } from '../persistence/table-rows';
+import { findRowsInWindow } from '../persistence/row-indexes';
+import { listWindow, windowBounds, windowIssues, type DateWindow } from '../model/table/windows';
 import type { Surface, Workspace } from '../persistence/schema';
 import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
+import { liveFilesNamedIn, showAttachmentCells } from './attachment-cells';
 import { surfaceBySlug } from '../model/surface-slugs';
 import type { Services } from './services';
 import type { CommitReceipt } from '../sync/document-sync';
@@ -27,6 +31,7 @@ import {
   listRows,
   listSheetIds,
   moveRows,
+  normalizeAttachmentCells,
   normalizeLinkCells,
   readColumns,
   replaceColumns,
@@ -74,8 +79,12 @@ export type RowRecord = {
   workspaceId: string;
   surfaceId: string;
   position: number;
-  /** As readers see it: link cells hold only rows the caller may see, lookup cells are computed (docs/TABLES.md "Linked rows"). */
-  data: ReadRowData;
+  /**
+   * As readers see it: link cells hold only rows the caller may see, lookup
+   * cells are computed (docs/TABLES.md "Linked rows"), attachment cells hold
+   * the files' records (attachment-cells.ts).
+   */
+  data: Record<string, unknown>;
   createdByPrincipalId: string | null;
   updatedByPrincipalId: string | null;
   createdAt: string;
@@ -128,11 +137,12 @@ export async function tableSurfaceForWrite(services: Services, actor: Actor, res
 /** Rows as the API shows them; attribution from the commit's receipt when the caller has one, else from the projection. */
 type ReadRow = Omit<TableRow, 'data'> & { data: ReadRowData };
 
-async function present(services: Services, workspaceId: string, rows: ReadRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
+export async function present(services: Services, workspaceId: string, rows: ReadRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
   const missing = rows.filter((r) => !stored?.has(r.id)).map((r) => r.id);
   const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, workspaceId, missing)), ...(stored ?? [])]);
   const now = services.clock.now().toISOString();
-  return rows.map((row) => {
+  const shown = await showAttachmentCells(services, workspaceId, rows, await attachmentKeysOf(services, workspaceId, rows));
+  return shown.map((row) => {
     const m = meta.get(row.id);
     return {
       id: row.id,
@@ -146,6 +156,15 @@ async function present(services: Services, workspaceId: string, rows: ReadRow[],
       updatedAt: m?.updatedAt.toISOString() ?? now,
     };
   });
+}
+
+/** The attachment columns of the sheets these rows are on, by sheet. */
+async function attachmentKeysOf(services: Services, workspaceId: string, rows: ReadonlyArray<{ surfaceId: string }>): Promise<(surfaceId: string) => string[]> {
+  const sheets = [...new Set(rows.map((row) => row.surfaceId))];
+  const keys = await services.sync.read(tablesDocumentName(workspaceId), (doc) =>
+    new Map(sheets.map((id) => [id, readColumns(doc, id).flatMap((column) => (column.type === 'attachment' ? [column.key] : []))])),
+  );
+  return (surfaceId) => keys.get(surfaceId) ?? [];
 }
 
 /**
@@ -186,7 +205,7 @@ export function passedRow(doc: Y.Doc, rowId: string): TableRow | null {
  * workspace's document, so what is left out is rows the row cap has not let
  * through (and links to rows that are gone).
  */
-function seenAs(services: Services, doc: Y.Doc, row: TableRow): ReadRow {
+export function seenAs(services: Services, doc: Y.Doc, row: TableRow): ReadRow {
   return rowAsRead(doc, row, readOptions(services, doc));
 }
 
@@ -209,9 +228,15 @@ export function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullabl
 }
 
 /** Normalizes the link cells of `data` (one id → an array of one) and checks every cell; 422 with details. */
-export function checkValues(columns: ColumnDef[], data: Record<string, unknown>, path: string[], links?: CellValidationOptions['links']): Record<string, unknown> {
-  const normalized = normalizeLinkCells(columns, data);
-  const issues = validateCellValues(columns, normalized, { basePath: path, links });
+export function checkValues(
+  columns: ColumnDef[],
+  data: Record<string, unknown>,
+  path: string[],
+  links?: CellValidationOptions['links'],
+  files?: CellValidationOptions['files'],
+): Record<string, unknown> {
+  const normalized = normalizeAttachmentCells(columns, normalizeLinkCells(columns, data));
+  const issues = validateCellValues(columns, normalized, { basePath: path, links, files });
   if (issues.length > 0) throw errors.validation(`Invalid cell values: ${issues.map((i) => i.message).join('; ')}`, issues);
   return normalized;
 }
@@ -219,6 +244,9 @@ export function checkValues(columns: ColumnDef[], data: Record<string, unknown>,
 /** A listing of rows (`GET /rows`, `POST /rows/query`, CSV export): the query in its JSON form. */
 export type RowListing = SurfaceSelector & {
   limit: number;
+  /** A window of days (`YYYY-MM-DD`, both included) over a calendar or timeline view. */
+  from?: string;
+  to?: string;
   after?: string;
   view?: string;
   filter?: RowFilter;
@@ -226,12 +254,42 @@ export type RowListing = SurfaceSelector & {
   fields?: string[];
 };
 
-/** `view` is the saved view `listing.view` names, read by the caller (`readView` in views.ts). */
+/**
+ * The window of days a listing asks for (`from` and `to`), or null when it
+ * asks for none and its view is not a calendar or timeline. A calendar or
+ * timeline view is read a window at a time (400 without one), and only such
+ * a view places rows on days (400 for a window without one).
+ */
+export function listingWindow(view: ViewDef | null, from: string | undefined, to: string | undefined): DateWindow | null {
+  const dated = view?.kind === 'calendar' || view?.kind === 'timeline';
+  if (!dated) {
+    if (from === undefined && to === undefined) return null;
+    throw errors.badRequest('A window of days (`from`, `to`) reads a calendar or timeline view: name one in `view`.', [
+      { path: ['view'], code: 'window_needs_dated_view', message: view ? `"${view.name}" is a ${view.kind} view` : 'no view named' },
+    ]);
+  }
+  const issues = windowIssues(from, to);
+  if (issues.length > 0) throw errors.badRequest(`A ${view.kind} view is read a window of days at a time: ${issues.map((issue) => issue.message).join(' ')}`, issues);
+  if (!view.dateColumn) {
+    throw errors.badRequest(`The ${view.kind} view "${view.name}" has no date column any more; choose one (PATCH the view's \`dateColumn\`).`, [
+      { path: ['view'], code: 'no_date_column', message: 'the view places rows by no date column' },
+    ]);
+  }
+  return { from: from!, to: to! };
+}
+
+/**
+ * `view` is the saved view `listing.view` names, read by the caller
+ * (`readView` in views.ts); `window`, for a calendar or timeline view, the
+ * days to list (`listingWindow`): the rows whose date or range overlaps
+ * them, found through the row projection's date index, in date order.
+ */
 export async function listWorkspaceRows(
   services: Services,
   workspace: Workspace,
   listing: Omit<RowListing, 'view'>,
   view: ViewDef | null = null,
+  window: DateWindow | null = null,
 ): Promise<{ rows: RowRecord[]; nextCursor: string | null; etag: string }> {
   const selected = listing.surface !== undefined || listing.surfaceId !== undefined;
   const surface = selected ? await pickTableSurface(services, workspace, listing) : null;
@@ -244,6 +302,7 @@ export async function listWorkspaceRows(
   const sheetOrder = (await tableSurfaces(services, workspace.id)).map((s) => s.id);
   const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
   await lookUpPassedRows(services, workspace.id);
+  const candidates = window && view ? await windowCandidates(services, workspace, view, window) : null;
   const page = await services.sync
     .read(tablesDocumentName(workspace.id), (doc) => {
       const columns = listingColumns(doc, surfaceId, sheetOrder);
@@ -251,13 +310,40 @@ export async function listWorkspaceRows(
       const options = readOptions(services, doc);
       // One reading for the filter, the sort and the page: every computed cell at the same moment (computed.ts).
       const reading = openReading(doc, options);
-      const page = listRows(doc, { hidden: options.hidden, surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder, reading });
+      const page =
+        candidates && window && view
+          ? listWindow(doc, {
+              surfaceId: view.surfaceId,
+              dateColumn: view.dateColumn!,
+              endDateColumn: view.endDateColumn ?? null,
+              window,
+              candidates,
+              query,
+              hidden: options.hidden,
+              after: listing.after ?? null,
+              limit: listing.limit,
+              listingKey: view.id,
+            })
+          : listRows(doc, { hidden: options.hidden, surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder, reading });
       // Links show only rows the caller may see, and lookups, formulas and rollups are computed from what it sees.
       return { rows: rowsAsRead(doc, page.rows, reading), nextCursor: page.nextCursor, fields: pickedFields(columns, listing.fields) };
     })
     .catch(tableError);
   const rows = await present(services, workspace.id, page.rows);
   return { rows: page.fields ? rows.map((row) => ({ ...row, data: pick(row.data, page.fields!) })) : rows, nextCursor: page.nextCursor, etag };
+}
+
+/**
+ * The rows that may lie in the window, from the date index beside the row
+ * projection: rows whose start date is in it, or, with an end column, whose
+ * start is early enough to reach it. The changes already applied to the
+ * table are committed first, so the index holds what the document holds
+ * (a date a sync client just moved is found at its new place).
+ */
+async function windowCandidates(services: Services, workspace: Workspace, view: ViewDef, window: DateWindow): Promise<string[]> {
+  await services.sync.changesCommitted(tablesDocumentName(workspace.id));
+  const bounds = windowBounds(window);
+  return findRowsInWindow(services.db, workspace.id, { startKey: view.dateColumn!, from: new Date(bounds.from), to: new Date(bounds.until), reach: Boolean(view.endDateColumn) });
 }
 
 /** The columns a listing's query is checked against: its sheet's, or every sheet's (the first sheet naming a key gives its type). */
@@ -361,8 +447,8 @@ const ROW_CAP_WAITS = 10;
  */
 export async function transactWithinRowCap<T>(
   services: Services,
-  actor: Actor,
-  resolved: ResolvedWorkspace,
+  actor: { principal: Author },
+  resolved: Pick<ResolvedWorkspace, 'workspace' | 'orgPlan'>,
   adding: (doc: Y.Doc) => number,
   change: (doc: Y.Doc) => T,
 ): Promise<{ result: T; receipt: CommitReceipt }> {
@@ -399,6 +485,7 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
   const { workspace } = resolved;
   const surface = await tableSurfaceForWrite(services, actor, resolved, input);
   const surfaces = await tableSurfaces(services, workspace.id);
+  const files = await liveFilesNamedIn(services, workspace.id, [input.data]);
   const id = createTableId();
   const { result: row, receipt } = await transactWithinRowCap(
     services,
@@ -406,7 +493,7 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
     resolved,
     () => 1,
     (doc) => {
-      const data = checkValues(readColumns(doc, surface.id), input.data, ['data'], linkChecks(doc, surfaces));
+      const data = checkValues(readColumns(doc, surface.id), input.data, ['data'], linkChecks(doc, surfaces), files);
       ensureSheet(doc, surface.id, null);
       seedColumnsFor(doc, surface.id, Object.keys(data), null);
       return seenAs(services, doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null));
@@ -438,6 +525,7 @@ export async function updateRow(
   let moved = false;
   let conflicts: CellConflict[] = [];
   const surfaces = await tableSurfaces(services, workspace.id);
+  const files = await liveFilesNamedIn(services, workspace.id, input.data ? [input.data] : []);
   await lookUpPassedRows(services, workspace.id);
   const { result: row, receipt } = await services.sync
     .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
@@ -448,7 +536,7 @@ export async function updateRow(
       const data = input.data && baseData ? mergeCells(baseData, input.data, current.data) : { data: input.data, conflicts: [] };
       conflicts = data.conflicts;
       if (data.data) {
-        const cells = checkValues(readColumns(doc, sheetId), data.data, ['data'], linkChecks(doc, surfaces));
+        const cells = checkValues(readColumns(doc, sheetId), data.data, ['data'], linkChecks(doc, surfaces), files);
         seedColumnsFor(doc, sheetId, Object.keys(cells), null);
         updateRows(doc, [{ id: rowId, data: cells as RowData }], null);
       }
@@ -477,6 +565,7 @@ export async function bulkUpdateRows(
   // A named sheet scopes the batch: a row on another sheet is not found there.
   const sheet = await namedTableSurface(services, workspace, selector);
   const surfaces = await tableSurfaces(services, workspace.id);
+  const files = await liveFilesNamedIn(services, workspace.id, updates.map((u) => u.data));
   await lookUpPassedRows(services, workspace.id);
   const { result: rows, receipt } = await services.sync
     .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
@@ -488,7 +577,7 @@ export async function bulkUpdateRows(
       const missing = updates.flatMap((u, i) => (onSheet(u.id) ? [] : [{ path: ['updates', String(i), 'id'], code: 'row_not_found', message: `No row ${u.id}.` }]));
       if (missing.length > 0) throw new ApiError(404, 'not_found', 'A row in the batch does not exist; nothing was written.', missing);
       const links = linkChecks(doc, surfaces);
-      const checked = updates.map((u, i) => ({ id: u.id, data: checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data'], links) }));
+      const checked = updates.map((u, i) => ({ id: u.id, data: checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data'], links, files) }));
       for (const u of checked) seedColumnsFor(doc, getRow(doc, u.id)!.surfaceId, Object.keys(u.data), null);
       updateRows(doc, checked as Array<{ id: string; data: RowData }>, null);
       return updates.map((u) => seenAs(services, doc, getRow(doc, u.id)!));

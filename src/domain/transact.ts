@@ -1,4 +1,5 @@
 import { publishEvents, recordEvents } from '../events/emit';
+import type { Author } from '../model/schemas/common';
 import type { EventName } from '../model/event-names';
 import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
@@ -26,7 +27,7 @@ export async function transactWithEvents<T>(services: Services, work: (tx: Tx, e
 export function workspaceEvent(
   event: EventName,
   target: { workspace: Workspace; orgSlug: string; surface?: Surface },
-  actor: Pick<Actor, 'principal'>,
+  actor: { principal: Author },
   data: Record<string, unknown>,
 ): EventDraft {
   const { workspace, orgSlug, surface } = target;

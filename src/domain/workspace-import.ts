@@ -368,7 +368,7 @@ class Importer {
     const bytes = item.entry ? await this.archive.read(item.entry, TEXT_ENTRY_BYTES) : null;
     if (!bytes) throw new Error('listed in the manifest, but not in the archive');
     if (bytes.length === 0) return;
-    const report = await importRowsCsv(this.services, this.actor, this.resolved, { surfaceId: surface.id, partial: true, open: () => Readable.from([bytes]) });
+    const report = await importRowsCsv(this.services, this.actor, this.resolved, { surfaceId: surface.id, partial: true, open: async () => Readable.from([bytes]) });
     for (const error of report.errors) this.reporter.errors.push({ path: item.path, message: `line ${error.line}: ${error.message}` });
   }
 

@@ -1,5 +1,5 @@
 import type * as Y from 'yjs';
-import type { Principal } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 import type { Tx } from '../persistence/database';
 import { replaceDocSections, type DocSectionRow } from '../persistence/doc-sections';
 import type { Logger } from 'pino';
@@ -130,7 +130,7 @@ export class DocChanges {
   }
 
   /** Events (and, for server-made changes, the projection) inside the engine's transaction. */
-  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Principal | null, log: ChangeLog, notify: string[]): Promise<EventDraft[]> {
+  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Author | null, log: ChangeLog, notify: string[]): Promise<EventDraft[]> {
     const surface = context.surfaces.get(derived.surfaceId);
     const common = {
       orgId: context.orgId,

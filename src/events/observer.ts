@@ -1,5 +1,5 @@
 import type * as Y from 'yjs';
-import type { Principal } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 import { capsFor } from '../limits/plans';
 import type { Tx } from '../persistence/database';
 import {
@@ -224,7 +224,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     tx: Tx,
     context: WorkspaceEventContext,
     derived: TableDerived,
-    principal: Principal | null,
+    principal: Author | null,
     { rows, stored, origin, ledger, notify }: { rows: RowWrites; stored: Map<string, RowMeta>; origin: unknown; ledger: RefusalLedger; notify: string[] },
   ): Promise<EventDraft[]> {
     const workspace = { id: context.id, slug: context.slug, org: { slug: context.orgSlug } };
@@ -329,7 +329,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
    * the same principal (the system when none), so each linking row has its
    * `row.updated` naming the link column. Detached, as `afterRefusals`.
    */
-  private dropDanglingLinks(documentName: string, repairs: Array<{ rowIds: string[]; principal: Principal | null }>) {
+  private dropDanglingLinks(documentName: string, repairs: Array<{ rowIds: string[]; principal: Author | null }>) {
     for (const repair of repairs) {
       setImmediate(() => {
         this.engine

@@ -1,4 +1,4 @@
-import type { Principal } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 import type { Tx } from '../persistence/database';
 import { insertInboxMessage } from '../persistence/inbox';
 import { listWorkspaceMembers } from '../persistence/members';
@@ -35,11 +35,12 @@ export async function recordSeenSuggestions(
   tx: Tx,
   context: Context,
   seen: readonly SeenSuggestion[],
-  principal: Principal | null,
+  principal: Author | null,
   now: Date,
 ): Promise<{ drafts: EventDraft[]; notify: string[] }> {
   if (seen.length === 0) return { drafts: [], notify: [] };
-  const authorOf = (s: SeenSuggestion) => (principal ? { principalType: principal.principalType, id: principal.id, name: principal.name } : s.author);
+  // A form only adds rows: it never suggests, so its name never stands for a suggestion's author.
+  const authorOf = (s: SeenSuggestion) => (principal && principal.principalType !== 'form' ? { principalType: principal.principalType, id: principal.id, name: principal.name } : s.author);
   const fresh = new Set(
     await insertSuggestions(
       tx,

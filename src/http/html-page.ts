@@ -9,7 +9,7 @@ import { negotiate } from './negotiate';
  * portal, tracker): no scripts at all, forms post only back here, never
  * framed, never cached, and the token in the URL never leaves as a referrer.
  */
-const PAGE_HEADERS: Readonly<Record<string, string>> = {
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'cache-control': 'no-store',

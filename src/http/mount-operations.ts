@@ -114,7 +114,7 @@ function sendFile(reply: FastifyReply, file: FileBody) {
  */
 function sendStreamed(reply: FastifyReply, form: StreamedForm, body: StreamedBody) {
   reply.type(`${form.type}; charset=utf-8`);
-  if (body.filename) reply.header('content-disposition', `attachment; filename="${body.filename.replace(/[^\w.-]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(body.filename)}`);
+  if (body.filename) reply.header('content-disposition', contentDisposition('attachment', body.filename));
   return reply.send(Readable.from(body.chunks, { objectMode: false }));
 }
 

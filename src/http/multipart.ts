@@ -1,6 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart, { type MultipartFile as FilePart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
@@ -13,15 +14,21 @@ import type { App } from './types';
  * multipart by accident. `readMultipart` reads one file field and named
  * text fields, in any order, and refuses everything else with a 400 that
  * names the field; a file over the limit is 413 before anything is stored.
+ * `openMultipartFile` hands over the file as a stream instead, for a route
+ * that reads it as it arrives.
  */
 
 /** Multipart overhead allowed on top of the file itself before a request is refused unread. */
 const MULTIPART_SLACK = 64 * 1024;
 
-export async function registerMultipart(scope: App, maxFileBytes: number) {
-  // `files: 2` so a second file part reaches readMultipart and gets a clear 400 rather than a silent drop.
+export async function registerMultipart(scope: App, maxFileBytes: number, counts: { files: number; fields: number } = { files: 1, fields: 20 }) {
+  // One file more than allowed, so an extra file part reaches the reader and gets a clear 400 rather than a silent drop.
   // preservePath: a name like `../x` reaches the name check (and is refused) instead of being silently cut to `x`.
-  await scope.register(multipart, { limits: { fileSize: maxFileBytes, files: 2, fields: 20, fieldSize: 64 * 1024 }, throwFileSizeLimit: true, preservePath: true });
+  await scope.register(multipart, {
+    limits: { fileSize: maxFileBytes, files: counts.files + 1, fields: counts.fields, fieldSize: 64 * 1024 },
+    throwFileSizeLimit: true,
+    preservePath: true,
+  });
 }
 
 export type MultipartFile = { bytes: Buffer; filename: string; mimetype: string };
@@ -70,10 +77,7 @@ async function readBody<F extends string, T>(
   options: ReadOptions<F>,
   takeFile: (part: FilePart) => Promise<T>,
 ): Promise<{ file: T; fields: Partial<Record<F, string>> }> {
-  const bodyLimit = options.maxFileBytes + MULTIPART_SLACK;
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > bodyLimit) throw errors.payloadTooLarge(options.tooLarge);
-  if (!request.isMultipart()) throw errors.badRequest(`Expected ${expectedBody(options)}.`);
+  const bodyLimit = checkMultipartRequest(request, options, expectedBody(options));
   // Reading starts here, synchronously (the parser is piped to the request), so the count below sees every byte.
   const reading = readParts(request, options, takeFile);
   const counting = refuseBeyond(request.raw, bodyLimit, options.tooLarge);
@@ -82,6 +86,112 @@ async function readBody<F extends string, T>(
   } finally {
     counting.stop();
   }
+}
+
+/**
+ * Every part of a multipart body, for a form whose fields the route does
+ * not know in advance: text fields by name (a name sent again gathers its
+ * values in an array), files by field name, at most `maxFiles` files of
+ * `maxFileBytes` each and `maxBodyBytes` in all (413 past either).
+ */
+export async function readMultipartForm(
+  request: FastifyRequest,
+  options: { maxFiles: number; maxFileBytes: number; maxBodyBytes: number; tooLarge: string },
+): Promise<{ fields: Record<string, string | string[]>; files: Record<string, MultipartFile[]> }> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > options.maxBodyBytes) throw errors.payloadTooLarge(options.tooLarge);
+  if (!request.isMultipart()) throw errors.badRequest('Expected a multipart/form-data body.');
+  const reading = (async () => {
+    const fields: Record<string, string | string[]> = {};
+    const files: Record<string, MultipartFile[]> = {};
+    let fileCount = 0;
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (++fileCount > options.maxFiles) {
+          part.file.resume();
+          throw errors.badRequest(`At most ${options.maxFiles} files may be sent at once.`, [{ path: [part.fieldname], code: 'too_many_files', message: `at most ${options.maxFiles} files` }]);
+        }
+        const file = { bytes: await readFile(part.file, options.tooLarge), filename: part.filename ?? '', mimetype: part.mimetype };
+        (files[part.fieldname] ??= []).push(file);
+      } else {
+        const value = String(part.value);
+        const existing = fields[part.fieldname];
+        fields[part.fieldname] = existing === undefined ? value : [...[existing].flat(), value];
+      }
+    }
+    return { fields, files };
+  })();
+  const counting = refuseBeyond(request.raw, options.maxBodyBytes, options.tooLarge);
+  try {
+    return await Promise.race([reading, counting.refused]);
+  } finally {
+    counting.stop();
+  }
+}
+
+/** The checks before any part is read: a declared length over the limit is 413 unread, a body that is not multipart 400. Answers the whole body's limit. */
+function checkMultipartRequest(request: FastifyRequest, options: { maxFileBytes: number; tooLarge: string }, expected: string): number {
+  const bodyLimit = options.maxFileBytes + MULTIPART_SLACK;
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > bodyLimit) throw errors.payloadTooLarge(options.tooLarge);
+  if (!request.isMultipart()) throw errors.badRequest(`Expected ${expected}.`);
+  return bodyLimit;
+}
+
+/**
+ * The file of a multipart body as a stream, for a route that reads it as it
+ * arrives rather than held whole (the CSV import). The file must be the
+ * first part. Past `maxFileBytes` of file, or past the whole body's limit,
+ * the stream fails with a 413 at once (issue 33 item 8). Once the reader
+ * stops (done early, or failed), the rest of the file is read and dropped
+ * unparsed, as are any parts after it, so the request ends and the answer
+ * reaches the client; an answer sent while the body still arrives stops
+ * the reading (src/http/early-answer.ts).
+ */
+export async function openMultipartFile(request: FastifyRequest, options: { fileField: string; maxFileBytes: number; tooLarge: string }): Promise<Readable> {
+  const expected = `a multipart/form-data body with a \`${options.fileField}\` file`;
+  const bodyLimit = checkMultipartRequest(request, options, expected);
+  const parts = request.parts();
+  const counting = refuseBeyond(request.raw, bodyLimit, options.tooLarge);
+  const first = await Promise.race([parts.next(), counting.refused]).catch((error: unknown) => {
+    counting.stop();
+    throw error;
+  });
+  // Whatever follows the file is read and dropped: the file's reader is already at work by then.
+  const dropRest = async () => {
+    for await (const part of parts) if (part.type === 'file') part.file.resume();
+  };
+  if (first.done) {
+    counting.stop();
+    throw errors.badRequest(`Expected ${expected}.`, [{ path: [options.fileField], code: 'invalid_type', message: `a file field named "${options.fileField}" is required` }]);
+  }
+  const part = first.value;
+  if (part.type !== 'file' || part.fieldname !== options.fileField) {
+    counting.stop();
+    if (part.type === 'file') part.file.resume();
+    void dropRest().catch(() => {});
+    const problem = part.type === 'file' ? `the file field must be named "${options.fileField}"` : `no fields: the \`${options.fileField}\` file is the only part`;
+    throw errors.badRequest(`Expected ${expected}.`, [{ path: [part.fieldname], code: part.type === 'file' ? 'unexpected_file' : 'unrecognized_keys', message: problem }]);
+  }
+  void dropRest().catch(() => {});
+  const file = new PassThrough();
+  const drain = () => {
+    part.file.unpipe(file);
+    part.file.resume();
+  };
+  const overLimit = (error: unknown) => {
+    drain();
+    file.destroy(error as Error);
+  };
+  counting.refused.catch(overLimit);
+  if (part.file.truncated) overLimit(errors.payloadTooLarge(options.tooLarge));
+  else part.file.once('limit', () => overLimit(errors.payloadTooLarge(options.tooLarge)));
+  part.file.on('error', (error) => file.destroy(error));
+  file.on('close', () => {
+    counting.stop();
+    if (!part.file.readableEnded) drain();
+  });
+  return part.file.pipe(file);
 }
 
 function expectedBody(options: ReadOptions<string>) {

@@ -16,7 +16,7 @@ export const WEB_DIST_DIR = path.resolve(import.meta.dirname, '../../web/dist');
  * JSON 404, never the app's HTML, so a client that mistypes an endpoint gets
  * an error it can read.
  */
-const RESERVED_PREFIXES = ['/api/', '/api', '/openapi.json', '/share/', '/oauth/', '/.well-known/'];
+const RESERVED_PREFIXES = ['/api/', '/api', '/openapi.json', '/share/', '/forms/', '/oauth/', '/.well-known/'];
 
 /** Fingerprinted by the bundler: the name changes when the content does, so browsers may keep them forever. */
 const IMMUTABLE_PREFIX = '/assets/';

@@ -1,4 +1,4 @@
-import type { Principal } from './schemas/common';
+import type { Author } from './schemas/common';
 import type { EventName } from './event-names';
 
 /**
@@ -12,7 +12,7 @@ export type EventRecord = {
   ts: string;
   workspace: { id: string; slug: string; org: { slug: string } } | null;
   surface?: { id: string; slug: string };
-  principal: Principal | null;
+  principal: Author | null;
   data: Record<string, unknown>;
 };
 

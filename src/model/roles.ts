@@ -6,5 +6,7 @@
  */
 export type { Role } from './permissions';
 export type PrincipalKind = 'user' | 'agent';
+/** Who a change is attributed to: a principal, or a public form, which collects rows from people without an account (docs/TABLES.md "Forms"). */
+export type AuthorKind = PrincipalKind | 'form';
 export type Visibility = 'private' | 'org' | 'unlisted' | 'public';
 export type PlanName = 'free' | 'pro' | 'scale';

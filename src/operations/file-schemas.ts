@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FileView, FolderView } from '../domain/files';
+import { fileUrls, type FileView, type FolderView } from '../domain/files';
 import type { ShareTokenView } from '../domain/file-shares';
 import { WorkspaceParams } from './workspace-routes';
 import { ErrorBody, errorResponses, toIso } from '../model/schemas/common';
@@ -39,13 +39,9 @@ export const ClientPayload = z
 /** The responses of a hand-written route answering a File (operations list only the extra 413). */
 export const fileResponses = { 200: FileRecord, ...errorResponses, 413: ErrorBody };
 
-/**
- * URLs name the workspace by id: stable, never ambiguous between
- * organisations. The thumbnail URL carries the version's hash, so a new
- * version is a new URL and caches never show a stale picture.
- */
+/** A File record; its URLs are `fileUrls`'. */
 export function presentFile(services: { config: { publicUrl: string } }, view: FileView) {
-  const base = `${services.config.publicUrl}/api/workspaces/${view.workspaceId}/files/${view.id}`;
+  const { url, thumbUrl } = fileUrls(services, view);
   return {
     id: view.id,
     name: view.name,
@@ -54,8 +50,8 @@ export function presentFile(services: { config: { publicUrl: string } }, view: F
     surface: { id: view.surface.id, slug: view.surface.slug },
     surfaceId: view.surfaceId,
     parentFolderId: view.parentFolderId,
-    url: `${base}/content`,
-    thumbUrl: view.thumbKey ? `${base}/thumb?v=${view.sha256.slice(0, 16)}` : null,
+    url,
+    thumbUrl,
     starred: view.starred,
     starredAt: toIso(view.starredAt),
     description: view.description,

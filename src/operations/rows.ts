@@ -4,6 +4,7 @@ import {
   createRow,
   deleteWorkspaceRow,
   getWorkspaceRow,
+  listingWindow,
   listWorkspaceRows,
   moveRowsToSurface,
   rowHistory,
@@ -22,7 +23,7 @@ import { suggestRowCreate, suggestRowDelete, suggestRowUpdate } from '../domain/
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams } from './workspace-routes';
-import { rowsCsv } from '../domain/table-csv';
+import { rowsCsv, type CsvForm } from '../domain/table-csv';
 import { Event } from '../model/schemas/events';
 import { BaseVersion, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
 import { FILTER_OPS, Row, RowData, RowFilter, RowSort, SurfaceQuery } from '../model/schemas/tables';
@@ -42,6 +43,9 @@ const QueryStringFilter = z
       '`between` takes `a,b`; `in` a comma list or a JSON array; `empty` true or false.',
   );
 
+// The shape only: whether it is a calendar day, and a window at all, is the listing's 400 (src/model/table/windows.ts).
+const WindowDay = z.string().max(10);
+
 export type ListRowsQuery = z.output<typeof ListRowsQuery>;
 export const ListRowsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
@@ -54,12 +58,28 @@ export const ListRowsQuery = z.strictObject({
   filter: QueryStringFilter.optional(),
   fields: z.string().max(4000).optional().describe('Column keys to return in `data`, comma-separated (all when omitted)'),
   view: z.string().min(1).max(100).optional().describe('A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them)'),
+  from: WindowDay.optional().describe('With `to`, for a calendar or timeline `view` (required there): the first day of the window, YYYY-MM-DD'),
+  to: WindowDay.optional().describe('The last day of the window (included), YYYY-MM-DD: the rows whose date or range overlaps it, in date order'),
   ...SurfaceQuery,
 });
+
+/** How a CSV export is written (docs/TABLES.md "Export"): the defaults are the round-trip form an import reads back. */
+const CsvFormQuery = {
+  headers: z
+    .enum(['keys', 'labels'])
+    .optional()
+    .describe('CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app\'s export)'),
+  neutralize: z
+    .enum(['formulas'])
+    .optional()
+    .describe("CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'`"),
+};
 
 /** Over REST the listing may also be CSV (an MCP tool answers JSON only). */
 export const ListRowsRestQuery = ListRowsQuery.extend({
   format: z.enum(['json', 'csv']).optional().describe('`csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`)'),
+  ...CsvFormQuery,
+  bom: z.enum(['true', 'false']).optional().describe('CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right'),
 });
 
 /** The JSON form of a row query (`POST /rows/query`): the same listing as `GET /rows`, for filters too long for a URL. */
@@ -71,6 +91,8 @@ export const RowQueryBody = z.strictObject({
   limit: z.number().int().min(1).max(1000).default(100),
   after: z.string().max(2000).optional(),
   fields: z.array(z.string().min(1).max(64)).max(500).optional(),
+  from: WindowDay.optional().describe('With `to`, for a calendar or timeline `view`: the window of days, YYYY-MM-DD, both included'),
+  to: WindowDay.optional(),
 });
 
 export const CreateRowBody = z.strictObject({ data: RowData, ...SurfaceQuery, mode: WriteMode });
@@ -144,7 +166,13 @@ function withSheetFromQuery(request: RestRequest): RestRequest {
 }
 
 /** The parts of a query string that have a JSON form in a listing. */
-type QueryStringParts = { filter?: Record<string, Record<string, string | string[]>>; sort?: string; fields?: string; format?: string };
+type QueryStringParts = { filter?: Record<string, Record<string, string | string[]>>; sort?: string; fields?: string } & CsvFormParts;
+type CsvFormParts = { format?: string; headers?: 'keys' | 'labels'; neutralize?: 'formulas'; bom?: 'true' | 'false' };
+
+/** The CSV form a query asks for. */
+function csvFormOf(query: CsvFormParts): CsvForm {
+  return { headers: query.headers, neutralize: query.neutralize, bom: query.bom === 'true' };
+}
 
 /**
  * `GET /rows`'s query string (or a tool's arguments in that form) as a
@@ -152,7 +180,7 @@ type QueryStringParts = { filter?: Record<string, Record<string, string | string
  * the other parameters pass through as they are.
  */
 function listingFromQueryString<Q extends QueryStringParts>(query: Q): Omit<Q, keyof QueryStringParts> & Pick<RowListing, 'filter' | 'sort' | 'fields'> {
-  const { filter: raw, sort, fields, format: _format, ...rest } = query;
+  const { filter: raw, sort, fields, format: _format, headers: _headers, neutralize: _neutralize, bom: _bom, ...rest } = query;
   const listing: Omit<Q, keyof QueryStringParts> & Pick<RowListing, 'filter' | 'sort' | 'fields'> = rest;
   if (raw) {
     const { filter, issues } = filterFromQueryString(raw);
@@ -188,6 +216,7 @@ const ExportCsvQuery = z.strictObject({
   filter: ListRowsQuery.shape.filter,
   view: ListRowsQuery.shape.view,
   fields: ListRowsQuery.shape.fields,
+  ...CsvFormQuery,
   limit: z.number().int().min(1).max(5000).default(1000).describe('Rows at most (the header is extra); `truncated` says whether there were more'),
 });
 
@@ -203,6 +232,7 @@ export const rowOperations = {
         summary: 'List rows',
         description:
           'Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. ' +
+          'A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. ' +
           `${LINK_CELLS} ` +
           'The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.',
         tags: ['rows'],
@@ -211,25 +241,27 @@ export const rowOperations = {
           type: 'text/csv',
           format: 'csv',
           workspacePath: '/rows.csv',
-          querystring: ListRowsRestQuery.omit({ limit: true, after: true, format: true }),
+          querystring: ListRowsRestQuery.omit({ limit: true, after: true, format: true, from: true, to: true }),
           description:
             'The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, ' +
-            'a record per row in the listing\'s order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md.',
+            'a record per row in the listing\'s order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. ' +
+            'The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app\'s export); docs/TABLES.md.',
           run: async (services, actor, { params, query }) => {
             const { workspace } = await resolveWorkspace(services, actor, addressOf(params as z.output<typeof WorkspaceParams>), 'read');
-            const { fields, ...listing } = listingFromQueryString(query as z.infer<typeof ListRowsRestQuery>);
+            const csvQuery = query as z.infer<typeof ListRowsRestQuery>;
+            const { fields, ...listing } = listingFromQueryString(csvQuery);
             const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
-            const csv = await rowsCsv(services, workspace, listing, { columns: fields, view }).catch((error) => {
+            const csv = await rowsCsv(services, workspace, listing, { columns: fields, view, form: csvFormOf(csvQuery) }).catch((error) => {
               throw inQueryStringTerms(error, listing);
             });
-            return { chunks: csv.chunks, filename: `${csv.slug}.csv` };
+            return { chunks: csv.chunks, filename: `${csv.title}.csv` };
           },
         },
       },
       mcp: {
         name: 'list_rows',
         title: 'List rows',
-        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names column keys, comma-separated (\`-key\` for descending); \`filter\` maps a column key to \`{ <op>: value }\` (ops ${FILTER_OPS.join(', ')}; all must hold; \`in\` a comma list, \`between\` \`a,b\`); \`fields\` a comma list of column keys; \`view\` a saved view id. For or-groups use query_rows. ${LINK_CELLS} ${ADDRESS}`,
+        description: `Rows of one table surface (\`surface\` slug or \`surfaceId\`) or of all of them, 100 per page by default; pass \`nextCursor\` back as \`after\` for the next page. \`sort\` names column keys, comma-separated (\`-key\` for descending); \`filter\` maps a column key to \`{ <op>: value }\` (ops ${FILTER_OPS.join(', ')}; all must hold; \`in\` a comma list, \`between\` \`a,b\`); \`fields\` a comma list of column keys; \`view\` a saved view id; for a calendar or timeline view, \`from\` and \`to\` (YYYY-MM-DD, required there) list the rows whose dates overlap those days ("what is due this week"). For or-groups use query_rows. ${LINK_CELLS} ${ADDRESS}`,
         annotations: READ,
       },
     },
@@ -237,7 +269,8 @@ export const rowOperations = {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const listing = listingFromQueryString(query);
       const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing, view).catch((error) => {
+      const window = listingWindow(view, listing.from, listing.to);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, listing, view, window).catch((error) => {
         throw inQueryStringTerms(error, listing);
       });
       http?.header('etag', etag);
@@ -270,7 +303,8 @@ export const rowOperations = {
     async (services, actor, { params, body }, http) => {
       const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
       const view = body.view === undefined ? null : await readView(services, workspace, body.view);
-      const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing, view);
+      const window = listingWindow(view, body.from, body.to);
+      const { etag, ...page } = await listWorkspaceRows(services, workspace, body as RowListing, view, window);
       http?.header('etag', etag);
       return page;
     },
@@ -287,7 +321,7 @@ export const rowOperations = {
       mcp: {
         name: 'export_rows_csv',
         title: 'Export rows as CSV',
-        description: `One table surface (\`surface\`, else the primary one) as CSV text, up to \`limit\` rows (1,000 by default, at most 5,000), in \`sort\` order; \`fields\` picks columns. For a whole large table, REST \`GET /rows.csv\` streams it. ${ADDRESS}`,
+        description: `One table surface (\`surface\`, else the primary one) as CSV text, up to \`limit\` rows (1,000 by default, at most 5,000), in \`sort\` order; \`fields\` picks columns; \`headers: "labels"\` writes the column labels without the id column, \`neutralize: "formulas"\` prefixes fields a spreadsheet would run with \`'\`. For a whole large table, REST \`GET /rows.csv\` streams it. ${ADDRESS}`,
         annotations: READ,
       },
     },
@@ -296,7 +330,7 @@ export const rowOperations = {
       const { limit, ...rest } = query;
       const { fields, ...listing } = listingFromQueryString(rest);
       const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
-      const csv = await rowsCsv(services, workspace, listing, { columns: fields, maxRows: limit, view });
+      const csv = await rowsCsv(services, workspace, listing, { columns: fields, maxRows: limit, view, form: csvFormOf(rest) });
       let text = '';
       for await (const chunk of csv.chunks) text += chunk;
       return { csv: text, rows: csv.rows, truncated: csv.truncated };

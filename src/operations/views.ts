@@ -3,7 +3,7 @@ import { createSheetView, deleteSheetView, listSheetViews, updateSheetView } fro
 import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
 import { Ok } from '../model/schemas/common';
-import { ROW_HEIGHTS, RowFilter, RowSort, SurfaceQuery, View, VIEW_KINDS } from '../model/schemas/tables';
+import { FormSettings, ROW_HEIGHTS, RowFilter, RowSort, SurfaceQuery, View, VIEW_KINDS } from '../model/schemas/tables';
 import { defineOperation } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
@@ -14,7 +14,11 @@ const SheetQuery = z.strictObject(SurfaceQuery);
 const ColumnKeys = z.array(z.string().min(1).max(64)).max(500);
 const viewFields = {
   name: z.string().trim().min(1).max(200),
-  kind: z.enum(VIEW_KINDS).describe('`board` groups rows into lanes by the status column `groupBy`'),
+  kind: z
+    .enum(VIEW_KINDS)
+    .describe(
+      '`board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link',
+    ),
   filter: RowFilter.nullable().describe('The `/rows/query` filter form; null for none'),
   sort: RowSort.describe('Sort keys, first first'),
   hiddenColumns: ColumnKeys.describe('Column keys the view hides'),
@@ -22,6 +26,11 @@ const viewFields = {
   groupBy: z.string().min(1).max(64).nullable().describe('A column key; a board needs a status (single-select) column'),
   rowHeight: z.enum(ROW_HEIGHTS),
   position: z.number().min(-1e9).max(1e9).describe('Order among the sheet’s views (default: after the last)'),
+  dateColumn: z.string().min(1).max(64).nullable().describe('Calendar and timeline (required there): a date column, each row’s date or start'),
+  endDateColumn: z.string().min(1).max(64).nullable().describe('Calendar and timeline: a date column each row ends on; null for rows of one date'),
+  coverColumn: z.string().min(1).max(64).nullable().describe('Gallery: an attachment or url column whose first image is each card’s cover; null for none'),
+  cardFields: ColumnKeys.describe('Gallery: the column keys shown on each card, in order'),
+  form: FormSettings.describe('Form: its title, description, questions `{ column, label?, help?, required }`, texts, and `open`'),
 };
 
 const NewViewBody = z.strictObject({ ...partial(viewFields), name: viewFields.name });
@@ -35,7 +44,10 @@ function partial<T extends Record<string, z.ZodType>>(fields: T) {
 }
 
 const VIEW_SHAPE =
-  'A view is `{ name, kind: "grid"|"board", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`; `filter` and `sort` take the form of `/rows/query`. ';
+  'A view is `{ name, kind: "grid"|"board"|"calendar"|"timeline"|"gallery"|"form", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`, ' +
+  'and by kind `dateColumn` and `endDateColumn` (calendar, timeline: date columns; a timeline\'s `groupBy` makes lanes by a status or person column), ' +
+  '`coverColumn` and `cardFields` (gallery), `form` (`{ title, description, fields: [{ column, label?, help?, required }], submitLabel?, successMessage?, open }`; ' +
+  'reads add `publicUrl` while it is open). `filter` and `sort` take the form of `/rows/query`. ';
 
 /** Saved views of a table surface (docs/TABLES.md "Saved views"): REST routes and MCP tools, in this order in tools/list. */
 export const viewOperations = {
@@ -53,7 +65,7 @@ export const viewOperations = {
       mcp: {
         name: 'list_views',
         title: 'List saved views',
-        description: `Saved views of a table surface (\`surface\` slug or \`surfaceId\`), or of all of them: each with its filter, sort, hidden and ordered columns and kind (grid or board). ${ADDRESS}`,
+        description: `Saved views of a table surface (\`surface\` slug or \`surfaceId\`), or of all of them: each with its filter, sort, hidden and ordered columns and kind (grid, board, calendar, timeline, gallery or form; an open form with its \`publicUrl\`, where anyone may answer it without an account). ${ADDRESS}`,
         annotations: READ,
       },
     },

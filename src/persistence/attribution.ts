@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
+import type { AuthorKind } from '../model/roles';
 import { ClockRanges, parsePrincipalKey, principalKey } from '../model/attribution';
 
 /**
@@ -17,7 +18,7 @@ const PAGE_ROWS = 2_000;
 // Six parameters a row; Postgres allows 65,535 parameters per statement.
 const INSERT_ROWS = 10_000;
 
-type LogPage = Array<{ seq: number; update: string; principalType: PrincipalKind | null; principalId: string | null }>;
+type LogPage = Array<{ seq: number; update: string; principalType: AuthorKind | null; principalId: string | null }>;
 
 async function logPage(db: Executor, document: string, afterSeq: number, uptoSeq: number | null): Promise<LogPage> {
   let query = db

@@ -2,14 +2,14 @@ import { sql } from 'kysely';
 import { bytea } from './bytea';
 import type { Executor, Tx } from './database';
 import { appendsNeedLock, lockDocumentLogs } from './document-log-heads';
-import type { PrincipalKind } from './schema';
+import type { AuthorKind } from '../model/roles';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
 
 // Six parameters a row; Postgres allows 65,535 parameters per statement.
 const ROWS_PER_STATEMENT = 10_000;
 
-export type UpdateAuthor = { principalType: PrincipalKind; id: string } | null;
+export type UpdateAuthor = { principalType: AuthorKind; id: string } | null;
 
 export type LoggedUpdate = {
   document: string;

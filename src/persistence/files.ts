@@ -22,6 +22,36 @@ export async function findFile(db: Executor, workspaceId: string, fileId: string
   return db.selectFrom('files').selectAll().where('workspaceId', '=', workspaceId).where('id', '=', fileId).executeTakeFirst();
 }
 
+/** The live files of the workspace among `ids` (any files surface); other workspaces' files and unknown ids are not found. */
+export async function findLiveFilesIn(db: Executor, workspaceId: string, ids: readonly string[]): Promise<FileRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('files').selectAll().where('workspaceId', '=', workspaceId).where('id', 'in', ids).where('archivedAt', 'is', null).execute();
+}
+
+/**
+ * Sends to the trash the files uploaded into cells (`cell_upload`) before
+ * `before` that no row names any more (row_files, beside the row
+ * projection); returns them.
+ */
+export async function archiveUnusedCellUploads(db: Executor, before: Date, at: Date, limit: number): Promise<FileRow[]> {
+  return db
+    .updateTable('files')
+    .set({ archivedAt: at, archivedById: null, archivedByType: null, updatedAt: at })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('files as f')
+        .select('f.id')
+        .where('f.cellUpload', '=', true)
+        .where('f.archivedAt', 'is', null)
+        .where('f.createdAt', '<', before)
+        .where((inner) => inner.not(inner.exists(inner.selectFrom('rowFiles as r').select('r.fileId').whereRef('r.workspaceId', '=', 'f.workspaceId').whereRef('r.fileId', '=', 'f.id'))))
+        .limit(limit),
+    )
+    .where('archivedAt', 'is', null)
+    .returningAll()
+    .execute();
+}
+
 /** The row under a lock, for changes that read then write (versions, restore). */
 export async function lockFile(db: Executor, workspaceId: string, fileId: string): Promise<FileRow | undefined> {
   return db.selectFrom('files').selectAll().where('workspaceId', '=', workspaceId).where('id', '=', fileId).forUpdate().executeTakeFirst();

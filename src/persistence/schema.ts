@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { PlanName, PrincipalKind, Role, Visibility } from '../model/roles';
+import type { AuthorKind, PlanName, PrincipalKind, Role, Visibility } from '../model/roles';
 
 /** Table types as Kysely sees them (camelCase through CamelCasePlugin). */
 
@@ -244,7 +244,7 @@ export interface DocumentUpdatesTable {
   createdAt: ColumnType<Date, Date | string | undefined, never>;
   /** False while a sync client's update awaits its events; see migration 0007. */
   derived: ColumnType<boolean, boolean | undefined, boolean>;
-  principalType: ColumnType<PrincipalKind | null, PrincipalKind | null | undefined, never>;
+  principalType: ColumnType<AuthorKind | null, AuthorKind | null | undefined, never>;
   principalId: ColumnType<string | null, string | null | undefined, never>;
   /** Migration 0090: the number of the instance that logged a client's update (null: a server change, or logged before). */
   writer: ColumnType<number | null, number | null | undefined, never>;
@@ -288,11 +288,36 @@ export interface TableRowsTable {
   position: number;
   data: ColumnType<Record<string, unknown>, string, string>;
   createdById: string | null;
-  createdByType: PrincipalKind | null;
+  createdByType: AuthorKind | null;
   updatedById: string | null;
-  updatedByType: PrincipalKind | null;
+  updatedByType: AuthorKind | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+}
+
+/** Date cells of projected rows, for windowed reads (migration 0120, src/persistence/row-indexes.ts). */
+export interface RowDatesTable {
+  workspaceId: string;
+  rowId: string;
+  columnKey: string;
+  at: Date;
+  reachDays: number;
+  spanClass: number;
+}
+
+/** Files that rows' cells name (attachment cells). */
+export interface RowFilesTable {
+  workspaceId: string;
+  rowId: string;
+  fileId: string;
+}
+
+/** The public token of a form view. */
+export interface FormLinksTable {
+  token: string;
+  workspaceId: string;
+  viewId: string;
+  createdAt: Timestamp;
 }
 
 export interface DocSectionsTable {
@@ -448,14 +473,16 @@ export interface FilesTable {
   tags: Json<string[]>;
   createdAt: Timestamp;
   createdById: string | null;
-  createdByType: PrincipalKind | null;
+  createdByType: AuthorKind | null;
   updatedAt: Timestamp;
   updatedById: string | null;
-  updatedByType: PrincipalKind | null;
+  updatedByType: AuthorKind | null;
   archivedAt: NullableTimestamp;
   archivedById: string | null;
   archivedByType: PrincipalKind | null;
   archivedWithFolderId: string | null;
+  /** Uploaded into an attachment cell (or a form), not into the drive: trashed once no row names it. */
+  cellUpload: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface FileShareTokensTable {
@@ -736,6 +763,9 @@ export interface Database {
   documentLogHeads: DocumentLogHeadsTable;
   syncInstances: SyncInstancesTable;
   tableRows: TableRowsTable;
+  rowDates: RowDatesTable;
+  rowFiles: RowFilesTable;
+  formLinks: FormLinksTable;
   docSections: DocSectionsTable;
   surfaceVersions: SurfaceVersionsTable;
   versionCursors: VersionCursorsTable;

@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import { storableJson } from '../lib/text';
 import type { Executor } from './database';
-import type { PlanName, PrincipalKind } from './schema';
+import type { PlanName } from './schema';
+import type { AuthorKind } from '../model/roles';
+import { indexRows, unindexRows, unindexWorkspace } from './row-indexes';
 
-/** The row projection the observer keeps: attribution, timestamps, counts and (later) search. */
+/** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
 
 /** Keyed by (workspaceId, id): ids are chosen by sync clients and are unique only within a workspace. */
 export type RowProjection = {
@@ -14,7 +16,7 @@ export type RowProjection = {
   data: Record<string, unknown>;
 };
 
-type Attribution = { id: string; type: PrincipalKind } | null;
+type Attribution = { id: string; type: AuthorKind } | null;
 
 /** A row's state after a batch of changes, and who made them: the creator if the batch created it, the last writer otherwise. */
 export type RowWrite = RowProjection & { createdBy: Attribution; updatedBy: Attribution };
@@ -67,6 +69,7 @@ export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at
       .execute();
     for (const row of returned) stored.set(row.id, row);
   }
+  await indexRows(db, rows);
   return stored;
 }
 
@@ -103,6 +106,8 @@ export async function replaceRowProjections(db: Executor, workspaceId: string, r
       )
       .execute();
   }
+  await unindexWorkspace(db, workspaceId);
+  await indexRows(db, rows.map((row) => ({ ...row, workspaceId })));
 }
 
 export async function deleteRowProjections(db: Executor, workspaceId: string, ids: readonly string[]) {
@@ -113,6 +118,7 @@ export async function deleteRowProjections(db: Executor, workspaceId: string, id
       .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
       .execute();
   }
+  await unindexRows(db, workspaceId, ids);
 }
 
 /** Below Postgres's 65,535 parameters a statement. */

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
+import type { AuthorKind } from '../model/roles';
 
 /**
  * Stored versions of surfaces, the per-document cursor of the version
@@ -268,7 +269,9 @@ export async function deleteExpiredVersions(db: Executor, plan: string, before: 
 export type LogEntry = { seq: number; createdAt: Date; author: { principalType: PrincipalKind; id: string } | null };
 
 /** A log row's author; updates from the system carry none. */
-function logAuthor(row: { principalType: PrincipalKind | null; principalId: string | null }): LogEntry['author'] {
+function logAuthor(row: { principalType: AuthorKind | null; principalId: string | null }): LogEntry['author'] {
+  // Versions name people and agents; a form's rows are its own (their creator), not an editing session's.
+  if (row.principalType === 'form') return null;
   return row.principalType && row.principalId ? { principalType: row.principalType, id: row.principalId } : null;
 }
 

@@ -26,6 +26,10 @@ const CONTENT_TABLES = new Set([
   // Locked (an upsert) by every append and compaction: one writer at a time per document log (document-log-heads.ts).
   'document_log_heads',
   'table_rows',
+  // Beside the row projection, written with it (row-indexes.ts); a form's public token (form-links.ts).
+  'row_dates',
+  'row_files',
+  'form_links',
   'doc_sections',
   'events',
   'api_usage',

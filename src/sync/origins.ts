@@ -1,4 +1,5 @@
 import type { Actor, Principal } from '../policy/actor';
+import type { Author } from '../model/schemas/common';
 
 /**
  * Every change to a Y document carries an origin that names who made it.
@@ -10,7 +11,8 @@ import type { Actor, Principal } from '../policy/actor';
  */
 
 export type ServerChangeContext = {
-  principal: Principal;
+  /** A principal, or a public form for the rows it collects. */
+  principal: Author;
   /** `replay`: a logged update derived again on a scratch copy (its events were never recorded). */
   via: 'rest' | 'mcp' | 'system' | 'replay';
 };
@@ -39,7 +41,7 @@ type ConnectionOrigin = { source: 'connection'; connection: { context: Connectio
 /** Changes the server makes on its own (cap enforcement, seeding without a known creator). */
 export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
 
-export function serverOrigin(principal: Principal, via: ServerChangeContext['via'] = 'rest'): ServerOrigin {
+export function serverOrigin(principal: Author, via: ServerChangeContext['via'] = 'rest'): ServerOrigin {
   return { source: 'local', context: { principal, via } };
 }
 
@@ -57,7 +59,7 @@ export function isConnectionOrigin(origin: unknown): origin is ConnectionOrigin 
 }
 
 /** The principal a change is attributed to, or null for changes relayed from elsewhere. */
-export function principalOfOrigin(origin: unknown): Principal | null {
+export function principalOfOrigin(origin: unknown): Author | null {
   if (isServerOrigin(origin)) return origin.context.principal;
   if (isConnectionOrigin(origin)) return origin.connection.context?.actor?.principal ?? null;
   return null;

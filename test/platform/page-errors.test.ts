@@ -3,7 +3,9 @@ import { JSON_BODY_LIMIT } from '../../src/app';
 import { AUTH_FAILURES } from '../../src/http/limits';
 import { ManualClock, startTestApp, type TestApp, type TestResponse } from '../helpers/app';
 import { resolveSchema, type Schema } from '../helpers/openapi';
-import { signInUser, type TestUser } from '../workspaces/helpers';
+import { capsFor } from '../../src/limits/plans';
+import { addWorkspaceWithRows } from '../billing/helpers';
+import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
  * Issue 33 item 7: the routes that render pages (local checkout and portal,
@@ -34,6 +36,9 @@ let t: TestApp & { store: { dispose(): Promise<void> } };
 let owner: TestUser;
 let openapi: Schema;
 let checkoutUrl: URL;
+/** A public form that is open, and one whose workspace is at its row cap (docs/TABLES.md "Forms"). */
+let openFormPath: string;
+let fullFormPath: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
@@ -41,6 +46,15 @@ beforeAll(async () => {
   const upgrade = await t.request('POST', '/api/billing/upgrade', { as: owner.as, body: { plan: 'pro' } });
   expect(upgrade.body.status).toBe('checkout-required');
   checkoutUrl = new URL(upgrade.body.checkoutUrl);
+  const openForm = async (slug: string) => {
+    const made = await t.request('POST', `/api/workspaces/${slug}/views`, { as: owner.as, body: { name: 'Form', kind: 'form', form: { fields: [{ column: 'title', required: true }], open: true } } });
+    expect(made.status, made.text).toBe(200);
+    return new URL(made.body.view.publicUrl).pathname;
+  };
+  await createWorkspace(t, owner, { name: 'Forms', slug: 'forms' });
+  openFormPath = await openForm('forms');
+  await addWorkspaceWithRows(t, owner, 'full', capsFor('free').rowsPerWorkspace);
+  fullFormPath = await openForm('full');
   openapi = (await t.request('GET', '/openapi.json')).body;
 });
 
@@ -72,10 +86,19 @@ function departures(value: unknown, schema: Schema | undefined, at = 'body'): st
 }
 
 /** Every route of /openapi.json that can answer a page. */
+/**
+ * Routes that answer a browser with pages: an error declared as a page, or a success that is a page
+ * and nothing else. A route offering HTML as one export format among others (GET /doc?format=html)
+ * answers files, not pages.
+ */
 function pageRoutes(): Route[] {
+  const isPage = ([status, response]: [string, unknown]) => {
+    const content = Object.keys(resolve(response as Schema).content ?? {});
+    return content.includes('text/html') && (Number(status) >= 400 || content.length === 1);
+  };
   return Object.entries(openapi.paths as Record<string, Record<string, Schema>>).flatMap(([path, methods]) =>
     Object.entries(methods)
-      .filter(([, operation]) => Object.values(operation.responses ?? {}).some((response) => resolve(response as Schema).content?.['text/html']))
+      .filter(([, operation]) => Object.entries(operation.responses ?? {}).some(isPage))
       .map(([method, operation]) => ({ method: method.toUpperCase(), path, responses: operation.responses })),
   );
 }
@@ -105,7 +128,8 @@ function provoke(route: Route, status: number): Provocation[] {
   switch (status) {
     case 400: {
       const found: Provocation[] = [];
-      if (route.method === 'POST') found.push({ ...base, name: 'a body that is not a form', body: 'hello', headers: { 'content-type': 'text/plain' } });
+      // A public form reads its body only once the form is found open.
+      if (route.method === 'POST') found.push({ ...base, name: 'a body that is not a form', body: 'hello', headers: { 'content-type': 'text/plain' }, ...(key === 'POST /forms/{token}' ? { url: openFormPath } : {}) });
       if (key === 'GET /oauth/authorize') found.push({ ...base, name: 'a repeated parameter', url: '/oauth/authorize?client_id=a&client_id=b' }, { ...base, name: 'an unknown app' });
       if (key === 'POST /oauth/authorize') found.push({ ...base, name: 'a repeated field', body: `${base.body}&client_id=again` }, { ...base, name: 'an unknown app' });
       if (key === 'POST /oauth/sign-in') found.push({ ...base, name: 'a return address elsewhere', body: form({ email: 'someone@example.com', return_to: '/elsewhere' }) });
@@ -113,6 +137,8 @@ function provoke(route: Route, status: number): Provocation[] {
       if (route.method === 'GET' && hasPathParams) found.push({ ...base, name: 'a URL that is not UTF-8', url: fill(route.path, (name) => (name === 'number' ? '1' : '%FF')), beforeRoute: true });
       return found;
     }
+    case 402:
+      return key === 'POST /forms/{token}' ? [{ ...base, name: 'a form whose workspace is at its row cap', url: fullFormPath, body: form({ title: 'One too many' }) }] : [];
     case 401:
       return [{ ...base, name: 'credentials that match nothing', headers: { ...base.headers, authorization: 'Bearer svc_live_no-such-key' } }];
     case 403:

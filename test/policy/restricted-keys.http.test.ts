@@ -93,6 +93,8 @@ const NOT_KEY_OPERATIONS: Record<string, string> = {
   'POST /oauth/sign-in': 'OAuth sign-in page: open to anyone',
   'POST /oauth/token': 'the OAuth code or refresh token is its credential',
   'POST /api/mcp': 'the MCP transport: its tools are probed below',
+  'POST /forms/{token}': 'a public form: its link is the credential, and opens that form only',
+  'POST /api/forms/{token}': 'a public form: its link is the credential, and opens that form only',
   'DELETE /api/mcp': 'the MCP transport (stateless: 405)',
 };
 
@@ -205,6 +207,12 @@ const PROBES: Probe[] = [
   { op: 'PATCH /api/workspaces/{slug}/rows/bulk', reach: 'workspace', params: fresh.row, body: (_, row) => ({ updates: [{ id: row.id, data: { title: 'Bulk by a key' } }] }) },
   { op: 'POST /api/workspaces/{slug}/rows/move', reach: 'workspace', params: fresh.row, body: (c, row) => ({ rowIds: [row.id], surface: c.f.tableSurface }) },
   { op: 'POST /api/workspaces/{slug}/rows/import', reach: 'workspace', multipart: () => [{ name: 'file', bytes: new TextEncoder().encode('title\nImported\n'), filename: 'rows.csv', type: 'text/csv' }] },
+  {
+    op: 'POST /api/workspaces/{slug}/rows/{id}/attachments/{columnKey}',
+    reach: 'workspace',
+    params: async (c) => ({ ...(await fresh.row(c)), columnKey: 'photos' }),
+    multipart: () => text('cell.txt'),
+  },
   { op: 'POST /api/workspaces/{slug}/rows/query', reach: 'workspace', body: () => ({ limit: 1 }), allowed: KEYS },
   // Tries a formula without saving anything: a read.
   { op: 'POST /api/workspaces/{slug}/formula/check', reach: 'workspace', body: () => ({ formula: '1 + 1' }), allowed: KEYS },
@@ -357,6 +365,7 @@ beforeAll(async () => {
   const surfaces = (await asAda('GET', `${base}/surfaces`)).surfaces as Array<{ kind: string; slug: string }>;
   const tableSurface = surfaces.find((s) => s.kind === 'table')!.slug;
   await addMembership(t, workspace.id, carol.userId, 'commenter');
+  await asAda('POST', `${base}/columns`, { column: { key: 'photos', label: 'Photos', type: 'attachment' } });
   const columns = (await asAda('GET', `${base}/columns`)).columns as unknown[];
 
   const file = await ok(await proxyUpload(t, `${base}/files`, ada.as, { bytes: new TextEncoder().encode('hello\n'), name: 'notes.txt', type: 'text/plain' }));

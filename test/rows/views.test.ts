@@ -152,7 +152,7 @@ describe('saved views: refusals', () => {
   it('answers 400 for a malformed view (unknown field, bad kind, bad filter operator, empty name)', async () => {
     const unknownField = expectError(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'X', colour: 'red' } }), 400, 'bad_request');
     expect(unknownField.details).toContainEqual(expect.objectContaining({ path: ['colour'], code: 'unrecognized_keys' }));
-    expectError(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'X', kind: 'calendar' } }), 400, 'bad_request');
+    expectError(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'X', kind: 'spreadsheet' } }), 400, 'bad_request');
     const op = expectError(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: 'X', filter: { and: [{ column: 'title', op: 'like', value: 'a' }] } } }), 400, 'bad_request');
     expect(op.details!.some((d) => d.path[0] === 'filter')).toBe(true);
     const name = expectError(await t.request('POST', `${base}/views`, { as: ada.as, body: { name: '  ' } }), 422, 'validation');

@@ -3175,6 +3175,212 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/forms/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A public form, as JSON
+         * @description Anyone with the link: the form’s title, description, texts and fields (key, label, help, required, column type, options), for a front end of one’s own that posts to the same address. 404 `form_not_found` for a closed, deleted or unknown form.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The token of the form’s public link */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PublicForm"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Answer a public form
+         * @description Answers 201 `{ ok: true }`. Anyone with the link. The body is a flat object of field key → value as JSON, or the same fields form-encoded or as multipart/form-data (the only way to send files, as parts named after an attachment field; at most 10 files of 10 MB each). Empty optional fields are blank; a select field takes several values (a JSON array, or the field repeated). The row is created on the form’s sheet with its creator the form (a principal of type `form`, the view’s id), and the usual `row.created` event, webhooks and agent wake-ups. 400 `bad_request` naming a field that is not on the form; 422 `validation` naming each required field left empty and each value that does not fit its column; 402 `form_full` at the plan’s row cap; 404 `form_not_found` for a closed, deleted or unknown form; 413 past the body or file limits or the storage quota; 429 past `FORM_SUBMISSIONS_PER_MINUTE` (10 by default) per address and form, with `Retry-After`. A submission whose hidden honeypot field `_website` is filled in is answered as accepted and dropped. docs/TABLES.md "Forms".
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The token of the form’s public link */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -7277,7 +7483,7 @@ export interface paths {
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup" | "attachment";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -7463,7 +7669,7 @@ export interface paths {
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup" | "attachment";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -13448,7 +13654,7 @@ export interface paths {
         };
         /**
          * List rows
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -13468,11 +13674,21 @@ export interface paths {
                     fields?: string;
                     /** @description A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them) */
                     view?: string;
+                    /** @description With `to`, for a calendar or timeline `view` (required there): the first day of the window, YYYY-MM-DD */
+                    from?: string;
+                    /** @description The last day of the window (included), YYYY-MM-DD: the rows whose date or range overlaps it, in date order */
+                    to?: string;
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13485,7 +13701,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13766,7 +13982,7 @@ export interface paths {
         };
         /**
          * List rows (CSV)
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -13786,6 +14002,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13798,7 +14020,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -14079,7 +14301,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -14087,7 +14309,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -14203,7 +14425,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -14443,12 +14665,15 @@ export interface paths {
                         after?: string;
                         fields?: string[];
                         filter?: components["schemas"]["RowFilterInput"];
+                        /** @description With `to`, for a calendar or timeline `view`: the window of days, YYYY-MM-DD, both included */
+                        from?: string;
                         /** @default 100 */
                         limit?: number;
                         sort?: components["schemas"]["SortKeyInput"][];
                         /** @description Table surface slug; the primary table surface when omitted */
                         surface?: string;
                         surfaceId?: string;
+                        to?: string;
                         view?: string;
                     };
                 };
@@ -15068,6 +15293,166 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/rows/{id}/attachments/{columnKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file into a row’s attachment cell
+         * @description multipart/form-data with a `file` field, at most 25 MB (413 `payload_too_large`; over the storage quota 413 `storage_quota`, nothing stored). The file is stored in the workspace’s files surface (one named "Files" is made when there is none), checked and processed as a proxy upload (the declared type must agree with the bytes, images get a thumbnail), and added to the end of the cell in the same request; the answer is the row. With `surface` or `surfaceId` the row must be on that sheet (404 otherwise); a column that is not an attachment column of the row’s sheet, or a cell already holding 100 files, is 422 at `columnKey`. Needs `write_rows` and `write_files` (editors). docs/TABLES.md "Attachments".
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Table surface slug; the primary table surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                    /** @description Row id */
+                    id: string;
+                    /** @description The key of an attachment column of the row’s sheet */
+                    columnKey: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Row"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/orgs/{orgSlug}/workspaces/{slug}/rows/{id}/comments": {
@@ -18439,7 +18824,7 @@ export interface paths {
         put?: never;
         /**
          * Save a view
-         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`; `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
+         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board"|"calendar"|"timeline"|"gallery"|"form", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`, and by kind `dateColumn` and `endDateColumn` (calendar, timeline: date columns; a timeline's `groupBy` makes lanes by a status or person column), `coverColumn` and `cardFields` (gallery), `form` (`{ title, description, fields: [{ column, label?, help?, required }], submitLabel?, successMessage?, open }`; reads add `publicUrl` while it is open). `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
          */
         post: {
             parameters: {
@@ -18460,19 +18845,28 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Gallery: the column keys shown on each card, in order */
+                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
+                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
+                        coverColumn?: string | null;
+                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
+                        dateColumn?: string | null;
+                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
+                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
+                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`
+                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
                          * @enum {string}
                          */
-                        kind?: "grid" | "board";
+                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
                         name: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -18794,19 +19188,28 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Gallery: the column keys shown on each card, in order */
+                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
+                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
+                        coverColumn?: string | null;
+                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
+                        dateColumn?: string | null;
+                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
+                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
+                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`
+                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
                          * @enum {string}
                          */
-                        kind?: "grid" | "board";
+                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
                         name?: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -23978,7 +24381,7 @@ export interface paths {
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup" | "attachment";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -24162,7 +24565,7 @@ export interface paths {
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup" | "attachment";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -30067,7 +30470,7 @@ export interface paths {
         };
         /**
          * List rows
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -30087,11 +30490,21 @@ export interface paths {
                     fields?: string;
                     /** @description A saved view id: its sheet, filter and sort apply (a `filter` or `sort` given here narrows or replaces them) */
                     view?: string;
+                    /** @description With `to`, for a calendar or timeline `view` (required there): the first day of the window, YYYY-MM-DD */
+                    from?: string;
+                    /** @description The last day of the window (included), YYYY-MM-DD: the rows whose date or range overlaps it, in date order */
+                    to?: string;
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -30102,7 +30515,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -30381,7 +30794,7 @@ export interface paths {
         };
         /**
          * List rows (CSV)
-         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
+         * @description Rows of one sheet (`surface` or `surfaceId`) or of every sheet, in sheet then position order unless `sort` is given. Page with `nextCursor`. A calendar or timeline `view` is read a window at a time: `from` and `to` (YYYY-MM-DD, both included; 400 when either is missing or they are reversed) list the rows whose date or range overlaps the window, by date. A `link` cell is the array of ids of the linked rows that exist and you may read; a `lookup` cell is the array of those rows' values of its `field`. The `ETag` header is the version token of the table as read: send it back as `If-Match` (or `baseVersion`) with a row PATCH.
          */
         get: {
             parameters: {
@@ -30401,6 +30814,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -30411,7 +30830,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -30690,7 +31109,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -30698,7 +31117,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -30812,7 +31231,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -31048,12 +31467,15 @@ export interface paths {
                         after?: string;
                         fields?: string[];
                         filter?: components["schemas"]["RowFilterInput"];
+                        /** @description With `to`, for a calendar or timeline `view`: the window of days, YYYY-MM-DD, both included */
+                        from?: string;
                         /** @default 100 */
                         limit?: number;
                         sort?: components["schemas"]["SortKeyInput"][];
                         /** @description Table surface slug; the primary table surface when omitted */
                         surface?: string;
                         surfaceId?: string;
+                        to?: string;
                         view?: string;
                     };
                 };
@@ -31667,6 +32089,164 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/rows/{id}/attachments/{columnKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file into a row’s attachment cell
+         * @description multipart/form-data with a `file` field, at most 25 MB (413 `payload_too_large`; over the storage quota 413 `storage_quota`, nothing stored). The file is stored in the workspace’s files surface (one named "Files" is made when there is none), checked and processed as a proxy upload (the declared type must agree with the bytes, images get a thumbnail), and added to the end of the cell in the same request; the answer is the row. With `surface` or `surfaceId` the row must be on that sheet (404 otherwise); a column that is not an attachment column of the row’s sheet, or a cell already holding 100 files, is 422 at `columnKey`. Needs `write_rows` and `write_files` (editors). docs/TABLES.md "Attachments".
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Table surface slug; the primary table surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Row id */
+                    id: string;
+                    /** @description The key of an attachment column of the row’s sheet */
+                    columnKey: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Row"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/workspaces/{slug}/rows/{id}/comments": {
@@ -34992,7 +35572,7 @@ export interface paths {
         put?: never;
         /**
          * Save a view
-         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`; `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
+         * @description Editor. A new view of the sheet (`surface` or `surfaceId`; the primary table surface by default). A view is `{ name, kind: "grid"|"board"|"calendar"|"timeline"|"gallery"|"form", filter, sort, hiddenColumns, columnOrder, groupBy, rowHeight, position }`, and by kind `dateColumn` and `endDateColumn` (calendar, timeline: date columns; a timeline's `groupBy` makes lanes by a status or person column), `coverColumn` and `cardFields` (gallery), `form` (`{ title, description, fields: [{ column, label?, help?, required }], submitLabel?, successMessage?, open }`; reads add `publicUrl` while it is open). `filter` and `sort` take the form of `/rows/query`. Column keys the sheet does not have, and a board whose `groupBy` is not a status column, are 422 naming the field. Answers 200 with the view.
          */
         post: {
             parameters: {
@@ -35011,19 +35591,28 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Gallery: the column keys shown on each card, in order */
+                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
+                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
+                        coverColumn?: string | null;
+                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
+                        dateColumn?: string | null;
+                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
+                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
+                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`
+                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
                          * @enum {string}
                          */
-                        kind?: "grid" | "board";
+                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
                         name: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -35341,19 +35930,28 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Gallery: the column keys shown on each card, in order */
+                        cardFields?: string[];
                         /** @description Column keys in the order the view shows them; columns left out follow in sheet order */
                         columnOrder?: string[];
+                        /** @description Gallery: an attachment or url column whose first image is each card’s cover; null for none */
+                        coverColumn?: string | null;
+                        /** @description Calendar and timeline (required there): a date column, each row’s date or start */
+                        dateColumn?: string | null;
+                        /** @description Calendar and timeline: a date column each row ends on; null for rows of one date */
+                        endDateColumn?: string | null;
                         /** @description The `/rows/query` filter form; null for none */
                         filter?: components["schemas"]["RowFilterInput"] | null;
+                        form?: components["schemas"]["FormSettingsInput"];
                         /** @description A column key; a board needs a status (single-select) column */
                         groupBy?: string | null;
                         /** @description Column keys the view hides */
                         hiddenColumns?: string[];
                         /**
-                         * @description `board` groups rows into lanes by the status column `groupBy`
+                         * @description `board` groups rows into lanes by the status column `groupBy`; `calendar` and `timeline` place rows by `dateColumn` (to `endDateColumn`); `gallery` shows cards with a cover; `form` collects new rows from a public link
                          * @enum {string}
                          */
-                        kind?: "grid" | "board";
+                        kind?: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
                         name?: string;
                         /** @description Order among the sheet’s views (default: after the last) */
                         position?: number;
@@ -36729,6 +37327,221 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/forms/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public page of a form
+         * @description HTML that works without JavaScript: the form’s title, description and questions (each labelled, with its help), posting back to this address; with `sent=1`, the form’s message after sending. At the row cap it says the form can take no more answers. 404 for a closed, deleted or unknown form. docs/TABLES.md "Forms".
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `1`: the page after sending, with the form’s message */
+                    sent?: "1";
+                };
+                header?: never;
+                path: {
+                    /** @description The token of the form’s public link */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The form, or its message after sending */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description An error page, or the error as JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description The form is closed, deleted or unknown */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description An error page, or the error as JSON */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description An error page, or the error as JSON */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Send the public page of a form
+         * @description What the page posts (form-encoded, or multipart when it asks for files). On success 303 to the page with `sent=1`; a problem answers the page again with the answers kept and each problem at its field (or the JSON error to a client that asks for it). Anyone with the link. The body is a flat object of field key → value as JSON, or the same fields form-encoded or as multipart/form-data (the only way to send files, as parts named after an attachment field; at most 10 files of 10 MB each). Empty optional fields are blank; a select field takes several values (a JSON array, or the field repeated). The row is created on the form’s sheet with its creator the form (a principal of type `form`, the view’s id), and the usual `row.created` event, webhooks and agent wake-ups. 400 `bad_request` naming a field that is not on the form; 422 `validation` naming each required field left empty and each value that does not fit its column; 402 `form_full` at the plan’s row cap; 404 `form_not_found` for a closed, deleted or unknown form; 413 past the body or file limits or the storage quota; 429 past `FORM_SUBMISSIONS_PER_MINUTE` (10 by default) per address and form, with `Retry-After`. A submission whose hidden honeypot field `_website` is filled in is answered as accepted and dropped. docs/TABLES.md "Forms".
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The token of the form’s public link */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Sent: to the page with `sent=1` */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The form again, naming the field that is not on it */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description The form can take no more answers */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description The form is closed, deleted or unknown */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description Too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description An error page, or the error as JSON */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description The form again, with the answers kept and each problem at its field */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                        "text/html": string;
+                    };
+                };
+                /** @description Too many answers from this address: try again later */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                        "text/html": string;
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -38011,6 +38824,26 @@ export interface components {
             /** @enum {string} */
             principalType: "user" | "agent";
         };
+        Author: {
+            avatarUrl: string | null;
+            id: string;
+            name: string;
+            /**
+             * @description `form`: a public form of the workspace, whose id is the form view’s
+             * @enum {string}
+             */
+            principalType: "user" | "agent" | "form";
+        };
+        AuthorInput: {
+            avatarUrl: string | null;
+            id: string;
+            name: string;
+            /**
+             * @description `form`: a public form of the workspace, whose id is the form view’s
+             * @enum {string}
+             */
+            principalType: "user" | "agent" | "form";
+        };
         AuthorSpan: {
             /** @description Whose update inserted this text; null for the system, a deleted principal, or text no logged update names */
             principal: components["schemas"]["AttributedPrincipal"] | null;
@@ -38261,7 +39094,7 @@ export interface components {
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup" | "attachment";
             width?: number;
         } & {
             [key: string]: unknown;
@@ -38296,7 +39129,7 @@ export interface components {
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup" | "attachment";
             width?: number;
         } & {
             [key: string]: unknown;
@@ -38711,7 +39544,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         CsvImportReportInput: {
@@ -38724,7 +39557,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         /** @description Everything of yours that exists. Sections are added as features arrive (rows, comments, webhooks, files); clients should ignore unknown ones. */
@@ -39032,7 +39865,8 @@ export interface components {
             event: string;
             /** @description Increasing; use as Last-Event-ID to resume */
             eventId: string;
-            principal: components["schemas"]["Principal"] | null;
+            /** @description Who made the change: a user, an agent, or a public form (`principalType: "form"`) for the rows it collects; null for the service itself */
+            principal: components["schemas"]["Author"] | null;
             surface?: {
                 id: string;
                 slug: string;
@@ -39053,7 +39887,8 @@ export interface components {
             event: string;
             /** @description Increasing; use as Last-Event-ID to resume */
             eventId: string;
-            principal: components["schemas"]["PrincipalInput"] | null;
+            /** @description Who made the change: a user, an agent, or a public form (`principalType: "form"`) for the rows it collects; null for the service itself */
+            principal: components["schemas"]["AuthorInput"] | null;
             surface?: {
                 id: string;
                 slug: string;
@@ -39266,6 +40101,52 @@ export interface components {
             name: string;
             parentFolderId: string | null;
             surfaceId: string;
+        };
+        FormField: {
+            /** @description The column the answer goes to */
+            column: string;
+            /** @description Help text under the question */
+            help?: string;
+            /** @description The question (the column’s label by default) */
+            label?: string;
+            /** @default false */
+            required: boolean;
+        };
+        FormFieldInput: {
+            /** @description The column the answer goes to */
+            column: string;
+            /** @description Help text under the question */
+            help?: string;
+            /** @description The question (the column’s label by default) */
+            label?: string;
+            /** @default false */
+            required: boolean;
+        };
+        FormSettings: {
+            description?: string;
+            /** @description The questions, in order */
+            fields?: components["schemas"]["FormField"][];
+            /** @description True publishes the form at its public link; false (the default) closes it (the link answers 404) */
+            open?: boolean;
+            /** @description The send button’s text (“Send” by default) */
+            submitLabel?: string;
+            /** @description Shown after sending (“Thank you, your answer was sent.” by default) */
+            successMessage?: string;
+            /** @description Shown as the page’s heading (the view’s name by default) */
+            title?: string;
+        };
+        FormSettingsInput: {
+            description?: string;
+            /** @description The questions, in order */
+            fields?: components["schemas"]["FormFieldInput"][];
+            /** @description True publishes the form at its public link; false (the default) closes it (the link answers 404) */
+            open?: boolean;
+            /** @description The send button’s text (“Send” by default) */
+            submitLabel?: string;
+            /** @description Shown after sending (“Thank you, your answer was sent.” by default) */
+            successMessage?: string;
+            /** @description Shown as the page’s heading (the view’s name by default) */
+            title?: string;
         };
         FormulaCheck: {
             /** @constant */
@@ -40165,6 +41046,54 @@ export interface components {
         ProseMirrorDoc: unknown;
         /** @description ProseMirror JSON (`{ type: "doc", content: [...] }`) in the schema of docs/SYNC-DOCUMENTS.md; invalid content gives 400 with the path of the node */
         ProseMirrorDocInput: unknown;
+        PublicForm: {
+            /** @description False when the workspace is at its plan’s row cap: a submission would be 402 `form_full` */
+            acceptingAnswers: boolean;
+            description: string;
+            fields: {
+                help: string | null;
+                /** @description The name to send the answer under */
+                key: string;
+                label: string;
+                /** @description select: several values may be sent */
+                multiple?: boolean;
+                /** @description status and select: the values it takes */
+                options?: {
+                    label: string;
+                    value: string;
+                }[];
+                required: boolean;
+                /** @description The column type: text, longtext, number, status, select, date, url, checkbox or attachment */
+                type: string;
+            }[];
+            submitLabel: string;
+            successMessage: string;
+            title: string;
+        };
+        PublicFormInput: {
+            /** @description False when the workspace is at its plan’s row cap: a submission would be 402 `form_full` */
+            acceptingAnswers: boolean;
+            description: string;
+            fields: {
+                help: string | null;
+                /** @description The name to send the answer under */
+                key: string;
+                label: string;
+                /** @description select: several values may be sent */
+                multiple?: boolean;
+                /** @description status and select: the values it takes */
+                options?: {
+                    label: string;
+                    value: string;
+                }[];
+                required: boolean;
+                /** @description The column type: text, longtext, number, status, select, date, url, checkbox or attachment */
+                type: string;
+            }[];
+            submitLabel: string;
+            successMessage: string;
+            title: string;
+        };
         /** @description What the holder of an invite link sees before signing in. */
         PublicInvite: {
             /** @description The invited address: sign in with it to accept */
@@ -40850,34 +41779,82 @@ export interface components {
             workspaceId: string;
         };
         View: {
+            /** @description Gallery: the columns shown on each card, in order */
+            cardFields?: string[];
             columnOrder: string[];
+            /** @description Gallery: the attachment or url column a card’s cover image comes from */
+            coverColumn?: string | null;
+            /** @description Calendar and timeline: the date column each row is placed by (its start) */
+            dateColumn?: string | null;
+            /** @description Calendar and timeline: the date column a row ends on; null for rows of one date */
+            endDateColumn?: string | null;
             filter: components["schemas"]["RowFilter"] | null;
-            /** @description For a board: the key of the single-select (status) column whose options are its lanes */
+            /** @description Form: its title, description, questions and texts, and whether it is open */
+            form?: {
+                description: string;
+                fields: {
+                    column: string;
+                    help?: string;
+                    label?: string;
+                    required: boolean;
+                }[];
+                open: boolean;
+                submitLabel?: string;
+                successMessage?: string;
+                title: string;
+            };
+            /** @description For a board: the key of the single-select (status) column whose options are its lanes; for a timeline, optional lanes by a status or person column */
             groupBy: string | null;
             hiddenColumns: string[];
             id: string;
             /** @enum {string} */
-            kind: "grid" | "board";
+            kind: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
             name: string;
             /** @description Order among the sheet’s views */
             position: number;
+            /** @description Form: the public link while the form is open (anyone may answer there, without an account); null while closed */
+            publicUrl?: string | null;
             /** @enum {string} */
             rowHeight: "short" | "medium" | "tall" | "extra";
             sort: components["schemas"]["SortKey"][];
             surfaceId: string;
         };
         ViewInput: {
+            /** @description Gallery: the columns shown on each card, in order */
+            cardFields?: string[];
             columnOrder: string[];
+            /** @description Gallery: the attachment or url column a card’s cover image comes from */
+            coverColumn?: string | null;
+            /** @description Calendar and timeline: the date column each row is placed by (its start) */
+            dateColumn?: string | null;
+            /** @description Calendar and timeline: the date column a row ends on; null for rows of one date */
+            endDateColumn?: string | null;
             filter: components["schemas"]["RowFilterInput"] | null;
-            /** @description For a board: the key of the single-select (status) column whose options are its lanes */
+            /** @description Form: its title, description, questions and texts, and whether it is open */
+            form?: {
+                description: string;
+                fields: {
+                    column: string;
+                    help?: string;
+                    label?: string;
+                    required: boolean;
+                }[];
+                open: boolean;
+                submitLabel?: string;
+                successMessage?: string;
+                title: string;
+            };
+            /** @description For a board: the key of the single-select (status) column whose options are its lanes; for a timeline, optional lanes by a status or person column */
             groupBy: string | null;
             hiddenColumns: string[];
             id: string;
             /** @enum {string} */
-            kind: "grid" | "board";
+            kind: "grid" | "board" | "calendar" | "timeline" | "gallery" | "form";
             name: string;
             /** @description Order among the sheet’s views */
             position: number;
+            /** @description Form: the public link while the form is open (anyone may answer there, without an account); null while closed */
+            publicUrl?: string | null;
             /** @enum {string} */
             rowHeight: "short" | "medium" | "tall" | "extra";
             sort: components["schemas"]["SortKeyInput"][];

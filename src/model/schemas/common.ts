@@ -23,6 +23,21 @@ export const Principal = z
   .meta({ id: 'Principal' });
 export type Principal = z.infer<typeof Principal>;
 
+/**
+ * Who a change is attributed to: a principal, or a public form (its id is
+ * the form view's, its name the form's title), the author of the rows
+ * people send through it without an account.
+ */
+export const Author = z
+  .object({
+    principalType: z.enum(['user', 'agent', 'form']).describe('`form`: a public form of the workspace, whose id is the form view’s'),
+    id: z.string(),
+    name: z.string(),
+    avatarUrl: z.string().nullable(),
+  })
+  .meta({ id: 'Author' });
+export type Author = z.infer<typeof Author>;
+
 export const ErrorBody = z
   .object({
     error: z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Principal } from './common';
+import { Author } from './common';
 
 export const Event = z
   .object({
@@ -8,7 +8,7 @@ export const Event = z
     ts: z.string(),
     workspace: z.object({ id: z.string(), slug: z.string(), org: z.object({ slug: z.string() }) }).nullable(),
     surface: z.object({ id: z.string(), slug: z.string() }).optional(),
-    principal: Principal.nullable(),
+    principal: Author.nullable().describe('Who made the change: a user, an agent, or a public form (`principalType: "form"`) for the rows it collects; null for the service itself'),
     data: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'Event' });

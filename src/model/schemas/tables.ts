@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { COLUMN_TYPES } from '../table/document';
+import { VIEW_KINDS } from '../table/views';
 import { ROLLUP_FUNCTIONS } from '../table/formulas/rollups';
 import { RESULT_TYPES } from '../table/formulas/values';
 
@@ -97,15 +98,24 @@ export const SurfaceQuery = {
 // ---------------------------------------------------------------------------
 // Row queries (docs/TABLES.md): filters, sorts, fields and saved views.
 
-export const FILTER_OPS = ['eq', 'neq', 'contains', 'starts', 'empty', 'lt', 'lte', 'gt', 'gte', 'between', 'in'] as const;
+import { FILTER_OPS, type FilterOp as FilterOpName } from '../table/query';
+export { FILTER_OPS };
 
 const ColumnKey = z.string().min(1).max(64);
 const FilterValue = z
   .union([z.string().max(10_000), z.number(), z.boolean(), z.null(), z.array(z.union([z.string().max(10_000), z.number()])).max(1_000)])
   .describe('A string (as in the query string), or a typed value: a number, a boolean, or an array for `in` and `between`');
 
+/**
+ * Any operator name passes the schema, so that the row query's own check
+ * (src/model/table/query.ts) names an unknown one with its column, in the
+ * same words for the JSON body as for the query string; OpenAPI still lists
+ * the operators. Typed as those: every filter a request brings is checked
+ * (checkRowQuery, compileRowQuery) before it is used or stored.
+ */
+const FilterOp = z.string().min(1).max(32).meta({ enum: [...FILTER_OPS] }) as unknown as z.ZodType<FilterOpName, string>;
 export const FilterCondition = z
-  .strictObject({ column: ColumnKey, op: z.enum(FILTER_OPS), value: FilterValue.optional() })
+  .strictObject({ column: ColumnKey, op: FilterOp, value: FilterValue.optional() })
   .meta({ id: 'FilterCondition' });
 const NestedGroup = z
   .union([z.strictObject({ and: z.array(FilterCondition).max(100) }), z.strictObject({ or: z.array(FilterCondition).max(100) })])
@@ -120,8 +130,28 @@ export const RowFilter = z
 export const SortKey = z.strictObject({ column: ColumnKey, direction: z.enum(['asc', 'desc']).default('asc') }).meta({ id: 'SortKey' });
 export const RowSort = z.array(SortKey).max(10);
 
-export const VIEW_KINDS = ['grid', 'board'] as const;
+export { VIEW_KINDS };
 export const ROW_HEIGHTS = ['short', 'medium', 'tall', 'extra'] as const;
+
+export const FormField = z
+  .strictObject({
+    column: ColumnKey.describe('The column the answer goes to'),
+    label: z.string().trim().min(1).max(200).optional().describe('The question (the column’s label by default)'),
+    help: z.string().max(1000).optional().describe('Help text under the question'),
+    required: z.boolean().default(false),
+  })
+  .meta({ id: 'FormField' });
+export const FormSettings = z
+  .strictObject({
+    title: z.string().trim().min(1).max(200).optional().describe('Shown as the page’s heading (the view’s name by default)'),
+    description: z.string().max(5000).optional(),
+    fields: z.array(FormField).max(100).optional().describe('The questions, in order'),
+    submitLabel: z.string().trim().min(1).max(60).optional().describe('The send button’s text (“Send” by default)'),
+    successMessage: z.string().max(2000).optional().describe('Shown after sending (“Thank you, your answer was sent.” by default)'),
+    open: z.boolean().optional().describe('True publishes the form at its public link; false (the default) closes it (the link answers 404)'),
+  })
+  .meta({ id: 'FormSettings' });
+
 export const View = z
   .object({
     id: z.string(),
@@ -132,8 +162,27 @@ export const View = z
     sort: RowSort,
     hiddenColumns: z.array(z.string()),
     columnOrder: z.array(z.string()),
-    groupBy: z.string().nullable().describe('For a board: the key of the single-select (status) column whose options are its lanes'),
+    groupBy: z
+      .string()
+      .nullable()
+      .describe('For a board: the key of the single-select (status) column whose options are its lanes; for a timeline, optional lanes by a status or person column'),
     rowHeight: z.enum(ROW_HEIGHTS),
     position: z.number().describe('Order among the sheet’s views'),
+    dateColumn: z.string().nullable().optional().describe('Calendar and timeline: the date column each row is placed by (its start)'),
+    endDateColumn: z.string().nullable().optional().describe('Calendar and timeline: the date column a row ends on; null for rows of one date'),
+    coverColumn: z.string().nullable().optional().describe('Gallery: the attachment or url column a card’s cover image comes from'),
+    cardFields: z.array(z.string()).optional().describe('Gallery: the columns shown on each card, in order'),
+    form: z
+      .object({
+        title: z.string(),
+        description: z.string(),
+        fields: z.array(z.object({ column: z.string(), label: z.string().optional(), help: z.string().optional(), required: z.boolean() })),
+        submitLabel: z.string().optional(),
+        successMessage: z.string().optional(),
+        open: z.boolean(),
+      })
+      .optional()
+      .describe('Form: its title, description, questions and texts, and whether it is open'),
+    publicUrl: z.string().nullable().optional().describe('Form: the public link while the form is open (anyone may answer there, without an account); null while closed'),
   })
   .meta({ id: 'View' });

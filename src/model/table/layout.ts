@@ -140,6 +140,14 @@ export function readRowData(rowMap: RowMap): Record<string, CellValue> {
   return data;
 }
 
+/** One stored cell as it is (not copied: read it, never change it), or undefined; as `readRowData` reads each. */
+export function peekCell(rowMap: RowMap, key: string): unknown {
+  const item = rowMap._map.get(key);
+  if (!item || item.deleted) return undefined;
+  const content = item.content.getContent();
+  return content[content.length - 1];
+}
+
 /** Structural equality for JSON values (column fields such as `options`). */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -44,6 +44,8 @@ export const OPS_BY_TYPE: Record<ColumnType, readonly FilterOp[]> = {
   // A link cell by the ids it holds ("tasks of project X"); a lookup, computed from other rows, by emptiness only.
   link: ['eq', 'neq', 'in', 'empty'],
   lookup: ['empty'],
+  // An attachment cell holds file ids, which mean nothing to compare: whether it has files.
+  attachment: ['empty'],
   // Formula and rollup columns filter as their result type (`filterType`); these are for one whose type is unknown.
   formula: ['empty'],
   rollup: ['empty'],

@@ -9,7 +9,7 @@ export type CellValue = string | number | boolean | null | string[];
 
 export type RowData = Record<string, CellValue>;
 
-export const COLUMN_TYPES = ['text', 'longtext', 'number', 'status', 'person', 'date', 'url', 'checkbox', 'select', 'link', 'lookup', 'formula', 'rollup'] as const;
+export const COLUMN_TYPES = ['text', 'longtext', 'number', 'status', 'person', 'date', 'url', 'checkbox', 'select', 'link', 'lookup', 'formula', 'rollup', 'attachment'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 
 export interface ColumnOption {

@@ -20,10 +20,15 @@ export interface CellValidationOptions {
    * such row). Without it any ids pass.
    */
   links?: { targetSheetOf(column: ColumnDef): string | null; sheetOfRow(rowId: string): string | null };
+  /** For attachment cells: whether an id names a live file of this workspace. Without it any ids pass. */
+  files?: { isLiveFile(fileId: string): boolean };
 }
 
 /** Most ids one link cell holds. */
 export const MAX_LINKS_PER_CELL = 1_000;
+
+/** Most files one attachment cell holds. */
+export const MAX_ATTACHMENTS_PER_CELL = 100;
 
 type Check = (value: unknown, column: ColumnDef, options: CellValidationOptions) => { code: string; message: string } | null;
 
@@ -83,6 +88,13 @@ const CHECKS: Record<string, Check> = {
     }
     return null;
   },
+  attachment: (value, column, options) => {
+    if (!Array.isArray(value)) return wrongType(column, 'an array of files uploaded to this workspace, as `[{ "fileId": "fil_…" }]`');
+    if (value.length > MAX_ATTACHMENTS_PER_CELL) return { code: 'too_many', message: `${column.key} holds at most ${MAX_ATTACHMENTS_PER_CELL} files.` };
+    if (value.some((id) => id === '' || id.length > 100)) return { code: 'invalid_format', message: `${column.key}: a file id is a non-empty string.` };
+    const unknown = options.files ? value.find((id) => !options.files!.isLiveFile(id)) : undefined;
+    return unknown === undefined ? null : { code: 'file_not_found', message: `${column.key}: there is no file ${unknown} in this workspace (upload it first).` };
+  },
   person: (value, column, options) => {
     const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? value : null;
     if (!ids) return wrongType(column, 'a principal id or an array of them');
@@ -107,6 +119,34 @@ export function normalizeLinkCells<T extends Record<string, unknown>>(columns: r
     else if (Array.isArray(value) && value.every((id) => typeof id === 'string')) normalized[key] = [...new Set(value)];
   }
   return normalized as T;
+}
+
+/**
+ * Attachment cells as stored: an array of file ids. A write may name each
+ * file as `{ fileId }` (the form reads answer, so a cell read can be written
+ * back as it is), or by its id; one file alone becomes an array of one, and
+ * a file named twice is kept once. Other values are returned as given, for
+ * `validateCellValues` to refuse.
+ */
+export function normalizeAttachmentCells<T extends Record<string, unknown>>(columns: readonly ColumnDef[], data: T): T {
+  const attachments = new Set(columns.filter((column) => column.type === 'attachment').map((column) => column.key));
+  if (!Object.keys(data).some((key) => attachments.has(key))) return data;
+  const normalized: Record<string, unknown> = { ...data };
+  for (const key of Object.keys(data)) {
+    if (!attachments.has(key)) continue;
+    const value = data[key];
+    const items = value === null || value === undefined ? null : Array.isArray(value) ? value : [value];
+    if (!items) continue;
+    const ids = items.map(fileIdOf);
+    if (ids.every((id): id is string => id !== null)) normalized[key] = [...new Set(ids)];
+  }
+  return normalized as T;
+}
+
+function fileIdOf(item: unknown): string | null {
+  if (typeof item === 'string') return item;
+  if (item !== null && typeof item === 'object' && !Array.isArray(item) && typeof (item as { fileId?: unknown }).fileId === 'string') return (item as { fileId: string }).fileId;
+  return null;
 }
 
 function readOnlyMessage(column: ColumnDef): string {

@@ -18,7 +18,11 @@ import { FormulaEditor } from './FormulaEditor';
 import { FormDialog } from '../ui/FormDialog';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Board } from './Board';
-import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
+import { Calendar } from './Calendar';
+import { Gallery } from './Gallery';
+import { Timeline } from './Timeline';
+import { FormBuilder } from './FormBuilder';
+import { NewViewDialog, PLAIN_GRID, ViewBar, type NewViewFields } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
 import { nextDraft, readStored, shownQuery, useStoredDrafts, writeStored, type ViewDraft } from './view-draft';
 import { CsvTools } from './CsvImport';
@@ -144,6 +148,7 @@ export function TableSurface(props: SurfaceViewProps) {
   const sorted = query.sort.length > 0;
   const conditions = countConditions(query.filter);
   const filtered = conditions > 0;
+  const dateColumn = view?.kind === 'calendar' || view?.kind === 'timeline' ? allColumns.find((column) => column.key === view.dateColumn && column.type === 'date') : undefined;
   const lanesColumn = view?.kind === 'board' ? allColumns.find((column) => column.key === view.groupBy && column.type === 'status') : undefined;
   const peerCells: PeerCell[] = peers.flatMap((peer) => {
     const cell = peer.state.cell as { surfaceId?: string; rowId?: string; key?: string } | null | undefined;
@@ -228,14 +233,14 @@ export function TableSurface(props: SurfaceViewProps) {
         : model.updateColumn(surface.id, column.id, { hidden: hide }),
     );
 
-  const createView = (fields: { name: string; kind: ViewKind; groupBy: string | null }) => {
+  const createView = (fields: NewViewFields) => {
     // A new view starts as the grid looks now: the sheet's hidden columns stay hidden in it.
     const created = model.createView(surface.id, { ...fields, hiddenColumns: allColumns.filter((column) => column.hidden).map((column) => column.key) });
     pick(created.id);
   };
 
   /** What is on show, this person's filter and sort included, as a new view for everyone; the draft it came from is done. */
-  const saveAsView = (fields: { name: string; kind: ViewKind; groupBy: string | null }) => {
+  const saveAsView = (fields: NewViewFields) => {
     const layout = view
       ? { hiddenColumns: view.hiddenColumns, columnOrder: view.columnOrder, rowHeight: view.rowHeight }
       : { hiddenColumns: allColumns.filter((column) => column.hidden).map((column) => column.key) };
@@ -253,7 +258,7 @@ export function TableSurface(props: SurfaceViewProps) {
 
   const viewItems = (shown: ViewDef): MenuItem[] => [
     { label: 'Rename…', icon: 'edit', onSelect: () => setDialog({ kind: 'rename-view', view: shown }) },
-    ...(shown.kind === 'board' ? [] : [{ label: 'Duplicate', icon: 'copy', onSelect: () => run(() => createView({ name: `${shown.name} copy`, kind: shown.kind, groupBy: shown.groupBy })) }]),
+    ...(shown.kind === 'board' ? [] : [{ label: 'Duplicate', icon: 'copy', onSelect: () => run(() => createView({ name: `${shown.name} copy`, kind: shown.kind, groupBy: shown.groupBy, dateColumn: shown.dateColumn, endDateColumn: shown.endDateColumn, coverColumn: shown.coverColumn, cardFields: shown.cardFields, form: shown.form && { ...shown.form, open: false } })) }]),
     { separator: true, label: '' },
     {
       label: 'Delete view',
@@ -427,7 +432,13 @@ export function TableSurface(props: SurfaceViewProps) {
         )}
         {/* The tools at the end wrap as one group (to a second line, on the right) when the toolbar runs out of room. */}
         <span class="table-toolbar-end">
-          <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
+          <CsvTools
+            workspaceId={context.workspace.id}
+            surface={surface}
+            columns={allColumns}
+            shown={view ? { viewId: view.id } : { columns: columns.map((column) => column.key) }}
+            editable={editable}
+          />
           {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
           {suggesting && (
             <>
@@ -453,7 +464,45 @@ export function TableSurface(props: SurfaceViewProps) {
           )}
         </span>
       </div>
-      {view?.kind === 'board' ? (
+      {view?.kind === 'calendar' && dateColumn ? (
+        <Calendar
+          model={model}
+          dateColumn={dateColumn}
+          endDateColumn={allColumns.find((column) => column.key === view.endDateColumn && column.type === 'date') ?? null}
+          columns={columns}
+          rowIds={rowIds}
+          version={version}
+          editable={editable}
+          onItemMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
+        />
+      ) : view?.kind === 'timeline' && dateColumn ? (
+        <Timeline
+          model={model}
+          dateColumn={dateColumn}
+          endDateColumn={allColumns.find((column) => column.key === view.endDateColumn && column.type === 'date') ?? null}
+          laneColumn={allColumns.find((column) => column.key === view.groupBy && (column.type === 'status' || column.type === 'person')) ?? null}
+          columns={columns}
+          rowIds={rowIds}
+          version={version}
+          editable={editable}
+          onBarMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
+        />
+      ) : view?.kind === 'form' ? (
+        <FormBuilder model={model} view={view} columns={allColumns} editable={editable} workspaceId={context.workspace.id} />
+      ) : view?.kind === 'gallery' ? (
+        <Gallery
+          model={model}
+          workspaceId={context.workspace.id}
+          viewId={view.id}
+          coverColumn={allColumns.find((column) => column.key === view.coverColumn) ?? null}
+          cardFields={(view.cardFields ?? []).flatMap((key) => allColumns.filter((column) => column.key === key))}
+          columns={columns}
+          rowIds={rowIds}
+          version={version}
+          people={people}
+          onCardMenu={(rowId, anchor) => setMenu({ kind: 'row', rowId, anchor })}
+        />
+      ) : view?.kind === 'board' ? (
         lanesColumn ? (
           <Board
             model={model}
@@ -506,12 +555,12 @@ export function TableSurface(props: SurfaceViewProps) {
         cellWriters={cellWriters}
       />
       )}
-      {rowIds.length === 0 && filtered && view?.kind !== 'board' && (
+      {rowIds.length === 0 && filtered && (!view || view.kind === 'grid') && (
         <div class="grid-empty">
           <p>No rows match the filter.</p>
         </div>
       )}
-      {sheetRowIds.length === 0 && view?.kind !== 'board' && (
+      {sheetRowIds.length === 0 && (!view || view.kind === 'grid') && (
         <div class="grid-empty">
           <p>{editable ? 'No rows yet. Add one, or let an agent fill the table through the API.' : 'No rows yet.'}</p>
           {editable && (
@@ -554,7 +603,7 @@ export function TableSurface(props: SurfaceViewProps) {
       {dialog?.kind === 'new-view' && (
         <NewViewDialog
           columns={allColumns}
-          suggestedName={(kind) => uniqueName(kind === 'board' ? 'Board' : 'Grid view', views)}
+          suggestedName={(kind) => uniqueName(kind === 'grid' ? 'Grid view' : `${kind[0]!.toUpperCase()}${kind.slice(1)}`, views)}
           onClose={() => setDialog(null)}
           onCreate={createView}
         />

@@ -302,6 +302,11 @@ export class TableModel {
     updateRowCells(this.doc, rowId, { [key]: value }, LOCAL);
   }
 
+  /** Several cells of a row in one change (a calendar item moved: its start and end together). */
+  setCells(rowId: string, data: Record<string, CellValue>): void {
+    updateRowCells(this.doc, rowId, data, LOCAL);
+  }
+
   /** Adds an empty row (or one with `data`) at `position`, the tail by default; returns its id. */
   addRow(surfaceId: string, data: RowData = {}, position?: number): string {
     ensureSheet(this.doc, surfaceId, LOCAL);

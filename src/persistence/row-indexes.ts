@@ -1,0 +1,106 @@
+import { sql } from 'kysely';
+import { storableText } from '../lib/text';
+import { dateInstant } from '../model/table/windows';
+import type { Executor } from './database';
+
+/**
+ * Two indexes beside the row projection, kept in the same statements'
+ * transaction as it (src/persistence/table-rows.ts): the date cells of each
+ * row (`row_dates`), for calendar and timeline windows, and the files each
+ * row names (`row_files`), for attachment files no row uses any more. Both
+ * are read from the cells alone, whatever their column's type: a string that
+ * is an ISO 8601 date, a string in an array that is a file id. A reader asks
+ * by column key and checks what it gets against the table document.
+ *
+ * A window of days over one start column is a few bounded range scans of
+ * `(workspace_id, column_key, span_class, at)`: each date entry records how
+ * many days on the row's latest date is (`reach_days`; a range's end is
+ * among them) and the power of two above it (`span_class`), so a row whose
+ * start and end overlap [from, to) starts after `from - 2^class` days. The
+ * entries a scan finds are a superset (the reach is to the row's latest
+ * date of any column); the caller keeps the rows that truly overlap.
+ */
+
+const DAY = 86_400_000;
+/** Classes 0..23: reach up to 2^23 days, far past the 3.65 million days between years 0000 and 9999. */
+const SPAN_CLASSES = 24;
+const FILE_ID = /^fil_[0-9A-Za-z]{1,64}$/;
+/** The first instant Postgres and JavaScript both write alike (Postgres has no year 0): earlier dates are not indexed. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+// Six parameters a date entry; Postgres allows 65,535 a statement.
+const ENTRIES_PER_INSERT = 5_000;
+const IDS_PER_STATEMENT = 30_000;
+
+export type IndexedRow = { id: string; workspaceId: string; data: Record<string, unknown> };
+
+function spanClass(reachDays: number): number {
+  return reachDays === 0 ? 0 : Math.min(SPAN_CLASSES - 1, Math.floor(Math.log2(reachDays)) + 1);
+}
+
+/** Replaces the index entries of these rows with what their cells hold now. */
+export async function indexRows(db: Executor, rows: readonly IndexedRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const byWorkspace = new Map<string, string[]>();
+  for (const row of rows) byWorkspace.set(row.workspaceId, [...(byWorkspace.get(row.workspaceId) ?? []), row.id]);
+  for (const [workspaceId, ids] of byWorkspace) await unindexRows(db, workspaceId, ids);
+  const dates: Array<{ workspaceId: string; rowId: string; columnKey: string; at: Date; reachDays: number; spanClass: number }> = [];
+  const files: Array<{ workspaceId: string; rowId: string; fileId: string }> = [];
+  for (const row of rows) {
+    const instants: Array<{ key: string; at: number }> = [];
+    const named = new Set<string>();
+    for (const [key, value] of Object.entries(row.data)) {
+      const at = dateInstant(value);
+      if (at !== null && at >= EARLIEST) instants.push({ key: storableText(key), at });
+      if (Array.isArray(value)) for (const item of value) if (typeof item === 'string' && FILE_ID.test(item)) named.add(item);
+    }
+    let latest = -Infinity;
+    for (const { at } of instants) latest = Math.max(latest, at);
+    for (const { key, at } of instants) {
+      const reachDays = Math.ceil((latest - at) / DAY);
+      dates.push({ workspaceId: row.workspaceId, rowId: row.id, columnKey: key, at: new Date(at), reachDays, spanClass: spanClass(reachDays) });
+    }
+    for (const fileId of named) files.push({ workspaceId: row.workspaceId, rowId: row.id, fileId });
+  }
+  for (let from = 0; from < dates.length; from += ENTRIES_PER_INSERT) {
+    await db.insertInto('rowDates').values(dates.slice(from, from + ENTRIES_PER_INSERT)).execute();
+  }
+  for (let from = 0; from < files.length; from += ENTRIES_PER_INSERT) {
+    await db.insertInto('rowFiles').values(files.slice(from, from + ENTRIES_PER_INSERT)).execute();
+  }
+}
+
+export async function unindexRows(db: Executor, workspaceId: string, ids: readonly string[]): Promise<void> {
+  for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
+    const chunk = ids.slice(from, from + IDS_PER_STATEMENT);
+    await db.deleteFrom('rowDates').where('workspaceId', '=', workspaceId).where('rowId', 'in', chunk).execute();
+    await db.deleteFrom('rowFiles').where('workspaceId', '=', workspaceId).where('rowId', 'in', chunk).execute();
+  }
+}
+
+export async function unindexWorkspace(db: Executor, workspaceId: string): Promise<void> {
+  await db.deleteFrom('rowDates').where('workspaceId', '=', workspaceId).execute();
+  await db.deleteFrom('rowFiles').where('workspaceId', '=', workspaceId).execute();
+}
+
+/**
+ * Ids of the rows whose `startKey` date falls in [from, to), or, with
+ * `reach`, whose span from that date to their latest date overlaps it: a
+ * superset of the rows of a window, for the caller to check exactly.
+ */
+export async function findRowsInWindow(db: Executor, workspaceId: string, window: { startKey: string; from: Date; to: Date; reach: boolean }): Promise<string[]> {
+  const key = storableText(window.startKey);
+  const scans = Array.from({ length: SPAN_CLASSES }, (_, spanClass) => {
+    // Entries of this class reach less than 2^class days past their date.
+    const lower = new Date(Math.max(EARLIEST, window.reach ? window.from.getTime() - 2 ** spanClass * DAY : window.from.getTime()));
+    return sql<{ id: string }>`(select row_id as id from row_dates where workspace_id = ${workspaceId} and column_key = ${key} and span_class = ${spanClass} and at >= ${lower} and at < ${window.to})`;
+  });
+  const { rows } = await sql<{ id: string }>`${sql.join(scans, sql` union all `)}`.execute(db);
+  return [...new Set(rows.map((row) => row.id))];
+}
+
+/** Which of `fileIds` some row of the workspace names. */
+export async function filesNamedByRows(db: Executor, workspaceId: string, fileIds: readonly string[]): Promise<Set<string>> {
+  if (fileIds.length === 0) return new Set();
+  const rows = await db.selectFrom('rowFiles').select('fileId').distinct().where('workspaceId', '=', workspaceId).where('fileId', 'in', fileIds).execute();
+  return new Set(rows.map((row) => row.fileId));
+}

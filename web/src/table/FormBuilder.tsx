@@ -1,0 +1,139 @@
+import { useEffect, useState } from 'preact/hooks';
+import { FORM_COLUMN_TYPES, type FormField, type FormSettings } from '../../../src/model/table/views';
+import { api } from '../lib/api';
+import { Button } from '../ui/primitives';
+import type { ColumnDef, TableModel, ViewDef } from './table-model';
+
+/**
+ * A form view's builder (docs/TABLES.md "Forms"): its title, description and
+ * texts, which columns it asks (with a question, help and whether an answer
+ * is required), and whether it is open. Every change is a change of the view
+ * in the table document, live for everyone like any view; the public link is
+ * the server's (made the first time the form is read open), read over REST
+ * while the form is open.
+ */
+export function FormBuilder(props: { model: TableModel; view: ViewDef; columns: ColumnDef[]; editable: boolean; workspaceId: string }) {
+  const { model, view, editable } = props;
+  const form: FormSettings = view.form ?? { title: view.name, description: '', fields: [], open: false };
+  const [publicUrl, setPublicUrl] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!form.open) return setPublicUrl(null);
+    let current = true;
+    // The document may reach the server a moment after this change: ask until the view reads open there.
+    const look = (tries: number) =>
+      api<{ views: Array<{ id: string; publicUrl?: string | null }> }>('GET', `/api/workspaces/${encodeURIComponent(props.workspaceId)}/views?surfaceId=${encodeURIComponent(view.surfaceId)}`)
+        .then((answer) => {
+          const url = answer.views.find((candidate) => candidate.id === view.id)?.publicUrl ?? null;
+          if (!current) return;
+          if (url) setPublicUrl(url);
+          else if (tries > 0) setTimeout(() => current && void look(tries - 1), 300);
+        })
+        .catch(() => {
+          // Offline: the link shows once the server is reachable and the form is read again.
+        });
+    void look(20);
+    return () => {
+      current = false;
+    };
+  }, [form.open, view.id, view.surfaceId, props.workspaceId]);
+
+  const write = (patch: Partial<FormSettings>) => model.updateView(view.id, { form: { ...form, ...patch } });
+  const askable = props.columns.filter((column) => FORM_COLUMN_TYPES.has(column.type));
+  const asked = new Map(form.fields.map((field) => [field.column, field]));
+  // The questions in the form's order, then the columns it could ask.
+  const ordered = [...form.fields.flatMap((field) => askable.filter((column) => column.key === field.column)), ...askable.filter((column) => !asked.has(column.key))];
+  const setField = (column: string, change: Partial<FormField> | null) => {
+    const fields = change === null ? form.fields.filter((field) => field.column !== column) : asked.has(column) ? form.fields.map((field) => (field.column === column ? { ...field, ...change } : field)) : [...form.fields, { column, required: false, ...change }];
+    write({ fields });
+  };
+  const text = (value: string) => value.trim();
+
+  return (
+    <div class="form-builder">
+      <section class="form-builder-status" aria-label="Sharing">
+        {form.open ? (
+          <>
+            <p>
+              <strong>Open:</strong> anyone with the link can answer, without an account.{' '}
+              {publicUrl ? (
+                <a href={publicUrl} target="_blank" rel="noopener noreferrer" class="form-builder-link">
+                  {publicUrl}
+                </a>
+              ) : (
+                <span class="muted">Making the link…</span>
+              )}
+            </p>
+            {editable && (
+              <Button variant="secondary" onClick={() => write({ open: false })}>
+                Close the form
+              </Button>
+            )}
+          </>
+        ) : (
+          <>
+            <p>
+              <strong>Closed:</strong> the form takes no answers and its link answers “not found”.
+            </p>
+            {editable && (
+              <Button variant="primary" disabled={form.fields.length === 0} onClick={() => write({ open: true })}>
+                Open the form
+              </Button>
+            )}
+          </>
+        )}
+      </section>
+      <div class="form-builder-texts">
+        <label class="field">
+          <span>Title</span>
+          <input name="form-title" maxLength={200} disabled={!editable} value={form.title} onChange={(event) => text((event.target as HTMLInputElement).value) && write({ title: text((event.target as HTMLInputElement).value) })} />
+        </label>
+        <label class="field">
+          <span>Description</span>
+          <textarea name="form-description" maxLength={5000} disabled={!editable} value={form.description} onChange={(event) => write({ description: (event.target as HTMLTextAreaElement).value })} />
+        </label>
+        <label class="field">
+          <span>Button</span>
+          <input name="form-submit-label" maxLength={60} placeholder="Send" disabled={!editable} value={form.submitLabel ?? ''} onChange={(event) => write({ submitLabel: text((event.target as HTMLInputElement).value) || undefined })} />
+        </label>
+        <label class="field">
+          <span>Message after sending</span>
+          <textarea name="form-success-message" maxLength={2000} placeholder="Thank you, your answer was sent." disabled={!editable} value={form.successMessage ?? ''} onChange={(event) => write({ successMessage: (event.target as HTMLTextAreaElement).value || undefined })} />
+        </label>
+      </div>
+      <fieldset class="form-builder-questions">
+        <legend>Questions</legend>
+        {ordered.map((column) => {
+          const field = asked.get(column.key);
+          return (
+            <div key={column.key} class={`form-builder-question ${field ? 'is-asked' : ''}`} data-column={column.key}>
+              <label class="form-builder-check">
+                <input type="checkbox" disabled={!editable} checked={Boolean(field)} onChange={(event) => setField(column.key, (event.target as HTMLInputElement).checked ? {} : null)} />
+                <span>
+                  Ask “{column.label}” <small class="muted">({column.type})</small>
+                </span>
+              </label>
+              {field && (
+                <div class="form-builder-question-details">
+                  <label class="field">
+                    <span>Question</span>
+                    <input maxLength={200} disabled={!editable} placeholder={column.label} value={field.label ?? ''} onChange={(event) => setField(column.key, { label: text((event.target as HTMLInputElement).value) || undefined })} />
+                  </label>
+                  <label class="field">
+                    <span>Help</span>
+                    <input maxLength={1000} disabled={!editable} value={field.help ?? ''} onChange={(event) => setField(column.key, { help: (event.target as HTMLInputElement).value || undefined })} />
+                  </label>
+                  <label class="form-builder-check">
+                    <input type="checkbox" disabled={!editable} checked={field.required} onChange={(event) => setField(column.key, { required: (event.target as HTMLInputElement).checked })} />
+                    <span>Required</span>
+                  </label>
+                </div>
+              )}
+            </div>
+          );
+        })}
+        {askable.length === 0 && <p class="muted">This table has no column a form can ask.</p>}
+      </fieldset>
+    </div>
+  );
+}
