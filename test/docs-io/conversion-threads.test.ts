@@ -9,9 +9,13 @@ import { createWorkspace, signInUser, type TestUser } from '../workspaces/helper
  * Word file, it keeps answering other requests. The server runs in this
  * process, so the event loop measured here is the server's: before the
  * conversions moved to worker threads, this doc's Word import held it for
- * seconds (mammoth and the `docx` packer are synchronous), and not one
- * health request was answered meanwhile. The bound (1 s) is far above a
- * turn of a loaded machine's event loop and far below those stalls.
+ * seconds (mammoth and the `docx` packer are synchronous): one stall was
+ * half of the whole request's time, and no health request was answered
+ * meanwhile. Now what stays on the serving thread (reading and writing the
+ * doc's live document) is a small share. The bound is that share, not a
+ * time: the shared machine's load stretches the stalls and the conversion
+ * alike (measured at a load of 12 to 14: before 50% and 58%, after 4% to
+ * 12%), so a quarter of the request's time separates them at any load.
  */
 
 let t: TestApp & { store: { dispose(): Promise<void> } };
@@ -46,8 +50,8 @@ afterAll(async () => {
   await t.store.dispose();
 });
 
-/** Runs `conversion` while health requests go one after another; the longest event-loop stall and how many were answered meanwhile. */
-async function whileServing<T>(conversion: () => Promise<T>): Promise<{ result: T; stallMs: number; healthAnswered: number }> {
+/** Runs `conversion` while health requests go one after another; the longest event-loop stall as a share of the conversion's time, and how many were answered meanwhile. */
+async function whileServing<T>(conversion: () => Promise<T>): Promise<{ result: T; stallShare: number; healthAnswered: number }> {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   let converting = true;
   let healthAnswered = 0;
@@ -59,9 +63,10 @@ async function whileServing<T>(conversion: () => Promise<T>): Promise<{ result: 
     }
   })();
   delay.enable();
+  const started = performance.now();
   try {
     const result = await conversion();
-    return { result, stallMs: delay.max / 1e6, healthAnswered };
+    return { result, stallShare: delay.max / 1e6 / (performance.now() - started), healthAnswered };
   } finally {
     delay.disable();
     converting = false;
@@ -76,16 +81,16 @@ describe('a large doc converted to and from Word', () => {
   };
 
   it('keeps the server answering while it writes the Word file of a 1 MB doc', async () => {
-    const { result, stallMs, healthAnswered } = await whileServing(() => download('bigger'));
+    const { result, stallShare, healthAnswered } = await whileServing(() => download('bigger'));
     expect(result.status).toBe(200);
     expect(result.bytes.subarray(0, 2).toString()).toBe('PK');
     expect(healthAnswered).toBeGreaterThan(0);
-    expect(stallMs).toBeLessThan(1000);
+    expect(stallShare).toBeLessThan(0.25);
   });
 
   it('keeps the server answering while it reads a 300 KB doc\'s Word file, and the doc comes back whole', async () => {
     const word = (await download('big')).bytes;
-    const { result, stallMs, healthAnswered } = await whileServing(async () => {
+    const { result, stallShare, healthAnswered } = await whileServing(async () => {
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(word)]), 'big.docx');
       const response = await fetch(`${t.url}${base}/doc/import?mode=new`, { method: 'POST', body: form, headers: { cookie: `svc-session=${ada.cookie}` } });
@@ -93,7 +98,7 @@ describe('a large doc converted to and from Word', () => {
     });
     expect(result.status).toBe(200);
     expect(healthAnswered).toBeGreaterThan(0);
-    expect(stallMs).toBeLessThan(1000);
+    expect(stallShare).toBeLessThan(0.25);
     const markdown = (await t.request('GET', `${base}/doc?format=markdown&surface=${result.body.surface.slug}`, { as: ada.as })).body.markdown as string;
     expect(markdown).toContain('Paragraph 1: the quick brown fox');
     expect(markdown).toContain('## Section 20');
