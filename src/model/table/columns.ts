@@ -68,7 +68,14 @@ function columnsArrayOf(doc: Y.Doc, surfaceId: string): ColumnsArray {
  * given id that matches no column falls back to the key (the stored column
  * keeps its own id), so a client holding a stale id cannot fork a column.
  */
-export function replaceColumns(doc: Y.Doc, surfaceId: string, columns: readonly ReplacementColumn[], origin: unknown): ColumnDef[] {
+export function replaceColumns(
+  doc: Y.Doc,
+  surfaceId: string,
+  columns: readonly ReplacementColumn[],
+  origin: unknown,
+  /** `renameCells: false`: a renamed column's cells stay under the old key (a run's revert puts cells back itself: src/model/table/runs.ts). */
+  options: { renameCells?: boolean } = {},
+): ColumnDef[] {
   checkReplacement(columns);
   transactTable(doc, origin, () => {
     ensureSheet(doc, surfaceId, origin);
@@ -84,7 +91,7 @@ export function replaceColumns(doc: Y.Doc, surfaceId: string, columns: readonly 
     removeColumnMaps(doc, surfaceId, stored.filter((column) => !matches.includes(column)));
     const added = columns.filter((_, i) => !matches[i]).map((column) => newColumnMap(column, column.id ?? createTableId()));
     if (added.length > 0) columnsArrayOf(doc, surfaceId).push(added);
-    renameCellKeys(doc, surfaceId, renames);
+    if (options.renameCells !== false) renameCellKeys(doc, surfaceId, renames);
   });
   return readColumns(doc, surfaceId);
 }

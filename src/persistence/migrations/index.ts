@@ -20,6 +20,7 @@ import * as m0080 from './0080_suggestions';
 import * as m0081 from './0081_document_attribution';
 import * as m0084 from './0084_surface_former_slugs';
 import * as m0090 from './0090_sync_instances';
+import * as m0100 from './0100_runs';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0081_document_attribution': m0081,
   '0084_surface_former_slugs': m0084,
   '0090_sync_instances': m0090,
+  '0100_runs': m0100,
 };
