@@ -68,6 +68,7 @@ export const SUGGEST_ONLY_DENIED: ReadonlySet<WorkspaceAction> = new Set([
   'manage_surfaces',
   'write_versions',
   'decide_suggestions',
+  'revert_runs',
 ]);
 
 const NO_ACCESS: WorkspaceAccess = { role: null, basis: 'none' };

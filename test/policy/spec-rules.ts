@@ -36,6 +36,8 @@ export const SPEC_WORKSPACE_ACTIONS = [
   'read_versions',
   'write_versions',
   'decide_suggestions',
+  'start_runs',
+  'revert_runs',
 ] as const;
 export type SpecAction = (typeof SPEC_WORKSPACE_ACTIONS)[number];
 
@@ -92,6 +94,10 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   read_versions: 'editor',
   write_versions: 'editor',
   decide_suggestions: 'editor',
+  // Issue 35 (docs/RUNS.md): a run is a unit of one's own writes, so whoever may write anything (a commenter comments) may start one;
+  // reverting someone else's run undoes their writes, which is editing.
+  start_runs: 'commenter',
+  revert_runs: 'editor',
   manage_members: 'owner',
 };
 

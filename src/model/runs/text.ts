@@ -102,6 +102,13 @@ export function recordTextTransaction(transaction: Y.Transaction, root: Y.Abstra
   return record.inserted.length + record.deleted.length + record.attributes.length > 0 ? record : null;
 }
 
+/** Two records of one text as one (folding treats a text's records as a whole, in order). */
+export function mergeTextRecords(first: TextRecord, next: TextRecord): TextRecord {
+  const inserted = [...first.inserted];
+  for (const piece of next.inserted) appendInserted(inserted, { ...piece });
+  return { inserted, deleted: [...first.deleted, ...next.deleted], attributes: [...first.attributes, ...next.attributes] };
+}
+
 function noteAttribute(record: TextRecord, item: Y.Item, transaction: Y.Transaction) {
   const element = (item.parent as Y.AbstractType<any>)._item;
   // Attributes of a block made in this transaction belong to its insertion.
@@ -256,25 +263,32 @@ function foldAttributes(changes: AttributeChange[]): AttributeChange[] {
   return [...folded.values()].filter((change) => !sameValue(change.before, change.after));
 }
 
-/** The text a folded record inserted and deleted, each in document order (as far as the text still places it). */
+/** The text a folded record inserted and deleted, each in document order (as far as the text still places it), side by side pieces as one. */
 export function presentText(folded: FoldedText, root: Y.AbstractType<any> | null): { inserted: string[]; deleted: string[] } {
   const order = root ? documentOrder(root) : new Map<Y.Item, number>();
   const place = (c: number, k: number) => {
     const item = root ? itemAt(root.doc!, c, k) : null;
     const at = item ? order.get(item) : undefined;
-    return at === undefined ? Number.MAX_SAFE_INTEGER : at;
+    return { at: at === undefined ? Number.MAX_SAFE_INTEGER : at, parent: item?.parent ?? null };
   };
-  const inserted = folded.insertedText.map((piece) => ({ ...piece, at: place(piece.c, piece.k) }));
-  inserted.sort((a, b) => a.at - b.at || a.c - b.c || a.k - b.k);
+  const inserted = folded.insertedText.map((piece) => ({ c: piece.c, k: piece.k, text: piece.s!, joins: true, ...place(piece.c, piece.k) }));
+  const deleted = folded.deleted.map((piece) =>
+    piece.t === 'text' ? { c: piece.c, k: piece.k, text: piece.s, joins: true, ...place(piece.c, piece.k) } : { c: piece.c, k: piece.k, text: plainText(piece.node), joins: false, ...place(piece.c, piece.k) },
+  );
+  return { inserted: joinAdjacent(inserted), deleted: joinAdjacent(deleted) };
+}
+
+/** Texts in document order; pieces of one parent whose item ids follow each other (typed or deleted a character at a time) read as one. */
+function joinAdjacent(pieces: Array<{ c: number; k: number; text: string; joins: boolean; at: number; parent: unknown }>): string[] {
+  pieces.sort((a, b) => a.at - b.at || a.c - b.c || a.k - b.k);
   const texts: string[] = [];
-  let last: (InsertedPiece & { at: number }) | null = null;
-  for (const piece of inserted) {
-    if (last && last.c === piece.c && last.k + last.n === piece.k) texts[texts.length - 1] += piece.s!;
-    else texts.push(piece.s!);
+  let last: (typeof pieces)[number] | null = null;
+  for (const piece of pieces) {
+    if (last && piece.joins && last.joins && last.parent === piece.parent && last.c === piece.c && last.k + last.text.length === piece.k) texts[texts.length - 1] += piece.text;
+    else texts.push(piece.text);
     last = piece;
   }
-  const deleted = folded.deleted.map((piece) => ({ piece, at: place(piece.c, piece.k) })).sort((a, b) => a.at - b.at || a.piece.c - b.piece.c || a.piece.k - b.piece.k);
-  return { inserted: texts.filter(Boolean), deleted: deleted.map(({ piece }) => (piece.t === 'text' ? piece.s : plainText(piece.node))).filter(Boolean) };
+  return texts.filter(Boolean);
 }
 
 function plainText(node: SerializedNode): string {
