@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { openSse } from '../helpers/sse';
 import { acknowledged, synced } from '../helpers/sync';
 import { createWorkspace, insertKey } from '../workspaces/helpers';
 import { bearerOf, ok, paragraph, tool, useRunsApp } from './helpers';
@@ -41,6 +42,8 @@ describe('an agent run', () => {
     const s = await sprint('sprint');
     const [importer, login, notes, docs] = s.rows as [string, string, string, string];
     const mcp = await r.mcp(bearerOf(s.agent.as));
+    const sse = openSse(`${t.url}${s.base}/subscribe`, { cookie: `svc-session=${ada.cookie}` });
+    expect(await sse.ready).toBe(200);
 
     // The agent starts its run over MCP and works over all three ways in.
     const { run } = await tool(mcp, 'start_run', { slug: 'sprint', name: 'Weekly triage' });
@@ -137,6 +140,10 @@ describe('an agent run', () => {
       ['run.started', 'ada', answer.body.revertRun],
       ['run.started', 'triage-bot', run.id],
     ]);
+
+    // The same run events reach the live stream (and webhooks: one event record serves all three).
+    await expect.poll(() => sse.frames.filter((f) => f.event?.startsWith('run.')).map((f) => f.event)).toEqual(['run.started', 'run.started', 'run.ended', 'run.reverted']);
+    sse.close();
 
     // Reverting the revert applies the run again (where nobody changed anything since, nothing conflicts).
     const again = await ok(r.call('POST', `${s.base}/runs/${answer.body.revertRun}/revert`, ada.as));

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { startTestApp, type Credential, type TestApp } from '../helpers/app';
 import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, insertKey, signInUser } from '../workspaces/helpers';
 import { bearerOf, paragraph } from './helpers';
@@ -21,7 +21,7 @@ afterAll(async () => {
   await opened[0]?.store.dispose();
 });
 
-async function ok(t: TestApp, method: string, path: string, as: Parameters<TestApp['request']>[2]['as'], body?: unknown, run?: string) {
+async function ok(t: TestApp, method: string, path: string, as: Credential, body?: unknown, run?: string) {
   const res = await t.request(method, path, { as, ...(body === undefined ? {} : { body }), ...(run ? { headers: { 'trellis-run': run } } : {}) });
   expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
   return res.body;
