@@ -23,6 +23,9 @@ describe('a suggest-only key', () => {
     expect(can(access, 'edit_doc', workspace)).toBe(false);
     expect(can(access, 'write_rows', workspace)).toBe(false);
     expect(can(access, 'decide_suggestions', workspace)).toBe(false);
+    // Runs (issue 35): a suggest-only key's suggestions join runs of its own, and it reverts none.
+    expect(can(access, 'start_runs', workspace)).toBe(true);
+    expect(can(access, 'revert_runs', workspace)).toBe(false);
   });
 
   it('is refused with 403 forbidden naming suggestions', () => {
