@@ -183,7 +183,7 @@ async function putFigures(): Promise<Figures> {
 
 // --------------------------------------------------------------- the trace
 
-type ServerInfo = { url: string; documentName: string; cookie?: string };
+type ServerInfo = { url: string; documentName: string; cookie?: string; runId?: string };
 type ServerStats = {
   text: string;
   stateV1Bytes: number;
@@ -201,24 +201,25 @@ export function loadTrace(): Trace {
   return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
 }
 
-function spawnServer(mode: 'trellis' | 'bare', prefill: number, noCompaction: boolean) {
+function spawnServer(mode: 'trellis' | 'bare', prefill: number, noCompaction: boolean, inRun: boolean) {
   // The server on core 0, this replaying client on core 1 (pinned in traceFigures).
-  const env = { BENCH_PREFILL: String(prefill), BENCH_NO_COMPACTION: noCompaction ? '1' : '0' };
+  const env = { BENCH_PREFILL: String(prefill), BENCH_NO_COMPACTION: noCompaction ? '1' : '0', BENCH_RUN: inRun ? '1' : '0' };
   return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode}_${process.pid}`, { core: 0, env });
 }
 
 /** The text a trace prefix leaves, applied like Array.prototype.splice. */
-function expectedText(trace: Trace, edits: number): string {
+export function expectedText(trace: Trace, edits: number): string {
   if (edits >= trace.txns.length) return trace.endContent;
   const chars = [...trace.startContent];
   for (let i = 0; i < edits; i++) for (const [pos, del, ins] of trace.txns[i]!.patches) chars.splice(pos, del, ...ins);
   return chars.join('');
 }
 
-async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number, prefill = 0, noCompaction = false) {
-  const { info, child } = await spawnServer(mode, prefill, noCompaction);
+/** `inRun`: the client's connection names a run of its user (`?run=`), so every edit is recorded as the run's (bench/runs.ts). */
+export async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number, prefill = 0, noCompaction = false, inRun = false) {
+  const { info, child } = await spawnServer(mode, prefill, noCompaction, inRun);
   try {
-    const client = connectClient(info.url, info.documentName, { cookie: info.cookie });
+    const client = connectClient(info.url, info.documentName, { cookie: info.cookie }, info.runId ? { run: info.runId } : {});
     await synced(client, 60_000);
     // The documented doc layout: one paragraph whose Y.XmlText takes the edits.
     const text = new Y.XmlText();

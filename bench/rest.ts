@@ -32,7 +32,7 @@ import type { RestServerInfo } from './rest-server';
 import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
-type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
+export type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
 type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; statuses: Record<string, number> };
 
 const CONNECTIONS = 10;
@@ -43,7 +43,7 @@ function percentile(sorted: number[], p: number) {
 }
 
 /** `CONNECTIONS` clients in closed loops for `seconds`, after a short warm-up. */
-async function drive(info: RestServerInfo, scenario: Scenario, seconds: number, connections = CONNECTIONS): Promise<Result> {
+export async function drive(info: RestServerInfo, scenario: Scenario, seconds: number, connections = CONNECTIONS): Promise<Result> {
   const url = info.url;
   const dispatcher = new Agent({ connections, pipelining: 1, keepAliveTimeout: 60_000 });
   let counter = 0;
@@ -103,7 +103,7 @@ function describe(name: string, result: Result, bare?: Result, anchors: Array<[s
 
 const json = { 'content-type': 'application/json' };
 
-async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
+export async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
   const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode.replace(/-/g, '_')}_${process.pid}`, { core: 0, env });
   try {
     return await run(info);

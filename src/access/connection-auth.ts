@@ -168,7 +168,8 @@ async function namedRun(services: Services, actor: Actor | null, workspaceId: st
   if (!run) return null;
   if (!actor) throw new SyncAccessError('run_not_found');
   try {
-    return (await services.runs.writable(actor.principal.id, workspaceId, run)).id;
+    await services.runs.writable(actor.principal.id, workspaceId, run);
+    return run;
   } catch (error) {
     if (error instanceof ApiError) throw new SyncAccessError(error.code);
     throw error;

@@ -42,6 +42,8 @@ export class RunRegistry {
   private readonly opening = new Map<string, Promise<Joined>>();
   /** Runs found open, and when: a sync connection's run is re-checked at most once a second. */
   private readonly openSeen = new Map<string, number>();
+  /** Whose and where the runs in `openSeen` are (they never change). */
+  private readonly namedSeen = new Map<string, { workspaceId: string; principalId: string }>();
   readonly idleRuns: PeriodicJob<number>;
 
   constructor(private readonly services: RunDeps) {
@@ -60,21 +62,38 @@ export class RunRegistry {
    */
   async join(actor: Actor, workspaceId: string, requested: string | null): Promise<Joined | null> {
     if (requested !== null) {
-      const run = await this.writable(actor.principal.id, workspaceId, requested);
-      return { id: run.id, principalId: run.principalId };
+      await this.writable(actor.principal.id, workspaceId, requested);
+      return { id: requested, principalId: actor.principal.id };
     }
     if (actor.via === 'session') return null;
     return this.automaticRun(actor, workspaceId);
   }
 
-  /** The actor's own open run `id` in the workspace, or the error a write naming it gets. */
-  async writable(principalId: string, workspaceId: string, id: string): Promise<RunRow> {
+  /**
+   * Checks that `id` is the actor's own open run in the workspace, else
+   * throws the error a write naming it gets. A run found open is trusted
+   * for a second (as a sync connection's is), so an agent writing in a
+   * loop costs no lookup per write; ending it through this process is
+   * seen at once, through another within that second.
+   */
+  async writable(principalId: string, workspaceId: string, id: string): Promise<void> {
+    const known = this.namedSeen.get(id);
+    const seen = this.openSeen.get(id);
+    if (known && seen !== undefined && Date.now() - seen < 1_000) {
+      if (known.workspaceId !== workspaceId || known.principalId !== principalId) throw runErrors.notFound();
+      return;
+    }
     const run = await findRun(this.services.db, id);
     if (!run || run.workspaceId !== workspaceId || run.principalId !== principalId) throw runErrors.notFound();
     if (statusOf(run, this.services.clock.now()) === 'ended') throw runErrors.ended(id);
+    // Runs nobody ends stay in these maps: start them over past a bound rather than grow without one.
+    if (this.namedSeen.size >= 10_000) {
+      this.namedSeen.clear();
+      this.openSeen.clear();
+    }
     this.openSeen.set(id, Date.now());
+    this.namedSeen.set(id, { workspaceId: run.workspaceId, principalId: run.principalId });
     if (run.automatic && run.actorKey) this.automatic.set(`${workspaceId}\u0000${run.actorKey}`, { id, principalId, lastWrite: this.services.clock.now().getTime() });
-    return run;
   }
 
   /** Whether a run named by an open sync connection still takes writes (looked up at most once a second). */
@@ -84,7 +103,7 @@ export class RunRegistry {
     const run = await findRun(this.services.db, id);
     const open = Boolean(run) && statusOf(run!, this.services.clock.now()) === 'open';
     if (open) this.openSeen.set(id, Date.now());
-    else this.openSeen.delete(id);
+    else this.forget(id);
     return open;
   }
 
@@ -147,7 +166,7 @@ export class RunRegistry {
   /** Ends a run (once: ending an ended run changes nothing); `run.ended` carries the principal who ended it. */
   async end(run: RunRow, at: Date = this.services.clock.now(), by: Principal | null = null): Promise<RunRow> {
     const ended = await endRun(this.services.db, run.id, at);
-    this.openSeen.delete(run.id);
+    this.forget(run.id);
     if (run.automatic && run.actorKey) {
       const key = `${run.workspaceId}\u0000${run.actorKey}`;
       if (this.automatic.get(key)?.id === run.id) this.automatic.delete(key);
@@ -156,6 +175,11 @@ export class RunRegistry {
     const principal = by ?? (await findPrincipals(this.services.db, [run.principalId])).get(run.principalId) ?? null;
     await this.announce('run.ended', ended, principal);
     return ended;
+  }
+
+  private forget(id: string) {
+    this.openSeen.delete(id);
+    this.namedSeen.delete(id);
   }
 
   /** Ends the automatic runs idle for 15 minutes (their end is 15 minutes after their last write). */
