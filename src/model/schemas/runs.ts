@@ -64,8 +64,10 @@ export type ChangeRecord = z.infer<typeof Change>;
 export const RunResponse = z.object({ run: Run });
 
 export const ListResponse = z.object({ runs: z.array(Run).describe('Newest first'), nextCursor: z.string().nullable() });
+export type RunList = z.infer<typeof ListResponse>;
 
 export const ChangesResponse = z.object({ run: Run, changes: z.array(Change).describe('Per surface, in the order the run first changed each') });
+export type RunChanges = z.infer<typeof ChangesResponse>;
 
 export const Conflict = z
   .object({

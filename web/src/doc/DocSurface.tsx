@@ -9,7 +9,8 @@ import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace-context/context';
-import { askLinkAddress, commands, createEditor, revealSection, selectionInfo, type SuggestionTarget } from './editor';
+import { askLinkAddress, commands, createEditor, revealSection, RUN_MARKS_CHANGED, selectionInfo, type SuggestionTarget } from './editor';
+import { runHighlight } from '../workspace-context/run-highlight';
 import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
 import { mentionCandidatesOf, type MentionCandidate } from './mentions';
 import { AuthorshipView } from './Authorship';
@@ -74,6 +75,7 @@ export function DocSurface(props: SurfaceViewProps) {
       suggesting: () => suggesting.current,
       author: currentAuthor,
       onSuggestionClick: setSuggestionTarget,
+      runInserted: () => runHighlight.get()?.inserted.get(props.surface.id) ?? [],
     });
     view.current = editor;
     setState(editor.state);
@@ -87,6 +89,13 @@ export function DocSurface(props: SurfaceViewProps) {
   useEffect(() => {
     view.current?.setProps({ editable: () => editable });
   }, [editable]);
+
+  // The run chosen in the Activity panel: its inserted text is marked (editor.ts, runMarksPlugin).
+  const highlight = useStore(runHighlight);
+  useEffect(() => {
+    const editor = view.current;
+    if (editor) editor.dispatch(editor.state.tr.setMeta(RUN_MARKS_CHANGED, true));
+  }, [highlight, state === null]);
 
   // A search hit links to `#section-{index}`: once the server's content is in, the caret goes there.
   const { hash } = useLocation();
