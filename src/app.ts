@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerRoutes } from './api/index';
+import { SESSION_TTL_MS } from './domain/accounts';
 import { FileTrashJob } from './domain/file-trash';
 import { PlannerStatisticsJob } from './domain/planner-statistics';
 import { Backups } from './domain/backup-job';
@@ -105,7 +106,14 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorate('mcpTools', new ToolRegistry());
   await app.register(async (scope) => registerRoutes(scope as App, services));
   // Last: its wildcard route answers only what no API route claims.
-  await registerWebApp(app, { config: services.config, uploadOrigins: directUploadOrigins(services.config.s3) });
+  await registerWebApp(app, {
+    config: services.config,
+    uploadOrigins: directUploadOrigins(services.config.s3),
+    session: {
+      isLive: async (request) => (await resolveActor(services, request)).actor?.via === 'session',
+      maxAgeSeconds: Math.floor(SESSION_TTL_MS / 1000),
+    },
+  });
 
   // Archived files past their 30 days, expired upload reservations: swept on a timer while the app runs.
   const fileTrash = new FileTrashJob(services);

@@ -3,7 +3,7 @@ import type { Actor } from '../policy/actor';
 import { actorFromBearer, actorFromSessionToken, SESSION_COOKIE } from './callers';
 import { loadCallerFacts } from '../persistence/access';
 import { findLiveSurfaceById, findWorkspaceById } from '../persistence/workspaces';
-import { can, workspaceAccess, type WorkspaceAction } from '../policy/index';
+import { syncRights, workspaceAccess, type SyncRights } from '../policy/index';
 import type { Services } from '../domain/services';
 import { mayUseSessionCookie } from './cookie-origins';
 import { parseDocumentName, type ParsedDocumentName } from '../model/document-names';
@@ -71,12 +71,6 @@ class SyncAccessError extends Error {
   }
 }
 
-/** `suggest`: may not write, but may propose changes (each update checked by the engine). */
-type Decision = { read: boolean; write: boolean; suggest: boolean };
-
-function writeActionFor(document: ParsedDocumentName): WorkspaceAction {
-  return document.kind === 'tables' ? 'write_rows' : 'edit_doc';
-}
 
 function credentialOf(services: Services, token: string | undefined, headers: Headers): ConnectionContext['credential'] | null {
   if (token) return { kind: 'bearer', token };
@@ -91,24 +85,19 @@ async function actorFor(services: Services, credential: NonNullable<ConnectionCo
   return credential.kind === 'bearer' ? actorFromBearer(services, credential.token) : actorFromSessionToken(services, credential.token);
 }
 
-/** The policy's answer for one caller on one document: the same `can` REST uses. */
-async function decide(services: Services, actor: Actor | null, document: ParsedDocumentName): Promise<Decision> {
+/** The policy's answer for one caller on one document (`syncRights`, over the same `can` REST uses). */
+async function decide(services: Services, actor: Actor | null, document: ParsedDocumentName): Promise<SyncRights> {
   const workspace = await findWorkspaceById(services.db, document.workspaceId);
   if (!workspace) return NO_ACCESS;
   if (document.surfaceId && !(await findLiveSurfaceById(services.db, workspace.id, document.surfaceId))) return NO_ACCESS;
   const facts = (await loadCallerFacts(services.db, actor, [workspace])).get(workspace.id)!;
-  const access = workspaceAccess(facts, workspace);
-  const read = can(access, 'read', workspace);
-  const write = read && !workspace.archivedAt && can(access, writeActionFor(document), workspace);
-  // Html pages have no suggestions: a suggester reads them.
-  const suggest = read && !write && !workspace.archivedAt && document.kind !== 'html' && can(access, 'suggest', workspace);
-  return { read, write, suggest };
+  return syncRights(workspaceAccess(facts, workspace), workspace, document.kind);
 }
 
-const NO_ACCESS: Decision = { read: false, write: false, suggest: false };
+const NO_ACCESS: SyncRights = { read: false, write: false, suggest: false };
 
 /** What a connection may send: nothing (read-only), anything its role allows, or suggestions only. */
-function applyDecision(connection: { readOnly: boolean }, context: ConnectionContext, decision: Decision) {
+function applyDecision(connection: { readOnly: boolean }, context: ConnectionContext, decision: SyncRights) {
   connection.readOnly = !decision.write && !decision.suggest;
   context.suggestOnly = decision.suggest;
 }
@@ -120,10 +109,10 @@ function applyDecision(connection: { readOnly: boolean }, context: ConnectionCon
  * second anyway, so the cache adds no staleness beyond the guarantee.
  */
 export class DecisionCache {
-  private readonly entries = new Map<string, { at: number; value: Promise<{ actor: Actor | null; decision: Decision }> }>();
+  private readonly entries = new Map<string, { at: number; value: Promise<{ actor: Actor | null; decision: SyncRights }> }>();
   constructor(private readonly ttlMs = 1000) {}
 
-  get(key: string, load: () => Promise<{ actor: Actor | null; decision: Decision }>) {
+  get(key: string, load: () => Promise<{ actor: Actor | null; decision: SyncRights }>) {
     const now = Date.now();
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;

@@ -3,7 +3,7 @@ import { readCacheOf, type ReadCache } from '../persistence/read-cache';
 import type { Workspace } from '../persistence/schema';
 import type { CallerFacts } from '../policy/index';
 import type { Services } from '../domain/services';
-import type { Actor } from '../policy/actor';
+import { actorKey, type Actor } from '../policy/actor';
 
 /**
  * The request context every workspace request needs (the caller behind a
@@ -27,7 +27,12 @@ export function cachedWorkspaces(services: Services, idOrSlug: string, options: 
   return cacheOf(services).get(key, () => findWorkspacesBySlug(services.db, idOrSlug, options));
 }
 
-/** `loadCallerFacts`, cached per caller and set of workspaces. */
+/**
+ * `loadCallerFacts`, cached per credential and set of workspaces: the facts
+ * carry what the credential restricts (a key's role, scope and
+ * suggest-only, a token's scopes), so two keys of one agent, or a person and
+ * their OAuth token, never share an entry.
+ */
 export function cachedCallerFacts(services: Services, actor: Actor | null, workspaces: Workspace[]): Promise<Map<string, CallerFacts>> {
   if (!actor || workspaces.length === 0) return loadCallerFacts(services.db, actor, workspaces);
   const key = [
@@ -35,8 +40,11 @@ export function cachedCallerFacts(services: Services, actor: Actor | null, works
     actor.principal.principalType,
     actor.principal.id,
     actor.userId,
+    actorKey(actor),
     actor.key?.role ?? '',
     actor.key?.scopeWorkspaceId ?? '',
+    actor.key?.suggestOnly ? 'suggest-only' : '',
+    actor.oauth?.scopes.join(' ') ?? '',
     ...workspaces.map((w) => `${w.id}/${w.orgId}/${w.visibility}`),
   ].join('\u0000');
   return cacheOf(services).get(key, () => loadCallerFacts(services.db, actor, workspaces));

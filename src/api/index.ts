@@ -22,6 +22,7 @@ import { memberOperations } from '../operations/members';
 import { messageOperations } from '../operations/messages';
 import { orgOperations } from '../operations/orgs';
 import { presenceOperations } from '../operations/presence';
+import { readMarkOperations } from '../operations/read-marks';
 import { referralOperations } from '../operations/referrals';
 import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
@@ -56,6 +57,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(authOperations));
   await authRoutes(app, services);
   mountOperations(app, services, Object.values(meOperations));
+  mountOperations(app, services, Object.values(readMarkOperations));
   mountOperations(app, services, Object.values(waitlistOperations));
   mountOperations(app, services, Object.values(workspaceOperations));
   mountOperations(app, services, Object.values(surfaceOperations));

@@ -30,7 +30,7 @@ export async function supportRoutes(app: App, services: Services) {
           summary: 'Upload a screenshot for a ticket',
           description:
             'multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). ' +
-            'Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation.',
+            'Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation, or its agents (not with a suggest-only key).',
           tags: ['support'],
           consumes: ['multipart/form-data'],
           querystring: OrgQuery,
@@ -38,7 +38,7 @@ export async function supportRoutes(app: App, services: Services) {
         },
       },
       async (request) => {
-        const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'read_org');
+        const org = await resolveCallerOrg(services, requireActor(request), request.query.org, 'contact_support');
         const { file } = await readMultipart(request, { fileField: 'file', fields: [], maxFileBytes: SCREENSHOT_MAX_BYTES, tooLarge: 'Screenshots are limited to 5 MB.' });
         const stored = await storeScreenshot(services, org, file);
         return { url: stored.url, contentType: stored.contentType, size: stored.size, width: stored.width, height: stored.height };

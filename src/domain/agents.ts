@@ -1,11 +1,11 @@
 import { errors } from '../errors';
 import type { Actor } from '../policy/actor';
-import { findOrgRole } from '../persistence/accounts';
 import { loadCallerFacts } from '../persistence/access';
 import { findAgentInOrg, listAgentMemberships, listOrgAgents, type AgentRecord } from '../persistence/agents';
 import type { KeyRecord } from '../persistence/keys';
 import type { Role, Workspace } from '../persistence/schema';
 import { authorizeOrg, workspaceAccess } from '../policy/index';
+import { loadOrgCaller } from './org-caller';
 import type { Services } from './services';
 import { listVisibleKeys } from './keys';
 
@@ -17,7 +17,7 @@ export type AgentDetail = {
 
 async function callerOrgId(services: Services, actor: Actor): Promise<string> {
   if (!actor.orgId) throw errors.notFound('Organisation');
-  authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'read_org', actor.oauth?.scopes);
+  authorizeOrg(await loadOrgCaller(services, actor, actor.orgId), 'read_org');
   return actor.orgId;
 }
 

@@ -51,10 +51,13 @@ export type PresentedTarget =
   | { type: 'workspace' }
   | { type: 'file'; fileId: string };
 
+/** The surface a comment sits on, as records name it. */
+export type SurfaceRef = { id: string; slug: string; name: string };
+
 /** How a comment's target reads now. `currentText`/`expectedText` appear only once a doc range has drifted. */
 export type TargetView = {
   target: PresentedTarget;
-  surface: { id: string; slug: string } | null;
+  surface: SurfaceRef | null;
   anchor?: { from: number; to: number; text: string };
   currentText?: string;
   expectedText?: string;
@@ -92,7 +95,7 @@ async function surfaceOf(services: Services, workspace: Workspace, slugOrId: str
   return surface;
 }
 
-const asView = (surface: Surface | null) => (surface ? { id: surface.id, slug: surface.slug } : null);
+const asView = (surface: Surface | null): SurfaceRef | null => (surface ? { id: surface.id, slug: surface.slug, name: surface.name } : null);
 
 /** Validates the target of a new thread: 404 for what does not exist, 422 for what cannot be anchored. */
 export async function resolveTargetForWrite(services: Services, workspace: Workspace, input: CommentTargetInput): Promise<ResolvedTarget> {
@@ -160,10 +163,10 @@ export async function resolveTargetForWrite(services: Services, workspace: Works
   }
 }
 
-function docRangeView(surface: { id: string; slug: string }, current: { from: number; to: number; text: string }, expected: string): TargetView {
+function docRangeView(surface: SurfaceRef, current: { from: number; to: number; text: string }, expected: string): TargetView {
   const anchor = { from: current.from, to: current.to, text: expected };
   const drift = anchorTextDrifted(expected, current.text) ? { currentText: current.text, expectedText: expected } : {};
-  return { target: { type: 'doc_range', surfaceSlug: surface.slug, anchor }, surface: { id: surface.id, slug: surface.slug }, anchor, ...drift };
+  return { target: { type: 'doc_range', surfaceSlug: surface.slug, anchor }, surface: { id: surface.id, slug: surface.slug, name: surface.name }, anchor, ...drift };
 }
 
 /** The stored target of a thread's root, which its replies take over. */
@@ -209,6 +212,11 @@ export async function assertReplyTarget(services: Services, workspace: Workspace
   }
 }
 
+/** The surface a stored comment sits on now (a row comment: its row's current sheet). */
+export function surfaceOfRow(row: CommentRow): SurfaceRef | null {
+  return row.currentSurfaceId && row.surfaceSlug ? { id: row.currentSurfaceId, slug: row.surfaceSlug, name: row.surfaceName ?? row.surfaceSlug } : null;
+}
+
 /**
  * How each comment's target reads now, read in one pass per document: one
  * read of the table document for every cell (the column's current key, by
@@ -217,7 +225,6 @@ export async function assertReplyTarget(services: Services, workspace: Workspace
  */
 export async function viewTargets(services: Services, workspace: Workspace, rows: CommentRow[]): Promise<Map<string, TargetView>> {
   const views = new Map<string, TargetView>();
-  const surfaceOfRow = (row: CommentRow) => (row.currentSurfaceId && row.surfaceSlug ? { id: row.currentSurfaceId, slug: row.surfaceSlug } : null);
 
   const cells = rows.filter((r) => r.targetType === 'cell');
   if (cells.length > 0) {
@@ -242,7 +249,7 @@ export async function viewTargets(services: Services, workspace: Workspace, rows
   const ranges = rows.filter((r) => r.targetType === 'doc_range');
   for (const surfaceId of new Set(ranges.map((r) => r.surfaceId!))) {
     const onSurface = ranges.filter((r) => r.surfaceId === surfaceId);
-    const surface = { id: surfaceId, slug: onSurface[0]!.surfaceSlug ?? surfaceId };
+    const surface = { id: surfaceId, slug: onSurface[0]!.surfaceSlug ?? surfaceId, name: onSurface[0]!.surfaceName ?? onSurface[0]!.surfaceSlug ?? surfaceId };
     const resolved = await services.sync.read(surfaceDocumentName(workspace.id, { id: surfaceId, kind: 'doc' })!, (doc) =>
       resolveDocAnchors(doc, onSurface.map((r) => r.anchor as StoredDocRange)),
     );

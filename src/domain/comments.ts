@@ -29,6 +29,7 @@ import {
   assertReplyTarget,
   resolveTargetForWrite,
   storedTargetOf,
+  surfaceOfRow,
   threadKeyOf,
   viewTargets,
   type CommentTargetInput,
@@ -51,6 +52,7 @@ export type CommentRecord = {
   targetType: CommentTargetType;
   targetId: string;
   surfaceSlug: string | null;
+  surfaceName: string | null;
   body: string;
   parentId: string | null;
   mentions: CommentMention[];
@@ -109,6 +111,7 @@ function recordOf(row: CommentRow, view: TargetView, principals: Map<string, Pri
     targetType: row.targetType,
     targetId: row.targetId,
     surfaceSlug: view.surface?.slug ?? null,
+    surfaceName: view.surface?.name ?? null,
     body: row.body,
     parentId: row.parentId,
     mentions: row.mentions,
@@ -138,11 +141,10 @@ export async function presentComments(services: Services, resolved: ResolvedWork
 }
 
 function commentEvent(event: EventName, resolved: ResolvedWorkspace, actor: Actor, comment: { id: string; surface: TargetView['surface'] }, data: Record<string, unknown>): EventDraft {
-  return { ...workspaceEvent(event, resolved, actor, data), ...(comment.surface ? { surface: comment.surface } : {}), subjectId: comment.id };
+  const surface = comment.surface ? { surface: { id: comment.surface.id, slug: comment.surface.slug } } : {};
+  return { ...workspaceEvent(event, resolved, actor, data), ...surface, subjectId: comment.id };
 }
 
-const surfaceOfRow = (row: CommentRow): TargetView['surface'] =>
-  row.currentSurfaceId && row.surfaceSlug ? { id: row.currentSurfaceId, slug: row.surfaceSlug } : null;
 
 // ------------------------------------------------------------------ finding
 
@@ -285,6 +287,7 @@ export async function createComment(services: Services, actor: Actor, resolved: 
     updatedAt: now,
     currentSurfaceId: place.view.surface?.id ?? null,
     surfaceSlug: place.view.surface?.slug ?? null,
+    surfaceName: place.view.surface?.name ?? null,
   };
   const record = recordOf(row, place.view, new Map([[actor.principal.id, actor.principal]]), []);
 
@@ -296,7 +299,7 @@ export async function createComment(services: Services, actor: Actor, resolved: 
       if (!current) throw errors.notFound('Parent comment');
       reopened = current.resolvedAt !== null;
     }
-    const { currentSurfaceId: _surfaceId, surfaceSlug: _slug, ...values } = row;
+    const { currentSurfaceId: _surfaceId, surfaceSlug: _slug, surfaceName: _name, ...values } = row;
     await insertComment(tx, { ...values, mentions: JSON.stringify(values.mentions), anchor: values.anchor === null ? null : JSON.stringify(values.anchor) });
     events.push(commentEvent('comment.added', resolved, actor, { id, surface: place.view.surface }, record));
     if (root && reopened) {

@@ -30,7 +30,11 @@ export async function inboxTail(services: Services, actor: Actor): Promise<strin
 }
 
 function messageOf(row: InboxMessageRow): InboxMessage {
-  return { id: row.id, kind: row.kind, createdAt: row.createdAt.toISOString(), ...row.payload };
+  const message: InboxMessage = { id: row.id, kind: row.kind, createdAt: row.createdAt.toISOString(), ...row.payload };
+  // A comment kept before records named their surface (`surfaceName`) has no name to tell.
+  const comment = message.comment;
+  if (comment && typeof comment === 'object' && !('surfaceName' in comment)) message.comment = { ...comment, surfaceName: null };
+  return message;
 }
 
 export type InboxPage = {

@@ -24,6 +24,7 @@ import {
 import type { Org, Role, Workspace } from '../persistence/schema';
 import { lockOrgForCapCheck } from '../persistence/workspaces';
 import { authorizeOrg, lowerRole, orgRoleCan, roleAtLeast } from '../policy/index';
+import { loadOrgCaller } from './org-caller';
 import type { Services } from './services';
 import { upgradeUrl } from './workspaces';
 
@@ -83,9 +84,11 @@ export async function mintKey(services: Services, resolveWorkspace: WorkspaceRes
       suggestOnly: input.suggestOnly ?? false,
       createdAt: now,
     });
-    if (scope) await enrollScopedAgent(tx, { workspaceId: scope.id, agentId: agent.id, ownerUserId: actor.userId, role: input.role, now });
+    const enrolled = scope ? await enrollScopedAgent(tx, { workspaceId: scope.id, agentId: agent.id, ownerUserId: actor.userId, role: input.role, now }) : null;
     const created = keyEvent('key.created', org, scope, actor.principal, { keyId, name: input.name, role: input.role, prefix, agent, suggestOnly: input.suggestOnly ?? false });
-    const events = await recordEvents(services, tx, [created]);
+    // An agent new to the workspace is a new member there, as an invited person is: clients listing members (the `@` picker) hear of it.
+    const joined = scope && enrolled?.isNew ? [agentJoinedEvent(org, scope, actor.principal, { agentId: agent.id, role: enrolled.role, viaUserId: actor.userId, keyId })] : [];
+    const events = await recordEvents(services, tx, [created, ...joined]);
     return { keyId, events };
   });
   publishEvents(services, events);
@@ -108,7 +111,7 @@ async function callerOrg(services: Services, actor: Actor): Promise<Org> {
  * it — such a caller mints an unscoped key instead.
  */
 async function roleCeiling(services: Services, resolveWorkspace: WorkspaceResolver, actor: Actor, org: Org, scopeSlug: string | undefined): Promise<{ ceiling: Role; scope: Workspace | null }> {
-  const orgRole = authorizeOrg(await findOrgRole(services.db, org.id, actor.userId), 'mint_keys');
+  const orgRole = authorizeOrg(await loadOrgCaller(services, actor, org.id), 'mint_keys');
   if (scopeSlug === undefined) return { ceiling: lowerRole(orgRole, KEY_ROLE_CEILING), scope: null };
 
   const { workspace, access } = await resolveScope(services, resolveWorkspace, actor, org, scopeSlug);
@@ -182,10 +185,28 @@ async function assertAgentSlotFree(services: Services, tx: Tx, orgId: string) {
  * existing enrolment keeps the higher role: lowering it would silently demote
  * the agent's other keys there, and every key is capped by its own role anyway.
  */
-async function enrollScopedAgent(tx: Tx, e: { workspaceId: string; agentId: string; ownerUserId: string; role: KeyRole; now: Date }) {
+async function enrollScopedAgent(tx: Tx, e: { workspaceId: string; agentId: string; ownerUserId: string; role: KeyRole; now: Date }): Promise<{ role: Role; isNew: boolean }> {
   const current = await findMembershipRole(tx, e.workspaceId, e.agentId);
   const role = current && roleAtLeast(current, e.role) ? current : e.role;
   await enrollAgent(tx, { workspaceId: e.workspaceId, agentId: e.agentId, ownerUserId: e.ownerUserId, role, joinedAt: e.now });
+  return { role, isNew: !current };
+}
+
+/** `member.added` for an agent a scoped key enrolled: the same event an accepted invite records, with who it acts for instead of the invite. */
+function agentJoinedEvent(
+  org: Pick<Org, 'id' | 'slug'>,
+  scope: Pick<Workspace, 'id' | 'slug'>,
+  principal: Principal,
+  joined: { agentId: string; role: Role; viaUserId: string; keyId: string },
+): EventDraft {
+  return {
+    event: 'member.added',
+    orgId: org.id,
+    workspace: { id: scope.id, slug: scope.slug, org: { slug: org.slug } },
+    principal,
+    subjectId: joined.agentId,
+    data: { memberId: joined.agentId, principalType: 'agent', role: joined.role, viaUserId: joined.viaUserId, keyId: joined.keyId },
+  };
 }
 
 type KeyFacts = { keyId: string; name: string; role: KeyRole; prefix: string; agent: Principal; suggestOnly?: boolean };
@@ -222,7 +243,7 @@ async function administersAllKeys(services: Services, actor: Actor, orgId: strin
 /** The keys the caller may see: their own, or all of the organisation's for its owner. No secret or hash is ever read. */
 export async function listVisibleKeys(services: Services, actor: Actor, filter: { agentId?: string } = {}): Promise<KeyRecord[]> {
   const org = await callerOrg(services, actor);
-  authorizeOrg(await findOrgRole(services.db, org.id, actor.userId), 'read_org');
+  authorizeOrg(await loadOrgCaller(services, actor, org.id), 'read_org');
   const all = await administersAllKeys(services, actor, org.id);
   return listKeys(services.db, { orgId: org.id, agentId: filter.agentId, ...(all ? {} : { ownerUserId: actor.userId }) });
 }

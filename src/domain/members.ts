@@ -3,7 +3,8 @@ import type { EventDraft } from '../model/event-record';
 import type { Actor } from '../policy/actor';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import { capsFor } from '../limits/plans';
-import { findOrgById, findOrgBySlug, findOrgRole } from '../persistence/accounts';
+import { findOrgById, findOrgBySlug, listOrgMemberships } from '../persistence/accounts';
+import { findOrgRefs } from '../persistence/access';
 import type { Executor } from '../persistence/database';
 import {
   countHumans,
@@ -34,7 +35,8 @@ import { authorizeOrg, lowerRole, roleAtLeast, type OrgAction } from '../policy/
 import type { Services } from './services';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { EventName } from '../model/event-names';
-import { upgradeUrl } from './workspaces';
+import { loadOrgCaller } from './org-caller';
+import { reachableWorkspaces, upgradeUrl } from './workspaces';
 
 /**
  * Workspace members (humans and agents), organisation members and the
@@ -159,7 +161,7 @@ export type ResolvedOrg = { org: Org; role: Role };
 export async function resolveOrg(services: Services, actor: Actor, slug: string, action: OrgAction): Promise<ResolvedOrg> {
   const org = await findOrgBySlug(services.db, slug);
   if (!org) throw errors.notFound('Organisation');
-  return { org, role: authorizeOrg(await orgRoleOf(services.db, actor, org.id), action, actor.oauth?.scopes) };
+  return { org, role: authorizeOrg(await loadOrgCaller(services, actor, org.id), action) };
 }
 
 /**
@@ -174,11 +176,31 @@ export async function resolveCallerOrg(services: Services, actor: Actor, orgSlug
   return (await resolveOrg(services, actor, own.slug, action)).org;
 }
 
-async function orgRoleOf(db: Executor, actor: Actor, orgId: string): Promise<Role | null> {
-  const ownerRole = await findOrgRole(db, orgId, actor.userId);
-  if (!actor.key) return ownerRole;
-  if (actor.key.scopeWorkspaceId || !ownerRole) return null;
-  return lowerRole(ownerRole, actor.key.role);
+/** An organisation as the caller stands to it: a member (`role`), or the home of workspaces shared with them (`role` null). */
+export type CallerOrg = { id: string; slug: string; name: string; role: Role | null; primary: boolean };
+
+/**
+ * Every organisation the caller belongs to (the primary one first: it is
+ * where their workspaces, keys and settings go; then by name), followed by
+ * the organisations of workspaces shared with them without their belonging
+ * to it, so a client can say truthfully where each workspace comes from. A
+ * key's role in each is capped by the key's; a key scoped to one workspace
+ * belongs to no organisation.
+ */
+export async function listCallerOrgs(services: Services, actor: Actor): Promise<CallerOrg[]> {
+  const [memberships, reached] = await Promise.all([
+    actor.key?.scopeWorkspaceId ? [] : listOrgMemberships(services.db, actor.userId),
+    reachableWorkspaces(services, actor, { archived: false }),
+  ]);
+  const byName = (a: CallerOrg, b: CallerOrg) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' });
+  const own = memberships
+    .map((m) => ({ id: m.id, slug: m.slug, name: m.name, role: actor.key ? lowerRole(m.role, actor.key.role) : m.role, primary: m.id === actor.orgId }))
+    .sort((a, b) => Number(b.primary) - Number(a.primary) || byName(a, b));
+  const ownIds = new Set(own.map((org) => org.id));
+  const sharedIds = [...new Set(reached.map((r) => r.workspace.orgId))].filter((id) => !ownIds.has(id));
+  const refs = await findOrgRefs(services.db, sharedIds);
+  const shared = sharedIds.map((id) => ({ id, slug: refs.get(id)!.slug, name: refs.get(id)!.name, role: null, primary: false })).sort(byName);
+  return [...own, ...shared];
 }
 
 export type OrgMemberRemoval = {

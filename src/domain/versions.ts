@@ -21,6 +21,7 @@ import {
   versionContent,
   writeVersions,
   type NewVersion,
+  type RestoredFrom,
   type StoredVersion,
 } from '../persistence/versions';
 import { findPrincipals, findSurface } from '../persistence/workspaces';
@@ -28,7 +29,7 @@ import type { Services } from './services';
 import { countChanges, diffContents, type ContentDiff, type SequenceChange } from '../sync/content-diff';
 import { surfaceDocumentName } from '../model/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { restoreSurfaceContent, rowsAddedByRestoring, type HistorySurface, type SurfaceContent } from '../sync/surface-content';
+import { readSurfaceContent, restoreSurfaceContent, rowsAddedByRestoring, type HistorySurface, type SurfaceContent } from '../sync/surface-content';
 import { indexVersions, type HistoryPass } from '../sync/version-index';
 import { tableError, transactWithinRowCap } from './tables';
 import { transactWithEvents, workspaceEvent } from './transact';
@@ -70,6 +71,7 @@ async function present(services: Services, versions: StoredVersion[]): Promise<V
     createdBy: principal(v.author),
     editors: v.editors.map((e) => ({ principal: principal(e), edits: e.edits })),
     changes: v.changes ?? { unit: 'blocks', added: 0, removed: 0, changed: 0 },
+    restoredFrom: v.restoredFrom,
     etag: versionTag(v.document, v.seq),
   }));
 }
@@ -132,7 +134,7 @@ export async function nameVersion(services: Services, actor: Actor, resolved: Re
       }),
     );
   });
-  return (await present(services, [{ ...version, contentBytes: prepared!.encoded.size }]))[0]!;
+  return (await present(services, [{ ...version, contentBytes: prepared!.encoded.size, restoredFrom: null }]))[0]!;
 }
 
 async function newNamedVersion(services: Services, versioned: VersionedSurface, pass: HistoryPass, name: string, by: Principal): Promise<NewVersion> {
@@ -255,10 +257,17 @@ export async function restoreVersion(
   const content = stored.kind === 'html' ? { ...stored, html: sanitizeHtml(stored.html) } : stored;
   const undo = await keepCurrentState(services, versioned);
   const origin = serverOrigin(actor.principal);
-  const restore = (doc: Y.Doc) => restoreSurfaceContent(doc, versioned.history, content, origin);
+  // What the surface holds right after the restore: the content of the version that records it.
+  const restore = (doc: Y.Doc) => {
+    restoreSurfaceContent(doc, versioned.history, content, origin);
+    return readSurfaceContent(doc, versioned.history);
+  };
   // A sheet's restore may add rows: held to the row cap as a created row is.
-  if (versioned.history.kind === 'table') await transactWithinRowCap(services, actor, resolved, (doc) => rowsAddedByRestoring(doc, versioned.history, content), restore);
-  else await services.sync.transact(versioned.document, origin, restore).catch(tableError);
+  const { result: after, receipt } =
+    versioned.history.kind === 'table'
+      ? await transactWithinRowCap(services, actor, resolved, (doc) => rowsAddedByRestoring(doc, versioned.history, content), restore)
+      : await services.sync.transactWithReceipt(versioned.document, origin, restore).catch(tableError);
+  if (receipt.seq !== undefined) await recordRestorePoint(services, versioned, actor.principal, { seq: receipt.seq, content: after, before: undo, restored: version });
   const [restored, kept] = await present(services, [version, undo]);
   await emitEvents(services, [
     workspaceEvent('version.restored', { workspace: resolved.workspace, orgSlug: resolved.orgSlug, surface: versioned.surface }, actor, {
@@ -270,6 +279,50 @@ export async function restoreVersion(
     }),
   ]);
   return { restored: restored!, undo: kept! };
+}
+
+/**
+ * The version at the restore's own log position, marked as a restore of
+ * `restored` (docs/VERSIONS.md "Restore"): the list shows it as one, not as
+ * an edit. A start point, so the restorer's next edits make a version of
+ * their own. A pass that already reached that position (its session's end)
+ * keeps its id and gains the mark; one that reaches it later keeps the mark.
+ */
+async function recordRestorePoint(
+  services: Services,
+  versioned: VersionedSurface,
+  by: Principal,
+  point: { seq: number; content: SurfaceContent; before: StoredVersion; restored: StoredVersion },
+): Promise<void> {
+  const previous = await versionContent<SurfaceContent>(services.db, point.before.id);
+  const restoredFrom = { versionId: point.restored.id, name: point.restored.name, createdAt: point.restored.createdAt.toISOString() };
+  const [prepared] = await prepareVersions([pinnedAutoVersion(services, versioned, { seq: point.seq, previous, content: point.content, by, restoredFrom })]);
+  await writeVersions(services.db, [prepared!]);
+}
+
+/** An automatic version at `seq`, a start point (no growing session moves it), its changes counted from `previous`. */
+function pinnedAutoVersion(
+  services: Services,
+  versioned: VersionedSurface,
+  point: { seq: number; previous: SurfaceContent | null; content: SurfaceContent; by: Principal | null; restoredFrom?: RestoredFrom },
+): NewVersion {
+  const { by } = point;
+  return {
+    id: newId('ver'),
+    workspaceId: versioned.surface.workspaceId,
+    surfaceId: versioned.surface.id,
+    document: versioned.document,
+    kind: 'auto',
+    name: null,
+    seq: point.seq,
+    startPoint: true,
+    createdAt: services.clock.now(),
+    author: by ? { principalType: by.principalType, id: by.id } : null,
+    editors: by ? [{ principalType: by.principalType, id: by.id, edits: 1 }] : [],
+    changes: countChanges(diffContents(point.previous, point.content)),
+    content: point.content,
+    ...(point.restoredFrom ? { restoredFrom: point.restoredFrom } : {}),
+  };
 }
 
 /**
@@ -286,21 +339,7 @@ async function keepCurrentState(services: Services, versioned: VersionedSurface)
     return latest;
   }
   const previous = latest ? await versionContent<SurfaceContent>(services.db, latest.id) : null;
-  const version: NewVersion = {
-    id: newId('ver'),
-    workspaceId: versioned.surface.workspaceId,
-    surfaceId: versioned.surface.id,
-    document: versioned.document,
-    kind: 'auto',
-    name: null,
-    seq: pass.head,
-    startPoint: true,
-    createdAt: services.clock.now(),
-    author: null,
-    editors: [],
-    changes: countChanges(diffContents(previous, pass.atHead!)),
-    content: pass.atHead!,
-  };
+  const version = pinnedAutoVersion(services, versioned, { seq: pass.head, previous, content: pass.atHead!, by: null });
   const prepared = await prepareVersions([version]);
   await writeVersions(services.db, prepared);
   // An automatic version already at that position keeps its id.

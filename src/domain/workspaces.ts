@@ -5,7 +5,7 @@ import { newId } from '../lib/ids';
 import { capsFor } from '../limits/plans';
 import { findOrgRefs, loadCallerFacts } from '../persistence/access';
 import { countHumans } from '../persistence/members';
-import { findOrgById, findOrgRole } from '../persistence/accounts';
+import { findOrgById } from '../persistence/accounts';
 import type { Tx } from '../persistence/database';
 import type { Org, Role, Surface, SurfaceKind, Visibility, Workspace } from '../persistence/schema';
 import {
@@ -27,7 +27,8 @@ import {
   upsertMembership,
   type WorkspaceSettings,
 } from '../persistence/workspaces';
-import { authorizeOrg, roleCan, workspaceAccess } from '../policy/index';
+import { authorizeWorkspaceCreation, workspaceAccess } from '../policy/index';
+import { loadOrgCaller } from './org-caller';
 import type { Services } from './services';
 import type { ColumnDef } from '../model/table/types';
 import { transactWithEvents, workspaceEvent } from './transact';
@@ -236,21 +237,14 @@ export async function listWorkspacesFor(services: Services, actor: Actor, option
 export type NewWorkspaceRequest = Pick<CreateWorkspaceInput, 'name' | 'slug' | 'mode' | 'visibility' | 'initialMarkdown'>;
 
 /**
- * Who may create a workspace in the caller's organisation: an org member
- * whose org role allows it. A key acts for its owner within its own role:
- * it must be unscoped (a scoped key lives in one workspace) and its role must
- * allow setting a workspace up (editor keys); the agent is enrolled as editor
- * and the owner owns the workspace.
+ * Who may create a workspace in the caller's organisation: the policy's
+ * `create_workspaces` (an org member whose role allows it; of keys, an
+ * unscoped editor key that may act directly). A key's agent is enrolled as
+ * editor and its owner owns the workspace.
  */
 async function authorizeCreation(services: Services, actor: Actor): Promise<string> {
   if (!actor.orgId) throw errors.notFound('Organisation');
-  authorizeOrg(await findOrgRole(services.db, actor.orgId, actor.userId), 'create_workspaces', actor.oauth?.scopes);
-  if (actor.key) {
-    if (actor.key.scopeWorkspaceId) throw errors.forbidden('A key scoped to one workspace cannot create workspaces.');
-    if (!roleCan(actor.key.role, 'update_settings')) {
-      throw errors.forbidden(`This key's role (${actor.key.role}) cannot create workspaces.`);
-    }
-  }
+  authorizeWorkspaceCreation(await loadOrgCaller(services, actor, actor.orgId));
   return actor.orgId;
 }
 

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addCorsHeaders } from './cors';
 import { handleNotFound } from './error-handler';
 import type { Config } from '../config';
+import { SIGNED_IN_COOKIE } from '../model/session-hint';
 import type { App } from './types';
 
 /** Where `npm run build:web` puts the web app (built at install, start or test setup; never committed). */
@@ -65,7 +66,16 @@ export function isReservedPath(urlPath: string): boolean {
  * as one wildcard route, so every API route and every other plugin's route
  * (`/share/*`, `/oauth/*`, `/.well-known/*`) is matched before it.
  */
-export async function registerWebApp(app: App, options: { config: Config; distDir?: string; uploadOrigins?: readonly string[] }) {
+export async function registerWebApp(
+  app: App,
+  options: {
+    config: Config;
+    distDir?: string;
+    uploadOrigins?: readonly string[];
+    /** Whether the request carries a live session, and for how long to say so (the signed-in hint). */
+    session?: { isLive(request: FastifyRequest): Promise<boolean>; maxAgeSeconds: number };
+  },
+) {
   const distDir = options.distDir ?? WEB_DIST_DIR;
   const csp = contentSecurityPolicy(options.uploadOrigins);
   await app.register(fastifyStatic, { root: distDir, serve: false });
@@ -88,9 +98,23 @@ export async function registerWebApp(app: App, options: { config: Config; distDi
         // sw.js, icons, the manifest: revalidated on every load so a new build is picked up.
         return reply.sendFile(urlPath.slice(1), { maxAge: 0, cacheControl: true });
       }
+      if (options.session) await tellSignedIn(request, reply, options.config, options.session);
       return sendAppShell(reply, csp);
     },
   );
+}
+
+/**
+ * Sets the signed-in hint (src/model/session-hint.ts) for a live session and
+ * clears it otherwise, on every load of the app's page: the app then asks
+ * `/api/me` only when it will be answered.
+ */
+async function tellSignedIn(request: FastifyRequest, reply: FastifyReply, config: Config, session: { isLive(request: FastifyRequest): Promise<boolean>; maxAgeSeconds: number }) {
+  if (await session.isLive(request)) {
+    reply.setCookie(SIGNED_IN_COOKIE, '1', { path: '/', httpOnly: false, sameSite: 'lax', secure: config.cookieSecure, maxAge: session.maxAgeSeconds });
+  } else if (request.cookies?.[SIGNED_IN_COOKIE] !== undefined) {
+    reply.clearCookie(SIGNED_IN_COOKIE, { path: '/' });
+  }
 }
 
 function sendAppShell(reply: FastifyReply, csp: string) {

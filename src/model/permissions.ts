@@ -8,6 +8,8 @@
 /** A member's role, in a workspace or an organisation, lowest last (persistence stores it, the API schemas and the web app read it). */
 export const ROLES = ['owner', 'editor', 'commenter', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
+/** An API key's role: keys are never owners. */
+export type KeyRole = Exclude<Role, 'owner'>;
 
 export const WORKSPACE_ACTIONS = [
   'read', // workspace detail, rows, columns, doc, html, members, audit log, live events
@@ -71,15 +73,56 @@ export const ORG_ACTIONS = [
   'manage_webhooks',
   'manage_billing',
   'create_workspaces',
+  'contact_support', // support tickets and their screenshots, requests for a higher limit
 ] as const;
 export type OrgAction = (typeof ORG_ACTIONS)[number];
 
 export const ORG_PERMISSIONS = {
   owner: [...ORG_ACTIONS],
-  editor: ['read_org', 'invite_members', 'mint_keys', 'manage_webhooks', 'create_workspaces'],
-  commenter: ['read_org', 'mint_keys', 'create_workspaces'],
-  viewer: ['read_org', 'mint_keys', 'create_workspaces'],
+  editor: ['read_org', 'invite_members', 'mint_keys', 'manage_webhooks', 'create_workspaces', 'contact_support'],
+  commenter: ['read_org', 'mint_keys', 'create_workspaces', 'contact_support'],
+  viewer: ['read_org', 'mint_keys', 'create_workspaces', 'contact_support'],
 } as const satisfies Record<Role, readonly OrgAction[]>;
+
+/**
+ * What an API key may do at most, whatever its role and its owner's
+ * standing, as allowlists: a key's request takes an action only when its
+ * role allows it (the tables above, capped by its owner's) and the key's
+ * lists name it. An action added to the tables later is refused to keys
+ * until someone adds it here (docs/ACCESS.md).
+ */
+export const KEY_ORG_PERMISSIONS = {
+  // Never `mint_keys`: people mint keys, in a session.
+  editor: ['read_org', 'invite_members', 'manage_webhooks', 'create_workspaces', 'contact_support'],
+  commenter: ['read_org', 'contact_support'],
+  viewer: ['read_org', 'contact_support'],
+} as const satisfies Record<KeyRole, readonly OrgAction[]>;
+
+/** A key scoped to one workspace acts there only: its organisation is invisible to it. */
+export const SCOPED_KEY_ORG_PERMISSIONS = [] as const satisfies readonly OrgAction[];
+
+/**
+ * A suggest-only key (docs/SUGGESTIONS.md) reads, comments and suggests:
+ * nothing it does takes effect without a person's decision, and it opens
+ * the workspace to no one. Within what its role allows.
+ */
+export const SUGGEST_ONLY_PERMISSIONS = {
+  // start_runs: its suggestions may join a run of its own (docs/RUNS.md); it never reverts one.
+  workspace: ['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest', 'start_runs'],
+  org: ['read_org'],
+} as const satisfies { workspace: readonly WorkspaceAction[]; org: readonly OrgAction[] };
+
+/** Whether a key's lists name an organisation action. */
+export function keyAllowsOrg(key: { role: KeyRole; scoped: boolean; suggestOnly: boolean }, action: OrgAction): boolean {
+  const lists: Array<readonly OrgAction[]> = [KEY_ORG_PERMISSIONS[key.role]];
+  if (key.scoped) lists.push(SCOPED_KEY_ORG_PERMISSIONS);
+  if (key.suggestOnly) lists.push(SUGGEST_ONLY_PERMISSIONS.org);
+  return lists.every((list) => list.includes(action));
+}
+
+export function suggestOnlyAllows(action: WorkspaceAction): boolean {
+  return (SUGGEST_ONLY_PERMISSIONS.workspace as readonly WorkspaceAction[]).includes(action);
+}
 
 /**
  * OAuth scopes cap what a token may do on behalf of its user (who keeps
@@ -90,7 +133,8 @@ export const ORG_PERMISSIONS = {
 export const OAUTH_SCOPES = ['read', 'write', 'admin'] as const;
 export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 
-const SCOPE_READ = { workspace: [...READ_ONLY, 'read_versions'], org: ['read_org'] } as const;
+// Asking support for help was open to every reader of the organisation before it was its own action, and stays so.
+const SCOPE_READ = { workspace: [...READ_ONLY, 'read_versions'], org: ['read_org', 'contact_support'] } as const;
 const SCOPE_WRITE = {
   // Naming and restoring a version is editing the surface (a restore is one more change, itself undoable).
   workspace: [

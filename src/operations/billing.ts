@@ -150,21 +150,21 @@ export const billingOperations = {
         path: '/api/billing/request-limit-increase',
         summary: 'Ask for a cap beyond the plan',
         description:
-          "Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included.",
+          "Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included but suggest-only ones.",
         tags: ['billing'],
         config: { capExempt: true },
       },
       mcp: {
         name: 'request_limit_increase',
         title: 'Ask for a higher limit',
-        description: `Asks the operator for a cap beyond the plan (\`kind\`: agents, workspaces, rows or other; \`desiredValue\`; \`reason\`). It is recorded and changes nothing by itself; there is no reply through this tool. Any member. ${ORG}`,
+        description: `Asks the operator for a cap beyond the plan (\`kind\`: agents, workspaces, rows or other; \`desiredValue\`; \`reason\`). It is recorded and changes nothing by itself; there is no reply through this tool. Any member (not with a suggest-only key). ${ORG}`,
         annotations: WRITE,
         capExempt: true,
       },
     },
     async (services, actor, { query, body }) => {
       const caller = requireCaller(actor);
-      const org = await resolveCallerOrg(services, caller, query.org, 'read_org');
+      const org = await resolveCallerOrg(services, caller, query.org, 'contact_support');
       const stored = await requestLimitIncrease(services, caller, org, body);
       return {
         id: stored.id,

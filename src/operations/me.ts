@@ -5,8 +5,10 @@ import { requireCaller, requireHumanSession } from '../access/callers';
 import type { Actor } from '../policy/actor';
 import { findOrgById, findOrgRole, findUserById, revokeUserSessions, updateOrg, updatePrincipalProfile } from '../persistence/accounts';
 import { authorizeOrg } from '../policy/index';
+import { loadOrgCaller } from '../domain/org-caller';
 import { Principal, toIso } from '../model/schemas/common';
-import { ElevateResponse, Me, OrgSettings, RevokedSessions } from '../model/schemas/account';
+import { CallerOrgList, ElevateResponse, Me, OrgSettings, RevokedSessions } from '../model/schemas/account';
+import { listCallerOrgs } from '../domain/members';
 import type { Services } from '../domain/services';
 import { defineOperation } from './operation';
 
@@ -84,6 +86,20 @@ export const meOperations = {
       return { revokedSessions: await revokeUserSessions(services.db, caller.userId, services.clock.now()) };
     },
   ),
+  orgs: defineOperation(
+    {
+      response: CallerOrgList,
+      rest: {
+        method: 'GET',
+        path: '/api/me/orgs',
+        summary: 'Your organisations',
+        description:
+          'The organisations you belong to, your own (`primary`) first, then by name; then, with `role: null`, the organisations of workspaces shared with you that you do not belong to. A key scoped to one workspace belongs to none.',
+        tags: ['me'],
+      },
+    },
+    async (services, actor) => ({ orgs: await listCallerOrgs(services, requireCaller(actor)) }),
+  ),
   org: defineOperation(
     { response: OrgSettings, rest: { method: 'GET', path: '/api/me/org', summary: 'Organisation settings', tags: ['me'] } },
     async (services, actor) => presentOrg(services, requireCaller(actor)),
@@ -94,7 +110,7 @@ export const meOperations = {
       const caller = requireCaller(actor);
       requireHumanSession(caller);
       if (!caller.orgId) throw errors.notFound('Organisation');
-      authorizeOrg(await findOrgRole(services.db, caller.orgId, caller.userId), 'update_org');
+      authorizeOrg(await loadOrgCaller(services, caller, caller.orgId), 'update_org');
       await updateOrg(services.db, caller.orgId, body);
       return presentOrg(services, caller);
     },

@@ -73,7 +73,7 @@ export const supportOperations = {
         path: '/api/support',
         summary: 'Open a support ticket',
         description:
-          'Any member of the organisation, or its agents. The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. ' +
+          'Any member of the organisation, or its agents (not with a suggest-only key). The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. ' +
           `Kinds: ${TICKET_KINDS.join(', ')}. 10 per hour per organisation.`,
         tags: ['support'],
       },
@@ -86,7 +86,7 @@ export const supportOperations = {
     },
     async (services, actor, { query, body }, http) => {
       const caller = requireCaller(actor);
-      const org = await resolveCallerOrg(services, caller, query.org, 'read_org');
+      const org = await resolveCallerOrg(services, caller, query.org, 'contact_support');
       await spendBudget(services, TICKET_BUDGET, org.id, http);
       return presentTicket(await createTicket(services, caller, org, body));
     },

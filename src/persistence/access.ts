@@ -87,10 +87,10 @@ export async function findWorkspacesWithMembership(db: Executor, userId: string,
   return rows;
 }
 
-export async function findOrgRefs(db: Executor, orgIds: string[]): Promise<Map<string, { slug: string; plan: PlanName }>> {
+export async function findOrgRefs(db: Executor, orgIds: string[]): Promise<Map<string, { slug: string; name: string; plan: PlanName }>> {
   if (orgIds.length === 0) return new Map();
-  const rows = await db.selectFrom('orgs').select(['id', 'slug', 'plan']).where('id', 'in', orgIds).execute();
-  return new Map(rows.map((r) => [r.id, { slug: r.slug, plan: r.plan }]));
+  const rows = await db.selectFrom('orgs').select(['id', 'slug', 'name', 'plan']).where('id', 'in', orgIds).execute();
+  return new Map(rows.map((r) => [r.id, { slug: r.slug, name: r.name, plan: r.plan }]));
 }
 
 /** An agent's live keys and standing in one workspace, for deciding what it may be shown there. */

@@ -92,6 +92,16 @@ export async function findOrgRole(db: Executor, orgId: string, userId: string): 
   return row?.role ?? null;
 }
 
+/** The organisations a user belongs to, with their role in each. */
+export async function listOrgMemberships(db: Executor, userId: string): Promise<Array<{ id: string; slug: string; name: string; role: Role }>> {
+  return db
+    .selectFrom('orgMembers')
+    .innerJoin('orgs', 'orgs.id', 'orgMembers.orgId')
+    .select(['orgs.id', 'orgs.slug', 'orgs.name', 'orgMembers.role'])
+    .where('orgMembers.userId', '=', userId)
+    .execute();
+}
+
 // Magic links
 
 export async function insertMagicLink(db: Executor, link: { tokenHash: string; email: string; expiresAt: Date; returnTo?: string | null }) {

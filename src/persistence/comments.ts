@@ -8,6 +8,7 @@ export type CommentRow = Selectable<CommentsTable> & {
   /** The surface the comment sits on now: its own, or for row and cell targets the row's current sheet. */
   currentSurfaceId: string | null;
   surfaceSlug: string | null;
+  surfaceName: string | null;
 };
 
 export type NewComment = Insertable<CommentsTable>;
@@ -40,7 +41,7 @@ function commentQuery(db: Executor) {
     // A row's sheet id is written by sync clients: only a sheet of the comment's own workspace names it.
     .leftJoin('surfaces', (join) => join.on('surfaces.id', '=', EFFECTIVE_SURFACE).onRef('surfaces.workspaceId', '=', 'comments.workspaceId'))
     .selectAll('comments')
-    .select([EFFECTIVE_SURFACE.as('currentSurfaceId'), 'surfaces.slug as surfaceSlug']);
+    .select([EFFECTIVE_SURFACE.as('currentSurfaceId'), 'surfaces.slug as surfaceSlug', 'surfaces.name as surfaceName']);
 }
 
 export async function insertComment(db: Executor, comment: NewComment): Promise<void> {

@@ -1,9 +1,10 @@
 import type { Executor } from './database';
+import type { KeyRole } from '../model/permissions';
 import type { ApiKeysTable, Role } from './schema';
 
 /** API keys. Secrets never reach this module: only their hash is stored, and no read returns it. */
 
-export type KeyRole = Exclude<Role, 'owner'>;
+export type { KeyRole };
 
 /** A key as listings show it: no hash, with its agent, owner and scope resolved. */
 export type KeyRecord = {

@@ -329,6 +329,8 @@ export interface SurfaceVersionsTable {
   changes: ColumnType<unknown, string, string>;
   content: Uint8Array;
   contentBytes: number;
+  /** Set on the version a restore made (migration 0073): the restored version as it was then. */
+  restoredFrom: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface VersionCursorsTable {
@@ -369,6 +371,19 @@ export interface CommentsTable {
   resolvedByType: PrincipalKind | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+}
+
+/** A person's "Mark all read" on their mentions inbox (migration 0091). */
+export interface ReadThroughTable {
+  principalId: string;
+  readThrough: Timestamp;
+}
+
+/** A mention read one by one after `read_through`. */
+export interface ReadMarksTable {
+  principalId: string;
+  commentId: string;
+  readAt: Timestamp;
 }
 
 export interface CommentReactionsTable {
@@ -736,6 +751,8 @@ export interface Database {
   documentHolds: DocumentHoldsTable;
   comments: CommentsTable;
   commentReactions: CommentReactionsTable;
+  readThrough: ReadThroughTable;
+  readMarks: ReadMarksTable;
   inboxMessages: InboxMessagesTable;
   inboxWakeDedup: InboxWakeDedupTable;
   messageUsage: MessageUsageTable;

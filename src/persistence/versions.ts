@@ -23,6 +23,9 @@ export type EditorCount = { principalType: PrincipalKind | null; id: string | nu
 
 export type VersionChanges = { unit: 'rows' | 'blocks' | 'lines'; added: number; removed: number; changed: number; columnsChanged?: boolean };
 
+/** The version a restore brought back, as it was when restored (retention may remove it later). */
+export type RestoredFrom = { versionId: string; name: string | null; createdAt: string };
+
 export type StoredVersion = {
   id: string;
   workspaceId: string;
@@ -37,10 +40,12 @@ export type StoredVersion = {
   editors: EditorCount[];
   changes: VersionChanges | null;
   contentBytes: number;
+  /** Set when a restore made this version. */
+  restoredFrom: RestoredFrom | null;
 };
 
 /** `moved`: an existing automatic version (a growing session's end) that moves on to this point under its id. */
-export type NewVersion = Omit<StoredVersion, 'contentBytes'> & { content: unknown; moved?: boolean };
+export type NewVersion = Omit<StoredVersion, 'contentBytes' | 'restoredFrom'> & { content: unknown; moved?: boolean; restoredFrom?: RestoredFrom };
 
 const META = [
   'id',
@@ -57,6 +62,7 @@ const META = [
   'editors',
   'changes',
   'contentBytes',
+  'restoredFrom',
 ] as const;
 
 type MetaRow = {
@@ -74,6 +80,7 @@ type MetaRow = {
   editors: unknown;
   changes: unknown;
   contentBytes: number;
+  restoredFrom: unknown;
 };
 
 function json<T>(value: unknown, fallback: T): T {
@@ -97,6 +104,7 @@ function toVersion(row: MetaRow): StoredVersion {
     editors: json<EditorCount[]>(row.editors, []),
     changes: 'unit' in changes ? (changes as VersionChanges) : null,
     contentBytes: row.contentBytes,
+    restoredFrom: json<RestoredFrom | null>(row.restoredFrom, null),
   };
 }
 
@@ -135,6 +143,7 @@ export async function writeVersions(db: Executor, versions: ReadonlyArray<Prepar
       changes: JSON.stringify(version.changes ?? {}),
       content: version.encoded.bytes,
       contentBytes: version.encoded.size,
+      ...(version.restoredFrom ? { restoredFrom: JSON.stringify(version.restoredFrom) } : {}),
     };
     if (version.kind === 'named') {
       await db.insertInto('surfaceVersions').values(values).execute();
@@ -161,6 +170,8 @@ export async function writeVersions(db: Executor, versions: ReadonlyArray<Prepar
             changes: values.changes,
             content: values.content,
             contentBytes: values.contentBytes,
+            // A pass that reaches a restore's point keeps it marked as the restore; the restore writing its point after a pass marks it.
+            restoredFrom: sql`coalesce(excluded.restored_from, surface_versions.restored_from)`,
           }),
       )
       .execute();

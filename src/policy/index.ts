@@ -1,16 +1,21 @@
 import { ApiError, errors } from '../errors';
+import type { DocumentKind } from '../model/document-names';
 import type { Role, Visibility } from '../model/roles';
 import {
+  keyAllowsOrg,
   lowerRole,
   OAUTH_SCOPES,
   orgRoleCan,
   roleAtLeast,
   roleCan,
   scopeAllows,
+  suggestOnlyAllows,
+  type KeyRole,
   type OAuthScope,
   type OrgAction,
   type WorkspaceAction,
 } from '../model/permissions';
+import type { Actor } from './actor';
 
 export * from '../model/permissions';
 
@@ -28,8 +33,6 @@ export type WorkspaceFacts = {
   commentsOnPublicShare: boolean;
 };
 
-export type KeyRole = Exclude<Role, 'owner'>;
-
 export type UserFacts = { membershipRole: Role | null; orgRole: Role | null };
 
 export type CallerFacts =
@@ -39,7 +42,7 @@ export type CallerFacts =
   | {
       kind: 'agent';
       keyRole: KeyRole;
-      /** The key may only suggest changes to docs and rows (docs/SUGGESTIONS.md). */
+      /** The key reads, comments and suggests, and nothing else (docs/SUGGESTIONS.md). */
       suggestOnly?: boolean;
       keyScopeWorkspaceId: string | null;
       membershipRole: Role | null;
@@ -54,22 +57,6 @@ export type CallerFacts =
  */
 export type Basis = 'member' | 'org' | 'inherited' | 'public' | 'none';
 export type WorkspaceAccess = { role: Role | null; basis: Basis; scopes?: readonly OAuthScope[]; suggestOnly?: true };
-
-/**
- * What a suggest-only key may not do although its role may: change content
- * or structure directly. It proposes instead (`suggest`), and someone with
- * the editor role decides.
- */
-export const SUGGEST_ONLY_DENIED: ReadonlySet<WorkspaceAction> = new Set([
-  'write_rows',
-  'edit_columns',
-  'write_views',
-  'edit_doc',
-  'manage_surfaces',
-  'write_versions',
-  'decide_suggestions',
-  'revert_runs',
-]);
 
 const NO_ACCESS: WorkspaceAccess = { role: null, basis: 'none' };
 
@@ -127,7 +114,7 @@ function publicCan(action: WorkspaceAction, workspace: WorkspaceFacts): boolean 
 export function can(access: WorkspaceAccess, action: WorkspaceAction, workspace: WorkspaceFacts): boolean {
   if (access.basis === 'none' || !access.role) return false;
   if (access.scopes && !scopeAllows(access.scopes, { workspace: action })) return false;
-  if (access.suggestOnly && SUGGEST_ONLY_DENIED.has(action)) return false;
+  if (access.suggestOnly && !suggestOnlyAllows(action)) return false;
   if (access.basis === 'public') return publicCan(action, workspace);
   // Pins are stored on the membership row; virtual members have none.
   if (action === 'pin' && access.basis !== 'member') return false;
@@ -153,9 +140,7 @@ export function authorize(caller: CallerFacts, workspace: WorkspaceFacts, action
 
 function forbiddenFor(action: WorkspaceAction, access: WorkspaceAccess): ApiError {
   if (access.scopes && !scopeAllows(access.scopes, { workspace: action })) return scopeForbidden(access.scopes, { workspace: action });
-  if (access.suggestOnly && SUGGEST_ONLY_DENIED.has(action)) {
-    return errors.forbidden(`This key may only suggest changes (suggestOnly), not take this action (${action}): send the write with \`mode: "suggest"\` and an editor will accept or reject it.`);
-  }
+  if (access.suggestOnly && !suggestOnlyAllows(action)) return suggestOnlyForbidden(action);
   if (action === 'pin' && access.basis !== 'member') {
     return errors.forbidden('Only members with a membership row can pin; access through org visibility or an owner does not pin.');
   }
@@ -166,12 +151,80 @@ function forbiddenFor(action: WorkspaceAction, access: WorkspaceAccess): ApiErro
   return errors.forbidden(`Your role (${access.role}) does not allow this action (${action}).`);
 }
 
-/** `scopes`: the caller's OAuth scopes (`actor.oauth?.scopes`); absent for sessions and keys. */
-export function authorizeOrg(orgRole: Role | null, action: OrgAction, scopes?: readonly OAuthScope[]): Role {
-  if (!orgRole) throw errors.notFound('Organisation');
-  if (!orgRoleCan(orgRole, action)) throw errors.forbidden(`Your organisation role (${orgRole}) does not allow this action (${action}).`);
-  if (scopes && !scopeAllows(scopes, { org: action })) throw scopeForbidden(scopes, { org: action });
-  return orgRole;
+/** Writes a suggest-only key sends with `mode: "suggest"` instead (docs/SUGGESTIONS.md). */
+const SUGGESTIBLE: ReadonlySet<WorkspaceAction> = new Set(['write_rows', 'edit_doc']);
+
+function suggestOnlyForbidden(action: WorkspaceAction | OrgAction): ApiError {
+  const instead = SUGGESTIBLE.has(action as WorkspaceAction)
+    ? ': send the write with `mode: "suggest"` and an editor will accept or reject it'
+    : '; a person with the right role can';
+  return errors.forbidden(`This key may only read, comment and suggest changes (suggestOnly), not take this action (${action})${instead}.`);
+}
+
+/**
+ * A caller's facts for one organisation: the person's org role (for a key,
+ * its owner's), and the key or OAuth token it calls with.
+ */
+export type OrgCallerFacts = {
+  orgRole: Role | null;
+  key?: { role: KeyRole; scoped: boolean; suggestOnly: boolean };
+  scopes?: readonly OAuthScope[];
+};
+
+/** `orgRole`: the org role of the person behind `actor` (the user, or the key's owner). */
+export function orgCallerFacts(actor: Actor, orgRole: Role | null): OrgCallerFacts {
+  const key = actor.key && { role: actor.key.role, scoped: actor.key.scopeWorkspaceId !== null, suggestOnly: actor.key.suggestOnly };
+  return { orgRole, ...(key ? { key } : {}), ...(actor.oauth ? { scopes: actor.oauth.scopes } : {}) };
+}
+
+/** The role a caller acts with in an organisation: a key its owner's capped by its own; none for a key scoped to one workspace. */
+export function orgRoleOf(caller: OrgCallerFacts): Role | null {
+  if (!caller.key) return caller.orgRole;
+  if (caller.key.scoped || !caller.orgRole) return null;
+  return lowerRole(caller.orgRole, caller.key.role);
+}
+
+/**
+ * The one gate of organisation routes: no standing is 404 (existence is not
+ * revealed), then the role's table, the key's lists and the token's scopes
+ * must each allow the action (403).
+ */
+export function authorizeOrg(caller: OrgCallerFacts, action: OrgAction): Role {
+  const role = orgRoleOf(caller);
+  if (!role) throw errors.notFound('Organisation');
+  if (!orgRoleCan(role, action)) throw errors.forbidden(`Your organisation role (${role}) does not allow this action (${action}).`);
+  if (caller.key && !keyAllowsOrg(caller.key, action)) {
+    if (caller.key.suggestOnly) throw suggestOnlyForbidden(action);
+    throw errors.forbidden(`This key's role (${caller.key.role}) does not allow this organisation action (${action}).`);
+  }
+  if (caller.scopes && !scopeAllows(caller.scopes, { org: action })) throw scopeForbidden(caller.scopes, { org: action });
+  return role;
+}
+
+/**
+ * Creating a workspace acts in the caller's own organisation, which a key
+ * scoped to one workspace knows of: it is refused (403) rather than hidden.
+ */
+export function authorizeWorkspaceCreation(caller: OrgCallerFacts): Role {
+  if (caller.key?.scoped) throw errors.forbidden('A key scoped to one workspace cannot create workspaces.');
+  return authorizeOrg(caller, 'create_workspaces');
+}
+
+/** What a sync connection may send to one document: nothing (read-only), any change its role allows, or suggestions only (each update checked). */
+export type SyncRights = { read: boolean; write: boolean; suggest: boolean };
+
+/**
+ * The sync connection gate's question, answered by the same `can` as REST:
+ * writing a table document is `write_rows`, a doc or html page `edit_doc`;
+ * a connection that may suggest but not write sends suggestions only (html
+ * pages have none: a suggester reads them). Archived workspaces are read.
+ */
+export function syncRights(access: WorkspaceAccess, workspace: WorkspaceFacts, kind: DocumentKind): SyncRights {
+  const read = can(access, 'read', workspace);
+  const open = read && !workspace.archivedAt;
+  const write = open && can(access, kind === 'tables' ? 'write_rows' : 'edit_doc', workspace);
+  const suggest = open && !write && kind !== 'html' && can(access, 'suggest', workspace);
+  return { read, write, suggest };
 }
 
 function scopeForbidden(scopes: readonly OAuthScope[], action: { workspace: WorkspaceAction } | { org: OrgAction }): ApiError {

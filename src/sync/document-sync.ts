@@ -3,8 +3,12 @@ import type * as Y from 'yjs';
 import type { RowMeta } from '../persistence/table-rows';
 import type { ServerOrigin } from './origins';
 
-/** What the commit of a change stored that its caller may answer with: a table change's rows, attribution and timestamps as stored. */
-export type CommitReceipt = { rows?: ReadonlyMap<string, RowMeta> };
+/**
+ * What the commit of a change stored that its caller may answer with: a
+ * table change's rows, attribution and timestamps as stored, and the log
+ * position of the server change's update (absent when it changed nothing).
+ */
+export type CommitReceipt = { rows?: ReadonlyMap<string, RowMeta>; seq?: number };
 
 /**
  * What the rest of the server may ask of the sync engine (src/sync/engine.ts):

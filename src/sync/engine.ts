@@ -558,15 +558,17 @@ export class SyncEngine implements DocumentSync {
     let receipts: Array<CommitReceipt | undefined> | undefined;
     const server = changes.filter((change) => isServerOrigin(change.origin));
     const observedChanges = changes.filter((c) => c.derived != null);
+    const seqOf = new Map<PendingChange, number>();
     const idle = this.idleSeqs.get(documentName) ?? [];
     this.idleSeqs.delete(documentName);
     const timer = this.services.metrics?.commitDuration.startTimer();
     try {
       await this.services.db.transaction().execute(async (tx) => {
-        await appendUpdates(
+        const serverSeqs = await appendUpdates(
           tx,
           server.map((change) => ({ document: documentName, update: change.update!, author: authorOf(change.origin), derived: true, runId: change.run })),
         );
+        server.forEach((change, i) => seqOf.set(change, serverSeqs[i]!));
         const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs, run: c.run }));
         let deferred: number[] = [];
         if (observed.length > 0 && this.observer) ({ publish, deferred, receipts } = await this.observer.persist(tx, documentName, observed));
@@ -593,7 +595,8 @@ export class SyncEngine implements DocumentSync {
     const receiptOf = new Map(observedChanges.map((change, i) => [change, receipts?.[i]]));
     for (const change of changes) {
       change.settled?.resolve();
-      this.waiters.get(change.origin)?.resolve(receiptOf.get(change));
+      const seq = seqOf.get(change);
+      this.waiters.get(change.origin)?.resolve(seq === undefined ? receiptOf.get(change) : { ...receiptOf.get(change), seq });
       this.waiters.delete(change.origin);
     }
     // Detached: a follow-up change made from inside this queue task would wait on the queue behind itself.

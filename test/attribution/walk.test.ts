@@ -4,6 +4,7 @@ import { ClockRanges, principalKey } from '../../src/model/attribution';
 import { docAuthorship } from '../../src/model/doc/attribution';
 import { appendBlocks, readDocBody, replaceDocBody } from '../../src/model/doc/body';
 import { docToText, markdownToDoc } from '../../src/model/doc/markdown';
+import { docTextPositions } from '../../src/model/doc/text';
 
 /**
  * The pure walk: spans from a body's Y items and a map of clock ranges built
@@ -40,6 +41,22 @@ describe('docAuthorship', () => {
       const spans = docAuthorship(r.doc, r.ranges.lookup);
       expect(spans.map((s) => s.text).join('')).toBe(docToText(readDocBody(r.doc)));
       expect(spans).toEqual([{ text: docToText(readDocBody(r.doc)), key: 'user:ada', known: true }]);
+    }
+  });
+
+  it('lays the text read back onto the doc: each character at the position it comes from (the web view by author)', () => {
+    for (const markdown of [...RICH, 'Ask @ben to review **today**.']) {
+      const doc = markdownToDoc(markdown);
+      const { text, positions } = docTextPositions(doc);
+      expect(text).toBe(docToText(doc));
+      expect(positions).toHaveLength(text.length);
+      [...text].forEach((char, i) => {
+        const pos = positions[i]!;
+        if (pos < 0) return expect(char).toBe('\n');
+        const node = doc.nodeAt(pos)!;
+        if (node.isText) expect(doc.textBetween(pos, pos + 1)).toBe(char);
+        else expect(node.isInline && node.isLeaf).toBe(true);
+      });
     }
   });
 

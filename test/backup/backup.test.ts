@@ -213,8 +213,9 @@ describe('backup and restore', { timeout: 180_000 }, () => {
   it('refuses a corrupt or truncated archive with a clear message, changing nothing', async () => {
     const bytes = await fs.readFile(archive);
     const flipped = Buffer.from(bytes);
-    // A byte inside the first table's data (entries come first, the directory last).
-    flipped[Math.floor(bytes.length / 3)]! ^= 0xff;
+    // A byte in the middle of the largest table's stored data (a byte of a header field such as an
+    // entry's modification time would change nothing a restore reads).
+    flipped[await offsetInsideLargestTable(archive, bytes)]! ^= 0xff;
     const corrupt = path.join(tmp, 'corrupt.zip');
     await fs.writeFile(corrupt, flipped);
     const truncated = path.join(tmp, 'truncated.zip');
@@ -329,6 +330,24 @@ describe('backup and restore', { timeout: 180_000 }, () => {
     }
   });
 });
+
+/** An offset in the middle of the compressed data of the archive's largest table entry. */
+async function offsetInsideLargestTable(file: string, bytes: Buffer): Promise<number> {
+  const zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false });
+  let largest: yauzl.Entry | undefined;
+  try {
+    for await (const entry of zip.eachEntry()) {
+      if (/^db\/.+\.jsonl$/.test(entry.fileName) && entry.compressedSize > (largest?.compressedSize ?? 0)) largest = entry;
+    }
+  } finally {
+    zip.close();
+  }
+  if (!largest) throw new Error('no table entry');
+  const header = largest.relativeOffsetOfLocalHeader;
+  // Local file header: 30 fixed bytes, then the name and the extra field, whose lengths it gives at 26 and 28.
+  const dataStart = header + 30 + bytes.readUInt16LE(header + 26) + bytes.readUInt16LE(header + 28);
+  return dataStart + Math.floor(largest.compressedSize / 2);
+}
 
 async function blobKeyOf(file: string, size: number): Promise<string> {
   const zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false });

@@ -122,6 +122,12 @@ describe('POST /api/keys', () => {
 
     await mint(t, cy, { agentName: 'clerk', scopeSlug: 'board', role: 'viewer' });
     expect((await membership()).role).toBe('editor');
+
+    // Joining is news to whoever lists the members (the web app's @ picker, webhooks): once, when the agent is new there.
+    const joined = await t.services.db.selectFrom('events').select('record').where('workspaceId', '=', board.id).where('event', '=', 'member.added').execute();
+    expect(joined.map((e) => (e.record as { data: unknown }).data)).toEqual([
+      { memberId: editorKey.key.agent.id, principalType: 'agent', role: 'editor', viaUserId: cy.userId, keyId: editorKey.key.id },
+    ]);
   });
 
   it('never mints a role above the minter: org role for unscoped keys, own membership role for scoped keys', async () => {

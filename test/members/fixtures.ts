@@ -65,7 +65,15 @@ export async function enrolAgent(t: TestApp, workspaceId: string, agentId: strin
 /** Inserts a live key for an agent and returns its secret. */
 export async function seedKey(
   t: TestApp,
-  key: { agentId: string; orgId: string; ownerUserId: string; scopeWorkspaceId?: string | null; role?: 'editor' | 'commenter' | 'viewer'; revoked?: boolean },
+  key: {
+    agentId: string;
+    orgId: string;
+    ownerUserId: string;
+    scopeWorkspaceId?: string | null;
+    role?: 'editor' | 'commenter' | 'viewer';
+    revoked?: boolean;
+    suggestOnly?: boolean;
+  },
 ): Promise<{ id: string; secret: string }> {
   const secret = `svc_live_${randomToken()}`;
   const id = newId('key');
@@ -82,6 +90,7 @@ export async function seedKey(
       scopeWorkspaceId: key.scopeWorkspaceId ?? null,
       role: key.role ?? 'editor',
       revokedAt: key.revoked ? new Date() : null,
+      suggestOnly: key.suggestOnly ?? false,
     })
     .execute();
   return { id, secret };

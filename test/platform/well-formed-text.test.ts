@@ -309,7 +309,7 @@ describe('lone surrogates over sync', () => {
   it('in a cell key, a cell value and doc text: applied, stored and read back well-formed', async () => {
     const surfaces = (await t.request('GET', '/api/workspaces/fuzz/surfaces', { as: owner.as })).body.surfaces;
     const tables = surfaces.find((s: Schema) => s.kind === 'table');
-    const notes = surfaces.find((s: Schema) => s.slug === 'notes');
+    const notes = surfaces.find((s: Schema) => s.id === fixture.docSurfaceId);
     const table = connectClient(t.url, tables.syncDocument, { cookie: owner.cookie });
     const doc = connectClient(t.url, notes.syncDocument, { cookie: owner.cookie });
     await Promise.all([synced(table), synced(doc)]);

@@ -11,6 +11,7 @@ import {
 } from '../../src/policy/index';
 import type { Role, Visibility } from '../../src/persistence/schema';
 import {
+  expectedKeyOrgOutcome,
   expectedOrgOutcome,
   expectedOutcome,
   SPEC_ORG_ACTIONS,
@@ -55,22 +56,25 @@ function callers(): Case[] {
   }
   for (const keyRole of KEY_ROLES) {
     for (const scope of ['none', 'this', 'other'] as const) {
-      for (const agentRow of ROLES_OR_NONE) {
-        for (const ownerRow of ROLES_OR_NONE) {
-          for (const ownerOrg of ROLES_OR_NONE) {
-            const kind = scope === 'none' ? 'agent with unscoped key' : `agent with ${keyRole} key scoped ${scope === 'this' ? 'here' : 'elsewhere'}`;
-            cases.push({
-              kind,
-              label: `agent key=${keyRole} scope=${scope} row=${agentRow} owner.row=${ownerRow} owner.org=${ownerOrg}`,
-              facts: {
-                kind: 'agent',
-                keyRole,
-                keyScopeWorkspaceId: scope === 'none' ? null : scope === 'this' ? THIS_WS : OTHER_WS,
-                membershipRole: agentRow,
-                owner: { membershipRole: ownerRow, orgRole: ownerOrg },
-              },
-              spec: { kind: 'agent', keyRole, scope, row: agentRow, owner: { row: ownerRow, orgMember: ownerOrg !== null } },
-            });
+      for (const suggestOnly of [false, true]) {
+        for (const agentRow of ROLES_OR_NONE) {
+          for (const ownerRow of ROLES_OR_NONE) {
+            for (const ownerOrg of ROLES_OR_NONE) {
+              const key = scope === 'none' ? 'unscoped key' : `${keyRole} key scoped ${scope === 'this' ? 'here' : 'elsewhere'}`;
+              cases.push({
+                kind: `agent with ${suggestOnly ? 'suggest-only ' : ''}${key}`,
+                label: `agent key=${keyRole}${suggestOnly ? ' suggest-only' : ''} scope=${scope} row=${agentRow} owner.row=${ownerRow} owner.org=${ownerOrg}`,
+                facts: {
+                  kind: 'agent',
+                  keyRole,
+                  keyScopeWorkspaceId: scope === 'none' ? null : scope === 'this' ? THIS_WS : OTHER_WS,
+                  suggestOnly,
+                  membershipRole: agentRow,
+                  owner: { membershipRole: ownerRow, orgRole: ownerOrg },
+                },
+                spec: { kind: 'agent', keyRole, scope, suggestOnly, row: agentRow, owner: { row: ownerRow, orgMember: ownerOrg !== null } },
+              });
+            }
           }
         }
       }
@@ -130,6 +134,8 @@ describe('the permission matrix (pure policy)', () => {
         'agent with editor key scoped here',
         'agent with editor key scoped elsewhere',
         'agent with unscoped key',
+        'agent with suggest-only editor key scoped here',
+        'agent with suggest-only unscoped key',
       ]),
     );
   });
@@ -153,10 +159,10 @@ describe('the permission matrix (pure policy)', () => {
   });
 
   it('covers the whole product of the dimensions', () => {
-    // 1 anonymous + 5×5 users + 3 key roles × 3 scopes × 5 agent rows × 5 owner rows × 5 owner org roles.
-    expect(CALLERS).toHaveLength(1 + 25 + 3 * 3 * 125);
+    // 1 anonymous + 5×5 users + 3 key roles × 3 scopes × suggest-only or not × 5 agent rows × 5 owner rows × 5 owner org roles.
+    expect(CALLERS).toHaveLength(1 + 25 + 3 * 3 * 2 * 125);
     expect(WORKSPACES).toHaveLength(16);
-    expect(CALLERS.length * WORKSPACES.length * WORKSPACE_ACTIONS.length).toBe(405_152); // 22 actions
+    expect(CALLERS.length * WORKSPACES.length * WORKSPACE_ACTIONS.length).toBe(801_152); // 22 actions
   });
 
   it('every ORG_ACTION × org role (and non-members) matches the rules', () => {
@@ -164,10 +170,31 @@ describe('the permission matrix (pure policy)', () => {
     for (const role of ROLES_OR_NONE) {
       for (const action of ORG_ACTIONS) {
         const expected = expectedOrgOutcome(role, action);
-        const actual = actualOutcome(() => authorizeOrg(role, action));
+        const actual = actualOutcome(() => authorizeOrg({ orgRole: role }, action));
         if (expected !== actual) mismatches.push(`org role ${role} | ${action}: expected ${expected}, policy says ${actual}`);
       }
     }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('every ORG_ACTION × key role × scoped or not × suggest-only or not × the owner\'s org role matches the rules', () => {
+    const mismatches: string[] = [];
+    let cells = 0;
+    for (const role of KEY_ROLES) {
+      for (const scoped of [false, true]) {
+        for (const suggestOnly of [false, true]) {
+          for (const ownerOrg of ROLES_OR_NONE) {
+            for (const action of ORG_ACTIONS) {
+              cells++;
+              const expected = expectedKeyOrgOutcome({ keyRole: role, scoped, suggestOnly }, ownerOrg, action);
+              const actual = actualOutcome(() => authorizeOrg({ orgRole: ownerOrg, key: { role, scoped, suggestOnly } }, action));
+              if (expected !== actual) mismatches.push(`${role} key${scoped ? ' scoped' : ''}${suggestOnly ? ' suggest-only' : ''} of an org ${ownerOrg} | ${action}: expected ${expected}, policy says ${actual}`);
+            }
+          }
+        }
+      }
+    }
+    expect(cells).toBe(3 * 2 * 2 * 5 * ORG_ACTIONS.length);
     expect(mismatches).toEqual([]);
   });
 

@@ -50,6 +50,7 @@ export const SPEC_ORG_ACTIONS = [
   'manage_webhooks',
   'manage_billing',
   'create_workspaces',
+  'contact_support',
 ] as const;
 export type SpecOrgAction = (typeof SPEC_ORG_ACTIONS)[number];
 
@@ -104,6 +105,14 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
 /** Reads (history too) stay open on an archived workspace; archive itself is how it is unarchived (docs/WORKSPACES.md). */
 const ALLOWED_WHILE_ARCHIVED: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'archive']);
 
+/**
+ * A suggest-only key "reads, comments and suggests, and nothing else"
+ * (docs/SUGGESTIONS.md, "Suggest-only keys"; issue 33): within its role, the
+ * reads (the workspace, comments, files, version history), comments and
+ * suggestions. Everything else, pins included, is refused.
+ */
+const SUGGEST_ONLY_MAY: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest']);
+
 /** What the caller is, relative to one workspace. */
 export type SpecPerson = {
   /** The person's own membership row in this workspace. */
@@ -123,6 +132,8 @@ export type SpecCaller =
       /** The agent's own membership row here (auto-enrolment by a scoped key, or an owner's PATCH). */
       row: SpecRole | null;
       owner: SpecPerson;
+      /** A suggest-only key (absent: no). */
+      suggestOnly?: boolean;
     };
 
 export type SpecWorkspace = { visibility: SpecVisibility; archived: boolean; commentsOnPublicShare: boolean };
@@ -200,6 +211,7 @@ export function expectedOutcome(caller: SpecCaller, ws: SpecWorkspace, action: S
   } else {
     return 'not_found';
   }
+  if (caller.kind === 'agent' && caller.suggestOnly && !SUGGEST_ONLY_MAY.has(action)) permitted = false;
   if (!permitted) return 'forbidden';
   if (ws.archived && !ALLOWED_WHILE_ARCHIVED.has(action)) return 'conflict';
   return 'allow';
@@ -221,11 +233,35 @@ const ORG_LEAST_ROLE: Record<SpecOrgAction, SpecRole> = {
   update_org: 'owner',
   remove_members: 'owner',
   manage_billing: 'owner',
+  // Asking support or the operator (a ticket, a limit request) changes nothing in the organisation: any member (docs/BILLING.md).
+  contact_support: 'viewer',
 };
 
 export function expectedOrgOutcome(orgRole: SpecRole | null, action: SpecOrgAction): SpecOutcome {
   if (!orgRole) return 'not_found';
   return atLeast(orgRole, ORG_LEAST_ROLE[action]) ? 'allow' : 'forbidden';
+}
+
+/**
+ * Organisation actions of an API key (docs/ACCESS.md, "Org access for
+ * keys"): a key scoped to one workspace reaches no organisation (404); an
+ * unscoped key acts with its owner's org role capped by its own, and
+ * - never mints keys (people do, in a session);
+ * - below editor it only reads the organisation and asks support (creating
+ *   a workspace needs an editor key: docs/WORKSPACES.md);
+ * - suggest-only, it only reads the organisation (docs/SUGGESTIONS.md).
+ */
+export function expectedKeyOrgOutcome(
+  key: { keyRole: SpecKeyRole; scoped: boolean; suggestOnly: boolean },
+  ownerOrgRole: SpecRole | null,
+  action: SpecOrgAction,
+): SpecOutcome {
+  if (key.scoped || !ownerOrgRole) return 'not_found';
+  if (!atLeast(lower(ownerOrgRole, key.keyRole), ORG_LEAST_ROLE[action])) return 'forbidden';
+  if (action === 'mint_keys') return 'forbidden';
+  if (key.keyRole !== 'editor' && action !== 'read_org' && action !== 'contact_support') return 'forbidden';
+  if (key.suggestOnly && action !== 'read_org') return 'forbidden';
+  return 'allow';
 }
 
 export const STATUS_OF: Record<SpecOutcome, number> = { allow: 200, forbidden: 403, not_found: 404, conflict: 409 };

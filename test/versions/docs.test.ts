@@ -212,6 +212,38 @@ describe('restoring a doc', () => {
   });
 });
 
+describe('a restore in the list', () => {
+  it('is listed as a restore of the version it brought back (its name and time), and stays one while the restorer edits on', async () => {
+    const ws = await docWorkspace('restore-listed', '# Plan\n\nFirst.\n');
+    const named = await v.t.request('POST', `${ws.base}/surfaces/doc/versions`, { as: v.ada.as, body: { name: 'Approved' } });
+    expect(named.status, named.text).toBe(200);
+    expect(named.body.restoredFrom).toBeNull();
+    await v.ageLog(ws.documentName, 30);
+    expect((await v.t.request('PUT', `${ws.base}/doc`, { as: v.ada.as, body: { markdown: '# Plan\n\nSecond.\n' } })).status).toBe(200);
+    expect((await versions(ws.base)).versions.every((version) => version.restoredFrom === null)).toBe(true);
+
+    const restore = await v.t.request('POST', `${ws.base}/surfaces/doc/versions/${named.body.id}/restore`, { as: v.ada.as });
+    expect(restore.status, restore.text).toBe(200);
+    const [made, ...older] = (await versions(ws.base)).versions;
+    expect(made).toMatchObject({
+      kind: 'auto',
+      createdBy: { id: v.ada.userId },
+      restoredFrom: { versionId: named.body.id, name: 'Approved', createdAt: named.body.createdAt },
+    });
+    expect(await versionMarkdown(ws.base, made.id)).toBe('# Plan\n\nFirst.\n');
+    expect(older.every((version) => version.restoredFrom === null)).toBe(true);
+
+    // Ada edits on within the same session: that edit is a version of its own; the restore stays listed as one.
+    expect((await v.t.request('PUT', `${ws.base}/doc`, { as: v.ada.as, body: { markdown: '# Plan\n\nFirst.\n\nThird.\n' } })).status).toBe(200);
+    const after = (await versions(ws.base)).versions;
+    expect(after[0]).toMatchObject({ restoredFrom: null });
+    expect(after[1]).toMatchObject({ id: made.id, restoredFrom: { versionId: named.body.id } });
+    expect(await versionMarkdown(ws.base, made.id)).toBe('# Plan\n\nFirst.\n');
+    const shown = await v.t.request('GET', `${ws.base}/surfaces/doc/versions/${made.id}`, { as: v.ada.as });
+    expect(shown.body.version.restoredFrom).toMatchObject({ versionId: named.body.id });
+  });
+});
+
 describe('version ids', () => {
   it('once listed, stay listed: naming, changing, restoring and typing never remove one, and a removed id is a clear 404', async () => {
     const ws = await docWorkspace('stable-ids', '# Ids\n\nFirst.\n');

@@ -142,6 +142,10 @@ describe('restoring a sheet', () => {
     await eventually(() => clientSheet(second, ws.surfaceId).find((r) => r.id === b)?.data.notes === 'after the restore');
     const undo = await v.t.request('POST', `${ws.base}/surfaces/table/versions/${res.body.undo.id}/restore`, { as: v.ada.as });
     expect(undo.status).toBe(200);
+    // Both restores are listed as restores of the versions they brought back.
+    const restores = (await versions(ws.base)).versions.filter((version) => version.restoredFrom !== null);
+    expect(restores.map((version) => version.restoredFrom.versionId)).toEqual([res.body.undo.id, original.id]);
+    expect(restores[1].restoredFrom.createdAt).toBe(original.createdAt);
     expect(await sheet(ws.base)).toEqual([
       { id: 'late-row', data: { title: 'Late' } },
       { id: b, data: { title: 'Beta!', status: 'done', extra: 'new column' } },

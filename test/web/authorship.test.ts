@@ -36,7 +36,8 @@ describe('authorship in the browser', () => {
     const agent = await insertKey(t, annUser, { role: 'editor', scopeWorkspaceId: workspace.id, agentName: 'scribe' });
     const base = `/api/workspaces/${workspace.slug}`;
     await ann.page.goto(`${ann.origin}/${workspace.org.slug}/${workspace.slug}`);
-    const editor = ann.page.locator('.ProseMirror');
+    // The editor (the Authorship view draws the doc with a read-only ProseMirror of its own).
+    const editor = ann.page.locator('.doc-page .ProseMirror');
     await editor.waitFor();
     await editor.click();
     await ann.page.keyboard.type('Typed by Ann in the browser.');

@@ -101,7 +101,8 @@ export async function personWithSession(t: TestApp, browser: Browser, sessionCoo
   return person;
 }
 
-async function personBehindProxy(t: TestApp, browser: Browser): Promise<Person> {
+/** A browser context behind its own proxy, signed out, that has loaded nothing yet. */
+export async function personBehindProxy(t: TestApp, browser: Browser): Promise<Person> {
   const proxy = await startLinkProxy(t.url);
   const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
@@ -182,4 +183,32 @@ export async function placeCaretIn(page: Page, selector: string): Promise<void> 
   }, selector);
   await page.locator(selector).last().click();
   await page.evaluate(() => (window as unknown as { caretPlaced: Promise<void> }).caretPlaced);
+}
+
+/**
+ * Signs in as a person does: the sign-in form (on whatever page shows it),
+ * then the link the server mailed. The page must be showing the form.
+ */
+export async function signInFromForm(t: TestApp, person: Person, email: string): Promise<void> {
+  const before = (await t.outbox()).length;
+  await person.page.getByLabel('Work e-mail').fill(email);
+  await person.page.getByRole('button', { name: 'Email me a sign-in link' }).click();
+  await person.page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
+  if ((await t.outbox()).length === before) throw new Error(`no sign-in link mailed to ${email}`);
+  const token = await latestMagicToken(t, email);
+  await person.page.goto(`${person.origin}/api/auth?token=${encodeURIComponent(token)}`, { timeout: 120_000 });
+}
+
+/**
+ * Every console error and uncaught page error of a page, from now on (a
+ * failed request is a console error too: Chromium logs "Failed to load
+ * resource" for it). Tests assert the list is empty.
+ */
+export function watchForErrors(page: Page, who: string): string[] {
+  const seen: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') seen.push(`${who}: console: ${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => seen.push(`${who}: page error: ${error.message}`));
+  return seen;
 }

@@ -81,7 +81,7 @@ describe('mentions and the inbox in the browser', () => {
     expect(await item.textContent()).toContain('ann mentioned you in Launch plan');
     expect(await item.textContent()).toContain('Can you check this, @cora before Friday?');
     expect(await item.getAttribute('class')).toContain('is-unread');
-    await cora.page.screenshot({ path: `${SCREENSHOT_DIR}inbox.png` });
+    await cora.page.screenshot({ path: `${SCREENSHOT_DIR}inbox.png`, animations: 'disabled' });
 
     await item.locator('.inbox-open').click();
     await expect.poll(() => new URL(cora.page.url()).pathname, POLL).toBe(`/${workspace.org.slug}/${workspace.slug}/${workspace.primarySurface.slug}`);

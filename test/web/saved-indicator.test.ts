@@ -33,10 +33,12 @@ function describeFrame(direction: Frame['direction'], data: Buffer): Frame {
 /**
  * An HTTP and WebSocket proxy between the browser's link (LinkProxy) and the
  * server, for a slow uplink after a reconnect: once `holdAfterFirstUpdate`
- * is armed, the next sync connection forwards the client's frames until the
- * first Yjs update (sync step 2 or update) of that document has gone
- * through, then holds every later client frame of that document, in order,
- * until `release()`. The server answers what reached it (so the provider
+ * is armed, sync connections forward the client's frames until the first
+ * Yjs update (sync step 2 or update) of that document has gone through,
+ * then hold every later client frame of that document, in order, until
+ * `release()`. Every connection opened while armed is gated (a provider may
+ * open a second socket when its first attempt is slow), and the arming ends
+ * once one of them has passed an update. The server answers what reached it (so the provider
  * gets acknowledgements) while the rest of the offline edits wait on the way.
  */
 type SlowUplink = {
@@ -54,7 +56,7 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
   const sockets = new Set<Socket>();
   const frames: Frame[] = [];
   let armedFor: string | null = null;
-  let holding: { queue: Array<() => void>; released: boolean } | null = null;
+  const gates: Array<{ queue: Array<() => void>; released: boolean }> = [];
 
   // Its own agent, so closing the proxy also closes its kept-alive connections to the server.
   const agent = new http.Agent({ keepAlive: true });
@@ -82,10 +84,9 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
       if (request.headers.host) headers.host = request.headers.host;
       const upstream = new WebSocket(`ws://${target.host}${request.url ?? '/api/sync'}`, { headers });
       const document = armedFor;
-      armedFor = null;
       let passedUpdate = false;
       const gate = document ? { queue: [] as Array<() => void>, released: false } : null;
-      if (gate) holding = gate;
+      if (gate) gates.push(gate);
       const early: Buffer[] = [];
       const toServer = (data: Buffer) => {
         const frame = describeFrame('toServer', data);
@@ -93,7 +94,10 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
         const send = () => upstream.readyState === WebSocket.OPEN && upstream.send(data);
         // Only that document's frames wait (in order): the others on the socket are independent on the server too.
         if (gate && !gate.released && frame.document === document && passedUpdate) return void gate.queue.push(send);
-        if (gate && frame.document === document && frame.type === SYNC && (frame.syncType === SYNC_STEP_2 || frame.syncType === SYNC_UPDATE)) passedUpdate = true;
+        if (gate && frame.document === document && frame.type === SYNC && (frame.syncType === SYNC_STEP_2 || frame.syncType === SYNC_UPDATE)) {
+          passedUpdate = true;
+          if (armedFor === document) armedFor = null;
+        }
         send();
       };
       client.on('message', (data: Buffer) => (upstream.readyState === WebSocket.OPEN ? toServer(data) : early.push(data)));
@@ -117,11 +121,13 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
     holdAfterFirstUpdate(document) {
       armedFor = document;
     },
-    held: () => holding?.queue.length ?? 0,
+    held: () => gates.reduce((count, gate) => count + gate.queue.length, 0),
     release() {
-      if (!holding) return;
-      holding.released = true;
-      for (const send of holding.queue.splice(0)) send();
+      armedFor = null;
+      for (const gate of gates.splice(0)) {
+        gate.released = true;
+        for (const send of gate.queue.splice(0)) send();
+      }
     },
     close: () =>
       new Promise<void>((resolve) => {

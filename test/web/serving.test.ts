@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { signIn } from '../helpers/sign-in';
 
 /** The web app on the API's port: app paths get the HTML, API paths never do. */
 describe('web app serving', () => {
@@ -58,6 +59,28 @@ describe('web app serving', () => {
       expect(res.status, path).not.toBe(500);
       expect(res.text, path).not.toContain('"name": "trellis"');
     }
+  });
+
+  it('tells the app in a cookie it can read whether this browser holds a live session, so a signed-out page never asks /api/me', async () => {
+    const hint = (res: { headers: Headers }) => res.headers.getSetCookie().find((line) => line.startsWith('svc-signed-in='));
+    expect(hint(await t.request('GET', '/acme/welcome'))).toBeUndefined();
+
+    const { cookie } = await signIn(t, 'hint@example.com');
+    const signedIn = hint(await t.request('GET', '/hint/welcome', { as: { cookie } }));
+    expect(signedIn).toMatch(/^svc-signed-in=1;/);
+    expect(signedIn).toMatch(/Path=\//);
+    expect(signedIn).toMatch(/SameSite=Lax/i);
+    expect(signedIn).not.toMatch(/HttpOnly/i);
+    expect(signedIn).toMatch(/Max-Age=2592000/);
+
+    // A session that ended: the hint goes with it (and stays away without a session cookie at all).
+    expect((await t.request('DELETE', '/api/me/sessions', { as: { cookie } })).status).toBe(200);
+    const ended = hint(await t.request('GET', '/hint/welcome', { headers: { cookie: `svc-session=${cookie}; svc-signed-in=1` } }));
+    expect(ended).toMatch(/^svc-signed-in=;/);
+    expect(ended).toMatch(/Expires=Thu, 01 Jan 1970/);
+    expect(hint(await t.request('GET', '/hint/welcome', { headers: { cookie: 'svc-signed-in=1' } }))).toMatch(/^svc-signed-in=;/);
+    // Assets and the API are not pages: they never touch it.
+    expect(hint(await t.request('GET', '/sw.js', { as: { cookie } }))).toBeUndefined();
   });
 
   it('does not count app pages against the monthly API meter', async () => {

@@ -1799,7 +1799,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for a cap beyond the plan
-         * @description Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included.
+         * @description Recorded for the operator with the current plan and cap, and announced as `billing.limit_increase_requested`; there is no reply loop. Any member of the organisation may ask (a request changes nothing), API keys included but suggest-only ones.
          */
         post: {
             parameters: {
@@ -5782,6 +5782,389 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/me/orgs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your organisations
+         * @description The organisations you belong to, your own (`primary`) first, then by name; then, with `role: null`, the organisations of workspaces shared with you that you do not belong to. A key scoped to one workspace belongs to none.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CallerOrgList"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/read-marks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What you have read of your mentions
+         * @description A mention (a comment whose `mentions` name you) is read when it was created up to `readThrough`, or when its id is in `commentIds`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReadMarks"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Mark mentions read
+         * @description `commentIds`: comments that mention you, read one by one (others, and those `readThrough` already covers, are ignored). `through`: everything created up to then is read ("Mark all read"); it never moves back, nor past the present. Answers the marks as they now are.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Comments that mention you, read one by one; others are ignored */
+                        commentIds?: string[];
+                        /**
+                         * Format: date-time
+                         * @description Everything created up to this time is read (it never moves back, and not past now)
+                         */
+                        through?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReadMarks"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/me/sessions": {
@@ -22144,7 +22527,7 @@ export interface paths {
         put?: never;
         /**
          * Open a support ticket
-         * @description Any member of the organisation, or its agents. The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. Kinds: bug, question, feature, billing, other. 10 per hour per organisation.
+         * @description Any member of the organisation, or its agents (not with a suggest-only key). The ticket is mirrored into the tracker (`trackerNumber`, `trackerUrl`: numbered per organisation) and announced as `support.ticket_created`. Kinds: bug, question, feature, billing, other. 10 per hour per organisation.
          */
         post: {
             parameters: {
@@ -22309,7 +22692,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a screenshot for a ticket
-         * @description multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation.
+         * @description multipart/form-data with one field `file`: an image (image/*), at most 5 MB (413 `payload_too_large` beyond; 415 for anything else). Re-encoded without its metadata, like doc images; the URL goes into `attachmentUrls`. Any member of the organisation, or its agents (not with a suggest-only key).
          */
         post: {
             parameters: {
@@ -38321,6 +38704,30 @@ export interface components {
             webhooksThisMonth: number;
             workspaceCap: number;
         };
+        CallerOrg: {
+            id: string;
+            name: string;
+            /** @description Your own organisation: where new workspaces, keys and organisation settings go */
+            primary: boolean;
+            /** @description Your role in the organisation; null when you do not belong to it and it is listed because some of its workspaces are shared with you */
+            role: ("owner" | "editor" | "commenter" | "viewer") | null;
+            slug: string;
+        };
+        CallerOrgInput: {
+            id: string;
+            name: string;
+            /** @description Your own organisation: where new workspaces, keys and organisation settings go */
+            primary: boolean;
+            /** @description Your role in the organisation; null when you do not belong to it and it is listed because some of its workspaces are shared with you */
+            role: ("owner" | "editor" | "commenter" | "viewer") | null;
+            slug: string;
+        };
+        CallerOrgList: {
+            orgs: components["schemas"]["CallerOrg"][];
+        };
+        CallerOrgListInput: {
+            orgs: components["schemas"]["CallerOrgInput"][];
+        };
         CardOnFile: {
             brand: string;
             expMonth: number;
@@ -38440,6 +38847,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -38483,6 +38892,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -38526,6 +38937,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -38568,6 +38981,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -38695,6 +39110,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["Principal"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTarget"];
@@ -38738,6 +39155,8 @@ export interface components {
             /** @description The thread's resolution, the same on every comment of the thread */
             resolvedAt: string | null;
             resolvedBy: components["schemas"]["PrincipalInput"] | null;
+            /** @description That surface's name, as people see it (its tab); null with `surfaceSlug` */
+            surfaceName: string | null;
             /** @description The surface the comment sits on now (a row comment: its row's current sheet) */
             surfaceSlug: string | null;
             target: components["schemas"]["CommentTargetInput"];
@@ -40209,6 +40628,18 @@ export interface components {
             emoji: string;
             principalIds: string[];
         };
+        ReadMarks: {
+            /** @description Mentions created after `readThrough` that were read one by one, most recently read first */
+            commentIds: string[];
+            /** @description Every mention created up to this time counts as read ("Mark all read"); null until first set */
+            readThrough: string | null;
+        };
+        ReadMarksInput: {
+            /** @description Mentions created after `readThrough` that were read one by one, most recently read first */
+            commentIds: string[];
+            /** @description Every mention created up to this time counts as read ("Mark all read"); null until first set */
+            readThrough: string | null;
+        };
         ReferralSummary: {
             /** @description Referees whose organisation moved to a paid plan this month */
             activated: number;
@@ -41048,6 +41479,13 @@ export interface components {
              */
             kind: "auto" | "named";
             name: string | null;
+            /** @description Set when a restore made this version: the version it brought back, as it was then (retention may remove that version later); null otherwise */
+            restoredFrom: {
+                /** @description When the restored version was made (auto) or named */
+                createdAt: string;
+                name: string | null;
+                versionId: string;
+            } | null;
             surfaceId: string;
         };
         VersionInput: {
@@ -41083,6 +41521,13 @@ export interface components {
              */
             kind: "auto" | "named";
             name: string | null;
+            /** @description Set when a restore made this version: the version it brought back, as it was then (retention may remove that version later); null otherwise */
+            restoredFrom: {
+                /** @description When the restored version was made (auto) or named */
+                createdAt: string;
+                name: string | null;
+                versionId: string;
+            } | null;
             surfaceId: string;
         };
         VersionRow: {

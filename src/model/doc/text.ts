@@ -26,24 +26,52 @@ export function inlineText(block: PMNode): string {
   return text;
 }
 
-function collectBlockTexts(node: PMNode, out: string[]): void {
+/**
+ * Each textblock with text in `node` (table cells included), in document
+ * order, with the position where its content starts (`contentStart` is
+ * where `node`'s own content starts: 0 for a doc).
+ */
+function eachTextblock(node: PMNode, contentStart: number, visit: (block: PMNode, text: string, contentStart: number) => void): void {
   if (node.isTextblock) {
     const text = inlineText(node);
-    if (text.trim() !== '') out.push(text);
+    if (text.trim() !== '') visit(node, text, contentStart);
     return;
   }
-  node.forEach((child) => collectBlockTexts(child, out));
+  node.forEach((child, offset) => eachTextblock(child, contentStart + offset + 1, visit));
 }
 
 function blockTexts(nodes: readonly PMNode[]): string[] {
   const out: string[] = [];
-  for (const node of nodes) collectBlockTexts(node, out);
+  for (const node of nodes) eachTextblock(node, 0, (_block, text) => out.push(text));
   return out;
 }
 
 /** Plain text of a doc: every non-empty textblock (table cells included), separated by a blank line. */
 export function docToText(node: PMNode): string {
   return blockTexts([node]).join('\n\n');
+}
+
+/**
+ * `docToText(doc)` with the doc position each of its characters comes from:
+ * -1 for the blank line between blocks, and the node's own position for
+ * every character of a mention, image or hard break. Lays what is read from
+ * the text (who wrote which span) back onto the doc.
+ */
+export function docTextPositions(doc: PMNode): { text: string; positions: number[] } {
+  let text = '';
+  const positions: number[] = [];
+  eachTextblock(doc, 0, (block, _text, start) => {
+    if (text !== '') {
+      text += '\n\n';
+      positions.push(-1, -1);
+    }
+    block.forEach((child, offset) => {
+      const piece = inlineNodeText(child);
+      text += piece;
+      for (let i = 0; i < piece.length; i++) positions.push(child.isText ? start + offset + i : start + offset);
+    });
+  });
+  return { text, positions };
 }
 
 export interface DocSection {

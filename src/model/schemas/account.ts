@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { OAUTH_SCOPES } from '../permissions';
-import { IsoDateTime, Principal } from './common';
+import { IsoDateTime, Principal, Role } from './common';
 
 /** The caller's own records: who they are, their organisation's settings, sudo mode and the apps they connected, as the API answers them and the web app reads them. */
 
@@ -16,6 +16,18 @@ export const Me = z
     org: z.object({ id: z.string(), slug: z.string(), name: z.string(), plan: z.enum(['free', 'pro', 'scale']) }).nullable(),
   })
   .meta({ id: 'Me', description: 'The caller. For an API key, `agent` is the key\'s agent and `user` its owner.' });
+
+export const CallerOrg = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    role: Role.nullable().describe('Your role in the organisation; null when you do not belong to it and it is listed because some of its workspaces are shared with you'),
+    primary: z.boolean().describe('Your own organisation: where new workspaces, keys and organisation settings go'),
+  })
+  .meta({ id: 'CallerOrg' });
+
+export const CallerOrgList = z.object({ orgs: z.array(CallerOrg) }).meta({ id: 'CallerOrgList' });
 
 export const OrgSettings = z
   .object({
@@ -46,6 +58,8 @@ export const Grant = z
 
 export type Me = z.infer<typeof Me>;
 export type OrgSettings = z.infer<typeof OrgSettings>;
+export type CallerOrg = z.infer<typeof CallerOrg>;
+export type CallerOrgList = z.infer<typeof CallerOrgList>;
 export type ElevateResponse = z.infer<typeof ElevateResponse>;
 export type Grant = z.infer<typeof Grant>;
 

@@ -71,6 +71,7 @@ export const Comment = z
     targetType: z.enum(TARGET_TYPES),
     targetId: z.string().describe('The row (row and cell targets), the surface (doc_range, html_element, surface), the workspace or the file'),
     surfaceSlug: z.string().nullable().describe('The surface the comment sits on now (a row comment: its row\'s current sheet)'),
+    surfaceName: z.string().nullable().describe('That surface\'s name, as people see it (its tab); null with `surfaceSlug`'),
     body: z.string(),
     parentId: z.string().nullable().describe('The thread root; null for a root'),
     mentions: z.array(Mention),
@@ -111,6 +112,19 @@ export const CreatedComment = Comment.extend({
 export const CommentList = z.object({
   comments: z.array(Comment),
   nextOffset: z.number().int().nullable().describe('The offset of the next page; null on the last'),
+});
+
+/** What the caller has read of the comments that mention it (its inbox), kept by the server so it follows a person to every device. */
+export const ReadMarks = z
+  .object({
+    readThrough: IsoDateTime.nullable().describe('Every mention created up to this time counts as read ("Mark all read"); null until first set'),
+    commentIds: z.array(z.string()).describe('Mentions created after `readThrough` that were read one by one, most recently read first'),
+  })
+  .meta({ id: 'ReadMarks' });
+
+export const MarkReadBody = z.strictObject({
+  commentIds: z.array(Id).max(100).optional().describe('Comments that mention you, read one by one; others are ignored'),
+  through: IsoDateTime.optional().describe('Everything created up to this time is read (it never moves back, and not past now)'),
 });
 
 export const CreateCommentBody = z.strictObject({
@@ -158,3 +172,4 @@ export type Mention = z.infer<typeof Mention>;
 export type Reaction = z.infer<typeof Reaction>;
 export type Comment = z.infer<typeof Comment>;
 export type CommentList = z.infer<typeof CommentList>;
+export type ReadMarks = z.infer<typeof ReadMarks>;

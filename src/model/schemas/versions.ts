@@ -24,6 +24,14 @@ export const Version = z
       'Who changed the surface since the previous version',
     ),
     changes: Changes.describe('What changed since the previous version'),
+    restoredFrom: z
+      .object({
+        versionId: z.string(),
+        name: z.string().nullable(),
+        createdAt: z.string().describe('When the restored version was made (auto) or named'),
+      })
+      .nullable()
+      .describe('Set when a restore made this version: the version it brought back, as it was then (retention may remove that version later); null otherwise'),
     etag: z.string().describe('Version token of this state: a base for writes (If-Match)'),
   })
   .meta({ id: 'Version' });

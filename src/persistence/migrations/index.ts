@@ -16,10 +16,12 @@ import * as m0060 from './0060_document_log_heads';
 import * as m0070 from './0070_versions';
 import * as m0071 from './0071_version_checkpoints';
 import * as m0072 from './0072_row_identity';
+import * as m0073 from './0073_version_restores';
 import * as m0080 from './0080_suggestions';
 import * as m0081 from './0081_document_attribution';
 import * as m0084 from './0084_surface_former_slugs';
 import * as m0090 from './0090_sync_instances';
+import * as m0091 from './0091_read_marks';
 import * as m0100 from './0100_runs';
 
 /**
@@ -44,9 +46,11 @@ export const migrations: Record<string, Migration> = {
   '0070_versions': m0070,
   '0071_version_checkpoints': m0071,
   '0072_row_identity': m0072,
+  '0073_version_restores': m0073,
   '0080_suggestions': m0080,
   '0081_document_attribution': m0081,
   '0084_surface_former_slugs': m0084,
   '0090_sync_instances': m0090,
+  '0091_read_marks': m0091,
   '0100_runs': m0100,
 };

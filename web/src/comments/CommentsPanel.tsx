@@ -10,7 +10,7 @@ import { Avatar, Button, EmptyState, IconButton, Spinner } from '../ui/primitive
 import { showError } from '../ui/toast';
 import type { CommentFocus, WorkspaceContext } from '../workspace-context/context';
 import { useReloadOnEvents } from '../workspace-context/workspace-events';
-import { mentionCandidatesOf, mentionQueryAt, rankCandidates, type MentionCandidate } from '../doc/mentions';
+import { mentionCandidatesOf, mentionQueryAt, rankCandidates, type MentionCandidate } from '../workspace-context/mention-candidates';
 import { deleteComment, loadThreads, postComment, sameTarget, setReaction, setResolved, type Comment, type CommentMention, type CommentTarget, type NewTarget, type Thread } from './comments-api';
 
 const QUICK_REACTIONS = ['👍', '🎉', '❤️', '👀', '✅', '😄'];
@@ -390,8 +390,10 @@ function Composer(props: { placeholder: string; submitLabel: string; candidates:
                 }}
               >
                 <Avatar id={candidate.id} name={candidate.label} size={22} />
-                <span class="mention-label">{candidate.label}</span>
-                <span class="mention-detail">{candidate.kind === 'agent' ? 'agent' : (candidate.detail ?? '')}</span>
+                <span class="mention-text">
+                  <span class="mention-label">{candidate.label}</span>
+                  <span class="mention-detail">{candidate.kind === 'agent' ? 'agent' : (candidate.detail ?? '')}</span>
+                </span>
               </div>
             ))}
           </div>

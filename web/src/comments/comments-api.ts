@@ -3,8 +3,9 @@
  * surface, threads built from roots and replies, and the thread actions.
  */
 import { api, workspacePath } from '../lib/api';
-import type { Comment, CommentList, CommentTarget, Mention, Reaction } from '../../../src/model/schemas/comments';
+import type { Comment, CommentTarget, Mention, Reaction } from '../../../src/model/schemas/comments';
 import type { NewTarget } from '../workspace-context/context';
+import { listComments } from '../workspace-context/comment-list';
 import type { Workspace } from '../workspace-context/types';
 
 export type { CommentTarget, Reaction, Comment, NewTarget };
@@ -18,13 +19,7 @@ const commentsPath = (workspace: Workspace, suffix = '') => workspacePath(worksp
 
 /** Every comment on a surface (open or resolved threads), grouped into threads, newest thread first. */
 export async function loadThreads(workspace: Workspace, surfaceSlug: string, status: 'open' | 'resolved'): Promise<Thread[]> {
-  const comments: Comment[] = [];
-  for (let offset: number | null = 0; offset !== null && comments.length < 2000; ) {
-    const query = new URLSearchParams({ surface: surfaceSlug, status, limit: '200', offset: String(offset) });
-    const page: CommentList = await api('GET', commentsPath(workspace, `?${query}`));
-    comments.push(...page.comments);
-    offset = page.nextOffset;
-  }
+  const comments = await listComments(workspace, { surface: surfaceSlug, status });
   const threads = new Map<string, Thread>();
   for (const comment of comments) if (!comment.parentId) threads.set(comment.id, { root: comment, replies: [] });
   for (const comment of comments) if (comment.parentId) threads.get(comment.parentId)?.replies.push(comment);

@@ -1,7 +1,7 @@
 import type { EditorState } from 'prosemirror-state';
 import { addColumnAfter, addRowAfter, deleteColumn, deleteRow, deleteTable } from 'prosemirror-tables';
 import type { EditorView } from 'prosemirror-view';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, workspacePath } from '../lib/api';
 import { useLocation } from '../lib/router';
 import { NEVER_TRUE, useStore } from '../lib/store';
@@ -9,10 +9,14 @@ import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace-context/context';
-import { askLinkAddress, commands, createEditor, revealSection, RUN_MARKS_CHANGED, selectionInfo, type SuggestionTarget } from './editor';
+import { askLinkAddress, commands, createEditor, focusNearest, revealSection, RUN_MARKS_CHANGED, selectionInfo, type SuggestionTarget } from './editor';
+import { canFormatWhileSuggesting } from './suggesting';
+import { loadCommentedRanges, showCommentHighlights, type CommentedRange } from './comment-highlights';
+import { useReloadOnEvents } from '../workspace-context/workspace-events';
 import { runHighlight } from '../workspace-context/run-highlight';
 import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
-import { mentionCandidatesOf, type MentionCandidate } from './mentions';
+import { refreshMentionCandidates } from './mentions';
+import { mentionCandidatesOf, type MentionCandidate } from '../workspace-context/mention-candidates';
 import { AuthorshipView } from './Authorship';
 import type { UploadedImage } from '../../../src/model/schemas/files';
 
@@ -39,6 +43,9 @@ export function DocSurface(props: SurfaceViewProps) {
   const [authorship, setAuthorship] = useState(false);
 
   candidates.current = mentionCandidatesOf(context.members);
+  useEffect(() => {
+    if (view.current) refreshMentionCandidates(view.current);
+  }, [context.members]);
 
   useEffect(() => {
     if (!document) return;
@@ -76,6 +83,7 @@ export function DocSurface(props: SurfaceViewProps) {
       author: currentAuthor,
       onSuggestionClick: setSuggestionTarget,
       runInserted: () => runHighlight.get()?.inserted.get(props.surface.id) ?? [],
+      onCommentClick: (threadId) => context.openPanel({ kind: 'comments', highlight: threadId }),
     });
     view.current = editor;
     setState(editor.state);
@@ -130,13 +138,51 @@ export function DocSurface(props: SurfaceViewProps) {
     setBubble(null);
   };
 
+  // Commented text is highlighted: the open threads on text, read again when a comment changes.
+  const [commented, setCommented] = useState<CommentedRange[]>([]);
+  const loadCommented = useCallback(() => loadCommentedRanges(context.workspace, props.surface.slug).then(setCommented, () => {}), [context.workspace.id, props.surface.slug]);
+  useEffect(() => void loadCommented(), [loadCommented]);
+  useReloadOnEvents(context.workspace, (name) => name.startsWith('comment.'), loadCommented, { quietMs: 80 });
+  // The server's positions are those of the doc it holds: placed once this copy has caught up with it.
+  useEffect(() => {
+    if (view.current && synced) showCommentHighlights(view.current, commented);
+  }, [commented, synced, state !== null]);
+
+  // A click in the blank area beside or below the text puts the caret at the nearest place in it.
+  const focusFromBlank = (event: MouseEvent) => {
+    const editor = view.current;
+    const target = event.target as HTMLElement;
+    if (!editor || !editable || authorship || event.button !== 0 || editor.dom.contains(target)) return;
+    if (target.closest('button, a, input, .suggestion-popover, .comment-bubble')) return;
+    event.preventDefault();
+    focusNearest(editor, event.clientX, event.clientY);
+  };
+
   const info = state ? selectionInfo(state) : null;
+  // Suggesting keeps the toolbar: formatting what one types (or one's own suggested text) works; what a suggestion cannot hold is shown disabled.
+  const isSuggesting = docMode.mode === 'suggesting';
+  const canFormat = !isSuggesting || (state !== null && canFormatWhileSuggesting(state, currentAuthor()));
+  const structureNote = isSuggesting ? 'Headings, lists, tables, images and dividers cannot be suggested: switch to Editing to change them.' : undefined;
+  const suggestionCount = docSuggestions.suggestions?.length ?? 0;
   const blockMenu = useMenu();
   const tableMenu = useMenu();
 
   return (
     <div class="doc-surface">
       <div class="doc-viewbar">
+        {editable && (
+          <button
+            type="button"
+            class={`doc-view-toggle doc-suggestions-button ${showSuggestions ? 'is-active' : ''}`}
+            aria-pressed={showSuggestions}
+            aria-label={`Suggestions${suggestionCount ? `, ${suggestionCount} open` : ''}`}
+            onClick={() => setShowSuggestions((shown) => !shown)}
+          >
+            <Icon name="edit" size={14} />
+            <span>Suggestions</span>
+            {suggestionCount > 0 && <span class="count-badge">{suggestionCount}</span>}
+          </button>
+        )}
         <button type="button" class={`doc-view-toggle ${authorship ? 'is-active' : ''}`} aria-pressed={authorship} onClick={() => setAuthorship(!authorship)}>
           <Icon name="users" size={14} />
           <span>Authorship</span>
@@ -145,43 +191,42 @@ export function DocSurface(props: SurfaceViewProps) {
       {editable && info && !authorship && (
         <div class="doc-toolbar" role="toolbar" aria-label="Formatting">
           <ModeSwitch mode={docMode.mode} forced={docMode.forced} onChange={docMode.setMode} />
-          <IconButton
-            icon="edit"
-            label={`Suggestions${docSuggestions.suggestions?.length ? ` (${docSuggestions.suggestions.length})` : ''}`}
-            active={showSuggestions}
-            class="doc-suggestions-button"
-            data-count={docSuggestions.suggestions?.length || undefined}
-            onClick={() => setShowSuggestions((shown) => !shown)}
-          />
           <span class="toolbar-divider" />
-          {docMode.mode === 'editing' && (<>
-          <button class="block-select" onClick={blockMenu.open} aria-haspopup="menu" aria-label="Text style">
-            {BLOCK_LABELS[info.block] ?? 'Text'}
-          </button>
+          <span class="toolbar-group" title={structureNote}>
+            <button class="block-select" onClick={blockMenu.open} aria-haspopup="menu" aria-label="Text style" disabled={isSuggesting}>
+              {BLOCK_LABELS[info.block] ?? 'Text'}
+            </button>
+          </span>
           <span class="toolbar-divider" />
-          <IconButton icon="bold" label="Bold (Ctrl+B)" active={info.bold} onClick={() => run(commands.bold)} />
-          <IconButton icon="italic" label="Italic (Ctrl+I)" active={info.italic} onClick={() => run(commands.italic)} />
-          <IconButton icon="strike" label="Strikethrough" active={info.strike} onClick={() => run(commands.strike)} />
-          <IconButton icon="code" label="Code (Ctrl+E)" active={info.code} onClick={() => run(commands.code)} />
-          <IconButton
-            icon="link"
-            label="Link (Ctrl+K)"
-            active={info.link}
-            onClick={() => {
-              if (info.link) return run(commands.link(null));
-              void askLinkAddress().then((href) => href && run(commands.link(href)));
-            }}
-          />
+          <span class="toolbar-group" title={canFormat ? undefined : 'Only text you are suggesting can be formatted: select your own suggested text, or format as you type.'}>
+            <IconButton icon="bold" label="Bold (Ctrl+B)" active={info.bold} disabled={!canFormat} onClick={() => run(commands.bold)} />
+            <IconButton icon="italic" label="Italic (Ctrl+I)" active={info.italic} disabled={!canFormat} onClick={() => run(commands.italic)} />
+            <IconButton icon="strike" label="Strikethrough" active={info.strike} disabled={!canFormat} onClick={() => run(commands.strike)} />
+            <IconButton icon="code" label="Code (Ctrl+E)" active={info.code} disabled={!canFormat} onClick={() => run(commands.code)} />
+            <IconButton
+              icon="link"
+              label="Link (Ctrl+K)"
+              active={info.link}
+              disabled={!canFormat}
+              onClick={() => {
+                if (info.link) return run(commands.link(null));
+                void askLinkAddress().then((href) => href && run(commands.link(href)));
+              }}
+            />
+          </span>
           <span class="toolbar-divider" />
-          <IconButton icon="listBullet" label="Bulleted list" active={info.list === 'bulletList'} onClick={() => run(commands.bulletList)} />
-          <IconButton icon="listOrdered" label="Numbered list" active={info.list === 'orderedList'} onClick={() => run(commands.orderedList)} />
-          <IconButton icon="listTask" label="Task list" active={info.list === 'taskList'} onClick={() => run(commands.taskList)} />
-          <IconButton icon="quote" label="Quote" onClick={() => run(commands.blockquote)} />
+          <span class="toolbar-group" title={structureNote}>
+            <IconButton icon="listBullet" label="Bulleted list" active={info.list === 'bulletList'} disabled={isSuggesting} onClick={() => run(commands.bulletList)} />
+            <IconButton icon="listOrdered" label="Numbered list" active={info.list === 'orderedList'} disabled={isSuggesting} onClick={() => run(commands.orderedList)} />
+            <IconButton icon="listTask" label="Task list" active={info.list === 'taskList'} disabled={isSuggesting} onClick={() => run(commands.taskList)} />
+            <IconButton icon="quote" label="Quote" disabled={isSuggesting} onClick={() => run(commands.blockquote)} />
+          </span>
           <span class="toolbar-divider" />
-          <IconButton icon="table2" label={info.inTable ? 'Table options' : 'Insert table'} active={info.inTable} onClick={(event) => (info.inTable ? tableMenu.open(event) : run(commands.insertTable))} />
-          <IconButton icon="image" label="Insert image" onClick={() => fileInput.current?.click()} />
-          <IconButton icon="hr" label="Divider" onClick={() => run(commands.horizontalRule)} />
-          </>)}
+          <span class="toolbar-group" title={structureNote}>
+            <IconButton icon="table2" label={info.inTable ? 'Table options' : 'Insert table'} active={info.inTable} disabled={isSuggesting} onClick={(event) => (info.inTable ? tableMenu.open(event) : run(commands.insertTable))} />
+            <IconButton icon="image" label="Insert image" disabled={isSuggesting} onClick={() => fileInput.current?.click()} />
+            <IconButton icon="hr" label="Divider" disabled={isSuggesting} onClick={() => run(commands.horizontalRule)} />
+          </span>
           <span class="toolbar-spacer" />
           <IconButton icon="undo" label="Undo (Ctrl+Z)" onClick={() => run(commands.undo)} />
           <IconButton icon="redo" label="Redo (Ctrl+Shift+Z)" onClick={() => run(commands.redo)} />
@@ -207,7 +252,7 @@ export function DocSurface(props: SurfaceViewProps) {
         </div>
       )}
       <div class="doc-main">
-      <div class="doc-scroll" ref={scroller}>
+      <div class={`doc-scroll ${editable && !authorship ? 'is-writable' : ''}`} ref={scroller} onMouseDown={focusFromBlank}>
         {!(ready || synced) && <Spinner label="Opening the doc…" />}
         <div class="doc-page" ref={mount} hidden={authorship} />
         {authorship && <AuthorshipView context={context} surfaceId={props.surface.id} doc={document?.doc ?? null} />}

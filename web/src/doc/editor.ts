@@ -9,19 +9,21 @@ import { dropCursor } from 'prosemirror-dropcursor';
 import { gapCursor } from 'prosemirror-gapcursor';
 import { ellipsis, emDash, InputRule, inputRules, textblockTypeInputRule, wrappingInputRule } from 'prosemirror-inputrules';
 import { keymap } from 'prosemirror-keymap';
-import type { Mark, MarkType, Node as PMNode, NodeType } from 'prosemirror-model';
+import type { MarkType, Node as PMNode, NodeType } from 'prosemirror-model';
 import { liftListItem, sinkListItem, splitListItem, wrapInList } from 'prosemirror-schema-list';
-import { EditorState, Plugin, TextSelection, type Command, type Transaction } from 'prosemirror-state';
+import { EditorState, Plugin, Selection, TextSelection, type Command, type Transaction } from 'prosemirror-state';
 import { goToNextCell, tableEditing } from 'prosemirror-tables';
-import { Decoration, DecorationSet, EditorView, type NodeView } from 'prosemirror-view';
+import { Decoration, DecorationSet, EditorView } from 'prosemirror-view';
 import { redo, undo, yCursorPlugin, ySyncPlugin, ySyncPluginKey, yUndoPlugin } from 'y-prosemirror';
 import type * as Y from 'yjs';
 import { docSchema } from '../../../src/model/doc/schema';
 import { docSections } from '../../../src/model/doc/text';
 import { DOC_BODY_FIELD } from '../../../src/model/doc/body';
-import { mentionPlugin, type MentionCandidate } from './mentions';
+import { mentionPlugin } from './mentions';
+import type { MentionCandidate } from '../workspace-context/mention-candidates';
 import { promptDialog } from '../ui/dialogs';
-import { colorFor } from '../lib/format';
+import { docMarkViews, TaskItemView } from './doc-view';
+import { commentHighlightPlugin } from './comment-highlights';
 import { SUGGESTED_META, suggestTransaction, withoutSuggestionMarksOnNewText, type SuggestingAuthor } from './suggesting';
 
 export { docSchema };
@@ -48,6 +50,8 @@ export interface EditorOptions {
   onSuggestionClick?: (target: SuggestionTarget | null) => void;
   /** Text a run inserted, in document order, to mark (the Activity panel's chosen run); read again on a `RUN_MARKS_CHANGED` transaction. */
   runInserted?: () => readonly string[];
+  /** A click on commented text (comment-highlights.ts): the thread to open. */
+  onCommentClick?: (threadId: string) => void;
 }
 
 /** Meta of a transaction that only says the marked run changed, so the run's marks are drawn again. */
@@ -77,15 +81,20 @@ export function createEditor(mount: HTMLElement, options: EditorOptions): Editor
     imageDropPlugin(options.uploadImage),
     suggestionClickPlugin((target) => options.onSuggestionClick?.(target)),
     runMarksPlugin(options.runInserted ?? (() => [])),
+    commentHighlightPlugin((threadId) => options.onCommentClick?.(threadId)),
   ];
   const view: EditorView = new EditorView(mount, {
     state: EditorState.create({ schema: docSchema, plugins }),
     editable: () => options.editable,
-    nodeViews: { taskItem: (node, view, getPos) => new TaskItemView(node, view, getPos as () => number | undefined, suggesting) },
-    markViews: { suggestInsert: suggestionMarkView('insert'), suggestDelete: suggestionMarkView('delete') },
+    // Ticking a task is not something a suggestion can hold.
+    nodeViews: { taskItem: (node, view, getPos) => new TaskItemView(node, view, getPos as () => number | undefined, () => !suggesting()) },
+    markViews: docMarkViews,
     attributes: { class: 'prose', spellcheck: 'true', 'aria-label': 'Document', role: 'textbox', 'aria-multiline': 'true' },
     // `this` is the view: plugins may dispatch while the constructor is still running.
     dispatchTransaction(this: EditorView, transaction: Transaction) {
+      // y-prosemirror queues cursor updates for the next tick (its `setMeta`) and only checks a flag its binding no longer sets
+      // (yjs/y-prosemirror#199): one that lands after the editor was destroyed (the doc closed, another workspace opened) must do nothing.
+      if (this.isDestroyed) return;
       // Only this person's own edits are rewritten: never what the sync binding applies (remote changes, undo).
       const local = transaction.docChanged && !transaction.getMeta(ySyncPluginKey) && !transaction.getMeta(SUGGESTED_META);
       if (local) {
@@ -299,60 +308,6 @@ function formattingInputRules(): InputRule[] {
 }
 
 // ---------------------------------------------------------------------------
-// Task items: a real checkbox before the content.
-
-class TaskItemView implements NodeView {
-  dom: HTMLLIElement;
-  contentDOM: HTMLElement;
-  private checkbox: HTMLInputElement;
-
-  constructor(
-    private node: PMNode,
-    private view: EditorView,
-    private getPos: () => number | undefined,
-    private suggesting: () => boolean,
-  ) {
-    this.dom = document.createElement('li');
-    this.dom.dataset.type = 'taskItem';
-    const label = document.createElement('label');
-    label.contentEditable = 'false';
-    this.checkbox = document.createElement('input');
-    this.checkbox.type = 'checkbox';
-    this.checkbox.setAttribute('aria-label', 'Done');
-    this.checkbox.addEventListener('mousedown', (event) => event.preventDefault());
-    this.checkbox.addEventListener('change', () => {
-      const pos = this.getPos();
-      // Ticking a task is not something a suggestion can hold.
-      if (!this.view.editable || pos === undefined || this.suggesting()) {
-        this.checkbox.checked = this.node.attrs.checked;
-        return;
-      }
-      this.view.dispatch(this.view.state.tr.setNodeMarkup(pos, undefined, { ...this.node.attrs, checked: this.checkbox.checked }));
-    });
-    label.append(this.checkbox);
-    this.contentDOM = document.createElement('div');
-    this.dom.append(label, this.contentDOM);
-    this.render();
-  }
-
-  private render() {
-    this.checkbox.checked = Boolean(this.node.attrs.checked);
-    this.dom.dataset.checked = String(Boolean(this.node.attrs.checked));
-  }
-
-  update(node: PMNode): boolean {
-    if (node.type !== this.node.type) return false;
-    this.node = node;
-    this.render();
-    return true;
-  }
-
-  ignoreMutation(mutation: MutationRecord | { type: 'selection' }): boolean {
-    return mutation.type !== 'selection' && !this.contentDOM.contains(mutation.target as Node);
-  }
-}
-
-// ---------------------------------------------------------------------------
 
 function placeholderPlugin(text: string): Plugin {
   return new Plugin({
@@ -408,9 +363,9 @@ function runMarksPlugin(inserted: () => readonly string[]): Plugin {
   return new Plugin<DecorationSet>({
     state: {
       init: (_, state) => build(state.doc),
-      // Edits move the marks with the text; the sync binding's first fill and a newly chosen run find them again.
+      // One's own edits move the marks with the text; the sync binding replaces the whole doc (no mapping survives it), so its changes and a newly chosen run find them again.
       apply: (transaction, marks, _, state) =>
-        transaction.getMeta(RUN_MARKS_CHANGED) || (transaction.getMeta(ySyncPluginKey) && marks === DecorationSet.empty) ? build(state.doc) : marks.map(transaction.mapping, state.doc),
+        transaction.getMeta(RUN_MARKS_CHANGED) || (transaction.docChanged && transaction.getMeta(ySyncPluginKey)) ? build(state.doc) : marks.map(transaction.mapping, state.doc),
     },
     props: {
       decorations(state) {
@@ -478,23 +433,6 @@ function suggestingKeymap(suggesting: () => boolean): Record<string, Command> {
   return { Backspace: deleteCharacter(-1), Delete: deleteCharacter(1) };
 }
 
-/** Suggested text drawn with its author's colour and name (the marks' own DOM is in the shared schema). */
-function suggestionMarkView(kind: 'insert' | 'delete') {
-  return (mark: Mark) => {
-    const dom = document.createElement(kind === 'insert' ? 'ins' : 'del');
-    const attrs = mark.attrs as { id: string; authorType: string; authorId: string; authorName: string; at: string | null };
-    dom.className = `suggestion suggestion-${kind}`;
-    dom.dataset.suggestion = kind;
-    dom.dataset.suggestionId = attrs.id;
-    dom.dataset.authorType = attrs.authorType;
-    dom.dataset.authorId = attrs.authorId;
-    dom.style.setProperty('--author-color', colorFor(attrs.authorId ?? ''));
-    const when = attrs.at ? new Date(attrs.at) : null;
-    dom.title = `Suggested by ${attrs.authorName || 'someone'}${attrs.authorType === 'agent' ? ' (agent)' : ''}${when && !Number.isNaN(when.getTime()) ? `, ${when.toLocaleString()}` : ''}`;
-    return { dom };
-  };
-}
-
 /** Tells the surface which suggestion a click landed in (or that it landed elsewhere); the caret moves as usual. */
 function suggestionClickPlugin(onClick: (target: SuggestionTarget | null) => void): Plugin {
   return new Plugin({
@@ -506,6 +444,26 @@ function suggestionClickPlugin(onClick: (target: SuggestionTarget | null) => voi
       },
     },
   });
+}
+
+/**
+ * Puts the caret where a click in the page's blank area points (beside a
+ * line: that line's nearest end; below the text: the end of the doc) and
+ * focuses the editor, so typing goes somewhere.
+ */
+export function focusNearest(view: EditorView, clientX: number, clientY: number) {
+  const box = view.dom.getBoundingClientRect();
+  const last = view.dom.lastElementChild?.getBoundingClientRect();
+  const { doc } = view.state;
+  let selection: Selection;
+  if (!last || clientY > last.bottom) {
+    selection = Selection.atEnd(doc);
+  } else {
+    const found = view.posAtCoords({ left: Math.min(Math.max(clientX, box.left + 1), box.right - 1), top: Math.min(Math.max(clientY, box.top + 1), box.bottom - 1) });
+    selection = found ? Selection.near(doc.resolve(found.pos)) : Selection.atEnd(doc);
+  }
+  view.dispatch(view.state.tr.setSelection(selection).scrollIntoView());
+  view.focus();
 }
 
 /** Asks for a link's address in the app's own dialog. */

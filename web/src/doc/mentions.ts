@@ -7,13 +7,7 @@ import { Plugin, PluginKey, type EditorState } from 'prosemirror-state';
 import type { EditorView } from 'prosemirror-view';
 import { docSchema } from '../../../src/model/doc/schema';
 import { colorFor, initialsOf } from '../lib/format';
-
-export interface MentionCandidate {
-  kind: 'user' | 'agent';
-  id: string;
-  label: string;
-  detail?: string;
-}
+import { mentionQueryAt, rankCandidates, type MentionCandidate } from '../workspace-context/mention-candidates';
 
 interface MentionState {
   from: number;
@@ -22,30 +16,6 @@ interface MentionState {
 }
 
 const key = new PluginKey<MentionState | null>('mentions');
-const TRIGGER = /(?:^|[\s(])@([^\s@]{0,40})$/;
-const MAX_SHOWN = 8;
-
-/** The query of an `@` mention being typed at the end of `before` (the text up to the caret), or null. */
-export function mentionQueryAt(before: string): string | null {
-  return TRIGGER.exec(before)?.[1] ?? null;
-}
-
-/** The candidates whose name contains the query, names starting with it first, at most eight. */
-export function rankCandidates(candidates: MentionCandidate[], query: string): MentionCandidate[] {
-  const needle = query.toLowerCase();
-  return candidates
-    .filter((candidate) => !needle || candidate.label.toLowerCase().includes(needle))
-    .sort((a, b) => Number(!a.label.toLowerCase().startsWith(needle)) - Number(!b.label.toLowerCase().startsWith(needle)))
-    .slice(0, MAX_SHOWN);
-}
-
-/** Who can be mentioned in a workspace: its members, and the agents that act for them. */
-export function mentionCandidatesOf(members: Array<{ principalType: 'user' | 'agent'; principal: { id: string; name: string }; email?: string | null; inheritedAgents?: Array<{ id: string; name: string }> }>): MentionCandidate[] {
-  return members.flatMap((member): MentionCandidate[] => [
-    { kind: member.principalType, id: member.principal.id, label: member.principal.name, detail: member.email ?? undefined },
-    ...(member.inheritedAgents ?? []).map((agent) => ({ kind: 'agent' as const, id: agent.id, label: agent.name })),
-  ]);
-}
 
 function findTrigger(state: EditorState): MentionState | null {
   const { selection } = state;
@@ -97,6 +67,11 @@ export function mentionPlugin(candidates: () => MentionCandidate[]): Plugin {
       },
     },
   });
+}
+
+/** Lists the candidates again in an open `@` list: the members changed (someone joined) while it was open. */
+export function refreshMentionCandidates(view: EditorView) {
+  if (key.getState(view.state)) view.dispatch(view.state.tr.setMeta(key, 'refresh'));
 }
 
 export function insertMention(view: EditorView, range: { from: number; to: number }, candidate: MentionCandidate) {
@@ -177,7 +152,10 @@ class MentionPopup {
       const detail = document.createElement('span');
       detail.className = 'mention-detail';
       detail.textContent = candidate.kind === 'agent' ? 'agent' : (candidate.detail ?? '');
-      item.append(avatar, label, detail);
+      const text = document.createElement('span');
+      text.className = 'mention-text';
+      text.append(label, detail);
+      item.append(avatar, text);
       item.addEventListener('mousedown', (event) => {
         event.preventDefault();
         this.pick(i);

@@ -174,6 +174,18 @@ export function withoutSuggestionMarksOnNewText(tr: Transaction): Transaction {
   return tr;
 }
 
+/**
+ * Whether formatting the selection can be part of a suggestion, for the
+ * toolbar: marks go on what the author types next (an empty selection) or on
+ * their own suggested text; anyone else's text is not theirs to restyle, and
+ * block changes (headings, lists, tables) cannot be suggested at all.
+ */
+export function canFormatWhileSuggesting(state: EditorState, author: SuggestingAuthor | null): boolean {
+  if (!author) return false;
+  const { from, to, empty } = state.selection;
+  return empty || onlyOwnInsertions(state.doc, from, to, author);
+}
+
 function onlyOwnInsertions(doc: PMNode, from: number, to: number, author: SuggestingAuthor): boolean {
   let own = true;
   doc.nodesBetween(from, to, (node) => {

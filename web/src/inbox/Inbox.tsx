@@ -111,7 +111,7 @@ export function InboxDialog(props: { me: string; onClose: () => void }) {
       onClose={props.onClose}
       footer={
         <>
-          <span class="muted dialog-footer-note">Mentions of you in comments, and suggestions waiting for your decision. Read marks are kept in this browser.</span>
+          <span class="muted dialog-footer-note">Mentions of you in comments, and suggestions waiting for your decision.</span>
           <Button onClick={markAllRead} disabled={unread === 0} icon="check">
             Mark all read
           </Button>
@@ -147,7 +147,7 @@ export function InboxDialog(props: { me: string; onClose: () => void }) {
                     <span class="inbox-line">
                       <strong>{comment.author.name}</strong>
                       {comment.author.principalType === 'agent' && <span class="badge badge-agent">agent</span>} mentioned you in <strong>{workspace.name}</strong>
-                      {comment.surfaceSlug ? <span class="muted"> · {comment.surfaceSlug}</span> : null}
+                      {comment.surfaceSlug ? <span class="muted"> · {comment.surfaceName ?? comment.surfaceSlug}</span> : null}
                     </span>
                     <span class="inbox-body">{comment.body}</span>
                   </span>

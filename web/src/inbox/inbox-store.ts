@@ -5,13 +5,14 @@
  *
  * The server's inbox (`GET /api/me/messages`) is for agents and apps
  * (sessions get 403), so the app reads each workspace's
- * `comments?mentioning=me` (docs/COMMENTS.md "Listing"). Read marks are kept
- * on this device (localStorage), per account: the API has no read state.
+ * `comments?mentioning=me` (docs/COMMENTS.md "Listing"). Read marks are the
+ * server's (`/api/me/read-marks`), so they follow the person to every device.
  */
 import { api, ApiError, workspacePath } from '../lib/api';
+import { showError } from '../ui/toast';
 import { createStore } from '../lib/store';
 import type { Comment } from '../comments/comments-api';
-import type { CommentList } from '../../../src/model/schemas/comments';
+import type { CommentList, ReadMarks as ServerReadMarks } from '../../../src/model/schemas/comments';
 import type { Suggestion } from '../../../src/model/schemas/suggestions';
 import { refreshWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
 import type { Workspace } from '../workspace-context/types';
@@ -47,25 +48,22 @@ const SHOWN = 50;
 const PARALLEL = 4;
 
 let userId: string | null = null;
-const marksKey = () => `trellis:${userId}:inbox-read`;
 
-function loadMarks(): ReadMarks {
-  try {
-    const stored = JSON.parse(localStorage.getItem(marksKey()) ?? 'null');
-    if (stored && typeof stored.readThrough === 'string' && Array.isArray(stored.ids)) return { readThrough: stored.readThrough, ids: stored.ids.filter((id: unknown) => typeof id === 'string') };
-  } catch {
-    // A damaged entry counts as nothing read.
-  }
-  return { readThrough: '', ids: [] };
+function marksOf(answer: ServerReadMarks): ReadMarks {
+  return { readThrough: answer.readThrough ?? '', ids: answer.commentIds };
 }
 
-function saveMarks(read: ReadMarks) {
+/** Shows a change of marks at once and asks the server to keep it; its answer (every device's marks) then stands. */
+async function saveMarks(optimistic: ReadMarks, change: { commentIds?: string[]; through?: string }) {
+  inbox.update((state) => ({ ...state, read: optimistic }));
+  const forUser = userId;
   try {
-    localStorage.setItem(marksKey(), JSON.stringify(read));
-  } catch {
-    // Storage full or blocked: the marks last for this page only.
+    const answer = await api<ServerReadMarks>('POST', '/api/me/read-marks', change);
+    if (userId === forUser) inbox.update((state) => ({ ...state, read: marksOf(answer) }));
+  } catch (error) {
+    // Not kept (offline, or refused): the next read of the inbox shows the marks as the server has them.
+    showError(error);
   }
-  inbox.update((state) => ({ ...state, read }));
 }
 
 export function isUnread(mention: Mention, read: ReadMarks = inbox.get().read): boolean {
@@ -80,12 +78,14 @@ export function unreadCount(): number {
 export function markRead(mention: Mention) {
   const { read } = inbox.get();
   if (!isUnread(mention, read)) return;
-  saveMarks({ readThrough: read.readThrough, ids: [...read.ids, mention.comment.id] });
+  void saveMarks({ readThrough: read.readThrough, ids: [mention.comment.id, ...read.ids] }, { commentIds: [mention.comment.id] });
 }
 
 export function markAllRead() {
-  const newest = inbox.get().mentions[0]?.comment.createdAt;
-  if (newest) saveMarks({ readThrough: newest > inbox.get().read.readThrough ? newest : inbox.get().read.readThrough, ids: [] });
+  const { mentions, read } = inbox.get();
+  const newest = mentions[0]?.comment.createdAt;
+  if (!newest || newest <= read.readThrough) return;
+  void saveMarks({ readThrough: newest, ids: [] }, { through: newest });
 }
 
 let running: Promise<void> | null = null;
@@ -95,7 +95,7 @@ function switchAccount(me: string) {
   if (userId === me) return;
   userId = me;
   lastRead = 0;
-  inbox.set({ loaded: false, mentions: [], reviews: [], read: loadMarks(), error: null });
+  inbox.set({ loaded: false, mentions: [], reviews: [], read: { readThrough: '', ids: [] }, error: null });
 }
 
 /**
@@ -112,6 +112,8 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
   lastRead = Date.now();
   running = (async () => {
     try {
+      // Unanswered, the marks stay as they were (and so do those shown).
+      const marks = api<ServerReadMarks>('GET', '/api/me/read-marks').then(marksOf, () => null);
       if (!workspaceList.get().loaded) await refreshWorkspaces();
       const queue = [...workspaceList.get().items];
       const found: Mention[] = [];
@@ -136,12 +138,10 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
       await Promise.all(Array.from({ length: PARALLEL }, worker));
       found.sort((a, b) => b.comment.createdAt.localeCompare(a.comment.createdAt));
       const mentions = found.slice(0, SHOWN);
-      const read = inbox.get().read;
-      // Marks older than everything kept are of no use any more.
-      const kept = new Set(mentions.map((mention) => mention.comment.id));
-      if (read.ids.some((id) => !kept.has(id))) saveMarks({ readThrough: read.readThrough, ids: read.ids.filter((id) => kept.has(id)) });
+      const read = await marks;
+      const problems = [...(failures.length ? [`Mentions could not be read from ${failures.join(', ')}.`] : []), ...(read ? [] : ['What you have read could not be read.'])];
       reviews.sort((a, b) => a.suggestion.createdAt.localeCompare(b.suggestion.createdAt));
-      inbox.update((state) => ({ ...state, loaded: true, mentions, reviews: reviews.slice(0, SHOWN), error: failures.length ? `Mentions could not be read from ${failures.join(', ')}.` : null }));
+      inbox.update((state) => ({ ...state, loaded: true, mentions, read: read ?? state.read, reviews: reviews.slice(0, SHOWN), error: problems.length ? problems.join(' ') : null }));
     } finally {
       running = null;
     }

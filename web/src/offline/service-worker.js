@@ -9,6 +9,7 @@ const API_CACHE = 'trellis-api';
 const CACHED_API = [
   /^\/api\/me$/,
   /^\/api\/me\/org$/,
+  /^\/api\/me\/orgs$/,
   /^\/api\/workspaces$/,
   /^\/api\/orgs\/[^/]+\/workspaces\/[^/]+$/,
   /^\/api\/orgs\/[^/]+\/workspaces\/[^/]+\/(members|surfaces)$/,

@@ -13,9 +13,15 @@ import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from
 import { sortWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
 import type { WorkspaceList } from '../../../src/model/schemas/workspaces';
 
-/** The organisation's workspaces: pinned first, and the archived ones in their own view. */
+/**
+ * An organisation's workspaces as the person reaches them: pinned first, and
+ * the archived ones in their own view. For an organisation the person does
+ * not belong to, only what is shared with them, and said so.
+ */
 export function HomePage(props: { orgSlug: string }) {
   const list = useStore(workspaceList);
+  const org = list.orgs.find((candidate) => candidate.slug === props.orgSlug);
+  const sharedOnly = org?.role === null;
   const [view, setView] = useState<'active' | 'archived'>('active');
   const [archived, setArchived] = useState<Workspace[] | null>(null);
   const [creating, setCreating] = useState(false);
@@ -54,12 +60,20 @@ export function HomePage(props: { orgSlug: string }) {
     <div class="page">
       <header class="page-header">
         <div>
-          <h1>Workspaces</h1>
-          <p class="muted">Tables and docs shared with your team and your agents.</p>
+          <p class="page-eyebrow">{org?.name ?? props.orgSlug}</p>
+          <h1>{sharedOnly ? 'Shared with you' : 'Workspaces'}</h1>
+          <p class="muted">
+            {sharedOnly
+              ? `Workspaces of ${org!.name} that were shared with you. You are not a member of this organisation.`
+              : 'Tables and docs shared with your team and your agents.'}
+          </p>
         </div>
-        <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
-          New workspace
-        </Button>
+        {/* New workspaces go to the person's own organisation (the API's), so the button is offered there only. */}
+        {org?.primary && (
+          <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
+            New workspace
+          </Button>
+        )}
       </header>
       <div class="toolbar">
         <div class="segmented" role="tablist" aria-label="Which workspaces">
@@ -88,7 +102,8 @@ export function HomePage(props: { orgSlug: string }) {
             icon="table2"
             title={needle ? 'No workspace matches' : 'Create your first workspace'}
             action={
-              !needle && (
+              !needle &&
+              org?.primary && (
                 <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
                   New workspace
                 </Button>

@@ -3,16 +3,8 @@ import { ApiError, messageOf } from '../lib/api';
 import { navigate } from '../lib/router';
 import { Button, EmptyState, Spinner } from '../ui/primitives';
 import { BillingSettings } from './BillingSettings';
-import { loadOrgSettings, orgCan, type OrgSettings } from './org-settings';
+import { loadOrgSettings, ORG_SETTINGS_TABS as TABS, orgCan, type OrgSettings } from './org-settings';
 import { WebhookSettings } from './WebhookSettings';
-
-const TABS = [
-  { slug: 'billing', label: 'Billing', action: 'read_org' },
-  { slug: 'webhooks', label: 'Webhooks', action: 'manage_webhooks' },
-] as const;
-
-/** `/settings/{tab}` paths of this page (`/settings` alone is the account page); the payment pages link back to `/settings/billing`. */
-export const ORG_SETTINGS_TABS: readonly string[] = TABS.map((tab) => tab.slug);
 
 /**
  * The organisation's settings (`/settings/billing`, `/settings/webhooks`): billing for

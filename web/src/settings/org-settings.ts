@@ -6,6 +6,15 @@ import type { OrgSettings } from '../../../src/model/schemas/account';
 export type OrgRole = OrgSettings['role'];
 export type { OrgSettings };
 
+/** The tabs of the organisation settings page, each offered to a role with its action. */
+export const ORG_SETTINGS_TABS = [
+  { slug: 'billing', label: 'Billing', action: 'read_org' },
+  { slug: 'webhooks', label: 'Webhooks', action: 'manage_webhooks' },
+] as const satisfies ReadonlyArray<{ slug: string; label: string; action: OrgAction }>;
+
+/** `/settings/{tab}` paths of that page (`/settings` alone is the account page); the payment pages link back to `/settings/billing`. */
+export const ORG_SETTINGS_PATHS: readonly string[] = ORG_SETTINGS_TABS.map((tab) => tab.slug);
+
 export function loadOrgSettings(): Promise<OrgSettings> {
   return api<OrgSettings>('GET', '/api/me/org');
 }

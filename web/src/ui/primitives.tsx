@@ -55,13 +55,16 @@ export function Spinner(props: { label?: string }) {
 }
 
 /** A modal dialog: focus goes in, Escape and the backdrop close it. */
-export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren; footer?: ComponentChildren; wide?: boolean }) {
+export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren; footer?: ComponentChildren; wide?: boolean; large?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const previous = document.activeElement as HTMLElement | null;
     const first = ref.current?.querySelector<HTMLElement>('input, select, textarea, button:not(.dialog-close)');
     first?.focus();
     const onKey = (event: KeyboardEvent) => {
+      // Only the topmost dialog (a confirmation over another dialog) closes.
+      const backdrops = document.querySelectorAll('.backdrop');
+      if (backdrops[backdrops.length - 1] !== ref.current?.parentElement) return;
       if (event.key === 'Escape') {
         event.stopPropagation();
         props.onClose();
@@ -75,7 +78,7 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
   }, []);
   return (
     <div class="backdrop" onMouseDown={(event) => event.target === event.currentTarget && props.onClose()}>
-      <div class={`dialog ${props.wide ? 'dialog-wide' : ''}`} role="dialog" aria-modal="true" aria-label={props.title} ref={ref}>
+      <div class={`dialog ${props.wide ? 'dialog-wide' : ''} ${props.large ? 'dialog-large' : ''}`} role="dialog" aria-modal="true" aria-label={props.title} ref={ref}>
         <header class="dialog-header">
           <h2>{props.title}</h2>
           <button class="icon-button dialog-close" aria-label="Close" onClick={props.onClose}>

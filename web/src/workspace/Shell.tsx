@@ -6,13 +6,22 @@ import { session, signOut } from '../session';
 import { Icon } from '../ui/icons';
 import { Avatar, Menu, useMenu } from '../ui/primitives';
 import { InboxButton, InboxDialog, useInboxRefresh } from '../inbox/Inbox';
-import { SearchDialog } from '../search/SearchDialog';
-import { SupportDialog } from '../support/SupportDialog';
+import { lazy } from '../ui/lazy';
 import { CreateWorkspaceDialog } from './CreateWorkspaceDialog';
 import { SyncIndicator } from './SyncIndicator';
-import { refreshWorkspaces, sortWorkspaces, workspaceList } from '../workspace-context/workspaces-store';
+import { currentOrgOf, refreshWorkspaces, sortWorkspaces, workspaceList, type CallerOrg } from '../workspace-context/workspaces-store';
 
-/** The signed-in frame: the sidebar with the organisation's workspaces, and the page. */
+const SearchDialog = lazy(() => import('../search/SearchDialog').then((module) => module.SearchDialog), 'Search');
+const SupportDialog = lazy(() => import('../support/SupportDialog').then((module) => module.SupportDialog), 'Help');
+
+/** The last organisation of the person's own they had open: a workspace shared from elsewhere keeps the sidebar on it. */
+let lastOrgSlug: string | null = null;
+
+/**
+ * The signed-in frame: the sidebar (the person's organisation, with a
+ * switcher when they belong to several, its workspaces, and the workspaces
+ * of other organisations shared with them) and the page.
+ */
 export function Shell(props: { orgSlug?: string; workspaceSlug?: string; children: ComponentChildren }) {
   const state = useStore(session);
   const list = useStore(workspaceList);
@@ -20,7 +29,11 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
   const [open, setOpen] = useState<'search' | 'inbox' | 'help' | null>(null);
   const account = useMenu();
   const me = state.status === 'signed-in' ? state.me : null;
-  const orgSlug = props.orgSlug ?? me?.org?.slug ?? '';
+  const currentOrg = currentOrgOf(list.orgs, props.orgSlug, lastOrgSlug);
+  if (currentOrg) lastOrgSlug = currentOrg.slug;
+  const orgSlug = currentOrg?.slug ?? me?.org?.slug ?? '';
+  // Workspaces the person reaches in an organisation they do not belong to are shared with them.
+  const sharedFrom = new Map(list.orgs.filter((org) => org.role === null).map((org) => [org.slug, org]));
 
   useEffect(() => {
     void refreshWorkspaces();
@@ -41,22 +54,30 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
   }, []);
 
   const inOrg = sortWorkspaces(list.items.filter((workspace) => workspace.org.slug === orgSlug));
-  const elsewhere = sortWorkspaces(list.items.filter((workspace) => workspace.org.slug !== orgSlug));
+  const shared = sortWorkspaces(list.items.filter((workspace) => sharedFrom.has(workspace.org.slug)));
   const pinned = inOrg.filter((workspace) => workspace.pinnedAt);
   const others = inOrg.filter((workspace) => !workspace.pinnedAt);
 
-  const item = (workspace: (typeof list.items)[number]) => (
-    <li key={workspace.id}>
-      <Link
-        href={`/${workspace.org.slug}/${workspace.slug}`}
-        class={`nav-item ${workspace.slug === props.workspaceSlug && workspace.org.slug === orgSlug ? 'is-current' : ''}`}
-        aria-current={workspace.slug === props.workspaceSlug && workspace.org.slug === orgSlug ? 'page' : undefined}
-      >
-        <Icon name={workspace.mode === 'doc' ? 'doc' : 'table'} />
-        <span class="nav-label">{workspace.name}</span>
-      </Link>
-    </li>
-  );
+  const item = (workspace: (typeof list.items)[number]) => {
+    const current = workspace.slug === props.workspaceSlug && workspace.org.slug === props.orgSlug;
+    const from = sharedFrom.get(workspace.org.slug);
+    return (
+      <li key={workspace.id}>
+        <Link
+          href={`/${workspace.org.slug}/${workspace.slug}`}
+          class={`nav-item ${current ? 'is-current' : ''} ${from ? 'has-detail' : ''}`}
+          aria-current={current ? 'page' : undefined}
+          title={from ? `${workspace.name}, shared with you from ${from.name}` : undefined}
+        >
+          <Icon name={workspace.mode === 'doc' ? 'doc' : 'table'} />
+          <span class="nav-text">
+            <span class="nav-label">{workspace.name}</span>
+            {from && <span class="nav-detail">{from.name}</span>}
+          </span>
+        </Link>
+      </li>
+    );
+  };
 
   return (
     <div class="shell">
@@ -68,6 +89,7 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
           </Link>
           <SyncIndicator />
         </div>
+        {currentOrg && <OrgSwitcher current={currentOrg} orgs={list.orgs} />}
         <button class="nav-item nav-action" onClick={() => setOpen('search')} aria-keyshortcuts="/">
           <Icon name="search" />
           <span class="nav-label">Search</span>
@@ -78,23 +100,30 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
           <Icon name="table2" />
           <span class="nav-label">All workspaces</span>
         </Link>
-        <button class="nav-item nav-action" onClick={() => setCreating(true)}>
-          <Icon name="plus" />
-          <span class="nav-label">New workspace</span>
-        </button>
+        {/* New workspaces go to the person's own organisation (the API's); elsewhere the button would mislead. */}
+        {(!currentOrg || currentOrg.primary) && (
+          <button class="nav-item nav-action" onClick={() => setCreating(true)}>
+            <Icon name="plus" />
+            <span class="nav-label">New workspace</span>
+          </button>
+        )}
         <div class="sidebar-scroll">
           {pinned.length > 0 && (
             <>
-              <h2 class="nav-heading">Pinned</h2>
-              <ul class="nav-list">{pinned.map(item)}</ul>
+              <h2 class="nav-heading" id="nav-pinned">Pinned</h2>
+              <ul class="nav-list" aria-labelledby="nav-pinned">{pinned.map(item)}</ul>
             </>
           )}
-          <h2 class="nav-heading">Workspaces</h2>
-          {list.loaded && others.length === 0 && pinned.length === 0 ? <p class="nav-empty">No workspaces yet.</p> : <ul class="nav-list">{others.map(item)}</ul>}
-          {elsewhere.length > 0 && (
+          <h2 class="nav-heading" id="nav-workspaces">Workspaces</h2>
+          {list.loaded && others.length === 0 && pinned.length === 0 ? (
+            <p class="nav-empty">No workspaces yet.</p>
+          ) : (
+            <ul class="nav-list" aria-labelledby="nav-workspaces">{others.map(item)}</ul>
+          )}
+          {shared.length > 0 && (
             <>
-              <h2 class="nav-heading">Shared with you</h2>
-              <ul class="nav-list">{elsewhere.map(item)}</ul>
+              <h2 class="nav-heading" id="nav-shared">Shared with you</h2>
+              <ul class="nav-list" aria-labelledby="nav-shared">{shared.map(item)}</ul>
             </>
           )}
         </div>
@@ -132,5 +161,39 @@ export function Shell(props: { orgSlug?: string; workspaceSlug?: string; childre
       {open === 'inbox' && me && <InboxDialog me={me.principal.id} onClose={() => setOpen(null)} />}
       {open === 'help' && <SupportDialog onClose={() => setOpen(null)} />}
     </div>
+  );
+}
+
+/**
+ * The organisation the sidebar shows, and the others the person belongs to,
+ * one pick away (each opens that organisation's workspaces). Organisations
+ * they only have workspaces shared from are not theirs to switch to.
+ */
+function OrgSwitcher(props: { current: CallerOrg; orgs: CallerOrg[] }) {
+  const menu = useMenu();
+  const mine = props.orgs.filter((org) => org.role !== null);
+  return (
+    <>
+      <button
+        class="org-switcher"
+        onClick={(event) => {
+          // An organisation joined since the list was read (an invite accepted elsewhere) is listed too.
+          const button = event.currentTarget;
+          void refreshWorkspaces().then(() => menu.openAt(button));
+        }} aria-haspopup="menu" aria-label={`Organisation: ${props.current.name}`} title={mine.length > 1 ? 'Switch organisation' : props.current.name}>
+        <span class="org-mark" aria-hidden="true">
+          {props.current.name.slice(0, 1).toUpperCase()}
+        </span>
+        <span class="org-name">{props.current.name}</span>
+        <Icon name="chevronDown" />
+      </button>
+      {menu.anchor && (
+        <Menu
+          anchor={menu.anchor}
+          onClose={menu.close}
+          items={mine.map((org) => ({ label: org.name, hint: org.primary ? 'yours' : undefined, checked: org.slug === props.current.slug, onSelect: () => navigate(`/${org.slug}`) }))}
+        />
+      )}
+    </>
   );
 }

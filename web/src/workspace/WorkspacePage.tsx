@@ -15,14 +15,18 @@ import { LiveMentions } from '../inbox/Inbox';
 import { Presence } from './Presence';
 import { RenameDialog } from '../ui/RenameDialog';
 import { ShareDialog } from './ShareDialog';
-import { SidePanel } from './SidePanel';
+import { lazy } from '../ui/lazy';
 import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
 import { SURFACE_VIEWS } from './surface-views';
 import { abilitiesOf, firstSurface, type Member, type Surface, type WorkspaceDetail } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from './workspace-actions';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { OfflineNotice } from '../offline/OfflineNotice';
+import { useReloadOnEvents } from '../workspace-context/workspace-events';
 import type { MemberList } from '../../../src/model/schemas/members';
+
+/** Comments, history and activity: fetched when the panel first opens. */
+const SidePanel = lazy(() => import('./SidePanel').then((module) => module.SidePanel), 'The side panel');
 
 /** A workspace: its surfaces as tabs, the open surface, and the side panel. */
 export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlug?: string }) {
@@ -54,6 +58,14 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
   useEffect(() => {
     void load();
   }, [load]);
+
+  // The member list follows joins, leaves and role changes as they happen, so a new teammate (or agent) can be mentioned at once.
+  const membersRequest = useNewestRequest();
+  const loadMembers = useCallback(async () => {
+    const ticket = membersRequest.start();
+    const memberList = await api<MemberList>('GET', workspacePath(props.orgSlug, props.slug, '/members')).catch(() => null);
+    if (memberList && membersRequest.isNewest(ticket)) setMembers(memberList.members);
+  }, [props.orgSlug, props.slug]);
 
   const surfaces = workspace ? [...workspace.surfaces].sort((a, b) => a.position - b.position) : [];
   // An address a surface had before a rename still opens it (and the effect below puts its current one in the URL).
@@ -167,6 +179,7 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
         </section>
         {panel && <SidePanel request={panel} context={context} onClose={() => setPanel(null)} />}
         {myId && <LiveMentions workspace={workspace} me={myId} />}
+        <FollowMembers workspace={workspace} reload={loadMembers} />
       </div>
       {dialog === 'share' && <ShareDialog context={context} onClose={() => setDialog(null)} />}
       {dialog === 'rename' && (
@@ -174,6 +187,12 @@ export function WorkspacePage(props: { orgSlug: string; slug: string; surfaceSlu
       )}
     </div>
   );
+}
+
+/** Events that change who is a member (or which agents act for one): the member list is read again when they come (renders nothing). */
+function FollowMembers(props: { workspace: WorkspaceDetail; reload: () => Promise<void> }) {
+  useReloadOnEvents(props.workspace, (name) => name.startsWith('member.') || name.startsWith('key.'), props.reload, { quietMs: 100 });
+  return null;
 }
 
 function WorkspaceMenu(props: { context: WorkspaceContext; onRename: () => void; onArchived: () => void }) {
