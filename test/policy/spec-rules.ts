@@ -111,7 +111,8 @@ const ALLOWED_WHILE_ARCHIVED: ReadonlySet<SpecAction> = new Set(['read', 'read_c
  * reads (the workspace, comments, files, version history), comments and
  * suggestions. Everything else, pins included, is refused.
  */
-const SUGGEST_ONLY_MAY: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest']);
+// start_runs: its suggestions may join a run of its own (docs/RUNS.md, issue 35); it never reverts one.
+const SUGGEST_ONLY_MAY: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest', 'start_runs']);
 
 /** What the caller is, relative to one workspace. */
 export type SpecPerson = {
