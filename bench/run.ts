@@ -22,6 +22,7 @@ const parts: Part[] = [
   { name: 'table-load', run: async () => (await import('./table-load')).runTableLoadBench() },
   { name: 'tables', run: async () => (await import('./tables')).runTablesBench() },
   { name: 'table-queries', run: async () => (await import('./table-queries')).runTableQueriesBench() },
+  { name: 'formulas', run: async () => (await import('./formulas')).runFormulasBench() },
   { name: 'rest', run: async () => (await import('./rest')).runRestBench() },
   { name: 'cold-sync', run: async () => (await import('./cold-sync')).runColdSyncBench() },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench({ prefill: flag('prefill') ?? 0 }) },

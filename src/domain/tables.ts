@@ -30,8 +30,15 @@ import {
   normalizeLinkCells,
   readColumns,
   replaceColumns,
-  resolveLinkedCells,
-  resolveLinkedRows,
+  columnsAfterReplacement,
+  computedColumnIssues,
+  isComputedColumn,
+  tryFormula,
+  type FormulaTry,
+  type SheetContext,
+  openReading,
+  rowAsRead,
+  rowsAsRead,
   seedColumnsFor,
   setRowPosition,
   sheetOfRow,
@@ -42,6 +49,7 @@ import {
   type ColumnDef,
   type ColumnFields,
   type NewColumn,
+  type ReadOptions,
   type ReadRowData,
   type ReplacementColumn,
   type RowData,
@@ -178,8 +186,17 @@ export function passedRow(doc: Y.Doc, rowId: string): TableRow | null {
  * workspace's document, so what is left out is rows the row cap has not let
  * through (and links to rows that are gone).
  */
-function seenAs(doc: Y.Doc, row: TableRow): ReadRow {
-  return { ...row, data: resolveLinkedCells(doc, row.surfaceId, row.data, { hidden: unpassedRows(doc) }) };
+function seenAs(services: Services, doc: Y.Doc, row: TableRow): ReadRow {
+  return rowAsRead(doc, row, readOptions(services, doc));
+}
+
+/**
+ * How REST and MCP read computed cells: without the rows the row cap holds
+ * back, at the service clock's now, in UTC (workspaces have no time zone
+ * setting yet: docs/FORMULAS.md "Dependencies and freshness").
+ */
+export function readOptions(services: Pick<Services, 'clock'>, doc: Y.Doc): ReadOptions {
+  return { hidden: unpassedRows(doc), now: services.clock.now().getTime(), timeZone: 'UTC' };
 }
 
 /** How link cells are checked on a write: ids of rows that passed the cap, on the link's target surface. */
@@ -231,10 +248,12 @@ export async function listWorkspaceRows(
     .read(tablesDocumentName(workspace.id), (doc) => {
       const columns = listingColumns(doc, surfaceId, sheetOrder);
       const query = compileListing(columns, view, listing);
-      const hidden = unpassedRows(doc);
-      const page = listRows(doc, { hidden, surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder });
-      // Links show only rows the caller may see, and lookups read through them (link-reads.ts).
-      return { rows: resolveLinkedRows(doc, page.rows, hidden), nextCursor: page.nextCursor, fields: pickedFields(columns, listing.fields) };
+      const options = readOptions(services, doc);
+      // One reading for the filter, the sort and the page: every computed cell at the same moment (computed.ts).
+      const reading = openReading(doc, options);
+      const page = listRows(doc, { hidden: options.hidden, surfaceId, query, after: listing.after ?? null, limit: listing.limit, sheetOrder, reading });
+      // Links show only rows the caller may see, and lookups, formulas and rollups are computed from what it sees.
+      return { rows: rowsAsRead(doc, page.rows, reading), nextCursor: page.nextCursor, fields: pickedFields(columns, listing.fields) };
     })
     .catch(tableError);
   const rows = await present(services, workspace.id, page.rows);
@@ -304,7 +323,7 @@ export async function assertRowOnSheet(services: Services, workspace: Workspace,
 export async function getWorkspaceRow(services: Services, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<{ row: RowRecord; etag: string }> {
   const etag = await readVersionTag(services, tablesDocumentName(workspace.id));
   const row = await assertRowOnSheet(services, workspace, rowId, selector);
-  const seen = await services.sync.read(tablesDocumentName(workspace.id), (doc) => seenAs(doc, row));
+  const seen = await services.sync.read(tablesDocumentName(workspace.id), (doc) => seenAs(services, doc, row));
   return { row: (await present(services, workspace.id, [seen]))[0]!, etag };
 }
 
@@ -390,7 +409,7 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
       const data = checkValues(readColumns(doc, surface.id), input.data, ['data'], linkChecks(doc, surfaces));
       ensureSheet(doc, surface.id, null);
       seedColumnsFor(doc, surface.id, Object.keys(data), null);
-      return seenAs(doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null));
+      return seenAs(services, doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null));
     },
   );
   return (await present(services, workspace.id, [row], receipt.rows))[0]!;
@@ -440,7 +459,7 @@ export async function updateRow(
       } else if (input.position !== undefined) {
         setRowPosition(doc, rowId, input.position, null);
       }
-      return seenAs(doc, getRow(doc, rowId)!);
+      return seenAs(services, doc, getRow(doc, rowId)!);
     })
     .catch(tableError);
   if (baseSeq === null) return { row: (await present(services, workspace.id, [row], receipt.rows))[0]!, moved };
@@ -472,7 +491,7 @@ export async function bulkUpdateRows(
       const checked = updates.map((u, i) => ({ id: u.id, data: checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data'], links) }));
       for (const u of checked) seedColumnsFor(doc, getRow(doc, u.id)!.surfaceId, Object.keys(u.data), null);
       updateRows(doc, checked as Array<{ id: string; data: RowData }>, null);
-      return updates.map((u) => seenAs(doc, getRow(doc, u.id)!));
+      return updates.map((u) => seenAs(services, doc, getRow(doc, u.id)!));
     })
     .catch(tableError);
   return present(services, workspace.id, rows, receipt.rows);
@@ -540,18 +559,37 @@ export async function putColumns(services: Services, actor: Actor, resolved: Res
       // Link and lookup columns that are new or point elsewhere are checked, each against the list as it will be;
       // one left as it was is not (its target may have gone since, which must not block renaming another column).
       const stored = readColumns(doc, surface.id);
-      const pointsAs = (column: ColumnFields) => JSON.stringify([column.type, column.targetSurface, column.link, column.field]);
-      const unchanged = (column: ReplacementColumn) => {
-        const before = stored.find((candidate) => (column.id !== undefined ? candidate.id === column.id : candidate.key === column.key));
-        return before !== undefined && pointsAs(before) === pointsAs(column);
-      };
+      const storedAs = (column: ReplacementColumn) => stored.find((candidate) => (column.id !== undefined ? candidate.id === column.id : candidate.key === column.key));
+      const pointsAs = (column: ColumnFields) => JSON.stringify([column.type, column.targetSurface, column.link, column.field, column.fn, column.formula]);
+      const unchanged = (column: ReplacementColumn, before = storedAs(column)) => before !== undefined && pointsAs(before) === pointsAs(column);
       const checked = columns.flatMap((column, index) =>
         (column.type === 'link' || column.type === 'lookup') && !unchanged(column) ? [{ index, path: ['columns', String(index)] }] : [],
       );
       checkLinkColumns(doc, surfaces, surface.id, columns, checked);
-      return replaceColumns(doc, surface.id, columns, null);
+      // Formulas, rollups and lookups as the replacement leaves them (references follow renamed keys), the new or changed ones checked.
+      const options = { sheetOfSlug: (slug: string) => surfaceBySlug(surfaces, slug)?.id ?? null };
+      const after = columnsAfterReplacement(doc, surface.id, columns, options);
+      checkComputedColumns(
+        doc,
+        surfaces,
+        surface.id,
+        after,
+        after.flatMap((column, index) => (isComputedColumn(column) && !unchanged(column, storedAs(columns[index]!)) ? [{ index, path: ['columns', String(index)] }] : [])),
+      );
+      return replaceColumns(doc, surface.id, columns, null, options);
     })
     .catch(tableError);
+}
+
+/**
+ * 422 when a formula does not parse or names a column the sheet does not
+ * have, a rollup does not name a link column, a target field and a
+ * function, or a column would depend on itself (docs/FORMULAS.md "Refused formulas").
+ */
+function checkComputedColumns(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: string, columns: readonly ColumnFields[], checked: Array<{ index: number; path: string[] }>) {
+  if (checked.length === 0) return;
+  const issues = computedColumnIssues(surfaceId, columns, checked, sheetContext(doc, surfaces, surfaceId, columns));
+  if (issues.length > 0) throw errors.validation(`Invalid ${issues.some((i) => i.path[0] === 'formula') ? 'formula' : 'rollup or lookup'} column: ${issues.map((i) => i.message).join('; ')}`, issues);
 }
 
 /** 422 when a link column names no table surface of the workspace, or a lookup no link column of the sheet and field of its target. */
@@ -565,6 +603,31 @@ function checkLinkColumns(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: s
   if (issues.length > 0) throw errors.validation(`Invalid link or lookup column: ${issues.map((i) => i.message).join('; ')}`, issues);
 }
 
+/** The workspace's sheets as the computed-column checks see them; `surfaceId`'s columns as they will be. */
+function sheetContext(doc: Y.Doc, surfaces: readonly Surface[], surfaceId: string, columns: readonly ColumnFields[]): SheetContext {
+  return {
+    tableSurfaceId: (slug) => surfaceBySlug(surfaces, slug)?.id ?? null,
+    columnsOf: (id) => (id === surfaceId ? columns : readColumns(doc, id)),
+    sheetIds: () => surfaces.map((surface) => surface.id),
+    sheetName: (id) => surfaces.find((surface) => surface.id === id)?.slug ?? id,
+  };
+}
+
+/**
+ * Tries a formula on a sheet (the named one, else the primary) without
+ * saving anything: as the formula of `column` when given, else of a new
+ * column (docs/FORMULAS.md "Trying a formula").
+ */
+export async function tryWorkspaceFormula(services: Services, workspace: Workspace, selector: SurfaceSelector, formula: string, column?: string): Promise<FormulaTry> {
+  const surface = await pickTableSurface(services, workspace, selector);
+  const surfaces = await tableSurfaces(services, workspace.id);
+  return services.sync.read(tablesDocumentName(workspace.id), (doc) => {
+    const columns = surface ? readColumns(doc, surface.id) : [];
+    const surfaceId = surface?.id ?? '';
+    return tryFormula(surfaceId, columns, formula, sheetContext(doc, surfaces, surfaceId, columns), column);
+  });
+}
+
 export async function postColumn(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: SurfaceSelector, column: NewColumn) {
   const { workspace } = resolved;
   const surface = await tableSurfaceForWrite(services, actor, resolved, selector);
@@ -574,6 +637,7 @@ export async function postColumn(services: Services, actor: Actor, resolved: Res
     .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
       const existing = readColumns(doc, surface.id);
       if (rest.type === 'link' || rest.type === 'lookup') checkLinkColumns(doc, surfaces, surface.id, [...existing, rest], [{ index: existing.length, path: ['column'] }]);
+      if (isComputedColumn(rest)) checkComputedColumns(doc, surfaces, surface.id, [...existing, rest], [{ index: existing.length, path: ['column'] }]);
       ensureSheet(doc, surface.id, null);
       const added = addColumn(doc, surface.id, rest, null);
       return { column: added, columns: readColumns(doc, surface.id) };

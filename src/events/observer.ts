@@ -16,7 +16,8 @@ import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt, DocumentSync } from '../sync/document-sync';
 import type { ObservedChange, TransactionObserver } from '../sync/engine';
 import { isConnectionOrigin, isRelayedOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { countRows, deleteRow, diffTableTransaction, dropLinksTo, getRow, holdsLinksTo, listRows, type TableChange, type TableRow } from '../model/table/document';
+import { countRows, deleteRow, diffTableTransaction, dropLinksTo, getRow, holdsLinksTo, listRows, openReading, type CellReading, type TableChange, type TableRow } from '../model/table/document';
+import { trackedUnpassedRows } from '../sync/table-passed';
 import { getView, type ViewDef } from '../model/table/views';
 import { recordTableTransaction, type TableRunRecord } from '../model/table/runs';
 import type { RunChangeWrite } from '../persistence/runs';
@@ -42,6 +43,8 @@ type TableDerived = {
   changes: TableChange[];
   /** Row state right after the transaction (later transactions may change the doc before we persist). */
   rows: Map<string, TableRow | null>;
+  /** The formula and rollup cells of those rows as they read right after it: row events carry them, the projection does not. */
+  formulas: Map<string, Record<string, unknown>>;
   /** How many rows the document held right after the transaction. */
   docRows: number;
   /** Saved views the transaction changed, as they read right after it (null: deleted, or its sheet is gone). */
@@ -107,15 +110,25 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     if (changes.length === 0 && suggestions.length === 0) return null;
     const rows = new Map<string, TableRow | null>();
     const views = new Map<string, ViewDef | null>();
+    const formulas = new Map<string, Record<string, unknown>>();
+    let reading: CellReading | null = null;
     for (const change of changes) {
-      if ('rowId' in change) rows.set(change.rowId, change.kind === 'row.deleted' ? null : getRow(doc, change.rowId));
+      if ('rowId' in change) {
+        const row = change.kind === 'row.deleted' ? null : getRow(doc, change.rowId);
+        rows.set(change.rowId, row);
+        if (row) {
+          reading ??= openReading(doc, { hidden: trackedUnpassedRows(doc), now: this.services.clock.now().getTime(), timeZone: 'UTC' });
+          const cells = reading.formulaCells(row.id, row.surfaceId);
+          if (Object.keys(cells).length > 0) formulas.set(row.id, cells);
+        }
+      }
       if ('viewId' in change) views.set(change.viewId, change.kind === 'view.deleted' ? null : getView(doc, change.viewId));
     }
     const deleted = changes.flatMap((change) => (change.kind === 'row.deleted' ? [change.rowId] : []));
     // Relayed updates are repaired by the instance that accepted them.
     const danglingLinks = deleted.length > 0 && !isRelayedOrigin(transaction.origin) && holdsLinksTo(doc, deleted) ? deleted : [];
     const runRecords = run ? recordTableTransaction(transaction, changes, rows) : [];
-    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, docRows: countRows(doc), views, danglingLinks, suggestions, runRecords };
+    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, formulas, docRows: countRows(doc), views, danglingLinks, suggestions, runRecords };
   }
 
   /**
@@ -269,7 +282,8 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
       if (change.kind === 'row.created') created.add(row.id);
       rows.put({ id: row.id, workspaceId: context.id, surfaceId: row.surfaceId, position: row.position, data: row.data }, by, change.kind === 'row.created');
-      const data: Record<string, unknown> = { id: row.id, data: row.data, position: row.position, surfaceId: row.surfaceId };
+      // Recomputed formula and rollup cells of this row; a row whose rollup changed because a linked row did gets no event of its own.
+      const data: Record<string, unknown> = { id: row.id, data: { ...row.data, ...derived.formulas.get(row.id) }, position: row.position, surfaceId: row.surfaceId };
       if (change.kind === 'row.updated') data.changedKeys = change.changedKeys;
       if (change.kind === 'row.moved_surface') data.fromSurfaceId = change.fromSurfaceId;
       drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });

@@ -1,4 +1,5 @@
 import { billingOperations } from '../operations/billing';
+import { columnOperations } from '../operations/columns';
 import { commentOperations } from '../operations/comments';
 import { docOperations } from '../operations/doc';
 import type { Operation } from '../operations/operation';
@@ -17,6 +18,7 @@ import { toolsFromOperations, type ToolDefinition } from './registry';
 const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   workspaceOperations,
   rowOperations,
+  columnOperations,
   viewOperations,
   docOperations,
   suggestionOperations,

@@ -62,6 +62,15 @@ export function unpassedRows(doc: Y.Doc): ReadonlySet<string> {
   return placed;
 }
 
+/**
+ * `unpassedRows` for a reader that must not start tracking the document (the
+ * observer, computing a change's rollups): none when REST has not read it
+ * yet, as nothing is known to be held back then.
+ */
+export function trackedUnpassedRows(doc: Y.Doc): ReadonlySet<string> {
+  return states.has(doc) ? unpassedRows(doc) : new Set();
+}
+
 /** Whether the row (if it is one) has passed the cap, as far as the last lookup knows. */
 export function hasPassed(doc: Y.Doc, rowId: string): boolean {
   return !stateOf(doc).unknown.has(rowId);

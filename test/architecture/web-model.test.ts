@@ -10,7 +10,7 @@ import { buildGraph, ROOT } from './import-graph';
  */
 
 /** Packages src/model may use: each runs in a browser as well as in Node. */
-const BROWSER_PACKAGES = ['zod', 'yjs', 'y-prosemirror', 'lib0', 'markdown-it', 'prosemirror-model', 'prosemirror-markdown', 'prosemirror-state', 'prosemirror-transform'];
+const BROWSER_PACKAGES = ['zod', 'yjs', 'ohm-js', 'y-prosemirror', 'lib0', 'markdown-it', 'prosemirror-model', 'prosemirror-markdown', 'prosemirror-state', 'prosemirror-transform'];
 
 function packageSpecifiers(file: string): string[] {
   const text = fs.readFileSync(path.join(ROOT, file), 'utf8');

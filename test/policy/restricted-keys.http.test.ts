@@ -206,6 +206,8 @@ const PROBES: Probe[] = [
   { op: 'POST /api/workspaces/{slug}/rows/move', reach: 'workspace', params: fresh.row, body: (c, row) => ({ rowIds: [row.id], surface: c.f.tableSurface }) },
   { op: 'POST /api/workspaces/{slug}/rows/import', reach: 'workspace', multipart: () => [{ name: 'file', bytes: new TextEncoder().encode('title\nImported\n'), filename: 'rows.csv', type: 'text/csv' }] },
   { op: 'POST /api/workspaces/{slug}/rows/query', reach: 'workspace', body: () => ({ limit: 1 }), allowed: KEYS },
+  // Tries a formula without saving anything: a read.
+  { op: 'POST /api/workspaces/{slug}/formula/check', reach: 'workspace', body: () => ({ formula: '1 + 1' }), allowed: KEYS },
   // Docs.
   { op: 'PUT /api/workspaces/{slug}/doc', reach: 'workspace', query: () => ({ surface: 'notes' }), body: () => ({ markdown: '# Notes\n\nRewritten by a key.\n' }) },
   {
@@ -531,6 +533,7 @@ describe('over MCP: the same operations, the same lists', () => {
     { tool: 'delete_row', args: async (c) => ({ ...slug(c), ...(await fresh.row(c)), mode: 'suggest' }), allowed: true },
     { tool: 'bulk_update_rows', args: async (c) => ({ ...slug(c), updates: [{ id: (await fresh.row(c)).id, data: { title: 'Bulk' } }] }) },
     { tool: 'move_rows', args: async (c) => ({ ...slug(c), rowIds: [(await fresh.row(c)).id], surface: c.f.tableSurface }) },
+    { tool: 'add_column', args: (c) => ({ ...slug(c), column: { key: `f${next()}`, label: 'By a key', type: 'formula', formula: '1 + 1' } }) },
     { tool: 'create_view', args: (c) => ({ ...slug(c), name: 'By a key' }) },
     { tool: 'update_view', args: async (c) => ({ ...slug(c), ...(await fresh.view(c)), name: 'Renamed' }) },
     { tool: 'delete_view', args: async (c) => ({ ...slug(c), ...(await fresh.view(c)) }) },

@@ -158,7 +158,7 @@ describe('link and lookup columns', () => {
     for (const value of ['Apollo', ['Apollo'], null]) {
       const res = await rest('PATCH', `${base}/rows/${task}`, { data: { projectTitle: value } });
       expect(res.status).toBe(422);
-      expect(res.body.error.details).toEqual([expect.objectContaining({ path: ['data', 'projectTitle'], code: 'read_only' })]);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ path: ['data', 'projectTitle'], code: 'read_only_column' })]);
     }
     const bulk = await rest('PATCH', `${base}/rows/bulk`, { updates: [{ id: task, data: { project: ['row_nope'] } }] });
     expect(bulk.status).toBe(422);

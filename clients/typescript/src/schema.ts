@@ -6985,7 +6985,7 @@ export interface paths {
         };
         /**
          * Columns of a table surface, in display order
-         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace.
+         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace. Formula and rollup columns carry `resultType`.
          */
         get: {
             parameters: {
@@ -7101,7 +7101,7 @@ export interface paths {
         };
         /**
          * Replace every column (idempotent)
-         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors) and that the formulas, rollups and lookups reading it follow. Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         put: {
             parameters: {
@@ -7124,13 +7124,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -7140,10 +7147,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -7275,7 +7287,7 @@ export interface paths {
         };
         /**
          * Add one column
-         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         post: {
             parameters: {
@@ -7298,13 +7310,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -7314,10 +7333,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -11920,6 +11944,161 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/formula/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a formula
+         * @description Checks a formula against a sheet's columns (`surface` or `surfaceId`, else the primary table surface) without saving anything: `{ ok: true, resultType }`, or `{ ok: false, error: { message, position } }` with the 0-based offset at fault. With `column` (the key of a column of the sheet), it is tried as that column's formula, so a formula that would make it depend on itself is refused. docs/FORMULAS.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused */
+                        column?: string;
+                        /** @description The formula to try (docs/FORMULAS.md) */
+                        formula: string;
+                        /** @description Table surface slug; the primary table surface when omitted */
+                        surface?: string;
+                        surfaceId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FormulaCheck"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -23947,7 +24126,7 @@ export interface paths {
         };
         /**
          * Columns of a table surface, in display order
-         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace.
+         * @description The primary table surface unless `surface`/`surfaceId` is given; empty on a doc-only workspace. Formula and rollup columns carry `resultType`.
          */
         get: {
             parameters: {
@@ -24061,7 +24240,7 @@ export interface paths {
         };
         /**
          * Replace every column (idempotent)
-         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors). Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Columns match stored ones by `id` when given, else by `key`; a known id with a new key is a rename that moves the cells (and comment anchors) and that the formulas, rollups and lookups reading it follow. Positions must be contiguous from 0 (400). A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         put: {
             parameters: {
@@ -24082,13 +24261,20 @@ export interface paths {
                     "application/json": {
                         columns: ({
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -24098,10 +24284,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -24233,7 +24424,7 @@ export interface paths {
         };
         /**
          * Add one column
-         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows").
+         * @description Any `position` is ignored: the column goes after the last one. 409 when the key exists. A `link` column names the table surface its cells link to in `targetSurface` (a slug of this workspace); a `lookup` column names a link column of the same sheet in `link` and a column of that link's target in `field` (422 otherwise; docs/TABLES.md "Linked rows"). A `formula` column computes each cell from the row's other cells: `formula` is an Airtable-style expression such as `IF({due} < TODAY(), "late", "")` or `{points} * {weight}` (references `{column key}`, operators `+ - * / % & = != < <= > >=`, functions IF, SWITCH, SUM, ROUND, DATEADD, DATETIME_DIFF, DATETIME_FORMAT, TODAY …). A `rollup` column computes one value from the rows a link column links to: `link` (a link column of the sheet), `field` (a column of its target) and `fn` (sum, avg, min, max, count, counta, concat, and, or, earliest, latest). Reads add `resultType` (number, text, date or checkbox), the type filters and sorts treat the cells as. A formula that does not parse or names an unknown column, a rollup without a link, and columns that would depend on themselves are 422 (a formula at path `["formula"]`, with `column` and `position`); renaming a key through PUT carries the formulas along. Their cells are read-only; a failed cell reads `{ "error": "#DIV/0!" | "#VALUE!" | "#REF!" | "#CYCLE!" | "#ERROR!", "message" }`.
          */
         post: {
             parameters: {
@@ -24254,13 +24445,20 @@ export interface paths {
                     "application/json": {
                         column: {
                             description?: string;
-                            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
                             field?: string;
+                            /**
+                             * @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")
+                             * @enum {string}
+                             */
+                            fn?: "sum" | "avg" | "min" | "max" | "count" | "counta" | "concat" | "and" | "or" | "earliest" | "latest";
+                            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+                            formula?: string;
                             hidden?: boolean;
                             id?: string;
                             key: string;
                             label: string;
-                            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+                            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
                             link?: string;
                             options?: ({
                                 color?: string;
@@ -24270,10 +24468,15 @@ export interface paths {
                                 [key: string]: unknown;
                             })[];
                             position?: number;
+                            /**
+                             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+                             * @enum {string}
+                             */
+                            resultType?: "number" | "text" | "date" | "checkbox";
                             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
                             targetSurface?: string;
                             /** @enum {string} */
-                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+                            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
                             width?: number;
                         } & {
                             [key: string]: unknown;
@@ -28814,6 +29017,159 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/formula/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a formula
+         * @description Checks a formula against a sheet's columns (`surface` or `surfaceId`, else the primary table surface) without saving anything: `{ ok: true, resultType }`, or `{ ok: false, error: { message, position } }` with the 0-based offset at fault. With `column` (the key of a column of the sheet), it is tried as that column's formula, so a formula that would make it depend on itself is refused. docs/FORMULAS.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused */
+                        column?: string;
+                        /** @description The formula to try (docs/FORMULAS.md) */
+                        formula: string;
+                        /** @description Table surface slug; the primary table surface when omitted */
+                        surface?: string;
+                        surfaceId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FormulaCheck"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -38766,13 +39122,17 @@ export interface components {
         };
         ColumnDef: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -38782,23 +39142,32 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;
         };
         ColumnDefInput: {
             description?: string;
-            /** @description For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only) */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only) */
             field?: string;
+            /** @description For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups") */
+            fn?: string;
+            /** @description For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only) */
+            formula?: string;
             hidden?: boolean;
             id: string;
             key: string;
             label: string;
-            /** @description For a `lookup` column (required there): the key of a link column of the same sheet */
+            /** @description For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet */
             link?: string;
             options?: ({
                 color?: string;
@@ -38808,10 +39177,15 @@ export interface components {
                 [key: string]: unknown;
             })[];
             position: number;
+            /**
+             * @description For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)
+             * @enum {string}
+             */
+            resultType?: "number" | "text" | "date" | "checkbox";
             /** @description For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids */
             targetSurface?: string;
             /** @enum {string} */
-            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup";
+            type: "text" | "longtext" | "number" | "status" | "person" | "date" | "url" | "checkbox" | "select" | "link" | "lookup" | "formula" | "rollup";
             width?: number;
         } & {
             [key: string]: unknown;
@@ -39749,6 +40123,40 @@ export interface components {
             name: string;
             parentFolderId: string | null;
             surfaceId: string;
+        };
+        FormulaCheck: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The type of its values
+             * @enum {string}
+             */
+            resultType: "number" | "text" | "date" | "checkbox";
+        } | {
+            error: {
+                message: string;
+                /** @description 0-based offset in the formula of the fault */
+                position: number;
+            };
+            /** @constant */
+            ok: false;
+        };
+        FormulaCheckInput: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The type of its values
+             * @enum {string}
+             */
+            resultType: "number" | "text" | "date" | "checkbox";
+        } | {
+            error: {
+                message: string;
+                /** @description 0-based offset in the formula of the fault */
+                position: number;
+            };
+            /** @constant */
+            ok: false;
         };
         HtmlPage: {
             html: string;

@@ -11,11 +11,13 @@ import * as Y from 'yjs';
 import { readDocBody } from '../../../src/model/doc/body';
 import { docToMarkdown } from '../../../src/model/doc/markdown';
 import { ConvergenceCheck } from '../../../src/model/sync-digest';
+import { rowsAsRead } from '../../../src/model/table/computed';
 import { listRows } from '../../../src/model/table/list';
-import type { TableRow } from '../../../src/model/table/types';
+import type { ReadRowData, TableRow as StoredRow } from '../../../src/model/table/types';
 import { TrellisError, type TrellisClient } from './index';
 
-export type { TableRow };
+/** A row as REST reads it: links to rows that exist, and lookups, formulas and rollups computed by the server's own code (docs/FORMULAS.md). */
+export type TableRow = Omit<StoredRow, 'data'> & { data: ReadRowData };
 
 export type OpenOptions = {
   baseUrl: string;
@@ -40,7 +42,7 @@ export interface LiveDocument {
 
 export interface LiveTable extends LiveDocument {
   readonly surfaceId: string;
-  /** The sheet's rows in order, as they are now. */
+  /** The sheet's rows in order, as they are now, computed cells included (TODAY() and NOW() read now, in UTC). */
   rows(): TableRow[];
 }
 
@@ -50,7 +52,7 @@ export interface LiveDoc extends LiveDocument {
 
 export async function openTable(client: TrellisClient, options: OpenOptions): Promise<LiveTable> {
   const { surface, live } = await open(client, options, 'table');
-  return Object.assign(live, { surfaceId: surface.id, rows: () => listRows(live.doc, { surfaceId: surface.id }).rows });
+  return Object.assign(live, { surfaceId: surface.id, rows: () => rowsAsRead(live.doc, listRows(live.doc, { surfaceId: surface.id }).rows) });
 }
 
 export async function openDoc(client: TrellisClient, options: OpenOptions): Promise<LiveDoc> {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { COLUMN_TYPES } from '../table/document';
+import { ROLLUP_FUNCTIONS } from '../table/formulas/rollups';
+import { RESULT_TYPES } from '../table/formulas/values';
 
 export const RowData = z.record(z.string().min(1).max(64), z.unknown()).describe('Cells keyed by column key');
 
@@ -33,19 +35,59 @@ const columnFields = {
     .max(100)
     .optional()
     .describe('For a `link` column (required there): the slug of the table surface of this workspace whose rows its cells name; a cell is an array of row ids'),
-  link: z.string().min(1).max(64).optional().describe('For a `lookup` column (required there): the key of a link column of the same sheet'),
+  link: z.string().min(1).max(64).optional().describe('For a `lookup` or `rollup` column (required there): the key of a link column of the same sheet'),
   field: z
     .string()
     .min(1)
     .max(64)
     .optional()
-    .describe('For a `lookup` column (required there): the key of a column of the link’s target surface; the cell reads as the array of the linked rows’ values of it (read-only)'),
+    .describe(
+      'For a `lookup` or `rollup` column (required there): the key of a column of the link’s target surface; a lookup cell reads as the array of the linked rows’ values of it, a rollup cell as `fn` of them (read-only)',
+    ),
+  formula: z
+    .string()
+    .max(4000)
+    .optional()
+    .describe('For a `formula` column (required there): an expression over the row’s cells in the Airtable-style language of docs/FORMULAS.md, e.g. `{points} * {weight}`; its cells are computed on read (read-only)'),
+  fn: z
+    .enum(ROLLUP_FUNCTIONS)
+    .optional()
+    .describe('For a `rollup` column (required there): how the linked rows’ values of `field` make one value (docs/FORMULAS.md "Rollups")'),
+  resultType: z
+    .enum(RESULT_TYPES)
+    .optional()
+    .describe('For `formula` and `rollup` columns, set by the server on read: the type of their values, which filters, sorts and CSV treat like a column of that type (ignored on write)'),
 };
 
 /** Additional properties on a column are accepted and kept (SPEC). */
 export const ColumnInput = z.looseObject({ ...columnFields, id: z.string().optional(), position: z.number().int().min(0) });
 export const NewColumnInput = z.looseObject({ ...columnFields, id: z.string().optional(), position: z.number().int().min(0).optional() });
-export const Column = z.looseObject({ ...columnFields, id: z.string(), position: z.number().int().min(0) }).meta({ id: 'ColumnDef' });
+export const Column = z
+  .looseObject({
+    ...columnFields,
+    // As stored: a sync client may have written any function name (the cells then read #ERROR!).
+    fn: z.string().optional().describe(columnFields.fn.description!),
+    id: z.string(),
+    position: z.number().int().min(0),
+  })
+  .meta({ id: 'ColumnDef' });
+
+export const FormulaCheckBody = z.strictObject({
+  surface: z.string().min(1).max(100).optional().describe('Table surface slug; the primary table surface when omitted'),
+  surfaceId: z.string().min(1).max(100).optional(),
+  formula: z.string().max(10_000).describe('The formula to try (docs/FORMULAS.md)'),
+  column: z.string().min(1).max(64).optional().describe('The key of the column whose formula it would be, if it is an existing one: a formula that would make it depend on itself is refused'),
+});
+
+export const FormulaCheck = z
+  .union([
+    z.object({ ok: z.literal(true), resultType: z.enum(RESULT_TYPES).describe('The type of its values') }),
+    z.object({
+      ok: z.literal(false),
+      error: z.object({ message: z.string(), position: z.number().int().min(0).describe('0-based offset in the formula of the fault') }),
+    }),
+  ])
+  .meta({ id: 'FormulaCheck' });
 
 export const SurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Table surface slug; the primary table surface when omitted'),

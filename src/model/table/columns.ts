@@ -10,7 +10,9 @@ import { tableIndex, transactTable } from './row-index.js';
 import { columnsOf, copyJson, rowMapOf, sameJson, sheetMapOf, type ColumnMap, type ColumnsArray } from './layout.js';
 import { createTableId } from './ids.js';
 import { ensureSheet } from './sheets.js';
-import { TableDocumentError, type ColumnDef, type NewColumn, type ReplacementColumn, type TableIssue } from './types.js';
+import { TableDocumentError, type ColumnDef, type ColumnFields, type NewColumn, type ReplacementColumn, type TableIssue } from './types.js';
+import { followRenames, withResultTypes } from './computed-columns.js';
+import { canonicalSheetIds } from './layout.js';
 
 interface StoredColumn {
   map: ColumnMap;
@@ -24,10 +26,11 @@ interface StoredColumn {
 
 /**
  * Columns in display order: stored position, then array index for ties
- * (two peers appending at once), renumbered contiguous from 0.
+ * (two peers appending at once), renumbered contiguous from 0. Formula and
+ * rollup columns carry the `resultType` of their values (computed-columns.ts).
  */
 export function readColumns(doc: Y.Doc, surfaceId: string): ColumnDef[] {
-  return storedColumns(doc, surfaceId).map((column, position) => ({ ...(copyJson(column.map.toJSON()) as ColumnDef), id: column.id, position }));
+  return withResultTypes(storedColumns(doc, surfaceId).map((column, position) => ({ ...(copyJson(column.map.toJSON()) as ColumnDef), id: column.id, position })));
 }
 
 function storedColumns(doc: Y.Doc, surfaceId: string): StoredColumn[] {
@@ -58,42 +61,82 @@ function columnsArrayOf(doc: Y.Doc, surfaceId: string): ColumnsArray {
 // ---------------------------------------------------------------------------
 // Full replacement
 
+export interface ReplaceColumnsOptions {
+  /**
+   * The sheet a link column's `targetSurface` slug names (null when none):
+   * with it, rollups and lookups of other sheets that read a renamed column
+   * of this one follow the rename too.
+   */
+  sheetOfSlug?(slug: string): string | null;
+  /** `false`: a renamed column's cells stay under the old key (a run's revert puts cells back itself: src/model/table/runs.ts). */
+  renameCells?: boolean;
+}
+
 /**
  * Makes the sheet's columns equal to `columns` (creating the sheet if
  * needed). Each given column matches a stored one by `id`, else by `key`; a
  * matched column with a new key is a rename, and that cell key is renamed in
- * every row of the sheet. Only fields that differ are written, so unchanged
+ * every row of the sheet, and formulas, rollups and lookups that read it
+ * follow (`columnsAfterReplacement`). Only fields that differ are written, so unchanged
  * column maps are untouched and a peer's concurrent edit of them survives.
  * Stored columns not given are removed; their cells stay in the rows. A
  * given id that matches no column falls back to the key (the stored column
  * keeps its own id), so a client holding a stale id cannot fork a column.
  */
-export function replaceColumns(
-  doc: Y.Doc,
-  surfaceId: string,
-  columns: readonly ReplacementColumn[],
-  origin: unknown,
-  /** `renameCells: false`: a renamed column's cells stay under the old key (a run's revert puts cells back itself: src/model/table/runs.ts). */
-  options: { renameCells?: boolean } = {},
-): ColumnDef[] {
-  checkReplacement(columns);
+export function replaceColumns(doc: Y.Doc, surfaceId: string, given: readonly ReplacementColumn[], origin: unknown, options: ReplaceColumnsOptions = {}): ColumnDef[] {
+  checkReplacement(given);
   transactTable(doc, origin, () => {
     ensureSheet(doc, surfaceId, origin);
     const stored = storedColumns(doc, surfaceId);
-    const matches = matchColumns(stored, columns);
-    const renames: Array<[from: string, to: string]> = [];
+    const matches = matchColumns(stored, given);
+    const renames = renamesOf(matches, given);
+    const columns = followRenames(given, renames, (link) => linksTo(link, surfaceId, options));
     columns.forEach((column, i) => {
       const match = matches[i];
-      if (!match) return;
-      if (match.key !== column.key) renames.push([match.key, column.key]);
-      rewriteFields(match.map, column, match.hasStoredId ? match.id : (column.id ?? match.id));
+      if (match) rewriteFields(match.map, column, match.hasStoredId ? match.id : (column.id ?? match.id));
     });
     removeColumnMaps(doc, surfaceId, stored.filter((column) => !matches.includes(column)));
     const added = columns.filter((_, i) => !matches[i]).map((column) => newColumnMap(column, column.id ?? createTableId()));
     if (added.length > 0) columnsArrayOf(doc, surfaceId).push(added);
-    if (options.renameCells !== false) renameCellKeys(doc, surfaceId, renames);
+    if (options.renameCells !== false) renameCellKeys(doc, surfaceId, [...renames]);
+    followRenamesElsewhere(doc, surfaceId, renames, options);
   });
   return readColumns(doc, surfaceId);
+}
+
+/** The columns a replacement will leave, references renamed as `replaceColumns` renames them (for checking them first). */
+export function columnsAfterReplacement<T extends ReplacementColumn>(doc: Y.Doc, surfaceId: string, given: readonly T[], options: ReplaceColumnsOptions = {}): T[] {
+  const renames = renamesOf(matchColumns(storedColumns(doc, surfaceId), given), given);
+  return followRenames(given, renames, (link) => linksTo(link, surfaceId, options));
+}
+
+function renamesOf(matches: Array<StoredColumn | undefined>, columns: readonly ReplacementColumn[]): Map<string, string> {
+  const renames = new Map<string, string>();
+  columns.forEach((column, i) => {
+    const match = matches[i];
+    if (match && match.key !== column.key) renames.set(match.key, column.key);
+  });
+  return renames;
+}
+
+function linksTo(link: ColumnFields, surfaceId: string, options: ReplaceColumnsOptions): boolean {
+  return link.type === 'link' && typeof link.targetSurface === 'string' && options.sheetOfSlug?.(link.targetSurface) === surfaceId;
+}
+
+/** Rollups and lookups of other sheets whose link points at this one and whose field was renamed take the new key. */
+function followRenamesElsewhere(doc: Y.Doc, surfaceId: string, renames: ReadonlyMap<string, string>, options: ReplaceColumnsOptions): void {
+  if (renames.size === 0 || !options.sheetOfSlug) return;
+  for (const sheet of canonicalSheetIds(doc)) {
+    if (sheet === surfaceId) continue;
+    const stored = storedColumns(doc, sheet);
+    for (const column of stored) {
+      const type = column.map.get('type');
+      const field = column.map.get('field');
+      if ((type !== 'rollup' && type !== 'lookup') || typeof field !== 'string' || !renames.has(field)) continue;
+      const link = stored.find((candidate) => candidate.key === column.map.get('link'));
+      if (link && linksTo(link.map.toJSON() as ColumnFields, surfaceId, options)) column.map.set('field', renames.get(field)!);
+    }
+  }
 }
 
 function checkReplacement(columns: readonly ReplacementColumn[]): void {
@@ -141,8 +184,10 @@ function rewriteFields(map: ColumnMap, column: ReplacementColumn, id: string): v
 
 function columnFields(column: NewColumn, id: string): Map<string, unknown> {
   const fields = new Map<string, unknown>();
+  // A result type is worked out on every read (a client sending back the columns it read sends it too).
+  const computed = column.type === 'formula' || column.type === 'rollup';
   for (const [field, value] of Object.entries(column)) {
-    if (value !== undefined) fields.set(field, value);
+    if (value !== undefined && !(computed && field === 'resultType')) fields.set(field, value);
   }
   fields.set('id', id);
   return fields;

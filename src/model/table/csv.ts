@@ -15,6 +15,7 @@
  * its column's type; a new column's type is inferred from its fields.
  */
 import { isIsoDateOrDateTime } from './validation.js';
+import { isErrorCell } from './formulas/cells.js';
 import type { CellValue, ColumnDef, ColumnOption, ColumnType } from './types.js';
 
 /** The header of the row id column on export and import. */
@@ -24,6 +25,8 @@ export function encodeCsvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // A formula or rollup that failed goes out as its error code, as a spreadsheet shows it.
+  if (isErrorCell(value)) return value.error;
   return JSON.stringify(value);
 }
 
@@ -82,7 +85,9 @@ export function decodeCsvCell(text: string, column: Pick<ColumnDef, 'type' | 'op
     case 'url':
       return text;
     case 'lookup':
-      // Computed from the linked rows, never written: an exported lookup column is skipped on the way back in.
+    case 'formula':
+    case 'rollup':
+      // Computed on read, never written: an exported computed column is skipped on the way back in.
       return undefined;
     default:
       // A type this module does not know (added later, e.g. links): arrays are JSON, the rest is text.

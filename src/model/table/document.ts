@@ -39,6 +39,7 @@
 export type {
   CellValue,
   ColumnDef,
+  ComputedValue,
   ColumnFields,
   ColumnOption,
   ColumnType,
@@ -75,7 +76,10 @@ export { listRows, type ListRowsOptions, type RowPage } from './list.js';
 export { diffTableTransaction } from './changes.js';
 export { normalizeLinkCells, validateCellValues, type CellValidationOptions } from './validation.js';
 export { dropLinksTo, dropLinksToDeleted, holdsLinksTo, linkIdsOf } from './links.js';
-export { linkColumnIssues, lookupText, resolveLinkedCells, resolveLinkedRows, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
+export { linkColumnIssues, lookupText, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
+export { CellReading, openReading, rowAsRead, rowsAsRead, type ReadCell, type ReadOptions } from './computed.js';
+export { columnsAfterReplacement, type ReplaceColumnsOptions } from './columns.js';
+export { computedColumnIssues, isComputedColumn, tryFormula, type FormulaTry, type SheetContext } from './computed-columns.js';
 export { compactDecodedContent } from './memory.js';
 export { copyTableToFreshDocument } from './copy.js';
 export { createTableId } from './ids.js';

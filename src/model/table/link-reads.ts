@@ -1,69 +1,20 @@
 /**
  * Links as readers see them (docs/TABLES.md "Linked rows"), the same for REST, MCP
  * and the web app: a link cell shows only rows that exist and the reader may
- * see, a lookup cell is computed from the link cell on every read, and a
- * row's title is its value in the first column of its sheet.
+ * see, and a row's title is its value in the first column of its sheet.
+ * Lookup cells are computed with formulas and rollups (computed.ts).
  */
 import type * as Y from 'yjs';
 import { readColumns } from './columns.js';
-import { linkColumnKeys, linkIdsOf } from './links.js';
-import { readRowData, rowMapOf } from './layout.js';
+import { linkIdsOf } from './links.js';
+import { rowMapOf } from './layout.js';
 import { tableIndex } from './row-index.js';
-import type { CellValue, ColumnDef, ColumnFields, LookupValue, ReadRowData, RowData, TableIssue } from './types.js';
-
-export interface LinkReadOptions {
-  /** Rows the reader may not see (held by the row cap: src/sync/table-passed.ts): a link never shows them. */
-  hidden?: ReadonlySet<string>;
-  /** The columns of the row's sheet, when the caller has them (a listing reads them once per sheet). */
-  columns?: readonly ColumnDef[];
-}
+import type { ColumnDef, ColumnFields, LookupValue, TableIssue } from './types.js';
 
 /** The linked ids a reader sees: rows that exist (wherever they are now) and are not hidden from the reader. */
 export function visibleLinks(doc: Y.Doc, value: unknown, hidden?: ReadonlySet<string>): string[] {
   const placements = tableIndex(doc).placements;
   return linkIdsOf(value).filter((id) => placements.has(id) && !hidden?.has(id));
-}
-
-/**
- * A row's cells as a reader sees them: link cells hold only the ids the
- * reader may see, lookup cells the linked rows' values of their field (null
- * for a linked row without that cell). Other cells are as stored.
- */
-export function resolveLinkedCells(doc: Y.Doc, surfaceId: string, data: RowData, options: LinkReadOptions = {}): ReadRowData {
-  const columns = options.columns ?? readColumns(doc, surfaceId);
-  if (!columns.some((column) => column.type === 'link' || column.type === 'lookup')) return data;
-  const resolved: ReadRowData = { ...data };
-  const byKey = new Map(columns.map((column) => [column.key, column]));
-  for (const column of columns) {
-    if (column.type === 'link' && Object.hasOwn(data, column.key) && data[column.key] !== null) {
-      resolved[column.key] = visibleLinks(doc, data[column.key], options.hidden);
-    } else if (column.type === 'lookup') {
-      const link = typeof column.link === 'string' ? byKey.get(column.link) : undefined;
-      const ids = link?.type === 'link' ? visibleLinks(doc, data[link.key], options.hidden) : [];
-      resolved[column.key] = ids.map((id) => lookedUp(doc, id, column.field, options.hidden));
-    }
-  }
-  return resolved;
-}
-
-/** Rows of a listing with their links resolved; each sheet's columns are read once. */
-export function resolveLinkedRows<T extends { surfaceId: string; data: RowData }>(doc: Y.Doc, rows: readonly T[], hidden?: ReadonlySet<string>): Array<Omit<T, 'data'> & { data: ReadRowData }> {
-  const columnsBySheet = new Map<string, ColumnDef[]>();
-  return rows.map((row) => {
-    let columns = columnsBySheet.get(row.surfaceId);
-    if (!columns) columnsBySheet.set(row.surfaceId, (columns = readColumns(doc, row.surfaceId)));
-    return { ...row, data: resolveLinkedCells(doc, row.surfaceId, row.data, { hidden, columns }) };
-  });
-}
-
-/** One linked row's value of `field`; a link cell there is shown as its reader would see it. */
-function lookedUp(doc: Y.Doc, rowId: string, field: unknown, hidden?: ReadonlySet<string>): CellValue {
-  const rowMap = rowMapOf(doc, rowId);
-  if (!rowMap || typeof field !== 'string') return null;
-  const value = readRowData(rowMap)[field];
-  if (value === undefined) return null;
-  const surfaceId = tableIndex(doc).placements.get(rowId)?.surfaceId;
-  return surfaceId !== undefined && linkColumnKeys(doc, surfaceId).includes(field) ? visibleLinks(doc, value, hidden) : value;
 }
 
 /** The sheet a row is on, or null when it is no row. */
@@ -82,10 +33,10 @@ export function rowTitle(doc: Y.Doc, rowId: string, columns?: readonly ColumnDef
   return Array.isArray(value) ? value.join(', ') : typeof value === 'object' ? '' : String(value);
 }
 
-/** A lookup value as one line of text (the web app's cells, CSV). */
+/** A lookup value as one line of text (the web app's cells, CSV); an error among the values shows its code. */
 export function lookupText(value: LookupValue): string {
   return value
-    .map((item) => (item === null ? '' : Array.isArray(item) ? item.join(', ') : String(item)))
+    .map((item) => (item === null ? '' : Array.isArray(item) ? item.join(', ') : typeof item === 'object' ? item.error : String(item)))
     .filter((text) => text !== '')
     .join(', ');
 }

@@ -39,6 +39,18 @@ export interface ListRowsOptions {
   sheetOrder?: readonly string[];
   /** Rows to leave out as if absent (not yet past the row cap: table-passed.ts); the others keep their positions. */
   hidden?: ReadonlySet<string>;
+  /**
+   * The read's computed cells (computed.ts `openReading`): a filter or sort
+   * on a lookup, formula or rollup column reads its values there. Without
+   * it, every key reads as stored.
+   */
+  reading?: ComputedCells;
+}
+
+/** What a listing needs of computed cells (computed.ts `CellReading`). */
+export interface ComputedCells {
+  computedKeys(): ReadonlySet<string>;
+  vector<T>(key: string, reading: string, read: (cell: unknown) => T): (rowId: string) => T;
 }
 
 export interface RowPage {
@@ -58,6 +70,8 @@ interface Listing {
   /** Null when every row passes. */
   matches: ((values: ValuesReader) => boolean) | null;
   hidden: ReadonlySet<string> | undefined;
+  /** Reads cells of `key` through `read`, kept per row: as stored, or computed for the read's computed keys. */
+  vector<T>(key: string, reading: string, read: (value: unknown) => T): (rowId: string) => T;
 }
 
 export function listRows(doc: Y.Doc, options: ListRowsOptions = {}): RowPage {
@@ -77,22 +91,29 @@ export function listRows(doc: Y.Doc, options: ListRowsOptions = {}): RowPage {
     filterKey,
     matches: filterKey !== '' ? options.query!.matchesValues : null,
     hidden: options.hidden?.size ? options.hidden : undefined,
+    vector: vectorsOf(doc, options.reading),
   };
   return sort.length === 0 ? listInSheetOrder(doc, index, sheets, listing, options.after ?? null, limit) : listSorted(doc, index, sheets, listing, options.after ?? null, limit);
+}
+
+/** Stored cells from the kept cell vectors (row-index.ts); computed ones from the read's computed cells, which keep them likewise. */
+function vectorsOf(doc: Y.Doc, reading: ComputedCells | undefined): Listing['vector'] {
+  const computed = reading?.computedKeys();
+  return (key, name, read) => (computed?.has(key) ? reading!.vector(key, name, read) : cellVector(doc, key, name, read));
 }
 
 /**
  * Cells as comparable values, one row at a time, from the kept cell vectors
  * (row-index.ts), so that checking a row allocates nothing and reads no Y type.
  */
-function rowReader(doc: Y.Doc): { at(rowId: string): ValuesReader } {
+function rowReader(listing: Listing): { at(rowId: string): ValuesReader } {
   const vectors = new Map<string, Map<string, (rowId: string) => readonly Scalar[]>>();
   let current = '';
   const read: ValuesReader = (key, kind) => {
     let byKind = vectors.get(key);
     if (!byKind) vectors.set(key, (byKind = new Map()));
     let vector = byKind.get(kind);
-    if (!vector) byKind.set(kind, (vector = cellVector(doc, key, kind, (value) => cellValues(kind, value))));
+    if (!vector) byKind.set(kind, (vector = listing.vector(key, kind, (value) => cellValues(kind, value))));
     return vector(current);
   };
   return {
@@ -125,7 +146,7 @@ const RECENT_IDS_IN_CURSOR = 5;
 
 function listInSheetOrder(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing, after: string | null, limit: number): RowPage {
   let [slot, position] = after ? resumePoint(index, sheets, readCursor(after, listing).at as SheetOrderPoint) : [0, 0];
-  const reader = rowReader(doc);
+  const reader = rowReader(listing);
   const rows: TableRow[] = [];
   while (slot < sheets.length && rows.length < limit) {
     const surfaceId = sheets[slot]!;
@@ -229,8 +250,8 @@ function firstAfter(view: SortEntry[], point: SortEntry, compare: (a: SortEntry,
 
 /** The filter is applied here; rows held out are left to the caller, as kept orders are shared by listings that differ only in them. */
 function sortEntries(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing): SortEntry[] {
-  const reader = rowReader(doc);
-  const sortValues = listing.sort.map((key) => cellVector(doc, key.column, 'sort', sortValueOf));
+  const reader = rowReader(listing);
+  const sortValues = listing.sort.map((key) => listing.vector(key.column, 'sort', sortValueOf));
   const entries: SortEntry[] = [];
   sheets.forEach((surfaceId, slot) => {
     index.rowsBySheet.get(surfaceId)!.forEach((rowId, position) => {

@@ -44,7 +44,19 @@ export const OPS_BY_TYPE: Record<ColumnType, readonly FilterOp[]> = {
   // A link cell by the ids it holds ("tasks of project X"); a lookup, computed from other rows, by emptiness only.
   link: ['eq', 'neq', 'in', 'empty'],
   lookup: ['empty'],
+  // Formula and rollup columns filter as their result type (`filterType`); these are for one whose type is unknown.
+  formula: ['empty'],
+  rollup: ['empty'],
 };
+
+/**
+ * The type a column filters and sorts as: a formula or rollup column as the
+ * type of its values (its `resultType`: number, text, date or checkbox).
+ */
+export function filterType(column: Pick<ColumnDef, 'type' | 'resultType'>): ColumnType {
+  if (column.type !== 'formula' && column.type !== 'rollup') return column.type;
+  return column.resultType === 'number' || column.resultType === 'date' || column.resultType === 'checkbox' ? column.resultType : 'text';
+}
 
 
 export interface RowQuery {
@@ -118,6 +130,22 @@ export function withoutMissingColumns(filter: RowFilter | null | undefined, colu
   if (and?.length) pruned.and = and as RowFilter['and'];
   if (or?.length) pruned.or = or as RowFilter['or'];
   return pruned.and || pruned.or ? pruned : null;
+}
+
+/** The column keys a filter's conditions name (groups included). */
+export function filterColumnKeys(filter: RowFilter | null | undefined): string[] {
+  const keys: string[] = [];
+  const visit = (items: unknown) => {
+    if (!Array.isArray(items)) return;
+    for (const item of items) {
+      if (item === null || typeof item !== 'object') continue;
+      if ('column' in item) keys.push(String((item as FilterCondition).column));
+      else for (const group of Object.values(item as Record<string, unknown>)) visit(group);
+    }
+  };
+  visit(filter?.and);
+  visit(filter?.or);
+  return keys;
 }
 
 /** Plain row data as a cell reader. */
@@ -249,9 +277,11 @@ function compileCondition(byKey: Map<string, ColumnDef>, raw: unknown, path: str
     issues.push(issue([...path, 'op'], 'unknown_operator', `filter on "${key}": "${String(op)}" is not an operator (${FILTER_OPS.join(', ')}).`));
     return null;
   }
-  const allowed = OPS_BY_TYPE[column.type] ?? ['eq', 'neq', 'empty'];
+  const type = filterType(column);
+  const allowed = OPS_BY_TYPE[type] ?? ['eq', 'neq', 'empty'];
   if (!allowed.includes(op as FilterOp)) {
-    issues.push(issue([...path, 'op'], 'invalid_operator', `filter on "${key}": a ${column.type} column takes ${allowed.join(', ')}, not ${op}.`));
+    const described = type === column.type ? `a ${type} column` : `a ${column.type} column of ${type} values`;
+    issues.push(issue([...path, 'op'], 'invalid_operator', `filter on "${key}": ${described} takes ${allowed.join(', ')}, not ${op}.`));
     return null;
   }
   const bad = (message: string) => {
@@ -261,10 +291,10 @@ function compileCondition(byKey: Map<string, ColumnDef>, raw: unknown, path: str
   if (op === 'empty') {
     const wanted = value === undefined || value === true || value === 'true' ? true : value === false || value === 'false' ? false : null;
     if (wanted === null) return bad('`empty` takes true or false.');
-    const kind = comparisonKind(column.type);
+    const kind = comparisonKind(type);
     return (values) => values(key, kind).every((item) => item === '') === wanted;
   }
-  const kind = comparisonKind(column.type);
+  const kind = comparisonKind(type);
   const scalar = (item: unknown) => parseScalar(kind, item);
   if (op === 'in') {
     const items = listValue(value);

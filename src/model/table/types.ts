@@ -9,7 +9,7 @@ export type CellValue = string | number | boolean | null | string[];
 
 export type RowData = Record<string, CellValue>;
 
-export const COLUMN_TYPES = ['text', 'longtext', 'number', 'status', 'person', 'date', 'url', 'checkbox', 'select', 'link', 'lookup'] as const;
+export const COLUMN_TYPES = ['text', 'longtext', 'number', 'status', 'person', 'date', 'url', 'checkbox', 'select', 'link', 'lookup', 'formula', 'rollup'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 
 export interface ColumnOption {
@@ -32,8 +32,14 @@ export interface ColumnFields {
   targetSurface?: string;
   /** A `lookup` column: the key of the link column (of the same sheet) it reads through. */
   link?: string;
-  /** A `lookup` column: the key of the column of the linked rows it shows. */
+  /** A `lookup` or `rollup` column: the key of the column of the linked rows it shows or rolls up. */
   field?: string;
+  /** A `formula` column: its expression (docs/FORMULAS.md). */
+  formula?: string;
+  /** A `rollup` column: how the linked rows' values of `field` make one value (`sum`, `avg`, `count`, …). */
+  fn?: string;
+  /** A `formula` or `rollup` column as read: the type of its values, worked out by the server (ignored on write). */
+  resultType?: 'number' | 'text' | 'date' | 'checkbox';
   [extra: string]: unknown;
 }
 
@@ -41,10 +47,13 @@ export interface ColumnFields {
  * A lookup cell as read: the linked rows' values of the lookup's field, one
  * per linked row in the link cell's order. Computed on read, never stored.
  */
-export type LookupValue = CellValue[];
+export type LookupValue = Array<CellValue | ComputedValue>;
 
-/** A row's cells as a reader sees them: stored cells, plus lookup cells computed from the links. */
-export type ReadRowData = Record<string, CellValue | LookupValue>;
+/** A formula or rollup cell as read (docs/FORMULAS.md): a value of its result type, null, or an error. */
+export type ComputedValue = number | string | boolean | null | { error: string; message: string };
+
+/** A row's cells as a reader sees them: stored cells, plus lookup, formula and rollup cells computed on read. */
+export type ReadRowData = Record<string, CellValue | LookupValue | ComputedValue>;
 
 /**
  * A column as read from the document. `id` is server-assigned and survives
@@ -113,6 +122,9 @@ export interface TableIssue {
   path: string[];
   code: string;
   message: string;
+  /** A refused formula: the key of its column, and the 0-based offset in the formula at fault. */
+  column?: string;
+  position?: number;
 }
 
 /**

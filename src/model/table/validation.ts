@@ -5,6 +5,7 @@
  * without a column are allowed (the caller seeds a text column for them)
  * but must still hold a value a cell can store.
  */
+import { COMPUTED_TYPES } from './computed-columns.js';
 import { isCellValue } from './layout.js';
 import type { ColumnDef, TableIssue } from './types.js';
 
@@ -33,8 +34,8 @@ export function validateCellValues(columns: readonly ColumnDef[], data: Record<s
   for (const [key, value] of Object.entries(data)) {
     const column = byKey.get(key);
     // Computed on read: writing one, even null, is refused.
-    if (column?.type === 'lookup' && value !== undefined) {
-      issues.push({ path: [...basePath, key], code: 'read_only', message: `${key} is a lookup column: it shows values of the rows linked in ${String(column.link)} and cannot be written.` });
+    if (column && COMPUTED_TYPES.has(column.type) && value !== undefined) {
+      issues.push({ path: [...basePath, key], code: 'read_only_column', message: readOnlyMessage(column) });
       continue;
     }
     if (value === undefined || value === null) continue;
@@ -106,6 +107,12 @@ export function normalizeLinkCells<T extends Record<string, unknown>>(columns: r
     else if (Array.isArray(value) && value.every((id) => typeof id === 'string')) normalized[key] = [...new Set(value)];
   }
   return normalized as T;
+}
+
+function readOnlyMessage(column: ColumnDef): string {
+  if (column.type === 'lookup') return `${column.key} is a lookup column: it shows values of the rows linked in ${String(column.link)} and cannot be written.`;
+  if (column.type === 'rollup') return `${column.key} is a rollup column: it is computed from the rows linked in ${String(column.link)} and cannot be written.`;
+  return `${column.key} is a formula column: it is computed from the row's other cells and cannot be written.`;
 }
 
 function expectString(value: unknown, column: ColumnDef) {

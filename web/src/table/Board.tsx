@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { Icon } from '../ui/icons';
-import { CellDisplay, optionColor, type PeopleDirectory } from './cells';
-import { lookupText, type ColumnDef, type ReadRowData, type ShownValue, type TableModel } from './table-model';
+import { CellDisplay, cellText, optionColor, type PeopleDirectory } from './cells';
+import type { ColumnDef, ReadRowData, ShownValue, TableModel } from './table-model';
 
 /** Cards drawn per lane; the rest are counted (a board of thousands of rows stays quick to draw). */
 const CARDS_PER_LANE = 200;
@@ -182,6 +182,5 @@ function isBlank(value: ShownValue | undefined): boolean {
 }
 
 function titleText(value: ShownValue | undefined): string {
-  if (value === undefined || value === null) return '';
-  return Array.isArray(value) ? lookupText(value) : String(value);
+  return cellText(value);
 }

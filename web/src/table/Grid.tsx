@@ -492,7 +492,7 @@ class GridRow extends Component<GridRowProps> {
               aria-colindex={col + 2}
               aria-selected={isActive}
               data-key={column.key}
-              class={`grid-cell type-${column.type} ${col === 0 ? 'is-frozen' : ''} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''} ${runCells?.has(column.key) ? 'is-run-cell' : ''}`}
+              class={`grid-cell type-${column.type}${column.resultType ? ` result-${column.resultType}` : ''} ${col === 0 ? 'is-frozen' : ''} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''} ${runCells?.has(column.key) ? 'is-run-cell' : ''}`}
               style={{ left: `${offsets[col]}px`, width: `${widths[col]}px`, ...(peer ? { '--peer': peer.color } : {}) }}
               onMouseDown={(event) => {
                 if ((event.target as HTMLElement).closest('.cell-editor')) return;

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, messageOf } from '../lib/api';
 import { NEVER_TRUE, useStore } from '../lib/store';
 import { useLocation } from '../lib/router';
@@ -13,7 +13,9 @@ import { TYPE_LABELS, type PeopleDirectory } from './cells';
 import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog, optionFromLabel } from './OptionsDialog';
 import { COLUMN_TYPES, LINKING_TYPES, TableModel, type ColumnDef, type ColumnType, type RowData, type RowFilter, type ViewDef, type ViewKind } from './table-model';
-import { AddLinkFields, withLinks, type ColumnPointers } from './links';
+import { AddLinkFields, sheetDirectory, withLinks, type ColumnPointers } from './links';
+import { FormulaEditor } from './FormulaEditor';
+import { FormDialog } from '../ui/FormDialog';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Board } from './Board';
 import { NewViewDialog, PLAIN_GRID, ViewBar } from './ViewBar';
@@ -28,7 +30,7 @@ type OpenMenu =
   | { kind: 'hidden'; anchor: HTMLElement }
   | { kind: 'view'; view: ViewDef; anchor: HTMLElement }
   | { kind: 'lanes'; view: ViewDef; anchor: HTMLElement };
-type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'add-column' } | { kind: 'new-view' | 'save-as-view' } | { kind: 'rename-view'; view: ViewDef } | null;
+type OpenDialog = { kind: 'rename'; column: ColumnDef } | { kind: 'options'; column: ColumnDef } | { kind: 'formula'; column: ColumnDef } | { kind: 'add-column' } | { kind: 'new-view' | 'save-as-view' } | { kind: 'rename-view'; view: ViewDef } | null;
 /** `startWith`: the column a filter panel opened from a column's menu adds a condition on. */
 type OpenPanel = { kind: 'filter' | 'sort' | 'fields'; anchor: HTMLElement; startWith?: string } | null;
 
@@ -290,6 +292,7 @@ export function TableSurface(props: SurfaceViewProps) {
         })),
       },
       ...(needsOptions(column.type) ? [{ label: 'Edit options…', icon: 'select', onSelect: () => setDialog({ kind: 'options', column }) }] : []),
+      ...(column.type === 'formula' ? [{ label: 'Edit formula…', icon: 'formula', onSelect: () => setDialog({ kind: 'formula', column }) }] : []),
       { separator: true, label: '' },
       { label: 'Move left', icon: 'arrowLeft', disabled: index <= 0, onSelect: () => moveShownColumn(column, -1) },
       { label: 'Move right', icon: 'arrowRight', disabled: index >= (view ? columns : allColumns).length - 1, onSelect: () => moveShownColumn(column, 1) },
@@ -574,6 +577,7 @@ export function TableSurface(props: SurfaceViewProps) {
       {dialog?.kind === 'rename' && (
         <RenameDialog title="Rename column" label="Column name" initial={dialog.column.label} onClose={() => setDialog(null)} onSubmit={(label) => model.updateColumn(surface.id, dialog.column.id, { label })} />
       )}
+      {dialog?.kind === 'formula' && <FormulaDialog model={model} surfaceId={surface.id} surfaces={props.surfaces} column={dialog.column} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'options' && (
         <OptionsDialog column={dialog.column} onClose={() => setDialog(null)} onSave={(options) => model.updateColumn(surface.id, dialog.column.id, { options })} />
       )}
@@ -696,7 +700,11 @@ function AddColumnDialog(props: {
             ))}
           </div>
         </fieldset>
-        {LINKING_TYPES.has(type) && <AddLinkFields key={type} type={type as 'link' | 'lookup'} model={props.model} surfaceId={props.surfaceId} surfaces={props.surfaces} onChange={setPointers} />}
+        {type === 'formula' ? (
+          <FormulaField model={props.model} surfaceId={props.surfaceId} surfaces={props.surfaces} initial="" onChange={(formula) => setPointers(formula === null ? null : { formula })} />
+        ) : (
+          LINKING_TYPES.has(type) && <AddLinkFields key={type} type={type as 'link' | 'lookup' | 'rollup'} model={props.model} surfaceId={props.surfaceId} surfaces={props.surfaces} onChange={setPointers} />
+        )}
         {error && (
           <p class="form-error" role="alert">
             {error}
@@ -704,5 +712,47 @@ function AddColumnDialog(props: {
         )}
       </form>
     </Dialog>
+  );
+}
+
+/** The formula editor over a sheet: `onChange` gets the formula while it is valid, null while it is not. */
+function FormulaField(props: { model: TableModel; surfaceId: string; surfaces: SurfaceViewProps['surfaces']; initial: string; columnKey?: string; onChange: (formula: string | null) => void }) {
+  const [formula, setFormula] = useState(props.initial);
+  const columns = props.model.columns(props.surfaceId);
+  const check = useCallback((text: string) => props.model.tryFormula(props.surfaceId, text, sheetDirectory(props.surfaces), props.columnKey), [props.model, props.surfaceId, props.surfaces, props.columnKey]);
+  return (
+    <div class="field">
+      <span>Formula</span>
+      <FormulaEditor
+        value={formula}
+        columns={columns.filter((column) => column.key !== props.columnKey)}
+        check={check}
+        onInput={(text, result) => {
+          setFormula(text);
+          props.onChange(result.ok ? text : null);
+        }}
+      />
+    </div>
+  );
+}
+
+/** Changes a formula column's formula, checked as it is typed. */
+function FormulaDialog(props: { model: TableModel; surfaceId: string; surfaces: SurfaceViewProps['surfaces']; column: ColumnDef; onClose: () => void }) {
+  const [formula, setFormula] = useState<string | null>(typeof props.column.formula === 'string' ? props.column.formula : null);
+  return (
+    <FormDialog
+      title={`Formula of “${props.column.label}”`}
+      id="edit-formula"
+      submitLabel="Save formula"
+      wide
+      disabled={formula === null}
+      onClose={props.onClose}
+      onSubmit={async () => {
+        props.model.updateColumn(props.surfaceId, props.column.id, { formula: formula! });
+        props.onClose();
+      }}
+    >
+      <FormulaField model={props.model} surfaceId={props.surfaceId} surfaces={props.surfaces} initial={formula ?? ''} columnKey={props.column.key} onChange={setFormula} />
+    </FormDialog>
   );
 }

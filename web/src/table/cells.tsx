@@ -3,7 +3,7 @@ import { formatDate } from '../lib/format';
 import { Icon } from '../ui/icons';
 import { Avatar } from '../ui/primitives';
 import { linkLabel, useLinks } from './links';
-import { isAbsoluteWebUrl, lookupText, type CellValue, type ColumnDef, type ColumnOption, type ShownValue } from './table-model';
+import { isAbsoluteWebUrl, lookupText, type CellValue, type ColumnDef, type ColumnOption, type ComputedValue, type ShownValue } from './table-model';
 
 /** Names the grid resolves person ids with (members and agents of the workspace). */
 export type PeopleDirectory = Map<string, { id: string; name: string; avatarUrl: string | null; kind: 'user' | 'agent' }>;
@@ -44,6 +44,7 @@ export function CellDisplay(props: { column: ColumnDef; value: ShownValue | unde
   const { column } = props;
   if (props.value === null || props.value === undefined || props.value === '') return null;
   if (column.type === 'lookup') return <span class="cell-text cell-lookup">{Array.isArray(props.value) ? lookupText(props.value) : String(props.value)}</span>;
+  if (column.type === 'formula' || column.type === 'rollup') return <ComputedDisplay column={column} value={props.value as ComputedValue} />;
   // Only lookup cells hold a list of values; every other cell is as stored.
   const value = props.value as CellValue;
   switch (column.type) {
@@ -98,6 +99,39 @@ export function CellDisplay(props: { column: ColumnDef; value: ShownValue | unde
   }
 }
 
+/** A formula or rollup cell: shown as its result type is, read-only; an error as its code, with its message on hover. */
+function ComputedDisplay(props: { column: ColumnDef; value: ComputedValue }) {
+  const { value } = props;
+  if (value !== null && typeof value === 'object') {
+    return (
+      <span class="cell-error" title={value.message}>
+        {value.error}
+      </span>
+    );
+  }
+  switch (props.column.resultType) {
+    case 'checkbox':
+      return (
+        <span class={`checkbox is-computed ${value === true ? 'is-checked' : ''}`} role="img" aria-label={value === true ? 'Yes' : 'No'}>
+          {value === true && <Icon name="check" size={12} />}
+        </span>
+      );
+    case 'number':
+      return <span class="cell-number">{typeof value === 'number' ? value.toLocaleString(undefined, { maximumFractionDigits: 10 }) : String(value)}</span>;
+    case 'date':
+      return <span>{typeof value === 'string' ? formatDate(value) : String(value)}</span>;
+    default:
+      return <span class="cell-text">{String(value)}</span>;
+  }
+}
+
+/** A cell as one line of text (a card's title, a row's title in the comments panel). */
+export function cellText(value: ShownValue | undefined): string {
+  if (value === undefined || value === null) return '';
+  if (Array.isArray(value)) return lookupText(value);
+  return typeof value === 'object' ? value.error : String(value);
+}
+
 /** A link cell: the linked rows' titles, as chips. */
 function LinkChips(props: { ids: string[] }) {
   const links = useLinks();
@@ -124,6 +158,8 @@ export const TYPE_LABELS: Record<string, { label: string; icon: string }> = {
   person: { label: 'Person', icon: 'person' },
   link: { label: 'Link to rows', icon: 'link' },
   lookup: { label: 'Lookup', icon: 'search' },
+  formula: { label: 'Formula', icon: 'formula' },
+  rollup: { label: 'Rollup', icon: 'rollup' },
 };
 
 /** Default display widths by type when a column has none. */
@@ -144,6 +180,8 @@ export function columnWidth(column: ColumnDef): number {
     case 'person':
     case 'link':
     case 'lookup':
+    case 'formula':
+    case 'rollup':
       return 200;
     default:
       return column.key === 'title' ? 280 : 200;

@@ -3,7 +3,7 @@ import { Icon } from '../ui/icons';
 import { Avatar } from '../ui/primitives';
 import { optionColor, type PeopleDirectory } from './cells';
 import { linkLabel, targetSheetOf, useLinks } from './links';
-import { isAbsoluteWebUrl, isIsoDateOrDateTime, type CellValue, type ColumnDef, type ShownValue } from './table-model';
+import { isAbsoluteWebUrl, isComputedColumn, isIsoDateOrDateTime, type CellValue, type ColumnDef, type ShownValue } from './table-model';
 
 /** How an edit ended: where the active cell goes next. */
 export type EditExit = 'down' | 'right' | 'left' | 'stay';
@@ -21,7 +21,7 @@ export interface EditorProps {
 }
 
 export function CellEditor(outer: Omit<EditorProps, 'value'> & { value: ShownValue | undefined }) {
-  if (outer.column.type === 'lookup') return <ReadOnlyCell cancel={outer.cancel} />;
+  if (isComputedColumn(outer.column)) return <ReadOnlyCell cancel={outer.cancel} />;
   // Only lookup cells hold a list of values; every other cell is as stored.
   const props = outer as EditorProps;
   switch (props.column.type) {
@@ -37,7 +37,7 @@ export function CellEditor(outer: Omit<EditorProps, 'value'> & { value: ShownVal
   }
 }
 
-/** A lookup is computed from its link column: editing it ends at once (change the link instead). */
+/** A lookup, formula or rollup is computed: editing it ends at once (change what it is computed from instead). */
 function ReadOnlyCell(props: { cancel: () => void }) {
   useLayoutEffect(() => props.cancel(), []);
   return null;

@@ -8,7 +8,8 @@ import { createContext, type ComponentChildren } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { surfaceBySlug } from '../../../src/model/surface-slugs';
 import type { Surface } from '../workspace-context/types';
-import type { ColumnDef, TableModel } from './table-model';
+import { ROLLUP_FUNCTIONS, ROLLUPS, type RollupFunction } from '../../../src/model/table/formulas/rollups';
+import type { ColumnDef, SheetDirectory, TableModel } from './table-model';
 
 export interface LinkEnvironment {
   model: TableModel;
@@ -37,15 +38,26 @@ export function linkLabel(model: TableModel, rowId: string): string {
   return model.title(rowId) || 'Untitled';
 }
 
-/** What a new link or lookup column points at (null while the dialog lacks a choice). */
-export type ColumnPointers = { targetSurface?: string; link?: string; field?: string };
+/** What a new link, lookup, rollup or formula column points at or computes (null while the dialog lacks a choice). */
+export type ColumnPointers = { targetSurface?: string; link?: string; field?: string; fn?: string; formula?: string };
+
+/** The workspace's table surfaces as the formula checks name them. */
+export function sheetDirectory(surfaces: readonly Surface[]): SheetDirectory {
+  const tables = surfaces.filter((surface) => surface.kind === 'table');
+  return {
+    idOf: (slug) => surfaceBySlug(tables, slug)?.id ?? null,
+    ids: () => tables.map((surface) => surface.id),
+    nameOf: (id) => tables.find((surface) => surface.id === id)?.slug ?? id,
+  };
+}
 
 /**
  * The add-column dialog's extra fields: a link names the table it links
- * to; a lookup the link column it reads through and the field it shows.
+ * to; a lookup the link column it reads through and the field it shows; a
+ * rollup the same and how it rolls the field up.
  */
 export function AddLinkFields(props: {
-  type: 'link' | 'lookup';
+  type: 'link' | 'lookup' | 'rollup';
   model: TableModel;
   surfaceId: string;
   surfaces: readonly Surface[];
@@ -57,14 +69,17 @@ export function AddLinkFields(props: {
   const [link, setLink] = useState(linkColumns[0]?.key ?? '');
   const linkColumn = linkColumns.find((column) => column.key === link);
   const targetSheet = linkColumn ? targetSheetOf(linkColumn, props.surfaces) : null;
-  const fields = targetSheet ? props.model.columns(targetSheet.id).filter((column) => column.type !== 'lookup') : [];
+  // A rollup may roll up anything, a lookup anything but another lookup.
+  const fields = targetSheet ? props.model.columns(targetSheet.id).filter((column) => props.type === 'rollup' || column.type !== 'lookup') : [];
   const [field, setField] = useState(fields[0]?.key ?? '');
   const chosenField = fields.some((column) => column.key === field) ? field : (fields[0]?.key ?? '');
+  const [fn, setFn] = useState<RollupFunction>('sum');
 
   useEffect(() => {
     if (props.type === 'link') props.onChange(target ? { targetSurface: target } : null);
+    else if (props.type === 'rollup') props.onChange(link && chosenField ? { link, field: chosenField, fn } : null);
     else props.onChange(link && chosenField ? { link, field: chosenField } : null);
-  }, [props.type, target, link, chosenField]);
+  }, [props.type, target, link, chosenField, fn]);
 
   if (props.type === 'link') {
     return (
@@ -80,7 +95,7 @@ export function AddLinkFields(props: {
       </label>
     );
   }
-  if (linkColumns.length === 0) return <p class="muted">A lookup reads through a link column: add one first.</p>;
+  if (linkColumns.length === 0) return <p class="muted">A {props.type} reads through a link column: add one first.</p>;
   return (
     <>
       <label class="field">
@@ -94,7 +109,7 @@ export function AddLinkFields(props: {
         </select>
       </label>
       <label class="field">
-        <span>Shows</span>
+        <span>{props.type === 'rollup' ? 'Of the field' : 'Shows'}</span>
         <select name="field" value={chosenField} onChange={(event) => setField((event.target as HTMLSelectElement).value)}>
           {fields.map((column) => (
             <option key={column.id} value={column.key}>
@@ -103,6 +118,18 @@ export function AddLinkFields(props: {
           ))}
         </select>
       </label>
+      {props.type === 'rollup' && (
+        <label class="field">
+          <span>Rolled up as</span>
+          <select name="fn" value={fn} onChange={(event) => setFn((event.target as HTMLSelectElement).value as RollupFunction)}>
+            {ROLLUP_FUNCTIONS.map((name) => (
+              <option key={name} value={name}>
+                {name} — {ROLLUPS[name].help}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
     </>
   );
 }

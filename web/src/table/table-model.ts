@@ -7,6 +7,7 @@
  */
 import * as Y from 'yjs';
 import {
+  CellReading,
   addColumn,
   createTableId,
   deleteRow,
@@ -14,8 +15,11 @@ import {
   insertRow,
   moveRows,
   readColumns,
+  isComputedColumn,
+  openReading,
+  tryFormula,
+  type FormulaTry,
   replaceColumns,
-  resolveLinkedCells,
   rowTitle,
   setRowPosition,
   sheetOfRow,
@@ -24,6 +28,7 @@ import {
   type ColumnDef,
   type ColumnOption,
   type ColumnType,
+  type ComputedValue,
   type LookupValue,
   type ReadRowData,
   type RowData,
@@ -37,9 +42,9 @@ import {
   checkRowQuery,
   compareSortValues,
   compileRowQuery,
+  filterColumnKeys,
   sortValueOf,
   OPS_BY_TYPE,
-  readerOf,
   type CompiledRowQuery,
   type FilterCondition,
   type FilterGroupInner,
@@ -50,7 +55,7 @@ import {
   type SortValue,
 } from '../../../src/model/table/query';
 
-export type { CellValue, ColumnDef, ColumnOption, ColumnType, LookupValue, ReadRowData, RowData };
+export type { CellValue, ColumnDef, ColumnOption, ColumnType, ComputedValue, LookupValue, ReadRowData, RowData };
 export type { RowHeight, ViewDef, ViewFields, ViewKind, ViewPatch };
 export type { RowSuggestionEntry, SuggestionPerson };
 
@@ -67,11 +72,20 @@ export type { FilterCondition, FilterGroupInner, FilterOp, FilterValue, RowFilte
 export { OPS_BY_TYPE };
 export { COLUMN_TYPES, lookupText } from '../../../src/model/table/document';
 
-/** A cell as the grid shows it: stored, or a lookup's values (computed, read-only). */
-export type ShownValue = CellValue | LookupValue;
+/** A cell as the grid shows it: stored, or computed and read-only (a lookup's values, a formula's or rollup's value or error). */
+export type ShownValue = CellValue | LookupValue | ComputedValue;
 
 /** Column types made with what they point at (the add-column dialog asks), not by switching a column's type. */
-export const LINKING_TYPES: ReadonlySet<ColumnType> = new Set(['link', 'lookup']);
+export const LINKING_TYPES: ReadonlySet<ColumnType> = new Set(['link', 'lookup', 'rollup', 'formula']);
+export { isComputedColumn };
+export type { FormulaTry };
+
+/** The workspace's table surfaces as the formula checks need them (slugs lead to sheets, a sheet is named by its slug). */
+export interface SheetDirectory {
+  idOf(slug: string): string | null;
+  ids(): string[];
+  nameOf(surfaceId: string): string;
+}
 export { isAbsoluteWebUrl, isIsoDateOrDateTime };
 
 /** Origin of this tab's own writes (the provider sends every transaction not made by itself). */
@@ -91,6 +105,7 @@ export class TableModel {
   private viewQuery: { key: string; query: CompiledRowQuery; matches: Map<string, boolean>; sortValues: Map<string, SortValue[]> } | null = null;
 
   private readonly columnCache = new Map<string, ColumnDef[]>();
+  private currentReading: CellReading | null = null;
 
   /** Every entry of the suggestions root, read again only after a transaction that touched it. */
   private suggestionCache: RowSuggestionEntry[] | null = null;
@@ -100,7 +115,10 @@ export class TableModel {
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetChangedRows(transaction));
     doc.on('afterTransaction', (transaction: Y.Transaction) => this.forgetSuggestions(transaction));
     // Every row read resolves its links against its sheet's columns: read them once per change, not once per row.
-    doc.on('afterTransaction', () => this.columnCache.clear());
+    doc.on('afterTransaction', () => {
+      this.columnCache.clear();
+      this.currentReading = null;
+    });
   }
 
   private forgetChangedRows(transaction: Y.Transaction): void {
@@ -170,7 +188,7 @@ export class TableModel {
   suggestCell(rowId: string, key: string, value: CellValue, me: SuggestionPerson): void {
     const surfaceId = sheetOfRow(this.doc, rowId);
     const map = rowMapOf(this.doc, rowId);
-    if (surfaceId === null || !map || this.cachedColumns(surfaceId).some((column) => column.key === key && column.type === 'lookup')) return;
+    if (surfaceId === null || !map || this.cachedColumns(surfaceId).some((column) => column.key === key && isComputedColumn(column))) return;
     const now = readRowData(map)[key] ?? null;
     const own = rowSuggestionEntries(this.doc).find((entry) => entry.status === 'open' && entry.kind === 'update' && entry.rowId === rowId && entry.author.id === me.id);
     if (own) {
@@ -232,7 +250,23 @@ export class TableModel {
     if (!map) return null;
     const surfaceId = sheetOfRow(this.doc, rowId);
     const data = readRowData(map);
-    return surfaceId === null ? data : resolveLinkedCells(this.doc, surfaceId, data, { columns: this.cachedColumns(surfaceId) });
+    return surfaceId === null ? data : this.reading().row(rowId, surfaceId, data);
+  }
+
+  /**
+   * How this tab reads computed cells (lookups, formulas, rollups), the same
+   * code as the server's: one reading per change, so a render computes each
+   * cell once at one moment (TODAY() and NOW() are read when the table last
+   * changed, or at the last `refreshClock`). Workspaces read dates in UTC.
+   */
+  reading(): CellReading {
+    this.currentReading ??= openReading(this.doc, { now: Date.now(), timeZone: 'UTC' });
+    return this.currentReading;
+  }
+
+  /** Reads TODAY() and NOW() afresh at the next render. */
+  refreshClock(): void {
+    this.currentReading = null;
   }
 
   /** How a row reads in a link: its first column's text. */
@@ -263,8 +297,8 @@ export class TableModel {
 
   setCell(rowId: string, key: string, value: CellValue): void {
     const surfaceId = sheetOfRow(this.doc, rowId);
-    // A lookup is computed from its link: there is nothing to write (clearing the cell with Delete lands here).
-    if (surfaceId !== null && this.cachedColumns(surfaceId).some((column) => column.key === key && column.type === 'lookup')) return;
+    // A lookup, formula or rollup is computed: there is nothing to write (clearing the cell with Delete lands here).
+    if (surfaceId !== null && this.cachedColumns(surfaceId).some((column) => column.key === key && isComputedColumn(column))) return;
     updateRowCells(this.doc, rowId, { [key]: value }, LOCAL);
   }
 
@@ -294,14 +328,38 @@ export class TableModel {
    * in the sheet). A link column names its target table surface by slug, a
    * lookup its link column and the target's field (as over REST).
    */
-  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[]; targetSurface?: string; link?: string; field?: string }): ColumnDef {
+  addColumn(surfaceId: string, column: { label: string; type: ColumnType; options?: ColumnOption[]; targetSurface?: string; link?: string; field?: string; formula?: string; fn?: string }): ColumnDef {
     const taken = new Set(this.columns(surfaceId).map((c) => c.key));
     const base = keyFromLabel(column.label);
     let key = base;
     for (let n = 2; taken.has(key); n++) key = `${base}_${n}`;
     const options = column.options ?? (column.type === 'status' ? DEFAULT_STATUS_OPTIONS : column.type === 'select' ? [] : undefined);
-    const pointers = column.type === 'link' ? { targetSurface: column.targetSurface } : column.type === 'lookup' ? { link: column.link, field: column.field } : {};
+    const pointers =
+      column.type === 'link'
+        ? { targetSurface: column.targetSurface }
+        : column.type === 'lookup'
+          ? { link: column.link, field: column.field }
+          : column.type === 'rollup'
+            ? { link: column.link, field: column.field, fn: column.fn }
+            : column.type === 'formula'
+              ? { formula: column.formula }
+              : {};
     return addColumn(this.doc, surfaceId, withoutUndefined({ key, label: column.label, type: column.type, ...(options ? { options } : {}), ...pointers }), LOCAL);
+  }
+
+  /**
+   * Tries a formula on the sheet as it is here (offline too), with the same
+   * checks as a column write over REST: as the formula of `columnKey` when
+   * given, else of a new column (docs/FORMULAS.md).
+   */
+  tryFormula(surfaceId: string, formula: string, sheets: SheetDirectory, columnKey?: string): FormulaTry {
+    const columns = this.columns(surfaceId);
+    return tryFormula(surfaceId, columns, formula, {
+      tableSurfaceId: (slug) => sheets.idOf(slug),
+      columnsOf: (id) => (id === surfaceId ? columns : this.columns(id)),
+      sheetIds: () => sheets.ids(),
+      sheetName: (id) => sheets.nameOf(id),
+    }, columnKey);
   }
 
   /** Changes one column's fields (label, type, hidden, width, options); the key and id stay. */
@@ -357,18 +415,24 @@ export class TableModel {
     const sort = view.sort.filter((key) => columns.some((column) => column.key === key.column));
     const ids = this.rowIds(surfaceId);
     if (!filter && sort.length === 0) return { rowIds: [...ids], ignored };
-    const key = JSON.stringify([filter, sort, columns.map((column) => [column.key, column.type, column.options])]);
+    const key = JSON.stringify([filter, sort, columns.map((column) => [column.key, column.type, column.options, column.resultType])]);
     if (this.viewQuery?.key !== key) this.viewQuery = { key, query: compileRowQuery(columns, { filter, sort }), matches: new Map(), sortValues: new Map() };
-    const { query, matches, sortValues } = this.viewQuery;
+    const { query } = this.viewQuery;
+    // Computed cells change with other rows and the clock, which would not drop what is kept per row: read them afresh (the reading keeps them).
+    const computed = new Set(columns.filter(isComputedColumn).map((column) => column.key));
+    const usesComputed = [...sort.map((key) => key.column), ...filterColumnKeys(filter)].some((column) => computed.has(column));
+    const { matches, sortValues } = usesComputed ? { matches: new Map<string, boolean>(), sortValues: new Map<string, SortValue[]>() } : this.viewQuery;
+    const reading = this.reading();
     const rows: Array<{ id: string; values: SortValue[]; index: number }> = [];
     ids.forEach((id, index) => {
       const data = this.cachedRow(id);
       if (!data) return;
+      const cell = (column: string) => (computed.has(column) ? reading.cell(id, column) : Object.hasOwn(data, column) ? data[column] : undefined);
       let match = matches.get(id);
-      if (match === undefined) matches.set(id, (match = filter ? query.matches(readerOf(data)) : true));
+      if (match === undefined) matches.set(id, (match = filter ? query.matches(cell) : true));
       if (!match && !keep.has(id)) return;
       let values = sortValues.get(id);
-      if (!values) sortValues.set(id, (values = sort.map((key) => sortValueOf(data[key.column]))));
+      if (!values) sortValues.set(id, (values = sort.map((key) => sortValueOf(cell(key.column)))));
       rows.push({ id, values, index });
     });
     // The order the server sorts `GET /rows?view=` in (sortValueOf and compareSortValues, as compileRowQuery compares), with each
