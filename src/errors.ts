@@ -34,9 +34,11 @@ export class RateLimitedError extends ApiError {
     readonly window: string,
     readonly resetAt: Date,
     now: Date = new Date(),
+    /** For a limit that is not a window (imports at once): what is limited, before "Retry in N s." */
+    what?: string,
   ) {
     const retryAfter = Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
-    super(429, 'rate_limited', `Too many requests to ${endpoint}: at most ${limit} per ${window}. Retry in ${retryAfter} s.`, undefined, {
+    super(429, 'rate_limited', `${what ?? `Too many requests to ${endpoint}: at most ${limit} per ${window}.`} Retry in ${retryAfter} s.`, undefined, {
       'retry-after': String(retryAfter),
     });
   }
@@ -60,8 +62,9 @@ export class OverLimitError extends ApiError {
     readonly current: number,
     readonly cap: number,
     readonly hints: OverLimitHints,
+    message = `The ${hints.plan} plan allows ${cap} ${limit.replace(/_/g, ' ')}; this organisation is at ${current}.`,
   ) {
-    super(402, 'over_limit', `The ${hints.plan} plan allows ${cap} ${limit.replace(/_/g, ' ')}; this organisation is at ${current}.`);
+    super(402, 'over_limit', message);
   }
   override body() {
     return {
@@ -161,9 +164,32 @@ export const errors = {
  */
 export const SHAPE_ISSUES = new Set(['invalid_type', 'invalid_value', 'unrecognized_keys', 'invalid_union', 'invalid_key', 'invalid_element']);
 
+/** A zod issue as far as error details read it. */
+export type SchemaIssue = { code: string; path: PropertyKey[]; message: string; keys?: string[]; expected?: string; errors?: SchemaIssue[][] };
+
+/**
+ * A union none of whose options took the value, as the issues of the option
+ * that got furthest: the one option whose issues all lie inside the value
+ * (it has the value's shape; a part of it is wrong), so a detail names that
+ * part (`filter.and.0.value`) instead of zod's "Invalid input" at the union.
+ * When no option or several get that far, the union's own issue stays,
+ * saying which types it takes when every option wanted another type.
+ */
+export function withUnionsResolved(issue: SchemaIssue): SchemaIssue[] {
+  if (issue.code !== 'invalid_union' || !issue.errors?.length) return [issue];
+  const options = issue.errors.map((option) => option.flatMap(withUnionsResolved));
+  const inside = options.filter((option) => option.length > 0 && option.every((inner) => inner.path.length > 0));
+  if (inside.length === 1) return inside[0]!.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }));
+  const expected = options.every((option) => option.length === 1 && option[0]!.code === 'invalid_type' && option[0]!.path.length === 0 && option[0]!.expected)
+    ? options.map((option) => option[0]!.expected!)
+    : [];
+  const message = expected.length > 1 ? `Invalid input: expected ${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : issue.message;
+  return [{ code: issue.code, path: issue.path, message }];
+}
+
 /** Zod issues of a value checked inside a handler (e.g. JSON text in a field), as the same 400/422 a schema would give; `prefix` locates the value. */
-export function zodIssuesError(issues: Array<{ code: string; path: PropertyKey[]; message: string; keys?: string[] }>, prefix: string[] = []): ApiError {
-  const details: ErrorDetail[] = issues.flatMap((issue) => {
+export function zodIssuesError(issues: SchemaIssue[], prefix: string[] = []): ApiError {
+  const details: ErrorDetail[] = issues.flatMap(withUnionsResolved).flatMap((issue) => {
     const path = [...prefix, ...issue.path.map(String)];
     if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
       return issue.keys.map((key) => ({ path: [...path, key], code: issue.code, message: `Unknown field "${key}"` }));
@@ -171,5 +197,5 @@ export function zodIssuesError(issues: Array<{ code: string; path: PropertyKey[]
     return [{ path, code: issue.code, message: issue.message }];
   });
   const summary = details.map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`).join('; ');
-  return issues.some((issue) => SHAPE_ISSUES.has(issue.code)) ? errors.badRequest(`Malformed request. ${summary}`, details) : errors.validation(`Invalid value. ${summary}`, details);
+  return details.some((detail) => SHAPE_ISSUES.has(detail.code)) ? errors.badRequest(`Malformed request. ${summary}`, details) : errors.validation(`Invalid value. ${summary}`, details);
 }

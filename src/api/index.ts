@@ -49,6 +49,9 @@ import { oauthRoutes } from './oauth';
 import { supportRoutes } from './support';
 import { docImageRoutes } from './doc-images';
 import { rowImportRoutes } from './rows-import';
+import { docImportRoutes } from './doc-import';
+import { workspaceFolderRoutes } from './workspace-folder';
+import { jobOperations } from '../operations/jobs';
 
 /** The operation tables (src/operations), then the routes that are not JSON operations (each module says why). */
 export async function registerRoutes(app: App, services: Services) {
@@ -60,6 +63,8 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(readMarkOperations));
   mountOperations(app, services, Object.values(waitlistOperations));
   mountOperations(app, services, Object.values(workspaceOperations));
+  await workspaceFolderRoutes(app, services);
+  mountOperations(app, services, Object.values(jobOperations));
   mountOperations(app, services, Object.values(surfaceOperations));
   mountOperations(app, services, Object.values(keyOperations));
   mountOperations(app, services, Object.values(agentOperations));
@@ -77,6 +82,7 @@ export async function registerRoutes(app: App, services: Services) {
   mountOperations(app, services, Object.values(suggestionOperations));
   mountOperations(app, services, Object.values(presenceOperations));
   await docImageRoutes(app, services);
+  await docImportRoutes(app, services);
   mountOperations(app, services, Object.values(htmlOperations));
   await oauthRoutes(app, services);
   mountOperations(app, services, Object.values(oauthGrantOperations));

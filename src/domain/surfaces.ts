@@ -25,8 +25,8 @@ import type { WorkspaceContent } from './workspace-content';
 /** Kinds whose content lives in a document that deleting the surface would lose. */
 const DATA_KINDS: ReadonlySet<SurfaceKind> = new Set(['table', 'doc']);
 
-/** A new surface; without a slug, one is made from the name. */
-export type NewSurface = { kind: SurfaceKind; slug?: string; name: string };
+/** A new surface; without a slug, one is made from the name. `parentId` nests it under another surface. */
+export type NewSurface = { kind: SurfaceKind; slug?: string; name: string; parentId?: string | null };
 
 /** Live surfaces in position order. */
 export async function liveSurfacesOf(services: Services, workspaceId: string): Promise<Surface[]> {
@@ -85,10 +85,11 @@ export async function ensureSurfaceOfKind(services: Services, actor: Actor, reso
   });
 }
 
-async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: Actor, resolved: ResolvedWorkspace, input: Required<NewSurface>): Promise<Surface> {
+async function insertSurfaceWithEvent(services: Services, tx: Tx, events: EventDraft[], actor: Actor, resolved: ResolvedWorkspace, input: NewSurface & { slug: string }): Promise<Surface> {
   const { workspace, orgSlug } = resolved;
   const fields = {
     ...input,
+    parentId: input.parentId ?? null,
     id: newId('sf'),
     workspaceId: workspace.id,
     position: await nextSurfacePosition(tx, workspace.id),

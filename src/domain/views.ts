@@ -6,7 +6,10 @@ import { tablesDocumentName } from '../model/document-names';
 import { ensureSheet, readColumns, type ColumnDef } from '../model/table/document';
 import { checkRowQuery } from '../model/table/query';
 import { createView, deleteView, getView, listViews, updateView, type ViewDef, type ViewFields, type ViewPatch } from '../model/table/views';
-import { RowFilter, SortKey } from '../model/schemas/tables';
+import { FILTER_OPS, RowFilter, SortKey } from '../model/schemas/tables';
+import type { z } from 'zod';
+
+type RowFilterInput = z.output<typeof RowFilter>;
 import { serverOrigin } from '../sync/origins';
 import { cachedLiveSurfaces } from './live-surfaces';
 import type { Services } from './services';
@@ -150,8 +153,11 @@ function viewIssues(columns: ColumnDef[], fields: ViewPatch, board: { kind: View
   return issues;
 }
 
+/** 422, or 400 for an operator that does not exist (an unknown enum value, which the schema leaves to the query check to name). */
 function refuseIssues(issues: ErrorDetail[]): void {
-  if (issues.length > 0) throw errors.validation(`Invalid view: ${issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`, issues);
+  if (issues.length === 0) return;
+  const message = `Invalid view: ${issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`;
+  throw issues.some((issue) => issue.code === 'unknown_operator') ? errors.badRequest(message, issues) : errors.validation(message, issues);
 }
 
 /**
@@ -164,7 +170,12 @@ function wellFormed(view: ViewDef): ViewDef {
   const filter = view.filter === null ? null : RowFilter.safeParse(view.filter);
   return {
     ...view,
-    filter: filter?.success ? (filter.data as ViewDef['filter']) : null,
+    filter: filter?.success && namesKnownOperators(filter.data) ? (filter.data as ViewDef['filter']) : null,
     sort: view.sort.filter((key) => SortKey.safeParse(key).success).slice(0, 10),
   };
+}
+
+/** The schema takes any operator name (a request's unknown one is refused by the query check, naming it); a view answered holds only the documented ones. */
+function namesKnownOperators(filter: RowFilterInput): boolean {
+  return [...(filter.and ?? []), ...(filter.or ?? [])].every((item) => ('column' in item ? FILTER_OPS.includes(item.op) : namesKnownOperators(item)));
 }

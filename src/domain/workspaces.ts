@@ -45,6 +45,8 @@ export type CreateWorkspaceInput = {
   createdBy: Principal;
   /** The human who becomes owner (the creator, or the agent's owner). */
   ownerUserId: string;
+  /** The surfaces to create instead of the default one (an imported folder's pages and tables); `parent` is the index of the one it nests under. */
+  surfaces?: Array<{ slug: string; kind: SurfaceKind; name: string; parent?: number | null }>;
 };
 
 export type { CreatedWorkspace };
@@ -115,8 +117,13 @@ export async function createWorkspace(services: Services, tx: Tx, input: CreateW
     createdByType: input.createdBy.principalType,
     createdAt: now,
   });
-  const surfaces = defaultSurfaces(input).map((s, position) => ({ ...s, id: newId('sf'), position }));
-  for (const surface of surfaces) await insertSurface(tx, { ...surface, workspaceId: id, createdAt: now });
+  const wanted = input.surfaces ?? defaultSurfaces(input);
+  const ids = wanted.map(() => newId('sf'));
+  const surfaces = wanted.map(({ slug, kind, name }, position) => ({ slug, kind, name, id: ids[position]!, position }));
+  for (const [position, surface] of surfaces.entries()) {
+    const parent = input.surfaces?.[position]?.parent;
+    await insertSurface(tx, { ...surface, workspaceId: id, createdAt: now, parentId: parent !== undefined && parent !== null ? (ids[parent] ?? null) : null });
+  }
   await upsertMembership(tx, { workspaceId: id, principalId: input.ownerUserId, principalType: 'user', role: 'owner', joinedAt: now });
   if (input.createdBy.principalType === 'agent') {
     // Agents never own; the creating agent is enrolled as an editor through its owner.
@@ -234,7 +241,7 @@ export async function listWorkspacesFor(services: Services, actor: Actor, option
 
 // Changing workspaces on behalf of a caller
 
-export type NewWorkspaceRequest = Pick<CreateWorkspaceInput, 'name' | 'slug' | 'mode' | 'visibility' | 'initialMarkdown'>;
+export type NewWorkspaceRequest = Pick<CreateWorkspaceInput, 'name' | 'slug' | 'mode' | 'visibility' | 'initialMarkdown' | 'surfaces'>;
 
 /**
  * Who may create a workspace in the caller's organisation: the policy's
@@ -242,7 +249,7 @@ export type NewWorkspaceRequest = Pick<CreateWorkspaceInput, 'name' | 'slug' | '
  * unscoped editor key that may act directly). A key's agent is enrolled as
  * editor and its owner owns the workspace.
  */
-async function authorizeCreation(services: Services, actor: Actor): Promise<string> {
+export async function authorizeCreation(services: Services, actor: Actor): Promise<string> {
   if (!actor.orgId) throw errors.notFound('Organisation');
   authorizeWorkspaceCreation(await loadOrgCaller(services, actor, actor.orgId));
   return actor.orgId;

@@ -90,3 +90,22 @@ const HTML_CONFIG: Config = {
 export function sanitizeHtml(source: string): string {
   return htmlTools().sanitize(source, HTML_CONFIG) as unknown as string;
 }
+
+/** Also allows the schemes an import writes itself: `mention:` links and the Word file's own `docx-image:` images. */
+const IMPORT_URI = /^(?:(?:(?:f|ht)tps?|mailto|tel|mention|docx-image):|[^a-z]|[a-z+.\-]+(?:[^a-z+.\-:]|$))/i;
+
+export type SanitizedImport = { html: string; removed: string[] };
+
+/**
+ * HTML on its way into a doc: sanitised as html surfaces are, and what the
+ * sanitiser took out named (`<script>`, `onclick`), so the import can say
+ * so rather than drop it without a word.
+ */
+export function sanitizeHtmlForImport(source: string): SanitizedImport {
+  const purify = htmlTools();
+  const html = purify.sanitize(source, { ...HTML_CONFIG, ALLOWED_URI_REGEXP: IMPORT_URI }) as unknown as string;
+  const removed = purify.removed.map((entry) =>
+    'attribute' in entry && entry.attribute ? `${entry.attribute.name} attribute` : `<${(entry as { element: Element }).element.nodeName.toLowerCase()}>`,
+  );
+  return { html, removed };
+}

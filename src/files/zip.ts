@@ -11,10 +11,13 @@ import yazl from 'yazl';
 
 export type ZipEntry = {
   name: string;
-  size: number;
+  /** Known in advance for stored files (it decides ZIP64); made entries leave it out. */
+  size?: number;
   mtime: Date;
   /** Deflate text; store what is already compressed (images, video, archives). */
   compress: boolean;
+  /** An empty folder (`name` ends with `/`); `open` is not called. */
+  directory?: boolean;
   open(): Promise<Readable>;
 };
 
@@ -35,8 +38,16 @@ export function uniqueEntryNames(names: string[]): string[] {
   });
 }
 
-/** The archive as a stream. A failure to read an entry destroys the stream with that error. */
-export function zipStream(entries: ZipEntry[]): Readable {
+/** Entries added to the archive but not yet reached by it, at most: a source that makes entries as it goes waits beyond this. */
+const QUEUED_ENTRIES = 8;
+
+/**
+ * The archive as a stream, its entries taken from `entries` (an array, or
+ * an iterable that makes them as it goes: it is pulled only while fewer
+ * than a few added entries wait for the archive to reach them). A failure
+ * to read or make an entry destroys the stream with that error.
+ */
+export function zipStream(entries: Iterable<ZipEntry> | AsyncIterable<ZipEntry>): Readable {
   const zip = new yazl.ZipFile();
   const output = new PassThrough();
   const open = new Set<Readable>();
@@ -48,9 +59,22 @@ export function zipStream(entries: ZipEntry[]): Readable {
   // A client that goes away stops the archive: nothing more is read from the store.
   output.on('close', () => {
     for (const source of open) source.destroy();
+    wake?.();
   });
-  for (const entry of entries) {
-    zip.addReadStreamLazy(entry.name, { size: entry.size, mtime: entry.mtime, compress: entry.compress }, (callback) => {
+  let queued = 0;
+  let wake: (() => void) | null = null;
+  const reached = () => {
+    queued -= 1;
+    wake?.();
+  };
+  const add = (entry: ZipEntry) => {
+    if (entry.directory) {
+      zip.addEmptyDirectory(entry.name, { mtime: entry.mtime });
+      return;
+    }
+    queued += 1;
+    zip.addReadStreamLazy(entry.name, { ...(entry.size !== undefined ? { size: entry.size } : {}), mtime: entry.mtime, compress: entry.compress }, (callback) => {
+      reached();
       if (output.destroyed) return;
       entry.open().then(
         (source) => {
@@ -62,8 +86,16 @@ export function zipStream(entries: ZipEntry[]): Readable {
         (error: Error) => fail(error),
       );
     });
-  }
-  zip.end();
+  };
   (zip.outputStream as Readable).on('error', fail).pipe(output);
+  void (async () => {
+    for await (const entry of entries) {
+      while (queued >= QUEUED_ENTRIES && !output.destroyed) await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
+      if (output.destroyed) return;
+      add(entry);
+    }
+    zip.end();
+  })().catch((error: Error) => fail(error));
   return output;
 }

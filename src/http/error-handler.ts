@@ -1,33 +1,24 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ApiError, errors, SHAPE_ISSUES, type ErrorDetail } from '../errors';
+import { ApiError, errors, zodIssuesError } from '../errors';
 
 export { zodIssuesError } from '../errors';
 
-type ValidationIssue = { keyword: string; instancePath: string; message: string; params?: { keys?: unknown } };
-
-function detailsOf(context: string | undefined, issues: ValidationIssue[]): ErrorDetail[] {
-  return issues.flatMap((issue) => {
-    const segments = issue.instancePath.split('/').filter(Boolean);
-    const root = context && context !== 'body' ? [context] : [];
-    const unknownKeys = issue.keyword === 'unrecognized_keys' && Array.isArray(issue.params?.keys) ? issue.params.keys.map(String) : [];
-    // `details[]` names the field: one entry per unknown key, at that key's path, not one at its parent.
-    if (unknownKeys.length > 0) {
-      return unknownKeys.map((key) => ({ path: [...root, ...segments, key], code: issue.keyword, message: `Unknown field "${key}"` }));
-    }
-    return [{ path: [...root, ...segments], code: issue.keyword, message: issue.message }];
-  });
-}
+type ValidationIssue = { keyword: string; instancePath: string; message: string; params?: Record<string, unknown> };
 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError & { validationContext?: string };
   if (hasZodFastifySchemaValidationErrors(fastifyError)) {
-    const issues = fastifyError.validation as unknown as ValidationIssue[];
-    const details = detailsOf(fastifyError.validationContext, issues);
-    const isShapeProblem = issues.some((issue) => SHAPE_ISSUES.has(issue.keyword));
-    const summary = details.map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`).join('; ');
-    return isShapeProblem ? errors.badRequest(`Malformed request. ${summary}`, details) : errors.validation(`Invalid value. ${summary}`, details);
+    // fastify-type-provider-zod hands zod's issues over in Ajv's shape; the rest of each issue is in `params`.
+    const issues = (fastifyError.validation as unknown as ValidationIssue[]).map((issue) => ({
+      ...issue.params,
+      code: issue.keyword,
+      path: issue.instancePath.split('/').filter(Boolean),
+      message: issue.message,
+    }));
+    const context = fastifyError.validationContext;
+    return zodIssuesError(issues, context && context !== 'body' ? [context] : []);
   }
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

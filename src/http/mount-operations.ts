@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { errorResponses } from '../model/schemas/common';
-import { Accepted, type Operation, type RestFacts, type RestRequest, type StreamedBody, type StreamedForm } from '../operations/operation';
+import { contentDisposition } from '../files/names';
+import { Accepted, type FileBody, type FileForms, type Operation, type RestFacts, type RestRequest, type StreamedBody, type StreamedForm } from '../operations/operation';
 import { workspacePaths } from '../operations/workspace-routes';
 import type { Services } from '../domain/services';
 import { httpExchange } from './exchange';
@@ -25,7 +26,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
     const querystring = rest.querystring ?? operation.query;
     const body = rest.body ?? operation.body;
     // One object per URL: the onRoute hook that drops `orgSlug` on the bare path edits the schema in place.
-    const schema = (params: unknown, ok: unknown = ok200(rest, operation.response)) => ({
+    const schema = (params: unknown, ok: unknown = withFileTypes(ok200(rest, operation.response), rest.files, operation.response)) => ({
       summary: rest.summary,
       ...(rest.description !== undefined ? { description: rest.description } : {}),
       tags: rest.tags,
@@ -47,6 +48,8 @@ export function mountOperations(app: App, services: Services, operations: Iterab
         handler: async (request, reply) => {
           let validated: RestRequest = { params: request.params, query: request.query, body: request.body };
           const query = request.query as { format?: string };
+          const files = rest.files;
+          if (files && query.format && query.format in files.types) return sendFile(reply, await files.run(services, request.actor, validated, query.format));
           const stream = rest.stream;
           if (stream && (query.format === stream.format || (!query.format && negotiate(request.headers.accept, ['application/json', stream.type]) === stream.type))) {
             return sendStreamed(reply, stream, await stream.run(services, request.actor, validated));
@@ -89,6 +92,22 @@ function ok200(rest: RestFacts, json: z.ZodType) {
   return json;
 }
 
+/** The 200 of a route whose answer may be a file: the JSON and each file type. */
+function withFileTypes(ok: unknown, files: FileForms | undefined, json: z.ZodType) {
+  if (!files) return ok;
+  const base = ok === json ? { description: 'JSON by default.', content: { 'application/json': { schema: json } } } : (ok as { description: string; content: Record<string, unknown> });
+  const content = { ...base.content };
+  for (const type of Object.values(files.types)) content[type.split(';')[0]!] = { schema: z.string() };
+  return { description: `${base.description} ${files.description}`, content };
+}
+
+/** A file answer: an attachment named for the client, streamed as the socket takes it. */
+function sendFile(reply: FastifyReply, file: FileBody) {
+  reply.type(file.contentType);
+  reply.header('content-disposition', contentDisposition('attachment', file.filename));
+  return reply.send(file.stream);
+}
+
 /**
  * Sends the chunks as they are pulled: the stream asks for the next chunk
  * only when the socket has taken the last, so a slow client holds the
@@ -96,7 +115,7 @@ function ok200(rest: RestFacts, json: z.ZodType) {
  */
 function sendStreamed(reply: FastifyReply, form: StreamedForm, body: StreamedBody) {
   reply.type(`${form.type}; charset=utf-8`);
-  if (body.filename) reply.header('content-disposition', `attachment; filename="${body.filename.replace(/[^\w.-]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(body.filename)}`);
+  if (body.filename) reply.header('content-disposition', contentDisposition('attachment', body.filename));
   return reply.send(Readable.from(body.chunks, { objectMode: false }));
 }
 

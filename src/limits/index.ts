@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from '../config';
 import type { Clock } from '../lib/clock';
 import type { Db } from '../persistence/database';
+import { ConcurrencyLimit } from './concurrency';
 import { FallbackRateLimitStore, FallbackUsageCounter } from './fallback';
 import { IdempotencyStore } from './idempotency';
 import { MessagesMeter } from './messages-meter';
@@ -16,6 +17,8 @@ export type Limits = {
   idempotency: IdempotencyStore;
   /** Delivered messages (agent wake-ups) per organisation and month, with the plan's bundle and hard ceiling. */
   messages: MessagesMeter;
+  /** Work limited to so many runs at once per key in this process (CSV imports per organisation). */
+  running: ConcurrencyLimit;
   /** Flushes the meter and disconnects Redis. Safe to call more than once. */
   close(): Promise<void>;
 };
@@ -45,6 +48,7 @@ export function createLimits(config: Pick<Config, 'redisUrl'>, db: Db, clock: Cl
     meter,
     idempotency: new IdempotencyStore(db, clock, log),
     messages: new MessagesMeter(db, clock),
+    running: new ConcurrencyLimit(),
     close: () =>
       (closing ??= (async () => {
         await meter.close();

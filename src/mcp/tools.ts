@@ -2,6 +2,7 @@ import { billingOperations } from '../operations/billing';
 import { columnOperations } from '../operations/columns';
 import { commentOperations } from '../operations/comments';
 import { docOperations } from '../operations/doc';
+import { docIoOperations } from '../operations/doc-io';
 import type { Operation } from '../operations/operation';
 import { presenceOperations } from '../operations/presence';
 import { rowOperations } from '../operations/rows';
@@ -21,6 +22,7 @@ const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   columnOperations,
   viewOperations,
   docOperations,
+  docIoOperations,
   suggestionOperations,
   commentOperations,
   presenceOperations,

@@ -13,6 +13,7 @@ import { AttributionFlag, attributionWanted, DocAttribution } from '../model/sch
 import { readDocAttribution } from '../domain/attribution';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
+import { DOC_EXPORT_FORMATS, EXPORT_CONTENT_TYPES, exportDocFile, type DocExportFormat } from '../domain/doc-io';
 
 export const DocSurfaceQuery = {
   surface: z.string().min(1).max(100).optional().describe('Doc surface slug; the primary (first) doc surface when omitted'),
@@ -38,6 +39,10 @@ export const DocResponse = z.union([DocContent, z.object({ surfaceId: z.string()
 
 /** Over REST the read also answers who wrote what (docs/ATTRIBUTION.md). */
 const GetDocRestQuery = GetDocQuery.extend({
+  format: z
+    .enum(['markdown', 'text', ...DOC_EXPORT_FORMATS])
+    .optional()
+    .describe('`markdown` (CommonMark + GFM) or `text`; `docx`, `pdf` or `html`: the doc as a file (an attachment); omitted: ProseMirror JSON in `content`'),
   attribution: AttributionFlag.optional().describe('`1`: `{ surfaceId, spans }`, the text of `format=text` cut into spans by the principal whose update inserted it (JSON whatever `format` or Accept say)'),
 });
 
@@ -91,6 +96,18 @@ export const docOperations = {
         tags: ['doc'],
         querystring: GetDocRestQuery,
         config: { auth: 'optional' },
+        files: {
+          types: EXPORT_CONTENT_TYPES,
+          description:
+            '`format=docx` gives a Word file, `format=pdf` a PDF (selectable text in embedded Noto fonts covering Latin, Cyrillic, Greek and Chinese, with images, tables and page numbers), ' +
+            '`format=html` a standalone HTML page: each streamed as an attachment named after the surface, open suggestions left out (docs/IMPORT-EXPORT.md). ' +
+            'At most two exports or imports run at once per organisation (429 beyond).',
+          run: async (services, actor, request, format) => {
+            const { params, query } = request as { params: z.output<typeof WorkspaceParams>; query: z.output<typeof GetDocRestQuery> };
+            const { workspace } = await resolveWorkspace(services, actor, addressOf(params), 'read');
+            return exportDocFile(services, workspace, { surface: query.surface, surfaceId: query.surfaceId }, format as DocExportFormat);
+          },
+        },
         raw: {
           description: 'The doc body',
           types: {

@@ -119,7 +119,23 @@ export type RestFacts = {
   raw?: { description: string; types: Record<'text/markdown' | 'text/plain', z.ZodType> };
   /** A streamed form of the 200 (rows as CSV): see StreamedForm. */
   stream?: StreamedForm;
+  /** The 200 as a file in another format (a doc as Word or PDF): see FileForms. */
+  files?: FileForms;
 };
+
+/**
+ * A 200 that may instead be a file, streamed as an attachment: with
+ * `format=<one of types>` in the query, `run` answers in place of the
+ * operation. Not offered over MCP (a tool answers JSON).
+ */
+export type FileForms = {
+  /** Each format and its content type. */
+  types: Record<string, string>;
+  description: string;
+  run(services: Services, actor: Actor | null, request: RestRequest, format: string): Promise<FileBody>;
+};
+
+export type FileBody = { filename: string; contentType: string; stream: NodeJS.ReadableStream };
 
 /**
  * A 200 that may instead be streamed in another media type, for answers

@@ -22,7 +22,7 @@ import { suggestRowCreate, suggestRowDelete, suggestRowUpdate } from '../domain/
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { resolveWorkspace } from '../access/workspace-access';
 import { addressOf, WorkspaceParams } from './workspace-routes';
-import { rowsCsv } from '../domain/table-csv';
+import { rowsCsv, type CsvForm } from '../domain/table-csv';
 import { Event } from '../model/schemas/events';
 import { BaseVersion, Ok, OverLimitBody, PreconditionFailed } from '../model/schemas/common';
 import { FILTER_OPS, Row, RowData, RowFilter, RowSort, SurfaceQuery } from '../model/schemas/tables';
@@ -57,9 +57,23 @@ export const ListRowsQuery = z.strictObject({
   ...SurfaceQuery,
 });
 
+/** How a CSV export is written (docs/TABLES.md "Export"): the defaults are the round-trip form an import reads back. */
+const CsvFormQuery = {
+  headers: z
+    .enum(['keys', 'labels'])
+    .optional()
+    .describe('CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app\'s export)'),
+  neutralize: z
+    .enum(['formulas'])
+    .optional()
+    .describe("CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'`"),
+};
+
 /** Over REST the listing may also be CSV (an MCP tool answers JSON only). */
 export const ListRowsRestQuery = ListRowsQuery.extend({
   format: z.enum(['json', 'csv']).optional().describe('`csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`)'),
+  ...CsvFormQuery,
+  bom: z.enum(['true', 'false']).optional().describe('CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right'),
 });
 
 /** The JSON form of a row query (`POST /rows/query`): the same listing as `GET /rows`, for filters too long for a URL. */
@@ -144,7 +158,13 @@ function withSheetFromQuery(request: RestRequest): RestRequest {
 }
 
 /** The parts of a query string that have a JSON form in a listing. */
-type QueryStringParts = { filter?: Record<string, Record<string, string | string[]>>; sort?: string; fields?: string; format?: string };
+type QueryStringParts = { filter?: Record<string, Record<string, string | string[]>>; sort?: string; fields?: string } & CsvFormParts;
+type CsvFormParts = { format?: string; headers?: 'keys' | 'labels'; neutralize?: 'formulas'; bom?: 'true' | 'false' };
+
+/** The CSV form a query asks for. */
+function csvFormOf(query: CsvFormParts): CsvForm {
+  return { headers: query.headers, neutralize: query.neutralize, bom: query.bom === 'true' };
+}
 
 /**
  * `GET /rows`'s query string (or a tool's arguments in that form) as a
@@ -152,7 +172,7 @@ type QueryStringParts = { filter?: Record<string, Record<string, string | string
  * the other parameters pass through as they are.
  */
 function listingFromQueryString<Q extends QueryStringParts>(query: Q): Omit<Q, keyof QueryStringParts> & Pick<RowListing, 'filter' | 'sort' | 'fields'> {
-  const { filter: raw, sort, fields, format: _format, ...rest } = query;
+  const { filter: raw, sort, fields, format: _format, headers: _headers, neutralize: _neutralize, bom: _bom, ...rest } = query;
   const listing: Omit<Q, keyof QueryStringParts> & Pick<RowListing, 'filter' | 'sort' | 'fields'> = rest;
   if (raw) {
     const { filter, issues } = filterFromQueryString(raw);
@@ -188,6 +208,7 @@ const ExportCsvQuery = z.strictObject({
   filter: ListRowsQuery.shape.filter,
   view: ListRowsQuery.shape.view,
   fields: ListRowsQuery.shape.fields,
+  ...CsvFormQuery,
   limit: z.number().int().min(1).max(5000).default(1000).describe('Rows at most (the header is extra); `truncated` says whether there were more'),
 });
 
@@ -214,15 +235,17 @@ export const rowOperations = {
           querystring: ListRowsRestQuery.omit({ limit: true, after: true, format: true }),
           description:
             'The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, ' +
-            'a record per row in the listing\'s order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md.',
+            'a record per row in the listing\'s order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. ' +
+            'The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app\'s export); docs/TABLES.md.',
           run: async (services, actor, { params, query }) => {
             const { workspace } = await resolveWorkspace(services, actor, addressOf(params as z.output<typeof WorkspaceParams>), 'read');
-            const { fields, ...listing } = listingFromQueryString(query as z.infer<typeof ListRowsRestQuery>);
+            const csvQuery = query as z.infer<typeof ListRowsRestQuery>;
+            const { fields, ...listing } = listingFromQueryString(csvQuery);
             const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
-            const csv = await rowsCsv(services, workspace, listing, { columns: fields, view }).catch((error) => {
+            const csv = await rowsCsv(services, workspace, listing, { columns: fields, view, form: csvFormOf(csvQuery) }).catch((error) => {
               throw inQueryStringTerms(error, listing);
             });
-            return { chunks: csv.chunks, filename: `${csv.slug}.csv` };
+            return { chunks: csv.chunks, filename: `${csv.title}.csv` };
           },
         },
       },
@@ -287,7 +310,7 @@ export const rowOperations = {
       mcp: {
         name: 'export_rows_csv',
         title: 'Export rows as CSV',
-        description: `One table surface (\`surface\`, else the primary one) as CSV text, up to \`limit\` rows (1,000 by default, at most 5,000), in \`sort\` order; \`fields\` picks columns. For a whole large table, REST \`GET /rows.csv\` streams it. ${ADDRESS}`,
+        description: `One table surface (\`surface\`, else the primary one) as CSV text, up to \`limit\` rows (1,000 by default, at most 5,000), in \`sort\` order; \`fields\` picks columns; \`headers: "labels"\` writes the column labels without the id column, \`neutralize: "formulas"\` prefixes fields a spreadsheet would run with \`'\`. For a whole large table, REST \`GET /rows.csv\` streams it. ${ADDRESS}`,
         annotations: READ,
       },
     },
@@ -296,7 +319,7 @@ export const rowOperations = {
       const { limit, ...rest } = query;
       const { fields, ...listing } = listingFromQueryString(rest);
       const view = listing.view === undefined ? null : await readView(services, workspace, listing.view);
-      const csv = await rowsCsv(services, workspace, listing, { columns: fields, maxRows: limit, view });
+      const csv = await rowsCsv(services, workspace, listing, { columns: fields, maxRows: limit, view, form: csvFormOf(rest) });
       let text = '';
       for await (const chunk of csv.chunks) text += chunk;
       return { csv: text, rows: csv.rows, truncated: csv.truncated };

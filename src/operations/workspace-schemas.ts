@@ -20,6 +20,7 @@ export function presentSurface(surface: SurfaceRow): SurfaceRecord {
     kind: surface.kind,
     name: surface.name,
     position: surface.position,
+    parentId: surface.parentId,
     createdAt: surface.createdAt.toISOString(),
     syncDocument: surfaceDocumentName(surface.workspaceId, surface),
   };

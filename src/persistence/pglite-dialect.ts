@@ -10,6 +10,7 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import { EventLoopTurns } from '../lib/event-loop-turns';
 
 /**
  * Kysely dialect for embedded PGlite. PGlite is a single session, so
@@ -91,29 +92,9 @@ class PGliteDriver implements Driver {
  */
 const TURN_BUDGET_MS = 20;
 
-class EventLoopTurns {
-  private turnStarted = performance.now();
-  private markerPending = false;
-
-  async yieldIfLong(): Promise<void> {
-    if (performance.now() - this.turnStarted > TURN_BUDGET_MS) await new Promise<void>((resolve) => setImmediate(resolve));
-    this.markTurn();
-  }
-
-  /** Notes when the event loop next turns: an immediate runs only once the microtask queue is empty. */
-  private markTurn() {
-    if (this.markerPending) return;
-    this.markerPending = true;
-    setImmediate(() => {
-      this.markerPending = false;
-      this.turnStarted = performance.now();
-    });
-  }
-}
-
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined;
-  private readonly turns = new EventLoopTurns();
+  private readonly turns = new EventLoopTurns(TURN_BUDGET_MS);
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {

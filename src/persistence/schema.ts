@@ -118,6 +118,27 @@ export interface SurfacesTable {
   deletedAt: NullableTimestamp;
   /** Slugs the surface had before renames, newest first; they still address it (migration 0084). */
   formerSlugs: ColumnType<string[], never, string[]>;
+  /** The surface it is nested under (a page under its parent page), or null (migration 0130). */
+  parentId: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export type JobError = { path: string; message: string };
+
+/** Work answered before it is done (a workspace import), with its progress (migration 0130). */
+export interface JobsTable {
+  id: string;
+  orgId: string;
+  kind: 'workspace_import';
+  principalId: string;
+  principalType: PrincipalKind;
+  status: ColumnType<'running' | 'done' | 'failed', 'running' | undefined, 'running' | 'done' | 'failed'>;
+  progressDone: ColumnType<number, number | undefined, number>;
+  progressTotal: ColumnType<number, number | undefined, number>;
+  workspaceId: string | null;
+  errors: ColumnType<JobError[], string | undefined, string>;
+  createdAt: Timestamp;
+  heartbeatAt: Timestamp;
+  finishedAt: NullableTimestamp;
 }
 
 export interface MembershipsTable {
@@ -718,6 +739,7 @@ export interface ReferralSignupsTable {
 }
 
 export interface Database {
+  jobs: JobsTable;
   orgs: OrgsTable;
   principals: PrincipalsTable;
   users: UsersTable;

@@ -43,7 +43,7 @@ export async function countLiveWorkspaces(db: Executor, orgId: string): Promise<
 
 export async function insertSurface(
   db: Executor,
-  surface: { id: string; workspaceId: string; slug: string; kind: SurfaceKind; name: string; position: number; createdAt: Date },
+  surface: { id: string; workspaceId: string; slug: string; kind: SurfaceKind; name: string; position: number; createdAt: Date; parentId?: string | null },
 ) {
   await db.insertInto('surfaces').values(surface).execute();
 }

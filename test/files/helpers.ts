@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import yauzl from 'yauzl';
+import yazl from 'yazl';
 import type { Credential, TestApp } from '../helpers/app';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 
@@ -81,6 +82,19 @@ export async function localBlobFiles(t: TestApp): Promise<string[]> {
 }
 
 /** Entries of a zip: name → bytes. */
+/** A zip of the given entries (name, content), as an archiver would write it. */
+export function zipOf(files: Array<[string, Buffer | string]>): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const [name, content] of files) zip.addBuffer(Buffer.from(content), name);
+  zip.end();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    zip.outputStream.on('data', (c: Buffer) => chunks.push(c));
+    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
+    zip.outputStream.on('error', reject);
+  });
+}
+
 export async function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => yauzl.fromBuffer(bytes, { lazyEntries: true }, (error, file) => (error ? reject(error) : resolve(file))));
   const entries = new Map<string, Buffer>();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { ManualClock, startTestApp, type Credential, type TestResponse } from '../helpers/app';
-import { postMultipart, proxyUpload, type Part } from '../files/helpers';
+import { postMultipart, proxyUpload, zipOf, type Part } from '../files/helpers';
 import { bearerOf, checkedClients, refusal, type ToolResult } from '../mcp/helpers';
 import { addMember } from '../keys/fixtures';
 import { seedAgent, seedKey } from '../members/fixtures';
@@ -230,6 +230,12 @@ const PROBES: Probe[] = [
     allowedStatus: 202,
   },
   { op: 'POST /api/workspaces/{slug}/upload', reach: 'workspace', multipart: async () => [{ name: 'file', bytes: await png(), filename: 'image.png', type: 'image/png' }] },
+  {
+    op: 'POST /api/workspaces/{slug}/doc/import',
+    reach: 'workspace',
+    query: () => ({ surface: 'notes' }),
+    multipart: () => [{ name: 'file', bytes: new TextEncoder().encode('# Notes\n\nImported by a key.\n'), filename: 'notes.md', type: 'text/markdown' }],
+  },
   // Suggestions: deciding is a person's.
   { op: 'POST /api/suggestions/{id}/accept', reach: 'workspace', params: (c) => ({ id: c.f.suggestionId }) },
   { op: 'POST /api/suggestions/{id}/reject', reach: 'workspace', params: (c) => ({ id: c.f.suggestionId }) },
@@ -265,6 +271,12 @@ const PROBES: Probe[] = [
   { op: 'POST /api/workspaces/{slug}/files/zip', reach: 'workspace', body: (c) => ({ surfaceSlug: 'files', fileIds: [c.f.fileId] }), allowed: KEYS },
   // The organisation.
   { op: 'POST /api/workspaces', reach: 'account', body: () => ({ name: 'By a key', slug: `by-key-${next()}`, mode: 'table' }) },
+  {
+    op: 'POST /api/workspaces/import',
+    reach: 'account',
+    multipart: async () => [{ name: 'slug', value: `imported-by-key-${next()}` }, { name: 'file', bytes: await zipOf([['page.md', '# Page\n']]), filename: 'folder.zip', type: 'application/zip' }],
+    allowedStatus: 202,
+  },
   { op: 'POST /api/orgs/{slug}/webhooks', reach: 'org', body: () => ({ url: 'http://127.0.0.1:9/org-hook', events: ['row.created'] }) },
   { op: 'PATCH /api/orgs/{slug}/webhooks/{id}', reach: 'org', params: (c) => ({ id: c.f.orgWebhookId }), body: () => ({ url: 'http://127.0.0.1:9/moved' }) },
   { op: 'DELETE /api/orgs/{slug}/webhooks/{id}', reach: 'org', params: fresh.orgWebhook },
@@ -541,6 +553,7 @@ describe('over MCP: the same operations, the same lists', () => {
     { tool: 'replace_doc', args: (c) => ({ ...slug(c), surface: 'notes', markdown: `# Notes\n\nMCP proposal ${next()}.\n`, mode: 'suggest' }), allowed: true },
     { tool: 'append_doc_section', args: (c) => ({ ...slug(c), surface: 'notes', markdown: 'Appended.' }) },
     { tool: 'append_doc_section', args: (c) => ({ ...slug(c), surface: 'notes', markdown: `Suggested ${next()}.`, mode: 'suggest' }), allowed: true },
+    { tool: 'import_doc', args: (c) => ({ ...slug(c), surface: 'notes', name: 'notes.md', contentBase64: Buffer.from('# Notes\n\nImported.\n').toString('base64') }) },
     { tool: 'accept_suggestion', args: (c) => ({ id: c.f.suggestionId }) },
     { tool: 'reject_suggestion', args: (c) => ({ id: c.f.suggestionId }) },
     { tool: 'add_comment', args: (c) => ({ ...slug(c), target: { type: 'workspace' }, body: 'Over MCP' }), allowed: true },

@@ -20,7 +20,19 @@ beforeAll(async () => {
   t = await startTestApp();
   owner = await signInUser(t, 'owner@csv.test');
   viewer = await signInUser(t, 'viewer@csv.test');
+  // More workspaces than the free plan's 20; the tests of the free plan's row cap switch to it for their imports.
+  await setPlan(t, owner.orgId, 'pro');
 });
+
+/** Runs `imports` with the owner's organisation on the free plan (its row cap), back on pro after. */
+async function onFreePlan<T>(imports: () => Promise<T>): Promise<T> {
+  await setPlan(t, owner.orgId, 'free');
+  try {
+    return await imports();
+  } finally {
+    await setPlan(t, owner.orgId, 'pro');
+  }
+}
 
 afterAll(async () => {
   await t.close();
@@ -68,7 +80,49 @@ async function importCsv(base: string, csv: string, query: string, as: Credentia
   } catch {
     body = undefined;
   }
-  return { status: response.status, body, text };
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+/**
+ * An import whose upload stops after its first row until `finish()` sends
+ * the rest: the server has started it (and holds its place) meanwhile.
+ */
+function heldImport(base: string) {
+  const boundary = `----held${Math.random().toString(16).slice(2)}`;
+  const encoder = new TextEncoder();
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="held.csv"\r\nContent-Type: text/csv\r\n\r\ntitle\nheld\n`));
+      await released;
+      controller.enqueue(encoder.encode(`\r\n--${boundary}--\r\n`));
+      controller.close();
+    },
+  });
+  const response = fetch(`${t.url}${base}/rows/import`, {
+    method: 'POST',
+    body,
+    duplex: 'half',
+    headers: { cookie: `svc-session=${(owner.as as { cookie: string }).cookie}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+  } as RequestInit);
+  return {
+    async finish() {
+      release();
+      const res = await response;
+      return { status: res.status, body: await res.json() };
+    },
+  };
+}
+
+/** Health answers an import must let through (the unfixed import let 2 through in 9 s; the streaming one 65 in 5 s). */
+const HEALTH_ANSWERS_DURING_IMPORT = 20;
+
+/** The body's bytes as sent (a text decode would drop a byte order mark). */
+async function bytesOf(path: string): Promise<Uint8Array> {
+  const response = await fetch(`${t.url}${path}`, { headers: { cookie: `svc-session=${(owner.as as { cookie: string }).cookie}` } });
+  expect(response.status).toBe(200);
+  return new Uint8Array(await response.arrayBuffer());
 }
 
 async function allRows(base: string, surface: string) {
@@ -139,10 +193,8 @@ describe('CSV export', { timeout: 120_000 }, () => {
 
   it('streams every row past one page, in the listing order, and sort applies as in GET /rows', async () => {
     const w = await tableWorkspace();
-    await setPlan(t, owner.orgId, 'pro');
     const rows = Array.from({ length: 1205 }, (_, i) => `r${i},row ${i},${i % 7}`);
     const imported = await importCsv(w.base, `id,title,rank\n${rows.join('\n')}\n`, '');
-    await setPlan(t, owner.orgId, 'free');
     expect(imported.body).toMatchObject({ imported: 1205, refused: 0 });
     const res = await t.request('GET', `${w.base}/rows.csv`, { as: owner.as });
     const records = parse(res.text) as string[][];
@@ -150,6 +202,89 @@ describe('CSV export', { timeout: 120_000 }, () => {
     expect(records.slice(1).map((r) => r[0])).toEqual(Array.from({ length: 1205 }, (_, i) => `r${i}`));
     const sorted = parse((await t.request('GET', `${w.base}/rows.csv?sort=-rank`, { as: owner.as })).text) as string[][];
     expect(sorted.slice(1).map((r) => Number(r[2]))).toEqual([...records.slice(1).map((r) => Number(r[2]))].sort((a, b) => b - a));
+  });
+
+  it('every field holding a CR or an LF is quoted, so a CSV reader gets the same cells back (issue 33 item 4)', async () => {
+    const w = await tableWorkspace();
+    const texts = ['line one\nline two', 'carriage\rreturn', 'both\r\nends', '\nleading line feed', 'trailing line feed\n'];
+    await createRows(w.base, 'table', texts.map((notes, i) => ({ title: `row ${i}`, notes })));
+    const csv = (await t.request('GET', `${w.base}/rows.csv`, { as: owner.as })).text;
+    // As spreadsheets and Python's csv read: a record ends at any line break outside quotes.
+    const records = parse(csv, { record_delimiter: ['\r\n', '\n', '\r'] }) as string[][];
+    expect(records.slice(1).map((r) => r[3])).toEqual(texts);
+    expect(csv).toContain('"line one\nline two"');
+    expect(records.every((r) => r.length === 4)).toBe(true);
+    // The MCP tool writes the same text.
+    const key = await insertKey(t, owner, { role: 'viewer', scopeWorkspaceId: w.id });
+    const clients = checkedClients(() => t);
+    try {
+      const client = await clients.open(bearerOf(key.as));
+      const tool = await client.callTool({ name: 'export_rows_csv', arguments: { slug: w.slug } });
+      expect((tool.structuredContent as { csv: string }).csv).toBe(csv);
+    } finally {
+      await clients.closeAll();
+    }
+  });
+
+  it('neutralize=formulas prefixes with a quote the fields a spreadsheet would run, but not plain numbers; without it the cells go out as they are (issue 33 item 9)', async () => {
+    const w = await tableWorkspace();
+    await putColumns(w.base, 'table', [
+      { key: 'title', label: '=Title', type: 'text' },
+      { key: 'amount', label: 'Amount', type: 'number' },
+    ]);
+    const cells = ['=SUM(A1:A2)', '+1+2', '-2+3+cmd|\' /C calc\'!A0', '@SUM(1)', '\tTab', '\rReturn', '-5', '+3.25', 'plain', "'already quoted"];
+    await createRows(w.base, 'table', cells.map((title, i) => ({ title, amount: -i })));
+    const neutral = parse((await t.request('GET', `${w.base}/rows.csv?neutralize=formulas`, { as: owner.as })).text) as string[][];
+    expect(neutral.slice(1).map((r) => r[1])).toEqual([
+      "'=SUM(A1:A2)",
+      "'+1+2",
+      "'-2+3+cmd|' /C calc'!A0",
+      "'@SUM(1)",
+      "'\tTab",
+      "'\rReturn",
+      '-5',
+      '+3.25',
+      'plain',
+      "'already quoted",
+    ]);
+    // A negative number in a number column is a number, not a formula.
+    expect(neutral.slice(1).map((r) => r[2])).toEqual(cells.map((_, i) => String(-i)));
+    const labels = parse((await t.request('GET', `${w.base}/rows.csv?neutralize=formulas&headers=labels`, { as: owner.as })).text) as string[][];
+    expect(labels[0]).toEqual(["'=Title", 'Amount']);
+    const raw = parse((await t.request('GET', `${w.base}/rows.csv`, { as: owner.as })).text) as string[][];
+    expect(raw.slice(1).map((r) => r[1])).toEqual(cells);
+    const bad = await t.request('GET', `${w.base}/rows.csv?neutralize=everything`, { as: owner.as });
+    expect(bad.status).toBe(400);
+  });
+
+  it('headers=labels, bom=true and a view give the file people see: labels without ids, a BOM, the view\'s columns in its order and its rows, named after the view; the default stays the round-trip form (issue 34 item 5)', async () => {
+    const w = await tableWorkspace();
+    await addSheet(w.base, 'ledger');
+    await putColumns(w.base, 'ledger', TRICKY_COLUMNS);
+    await t.request('PATCH', `${w.base}/surfaces/ledger`, { as: owner.as, body: { name: 'Ledger ’26: Ünïcode' } });
+    await createRows(w.base, 'ledger', TRICKY);
+    const view = await t.request('POST', `${w.base}/views?surface=ledger`, {
+      as: owner.as,
+      body: { name: 'Open items', filter: { and: [{ column: 'done', op: 'eq', value: true }] }, columnOrder: ['amount', 'title'], hiddenColumns: ['notes', 'tags', 'due'] },
+    });
+    expect(view.status, view.text).toBe(200);
+    const viewId = view.body.view.id as string;
+
+    const res = await t.request('GET', `${w.base}/rows.csv?view=${viewId}&headers=labels&bom=true`, { as: owner.as });
+    expect(res.status, res.text).toBe(200);
+    expect([...(await bytesOf(`${w.base}/rows.csv?view=${viewId}&headers=labels&bom=true`)).subarray(0, 4)]).toEqual([0xef, 0xbb, 0xbf, 'A'.charCodeAt(0)]);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="Open items.csv"; filename*=UTF-8''Open%20items.csv`);
+    expect(parse(res.text, { bom: true })).toEqual([
+      ['Amount', 'Title', 'Done', 'Stage'],
+      ['3', 'Plain', 'true', 'todo'],
+      ['0', 'Ünïcödé ✓ 日本語', 'true', 'todo'],
+    ]);
+    // The plain sheet, named after its title; fields= picks and orders; the default has no BOM, and ids and keys.
+    const sheet = await t.request('GET', `${w.base}/rows.csv?surface=ledger&headers=labels&fields=title,amount`, { as: owner.as });
+    expect(sheet.headers.get('content-disposition')).toBe(`attachment; filename="Ledger _26: _n_code.csv"; filename*=UTF-8''Ledger%20%E2%80%9926%3A%20%C3%9Cn%C3%AFcode.csv`);
+    expect((parse(sheet.text) as string[][])[0]).toEqual(['Title', 'Amount']);
+    const plain = await bytesOf(`${w.base}/rows.csv?surface=ledger`);
+    expect(new TextDecoder('utf-8', { ignoreBOM: true }).decode(plain).split('\r\n')[0]).toBe('id,title,notes,amount,due,done,stage,tags');
   });
 
   it('a viewer may export; an unknown sheet is 404 in JSON', async () => {
@@ -277,6 +412,20 @@ describe('CSV import', { timeout: 120_000 }, () => {
     expect((await columnsOf(w.base, 'table')).map((c) => c.key)).toEqual(['title', 'status', 'notes']);
   });
 
+  it('a line with more fields than the header fails the import without partial=true: 422 import_failed naming the line, nothing written (issue 33 item 5)', async () => {
+    const w = await tableWorkspace();
+    const csv = ['title,notes', 'one,1', 'two,2', 'three,3', 'four,4,extra,more', 'five,5'].join('\n');
+    const res = await importCsv(w.base, csv, '');
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.error.code).toBe('import_failed');
+    expect(res.body.imported).toBe(0);
+    expect(res.body.errors).toEqual([{ line: 5, message: expect.stringMatching(/Malformed CSV/) }]);
+    expect(res.body.error.details).toEqual([expect.objectContaining({ path: ['line', '5'] })]);
+    expect(await allRows(w.base, 'table')).toEqual([]);
+    const partial = await importCsv(w.base, csv, 'partial=true');
+    expect(partial.body).toMatchObject({ imported: 4, errors: [{ line: 5 }] });
+  });
+
   it('partial=true writes the good lines and reports the bad ones', async () => {
     const w = await tableWorkspace();
     const csv = ['title,status,amount', 'one,todo,1', 'two,bogus,2', 'three,done,3', 'four,doing'].join('\n');
@@ -320,26 +469,125 @@ describe('CSV import', { timeout: 120_000 }, () => {
     expect(events.filter((e) => e.event === 'columns.updated').length).toBeGreaterThanOrEqual(1);
   });
 
-  it(`on the free plan the row cap is exact: rows past it are refused, counted and reported, none dropped silently`, async () => {
+  it('without partial=true, a file with more rows than fit under the row cap is 402 naming the cap, nothing written, and the file is not read past the first row that does not fit (issue 33 item 3)', async () => {
     const cap = capsFor('free').rowsPerWorkspace;
     const w = await tableWorkspace();
-    const existing = (await allRows(w.base, 'table')).length;
-    const total = cap + 37;
-    const csv = `title\n${Array.from({ length: total }, (_, i) => `row ${i}`).join('\n')}\n`;
-    const res = await importCsv(w.base, csv, '');
+    await createRows(w.base, 'table', [{ title: 'existing 1' }, { title: 'existing 2' }]);
+    const room = cap - 2;
+    // A malformed line far past the cap: an import that read it would answer 422, not 402.
+    const csv = `title\n${Array.from({ length: room + 37 }, (_, i) => `row ${i}`).join('\n')}\n"never read\n`;
+    const res = await onFreePlan(() => importCsv(w.base, csv, ''));
+    expect(res.status, res.text).toBe(402);
+    expect(res.body).toMatchObject({ code: 'over_limit', limit: 'rows', current: 2, cap });
+    expect(res.body.message).toContain(`allows ${cap} rows`);
+    expect(res.body.message).toContain(`line ${2 + room}`);
+    expect(res.body.message).toContain('partial=true');
+    expect((await allRows(w.base, 'table')).map((r) => r.data.title)).toEqual(['existing 1', 'existing 2']);
+  });
+
+  it('with partial=true the rows that fit are written, exactly up to the cap, and the import stops reading at the first row past it (issue 33 item 3)', async () => {
+    const cap = capsFor('free').rowsPerWorkspace;
+    const w = await tableWorkspace();
+    await createRows(w.base, 'table', [{ title: 'existing' }]);
+    const room = cap - 1;
+    const csv = `title\n${Array.from({ length: room + 37 }, (_, i) => `row ${i}`).join('\n')}\n"never read\n`;
+    const [res, more, whole] = await onFreePlan(async () => [
+      await importCsv(w.base, csv, 'partial=true'),
+      // Full: the next import refuses its first row, or all of it without partial=true.
+      await importCsv(w.base, 'title\nx\ny\n', 'partial=true'),
+      await importCsv(w.base, 'title\nx\n', ''),
+    ]);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.imported).toBe(cap - existing);
-    expect(res.body.refused).toBe(total - (cap - existing));
-    expect(res.body.imported + res.body.refused).toBe(total);
-    expect(res.body.errors).toHaveLength(1);
-    expect(res.body.errors[0].line).toBe(2 + (cap - existing));
-    expect(res.body.errors[0].message).toMatch(new RegExp(`allows ${cap} rows`));
+    expect(res.body.imported).toBe(room);
+    // The one good row read past the room; nothing after it was read, so the malformed last line is not reported.
+    expect(res.body.refused).toBe(1);
+    expect(res.body.errors).toEqual([{ line: 2 + room, message: expect.stringMatching(new RegExp(`allows ${cap} rows.*stopped at this line`)) }]);
     const rows = await allRows(w.base, 'table');
     expect(rows).toHaveLength(cap);
-    expect(rows.at(-1)!.data.title).toBe(`row ${cap - existing - 1}`);
-    // Full: the next import refuses every row.
-    const more = await importCsv(w.base, 'title\nx\ny\n', '');
-    expect(more.body).toMatchObject({ imported: 0, refused: 2 });
+    expect(rows.at(-1)!.data.title).toBe(`row ${room - 1}`);
+    expect(more.body).toMatchObject({ imported: 0, refused: 1, errors: [{ line: 2 }] });
+    expect(whole.status).toBe(402);
+    expect(await allRows(w.base, 'table')).toHaveLength(cap);
+  });
+
+  it('an organisation runs at most two imports at once: a third is 429 with Retry-After and nothing written; another organisation is not held back (issue 33 item 3)', async () => {
+    const w = await tableWorkspace();
+    const held = [heldImport(w.base), heldImport(w.base)];
+    let finished: Array<{ status: number; body: any }> = [];
+    try {
+      // The two held imports have started once a third is refused; until then a third finds room and imports its no rows.
+      let refused: Awaited<ReturnType<typeof importCsv>> | null = null;
+      for (let attempt = 0; attempt < 50 && !refused; attempt++) {
+        const third = await importCsv(w.base, 'title\n', '');
+        if (third.status === 429) refused = third;
+        else await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(refused, 'a third import at once was never refused').not.toBeNull();
+      expect(refused!.body).toMatchObject({ code: 'rate_limited', endpoint: 'csv_imports', limit: 2, window: 'concurrent', resetAt: expect.any(String), requestId: expect.any(String) });
+      expect(refused!.body.message).toMatch(/at once.*Retry in 5 s/);
+      const withRows = await importCsv(w.base, 'title\nnot written\n', '');
+      expect(withRows.status).toBe(429);
+      expect(withRows.headers.get('retry-after')).toBe('5');
+
+      const other = await signInUser(t, 'other-org@csv.test');
+      const theirs = await createWorkspace(t, other, { name: 'theirs', slug: 'theirs' });
+      const elsewhere = await importCsv(`/api/workspaces/${theirs.id}`, 'title\nfrom another org\n', '', other.as);
+      expect(elsewhere.status, elsewhere.text).toBe(200);
+    } finally {
+      finished = await Promise.all(held.map((upload) => upload.finish()));
+    }
+    expect(finished.map((r) => [r.status, r.body.imported])).toEqual([
+      [200, 1],
+      [200, 1],
+    ]);
+    expect((await allRows(w.base, 'table')).map((r) => r.data.title).sort()).toEqual(['held', 'held']);
+    expect((await importCsv(w.base, 'title\nafter\n', '')).status).toBe(200);
+  });
+
+  it('a file of many batches and pieces, with records spanning the pieces, imports every row in order (issue 33 item 3)', async () => {
+    const w = await tableWorkspace();
+    {
+      const total = 4_321;
+      const note = (i: number) => `${'x'.repeat(300 + (i % 50))}, "quoted"\nline two of ${i}`;
+      const csv = `id,title,amount,notes\r\n${Array.from({ length: total }, (_, i) => `big-${i},Row ${i},${i * 1.5},"${note(i).replace(/"/g, '""')}"`).join('\r\n')}\r\n`;
+      expect(csv.length).toBeGreaterThan(1_400_000);
+      const res = await importCsv(w.base, csv, '');
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ imported: total, refused: 0, columnsCreated: ['amount'], errors: [] });
+      const rows = await allRows(w.base, 'table');
+      expect(rows).toHaveLength(total);
+      rows.forEach((row, i) => expect({ id: row.id, data: row.data }).toEqual({ id: `big-${i}`, data: { title: `Row ${i}`, amount: i * 1.5, notes: note(i) } }));
+    }
+  });
+
+  it('the server answers other requests while an import reads a large file: health checks keep coming back all through it (issue 33 item 3)', async () => {
+    const w = await tableWorkspace();
+    await putColumns(w.base, 'table', [
+      { key: 'title', label: 'Title', type: 'text' },
+      { key: 'n', label: 'N', type: 'number' },
+    ]);
+    // Short lines are the most parsing per byte; none fits the number column, so the whole file is read (twice, with partial=true) and nothing is written.
+    const lines = 300_000;
+    const csv = `title,n\n${Array.from({ length: lines }, (_, i) => `r${i},x`).join('\n')}\n`;
+    let importing = true;
+    const healthAnswers = (async () => {
+      let answered = 0;
+      while (importing) {
+        const response = await fetch(`${t.url}/api/health`);
+        await response.arrayBuffer();
+        if (importing && response.status === 200) answered++;
+      }
+      return answered;
+    })();
+    const res = await importCsv(w.base, csv, 'partial=true');
+    importing = false;
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ imported: 0, refused: 0 });
+    expect(res.body.errors.at(-1).message).toContain(`${lines - 1000} more lines with errors`);
+    const answered = await healthAnswers;
+    // An import that held the event loop through its parse would let through only the few answered while the upload arrived.
+    expect(answered).toBeGreaterThanOrEqual(HEALTH_ANSWERS_DURING_IMPORT);
+    expect(await allRows(w.base, 'table')).toEqual([]);
   });
 
   it('a viewer cannot import (403); a request without a file is 400; an empty file is 400; a file over 25 MB is 413', async () => {

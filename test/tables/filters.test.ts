@@ -231,6 +231,28 @@ describe('bad filters are 400 naming the part that is wrong, and change nothing'
     expect(await refused('fields=title,nope', 'unknown_column', ['fields', '1'])).toBeTruthy();
   });
 
+  it('POST /rows/query names the column, operator or value at fault in the same words as GET /rows (issue 33 item 6)', async () => {
+    const queryRefused = async (condition: Record<string, unknown>, code: string, path: string[]) => {
+      const res = await t.request('POST', `${base}/rows/query`, { body: { filter: { and: [condition] } }, ...as() });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ code, path })]);
+      return res.body.error.details[0].message as string;
+    };
+    const getMessage = async (url: string) => (await t.request('GET', `${base}/rows?${url}`, as())).body.error.details[0].message as string;
+    const unknownOp = await queryRefused({ column: 'title', op: 'resembles', value: 'x' }, 'unknown_operator', ['filter', 'and', '0', 'op']);
+    expect(unknownOp).toContain('"resembles"');
+    expect(unknownOp).toContain('"title"');
+    expect(unknownOp).toBe(await getMessage(f('title', 'resembles', 'x')));
+    const badValue = await queryRefused({ column: 'amount', op: 'gt', value: 'ten' }, 'invalid_value', ['filter', 'and', '0', 'value']);
+    expect(badValue).toBe(await getMessage(f('amount', 'gt', 'ten')));
+    expect(await queryRefused({ column: 'nope', op: 'eq', value: 'x' }, 'unknown_column', ['filter', 'and', '0', 'column'])).toBe(await getMessage(f('nope', 'eq', 'x')));
+    // In a group, too; and the parts only a JSON body can get wrong are named by their path rather than "Invalid input" at the condition.
+    await queryRefused({ or: [{ column: 'title', op: 'resembles', value: 'x' }] }, 'unknown_operator', ['filter', 'and', '0', 'or', '0', 'op']);
+    const objectValue = await queryRefused({ column: 'title', op: 'eq', value: { $gt: '' } }, 'invalid_union', ['filter', 'and', '0', 'value']);
+    expect(objectValue).toMatch(/expected string, number, boolean, null or array/);
+    await queryRefused({ op: 'eq', value: 'x' }, 'invalid_type', ['filter', 'and', '0', 'column']);
+  });
+
   it('hostile shapes: a plain filter value, a repeated condition, lone surrogates, huge lists', async () => {
     expect((await t.request('GET', `${base}/rows?filter=x`, as())).status).toBe(400);
     expect((await t.request('GET', `${base}/rows?filter[title]=x`, as())).status).toBe(400);

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
+import { parse } from 'csv-parse/sync';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { setPlan } from '../billing/helpers';
+import { capsFor } from '../../src/limits/plans';
 import { createWorkspace } from '../workspaces/helpers';
 import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
@@ -71,15 +74,76 @@ describe('CSV import in the browser', () => {
     ]);
   });
 
-  it('the CSV menu exports the sheet as a download named after it', async () => {
+  it('Export CSV downloads what is on screen as people open it: named after the view or the table, a BOM, the labels of the shown columns in their order, the view\'s rows, formulas neutralized (issue 34 item 5, issue 33 item 9)', async () => {
     const page = ann.page;
-    await page.getByTestId('csv-menu').click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: /Export CSV/ }).click()]);
-    expect(download.suggestedFilename()).toBe('table.csv');
-    const path = await download.path();
-    const { readFile } = await import('node:fs/promises');
-    const text = await readFile(path!, 'utf8');
-    expect(text.split('\r\n')[0]).toBe('id,title,status,notes,estimate,due');
-    expect(text).toContain('"Review, then ship",doing,,5,2026-12-08');
+    const base = `/api/workspaces/${workspace.id}`;
+    const formula = '=HYPERLINK("http://evil.example","click me")';
+    const added = await t.request('POST', `${base}/rows`, { as: { cookie }, body: { data: { title: formula, status: 'todo', estimate: -5 } } });
+    expect(added.status, added.text).toBe(200);
+    const view = await t.request('POST', `${base}/views`, {
+      as: { cookie },
+      body: { name: 'Launch plan ✓', filter: { and: [{ column: 'status', op: 'in', value: ['todo', 'doing'] }] }, columnOrder: ['estimate', 'title', 'status'], hiddenColumns: ['notes', 'due'] },
+    });
+    expect(view.status, view.text).toBe(200);
+
+    const exported = async () => {
+      await page.getByTestId('csv-menu').click();
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: /Export CSV/ }).click()]);
+      const { readFile } = await import('node:fs/promises');
+      const bytes = await readFile((await download.path())!);
+      return { name: download.suggestedFilename(), bytes, records: parse(bytes, { bom: true }) as string[][] };
+    };
+
+    await page.getByRole('tab', { name: 'Launch plan ✓', exact: true }).click();
+    await expect.poll(() => page.getByTestId('row-count').textContent()).toMatch(/^3 of 4 rows/);
+    const fromView = await exported();
+    expect(fromView.name).toBe('Launch plan ✓.csv');
+    expect([...fromView.bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(fromView.records).toEqual([
+      ['Estimate', 'Title', 'Status'],
+      ['3', 'Write the brief', 'todo'],
+      ['5', 'Review, then ship', 'doing'],
+      ['-5', `'${formula}`, 'todo'],
+    ]);
+
+    await page.getByRole('tab', { name: 'All rows', exact: true }).click();
+    await expect.poll(() => page.getByTestId('row-count').textContent()).toMatch(/^4 rows/);
+    const fromGrid = await exported();
+    expect(fromGrid.name).toBe('Table.csv');
+    expect([...fromGrid.bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(fromGrid.records[0]).toEqual(['Title', 'Status', 'Notes', 'Estimate', 'Due']);
+    expect(fromGrid.records.slice(1).map((r) => r[0])).toEqual(['Write the brief', 'Review, then ship', 'Celebrate 🎉', `'${formula}`]);
+    expect(fromGrid.records[2]).toEqual(['Review, then ship', 'doing', '', '5', '2026-12-08']);
+  });
+
+  it('a file with more rows than the plan\'s cap leaves room for is refused whole, and the dialog offers to import the rows that fit (issue 33 item 3)', async () => {
+    const page = ann.page;
+    const cap = capsFor('free').rowsPerWorkspace;
+    const full = await createWorkspace(t, { as: { cookie } }, { name: 'Over the cap', slug: 'over-the-cap' });
+    const org = await t.services.db.selectFrom('workspaces').innerJoin('orgs', 'orgs.id', 'workspaces.orgId').select(['orgs.id', 'orgs.plan']).where('workspaces.id', '=', full.id).executeTakeFirstOrThrow();
+    await setPlan(t, org.id, 'free');
+    try {
+      await page.goto(`${ann.origin}/${full.org.slug}/${full.slug}`);
+      await page.waitForSelector('.table-surface .grid-scroll');
+      const csv = `Title\n${Array.from({ length: cap + 5 }, (_, i) => `Row ${i}`).join('\n')}\n`;
+      await page.getByTestId('csv-file').setInputFiles({ name: 'many.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      await page.getByTestId('csv-preview').waitFor();
+
+      await page.getByTestId('csv-import-confirm').click();
+      const failed = page.getByTestId('csv-import-errors');
+      await failed.waitFor();
+      expect(await failed.textContent()).toContain(`allows ${cap} rows`);
+      expect(await page.getByTestId('row-count').textContent()).toMatch(/^0 rows/);
+
+      const partial = page.getByTestId('csv-import-partial');
+      expect(await partial.textContent()).toBe('Import the rows that fit');
+      await partial.click();
+      const report = page.getByTestId('csv-import-report');
+      await report.waitFor();
+      expect(await report.textContent()).toContain(`Imported ${cap.toLocaleString('en-US')} rows; the rest were not imported`);
+      await expect.poll(() => page.getByTestId('row-count').textContent()).toMatch(new RegExp(`^${cap.toLocaleString('en-US')} rows`));
+    } finally {
+      await setPlan(t, org.id, org.plan);
+    }
   });
 });

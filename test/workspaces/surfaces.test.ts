@@ -36,6 +36,7 @@ describe('surfaces', () => {
       kind: 'doc',
       name: 'Notes',
       position: 1,
+      parentId: null,
       createdAt: expect.any(String),
       syncDocument: `${ws.id}/doc/${notes.body.id}`,
     });

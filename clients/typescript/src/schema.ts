@@ -3546,6 +3546,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A background job
+         * @description `status` is `running`, `done` or `failed`; `progress` counts the entries handled of all; `workspace` is the workspace the import made, once it exists; `errors` lists each entry that could not go in by its path (`""` for the archive as a whole). Only the principal that started the job reads it (404 for anyone else). A job whose server stopped reads as failed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAnswer"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/keys": {
         parameters: {
             query?: never;
@@ -8670,8 +8792,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description `markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content` */
-                    format?: "markdown" | "text";
+                    /** @description `markdown` (CommonMark + GFM) or `text`; `docx`, `pdf` or `html`: the doc as a file (an attachment); omitted: ProseMirror JSON in `content` */
+                    format?: "markdown" | "text" | "docx" | "pdf" | "html";
                     /** @description `exclude` (default): the doc as if every open suggestion were rejected; `include`: with them (their marks in `content`, CriticMarkup `{++…++}` / `{--…--}` in Markdown) */
                     suggestions?: "exclude" | "include";
                     /** @description Doc surface slug; the primary (first) doc surface when omitted */
@@ -8691,7 +8813,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The doc body */
+                /** @description The doc body `format=docx` gives a Word file, `format=pdf` a PDF (selectable text in embedded Noto fonts covering Latin, Cyrillic, Greek and Chinese, with images, tables and page numbers), `format=html` a standalone HTML page: each streamed as an attachment named after the surface, open suggestions left out (docs/IMPORT-EXPORT.md). At most two exports or imports run at once per organisation (429 beyond). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8704,6 +8826,9 @@ export interface paths {
                             surfaceId: string;
                             text: string;
                         } | components["schemas"]["DocAttribution"];
+                        "application/pdf": string;
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                        "text/html": string;
                         "text/markdown": string;
                         "text/plain": string;
                     };
@@ -8973,6 +9098,164 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/doc/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a Word, HTML or Markdown file into a doc
+         * @description multipart/form-data with one field `file`: a Word file (.docx), an HTML page (.html, sanitised as html surfaces are) or Markdown (.md), at most 25 MB (413). `mode=replace` (default) writes it over the doc surface named by `surface` (or the primary one) as one change by you, with a named version "Imported <file>"; `mode=new` makes a new doc surface named after the file. Images in the file become doc images (counted against the storage quota). Answers the surface and `warnings`: what the doc could not hold. 415 for another type, 422 for a file that is not what its type says (nothing written). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Doc surface slug; the primary (first) doc surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                    /** @description `replace` (default): the file replaces the doc surface's body; `new`: a new doc surface named after the file */
+                    mode?: "replace" | "new";
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DocImportResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -9262,6 +9545,131 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/export.zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the workspace as a folder (zip)
+         * @description Streamed `application/zip`: a Markdown file per doc, an .html file per html page, their images in a folder named like the page, a CSV per table surface (`id` and the column keys, as `GET /rows.csv`) with its columns in `<name>.columns.json`, a folder per files surface (members only), pages nested as the workspace nests them, and `trellis-workspace.json` saying what each path is. Links between pages become relative paths. `POST /api/workspaces/import` reads it back. docs/IMPORT-EXPORT.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The zip */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/zip": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -13065,6 +13473,12 @@ export interface paths {
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13077,7 +13491,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13378,6 +13792,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -13390,7 +13810,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13671,7 +14091,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -13679,7 +14099,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -13795,7 +14215,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -23715,6 +24135,153 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a workspace from a folder (zip)
+         * @description multipart/form-data: `file`, a zip this server exported (`GET /export.zip`) or a Notion "Markdown & CSV" export, at most 512 MB (413); `slug` of the new workspace; `name` (default: the name the folder gives itself). Answers 202 `{ job }` at once; `GET /api/jobs/{id}` follows it. The archive is checked whole first: a zip bomb, a path leaving the folder or a damaged archive fails the job with nothing made. Then a new workspace gets a surface per page and table (titles, nesting, links between pages rewritten to the new surfaces, typed columns, images stored with their pages, other files in a files surface); an entry that cannot go in is reported in `errors` by its path and the rest goes in. At most two imports run at once per organisation (429). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAnswer"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{slug}": {
         parameters: {
             query?: never;
@@ -25789,8 +26356,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description `markdown` (CommonMark + GFM) or `text`; omitted: ProseMirror JSON in `content` */
-                    format?: "markdown" | "text";
+                    /** @description `markdown` (CommonMark + GFM) or `text`; `docx`, `pdf` or `html`: the doc as a file (an attachment); omitted: ProseMirror JSON in `content` */
+                    format?: "markdown" | "text" | "docx" | "pdf" | "html";
                     /** @description `exclude` (default): the doc as if every open suggestion were rejected; `include`: with them (their marks in `content`, CriticMarkup `{++…++}` / `{--…--}` in Markdown) */
                     suggestions?: "exclude" | "include";
                     /** @description Doc surface slug; the primary (first) doc surface when omitted */
@@ -25808,7 +26375,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The doc body */
+                /** @description The doc body `format=docx` gives a Word file, `format=pdf` a PDF (selectable text in embedded Noto fonts covering Latin, Cyrillic, Greek and Chinese, with images, tables and page numbers), `format=html` a standalone HTML page: each streamed as an attachment named after the surface, open suggestions left out (docs/IMPORT-EXPORT.md). At most two exports or imports run at once per organisation (429 beyond). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -25821,6 +26388,9 @@ export interface paths {
                             surfaceId: string;
                             text: string;
                         } | components["schemas"]["DocAttribution"];
+                        "application/pdf": string;
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                        "text/html": string;
                         "text/markdown": string;
                         "text/plain": string;
                     };
@@ -26088,6 +26658,162 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/doc/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a Word, HTML or Markdown file into a doc
+         * @description multipart/form-data with one field `file`: a Word file (.docx), an HTML page (.html, sanitised as html surfaces are) or Markdown (.md), at most 25 MB (413). `mode=replace` (default) writes it over the doc surface named by `surface` (or the primary one) as one change by you, with a named version "Imported <file>"; `mode=new` makes a new doc surface named after the file. Images in the file become doc images (counted against the storage quota). Answers the surface and `warnings`: what the doc could not hold. 415 for another type, 422 for a file that is not what its type says (nothing written). docs/IMPORT-EXPORT.md.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Doc surface slug; the primary (first) doc surface when omitted */
+                    surface?: string;
+                    surfaceId?: string;
+                    /** @description `replace` (default): the file replaces the doc surface's body; `new`: a new doc surface named after the file */
+                    mode?: "replace" | "new";
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DocImportResult"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -26373,6 +27099,129 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/export.zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the workspace as a folder (zip)
+         * @description Streamed `application/zip`: a Markdown file per doc, an .html file per html page, their images in a folder named like the page, a CSV per table surface (`id` and the column keys, as `GET /rows.csv`) with its columns in `<name>.columns.json`, a folder per files surface (members only), pages nested as the workspace nests them, and `trellis-workspace.json` saying what each path is. Links between pages become relative paths. `POST /api/workspaces/import` reads it back. docs/IMPORT-EXPORT.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The zip */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/zip": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description Default Response */
@@ -30124,6 +30973,12 @@ export interface paths {
                     surfaceId?: string;
                     /** @description `csv` streams RFC 4180 CSV instead (as does `Accept: text/csv`) */
                     format?: "json" | "csv";
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -30134,7 +30989,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description JSON by default. The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -30433,6 +31288,12 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
+                    /** @description CSV only. `keys` (default): a header of `id` and the column keys, the form an import reads back; `labels`: the column labels and no `id` column, the file people open (the web app's export) */
+                    headers?: "keys" | "labels";
+                    /** @description CSV only. `formulas`: a field a spreadsheet would run (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return, unless it is a plain number like `-5`) gets a leading `'` */
+                    neutralize?: "formulas";
+                    /** @description CSV only. `true`: the file starts with a UTF-8 byte order mark, so spreadsheets read non-ASCII text right */
+                    bom?: "true" | "false";
                 };
                 header?: never;
                 path: {
@@ -30443,7 +31304,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays; docs/TABLES.md. */
+                /** @description The rows as RFC 4180 CSV (`format=csv`, `Accept: text/csv`, or `GET /rows.csv`): one sheet (the named one, else the primary), a header of `id` then the column keys in column order, a record per row in the listing's order (`filter`, `sort` and `view` apply; a view gives its sheet and its visible columns in its order), streamed a page at a time; `limit` and `after` do not apply. Arrays (multi-select, persons, links) are JSON arrays. The file is named after the view, else the sheet. `headers=labels`, `bom=true` and `neutralize=formulas` give the file people open in a spreadsheet (the web app's export); docs/TABLES.md. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -30722,7 +31583,7 @@ export interface paths {
         put?: never;
         /**
          * Import rows from a CSV file
-         * @description multipart/form-data with a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. Rows are written 500 to a transaction, each with its `row.created` event. Past the plan's row cap, rows are refused and reported (`refused`, and a line in `errors`). At most 25 MB (413). docs/TABLES.md.
+         * @description multipart/form-data with one part, a `file` field: RFC 4180 CSV (UTF-8, a BOM is skipped) whose first record is a header. Headers map to columns by key, then by key or label ignoring case; an `id` header gives row ids (a taken id fails its line). Missing columns are created with a type inferred from the values (number, ISO date, checkbox, select, else text). Fields are read by their column's type; arrays are JSON arrays. The file is checked as it arrives, before anything is written; rows are then written in batches (at most 250 rows or 64 KB of fields to a transaction), each row with its `row.created` event. Without `partial=true`, one bad line is 422 `import_failed` and a file with more rows than the plan's row cap leaves room for is 402 `over_limit`, nothing written. With it, the good lines are written up to the cap; the import stops reading at the first good line past it (`refused`, and a line in `errors`). An organisation runs at most 2 imports at once (429, endpoint `csv_imports`, with Retry-After). At most 25 MB (413). docs/TABLES.md.
          */
         post: {
             parameters: {
@@ -30730,7 +31591,7 @@ export interface paths {
                     /** @description Table surface slug; the primary table surface when omitted */
                     surface?: string;
                     surfaceId?: string;
-                    /** @description `true`: write the good lines and report the bad ones; otherwise one bad line fails the import and nothing is written */
+                    /** @description `true`: write the good lines, up to the row cap, and report the others; otherwise one bad line, or more rows than fit under the cap, fails the import and nothing is written */
                     partial?: "true" | "false";
                 };
                 header?: never;
@@ -30844,7 +31705,7 @@ export interface paths {
                             }[];
                             /** @description Rows written */
                             imported?: number;
-                            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+                            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
                             refused?: number;
                             requestId: string;
                         };
@@ -39600,7 +40461,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         CsvImportReportInput: {
@@ -39613,7 +40474,7 @@ export interface components {
             }[];
             /** @description Rows written */
             imported: number;
-            /** @description Good rows not written because the workspace reached its plan's row cap (each range is in `errors`) */
+            /** @description Good lines read but not written because the workspace reached its plan's row cap. The import stops reading at the first good line past the room (an entry of `errors` names it), so the lines after it are not counted */
             refused: number;
         };
         /** @description Everything of yours that exists. Sections are added as features arrive (rows, comments, webhooks, files); clients should ignore unknown ones. */
@@ -39864,6 +40725,18 @@ export interface components {
             content: components["schemas"]["ProseMirrorDocInput"];
             surfaceId: string;
         };
+        DocImportResult: {
+            /** @description The doc surface the file went into */
+            surface: components["schemas"]["Surface"];
+            /** @description What the doc could not hold from the file (underline, colours, media, what the sanitiser removed, ...); empty when nothing was lost */
+            warnings: string[];
+        };
+        DocImportResultInput: {
+            /** @description The doc surface the file went into */
+            surface: components["schemas"]["SurfaceInput"];
+            /** @description What the doc could not hold from the file (underline, colours, media, what the sanitiser removed, ...); empty when nothing was lost */
+            warnings: string[];
+        };
         DowngradeResult: {
             /** @description When the organisation moves to free; null once cancelled */
             effectiveAt: string | null;
@@ -39943,6 +40816,26 @@ export interface components {
                 };
                 slug: string;
             } | null;
+        };
+        ExportedDoc: {
+            /** @description The bytes, base64, for `docx` and `pdf` */
+            contentBase64?: string;
+            contentType: string;
+            /** @description A file name for it */
+            name: string;
+            size: number;
+            /** @description The page itself, for `html` */
+            text?: string;
+        };
+        ExportedDocInput: {
+            /** @description The bytes, base64, for `docx` and `pdf` */
+            contentBase64?: string;
+            contentType: string;
+            /** @description A file name for it */
+            name: string;
+            size: number;
+            /** @description The page itself, for `html` */
+            text?: string;
         };
         File: {
             archivedAt: string | null;
@@ -40271,6 +41164,64 @@ export interface components {
                 org: {
                     slug: string;
                 };
+                slug: string;
+            };
+        };
+        Job: {
+            /** Format: date-time */
+            createdAt: string;
+            errors: {
+                message: string;
+                /** @description The entry of the archive, or "" for the archive as a whole */
+                path: string;
+            }[];
+            finishedAt: string | null;
+            id: string;
+            /** @constant */
+            kind: "workspace_import";
+            /** @description Entries of the archive handled so far, of all */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /** @description The workspace the import made, once it exists (and kept when it is done) */
+            workspace?: {
+                id: string;
+                name: string;
+                slug: string;
+            };
+        };
+        JobAnswer: {
+            job: components["schemas"]["Job"];
+        };
+        JobAnswerInput: {
+            job: components["schemas"]["JobInput"];
+        };
+        JobInput: {
+            /** Format: date-time */
+            createdAt: string;
+            errors: {
+                message: string;
+                /** @description The entry of the archive, or "" for the archive as a whole */
+                path: string;
+            }[];
+            finishedAt: string | null;
+            id: string;
+            /** @constant */
+            kind: "workspace_import";
+            /** @description Entries of the archive handled so far, of all */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /** @description The workspace the import made, once it exists (and kept when it is done) */
+            workspace?: {
+                id: string;
+                name: string;
                 slug: string;
             };
         };
@@ -41765,6 +42716,8 @@ export interface components {
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
+            /** @description The surface this one is nested under (a page under its parent page, as an imported folder had it), or null */
+            parentId: string | null;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
             /** @description Its address, made from its name; a rename makes a new one */
@@ -41781,6 +42734,8 @@ export interface components {
             /** @enum {string} */
             kind: "table" | "doc" | "html" | "files";
             name: string;
+            /** @description The surface this one is nested under (a page under its parent page, as an imported folder had it), or null */
+            parentId: string | null;
             /** @description Order among the workspace's surfaces, from 0; new surfaces go last */
             position: number;
             /** @description Its address, made from its name; a rename makes a new one */

@@ -97,15 +97,24 @@ export const SurfaceQuery = {
 // ---------------------------------------------------------------------------
 // Row queries (docs/TABLES.md): filters, sorts, fields and saved views.
 
-export const FILTER_OPS = ['eq', 'neq', 'contains', 'starts', 'empty', 'lt', 'lte', 'gt', 'gte', 'between', 'in'] as const;
+import { FILTER_OPS, type FilterOp as FilterOpName } from '../table/query';
+export { FILTER_OPS };
 
 const ColumnKey = z.string().min(1).max(64);
 const FilterValue = z
   .union([z.string().max(10_000), z.number(), z.boolean(), z.null(), z.array(z.union([z.string().max(10_000), z.number()])).max(1_000)])
   .describe('A string (as in the query string), or a typed value: a number, a boolean, or an array for `in` and `between`');
 
+/**
+ * Any operator name passes the schema, so that the row query's own check
+ * (src/model/table/query.ts) names an unknown one with its column, in the
+ * same words for the JSON body as for the query string; OpenAPI still lists
+ * the operators. Typed as those: every filter a request brings is checked
+ * (checkRowQuery, compileRowQuery) before it is used or stored.
+ */
+const FilterOp = z.string().min(1).max(32).meta({ enum: [...FILTER_OPS] }) as unknown as z.ZodType<FilterOpName, string>;
 export const FilterCondition = z
-  .strictObject({ column: ColumnKey, op: z.enum(FILTER_OPS), value: FilterValue.optional() })
+  .strictObject({ column: ColumnKey, op: FilterOp, value: FilterValue.optional() })
   .meta({ id: 'FilterCondition' });
 const NestedGroup = z
   .union([z.strictObject({ and: z.array(FilterCondition).max(100) }), z.strictObject({ or: z.array(FilterCondition).max(100) })])

@@ -18,6 +18,7 @@ export const Surface = z
     kind: SurfaceKind,
     name: z.string(),
     position: z.number().int().describe('Order among the workspace\'s surfaces, from 0; new surfaces go last'),
+    parentId: z.string().nullable().describe('The surface this one is nested under (a page under its parent page, as an imported folder had it), or null'),
     createdAt: IsoDateTime,
     syncDocument: z
       .string()

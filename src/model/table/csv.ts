@@ -30,6 +30,22 @@ export function encodeCsvCell(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** What a spreadsheet runs as a formula when a field begins with it (OWASP, "CSV injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A field that is only a number: a spreadsheet reads it as one, and nothing in it can run. */
+const PLAIN_NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A field as a spreadsheet should show it rather than run it
+ * (`neutralize=formulas`): one beginning with `=`, `+`, `-`, `@`, a tab or a
+ * carriage return gets a leading `'`, as OWASP recommends. A plain number
+ * (`-5`, `+3.25`, `-1e-7`) stays as it is, whatever its column: it cannot
+ * run anything, and a prefix would turn every negative amount into text.
+ */
+export function neutralizeFormula(field: string): string {
+  return FORMULA_START.test(field) && !PLAIN_NUMBER.test(field) ? `'${field}` : field;
+}
+
 /** A number written by a person or a spreadsheet: no leading zeros (`007` is a code, not 7) and no more digits than a double keeps. */
 const NUMBER_TEXT = /^[+-]?(?:0|[1-9]\d{0,14})(?:\.\d+)?(?:[eE][+-]?\d{1,3})?$/;
 

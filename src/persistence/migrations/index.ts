@@ -23,6 +23,7 @@ import * as m0084 from './0084_surface_former_slugs';
 import * as m0090 from './0090_sync_instances';
 import * as m0091 from './0091_read_marks';
 import * as m0100 from './0100_runs';
+import * as m0130 from './0130_imports';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '0090_sync_instances': m0090,
   '0091_read_marks': m0091,
   '0100_runs': m0100,
+  '0130_imports': m0130,
 };

@@ -18,6 +18,7 @@ import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocM
 import { refreshMentionCandidates } from './mentions';
 import { mentionCandidatesOf, type MentionCandidate } from '../workspace-context/mention-candidates';
 import { AuthorshipView } from './Authorship';
+import { DocFileMenu } from './DocFiles';
 import type { UploadedImage } from '../../../src/model/schemas/files';
 
 /** A doc surface: a collaborative rich-text editor over the surface's document. */
@@ -187,6 +188,7 @@ export function DocSurface(props: SurfaceViewProps) {
           <Icon name="users" size={14} />
           <span>Authorship</span>
         </button>
+        <DocFileMenu context={context} surface={props.surface} editable={context.abilities.edit && !context.workspace.archivedAt} />
       </div>
       {editable && info && !authorship && (
         <div class="doc-toolbar" role="toolbar" aria-label="Formatting">

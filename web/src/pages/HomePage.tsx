@@ -7,6 +7,7 @@ import { Icon } from '../ui/icons';
 import { Button, EmptyState, IconButton, Menu, Spinner, useMenu, type MenuItem } from '../ui/primitives';
 import { showError, showToast } from '../ui/toast';
 import { CreateWorkspaceDialog } from '../workspace/CreateWorkspaceDialog';
+import { ImportWorkspaceDialog } from '../workspace/ImportWorkspaceDialog';
 import { RenameDialog } from '../ui/RenameDialog';
 import type { Workspace } from '../workspace-context/types';
 import { archiveWorkspace, renameWorkspace, setPinned, unarchiveWorkspace } from '../workspace/workspace-actions';
@@ -25,6 +26,7 @@ export function HomePage(props: { orgSlug: string }) {
   const [view, setView] = useState<'active' | 'archived'>('active');
   const [archived, setArchived] = useState<Workspace[] | null>(null);
   const [creating, setCreating] = useState(false);
+  const [importing, setImporting] = useState(false);
   const [renaming, setRenaming] = useState<Workspace | null>(null);
   const [filter, setFilter] = useState('');
 
@@ -68,11 +70,16 @@ export function HomePage(props: { orgSlug: string }) {
               : 'Tables and docs shared with your team and your agents.'}
           </p>
         </div>
-        {/* New workspaces go to the person's own organisation (the API's), so the button is offered there only. */}
+        {/* New workspaces go to the person's own organisation (the API's), so making or importing one is offered there only. */}
         {org?.primary && (
-          <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
-            New workspace
-          </Button>
+          <div class="page-header-actions">
+            <Button icon="upload" onClick={() => setImporting(true)} data-testid="import-workspace">
+              Import
+            </Button>
+            <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
+              New workspace
+            </Button>
+          </div>
         )}
       </header>
       <div class="toolbar">
@@ -129,6 +136,7 @@ export function HomePage(props: { orgSlug: string }) {
         </ul>
       )}
       {creating && <CreateWorkspaceDialog onClose={() => setCreating(false)} />}
+      {importing && <ImportWorkspaceDialog orgSlug={props.orgSlug} onClose={() => setImporting(false)} />}
       {renaming && (
         <RenameDialog
           title="Rename workspace"

@@ -1,6 +1,6 @@
 /**
  * CSV in and out of the sheet on screen: a "CSV" toolbar menu (import a
- * file, export the sheet), and a file dropped anywhere on the table. Before
+ * file, export what is on screen), and a file dropped anywhere on the table. Before
  * anything is written, a preview shows where each header goes (an existing
  * column, or a new one with the type the server will infer: the same
  * src/model/table/csv.ts decides both) and the first rows; the import itself
@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { parse } from 'csv-parse/browser/esm/sync';
 import { addToColumnStats, emptyColumnStats, inferColumnType, mapCsvHeaders, type HeaderTarget } from '../../../src/model/table/csv';
 import { api, ApiError, messageOf } from '../lib/api';
+import { downloadFrom } from '../lib/download';
 import { Button, Dialog, Menu } from '../ui/primitives';
 import { showToast } from '../ui/toast';
 import { TYPE_LABELS } from './cells';
@@ -31,7 +32,13 @@ type Preview = {
 
 type Report = { imported: number; refused: number; columnsCreated: string[]; errors: Array<{ line: number; message: string }> };
 
-export function CsvTools(props: { workspaceId: string; surface: { id: string; slug: string }; columns: ColumnDef[]; editable: boolean }) {
+/**
+ * What an export holds: the view on show (the server reads its filter, sort
+ * and visible columns), or the plain grid's visible columns in their order.
+ */
+export type ExportScope = { viewId: string } | { columns: readonly string[] };
+
+export function CsvTools(props: { workspaceId: string; surface: { id: string; slug: string }; columns: ColumnDef[]; shown: ExportScope; editable: boolean }) {
   const { workspaceId, surface, columns, editable } = props;
   const anchor = useRef<HTMLSpanElement>(null);
   const input = useRef<HTMLInputElement>(null);
@@ -83,13 +90,13 @@ export function CsvTools(props: { workspaceId: string; surface: { id: string; sl
     anchor.current?.closest('.table-surface')?.classList.toggle('is-dropping-csv', dropping);
   }, [dropping]);
 
+  // The file people open in a spreadsheet (docs/TABLES.md "Export"): labels, a BOM, formulas neutralized, what is on screen.
+  // An empty name lets the server's Content-Disposition name it after the view or the table.
   const exportCsv = () => {
-    const link = document.createElement('a');
-    link.href = `/api/workspaces/${encodeURIComponent(workspaceId)}/rows.csv?surface=${encodeURIComponent(surface.slug)}`;
-    link.download = `${surface.slug}.csv`;
-    document.body.appendChild(link);
-    link.click();
-    link.remove();
+    const query = new URLSearchParams({ surface: surface.slug, headers: 'labels', bom: 'true', neutralize: 'formulas' });
+    if ('viewId' in props.shown) query.set('view', props.shown.viewId);
+    else query.set('fields', props.shown.columns.join(','));
+    downloadFrom(`/api/workspaces/${encodeURIComponent(workspaceId)}/rows.csv?${query}`, '');
   };
 
   return (
@@ -150,7 +157,8 @@ async function previewOf(file: File, columns: ColumnDef[]): Promise<Preview> {
 function ImportDialog(props: { preview: Preview; workspaceId: string; surfaceSlug: string; onClose: () => void }) {
   const { preview } = props;
   const [busy, setBusy] = useState(false);
-  const [failed, setFailed] = useState<{ message: string; lines: Array<{ line: number; message: string }> } | null>(null);
+  // `overCap`: the file has more rows than the plan's row cap leaves room for (402); partial=true imports those that fit.
+  const [failed, setFailed] = useState<{ message: string; lines: Array<{ line: number; message: string }>; overCap: boolean } | null>(null);
   const [report, setReport] = useState<Report | null>(null);
 
   const submit = async (partial: boolean) => {
@@ -168,7 +176,7 @@ function ImportDialog(props: { preview: Preview; workspaceId: string; surfaceSlu
     } catch (error) {
       const details = error instanceof ApiError && Array.isArray(error.details) ? (error.details as Array<{ path?: string[]; message: string }>) : [];
       const lines = details.flatMap((d) => (d.path?.[0] === 'line' ? [{ line: Number(d.path[1]), message: d.message }] : []));
-      setFailed({ message: messageOf(error), lines });
+      setFailed({ message: messageOf(error), lines, overCap: error instanceof ApiError && error.status === 402 });
     } finally {
       setBusy(false);
     }
@@ -196,9 +204,9 @@ function ImportDialog(props: { preview: Preview; workspaceId: string; surfaceSlu
             <Button variant="ghost" onClick={props.onClose}>
               Cancel
             </Button>
-            {failed && failed.lines.length > 0 && (
+            {failed && (failed.lines.length > 0 || failed.overCap) && (
               <Button onClick={() => void submit(true)} busy={busy} data-testid="csv-import-partial">
-                Import the good lines
+                {failed.overCap ? 'Import the rows that fit' : 'Import the good lines'}
               </Button>
             )}
             <Button variant="primary" busy={busy} disabled={preview.problems.length > 0} onClick={() => void submit(false)} data-testid="csv-import-confirm">
@@ -262,7 +270,7 @@ function ImportDialog(props: { preview: Preview; workspaceId: string; surfaceSlu
         {report && (
           <div data-testid="csv-import-report">
             <p>
-              Imported {report.imported.toLocaleString()} rows{report.refused > 0 ? `; ${report.refused.toLocaleString()} refused` : ''}.
+              Imported {report.imported.toLocaleString()} rows{report.refused > 0 ? '; the rest were not imported: the workspace reached its plan’s row cap' : ''}.
             </p>
             <ul>
               {report.errors.slice(0, 20).map((line) => (

@@ -427,7 +427,13 @@ export function TableSurface(props: SurfaceViewProps) {
         )}
         {/* The tools at the end wrap as one group (to a second line, on the right) when the toolbar runs out of room. */}
         <span class="table-toolbar-end">
-          <CsvTools workspaceId={context.workspace.id} surface={surface} columns={allColumns} editable={editable} />
+          <CsvTools
+            workspaceId={context.workspace.id}
+            surface={surface}
+            columns={allColumns}
+            shown={view ? { viewId: view.id } : { columns: columns.map((column) => column.key) }}
+            editable={editable}
+          />
           {!editable && !suggesting && <span class="badge badge-muted">Read only</span>}
           {suggesting && (
             <>

@@ -3,6 +3,7 @@ import { api } from '../lib/api';
 import { slugify } from '../lib/format';
 import { navigate } from '../lib/router';
 import { FormDialog } from '../ui/FormDialog';
+import { AddressField } from './AddressField';
 import type { Workspace } from '../workspace-context/types';
 import { refreshWorkspaces } from '../workspace-context/workspaces-store';
 
@@ -26,22 +27,13 @@ export function CreateWorkspaceDialog(props: { onClose: () => void }) {
         <span>Name</span>
         <input name="name" required maxLength={200} placeholder="Product roadmap" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
       </label>
-      <label class="field">
-        <span>Address</span>
-        <div class="input-prefix">
-          <span>/</span>
-          <input
-            name="slug"
-            required
-            pattern="[a-z0-9]+(-[a-z0-9]+)*"
-            value={effectiveSlug}
-            onInput={(e) => {
-              setSlugEdited(true);
-              setSlug((e.target as HTMLInputElement).value);
-            }}
-          />
-        </div>
-      </label>
+      <AddressField
+        value={effectiveSlug}
+        onInput={(value) => {
+          setSlugEdited(true);
+          setSlug(value);
+        }}
+      />
       <fieldset class="field">
         <legend>Starts as</legend>
         <div class="choice-row">

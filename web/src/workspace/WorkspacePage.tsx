@@ -15,6 +15,8 @@ import { LiveMentions } from '../inbox/Inbox';
 import { Presence } from './Presence';
 import { RenameDialog } from '../ui/RenameDialog';
 import { ShareDialog } from './ShareDialog';
+import { ImportWorkspaceDialog } from './ImportWorkspaceDialog';
+import { downloadFrom } from '../lib/download';
 import { lazy } from '../ui/lazy';
 import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
 import { SURFACE_VIEWS } from './surface-views';
@@ -199,9 +201,13 @@ function WorkspaceMenu(props: { context: WorkspaceContext; onRename: () => void;
   const menu = useMenu();
   const { workspace, abilities } = props.context;
   const canManage = workspace.role === 'owner' || workspace.role === 'editor';
+  const [importing, setImporting] = useState(false);
   const items: MenuItem[] = [
     { label: workspace.pinnedAt ? 'Unpin' : 'Pin to top', icon: 'pin', onSelect: () => setPinned(workspace, !workspace.pinnedAt).then(props.context.reload, showError) },
     { label: 'Rename…', icon: 'edit', onSelect: props.onRename, disabled: !abilities.manage },
+    { separator: true, label: '' },
+    { label: 'Export as a folder (.zip)', icon: 'download', onSelect: () => downloadFrom(workspacePath(workspace.org.slug, workspace.slug, '/export.zip'), `${workspace.slug}.zip`) },
+    { label: 'Import a workspace…', icon: 'upload', onSelect: () => setImporting(true) },
     { separator: true, label: '' },
     {
       label: 'Archive workspace',
@@ -219,6 +225,7 @@ function WorkspaceMenu(props: { context: WorkspaceContext; onRename: () => void;
     <>
       <IconButton icon="more" label="Workspace options" onClick={menu.open} aria-haspopup="menu" />
       {menu.anchor && <Menu anchor={menu.anchor} items={items} onClose={menu.close} />}
+      {importing && <ImportWorkspaceDialog orgSlug={workspace.org.slug} onClose={() => setImporting(false)} />}
     </>
   );
 }

@@ -1,0 +1,41 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/**
+ * A chain of awaits that resolve as microtasks (PGlite's queries, the
+ * records of a parser reading a buffered stream) never hands the event loop
+ * back: sockets go unread, timers and signals wait. Work that may run long
+ * checks between its steps: once the current turn of the event loop has
+ * run longer than the budget, it waits for the next turn; a turn of short
+ * steps pays one clock reading each.
+ */
+export class EventLoopTurns {
+  private turnStarted = performance.now();
+  private markerPending = false;
+
+  constructor(private readonly budgetMs: number) {}
+
+  /** Whether this turn has run past the budget (then `await nextTurn()`); a plain call, for loops that should not make a promise per step. */
+  isLong(): boolean {
+    this.markTurn();
+    return performance.now() - this.turnStarted > this.budgetMs;
+  }
+
+  async yieldIfLong(): Promise<void> {
+    if (this.isLong()) await this.nextTurn();
+  }
+
+  /** The next turn of the event loop (the turn's start is noted first: its marker was scheduled before). */
+  async nextTurn(): Promise<void> {
+    await nextTurn();
+  }
+
+  /** Notes when the event loop next turns: an immediate runs only once the microtask queue is empty. */
+  private markTurn() {
+    if (this.markerPending) return;
+    this.markerPending = true;
+    setImmediate(() => {
+      this.markerPending = false;
+      this.turnStarted = performance.now();
+    });
+  }
+}
