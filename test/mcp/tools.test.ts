@@ -96,7 +96,7 @@ describe('tools/list', () => {
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'query_rows', 'list_views', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode', 'export_rows_csv', 'list_suggestions', 'get_presence', 'list_runs', 'get_run_changes', 'list_columns', 'check_formula'];
+      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'query_rows', 'list_views', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode', 'export_rows_csv', 'list_suggestions', 'get_presence', 'list_runs', 'get_run_changes', 'list_columns', 'check_formula', 'export_doc'];
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(reads.includes(tool.name));
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
     }
