@@ -10,7 +10,14 @@
  * - `bare`: an in-memory Hocuspocus (`flushDelay: false`) holding the same
  *   state already loaded, with the same websocket wiring.
  *
- * Both answer `GET {stats}/heap` with the heap in use after a full GC.
+ * - `trellis-rest`: the real app, empty (a welcome workspace, an editor
+ *   key), for the parent to seed over REST (`POST /rows/import`) and sync;
+ *   with BENCH_DATA_DIR it restarts on that seeded data, nothing loaded.
+ *   On SIGTERM it closes the app (the data stays for the restart).
+ *
+ * Both answer `GET {stats}/heap` with the heap in use after a full GC;
+ * `GET {stats}/usage` answers this process's CPU time so far and its
+ * resident memory now and at its peak (no GC).
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -23,6 +30,7 @@ import { tablesDocumentName } from '../src/model/document-names';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { insertKey, signInUser } from '../test/workspaces/helpers';
 import { listenBare } from './bare-hocuspocus';
 
 const mode = process.argv[2];
@@ -31,8 +39,21 @@ process.on('SIGTERM', () => process.exit(0));
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
+/** Resident memory now and at its peak (MB), from the kernel's view of this process. */
+function residentMb(): { rssMb: number; peakRssMb: number } {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+}
+
 async function startStats(): Promise<string> {
-  const server = http.createServer((_request, response) => {
+  const server = http.createServer((request, response) => {
+    if (request.url === '/usage') {
+      const cpu = process.cpuUsage();
+      // Closed after each answer: a kept-alive socket the server times out races the client's next request.
+      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, ...residentMb() }));
+      return;
+    }
     gc();
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ heapMb: process.memoryUsage().heapUsed / 2 ** 20 }));
   });
@@ -55,6 +76,24 @@ async function trellis() {
   console.log(JSON.stringify({ url: restarted.url, cookie, documentName, stats: await startStats() }));
 }
 
+async function trellisRest() {
+  const restart = process.env.BENCH_DATA_DIR;
+  if (!restart) await prepareTemplate();
+  const env = { API_WRITES_PER_MINUTE: '1000000' };
+  const t = restart ? await startTestApp({ env, dataDir: restart }) : await startTestApp({ env });
+  process.removeAllListeners('SIGTERM');
+  process.on('SIGTERM', () => void t.close().finally(() => process.exit(0)));
+  const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirst();
+  let editor = process.env.BENCH_TOKEN;
+  if (!restart) {
+    const owner = await signInUser(t, 'bench@example.com');
+    await t.services.db.updateTable('orgs').set({ plan: 'scale' }).execute();
+    editor = ((await insertKey(t, owner, { role: 'editor' })).as as { bearer: string }).bearer;
+  }
+  const welcome = ws ?? (await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow());
+  console.log(JSON.stringify({ url: t.url, token: editor, documentName: tablesDocumentName(welcome.id), dataDir: t.store.dataDir, stats: await startStats() }));
+}
+
 async function bare() {
   const state = new Uint8Array(readFileSync(stateFile));
   const hocuspocus = new Hocuspocus({
@@ -70,4 +109,4 @@ async function bare() {
   console.log(JSON.stringify({ url, documentName, stats: await startStats() }));
 }
 
-await (mode === 'bare' ? bare() : trellis());
+await (mode === 'bare' ? bare() : mode === 'trellis-rest' ? trellisRest() : trellis());

@@ -6,15 +6,27 @@
  * stored (snapshot) and not loaded, so its load is part of the sync; the
  * server's heap after the sync is reported for both.
  *
- *   npx tsx bench/cold-sync.ts [--rows 50000]
+ * The same table seeded over REST (`runColdSyncRestBench`, part
+ * `cold-sync-rest`): a CSV through `POST /rows/import` into an empty
+ * server; at once three fresh providers one after another on that server
+ * (warm: the import still holds the document), then how long the server
+ * stays busy after the seed (until a 2-s window under 5 % of a core) and
+ * its peak resident memory; then three more providers after a restart on
+ * the same data (cold: the first loads it). Each sync with the server's CPU
+ * time meanwhile (less disturbed by a loaded machine than wall time). The bare Hocuspocus serves the state the
+ * Trellis client received, from memory, three providers in a fresh process
+ * (its first sync is its cold one).
+ *
+ *   npx tsx bench/cold-sync.ts [--rows 50000] [--rest]
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as Y from 'yjs';
 import { countRows, ensureSheet, insertRows, scaffoldDefaultColumns } from '../src/model/table/document';
 import { connectClient, synced } from '../test/helpers/sync';
+import { csvOf } from './csv';
 import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
@@ -80,9 +92,131 @@ export async function runColdSyncBench(options: { rows?: number } = {}): Promise
   }
 }
 
+type RestInfo = Info & { token: string; dataDir: string };
+type Usage = { cpuMs: number; rssMb: number; peakRssMb: number };
+
+/** Fresh providers one after another: each one's time from connecting to holding every row, the server's CPU meanwhile; the last one's document. */
+async function syncs(
+  info: { url: string; stats: string },
+  documentName: string,
+  credential: { token?: string; cookie?: string },
+  rows: number,
+  count: number,
+): Promise<{ ms: number[]; cpuMs: number[]; doc: Y.Doc }> {
+  const ms: number[] = [];
+  const cpuMs: number[] = [];
+  let doc = new Y.Doc();
+  for (let i = 0; i < count; i++) {
+    const before = await usageOf(info);
+    const started = performance.now();
+    const client = connectClient(info.url, documentName, credential);
+    await synced(client, 600_000);
+    ms.push(performance.now() - started);
+    cpuMs.push((await usageOf(info)).cpuMs - before.cpuMs);
+    const held = countRows(client.doc);
+    if (held !== rows) throw new Error(`the client holds ${held} rows, not ${rows}`);
+    doc = client.doc;
+    client.provider.destroy();
+  }
+  return { ms, cpuMs, doc };
+}
+
+const usageOf = async (info: { stats: string }): Promise<Usage> => (await fetch(`${info.stats}/usage`)).json() as Promise<Usage>;
+
+/** Waits until the server's CPU over a 2-s window is under 5 % of a core; answers when that window began (ms after `since`) and the CPU spent from `since` until then. */
+async function settle(info: { stats: string }, since: { at: number; cpuMs: number }, limitMs = 600_000): Promise<{ idleAfterMs: number; cpuMs: number }> {
+  let last = await usageOf(info);
+  let lastAt = performance.now();
+  while (performance.now() - since.at < limitMs) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const now = await usageOf(info);
+    if (now.cpuMs - last.cpuMs < 100) return { idleAfterMs: lastAt - since.at, cpuMs: last.cpuMs - since.cpuMs };
+    last = now;
+    lastAt = performance.now();
+  }
+  return { idleAfterMs: limitMs, cpuMs: last.cpuMs - since.cpuMs };
+}
+
+const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export async function runColdSyncRestBench(options: { rows?: number } = {}): Promise<Figures> {
+  const rows = options.rows ?? 50_000;
+  const figures: Figures = { rows, 'pinned (server core 0, client core 1)': String(pinThisProcess(1)), 'load average at start': os.loadavg().map((l) => l.toFixed(1)).join(' ') };
+  const runId = `bench_coldrest_${process.pid}`;
+  const seeded = await spawnBenchServer<RestInfo>('cold-sync-server.ts', 'trellis-rest', runId, { core: 0 });
+  let warm: number[];
+  let warmCpu: number[];
+  let state: Uint8Array;
+  const { info } = seeded;
+  try {
+    const form = new FormData();
+    form.append('file', new Blob([csvOf(rows)], { type: 'text/csv' }), 'seed.csv');
+    const before = await usageOf(info);
+    const seedStarted = performance.now();
+    const imported = await fetch(`${info.url}/api/workspaces/welcome/rows/import`, { method: 'POST', body: form, headers: { authorization: `Bearer ${info.token}` } });
+    const report = (await imported.json()) as { imported?: number };
+    if (report.imported !== rows) throw new Error(`import answered ${imported.status}: ${JSON.stringify(report).slice(0, 300)}`);
+    const seeded_ = { at: performance.now(), cpuMs: (await usageOf(info)).cpuMs };
+    figures['seed: POST /rows/import s, server CPU s'] = `${round((seeded_.at - seedStarted) / 1000, 1)}, ${round((seeded_.cpuMs - before.cpuMs) / 1000, 1)}`;
+    // At once, as a person opens the table they just imported: the document is still held from the import.
+    const synced_ = await syncs(info, info.documentName, { token: info.token }, rows, 3);
+    warm = synced_.ms;
+    warmCpu = synced_.cpuMs;
+    state = Y.encodeStateAsUpdate(synced_.doc);
+    const settled = await settle(info, seeded_);
+    const after = await usageOf(info);
+    figures['after the seed: busy for s, syncs included (until a 2-s window under 5 % of a core)'] = round(settled.idleAfterMs / 1000, 1);
+    figures['after the seed: server CPU s until then'] = round(settled.cpuMs / 1000, 1);
+    figures['server RSS peak / after settling MB'] = `${Math.round(after.peakRssMb)} / ${Math.round(after.rssMb)}`;
+  } finally {
+    await stopBenchServer(seeded.child);
+  }
+  const restarted = await spawnBenchServer<RestInfo>('cold-sync-server.ts', 'trellis-rest', `${runId}_again`, { core: 0, env: { BENCH_DATA_DIR: info.dataDir, BENCH_TOKEN: info.token } });
+  let cold: number[];
+  let coldCpu: number[];
+  try {
+    const coldRun = await syncs(restarted.info, info.documentName, { token: info.token }, rows, 3);
+    cold = coldRun.ms;
+    coldCpu = coldRun.cpuMs;
+    figures['restarted server RSS peak after cold syncs MB'] = Math.round((await usageOf(restarted.info)).peakRssMb);
+  } finally {
+    await stopBenchServer(restarted.child);
+    rmSync(info.dataDir, { recursive: true, force: true });
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'trellis-coldrest-'));
+  let bare: number[];
+  let bareCpu: number[];
+  try {
+    const stateFile = path.join(dir, 'state.bin');
+    writeFileSync(stateFile, state);
+    const server = await spawnBenchServer<Info>('cold-sync-server.ts', 'bare', `${runId}_bare`, { core: 0, env: { BENCH_STATE_FILE: stateFile } });
+    try {
+      const bareRun = await syncs(server.info, server.info.documentName, {}, rows, 3);
+      bare = bareRun.ms;
+      bareCpu = bareRun.cpuMs;
+    } finally {
+      await stopBenchServer(server.child);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const list = (values: number[]) => values.map((v) => Math.round(v)).join(', ');
+  figures['bare Hocuspocus, fresh process: syncs ms (server CPU ms)'] = `${list(bare)} (${list(bareCpu)})`;
+  figures['Trellis warm (right after the seed): syncs ms (server CPU ms)'] = `${list(warm)} (${list(warmCpu)})`;
+  figures['Trellis cold (restarted, nothing loaded): syncs ms (server CPU ms)'] = `${list(cold)} (${list(coldCpu)})`;
+  // The bare server's first sync in its process is its cold one; its later ones are its warm ones.
+  figures['cold: Trellis first / bare first'] = round(cold[0]! / bare[0]!, 2);
+  figures['cold: p50 Trellis / p50 bare'] = round(p50(cold) / p50(bare), 2);
+  figures['warm: p50 Trellis / p50 bare (its later syncs)'] = round(p50(warm) / p50(bare.slice(1)), 2);
+  figures['worst single sync / bare p50'] = round(Math.max(...cold, ...warm) / p50(bare), 2);
+  figures['load average at end'] = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  return figures;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const i = process.argv.indexOf('--rows');
-  const figures = await runColdSyncBench({ rows: i >= 0 ? Number(process.argv[i + 1]) : undefined });
+  const rows = i >= 0 ? Number(process.argv[i + 1]) : undefined;
+  const figures = process.argv.includes('--rest') ? await runColdSyncRestBench({ rows }) : await runColdSyncBench({ rows });
   for (const [name, value] of Object.entries(figures)) console.log(`${name.padEnd(56)} ${value}`);
   process.exit(0);
 }

@@ -17,7 +17,7 @@ type Figures = Record<string, number | string>;
 const SIZES = [10_000, 50_000];
 const MB = 2 ** 20;
 
-function csvOf(rows: number): string {
+export function csvOf(rows: number): string {
   const lines = ['title,status,estimate,due,done,tags,notes'];
   const statuses = ['todo', 'doing', 'done'];
   for (let i = 0; i < rows; i++) {

@@ -3,7 +3,9 @@
  * so the replaying client in the parent does not share its core. `trellis`
  * runs the real app (auth, the durable update log, the observer's events
  * and projections); `bare` runs an in-memory Hocuspocus with
- * `flushDelay: false` and the same websocket wiring, nothing else. Prints
+ * `flushDelay: false` and the same websocket wiring, nothing else;
+ * `bare-durable` the same with every update group-committed to the
+ * database before it is applied (the floor of bench/write-path.ts). Prints
  * one JSON line when ready: `{ url, documentName, cookie? }`.
  *
  * `GET /bench/stats` (after the client has its acknowledgements) waits for
@@ -21,7 +23,10 @@ import { findPrincipals } from '../src/persistence/workspaces';
 import { serverOrigin } from '../src/sync/origins';
 import { insertRows } from '../src/model/table/document';
 import { startTestApp } from '../test/helpers/app';
-import { prepareTemplate } from '../test/helpers/database';
+import { freshDataStore, prepareTemplate } from '../test/helpers/database';
+import { openDatabase } from '../src/persistence/database';
+import { documentUpdateOf } from '../src/sync/update-message';
+import { GroupCommitLog } from './durable-floor';
 import { signIn } from '../test/helpers/sign-in';
 import { listenBare } from './bare-hocuspocus';
 
@@ -167,7 +172,26 @@ async function prefill(t: Awaited<ReturnType<typeof startTestApp>>, cookie: stri
   return rows + tail;
 }
 
-async function bare() {
+/**
+ * `bare-durable`: the same bare Hocuspocus, but every update is appended to
+ * the document log of a migrated database (PGlite on the durable file
+ * layer, or Postgres when TEST_DATABASE_URL is set) by a group commit
+ * before Hocuspocus applies and acknowledges it (bench/durable-floor.ts).
+ */
+async function bareDurable() {
+  await prepareTemplate();
+  const store = await freshDataStore();
+  const database = await openDatabase({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
+  const log = new GroupCommitLog(database.db);
+  process.removeAllListeners('SIGTERM');
+  process.on('SIGTERM', () => void database.close().then(() => store.dispose()).finally(() => process.exit(0)));
+  await bare((message) => {
+    const update = documentUpdateOf(message);
+    return update ? log.append('bench/doc/trace', update) : null;
+  }, () => ({ ...log.stats, database: database.kind }));
+}
+
+async function bare(beforeApply?: (message: Uint8Array) => Promise<void> | null, extra: () => object = () => ({})) {
   const hocuspocus = new Hocuspocus({ quiet: true, flushDelay: false });
   const documentName = 'bench/doc/trace';
   const server = http.createServer((request, response) => {
@@ -179,10 +203,10 @@ async function bare() {
     }
     const cpuMs = cpuSinceMark();
     const doc = hocuspocus.documents.get(documentName);
-    response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs, loopMaxMs: loopMaxMs() }) : '{}');
+    response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs, loopMaxMs: loopMaxMs(), ...extra() }) : '{}');
   });
-  const url = await listenBare(hocuspocus, server, { maxPayload: 32 * 1024 * 1024 });
+  const url = await listenBare(hocuspocus, server, { maxPayload: 32 * 1024 * 1024, beforeApply });
   console.log(JSON.stringify({ url, documentName }));
 }
 
-await (mode === 'bare' ? bare() : trellis());
+await (mode === 'bare' ? bare() : mode === 'bare-durable' ? bareDurable() : trellis());

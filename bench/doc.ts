@@ -195,16 +195,21 @@ type ServerStats = {
   events?: number;
   loopMaxMs?: number;
   prefilledRows?: number;
+  /** bare-durable: group commits and the updates they held. */
+  commits?: number;
+  updates?: number;
 };
 
 export function loadTrace(): Trace {
   return JSON.parse(gunzipSync(readFileSync(TRACE_FILE)).toString('utf8')) as Trace;
 }
 
-function spawnServer(mode: 'trellis' | 'bare', prefill: number, noCompaction: boolean, inRun: boolean) {
+export type TraceServerMode = 'trellis' | 'bare' | 'bare-durable';
+
+function spawnServer(mode: TraceServerMode, prefill: number, noCompaction: boolean, extraEnv: Record<string, string> = {}) {
   // The server on core 0, this replaying client on core 1 (pinned in traceFigures).
-  const env = { BENCH_PREFILL: String(prefill), BENCH_NO_COMPACTION: noCompaction ? '1' : '0', BENCH_RUN: inRun ? '1' : '0' };
-  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode}_${process.pid}`, { core: 0, env });
+  const env = { ...extraEnv, BENCH_PREFILL: String(prefill), BENCH_NO_COMPACTION: noCompaction ? '1' : '0' };
+  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode.replace(/-/g, '_')}_${process.pid}`, { core: 0, env });
 }
 
 /** The text a trace prefix leaves, applied like Array.prototype.splice. */
@@ -215,9 +220,9 @@ export function expectedText(trace: Trace, edits: number): string {
   return chars.join('');
 }
 
-/** `inRun`: the client's connection names a run of its user (`?run=`), so every edit is recorded as the run's (bench/runs.ts). */
-export async function replay(mode: 'trellis' | 'bare', trace: Trace, edits: number, prefill = 0, noCompaction = false, inRun = false) {
-  const { info, child } = await spawnServer(mode, prefill, noCompaction, inRun);
+/** One replay of the trace's first `edits` through one provider against a server of `mode` in its own process (`env`: its database). */
+export async function replay(mode: TraceServerMode, trace: Trace, edits: number, prefill = 0, noCompaction = false, env: Record<string, string> = {}) {
+  const { info, child } = await spawnServer(mode, prefill, noCompaction, env);
   try {
     const client = connectClient(info.url, info.documentName, { cookie: info.cookie }, info.runId ? { run: info.runId } : {});
     await synced(client, 60_000);

@@ -13,7 +13,9 @@
  *   writes per request a ~200-byte log append, a projection row and an event
  *   row, in hand-written SQL, and answers after the commit: one transaction
  *   per request, or (grouped) the requests that arrive in one turn of the
- *   event loop share one transaction of multi-row inserts.
+ *   event loop share one transaction of multi-row inserts. `PATCH
+ *   /bare/{id}` does a patch's writes in one transaction (a log append, an
+ *   event row, the projection row's cells updated) on rows it made at start.
  *
  * Both count their own CPU time between two marks (`cpu` in the info), so
  * the parent can report server CPU per request, which a shared machine
@@ -132,15 +134,32 @@ async function bare() {
   console.log(JSON.stringify(info));
 }
 
-/** The three writes of a row create for `count` requests: one statement per table, rows in request order. */
-function bareWrites(count: number, ids: { workspaceId: string; orgId: string; surfaceId: string }, bodies: unknown[]) {
+/** The three writes of a row patch: a log append, an event row, the projection row's cells. */
+function barePatchWrites(id: string, ids: { workspaceId: string; orgId: string; surfaceId: string }, data: unknown) {
+  const update = Buffer.alloc(200, 7).toString('base64');
+  const at = new Date();
+  return [
+    CompiledQuery.raw(`insert into document_updates (document, update, derived) values ($1, decode($2, 'base64'), true) returning seq`, [`tables/${ids.workspaceId}`, update]),
+    CompiledQuery.raw(`update table_rows set data = data || $2::jsonb, updated_at = $3 where id = $1`, [id, JSON.stringify(data ?? {}), at]),
+    CompiledQuery.raw(`insert into events (org_id, workspace_id, event, subject_id, record, created_at) values ($1, $2, 'row.updated', $3, $4, $5) returning seq`, [
+      ids.orgId,
+      ids.workspaceId,
+      id,
+      JSON.stringify({ event: 'row.updated', data }),
+      at,
+    ]),
+  ];
+}
+
+/** The three writes of a row create for `count` requests: one statement per table, rows in request order (`rowIds`: given ids). */
+function bareWrites(count: number, ids: { workspaceId: string; orgId: string; surfaceId: string }, bodies: unknown[], rowIds?: string[]) {
   const update = Buffer.alloc(200, 7).toString('base64');
   const log: unknown[] = [];
   const rows: unknown[] = [];
   const events: unknown[] = [];
   const at = new Date();
   for (let i = 0; i < count; i++) {
-    const id = createTableId();
+    const id = rowIds?.[i] ?? createTableId();
     log.push(`tables/${ids.workspaceId}`, update);
     rows.push(id, ids.workspaceId, ids.surfaceId, JSON.stringify((bodies[i] as { data?: unknown }).data ?? {}), at);
     events.push(ids.orgId, ids.workspaceId, id, JSON.stringify({ event: 'row.created', data: bodies[i] }), at);
@@ -192,14 +211,27 @@ async function bareDb() {
         );
       });
     });
+  // A patch's writes: a log append, an event row and the projection row updated in place (rows made here first).
+  const patchable = Array.from({ length: 200 }, () => createTableId());
+  await db.transaction().execute(async (tx) => {
+    for (const query of bareWrites(patchable.length, ids, patchable.map(() => ({ data: { title: 'warm' } })), patchable)) await tx.executeQuery(query);
+  });
   const app = Fastify();
   app.post('/bare', async (request) => {
     await (grouped ? grouped_(request.body) : commit([request.body]));
     return { id: 'x', data: (request.body as { data: unknown }).data };
   });
+  app.patch('/bare/:id', async (request) => {
+    const { id } = request.params as { id: string };
+    const data = (request.body as { data: unknown }).data;
+    await db.transaction().execute(async (tx) => {
+      for (const query of barePatchWrites(id, ids, data)) await tx.executeQuery(query);
+    });
+    return { id, data };
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
-  const info: RestServerInfo = { url: `http://127.0.0.1:${port}`, cpu: await startCpuCounter(), database: t.services.database.kind, editor: '', viewer: '', rowsPath: '/bare', rowIds: [] };
+  const info: RestServerInfo = { url: `http://127.0.0.1:${port}`, cpu: await startCpuCounter(), database: t.services.database.kind, editor: '', viewer: '', rowsPath: '/bare', rowIds: patchable };
   console.log(JSON.stringify(info));
 }
 

@@ -33,7 +33,7 @@ import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-serve
 
 type Figures = Record<string, number | string>;
 export type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
-type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; statuses: Record<string, number> };
+export type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; statuses: Record<string, number> };
 
 const CONNECTIONS = 10;
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -84,7 +84,7 @@ export async function drive(info: RestServerInfo, scenario: Scenario, seconds: n
   return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, statuses };
 }
 
-function describe(name: string, result: Result, bare?: Result, anchors: Array<[string, Result]> = []): Figures {
+export function describe(name: string, result: Result, bare?: Result, anchors: Array<[string, Result]> = []): Figures {
   const figures: Figures = {
     [`${name} req/s`]: Math.round(result.rps),
     [`${name} p50 / p99 ms`]: `${round(result.p50)} / ${round(result.p99)}`,
@@ -112,10 +112,10 @@ export async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: R
   }
 }
 
-const bareScenario: Scenario = { method: 'POST', path: () => '/bare', headers: json, body: () => JSON.stringify({ data: { title: 'load', status: 'todo' } }) };
+export const bareScenario: Scenario = { method: 'POST', path: () => '/bare', headers: json, body: () => JSON.stringify({ data: { title: 'load', status: 'todo' } }) };
 
 /** The scenarios on one Trellis server, in order (bad credentials last: they get the IP throttled). */
-function trellisScenarios(info: RestServerInfo): Array<{ key: string; name: string; scenario: Scenario; ratio?: boolean }> {
+export function trellisScenarios(info: RestServerInfo): Array<{ key: string; name: string; scenario: Scenario; ratio?: boolean }> {
   const editor = { ...json, authorization: info.editor };
   return [
     {

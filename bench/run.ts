@@ -15,6 +15,12 @@ function flag(name: string): number | undefined {
   const raw = i >= 0 ? args[i + 1] : args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
   return raw === undefined ? undefined : Number(raw);
 }
+/** A string `--name value` or `--name=value` flag of a part. */
+function text(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
 /** `optIn`: runs only when named (long runs). */
 type Part = { name: string; run: () => Promise<Figures>; optIn?: boolean };
 
@@ -25,6 +31,7 @@ const parts: Part[] = [
   { name: 'formulas', run: async () => (await import('./formulas')).runFormulasBench() },
   { name: 'rest', run: async () => (await import('./rest')).runRestBench() },
   { name: 'cold-sync', run: async () => (await import('./cold-sync')).runColdSyncBench() },
+  { name: 'cold-sync-rest', run: async () => (await import('./cold-sync')).runColdSyncRestBench({ rows: flag('rows') }) },
   { name: 'doc', run: async () => (await import('./doc')).runDocBench({ prefill: flag('prefill') ?? 0 }) },
   { name: 'mcp', run: async () => (await import('./mcp')).runMcpBench() },
   { name: 'comments', run: async () => (await import('./comments')).runCommentsBench() },
@@ -36,6 +43,19 @@ const parts: Part[] = [
   { name: 'csv', run: async () => (await import('./csv')).runCsvBench() },
   { name: 'docs-io', run: async () => (await import('./docs-io')).runDocsIoBench() },
   { name: 'csv-import', run: async () => (await import('./csv-import')).runCsvImportBench() },
+  {
+    name: 'write-path',
+    run: async () =>
+      (await import('./write-path')).runWritePathBench({
+        edits: flag('edits'),
+        prefill: flag('prefill'),
+        seconds: flag('seconds'),
+        docs: flag('docs'),
+        connections: flag('connections'),
+        databaseUrl: text('database-url'),
+        only: text('only')?.split(','),
+      }),
+  },
   { name: 'durability', run: async () => (await import('./durability')).runDurabilityBench({ rounds: flag('rounds') }) },
   { name: 'runs', run: async () => (await import('./runs')).runRunsBench({ edits: flag('edits'), seconds: flag('seconds'), changes: flag('changes') }) },
   { name: 'attribution', run: async () => (await import('./attribution')).runAttributionBench({ updates: flag('updates') }) },

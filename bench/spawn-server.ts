@@ -11,7 +11,8 @@ function hasTaskset(): boolean {
   }
 }
 
-const canPin = hasTaskset();
+/** Whether servers can be pinned to a core here. */
+export const canPin = hasTaskset();
 
 /**
  * Pins this process (the load generator, the replaying client) to `core`,

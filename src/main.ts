@@ -1,6 +1,14 @@
 import { buildApp } from './app';
 import { createServices } from './bootstrap';
 import { ConfigError, loadConfig } from './config';
+import { BUILT_TEMPLATE } from './persistence/pglite-template';
+
+/**
+ * A compiled start (dist/server/main.js, scripts/build.ts) copies the
+ * database template its build made into a fresh DATA_DIR; `tsx src/main.ts`
+ * (development, tests) creates the database itself, as before.
+ */
+const compiled = import.meta.url.endsWith('/dist/server/main.js');
 
 /** Wires configuration, database, mail and the app, then listens. Nothing else. */
 async function main() {
@@ -14,7 +22,7 @@ async function main() {
     }
     throw error;
   }
-  const { services, close } = await createServices(config);
+  const { services, close } = await createServices(config, { pgliteTemplate: compiled ? BUILT_TEMPLATE : undefined });
   const { log, database } = services;
   const app = await buildApp(services);
 

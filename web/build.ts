@@ -16,14 +16,17 @@ const STAMP = path.join(WEB_DIST, 'build-stamp.json');
 /** Files every build depends on besides the modules the bundle lists. */
 const ALWAYS = ['web/index.html', 'web/vite.config.ts', 'web/build.ts', 'web/src/offline/service-worker.js', 'package-lock.json'];
 
-function fingerprint(files: string[]): string {
+/** A hash of these files' names and bytes (paths from the repository root): a build is current while it is unchanged. */
+export function fingerprintFiles(files: string[]): string {
   const hash = createHash('sha256');
-  for (const file of [...new Set([...ALWAYS, ...files])].sort()) {
+  for (const file of [...new Set(files)].sort()) {
     const absolute = path.join(repoRoot, file);
     hash.update(file).update('\0').update(existsSync(absolute) ? readFileSync(absolute) : 'missing').update('\0');
   }
   return hash.digest('hex');
 }
+
+const fingerprint = (files: string[]) => fingerprintFiles([...ALWAYS, ...files]);
 
 export function webBuildIsFresh(): boolean {
   if (!existsSync(STAMP) || !existsSync(path.join(WEB_DIST, 'index.html'))) return false;

@@ -1,4 +1,4 @@
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import { z } from 'zod';
 import { storableText } from '../lib/text';
 import { Email } from '../model/schemas/common';
@@ -47,15 +47,19 @@ type Settings = NonNullable<Services['config']['oidc']>;
 /** The provider's metadata, discovered once per process (and again after a failed discovery). */
 const discovered = new WeakMap<Settings, Promise<client.Configuration>>();
 
+/** openid-client is loaded by the first OIDC sign-in, not at start (most servers never configure one). */
+let clientModule: Promise<typeof client> | null = null;
+const openidClient = () => (clientModule ??= import('openid-client'));
+
 function discover(settings: Settings): Promise<client.Configuration> {
   let found = discovered.get(settings);
   if (!found) {
     const issuer = new URL(settings.issuer);
-    found = client.discovery(issuer, settings.clientId, undefined, client.ClientSecretPost(settings.clientSecret), {
+    found = openidClient().then((client) => client.discovery(issuer, settings.clientId, undefined, client.ClientSecretPost(settings.clientSecret), {
       // Plain http only for a provider on this machine (development, tests); anything else must be https.
       execute: isLoopback(issuer) ? [client.allowInsecureRequests] : [],
       timeout: 10,
-    });
+    }));
     found.catch(() => discovered.delete(settings));
     discovered.set(settings, found);
   }
@@ -78,6 +82,7 @@ export function oidcCallbackUrl(services: Services): string {
 
 /** The provider's authorization URL for a new sign-in, and what the callback will check. */
 export async function startOidcSignIn(services: Services, next: string | undefined): Promise<{ url: string; pending: OidcPending }> {
+  const client = await openidClient();
   const settings = settingsOf(services);
   let config: client.Configuration;
   try {
@@ -118,6 +123,7 @@ export async function finishOidcSignIn(
   const params = new URLSearchParams(callbackQuery);
   if (params.has('error')) throw new OidcRefused('oidc_cancelled', `the provider answered ${params.get('error')?.slice(0, 100)}`);
   if (!pending) throw new OidcRefused('oidc_failed', 'no sign-in was started in this browser, or it took longer than 10 minutes');
+  const client = await openidClient();
 
   let claims: client.IDToken;
   let userinfo: client.UserInfoResponse | null = null;

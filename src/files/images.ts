@@ -1,4 +1,4 @@
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
 import { looksLikeSvg } from './content-types';
 import { sanitizeSvg } from './sanitize';
 
@@ -75,6 +75,13 @@ export function isImageType(mimetype: string): boolean {
   return /^image\/[a-z0-9.+-]+$/i.test(mimetype.trim());
 }
 
+/** sharp (libvips, ~30 MB resident) is loaded by the first image, not at start. */
+let sharpModule: Promise<typeof import('sharp')> | null = null;
+async function loadSharp(): Promise<typeof import('sharp')['default']> {
+  sharpModule ??= import('sharp');
+  return (await sharpModule).default;
+}
+
 export async function processImage(bytes: Buffer, declaredType: string): Promise<ProcessedImage> {
   if (!isImageType(declaredType)) throw new UnsupportedImageError(`Only images can be uploaded here (got ${declaredType || 'no type'}).`);
   if (declaredType.toLowerCase() === 'image/svg+xml' || looksLikeSvg(bytes)) return processSvg(bytes);
@@ -82,6 +89,7 @@ export async function processImage(bytes: Buffer, declaredType: string): Promise
 }
 
 async function processRaster(bytes: Buffer, outputs: Record<string, AnyOutput> = OUTPUTS): Promise<ProcessedImage & { orientation: number }> {
+  const sharp = await loadSharp();
   let metadata: Metadata;
   try {
     metadata = await sharp(bytes, { limitInputPixels: MAX_PIXELS }).metadata();
@@ -110,6 +118,7 @@ async function processRaster(bytes: Buffer, outputs: Record<string, AnyOutput> =
  * such a file as it is, without a thumbnail.
  */
 export async function processFileImage(bytes: Buffer): Promise<FileImage | null> {
+  const sharp = await loadSharp();
   try {
     const image = await processRaster(bytes, FILE_OUTPUTS);
     const thumbnail = await sharp(image.bytes, { limitInputPixels: MAX_PIXELS })
@@ -128,6 +137,7 @@ export async function processFileImage(bytes: Buffer): Promise<FileImage | null>
  * square of 512 px and stored as webp, so no metadata and no markup survive.
  */
 export async function processAvatar(bytes: Buffer): Promise<{ bytes: Buffer; contentType: string; width: number; height: number }> {
+  const sharp = await loadSharp();
   try {
     const { data, info } = await sharp(bytes, { limitInputPixels: MAX_PIXELS })
       .rotate()
@@ -144,6 +154,7 @@ async function processSvg(bytes: Buffer): Promise<ProcessedImage> {
   const clean = sanitizeSvg(bytes.toString('utf8'));
   if (!clean) throw new UnsupportedImageError('The file is not an SVG image.');
   const out = Buffer.from(clean, 'utf8');
+  const sharp = await loadSharp();
   const size = await sharp(out)
     .metadata()
     .then((m) => ({ width: m.width, height: m.height }))

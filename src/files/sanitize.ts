@@ -1,5 +1,6 @@
-import createDOMPurify, { type Config, type DOMPurify } from 'dompurify';
-import { JSDOM } from 'jsdom';
+import type { Config, DOMPurify } from 'dompurify';
+import type { JSDOM } from 'jsdom';
+import { whenNeeded } from '../lib/when-needed';
 
 /**
  * Sanitising markup that other people's browsers will render: uploaded SVG
@@ -30,10 +31,17 @@ const LINK_URL = /^(https?:|mailto:)/i;
 let svgPurifier: { purify: DOMPurify; serializer: InstanceType<JSDOM['window']['XMLSerializer']> } | null = null;
 let htmlPurifier: DOMPurify | null = null;
 
+/** jsdom (~90 MB resident, seconds to load) comes with the first markup to sanitise, not at start. */
+function purifierOver(): { window: JSDOM['window']; purify: DOMPurify } {
+  const { JSDOM: Dom } = whenNeeded<typeof import('jsdom')>('jsdom');
+  const createDOMPurify = whenNeeded<(window: never) => DOMPurify>('dompurify');
+  const { window } = new Dom('');
+  return { window, purify: createDOMPurify(window as never) };
+}
+
 function svgTools() {
   if (svgPurifier) return svgPurifier;
-  const { window } = new JSDOM('');
-  const purify = createDOMPurify(window as never);
+  const { window, purify } = purifierOver();
   purify.addHook('uponSanitizeAttribute', (node, data) => {
     if (data.attrName !== 'href' && data.attrName !== 'xlink:href') return;
     const value = data.attrValue.trim();
@@ -66,8 +74,7 @@ export function sanitizeSvg(source: string): string | null {
 
 function htmlTools(): DOMPurify {
   if (htmlPurifier) return htmlPurifier;
-  const { window } = new JSDOM('');
-  const purify = createDOMPurify(window as never);
+  const { purify } = purifierOver();
   purify.addHook('afterSanitizeAttributes', (node) => {
     // A link that opens elsewhere must not hand the opener to the target page.
     if (node.nodeName.toLowerCase() === 'a' && node.getAttribute('target')) node.setAttribute('rel', 'noopener noreferrer');

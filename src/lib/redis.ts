@@ -1,4 +1,11 @@
-import { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+import { whenNeeded } from './when-needed';
+
+/** A client of the Redis at `url`; ioredis is loaded by the first one (a server without REDIS_URL never loads it). */
+export function newRedis(url: string, options: RedisOptions): Redis {
+  const { Redis: Client } = whenNeeded<typeof import('ioredis')>('ioredis');
+  return new Client(url, options);
+}
 
 /**
  * The two Redis connections a pub/sub user needs (a subscriber cannot
@@ -13,7 +20,7 @@ export function openPubSub(url: string): { pub: Redis; sub: Redis } {
 
 /** One connection with the rules above: no offline queue, a command timeout, errors read from `status`. */
 export function openRedis(url: string, extra: { autoResubscribe?: boolean } = {}): Redis {
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000, ...extra });
+  const client = newRedis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000, ...extra });
   // The state is read from `status`; ioredis reconnects by itself.
   client.on('error', () => {});
   return client;

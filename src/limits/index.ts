@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { newRedis } from '../lib/redis';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config';
 import type { Clock } from '../lib/clock';
@@ -35,7 +35,7 @@ export function createLimits(config: Pick<Config, 'redisUrl'>, db: Db, clock: Cl
   const prefix = options.redisKeyPrefix ?? 'trellis:';
   // lazyConnect: a process that never limits anything (the admin CLI) never connects.
   // One retry and a command timeout: while Redis is away a limit falls back to this instance's count quickly (./fallback.ts).
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 1_000 }) : null;
+  const redis = config.redisUrl ? newRedis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 1_000 }) : null;
   redis?.on('error', () => {}); // logged by the fallback, once per outage
   const usage = redis ? new FallbackUsageCounter(new RedisUsageCounter(redis, `${prefix}usage:`), new MemoryUsageCounter(), log) : new MemoryUsageCounter();
   const meter = new MonthlyMeter(db, clock, usage, log);

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import { whenNeeded } from '../lib/when-needed';
 import type { Logger } from 'pino';
 
 export type Mail = { to: string; subject: string; text: string; html?: string };
@@ -24,7 +25,7 @@ class SmtpMailer implements Mailer {
     private readonly from: string,
     private readonly log: Logger,
   ) {
-    this.transport = nodemailer.createTransport(url);
+    this.transport = whenNeeded<typeof import('nodemailer')>('nodemailer').createTransport(url);
   }
   async send(mail: Mail) {
     await this.transport.sendMail({ from: this.from, ...mail });

@@ -1,6 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import type { Actor } from '../policy/actor';
@@ -58,7 +56,20 @@ export type McpCall = {
   body: unknown;
 };
 
+/** The SDK (~30 MB resident with its schemas) is loaded by the first MCP request, not at start. */
+let sdkModules: Promise<{ Server: typeof import('@modelcontextprotocol/sdk/server/index.js').Server; Transport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport; types: typeof import('@modelcontextprotocol/sdk/types.js') }> | null = null;
+function loadSdk() {
+  sdkModules ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(([server, transport, types]) => ({ Server: server.Server, Transport: transport.WebStandardStreamableHTTPServerTransport, types }));
+  return sdkModules;
+}
+
 export async function handleMcpRequest(services: Services, registry: ToolRegistry, call: McpCall): Promise<Response> {
+  const { Server, Transport, types } = await loadSdk();
+  const { CallToolRequestSchema, ListToolsRequestSchema } = types;
   const server = new Server({ name: 'trellis', title: 'Trellis', version: API_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: registry.descriptors() }));
   const unparsed = argumentsTheSdkWouldAlter(call.body);
@@ -66,7 +77,7 @@ export async function handleMcpRequest(services: Services, registry: ToolRegistr
     callTool(services, registry, call, request.params.name, unparsed.get(extra.requestId) ?? request.params.arguments),
   );
   server.onerror = (error) => call.log.debug({ err: error }, 'mcp transport error');
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
     return await transport.handleRequest(call.request, { parsedBody: call.body });

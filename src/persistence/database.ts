@@ -1,12 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { whenNeeded } from '../lib/when-needed';
 import { markSingleSession } from './document-log-heads';
 import { leaseEmbeddedInstance, leaseSharedInstance, type InstanceLease } from './instances';
-import { durableStorage, type PGliteStorage } from './durable-fs';
+import type { PGliteStorage } from './durable-fs';
+import { copyTemplate } from './pglite-template';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
@@ -33,11 +33,13 @@ const INT8_OID = 20;
 /**
  * Opens Postgres when a URL is given, else embedded PGlite in `dataDir/pglite`,
  * and runs pending migrations either way: both dialects share one migration set.
+ * `pgliteTemplate`: a migrated data directory to copy when `dataDir` holds
+ * none yet (src/persistence/pglite-template.ts), instead of creating one.
  */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; migrate?: boolean }): Promise<DatabaseHandle> {
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; migrate?: boolean; pgliteTemplate?: string }): Promise<DatabaseHandle> {
   const handle = options.databaseUrl
     ? openPostgres(options.databaseUrl)
-    : await openPGlite(path.join(options.dataDir, 'pglite'));
+    : await openPGlite(path.join(options.dataDir, 'pglite'), options.pgliteTemplate);
   // A restore migrates itself: first to the archive's schema, then on (src/domain/backup.ts).
   if (options.migrate === false) return handle;
   try {
@@ -55,6 +57,7 @@ function kysely(dialect: ConstructorParameters<typeof Kysely<Database>>[0]['dial
 }
 
 function openPostgres(url: string): DatabaseHandle {
+  const pg = whenNeeded<typeof import('pg')>('pg');
   // Counts and identities are int8; they stay far below 2^53, so plain numbers are safe.
   pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10 });
@@ -72,7 +75,20 @@ function openPostgres(url: string): DatabaseHandle {
   };
 }
 
-let pgliteStorage: PGliteStorage = durableStorage;
+/**
+ * Postgres's memory inside PGlite. WebAssembly memory only grows: whatever
+ * the database touches once stays resident for the life of the process. The
+ * default 128 MB of shared buffers cost ~140 MB resident from the first
+ * query on (an empty server: 375 -> 229 MB for a bare open); at 16 MB,
+ * reads past the buffers come from the operating system's page cache
+ * through the file layer, which a query mix over 100,000 rows did not
+ * measurably slow (docs/PERFORMANCE.md, "Footprint"). Index builds and
+ * VACUUM take maintenance_work_mem (default 64 MB) once and keep it.
+ */
+export const PGLITE_MEMORY_PARAMS = ['-c', 'shared_buffers=16MB', '-c', 'maintenance_work_mem=16MB'];
+
+/** Unset: the durable layer of ./durable-fs.ts. */
+let pgliteStorage: PGliteStorage | null = null;
 
 /**
  * Replaces how PGlite stores its data in this process (before it opens the
@@ -83,13 +99,24 @@ export function usePGliteStorage(storage: PGliteStorage): void {
   pgliteStorage = storage;
 }
 
-async function openPGlite(dir: string): Promise<DatabaseHandle> {
+async function openPGlite(dir: string, template?: string): Promise<DatabaseHandle> {
   await fs.mkdir(dir, { recursive: true });
-  const storage = pgliteStorage;
-  const fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
+  // PGlite is loaded only here: a server on Postgres never loads it.
+  const [{ PGlite }, { pg_trgm }, { durableStorage }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('./durable-fs'),
+  ]);
+  const storage = pgliteStorage ?? durableStorage;
+  let fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
+  if (fresh && template && (await copyTemplate(template, dir))) {
+    // The copy reached the directory without fsync, as initdb's files do.
+    storage.syncNewDataDir?.(dir);
+    fresh = false;
+  }
   const pglite = await PGlite.create({
     fs: storage.filesystem(dir),
-    startParams: storage.startParams,
+    startParams: [...storage.startParams, ...PGLITE_MEMORY_PARAMS],
     // Search's trigram indexes (migration 0040); Postgres has it in contrib.
     extensions: { pg_trgm },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
@@ -123,6 +150,21 @@ async function ping(db: Db): Promise<boolean> {
   }
 }
 
+/**
+ * Whether every migration of this build has run: one query, where the
+ * migrator checks its tables, takes its lock and reads them at every start.
+ */
+async function upToDate(db: Kysely<any>): Promise<boolean> {
+  try {
+    const done = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    const names = new Set(done.rows.map((row) => row.name));
+    return knownMigrations().every((name) => names.has(name));
+  } catch {
+    // No migration table yet: a new database.
+    return false;
+  }
+}
+
 /** The names of every migration this build knows. */
 export function knownMigrations(): string[] {
   return Object.keys(migrations).sort();
@@ -130,6 +172,7 @@ export function knownMigrations(): string[] {
 
 /** Runs the pending migrations among `only` (default: all), so a restore can stop at an archive's schema. */
 export async function migrateToLatest(db: Kysely<any>, only?: readonly string[]): Promise<void> {
+  if (!only && (await upToDate(db))) return;
   const chosen = only ? Object.fromEntries(Object.entries(migrations).filter(([name]) => only.includes(name))) : migrations;
   const migrator = new Migrator({
     db,

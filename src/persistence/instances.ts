@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { whenNeeded } from '../lib/when-needed';
 import { lockDocumentLogs } from './document-log-heads';
 import type { Database } from './schema';
 
@@ -60,7 +61,7 @@ export async function leaseSharedInstance(db: Db, url: string, name: string, onL
   let client: pg.Client | null = null;
   let released = false;
   const lock = async () => {
-    const next = new pg.Client({ connectionString: url, application_name: `trellis-instance-${number}` });
+    const next = new (whenNeeded<typeof pg>('pg').Client)({ connectionString: url, application_name: `trellis-instance-${number}` });
     next.on('error', (error) => {
       if (released || client !== next) return;
       client = null;

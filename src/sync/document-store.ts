@@ -28,7 +28,25 @@ export const COMPACT_AFTER_UPDATES = 5_000;
 export const COMPACT_AFTER_BYTES = 2 * 1024 * 1024;
 
 export function compactionDue(tail: { updates: number; bytes: number; snapshotBytes: number }, afterUpdates = COMPACT_AFTER_UPDATES): boolean {
-  return tail.updates >= afterUpdates || tail.bytes >= Math.max(COMPACT_AFTER_BYTES, tail.snapshotBytes / 2);
+  return tail.updates >= afterUpdates || tail.bytes >= byteBound(tail.snapshotBytes);
+}
+
+const byteBound = (snapshotBytes: number) => Math.max(COMPACT_AFTER_BYTES, snapshotBytes / 2);
+
+/**
+ * A compaction due by bytes alone waits until the document has had no
+ * append for COMPACT_QUIET_MS, unless its tail reaches four times the
+ * bound. Every compaction re-encodes the whole document (snapshot, history
+ * checkpoint, a stored version), so a bulk write (a 50,000-row CSV import
+ * in 100 transactions: 12 MB) compacted every 2 MB re-encoded a growing
+ * table seven times while the import ran and for half a minute after; it
+ * is now folded about twice (docs/PERFORMANCE.md, "Cold sync after a REST
+ * seed"). Many small updates (typing) are due by count, at once as before.
+ */
+export const COMPACT_QUIET_MS = 1_000;
+
+export function compactionUrgent(tail: { updates: number; bytes: number; snapshotBytes: number }, afterUpdates = COMPACT_AFTER_UPDATES): boolean {
+  return tail.updates >= afterUpdates || tail.bytes >= 4 * byteBound(tail.snapshotBytes);
 }
 
 export type LoadResult = {

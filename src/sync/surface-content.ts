@@ -9,7 +9,7 @@ import type * as Y from 'yjs';
 import { docFromJSONLenient } from '../model/doc/json.js';
 import { readDocBody, replaceDocBody } from '../model/doc/body.js';
 import { readHtml, replaceHtml } from '../model/html.js';
-import { diffTableTransaction, listRows, readColumns, type ColumnDef, type RowData } from '../model/table/document.js';
+import { diffTableTransaction, listRows, sheetsOfRowCreations, readColumns, type ColumnDef, type RowData } from '../model/table/document.js';
 import { restoreSheet, rowsAddedByRestore } from '../model/table/restore.js';
 
 export type HistorySurfaceKind = 'table' | 'doc' | 'html';
@@ -57,6 +57,8 @@ export function isEmptyContent(content: SurfaceContent): boolean {
  */
 export function surfacesChangedBy(transaction: Y.Transaction, own: HistorySurface | null): string[] {
   if (own) return transaction.changed.size > 0 || transaction.deleteSet.clients.size > 0 ? [own.id] : [];
+  const created = sheetsOfRowCreations(transaction);
+  if (created) return created;
   const sheets = new Set<string>();
   for (const change of diffTableTransaction(transaction)) {
     // Saved views are not a sheet's content: a version never holds or restores them.

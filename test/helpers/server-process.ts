@@ -17,14 +17,16 @@ export async function freePort(): Promise<number> {
 export type ServerProcess = { url: string; child: ChildProcess; output: () => string; kill(signal?: NodeJS.Signals): Promise<number | null> };
 
 /**
- * Runs `src/main.ts` (or a test `entry` that ends up in it) as a real process,
- * as `npm start` does, and waits for /api/health (up to `startTimeoutMs`; a
+ * Runs `src/main.ts` (or a test `entry` that ends up in it, or a `compiled`
+ * bundle) as a real process, and waits for /api/health (up to `startTimeoutMs`; a
  * child that does not come up is killed).
  */
-export async function startServerProcess(env: Record<string, string>, options: { startTimeoutMs?: number; entry?: string } = {}): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, options: { startTimeoutMs?: number; entry?: string; compiled?: string } = {}): Promise<ServerProcess> {
   const port = await freePort();
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(options.entry ?? 'src/main.ts')], {
+  // `compiled`: a built bundle run by plain node, as `npm start` runs dist/server/main.js.
+  const args = options.compiled ? [path.resolve(options.compiled)] : ['--import', 'tsx', path.resolve(options.entry ?? 'src/main.ts')];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', COOKIE_SECURE: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -86,6 +86,43 @@ describe('sync engine', () => {
   });
 });
 
+describe('a document its last sync client left', () => {
+  it('stays loaded, held by the server, and the next client is served from memory', async () => {
+    const t2 = await startTestApp();
+    try {
+      const person = await signIn(t2, 'leaves@example.com');
+      const ws = await t2.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow();
+      const name = tablesDocumentName(ws.id);
+      // Nothing loaded: signing in wrote to (and so held) the table document.
+      await t2.services.sync.close();
+      t2.services.sync.attach(t2.app.server);
+      const engine = t2.services.sync as unknown as { hocuspocus: { documents: Map<string, { getConnectionsCount(): number }> } };
+      expect(engine.hocuspocus.documents.has(name)).toBe(false);
+
+      const first = connectClient(t2.url, name, { cookie: person.cookie });
+      await synced(first);
+      first.destroy();
+      // Settled either way: unloaded, or held by the server's own connection alone.
+      const outcome = await eventually(() => {
+        const document = engine.hocuspocus.documents.get(name);
+        if (!document) return 'unloaded';
+        return document.getConnectionsCount() === 1 && t2.services.sync.stats().connections === 0 ? 'held' : null;
+      });
+      expect(outcome).toBe('held');
+      const metrics = await t2.request('GET', '/metrics');
+      expect(metrics.text).toMatch(/^trellis_documents_loaded 1$/m);
+
+      const second = connectClient(t2.url, name, { cookie: person.cookie });
+      await synced(second);
+      expect(listRows(second.doc).rows.length).toBe(await t2.services.sync.read(name, (doc) => listRows(doc).rows.length));
+      second.destroy();
+    } finally {
+      await t2.close();
+      await t2.store.dispose();
+    }
+  });
+});
+
 describe('a document that fails to load', () => {
   it('is not served empty and nothing is written over what is stored', async () => {
     const t2 = await startTestApp();

@@ -76,6 +76,34 @@ describe('versions of a sheet', () => {
     expect((await v.t.request('GET', `${ws.base}/surfaces/table/versions/${older.id}?after=bm90LWEtbnVtYmVy`, { as: v.ada.as })).status).toBe(400);
   });
 
+  it('record a CSV import of many rows into the sheet it went into, and into no other sheet', async () => {
+    const ws = await tableWorkspace('sheet-import');
+    await setPlan(ws.id, 'pro');
+    await addRow(ws.base, { title: 'Before' });
+    const bugs = await v.t.request('POST', `${ws.base}/surfaces`, { as: v.ada.as, body: { kind: 'table', name: 'Bugs', slug: 'bugs' } });
+    expect(bugs.status, bugs.text).toBeLessThan(300);
+    await v.ageLog(ws.documentName, 30);
+    const tableBefore = (await versions(ws.base)).versions.map((version) => version.id);
+
+    // More rows than one transaction of an import holds: several transactions that only create rows.
+    const form = new FormData();
+    form.append('file', new Blob(['title,notes\n' + Array.from({ length: 1200 }, (_, i) => `Imported ${i},note ${i}`).join('\n') + '\n'], { type: 'text/csv' }), 'rows.csv');
+    const imported = await fetch(`${v.t.url}${ws.base}/rows/import?surface=bugs`, { method: 'POST', body: form, headers: { cookie: `svc-session=${v.ada.cookie}` } });
+    expect(imported.status, await imported.clone().text()).toBe(200);
+    expect(((await imported.json()) as { imported: number }).imported).toBe(1200);
+
+    const list = await v.t.request('GET', `${ws.base}/surfaces/bugs/versions`, { as: v.ada.as });
+    expect(list.status, list.text).toBe(200);
+    const newest = list.body.versions[0];
+    expect({ by: newest.createdBy.name, added: newest.changes.added, removed: newest.changes.removed, changed: newest.changes.changed }).toEqual({ by: 'ada', added: 1200, removed: 0, changed: 0 });
+    const shown = await v.t.request('GET', `${ws.base}/surfaces/bugs/versions/${newest.id}?limit=1000`, { as: v.ada.as });
+    expect(shown.body.rows.slice(0, 2).map((r: any) => r.data)).toEqual([
+      { title: 'Imported 0', notes: 'note 0' },
+      { title: 'Imported 1', notes: 'note 1' },
+    ]);
+    expect((await versions(ws.base)).versions.map((version) => version.id)).toEqual(tableBefore);
+  });
+
   it('compares two versions: rows added, removed and changed cells', async () => {
     const ws = await tableWorkspace('sheet-diff');
     const keep = await addRow(ws.base, { title: 'Keep', status: 'todo' });

@@ -66,6 +66,12 @@ type Location =
 export function diffTableTransaction(transaction: Y.Transaction): TableChange[] {
   const doc = transaction.doc;
   if (!existingRoots(doc).rows && !existingRoots(doc).sheets && !doc.share.has(VIEWS_ROOT)) return [];
+  return recorded(transaction).changes();
+}
+
+/** What the transaction added and removed, located in the table layout. */
+function recorded(transaction: Y.Transaction): TransactionRecorder {
+  const doc = transaction.doc;
   // Roots that arrived from a peer are plain AbstractTypes until someone asks
   // for them as maps; convert them now, before items are compared with them.
   rowsRoot(doc);
@@ -74,7 +80,22 @@ export function diffTableTransaction(transaction: Y.Transaction): TableChange[] 
   const recorder = new TransactionRecorder(transaction, { ...existingRoots(doc), views: doc.share.get(VIEWS_ROOT) });
   forEachAddedItem(transaction, (item, from, to) => recorder.record(item, 'added', from, to));
   forEachRemovedItem(transaction, (item, from, to) => recorder.record(item, 'removed', from, to));
-  return recorder.changes();
+  return recorder;
+}
+
+/**
+ * The sheets a transaction changed, when it did nothing but create rows,
+ * each into one sheet's order (an import, a bulk insert): their sheets are
+ * the orders they were added to. The version index's history pass needs no
+ * more than the sheets, and `diffTableTransaction` would read every row's
+ * sheet from the table index, which a replay rebuilds after each such
+ * transaction (a 50,000-row CSV import replayed as 100 transactions:
+ * 100 rebuilds over a growing table). Anything else: null (take the diff).
+ */
+export function sheetsOfRowCreations(transaction: Y.Transaction): string[] | null {
+  const doc = transaction.doc;
+  if (!existingRoots(doc).rows || !existingRoots(doc).sheets) return null;
+  return recorded(transaction).sheetsOfCreations();
 }
 
 class TransactionRecorder {
@@ -140,6 +161,20 @@ class TransactionRecorder {
     if (!before || !after) return [];
     const changedFields = before !== after ? changedKeysBetweenMaps(before, after, this.transaction) : changedKeysInMap(after, fields, this.transaction);
     return changedFields.length > 0 ? [{ kind: 'view.updated', viewId, surfaceId: surfaceIdOf(after), changedFields: changedFields.sort(compareCodeUnits) }] : [];
+  }
+
+  /** See `sheetsOfRowCreations`. */
+  sheetsOfCreations(): string[] | null {
+    if (this.views.size > 0) return null;
+    const sheets = new Set<string>();
+    for (const surfaceId of this.columnSheets) if (liveMapEntry(this.roots.sheets, surfaceId)) sheets.add(surfaceId);
+    for (const [rowId, trace] of this.rows) {
+      const head = this.roots.rows?._map.get(rowId);
+      const created = !aliveBefore(head, this.transaction) && head && !head.deleted;
+      if (!created || trace.addedTo.length !== 1 || trace.removedFrom.length > 0) return null;
+      sheets.add(trace.addedTo[0]!);
+    }
+    return [...sheets];
   }
 
   changes(): TableChange[] {

@@ -1,0 +1,326 @@
+/**
+ * `npm run bench -- write-path` (issue 38): every write against its durable
+ * floor, in one invocation, on PGlite and (when TEST_DATABASE_URL or
+ * `--database-url` is given) on Postgres, and the footprint of an empty
+ * server. Every server runs in its own process pinned to core 0 (taskset),
+ * the load on core 1.
+ *
+ * - Keystrokes: the automerge-paper trace (259,778 edits; `--edits N` for a
+ *   prefix) through one provider, as bench/doc.ts replays it, against the
+ *   floor: a bare Hocuspocus that group-commits every update to the same
+ *   database before it applies and acknowledges it (one multi-row INSERT in
+ *   flight, the next batch collecting meanwhile: bench/durable-floor.ts;
+ *   PGlite on the durable file layer the server uses). On PGlite also a
+ *   server that first took a REST burst and holds `--prefill` rows (100,000),
+ *   and the in-memory bare Hocuspocus for reference. Printed: whole trace,
+ *   ratio, last tenth / first tenth, and the longest event-loop pause
+ *   (monitorEventLoopDelay, inside each server process).
+ * - REST: row create and patch at 10 connections against a bare durable
+ *   Fastify route doing the same writes (a log row, an event row, the
+ *   projection row) in one transaction a request (bench/rest-server.ts
+ *   `bare-db`). Printed: req/s, p99, ratio.
+ * - Footprint: the compiled server (dist/server/main.js, built if stale) on
+ *   an empty DATA_DIR and again on the same one, on an empty Postgres
+ *   database too: seconds to health, resident memory at health, 5 s later
+ *   and at its peak; then, on the embedded database, resident memory per
+ *   open document (`--docs` of ~100 KB of Markdown each) and per idle sync
+ *   connection (`--connections`).
+ *
+ *   npm run bench -- write-path [--edits 20000] [--seconds 5] [--prefill 100000] [--database-url postgres://...]
+ *   npx tsx bench/write-path.ts --only footprint|trace|rest
+ *
+ * Timing figures need a quiet machine; the load average is printed with
+ * them. Resident memory is little disturbed by load.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { buildServer, buildTemplate, SERVER_BUNDLE } from '../scripts/build';
+import { connectClient, synced, type SyncClient } from '../test/helpers/sync';
+import { freePort, signInThroughOutboxFile } from '../test/helpers/server-process';
+import { expectedText, loadTrace, makeMarkdown, replay } from './doc';
+import { bareScenario, drive, trellisScenarios, withServer, type Result, type Scenario } from './rest';
+import { canPin, pinThisProcess } from './spawn-server';
+
+type Figures = Record<string, number | string>;
+type Database = { name: 'pglite' | 'postgres'; env: Record<string, string>; url?: string };
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+
+export type WritePathOptions = { edits?: number; prefill?: number; seconds?: number; databaseUrl?: string; only?: string[]; docs?: number; connections?: number };
+
+export async function runWritePathBench(options: WritePathOptions = {}): Promise<Figures> {
+  const figures: Figures = { 'pinned (servers core 0, load core 1)': String(pinThisProcess(1)), 'load average at start': load() };
+  const url = options.databaseUrl ?? process.env.TEST_DATABASE_URL;
+  const databases: Database[] = [{ name: 'pglite', env: { TEST_DATABASE_URL: '' } }];
+  if (url) databases.push({ name: 'postgres', env: { TEST_DATABASE_URL: url }, url });
+  const wanted = (part: string) => !options.only || options.only.includes(part);
+  if (wanted('trace')) for (const database of databases) Object.assign(figures, await traceRows(database, options));
+  if (wanted('rest')) for (const database of databases) Object.assign(figures, await restRows(database, options.seconds ?? 5));
+  if (wanted('footprint')) Object.assign(figures, await footprint(url, options));
+  figures['load average at end'] = load();
+  return figures;
+}
+
+// ------------------------------------------------------------- keystrokes
+
+async function traceRows(database: Database, options: WritePathOptions): Promise<Figures> {
+  const trace = loadTrace();
+  const edits = Math.min(options.edits ?? trace.txns.length, trace.txns.length);
+  const expected = expectedText(trace, edits);
+  const label = `trace (${edits.toLocaleString('en')} edits), ${database.name}`;
+  const figures: Figures = { [`${label}: load average`]: load() };
+  type Run = Awaited<ReturnType<typeof replay>>;
+  const check = (name: string, run: Run) => {
+    if (run.stats.text !== expected || run.clientText !== expected) throw new Error(`${label}, ${name}: the final text differs from the trace's`);
+  };
+  const seconds = (run: Run) => round(run.ackedMs / 1000, 1);
+  const tenths = (run: Run) => round(run.tenthsMs.at(-1)! / run.tenthsMs[0]!, 2);
+  const pause = (run: Run) => Math.round(run.stats.loopMaxMs ?? 0);
+  const floor = await replay('bare-durable', trace, edits, 0, false, database.env);
+  check('floor', floor);
+  figures[`${label}: floor, bare Hocuspocus group-committing every update (s)`] = seconds(floor);
+  figures[`${label}: floor: commits, updates per commit`] = `${floor.stats.commits}, ${round((floor.stats.updates ?? 0) / Math.max(1, floor.stats.commits ?? 1), 1)}`;
+  if (database.name === 'pglite') {
+    const memory = await replay('bare', trace, edits);
+    check('in-memory bare', memory);
+    figures[`${label}: in-memory bare Hocuspocus (s), for reference`] = seconds(memory);
+  }
+  const runs: Array<[string, Run]> = [['Trellis', await replay('trellis', trace, edits, 0, false, database.env)]];
+  if (database.name === 'pglite' && (options.prefill ?? 100_000) > 0) {
+    runs.push([`Trellis after a REST burst, ${(options.prefill ?? 100_000).toLocaleString('en')} rows held`, await replay('trellis', trace, edits, options.prefill ?? 100_000, false, database.env)]);
+  }
+  for (const [name, run] of runs) {
+    check(name, run);
+    figures[`${label}: ${name} (s)`] = seconds(run);
+    figures[`${label}: ${name} / floor (goal <= 1.3)`] = round(run.ackedMs / floor.ackedMs, 2);
+    figures[`${label}: ${name}: last tenth / first (goal <= 1.2)`] = tenths(run);
+    figures[`${label}: ${name}: longest event-loop pause ms (goal <= 50; floor ${pause(floor)})`] = pause(run);
+    figures[`${label}: ${name}: server CPU µs per edit (floor ${Math.round((floor.stats.cpuMs * 1000) / floor.patches)})`] = Math.round((run.stats.cpuMs * 1000) / run.patches);
+  }
+  return figures;
+}
+
+// ------------------------------------------------------------------- REST
+
+async function restRows(database: Database, seconds: number): Promise<Figures> {
+  const label = `REST, 10 connections, ${database.name}`;
+  const figures: Figures = { [`${label}: load average`]: load() };
+  const json = { 'content-type': 'application/json' };
+  const floors = await withServer('bare-db', { ...database.env, BENCH_BARE_GROUPED: '0' }, async (info) => {
+    const patch: Scenario = { method: 'PATCH', path: (i) => `/bare/${info.rowIds[i % info.rowIds.length]}`, headers: json, body: (i) => JSON.stringify({ data: { title: `edit ${i}` } }) };
+    return { create: await drive(info, bareScenario, seconds), patch: await drive(info, patch, seconds) };
+  });
+  const trellis = await withServer('trellis', database.env, async (info) => {
+    const scenarios = trellisScenarios(info);
+    const run = async (key: string) => drive(info, scenarios.find((s) => s.key === key)!.scenario, seconds);
+    return { create: await run('create'), patch: await run('patch') };
+  });
+  const row = (what: string, floor: Result, real: Result) => {
+    figures[`${label}: row ${what}: floor req/s, p99 ms (a transaction a request)`] = `${Math.round(floor.rps)}, ${round(floor.p99, 1)}`;
+    figures[`${label}: row ${what}: Trellis req/s, p99 ms (goal p99 < 25)`] = `${Math.round(real.rps)}, ${round(real.p99, 1)}`;
+    figures[`${label}: row ${what}: Trellis / floor req/s (goal >= 0.6)`] = round(real.rps / floor.rps, 2);
+    figures[`${label}: row ${what}: server CPU µs per request, floor / Trellis`] = `${Math.round(floor.cpuMicrosPerRequest)} / ${Math.round(real.cpuMicrosPerRequest)}`;
+  };
+  row('create', floors.create, trellis.create);
+  row('patch', floors.patch, trellis.patch);
+  return figures;
+}
+
+// -------------------------------------------------------------- footprint
+
+/** Resident memory of a process now and at its peak (MB), from the kernel. */
+function resident(pid: number): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return { rss: 0, peak: 0 };
+  }
+}
+
+type Started = { child: ChildProcess; url: string; healthMs: number; atHealth: number; peakWhileStarting: number };
+
+/** Starts the compiled server as `npm start` runs it (pinned to core 0 where taskset is) and waits for health, sampling its memory every 20 ms. */
+async function startCompiled(env: Record<string, string>, options: { gcProbe?: boolean } = {}): Promise<Started> {
+  const port = await freePort();
+  // The probe (a full GC on SIGUSR2) only where memory per document is read: the heap then holds what is kept, not young garbage.
+  const probe = options.gcProbe ? ['--import', path.resolve(import.meta.dirname, 'gc-probe.mjs')] : [];
+  const node = [process.execPath, ...probe, SERVER_BUNDLE];
+  const command = canPin ? ['taskset', '-c', '0', ...node] : node;
+  const started = performance.now();
+  const child = spawn(command[0]!, command.slice(1), {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', COOKIE_SECURE: 'false', SMTP_URL: '', REDIS_URL: '', API_WRITES_PER_MINUTE: '100000', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, resident(child.pid!).rss)), 20);
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the compiled server exited with ${child.exitCode}`);
+      const ok = await fetch(`${url}/api/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (performance.now() - started > 180_000) throw new Error('the compiled server did not answer health within 180 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+  const healthMs = performance.now() - started;
+  const now = resident(child.pid!);
+  return { child, url, healthMs, atHealth: now.rss, peakWhileStarting: Math.max(peak, now.peak) };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function footprint(databaseUrl: string | undefined, options: WritePathOptions): Promise<Figures> {
+  const figures: Figures = { 'footprint: load average': load() };
+  await buildServer({ ifStale: true });
+  await buildTemplate({ ifStale: true });
+  const describeStart = (label: string, run: Started, after: number) => {
+    figures[`${label}: health after s (goal < 3)`] = round(run.healthMs / 1000, 2);
+    figures[`${label}: resident MB at health / 5 s later`] = `${Math.round(run.atHealth)} / ${Math.round(after)}`;
+    figures[`${label}: resident MB at its peak while starting`] = Math.round(run.peakWhileStarting);
+  };
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-footprint-'));
+  try {
+    for (const label of ['embedded, empty DATA_DIR (goal < 300 MB, < 400 MB at peak)', 'embedded, the same DATA_DIR again']) {
+      const run = await startCompiled({ DATA_DIR: dataDir, DATABASE_URL: '' }, { gcProbe: label.includes('again') });
+      try {
+        await settle(5000);
+        describeStart(`footprint: ${label}`, run, resident(run.child.pid!).rss);
+        if (label.includes('again')) Object.assign(figures, await perDocumentAndConnection(run, dataDir, options.docs ?? 15, options.connections ?? 200));
+      } finally {
+        await stop(run.child);
+      }
+    }
+    if (databaseUrl) {
+      const name = `trellis_footprint_${process.pid}`;
+      const admin = async (statement: string) => {
+        const client = new pg.Client({ connectionString: databaseUrl });
+        await client.connect();
+        try {
+          await client.query(statement);
+        } finally {
+          await client.end();
+        }
+      };
+      await admin(`create database ${name}`);
+      const target = new URL(databaseUrl);
+      target.pathname = `/${name}`;
+      try {
+        for (const label of ['Postgres, empty database (goal < 150 MB)', 'Postgres, the same database again']) {
+          const run = await startCompiled({ DATA_DIR: dataDir, DATABASE_URL: target.toString() });
+          try {
+            await settle(5000);
+            describeStart(`footprint: ${label}`, run, resident(run.child.pid!).rss);
+          } finally {
+            await stop(run.child);
+          }
+        }
+      } finally {
+        await admin(`drop database if exists ${name} with (force)`).catch(() => {});
+      }
+    }
+  } finally {
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+  return figures;
+}
+
+/** The server's heap in use after a full GC (bench/gc-probe.mjs) and its resident memory, in MB. */
+async function kept(run: Started): Promise<{ heap: number; rss: number }> {
+  run.child.kill('SIGUSR2');
+  await settle(1500);
+  const metrics = await (await fetch(`${run.url}/metrics`)).text();
+  const heap = Number(/^trellis_nodejs_heap_size_used_bytes (\d+)/m.exec(metrics)?.[1] ?? 0) / 2 ** 20;
+  return { heap, rss: resident(run.child.pid!).rss };
+}
+
+/**
+ * On a running server: `docs` doc workspaces of ~100 KB of Markdown written
+ * over REST (held loaded by the server for a minute after, as any
+ * document written over REST), then one provider on each (heap and
+ * resident memory per document from before the writes), then
+ * `connections` more idle providers on the first. Heap (after a full GC)
+ * and resident memory per document and per connection.
+ */
+async function perDocumentAndConnection(run: Started, dataDir: string, docs: number, connections: number): Promise<Figures> {
+  const cookie = await signInThroughOutboxFile(run.url, dataDir, 'footprint@example.com');
+  const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
+  const markdown = makeMarkdown(100_000);
+  await settle(3000);
+  const empty = await kept(run);
+  const names: string[] = [];
+  for (let i = 0; i < docs; i++) {
+    const slug = `footprint-${i}`;
+    const created = await fetch(`${run.url}/api/workspaces`, { method: 'POST', headers, body: JSON.stringify({ name: slug, slug, mode: 'doc' }) });
+    if (created.status !== 200) throw new Error(`POST /api/workspaces answered ${created.status}: ${await created.text()}`);
+    const body = (await created.json()) as { primarySurface: { syncDocument: string } };
+    const put = await fetch(`${run.url}/api/workspaces/${slug}/doc`, { method: 'PUT', headers, body: JSON.stringify({ markdown }) });
+    if (put.status !== 200) throw new Error(`PUT /doc answered ${put.status}`);
+    names.push(body.primarySurface.syncDocument);
+  }
+  await settle(5000);
+  const base = await kept(run);
+  const clients: SyncClient[] = [];
+  try {
+    for (const name of names) {
+      const client = connectClient(run.url, name, { cookie });
+      await synced(client, 120_000);
+      clients.push(client);
+    }
+    await settle(3000);
+    const withDocs = await kept(run);
+    for (let i = 0; i < connections; i++) {
+      const client = connectClient(run.url, names[0]!, { cookie });
+      await synced(client, 120_000);
+      clients.push(client);
+    }
+    await settle(3000);
+    const withConnections = await kept(run);
+    const per = (from: { heap: number; rss: number }, to: { heap: number; rss: number }, n: number, unit: number) =>
+      `${round(((to.heap - from.heap) * unit) / n, 1)} / ${round(((to.rss - from.rss) * unit) / n, 1)}`;
+    return {
+      [`footprint: heap after GC / resident MB, signed in, nothing written`]: `${round(empty.heap, 1)} / ${Math.round(empty.rss)}`,
+      [`footprint: heap after GC / resident MB, ${docs} docs of ~100 KB Markdown written (held loaded)`]: `${round(base.heap, 1)} / ${Math.round(base.rss)}`,
+      [`footprint: per open document of ~100 KB Markdown (${docs} loaded, a provider on each): heap / resident MB`]: per(empty, withDocs, docs, 1),
+      [`footprint: per idle sync connection (${connections} on one document): heap / resident KB`]: per(withDocs, withConnections, connections, 1024),
+    };
+  } finally {
+    for (const client of clients) client.destroy();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i >= 0 ? process.argv[i + 1] : process.argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+  };
+  const number = (name: string) => (arg(name) === undefined ? undefined : Number(arg(name)));
+  const figures = await runWritePathBench({
+    edits: number('--edits'),
+    prefill: number('--prefill'),
+    seconds: number('--seconds'),
+    docs: number('--docs'),
+    connections: number('--connections'),
+    databaseUrl: arg('--database-url'),
+    only: arg('--only')?.split(','),
+  });
+  for (const [name, value] of Object.entries(figures)) console.log(`${name.padEnd(100)} ${value}`);
+  process.exit(0);
+}

@@ -1,0 +1,55 @@
+import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/**
+ * A migrated embedded database made once at build time
+ * (scripts/build.ts writes dist/pglite-template), copied into a fresh
+ * DATA_DIR at its first start. Creating a PGlite data directory runs
+ * Postgres's initdb inside the process: seconds of CPU and ~600 MB resident
+ * at its peak, most of which the process keeps afterwards (WebAssembly
+ * memory and the heap it grew). A copy costs a fraction of a second and
+ * nothing it keeps (docs/PERFORMANCE.md, "Footprint").
+ *
+ * The template stands for one PGlite build: its stamp names the PGlite
+ * version that made it, and a server running another one creates its
+ * directory itself, as without a template.
+ */
+/** Where a build puts it: from src/persistence and from dist/server (the bundle) alike, two levels under the repository. */
+export const BUILT_TEMPLATE = path.resolve(import.meta.dirname, '../../dist/pglite-template');
+
+export type TemplateStamp = { pglite: string; migrations: string[] };
+
+/** The stamp of the template at `dir`, kept beside it (`<dir>.json`): Postgres keeps its own directory. */
+export const stampFileOf = (dir: string) => `${dir}.json`;
+
+/** The version of the PGlite package this process loads. */
+export function installedPGliteVersion(): string {
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  // The package's entry is dist/index.cjs; its package.json is beside dist/.
+  const manifest = path.join(path.dirname(path.dirname(entry)), 'package.json');
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+export function readTemplateStamp(dir: string): TemplateStamp | null {
+  try {
+    if (!existsSync(path.join(dir, 'PG_VERSION'))) return null;
+    return JSON.parse(readFileSync(stampFileOf(dir), 'utf8')) as TemplateStamp;
+  } catch {
+    return null;
+  }
+}
+
+/** Copies the template into the empty directory `target` when it was made by this PGlite; false when there is none to use. */
+export async function copyTemplate(template: string, target: string): Promise<boolean> {
+  if (readTemplateStamp(template)?.pglite !== installedPGliteVersion()) return false;
+  if ((await fs.readdir(target)).length > 0) return false;
+  // Copied beside it and renamed into place: a copy cut short is never taken for a database.
+  const staging = `${target}.copying`;
+  await fs.rm(staging, { recursive: true, force: true });
+  await fs.cp(template, staging, { recursive: true });
+  await fs.rmdir(target);
+  await fs.rename(staging, target);
+  return true;
+}

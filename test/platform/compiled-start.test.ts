@@ -1,0 +1,66 @@
+import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer, buildTemplate, SERVER_BUNDLE } from '../../scripts/build';
+import { freshDataStore, testDatabaseUrl } from '../helpers/database';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process';
+
+/**
+ * Production runs what `npm start` builds (scripts/build.ts): the server
+ * compiled into dist/server/main.js, run by plain node, and on the embedded
+ * database a fresh DATA_DIR copied from the migrated template the build
+ * made. It answers health, serves the web app and the API, and holds a
+ * footprint a 1 GB machine can host (docs/PERFORMANCE.md, "Footprint").
+ */
+
+const MB = 2 ** 20;
+let dataDir: string;
+let store: Awaited<ReturnType<typeof freshDataStore>> | null = null;
+let server: ServerProcess;
+
+/** The resident memory of a process, from the kernel. */
+function residentBytes(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+}
+
+beforeAll(async () => {
+  await buildServer({ ifStale: true });
+  if (!testDatabaseUrl()) await buildTemplate({ ifStale: true });
+  // An empty directory, as on a fresh machine (on Postgres, a fresh database: the directory holds blobs and the outbox).
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-compiled-'));
+  if (testDatabaseUrl()) store = await freshDataStore();
+  server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: store?.databaseUrl ?? '', SMTP_URL: '', REDIS_URL: '' }, { compiled: SERVER_BUNDLE, startTimeoutMs: 120_000 });
+}, 300_000);
+
+afterAll(async () => {
+  await server?.kill('SIGTERM');
+  await store?.dispose();
+  await fs.rm(dataDir, { recursive: true, force: true });
+});
+
+describe('the compiled start', () => {
+  it('serves health, the web app and the API from dist/server/main.js', async () => {
+    const health = await fetch(`${server.url}/api/health`);
+    expect(health.status).toBe(200);
+    const page = await fetch(`${server.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await page.text()).toMatch(/<div id="app"|<script type="module"/);
+    const openapi = await fetch(`${server.url}/openapi.json`);
+    expect(openapi.status).toBe(200);
+    const signIn = await fetch(`${server.url}/api/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'compiled@example.com' }) });
+    expect(signIn.status).toBeLessThan(300);
+  });
+
+  it('creates a fresh embedded database from the build’s template (none on Postgres)', () => {
+    expect(existsSync(path.join(dataDir, 'pglite', 'PG_VERSION'))).toBe(!testDatabaseUrl());
+    expect(existsSync(path.join(dataDir, 'pglite.copying'))).toBe(false);
+  });
+
+  it('holds an empty server under 300 MB resident on the embedded database, 150 MB on Postgres', () => {
+    const limit = (testDatabaseUrl() ? 150 : 300) * MB;
+    expect(residentBytes(server.child.pid!)).toBeLessThan(limit);
+  });
+});
