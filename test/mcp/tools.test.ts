@@ -86,7 +86,7 @@ describe('tools/list', () => {
     // Content writes name the run they join (docs/RUNS.md).
     expect(fields('create_row')).toEqual(['data', 'mode', 'orgSlug', 'run', 'slug', 'surface', 'surfaceId']);
     expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'mode', 'orgSlug', 'position', 'run', 'slug', 'surface', 'surfaceId']);
-    expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'view']);
+    expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'from', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'to', 'view']);
     expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'mode', 'orgSlug', 'run', 'slug', 'surface', 'surfaceId']);
     expect(fields('delete_row')).toEqual(['id', 'mode', 'orgSlug', 'run', 'slug', 'surface', 'surfaceId']);
     expect(fields('accept_suggestion')).toEqual(['id', 'run']);
