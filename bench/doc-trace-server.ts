@@ -120,7 +120,14 @@ async function trellis() {
   if (created.status !== 200) throw new Error(`could not create the workspace: ${created.text}`);
   documentName = created.body.primarySurface.syncDocument;
   workspaceId = created.body.id;
-  console.log(JSON.stringify({ url: t.url, cookie, documentName }));
+  // BENCH_RUN=1: the replaying client's writes join a run (bench/runs.ts), recorded as they are derived.
+  let runId: string | undefined;
+  if (process.env.BENCH_RUN === '1') {
+    const started = await t.request('POST', '/api/workspaces/trace/runs', { as: { cookie }, body: { name: 'Typing trace' } });
+    if (started.status !== 201) throw new Error(`could not start a run: ${started.text}`);
+    runId = started.body.run.id;
+  }
+  console.log(JSON.stringify({ url: t.url, cookie, documentName, runId }));
 }
 
 /**

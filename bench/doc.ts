@@ -183,7 +183,7 @@ async function putFigures(): Promise<Figures> {
 
 // --------------------------------------------------------------- the trace
 
-type ServerInfo = { url: string; documentName: string; cookie?: string };
+type ServerInfo = { url: string; documentName: string; cookie?: string; runId?: string };
 type ServerStats = {
   text: string;
   stateV1Bytes: number;
@@ -224,7 +224,7 @@ export function expectedText(trace: Trace, edits: number): string {
 export async function replay(mode: TraceServerMode, trace: Trace, edits: number, prefill = 0, noCompaction = false, env: Record<string, string> = {}) {
   const { info, child } = await spawnServer(mode, prefill, noCompaction, env);
   try {
-    const client = connectClient(info.url, info.documentName, { cookie: info.cookie });
+    const client = connectClient(info.url, info.documentName, { cookie: info.cookie }, info.runId ? { run: info.runId } : {});
     await synced(client, 60_000);
     // The documented doc layout: one paragraph whose Y.XmlText takes the edits.
     const text = new Y.XmlText();

@@ -82,6 +82,10 @@ export type RestServerInfo = {
   /** The table document and its sheet (the `mixed` scenario's sync client). */
   documentName?: string;
   surfaceId?: string;
+  /** The owner's session (`Cookie` header value): a person's writes join no run unless they name one (bench/runs.ts). */
+  session?: string;
+  /** An open run of the owner's, for the session's writes that name one. */
+  runId?: string;
 };
 
 async function trellis() {
@@ -103,6 +107,8 @@ async function trellis() {
   }
   const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow();
   const sheet = await t.request('GET', `/api/workspaces/welcome/rows/${rowIds[0]}`, { as: editor.as });
+  const started = await t.request('POST', '/api/workspaces/welcome/runs', { as: owner.as, body: { name: 'bench' } });
+  if (started.status !== 201) throw new Error(`could not start a run: ${started.status} ${started.text}`);
   const info: RestServerInfo = {
     url: t.url,
     cpu: await startCpuCounter(),
@@ -113,6 +119,8 @@ async function trellis() {
     rowIds,
     documentName: tablesDocumentName(ws.id),
     surfaceId: sheet.body?.surfaceId,
+    session: `svc-session=${owner.cookie}`,
+    runId: started.body.run.id,
   };
   console.log(JSON.stringify(info));
 }

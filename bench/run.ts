@@ -58,6 +58,7 @@ const parts: Part[] = [
       }),
   },
   { name: 'durability', run: async () => (await import('./durability')).runDurabilityBench({ rounds: flag('rounds') }) },
+  { name: 'runs', run: async () => (await import('./runs')).runRunsBench({ edits: flag('edits'), seconds: flag('seconds'), changes: flag('changes') }) },
   { name: 'attribution', run: async () => (await import('./attribution')).runAttributionBench({ updates: flag('updates') }) },
   { name: 'aging', run: async () => (await import('./aging')).runAgingBench({ traces: flag('--traces'), restAppends: flag('--rest'), edits: flag('--edits') }), optIn: true },
   { name: 'soak', run: async () => (await import('./soak')).runSoakBench(), optIn: true },

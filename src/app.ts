@@ -23,6 +23,8 @@ import { dropOrgSlugOnBarePaths } from './operations/workspace-routes';
 import { declarePlatformErrors } from './http/declared-errors';
 import { directUploadOrigins, registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
+import { withRunScope } from './lib/run-scope';
+import { answerRunScope, openRunScope } from './http/run-header';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import { ToolRegistry } from './mcp/registry';
 import type { Services } from './domain/services';
@@ -64,6 +66,9 @@ export async function buildApp(services: Services): Promise<App> {
     // The rest of the request runs inside this context (see src/lib/request-context.ts).
     runWithRequestId(request.id, done);
   });
+  // The run the request's writes join (docs/RUNS.md): named by `Trellis-Run`, decided by access, answered in `Trellis-Run`.
+  app.addHook('onRequest', (request, _reply, done) => withRunScope(openRunScope(request), done));
+  app.addHook('onSend', async (request, reply) => answerRunScope(request, reply));
 
   await registerCors(app, services.config);
   await app.register(cookie);

@@ -16,6 +16,7 @@ import type { WriteEpochs } from './persistence/write-epochs';
 import { INSTANCE_ID } from './lib/instance';
 import { SyncConnectionGate } from './access/connection-auth';
 import type { Services } from './domain/services';
+import { RunRegistry } from './domain/run-registry';
 import { DocumentObserver } from './events/observer';
 import { LocalTracker } from './support/tracker';
 import { SyncEngine } from './sync/engine';
@@ -71,8 +72,9 @@ export async function createServices(
   };
   // Which instance this is, among those sharing the database: it derives what it logs unless it dies first (src/persistence/instances.ts).
   const instance = await database.leaseInstance(INSTANCE_ID, (error) => log.warn({ err: error }, 'lost the database connection that shows this instance alive; taking it again'));
-  const { engine, relay, presence } = createSyncEngine(base, instance, redis);
-  const services: Services = { ...base, sync: engine, presence };
+  const runs = new RunRegistry(base);
+  const { engine, relay, presence } = createSyncEngine({ ...base, runs }, instance, redis);
+  const services: Services = { ...base, runs, sync: engine, presence };
   return {
     services,
     close: async () => {

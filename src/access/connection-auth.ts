@@ -9,10 +9,13 @@ import { mayUseSessionCookie } from './cookie-origins';
 import { parseDocumentName, type ParsedDocumentName } from '../model/document-names';
 import type { ConnectionGate } from '../sync/engine';
 import type { ConnectionContext } from '../sync/origins';
+import { ApiError } from '../errors';
 
 /** Typed close codes, as Hocuspocus uses them: the client can tell why it was dropped. */
 export const CLOSE_UNAUTHORIZED = { code: 4401, reason: 'unauthorized' };
 export const CLOSE_FORBIDDEN = { code: 4403, reason: 'forbidden' };
+/** The run the connection named has ended (docs/RUNS.md): reconnect naming another, or none. */
+export const CLOSE_RUN_ENDED = { code: 4409, reason: 'run_ended' };
 
 const RECHECK_INTERVAL_MS = 500;
 
@@ -33,6 +36,22 @@ export class SyncConnectionGate implements ConnectionGate {
 
   assertStillAllowed(connection: unknown) {
     this.monitor?.assertStillAllowed(connection);
+  }
+
+  /**
+   * The run named in the connection URL (re-checked at most once a second:
+   * an ended run closes the connection with 4409 `run_ended`, nothing of the
+   * update logged), else the automatic run of a key or OAuth app, else none.
+   */
+  async runOf(connection: unknown): Promise<string | null> {
+    const context = (connection as { context?: ConnectionContext }).context;
+    if (!context?.actor) return null;
+    if (context.run) {
+      if (await this.services.runs.stillOpen(context.run)) return context.run;
+      throw { code: CLOSE_RUN_ENDED.code, reason: CLOSE_RUN_ENDED.reason };
+    }
+    if (context.actor.via === 'session') return null;
+    return (await this.services.runs.automaticRun(context.actor, context.workspaceId)).id;
   }
 
   start(hocuspocus: () => Hocuspocus) {
@@ -129,7 +148,21 @@ export async function authenticateConnection(
   if (!decision.read) throw new SyncAccessError(actor ? CLOSE_FORBIDDEN.reason : CLOSE_UNAUTHORIZED.reason);
   const context: ConnectionContext = { actor, workspaceId: document.workspaceId, accessKey: accessKeyOf(credential), credential };
   applyDecision(payload.connectionConfig, context, decision);
+  context.run = await namedRun(services, actor, document.workspaceId, payload.requestParameters.get('run'));
   return context;
+}
+
+/** The run a connection names in its URL (`?run=`): the caller's own open run in the document's workspace, or the connection is refused with `run_not_found` or `run_ended`. */
+async function namedRun(services: Services, actor: Actor | null, workspaceId: string, run: string | null): Promise<string | null> {
+  if (!run) return null;
+  if (!actor) throw new SyncAccessError('run_not_found');
+  try {
+    await services.runs.writable(actor.principal.id, workspaceId, run);
+    return run;
+  } catch (error) {
+    if (error instanceof ApiError) throw new SyncAccessError(error.code);
+    throw error;
+  }
 }
 
 function accessKeyOf(credential: ConnectionContext['credential']): string {

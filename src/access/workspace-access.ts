@@ -4,6 +4,7 @@ import { authorize, workspaceAccess, type WorkspaceAction } from '../policy/inde
 import type { Services } from '../domain/services';
 import type { Actor } from '../policy/actor';
 import { cachedCallerFacts, cachedWorkspaces } from './context-cache';
+import { joinRunOfRequest } from '../domain/runs';
 
 export type { ResolvedWorkspace, WorkspaceAddress } from '../domain/resolved-workspace';
 
@@ -52,5 +53,8 @@ export async function resolveWorkspace(
   const { orgSlug, orgPlan, ...workspace } = pool[0]!;
   const caller = facts.get(workspace.id)!;
   const access = authorize(caller, workspace, action);
-  return { workspace, orgSlug, orgPlan, access, caller };
+  const resolved = { workspace, orgSlug, orgPlan, access, caller };
+  // A write decides the run it joins here, once the workspace is known (404 run_not_found / 409 run_ended before anything is written).
+  await joinRunOfRequest(services, actor, resolved, action);
+  return resolved;
 }

@@ -28,6 +28,7 @@ import { rowOperations } from '../operations/rows';
 import { searchOperations } from '../operations/search';
 import { surfaceOperations } from '../operations/surfaces';
 import { versionOperations } from '../operations/versions';
+import { runOperations } from '../operations/runs';
 import { viewOperations } from '../operations/views';
 import { suggestionOperations } from '../operations/suggestions';
 import { waitlistOperations } from '../operations/waitlist';
@@ -108,4 +109,8 @@ export async function registerRoutes(app: App, services: Services) {
   await fileSharePageRoutes(app, services);
   mountOperations(app, services, Object.values(webhookOperations));
   mountOperations(app, services, Object.values(versionOperations));
+  mountOperations(app, services, Object.values(runOperations));
+  // Automatic runs idle for 15 minutes end (run.ended) while the app runs.
+  app.addHook('onReady', async () => services.runs.idleRuns.start());
+  app.addHook('preClose', async () => services.runs.idleRuns.stop());
 }

@@ -45,6 +45,8 @@ export type Services = {
   metrics: import('../metrics/index').Metrics;
   /** Whether this instance shares sync and events with others through Redis right now (docs/SCALING.md). */
   cluster: ClusterStatus;
+  /** Which run each write joins, and the automatic runs of keys (src/domain/runs.ts, docs/RUNS.md). */
+  runs: import('./run-registry').RunRegistry;
 };
 
 export type ClusterStatus = {

@@ -15,6 +15,11 @@ import { publishEvents, recordEvents } from './emit';
 import type { EventDraft } from '../model/event-record';
 import { recordSeenSuggestions, type SeenSuggestion } from './suggestion-records';
 import { docSuggestionsSeen } from './suggestion-stamps';
+import { DOC_BODY_FIELD } from '../model/doc/body';
+import { HTML_FIELD } from '../model/html';
+import { mergeTextRecords, recordTextTransaction, type TextRecord } from '../model/runs/text';
+import type { RunChangeWrite } from '../persistence/runs';
+import { writeRunChanges } from './run-changes';
 
 /**
  * Doc and html documents, for the observer (src/events/observer.ts):
@@ -64,10 +69,16 @@ type TypingBurst = {
   /** The document and the log sequence numbers of the typed updates: marked derived when the burst's event is recorded. */
   documentName: string;
   seqs: number[];
+  /** What the typed updates did for the runs they joined: recorded with the event, as their updates are marked derived then. */
+  runWrites: RunChangeWrite[];
 };
 
-/** Where a change's updates are in the log, for the typing bursts that take them over. */
-export type ChangeLog = { documentName: string; seqs: readonly number[]; deferred: number[] };
+/**
+ * Where a change's updates are in the log, for the typing bursts that take
+ * them over, and the run it joined with the collector of what runs changed
+ * (written in the transaction that marks the updates derived).
+ */
+export type ChangeLog = { documentName: string; seqs: readonly number[]; deferred: number[]; run: string | null; runWrites: RunChangeWrite[] };
 
 export type DocDerived = {
   kind: 'doc' | 'html';
@@ -81,6 +92,8 @@ export type DocDerived = {
   fromClient: boolean;
   /** Suggestions the transaction marked: recorded (once each) with the change. */
   suggestions: SeenSuggestion[];
+  /** What the transaction did to the text, in detail, when it joined a run (docs/RUNS.md). */
+  runRecord: TextRecord | null;
 };
 
 type EventContext = {
@@ -104,12 +117,14 @@ export class DocChanges {
 
   constructor(private readonly services: DocChangesDeps) {}
 
-  derive(documentName: string, parsed: ParsedDocumentName, doc: Y.Doc, transaction: Y.Transaction): DocDerived | null {
+  derive(documentName: string, parsed: ParsedDocumentName, doc: Y.Doc, transaction: Y.Transaction, run: string | null): DocDerived | null {
     if (parsed.kind === 'tables' || !parsed.surfaceId) return null;
     this.watch(doc);
     const delta = docTransactionDelta(transaction);
     if (!delta) return null;
-    const base = { workspaceId: parsed.workspaceId, surfaceId: parsed.surfaceId, summary: summarizeDelta(delta) };
+    const root = run ? doc.share.get(parsed.kind === 'html' ? HTML_FIELD : DOC_BODY_FIELD) : undefined;
+    const runRecord = root ? recordTextTransaction(transaction, root) : null;
+    const base = { workspaceId: parsed.workspaceId, surfaceId: parsed.surfaceId, summary: summarizeDelta(delta), runRecord };
     const fromClient = !isServerOrigin(transaction.origin);
     if (parsed.kind === 'html') return { kind: 'html', ...base, mentionsAdded: [], sections: null, fromClient, suggestions: [] };
 
@@ -141,12 +156,15 @@ export class DocChanges {
     };
     const updated: EventDraft = { ...common, event: 'doc.updated', data: { surfaceId: derived.surfaceId, text: derived.summary } };
     const drafts: EventDraft[] = [];
+    const runWrite: RunChangeWrite | null =
+      log.run && derived.runRecord ? { runId: log.run, document: log.documentName, surfaceId: derived.surfaceId, kind: `${derived.kind}.text`, change: derived.runRecord } : null;
     if (derived.fromClient) {
       // The burst records this change's doc.updated later: until then its updates stay underived in the log.
-      this.addToBurst(updated, derived.summary, log);
+      this.addToBurst(updated, derived.summary, log, runWrite);
       log.deferred.push(...log.seqs);
     } else {
       drafts.push(updated);
+      if (runWrite) log.runWrites.push(runWrite);
     }
     if (derived.mentionsAdded.length > 0) {
       drafts.push({ ...common, event: 'doc.mention_added', data: { surfaceId: derived.surfaceId, mentions: derived.mentionsAdded } });
@@ -168,13 +186,14 @@ export class DocChanges {
 
   private readonly bursts = new Map<string, TypingBurst>();
 
-  private addToBurst(draft: EventDraft, summary: string, log: ChangeLog) {
+  private addToBurst(draft: EventDraft, summary: string, log: ChangeLog, runWrite: RunChangeWrite | null) {
     const key = `${draft.subjectId}\u0000${draft.principal?.id ?? ''}`;
     const now = Date.now();
-    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null, documentName: log.documentName, seqs: [] };
+    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null, documentName: log.documentName, seqs: [], runWrites: [] };
     this.bursts.set(key, burst);
     burst.changes++;
     burst.seqs.push(...log.seqs);
+    if (runWrite) addRunWrite(burst.runWrites, runWrite);
     if (summary && burst.summaries.length < 5) burst.summaries.push(summary);
     if (burst.timer) clearTimeout(burst.timer);
     if (burst.seqs.length >= TYPING_MAX_UPDATES) {
@@ -196,6 +215,7 @@ export class DocChanges {
     try {
       const records = await this.services.db.transaction().execute(async (tx) => {
         const recorded = await recordEvents(this.services, tx, [draft]);
+        await writeRunChanges(tx, burst.runWrites, this.services.clock.now());
         await markUpdatesDerived(tx, burst.documentName, burst.seqs);
         return recorded;
       });
@@ -267,4 +287,14 @@ export class DocChanges {
       this.services.log.warn({ err: error, surfaceId }, 'could not project doc sections');
     }
   }
+}
+
+/** A keystroke's record joins the one before it when both are of the same run and text: a burst writes a row per run, not per key. */
+function addRunWrite(writes: RunChangeWrite[], write: RunChangeWrite) {
+  const last = writes.at(-1);
+  if (last && last.runId === write.runId && last.surfaceId === write.surfaceId && last.kind === write.kind) {
+    last.change = mergeTextRecords(last.change as TextRecord, write.change as TextRecord);
+    return;
+  }
+  writes.push({ ...write });
 }

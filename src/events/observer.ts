@@ -19,6 +19,9 @@ import { isConnectionOrigin, isRelayedOrigin, isServerOrigin, principalOfOrigin,
 import { countRows, deleteRow, diffTableTransaction, dropLinksTo, getRow, holdsLinksTo, listRows, openReading, type CellReading, type TableChange, type TableRow } from '../model/table/document';
 import { trackedUnpassedRows } from '../sync/table-passed';
 import { getView, type ViewDef } from '../model/table/views';
+import { recordTableTransaction, type TableRunRecord } from '../model/table/runs';
+import type { RunChangeWrite } from '../persistence/runs';
+import { writeRunChanges } from './run-changes';
 import { DocChanges, type DocChangesDeps, type DocDerived } from './doc-changes';
 import { recordSeenSuggestions, type SeenSuggestion } from './suggestion-records';
 import { rowSuggestionsSeen } from './suggestion-stamps';
@@ -50,6 +53,8 @@ type TableDerived = {
   danglingLinks: string[];
   /** Row suggestions the transaction added: recorded (once each) with the change. */
   suggestions: SeenSuggestion[];
+  /** What the transaction did, in detail, when it joined a run (docs/RUNS.md). */
+  runRecords: TableRunRecord[];
 };
 
 type Derived = TableDerived | DocDerived;
@@ -96,10 +101,10 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     await this.docs.flushBursts(documentName);
   }
 
-  derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null {
+  derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction, run: string | null): Derived | null {
     const parsed = parseDocumentName(documentName);
     if (!parsed) return null;
-    if (parsed.kind !== 'tables') return this.docs.derive(documentName, parsed, doc, transaction);
+    if (parsed.kind !== 'tables') return this.docs.derive(documentName, parsed, doc, transaction, run);
     const changes = diffTableTransaction(transaction);
     const suggestions = rowSuggestionsSeen(doc, transaction);
     if (changes.length === 0 && suggestions.length === 0) return null;
@@ -122,7 +127,8 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const deleted = changes.flatMap((change) => (change.kind === 'row.deleted' ? [change.rowId] : []));
     // Relayed updates are repaired by the instance that accepted them.
     const danglingLinks = deleted.length > 0 && !isRelayedOrigin(transaction.origin) && holdsLinksTo(doc, deleted) ? deleted : [];
-    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, formulas, docRows: countRows(doc), views, danglingLinks, suggestions };
+    const runRecords = run ? recordTableTransaction(transaction, changes, rows) : [];
+    return { kind: 'tables', workspaceId: parsed.workspaceId, changes, rows, formulas, docRows: countRows(doc), views, danglingLinks, suggestions, runRecords };
   }
 
   /**
@@ -145,12 +151,14 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     // Typing replayed after a crash: one doc.updated per person and surface, as the live bursts would have made.
     const replayedTyping = new Map<string, EventDraft>();
     const notify: string[] = [];
-    for (const { derived, origin, seqs } of changes) {
+    const runWrites: RunChangeWrite[] = [];
+    for (const { derived, origin, seqs, run } of changes) {
       const principal = principalOfOrigin(origin);
       const made =
         derived.kind === 'tables'
           ? await this.tableEvents(tx, context, derived, principal, { rows, stored, origin, ledger, notify })
-          : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred }, notify);
+          : await this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred, run, runWrites }, notify);
+      if (run && derived.kind === 'tables') runWrites.push(...tableRunWrites(run, documentName, derived, ledger.refusedNow));
       if (seqs.length > 0) made.forEach((draft, n) => (draft.dedupeKey ??= `${documentName}:${seqs[0]}:${n}`));
       for (const draft of made) {
         if (!(isReplay(origin) && draft.event === 'doc.updated')) {
@@ -164,6 +172,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
+    await writeRunChanges(tx, runWrites, this.services.clock.now());
     for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now())) stored.set(id, meta);
     const records: EventRecord[] = [];
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
@@ -379,6 +388,13 @@ function capsSyncWrites(origin: unknown): boolean {
 
 function isReplay(origin: unknown): boolean {
   return isServerOrigin(origin) && origin.context.via === 'replay';
+}
+
+/** A table change's run records as rows of `run_changes`; rows the cap refused are not the run's. */
+function tableRunWrites(run: string, documentName: string, derived: TableDerived, refused: ReadonlySet<string>): RunChangeWrite[] {
+  return derived.runRecords
+    .filter((record) => !('rowId' in record) || !refused.has(record.rowId))
+    .map((record) => ({ runId: run, document: documentName, surfaceId: record.kind === 'row.moved' ? record.toSurfaceId : record.surfaceId, kind: record.kind, change: record }));
 }
 
 function surfaceIdsOf(derived: Derived): string[] {

@@ -17,6 +17,7 @@ const EXPOSED_HEADERS = [
   'deprecation',
   'link',
   'etag',
+  'trellis-run',
   'www-authenticate',
   'mcp-session-id',
   'mcp-protocol-version',

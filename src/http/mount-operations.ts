@@ -34,7 +34,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
       ...(params ? { params } : {}),
       ...(querystring ? { querystring } : {}),
       ...(body ? { body } : {}),
-      response: { 200: ok, ...(operation.accepted ? { 202: operation.accepted } : {}), ...errorResponses, ...rest.responses },
+      response: { [rest.created ? 201 : 200]: ok, ...(operation.accepted ? { 202: operation.accepted } : {}), ...errorResponses, ...rest.responses },
     });
     const resolved = rest.resolvedLimit && resolvedRateLimit(rest.resolvedLimit.limit, (request) => rest.resolvedLimit!.bucket(services, request.actor, request.params));
     const config = resolved ? { ...rest.config, rateLimits: [...(rest.config?.rateLimits ?? []), resolved.rule] } : rest.config;
@@ -58,6 +58,7 @@ export function mountOperations(app: App, services: Services, operations: Iterab
           if (wanted !== 'application/json') validated = { ...validated, query: { ...query, format: wanted === 'text/markdown' ? 'markdown' : 'text' } };
           const result = await operation.run(services, request.actor, (rest.input ? rest.input(validated) : validated) as never, httpExchange(request, reply));
           if (result instanceof Accepted) return reply.code(202).send(result.body);
+          if (rest.created) reply.code(201);
           const raw = wanted === 'application/json' ? undefined : ((result as { markdown?: unknown }).markdown ?? (result as { text?: unknown }).text);
           // A surface without a raw form (a table's version) answers JSON whatever Accept says.
           return typeof raw === 'string' ? reply.type(`${wanted}; charset=utf-8`).send(raw) : result;

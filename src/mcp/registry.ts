@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Actor } from '../policy/actor';
 import { Accepted, type McpFacts, type Operation, type ToolAnnotations, type ToolContext } from '../operations/operation';
 import type { Services } from '../domain/services';
+import { currentRunScope, withRunScope, type RunScope } from '../lib/run-scope';
 
 /**
  * MCP tools. A tool is a name, a description, an input and an output
@@ -36,7 +37,11 @@ export function toolFromOperation(name: string, operation: Operation, meta: Tool
       shape[field] = fieldSchema as z.ZodType;
     }
   }
-  const { name: _name, ...facts } = meta as McpFacts;
+  const { name: _name, joinsRuns: _joins, ...facts } = meta as McpFacts;
+  // Write tools take the run their changes join, as REST takes the Trellis-Run header (docs/RUNS.md).
+  const joinsRuns = meta.joinsRuns === true;
+  if (joinsRuns && RUN_ARGUMENT in shape) throw new Error(`Tool ${name}: its route has a field "${RUN_ARGUMENT}", which write tools take for the run`);
+  if (joinsRuns) shape[RUN_ARGUMENT] = RunArgument;
   return {
     ...facts,
     name,
@@ -45,10 +50,37 @@ export function toolFromOperation(name: string, operation: Operation, meta: Tool
     run: async (context, args) => {
       // Each part is parsed again by its own schema, so any rule the route's schema holds at object level holds here too.
       const input = Object.fromEntries(parts.map(([part, schema]) => [part, schema.parse(pick(args, Object.keys(schema.shape)))]));
-      const result = await operation.run(context.services, context.actor, input as never);
-      return result instanceof Accepted ? result.body : result;
+      const call = async () => {
+        const result = await operation.run(context.services, context.actor, input as never);
+        return result instanceof Accepted ? result.body : result;
+      };
+      return joinsRuns ? inRunOfCall(args[RUN_ARGUMENT] as string | undefined, call) : call();
     },
   };
+}
+
+const RUN_ARGUMENT = 'run';
+
+const RunArgument = z
+  .string()
+  .min(1)
+  .max(100)
+  .optional()
+  .describe('The run this change joins (start_run gives one; docs/RUNS.md); omitted: the Trellis-Run header, else your automatic run in this workspace');
+
+/**
+ * One tool call's run: the `run` argument, else the request's `Trellis-Run`
+ * header. What it joins is handed to the request's scope, so the answer
+ * carries `Trellis-Run` as a REST write's does.
+ */
+async function inRunOfCall<T>(named: string | undefined, call: () => Promise<T>): Promise<T> {
+  const request = currentRunScope();
+  const scope: RunScope = { requested: named ?? request?.requested ?? null, joined: null };
+  try {
+    return await withRunScope(scope, call);
+  } finally {
+    if (request && scope.joined) request.joined = scope.joined;
+  }
 }
 
 function pick(args: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -10,6 +10,7 @@ import { searchOperations } from '../operations/search';
 import { suggestionOperations } from '../operations/suggestions';
 import { supportOperations } from '../operations/support';
 import { versionOperations } from '../operations/versions';
+import { runOperations } from '../operations/runs';
 import { viewOperations } from '../operations/views';
 import { workspaceOperations } from '../operations/workspaces';
 import { toolsFromOperations, type ToolDefinition } from './registry';
@@ -27,6 +28,7 @@ const TOOL_TABLES: ReadonlyArray<Record<string, Operation>> = [
   presenceOperations,
   searchOperations,
   versionOperations,
+  runOperations,
   billingOperations,
   supportOperations,
 ];

@@ -76,6 +76,10 @@ export const EVENT_NAMES = [
   'webhook.updated',
   'webhook.deleted',
   'webhook.deactivated',
+  // runs (src/domain/runs.ts, docs/RUNS.md)
+  'run.started',
+  'run.ended',
+  'run.reverted',
   // version history (src/domain/versions.ts)
   'version.created',
   'version.restored',

@@ -32,11 +32,13 @@ export const WORKSPACE_ACTIONS = [
   'read_versions', // version history of docs, html pages and sheets
   'write_versions', // name and restore versions
   'decide_suggestions', // accept or reject suggestions
+  'start_runs', // start and end one's own runs (docs/RUNS.md); reading runs is `read`
+  'revert_runs', // revert anyone's run (with write access to every surface it touched); one's own needs only `start_runs`
 ] as const;
 export type WorkspaceAction = (typeof WORKSPACE_ACTIONS)[number];
 
 const READ_ONLY = ['read', 'read_comments', 'read_files'] as const satisfies readonly WorkspaceAction[];
-const COMMENTING = [...READ_ONLY, 'comment', 'suggest', 'pin'] as const satisfies readonly WorkspaceAction[];
+const COMMENTING = [...READ_ONLY, 'comment', 'suggest', 'pin', 'start_runs'] as const satisfies readonly WorkspaceAction[];
 const EDITING = [
   ...COMMENTING,
   'write_rows',
@@ -52,6 +54,7 @@ const EDITING = [
   'read_versions',
   'write_versions',
   'decide_suggestions',
+  'revert_runs',
 ] as const satisfies readonly WorkspaceAction[];
 
 export const WORKSPACE_PERMISSIONS = {
@@ -104,7 +107,8 @@ export const SCOPED_KEY_ORG_PERMISSIONS = [] as const satisfies readonly OrgActi
  * the workspace to no one. Within what its role allows.
  */
 export const SUGGEST_ONLY_PERMISSIONS = {
-  workspace: ['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest'],
+  // start_runs: its suggestions may join a run of its own (docs/RUNS.md); it never reverts one.
+  workspace: ['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest', 'start_runs'],
   org: ['read_org'],
 } as const satisfies { workspace: readonly WorkspaceAction[]; org: readonly OrgAction[] };
 
@@ -133,7 +137,23 @@ export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 const SCOPE_READ = { workspace: [...READ_ONLY, 'read_versions'], org: ['read_org', 'contact_support'] } as const;
 const SCOPE_WRITE = {
   // Naming and restoring a version is editing the surface (a restore is one more change, itself undoable).
-  workspace: [...SCOPE_READ.workspace, 'comment', 'suggest', 'pin', 'write_rows', 'edit_columns', 'write_views', 'edit_doc', 'write_files', 'manage_surfaces', 'update_settings', 'write_versions', 'decide_suggestions'],
+  workspace: [
+    ...SCOPE_READ.workspace,
+    'comment',
+    'suggest',
+    'pin',
+    'write_rows',
+    'edit_columns',
+    'write_views',
+    'edit_doc',
+    'write_files',
+    'manage_surfaces',
+    'update_settings',
+    'write_versions',
+    'decide_suggestions',
+    'start_runs',
+    'revert_runs',
+  ],
   org: [...SCOPE_READ.org, 'create_workspaces'],
 } as const;
 

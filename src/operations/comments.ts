@@ -107,6 +107,7 @@ const create = defineOperation(
       title: 'Add a comment',
       description: `Starts a comment thread on \`target\`: a row, a cell (\`rowId\` + \`columnKey\`), a doc range (\`surfaceSlug\` + \`anchor\` positions as get_doc answers them, with the text between), an html element, a surface, the workspace or a file. \`mentions\` are kept while \`@label\` occurs in \`body\`; mentioned agents are woken (\`wakes\`). To answer a thread, use reply_to_comment. ${ADDRESS}`,
       annotations: WRITE,
+      joinsRuns: true,
     },
   },
   async (services, actor, { params, body }) => {
@@ -184,6 +185,7 @@ export const commentOperations = {
         title: 'Reply to a comment',
         description: 'Answers the thread of comment `commentId` with `body` (a reply to a reply joins the root\'s thread); the reply takes the thread\'s target. Replying reopens a resolved thread.',
         annotations: WRITE,
+        joinsRuns: true,
       },
     },
     async (services, actor, { body: { commentId, ...reply } }) => {

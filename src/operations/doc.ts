@@ -161,6 +161,7 @@ export const docOperations = {
         title: 'Replace a doc',
         description: `Replaces the whole body of a doc surface with \`markdown\` (or ProseMirror JSON \`content\`); blocks that did not change are kept, so people editing them keep their work. To add text at the end, use append_doc_section. With \`mode: "suggest"\` the change is only proposed, for an editor to accept or reject (answers \`{ suggestion }\`). ${ADDRESS}`,
         annotations: { ...DESTRUCTIVE, idempotentHint: true },
+        joinsRuns: true,
       },
     },
     async (services, actor, { params, query, body }, http) => {
@@ -194,6 +195,7 @@ export const docOperations = {
         title: 'Append to a doc',
         description: `Appends \`markdown\` (headings, lists, tables, code) at the end of a doc surface without touching what is there. With \`mode: "suggest"\` the blocks are only proposed, for an editor to accept or reject (answers \`{ suggestion }\`). ${ADDRESS}`,
         annotations: WRITE,
+        joinsRuns: true,
       },
     },
     async (services, actor, { params, query, body }) => {

@@ -105,6 +105,8 @@ export type RestFacts = {
   responses?: Record<number, z.ZodType>;
   /** Route options the platform hooks read (src/http/types.ts): who may call, burst limits, metering. */
   config?: RestConfig;
+  /** Answers 201 Created (with the response schema) instead of 200. */
+  created?: boolean;
   /** Maps the validated request onto the operation's input when the two differ (a selector accepted in the query or the body). */
   input?: (request: RestRequest) => RestRequest;
   /**
@@ -187,6 +189,8 @@ export type McpFacts = {
   confirm?: (args: Record<string, unknown>, context: ToolContext) => string | Promise<string>;
   /** A write the monthly API-call cap never refuses (billing: the way out of the cap), as its REST route (`config.capExempt`). Still counted. */
   capExempt?: boolean;
+  /** A write of content a run records (rows, columns, docs, comments): the tool takes a `run` argument (docs/RUNS.md). */
+  joinsRuns?: boolean;
 };
 
 export function defineOperation<S extends OperationSchemas>(schemas: S, run: Operation<S>['run']): Operation<S> {

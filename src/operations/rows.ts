@@ -354,6 +354,7 @@ export const rowOperations = {
         title: 'Create a row',
         description: `Appends a row to a table surface (the primary one unless \`surface\` is given). \`data\` maps column keys to values, checked against the column types; unknown keys create text columns. ${LINK_WRITES} ${SUGGEST_ROW_TOOL} ${ADDRESS}`,
         annotations: WRITE,
+        joinsRuns: true,
       },
     },
     async (services, actor, { params, body }) => {
@@ -389,6 +390,7 @@ export const rowOperations = {
         title: 'Update a row',
         description: `Merges \`data\` into row \`id\` (keys you leave out are kept). Naming another table \`surface\` moves the row there (to its end, or to \`position\`). ${SUGGEST_ROW_TOOL} ${ADDRESS}`,
         annotations: { ...WRITE, idempotentHint: true },
+        joinsRuns: true,
       },
     },
     async (services, actor, { params, body }, http) => {
@@ -421,6 +423,7 @@ export const rowOperations = {
         title: 'Update many rows',
         description: `Merges data into up to 500 rows at once, all or nothing: an unknown id or an invalid value changes none of them. ${ADDRESS}`,
         annotations: { ...WRITE, idempotentHint: true },
+        joinsRuns: true,
       },
     },
     async (services, actor, { params, query, body }) => {
@@ -444,6 +447,7 @@ export const rowOperations = {
         title: 'Delete a row',
         description: `Deletes row \`id\` for good, and takes it out of every link cell that named it. ${SUGGEST_ROW_TOOL} ${ADDRESS}`,
         annotations: DESTRUCTIVE,
+        joinsRuns: true,
       },
     },
     async (services, actor, { params, query }) => {
@@ -475,6 +479,7 @@ export const rowOperations = {
         title: 'Move rows to another table',
         description: `Moves up to 500 rows (in the order given) to the end of the table surface \`surface\`, in one transaction; rows already there are skipped and counted. ${ADDRESS}`,
         annotations: WRITE,
+        joinsRuns: true,
       },
     },
     async (services, actor, { params, body }) => {

@@ -42,6 +42,7 @@ function decision(accept: boolean) {
         title: accept ? 'Accept a suggestion' : 'Reject a suggestion',
         description: `${accept ? 'Accepts' : 'Rejects'} suggestion \`id\` (from list_suggestions). ${DECIDE}`,
         annotations: { ...WRITE, destructiveHint: !accept },
+        joinsRuns: true,
       },
     },
     async (services, actor, { params }) => {

@@ -186,6 +186,7 @@ export const versionOperations = {
           'Makes a surface look as it did at version `versionId`, as one new change by you on top of the current state: the history keeps everything, and people editing see it at once. ' +
           `It can be undone: the answer's \`undo\` is the state just before, and restore_version with \`undo.id\` brings it back. Editors only. ${VERSION} ${ADDRESS}`,
         annotations: DESTRUCTIVE,
+        joinsRuns: true,
       },
     },
     async (services, actor, { params }) => {

@@ -20,6 +20,8 @@ export type LoggedUpdate = {
   derived: boolean;
   /** The number of the instance logging a client's update, which derives it unless it dies first (instances.ts). */
   writer?: number | null;
+  /** The run the update joined (docs/RUNS.md). */
+  runId?: string | null;
 };
 
 /**
@@ -48,6 +50,7 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
           principalType: r.author?.principalType ?? null,
           principalId: r.author?.id ?? null,
           writer: r.writer ?? null,
+          runId: r.runId ?? null,
         })),
       )
       .returning('seq')
@@ -74,8 +77,8 @@ export async function markUpdatesDerived(db: Executor, document: string, seqs: r
     .execute();
 }
 
-/** The updates of a document whose events are still to be derived, with who wrote each. */
-export async function listUnderivedUpdates(db: Executor, document: string): Promise<Array<{ seq: number; principalId: string | null }>> {
-  const rows = await db.selectFrom('documentUpdates').select(['seq', 'principalId']).where('document', '=', document).where('derived', '=', false).execute();
-  return rows.map((row) => ({ seq: Number(row.seq), principalId: row.principalId }));
+/** The updates of a document whose events are still to be derived, with who wrote each and the run it joined. */
+export async function listUnderivedUpdates(db: Executor, document: string): Promise<Array<{ seq: number; principalId: string | null; runId: string | null }>> {
+  const rows = await db.selectFrom('documentUpdates').select(['seq', 'principalId', 'runId']).where('document', '=', document).where('derived', '=', false).execute();
+  return rows.map((row) => ({ seq: Number(row.seq), principalId: row.principalId, runId: row.runId }));
 }

@@ -248,6 +248,35 @@ export interface DocumentUpdatesTable {
   principalId: ColumnType<string | null, string | null | undefined, never>;
   /** Migration 0090: the number of the instance that logged a client's update (null: a server change, or logged before). */
   writer: ColumnType<number | null, number | null | undefined, never>;
+  /** Migration 0100: the run the update joined (docs/RUNS.md), null for none. */
+  runId: ColumnType<string | null, string | null | undefined, never>;
+}
+
+/** Migration 0100: a unit of one principal's work in a workspace (docs/RUNS.md). */
+export interface RunsTable {
+  id: string;
+  workspaceId: string;
+  name: string;
+  principalType: PrincipalKind;
+  principalId: string;
+  /** Automatic runs: the key (`key:<id>`) or OAuth grant (`oauth:<id>`) they collect the writes of. */
+  actorKey: string | null;
+  automatic: ColumnType<boolean, boolean | undefined, boolean>;
+  /** A revert's run: the run it undid. */
+  reverts: string | null;
+  startedAt: Timestamp;
+  endedAt: NullableTimestamp;
+  lastWriteAt: NullableTimestamp;
+}
+
+/** Migration 0100: what a run changed, in order (src/model/schemas/runs.ts describes `change`). */
+export interface RunChangesTable {
+  runId: string;
+  seq: Generated<number>;
+  document: string;
+  surfaceId: string | null;
+  kind: string;
+  change: ColumnType<unknown, string, string>;
 }
 
 /** Migration 0090: one row per process that served sync (src/persistence/instances.ts). */
@@ -758,6 +787,8 @@ export interface Database {
   apiUsage: ApiUsageTable;
   events: EventsTable;
   documentUpdates: DocumentUpdatesTable;
+  runs: RunsTable;
+  runChanges: RunChangesTable;
   documentSnapshots: DocumentSnapshotsTable;
   documentAttribution: DocumentAttributionTable;
   documentLogHeads: DocumentLogHeadsTable;
@@ -807,6 +838,7 @@ export type Org = Selectable<OrgsTable>;
 export type User = Selectable<UsersTable>;
 export type Workspace = Selectable<WorkspacesTable>;
 export type Surface = Selectable<SurfacesTable>;
+export type RunRow = Selectable<RunsTable>;
 export type Membership = Selectable<MembershipsTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
 export type FileRow = Selectable<FilesTable>;

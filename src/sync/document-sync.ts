@@ -30,6 +30,12 @@ export interface DocumentSync {
   read<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T>;
   /** Resolves once every change applied to the document so far (a sync client's too) is committed, its rows judged by the row cap. */
   changesCommitted(documentName: string): Promise<void>;
+  /**
+   * Resolves once every change applied so far to the workspace's loaded
+   * documents is derived, held-back typing included: what runs changed is
+   * then all recorded (docs/RUNS.md).
+   */
+  settleWorkspace(workspaceId: string): Promise<void>;
   /** Folds a document's log into a snapshot now (benchmarks, tests). */
   compactNow(documentName: string): Promise<void>;
   /** Serves `/api/sync` on the app's own port and starts background work. */

@@ -37,7 +37,8 @@ export const SYNC_PATH = '/api/sync';
  * database transaction that also logs the update when the server made it.
  */
 export interface TransactionObserver<Derived = unknown> {
-  derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction): Derived | null;
+  /** `run`: the run the change joins (docs/RUNS.md): its details are recorded with its events. */
+  derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction, run: string | null): Derived | null;
   /**
    * Events and projections of consecutive changes of one document, in the
    * engine's transaction. A change from a sync client carries the log
@@ -74,6 +75,12 @@ export interface ConnectionGate {
   authenticate(payload: onAuthenticatePayload): Promise<ConnectionContext>;
   /** Called before every message: throws once the connection has lost its access. */
   assertStillAllowed(connection: unknown): void;
+  /**
+   * The run the connection's next update joins (docs/RUNS.md): the run it
+   * named, the automatic run of its key, or none. Throws (closing the
+   * connection) when the run it named has ended.
+   */
+  runOf(connection: unknown): Promise<string | null>;
   /** Starts re-deciding the open connections of `hocuspocus` (a revoked key closes them). */
   start(hocuspocus: () => Hocuspocus): void;
   stop(): void;
@@ -89,7 +96,7 @@ export type SyncEngineDeps = {
   metrics?: Metrics;
 };
 
-export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[] };
+export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[]; run: string | null };
 
 type PendingChange = {
   origin: unknown;
@@ -103,9 +110,11 @@ type PendingChange = {
   settled?: Waiter;
   /** A sync client's change: the log sequence numbers of the update it applied. */
   seqs: number[];
+  /** The run the change joins. */
+  run: string | null;
 };
 /** The logged update a connection is applying right now (Hocuspocus handles a connection's messages one at a time). */
-type Applying = { documentName: string; seq: number; queued: boolean };
+type Applying = { documentName: string; seq: number; queued: boolean; run: string | null };
 type Waiter = { resolve(receipt?: CommitReceipt): void; reject(error: unknown): void };
 type Held = { connection: DirectConnection; lastUsed: number };
 /** Hocuspocus broadcasts an update to a document's connections from here (flushDelay: false). */
@@ -243,8 +252,9 @@ export class SyncEngine implements DocumentSync {
         if (connection.readOnly) return;
         this.assertSuggestionsOnly(connection as never, documentName, message);
         await this.keepPace(documentName);
-        const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext));
-        if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false });
+        const run = documentUpdateOf(message) ? await this.gate.runOf(connection) : null;
+        const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext), run);
+        if (seq !== null) this.applying.set(connection, { documentName, seq, queued: false, run });
       },
       afterHandleMessage: async ({ connection }) => {
         const applied = this.applying.get(connection);
@@ -397,6 +407,14 @@ export class SyncEngine implements DocumentSync {
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
+  async settleWorkspace(workspaceId: string): Promise<void> {
+    const names = [...this.hocuspocus.documents.keys()].filter((name) => parseDocumentName(name)?.workspaceId === workspaceId);
+    for (const name of names) {
+      await this.changesCommitted(name);
+      await this.observer?.settle?.(name);
+    }
+  }
+
   /**
    * Resolves once no server change of the document is being committed or
    * undone: its state is then what the log holds, and may be sent to other
@@ -488,9 +506,10 @@ export class SyncEngine implements DocumentSync {
     doc.on('afterTransaction', (transaction: Y.Transaction) => {
       const origin = transaction.origin;
       if (!isServerOrigin(origin) && !isConnectionOrigin(origin)) return this.pending.delete(doc);
-      const derived = this.observer?.derive(documentName, doc, transaction) ?? null;
       const applying = isConnectionOrigin(origin) ? this.applying.get(origin.connection) : undefined;
-      this.pending.set(doc, { origin, derived, generation: this.generationOf(documentName), seqs: applying ? [applying.seq] : [] });
+      const run = isServerOrigin(origin) ? origin.context.run : (applying?.run ?? null);
+      const derived = this.observer?.derive(documentName, doc, transaction, run) ?? null;
+      this.pending.set(doc, { origin, derived, generation: this.generationOf(documentName), seqs: applying ? [applying.seq] : [], run });
     });
     doc.on('update', (update: Uint8Array, origin: unknown) => {
       const change = this.pending.get(doc);
@@ -567,10 +586,10 @@ export class SyncEngine implements DocumentSync {
       await this.services.db.transaction().execute(async (tx) => {
         const serverSeqs = await appendUpdates(
           tx,
-          server.map((change) => ({ document: documentName, update: change.update!, author: authorOf(change.origin), derived: true })),
+          server.map((change) => ({ document: documentName, update: change.update!, author: authorOf(change.origin), derived: true, runId: change.run })),
         );
         server.forEach((change, i) => seqOf.set(change, serverSeqs[i]!));
-        const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs }));
+        const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs, run: c.run }));
         let deferred: number[] = [];
         if (observed.length > 0 && this.observer) ({ publish, deferred, receipts } = await this.observer.persist(tx, documentName, observed));
         const held = new Set(deferred);
@@ -756,17 +775,23 @@ export class SyncEngine implements DocumentSync {
   }
 
   /** Replays `updates` and commits what they derive, if they are still underived when claimed; false when another instance was first. */
-  private async replayAndRecord(documentName: string, observer: TransactionObserver, updates: Array<{ seq: number; principalId: string | null }>): Promise<boolean> {
+  private async replayAndRecord(
+    documentName: string,
+    observer: TransactionObserver,
+    updates: Array<{ seq: number; principalId: string | null; runId: string | null }>,
+  ): Promise<boolean> {
     const seqs = updates.map((u) => u.seq);
     const authors = await this.authorsOf(updates);
+    const runs = new Map(updates.map((u) => [u.seq, u.runId]));
     const changes: ObservedChange[] = [];
     await replayUnderived(
       this.services.db,
       documentName,
-      (update) => serverOrigin(authors.get(update.seq) ?? SYSTEM_PRINCIPAL, 'replay'),
+      (update) => serverOrigin(authors.get(update.seq) ?? SYSTEM_PRINCIPAL, 'replay', runs.get(update.seq) ?? null),
       (doc, transaction, update) => {
-        const derived = observer.derive(documentName, doc, transaction);
-        changes.push({ derived, origin: transaction.origin, seqs: [update.seq] });
+        const run = runs.get(update.seq) ?? null;
+        const derived = observer.derive(documentName, doc, transaction, run);
+        changes.push({ derived, origin: transaction.origin, seqs: [update.seq], run });
       },
       new Set(seqs),
     );

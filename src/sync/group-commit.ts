@@ -36,7 +36,7 @@ import { documentUpdateOf } from './update-message';
 
 type Deferred = { resolve(seq: number): void; reject(error: unknown): void };
 
-type PendingAppend = { document: string; update: Uint8Array; author: UpdateAuthor; done: Deferred };
+type PendingAppend = { document: string; update: Uint8Array; author: UpdateAuthor; runId: string | null; done: Deferred };
 
 /** The at-most rows one commit takes; the rest wait for the next. */
 const MAX_ROWS_PER_COMMIT = 20_000;
@@ -61,10 +61,11 @@ export class UpdateLog {
    * Resolves once the update `message` carries (if any) is durable, with its
    * sequence number in the log (null: the message carries no update). Call
    * from `beforeHandleMessage` with the connection handling the message and
-   * the principal it is attributed to. A client's update is logged as not
-   * yet derived: its events are committed after it is applied.
+   * the principal it is attributed to, and the run it joins. A client's
+   * update is logged as not yet derived: its events are committed after it
+   * is applied.
    */
-  logMessage(connection: unknown, documentName: string, message: Uint8Array, author: UpdateAuthor): Promise<number | null> {
+  logMessage(connection: unknown, documentName: string, message: Uint8Array, author: UpdateAuthor, runId: string | null = null): Promise<number | null> {
     const early = this.ahead.get(message);
     if (early) {
       this.ahead.delete(message);
@@ -72,7 +73,7 @@ export class UpdateLog {
     }
     const update = documentUpdateOf(message);
     if (!update) return Promise.resolve(null);
-    const own = this.append(documentName, update, author);
+    const own = this.append(documentName, update, author, runId);
     const queue = queuedMessages(connection);
     let aheadBytes = update.byteLength;
     // Index 0 is the message being handled now; the rest arrived after it.
@@ -83,7 +84,7 @@ export class UpdateLog {
       if (!nextUpdate) continue;
       if (!this.mayLogAhead(documentName, nextUpdate, aheadBytes)) break;
       aheadBytes += nextUpdate.byteLength;
-      const logged = this.append(documentName, nextUpdate, author);
+      const logged = this.append(documentName, nextUpdate, author, runId);
       logged.catch(() => {}); // its own turn reports the failure; nobody may be left to hear it
       this.ahead.set(next, logged);
     }
@@ -91,9 +92,9 @@ export class UpdateLog {
   }
 
   /** Appends one client update with the next commit; resolves with its sequence number after that commit. Appends made in the same tick share it. */
-  append(document: string, update: Uint8Array, author: UpdateAuthor): Promise<number> {
+  append(document: string, update: Uint8Array, author: UpdateAuthor, runId: string | null = null): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      this.pending.push({ document, update, author, done: { resolve, reject } });
+      this.pending.push({ document, update, author, runId, done: { resolve, reject } });
       if (!this.flushing) {
         this.flushing = true;
         queueMicrotask(() => void this.flush());
@@ -110,7 +111,7 @@ export class UpdateLog {
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_ROWS_PER_COMMIT);
-        const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, derived: false, writer: this.writer }));
+        const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, runId: item.runId, derived: false, writer: this.writer }));
         let seqs: number[];
         try {
           seqs = batch.length > 10_000 ? await this.db.transaction().execute((tx) => appendUpdates(tx, rows)) : await appendUpdates(this.db, rows);

@@ -1,5 +1,6 @@
 import type { Actor, Principal } from '../policy/actor';
 import type { Author } from '../model/schemas/common';
+import { joinedRun } from '../lib/run-scope';
 
 /**
  * Every change to a Y document carries an origin that names who made it.
@@ -15,6 +16,8 @@ export type ServerChangeContext = {
   principal: Author;
   /** `replay`: a logged update derived again on a scratch copy (its events were never recorded). */
   via: 'rest' | 'mcp' | 'system' | 'replay';
+  /** The run the change joins (docs/RUNS.md), null for none. */
+  run: string | null;
 };
 
 export type ServerOrigin = { source: 'local'; context: ServerChangeContext };
@@ -34,6 +37,8 @@ export type ConnectionContext = {
    * the connection's access.
    */
   suggestOnly?: boolean;
+  /** The run named in the connection URL (`run`), checked at authentication; the connection's writes join it (docs/RUNS.md). */
+  run?: string | null;
 };
 
 type ConnectionOrigin = { source: 'connection'; connection: { context: ConnectionContext } };
@@ -41,8 +46,14 @@ type ConnectionOrigin = { source: 'connection'; connection: { context: Connectio
 /** Changes the server makes on its own (cap enforcement, seeding without a known creator). */
 export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
 
-export function serverOrigin(principal: Author, via: ServerChangeContext['via'] = 'rest'): ServerOrigin {
-  return { source: 'local', context: { principal, via } };
+/**
+ * The origin of a change the server makes for `principal` (a public form included). A REST or MCP
+ * change joins the run its request decided for that principal (src/lib/run-scope.ts);
+ * `run` names one explicitly (a replay from the log, a revert's own run).
+ */
+export function serverOrigin(principal: Author, via: ServerChangeContext['via'] = 'rest', run?: string | null): ServerOrigin {
+  const joins = run !== undefined ? run : via === 'rest' || via === 'mcp' ? joinedRun(principal.id) : null;
+  return { source: 'local', context: { principal, via, run: joins } };
 }
 
 export function isServerOrigin(origin: unknown): origin is ServerOrigin {

@@ -16,7 +16,13 @@ export type SyncClient = {
  * token is an API key, or a session cookie is sent as a browser would
  * (with the page's `origin` when given).
  */
-export function connectClient(baseUrl: string, name: string, credential: { token?: string; cookie?: string; origin?: string }): SyncClient {
+export function connectClient(
+  baseUrl: string,
+  name: string,
+  credential: { token?: string; cookie?: string; origin?: string },
+  /** Query parameters of the connection URL (the run a connection's writes join: `{ run }`). */
+  parameters: Record<string, string> = {},
+): SyncClient {
   const { cookie, origin } = credential;
   class CookieWebSocket extends WebSocket {
     constructor(url: string, protocols?: string | string[]) {
@@ -25,7 +31,7 @@ export function connectClient(baseUrl: string, name: string, credential: { token
     }
   }
   const socket = new HocuspocusProviderWebsocket({
-    url: baseUrl.replace(/^http/, 'ws') + '/api/sync',
+    url: baseUrl.replace(/^http/, 'ws') + '/api/sync' + (Object.keys(parameters).length > 0 ? `?${new URLSearchParams(parameters)}` : ''),
     WebSocketPolyfill: CookieWebSocket,
     maxAttempts: 1,
   });

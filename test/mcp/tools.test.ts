@@ -80,28 +80,32 @@ describe('tools/list', () => {
     const spec = ['upgrade_plan', 'downgrade_plan', 'request_limit_increase', 'get_billing', 'create_support_ticket', 'add_comment', 'list_comments', 'get_comment_thread', 'reply_to_comment', 'resolve_comment', 'unresolve_comment', 'react_to_comment', 'move_rows', 'append_doc_section', 'list_workspaces'];
     const core = ['get_workspace', 'list_rows', 'create_row', 'update_row', 'bulk_update_rows', 'delete_row', 'get_doc', 'replace_doc', 'search'];
     const versions = ['list_versions', 'get_version', 'compare_versions', 'name_version', 'restore_version'];
-    for (const name of [...spec, ...core, ...versions]) expect(byName.has(name), name).toBe(true);
+    const runs = ['start_run', 'end_run', 'list_runs', 'get_run_changes', 'revert_run'];
+    for (const name of [...spec, ...core, ...versions, ...runs]) expect(byName.has(name), name).toBe(true);
     const fields = (name: string) => Object.keys(byName.get(name)!.inputSchema.properties ?? {}).sort();
-    expect(fields('create_row')).toEqual(['data', 'mode', 'orgSlug', 'slug', 'surface', 'surfaceId']);
-    expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'mode', 'orgSlug', 'position', 'slug', 'surface', 'surfaceId']);
-    expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'view']);
-    expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'mode', 'orgSlug', 'slug', 'surface', 'surfaceId']);
-    expect(fields('delete_row')).toEqual(['id', 'mode', 'orgSlug', 'slug', 'surface', 'surfaceId']);
-    expect(fields('accept_suggestion')).toEqual(['id']);
+    // Content writes name the run they join (docs/RUNS.md).
+    expect(fields('create_row')).toEqual(['data', 'mode', 'orgSlug', 'run', 'slug', 'surface', 'surfaceId']);
+    expect(fields('update_row')).toEqual(['baseVersion', 'data', 'id', 'mode', 'orgSlug', 'position', 'run', 'slug', 'surface', 'surfaceId']);
+    expect(fields('list_rows')).toEqual(['after', 'fields', 'filter', 'from', 'limit', 'orgSlug', 'slug', 'sort', 'surface', 'surfaceId', 'to', 'view']);
+    expect(fields('replace_doc')).toEqual(['baseVersion', 'content', 'markdown', 'mode', 'orgSlug', 'run', 'slug', 'surface', 'surfaceId']);
+    expect(fields('delete_row')).toEqual(['id', 'mode', 'orgSlug', 'run', 'slug', 'surface', 'surfaceId']);
+    expect(fields('accept_suggestion')).toEqual(['id', 'run']);
+    expect(fields('start_run')).toEqual(['name', 'orgSlug', 'slug']);
+    expect(fields('revert_run')).toEqual(['dryRun', 'orgSlug', 'runId', 'slug']);
     expect(byName.get('create_row')!.inputSchema).toMatchObject({ type: 'object', required: ['slug', 'data'], additionalProperties: false });
     expect(byName.get('move_rows')!.inputSchema.properties!.rowIds).toMatchObject({ type: 'array', maxItems: 500 });
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'query_rows', 'list_views', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode', 'export_rows_csv', 'list_suggestions', 'get_presence'];
+      const reads = ['list_workspaces', 'get_workspace', 'list_rows', 'query_rows', 'list_views', 'get_doc', 'list_comments', 'get_comment_thread', 'search', 'get_billing', 'list_versions', 'get_version', 'compare_versions', 'explode', 'export_rows_csv', 'list_suggestions', 'get_presence', 'list_runs', 'get_run_changes', 'list_columns', 'check_formula', 'export_doc'];
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(reads.includes(tool.name));
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
     }
-    for (const name of ['delete_row', 'replace_doc', 'restore_version']) expect(byName.get(name)!.annotations?.destructiveHint, name).toBe(true);
+    for (const name of ['delete_row', 'replace_doc', 'restore_version', 'revert_run']) expect(byName.get(name)!.annotations?.destructiveHint, name).toBe(true);
     // The plan tools take the organisation as `org` (the REST routes' ?org=) and, being dangerous, a confirm_token.
     expect(fields('upgrade_plan')).toEqual(['confirm_token', 'org', 'plan']);
     expect(fields('downgrade_plan')).toEqual(['confirm_token', 'org']);
     expect(fields('search')).toEqual(['kind', 'limit', 'offset', 'q']);
-    expect(fields('restore_version')).toEqual(['orgSlug', 'slug', 'surfaceSlug', 'versionId']);
+    expect(fields('restore_version')).toEqual(['orgSlug', 'run', 'slug', 'surfaceSlug', 'versionId']);
     expect(byName.get('upgrade_plan')!.description).toContain('confirmation_required');
     expect(byName.get('upgrade_plan')!.outputSchema!.anyOf).toHaveLength(2);
     expect(fields('delete_row_confirmed')).toContain('confirm_token');

@@ -3,6 +3,7 @@ import { WORKSPACE_ACTIONS } from '../../src/policy/index';
 import type { TestResponse } from '../helpers/app';
 import { buildMatrix, expectOk, type Matrix, type MatrixPrincipal, type MatrixWorkspace } from './fixtures';
 import { expectedOutcome, STATUS_OF, type SpecAction } from './spec-rules';
+import { insertRun } from '../../src/persistence/runs';
 
 /**
  * The permission matrix through real HTTP: every principal kind × every
@@ -23,6 +24,7 @@ type Probe = {
 };
 
 let m: Matrix;
+const runOf = new Map<string, string>();
 let unique = 0;
 const next = () => `${Date.now().toString(36)}${(unique++).toString(36)}`;
 const base = (ws: MatrixWorkspace) => `/api/workspaces/${ws.slug}`;
@@ -113,6 +115,9 @@ const PROBES: Partial<Record<SpecAction, Probe>> = {
   read_versions: { method: 'GET', path: (ws) => `${base(ws)}/surfaces/${ws.tableSurfaceId}/versions?limit=1` },
   // A named version more changes nothing any other cell reads.
   write_versions: { method: 'POST', path: (ws) => `${base(ws)}/surfaces/${ws.tableSurfaceId}/versions`, body: () => ({ name: 'Matrix version' }) },
+  // Runs (issue 35): starting one's own; a preview of reverting alice's run of the workspace, which changes nothing.
+  start_runs: { method: 'POST', path: (ws) => `${base(ws)}/runs`, body: () => ({ name: 'Matrix run' }), allowedStatus: 201 },
+  revert_runs: { method: 'POST', path: (ws) => `${base(ws)}/runs/${runOf.get(ws.slug)}/revert?dryRun=true` },
   pin: {
     method: 'POST',
     path: (ws) => `${base(ws)}/pin`,
@@ -182,6 +187,20 @@ const tally = new Map<number, number>();
 
 beforeAll(async () => {
   m = await buildMatrix();
+  // A run of alice's in every workspace, archived ones too (written directly: an archived workspace starts none).
+  for (const ws of m.workspaces) {
+    const run = await insertRun(m.t.services.db, {
+      id: `run_matrix_${ws.id}`,
+      workspaceId: ws.id,
+      name: 'alice at work',
+      principal: { principalType: 'user', id: m.alice.userId },
+      automatic: false,
+      actorKey: null,
+      reverts: null,
+      startedAt: new Date(),
+    });
+    runOf.set(ws.slug, run.id);
+  }
   started = Date.now();
 }, 180_000); // dozens of sign-ins, workspaces, surfaces and keys over HTTP: slow on a loaded machine
 afterAll(async () => {

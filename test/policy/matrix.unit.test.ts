@@ -162,7 +162,7 @@ describe('the permission matrix (pure policy)', () => {
     // 1 anonymous + 5×5 users + 3 key roles × 3 scopes × suggest-only or not × 5 agent rows × 5 owner rows × 5 owner org roles.
     expect(CALLERS).toHaveLength(1 + 25 + 3 * 3 * 2 * 125);
     expect(WORKSPACES).toHaveLength(16);
-    expect(CALLERS.length * WORKSPACES.length * WORKSPACE_ACTIONS.length).toBe(728_320); // 20 actions
+    expect(CALLERS.length * WORKSPACES.length * WORKSPACE_ACTIONS.length).toBe(801_152); // 22 actions
   });
 
   it('every ORG_ACTION × org role (and non-members) matches the rules', () => {

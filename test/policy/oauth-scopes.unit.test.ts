@@ -27,6 +27,9 @@ const WRITE_ACTIONS = new Set([
   'update_settings',
   'write_versions',
   'decide_suggestions',
+  // Runs (docs/RUNS.md): starting one's own and reverting are writes a `write` token makes for its user.
+  'start_runs',
+  'revert_runs',
 ]);
 
 function scopeOpens(scopes: OAuthScope[], action: string): boolean {

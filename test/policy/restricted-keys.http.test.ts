@@ -112,7 +112,7 @@ function ok(res: TestResponse, status = 200) {
   return res.body;
 }
 
-const made = async (res: Promise<TestResponse>) => ok(await res);
+const made = async (res: Promise<TestResponse>, status = 200) => ok(await res, status);
 const asAda = (method: string, url: string, body?: unknown) => made(t.request(method, url, { as: ada.as, ...(body !== undefined ? { body } : {}) }));
 
 /** Targets made by ada for the probe that changes or deletes them, so that no request depends on what an earlier one did. */
@@ -314,6 +314,21 @@ const PROBES: Probe[] = [
   { op: 'POST /api/org-invites/{token}', reach: 'account', params: () => ({ token: 'a'.repeat(43) }) },
   // A principal's own read marks on its inbox: any key marks its agent's, never anyone else's (docs/COMMENTS.md "Read marks").
   { op: 'POST /api/me/read-marks', reach: 'account', body: () => ({ through: new Date().toISOString() }), allowed: KEYS },
+  // Runs (docs/RUNS.md): a suggest-only key's suggestions may join a run of its own, which it ends; no restricted key reverts a run.
+  { op: 'POST /api/workspaces/{slug}/runs', reach: 'workspace', body: () => ({ name: `run ${next()}` }), allowed: SUGGESTERS, allowedStatus: 201 },
+  {
+    op: 'PATCH /api/workspaces/{slug}/runs/{runId}',
+    reach: 'workspace',
+    params: async (c) => ({ runId: (await made(t.request('POST', `${ws(c)}/runs`, { as: SUGGESTERS.includes(c.key) ? c.as : ada.as, body: { name: `run ${next()}` } }), 201)).run.id }),
+    body: () => ({ status: 'ended' }),
+    allowed: SUGGESTERS,
+  },
+  {
+    op: 'POST /api/workspaces/{slug}/runs/{runId}/revert',
+    reach: 'workspace',
+    params: async (c) => ({ runId: (await made(t.request('POST', `${ws(c)}/runs`, { as: ada.as, body: { name: `run ${next()}` } }), 201)).run.id }),
+    allowed: [],
+  },
 ];
 
 /** What the key should get: a 2xx when the list allows it, else 403, or 404 where the organisation is invisible to a scoped key. */
@@ -561,6 +576,9 @@ describe('over MCP: the same operations, the same lists', () => {
     { tool: 'downgrade_plan', args: () => ({}) },
     { tool: 'request_limit_increase', args: () => ({ kind: 'rows', desiredValue: 20_000, reason: 'More rows' }) },
     { tool: 'create_support_ticket', args: () => ({ kind: 'question', title: 'From a key', body: 'How?' }) },
+    { tool: 'start_run', args: (c) => ({ ...slug(c), name: `MCP run ${next()}` }), allowed: true },
+    { tool: 'end_run', args: async (c) => ({ ...slug(c), runId: (await made(t.request('POST', `${ws(c)}/runs`, { as: c.as, body: { name: `run ${next()}` } }), 201)).run.id }), allowed: true },
+    { tool: 'revert_run', args: async (c) => ({ ...slug(c), runId: (await made(t.request('POST', `${ws(c)}/runs`, { as: c.as, body: { name: `run ${next()}` } }), 201)).run.id }) },
   ];
 
   it('every tool that writes: what a suggest-only key may do succeeds, the rest is refused with 403', async () => {

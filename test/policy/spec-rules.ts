@@ -36,6 +36,8 @@ export const SPEC_WORKSPACE_ACTIONS = [
   'read_versions',
   'write_versions',
   'decide_suggestions',
+  'start_runs',
+  'revert_runs',
 ] as const;
 export type SpecAction = (typeof SPEC_WORKSPACE_ACTIONS)[number];
 
@@ -93,6 +95,10 @@ export const LEAST_ROLE: Record<SpecAction, SpecRole> = {
   read_versions: 'editor',
   write_versions: 'editor',
   decide_suggestions: 'editor',
+  // Issue 35 (docs/RUNS.md): a run is a unit of one's own writes, so whoever may write anything (a commenter comments) may start one;
+  // reverting someone else's run undoes their writes, which is editing.
+  start_runs: 'commenter',
+  revert_runs: 'editor',
   manage_members: 'owner',
 };
 
@@ -105,7 +111,8 @@ const ALLOWED_WHILE_ARCHIVED: ReadonlySet<SpecAction> = new Set(['read', 'read_c
  * reads (the workspace, comments, files, version history), comments and
  * suggestions. Everything else, pins included, is refused.
  */
-const SUGGEST_ONLY_MAY: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest']);
+// start_runs: its suggestions may join a run of its own (docs/RUNS.md, issue 35); it never reverts one.
+const SUGGEST_ONLY_MAY: ReadonlySet<SpecAction> = new Set(['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest', 'start_runs']);
 
 /** What the caller is, relative to one workspace. */
 export type SpecPerson = {

@@ -9,7 +9,7 @@ import { ApiError } from '../../src/errors';
  * it until someone adds it to the list.
  */
 
-const MAY = ['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest'];
+const MAY = ['read', 'read_comments', 'read_files', 'read_versions', 'comment', 'suggest', 'start_runs'];
 
 const workspace: WorkspaceFacts = { id: 'ws_1', orgId: 'org_1', visibility: 'private', archivedAt: null, commentsOnPublicShare: false };
 
@@ -39,6 +39,9 @@ describe('a suggest-only key', () => {
       expect(can(plain, action, workspace), action).toBe(true);
       expect(can(access, action, workspace), action).toBe(false);
     }
+    // Runs (issue 35): a suggest-only key's suggestions join runs of its own, and it reverts none.
+    expect(can(access, 'start_runs', workspace)).toBe(true);
+    expect(can(access, 'revert_runs', workspace)).toBe(false);
   });
 
   it('is refused with 403: a content write names `mode: "suggest"`, anything else says what the key may do', () => {

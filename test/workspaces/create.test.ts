@@ -47,6 +47,7 @@ describe('POST /api/workspaces', () => {
         kind: 'table',
         name: 'Table',
         position: 0,
+        parentId: null,
         createdAt: expect.any(String),
         syncDocument: `${res.body.id}/tables`,
       },

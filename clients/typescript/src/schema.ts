@@ -15869,6 +15869,875 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List runs
+         * @description A run is a unit of one principal’s work in a workspace (docs/RUNS.md). Newest first, each with a summary of what it changed. Page with `after` = `nextCursor`. Whoever can read the workspace.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only the runs of this principal (user or agent id) */
+                    principal?: string;
+                    status?: "open" | "ended";
+                    limit?: number;
+                    /** @description The nextCursor of the previous page */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nextCursor: string | null;
+                            /** @description Newest first */
+                            runs: components["schemas"]["Run"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Start a run
+         * @description A run is a unit of one principal’s work in a workspace (docs/RUNS.md). Writes that name it (header `Trellis-Run`, MCP `run`, sync `?run=`) join it until it is ended. Emits `run.started`. Whoever may write anything in the workspace (commenter and up).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What the run is for, as people will see it */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a run
+         * @description The run with a summary of what it changed: rows created, updated and deleted, cells and columns changed, docs changed, the surfaces. Whoever can read the workspace.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * End a run
+         * @description Ends the run: a write naming it afterwards is 409 `run_ended`. Ending an ended run changes nothing. Emits `run.ended`. The run’s own principal.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `ended`: the run takes no more writes
+                         * @default ended
+                         * @enum {string}
+                         */
+                        status?: "ended";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/runs/{runId}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a run changed
+         * @description Per surface, in the order the run first changed each: rows created (their cells), deleted (their cells before), updated (each cell before the run’s first change and after its last) and moved; columns added, changed and removed; doc and html text inserted and deleted (in document order); files added and deleted; comments made. Read from the run’s own record, so it holds after compaction, restarts and version restores. Whoever can read the workspace (files and comments: who can read those).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Per surface, in the order the run first changed each */
+                            changes: components["schemas"]["RunChange"][];
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgSlug}/workspaces/{slug}/runs/{runId}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a run
+         * @description Undoes what the run changed and keeps everyone’s later work: rows it created go, rows it deleted come back with their cells, cells go back to their value before it, moved rows go back, columns it added go and removed ones come back, text it inserted goes and text it deleted comes back where it was. Where someone changed a place after the run, their value stays and the place is a conflict (before, run, now). The revert is a run of yours (`revertRun`, also the `Trellis-Run` header), so reverting it applies the run again. `dryRun=true` answers the same and changes nothing. Emits `run.reverted` and the usual row and doc events. The run’s own principal, or an editor who may write every surface it touched; never a suggest-only key. 402 when rows it deleted would pass the row cap.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description `true`: answer what the revert would do (counts and conflicts) and change nothing */
+                    dryRun?: boolean | ("0" | "1" | "true" | "false");
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Organisation slug, on the canonical path */
+                    orgSlug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Places someone else changed after the run: their work stays */
+                            conflicts: components["schemas"]["RunConflict"][];
+                            /** @description The run the revert made (revert it to apply the run again); null for a dry run */
+                            revertRun: string | null;
+                            reverted: {
+                                cellsRestored: number;
+                                columnsRestored: number;
+                                commentsRemoved: number;
+                                /** @description Doc and html surfaces changed by the revert */
+                                docsChanged: number;
+                                /** @description Files the run added (to the trash) or deleted (back from it) */
+                                filesRestored: number;
+                                /** @description Rows the run moved, back where they were */
+                                rowsMoved: number;
+                                /** @description Rows the run created, removed */
+                                rowsRemoved: number;
+                                /** @description Rows the run deleted, back with their cells */
+                                rowsRestored: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/orgs/{orgSlug}/workspaces/{slug}/share": {
         parameters: {
             query?: never;
@@ -32657,6 +33526,863 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{slug}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List runs
+         * @description A run is a unit of one principal’s work in a workspace (docs/RUNS.md). Newest first, each with a summary of what it changed. Page with `after` = `nextCursor`. Whoever can read the workspace.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only the runs of this principal (user or agent id) */
+                    principal?: string;
+                    status?: "open" | "ended";
+                    limit?: number;
+                    /** @description The nextCursor of the previous page */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nextCursor: string | null;
+                            /** @description Newest first */
+                            runs: components["schemas"]["Run"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Start a run
+         * @description A run is a unit of one principal’s work in a workspace (docs/RUNS.md). Writes that name it (header `Trellis-Run`, MCP `run`, sync `?run=`) join it until it is ended. Emits `run.started`. Whoever may write anything in the workspace (commenter and up).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What the run is for, as people will see it */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a run
+         * @description The run with a summary of what it changed: rows created, updated and deleted, cells and columns changed, docs changed, the surfaces. Whoever can read the workspace.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * End a run
+         * @description Ends the run: a write naming it afterwards is 409 `run_ended`. Ending an ended run changes nothing. Emits `run.ended`. The run’s own principal.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `ended`: the run takes no more writes
+                         * @default ended
+                         * @enum {string}
+                         */
+                        status?: "ended";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/runs/{runId}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a run changed
+         * @description Per surface, in the order the run first changed each: rows created (their cells), deleted (their cells before), updated (each cell before the run’s first change and after its last) and moved; columns added, changed and removed; doc and html text inserted and deleted (in document order); files added and deleted; comments made. Read from the run’s own record, so it holds after compaction, restarts and version restores. Whoever can read the workspace (files and comments: who can read those).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Per surface, in the order the run first changed each */
+                            changes: components["schemas"]["RunChange"][];
+                            run: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/runs/{runId}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a run
+         * @description Undoes what the run changed and keeps everyone’s later work: rows it created go, rows it deleted come back with their cells, cells go back to their value before it, moved rows go back, columns it added go and removed ones come back, text it inserted goes and text it deleted comes back where it was. Where someone changed a place after the run, their value stays and the place is a conflict (before, run, now). The revert is a run of yours (`revertRun`, also the `Trellis-Run` header), so reverting it applies the run again. `dryRun=true` answers the same and changes nothing. Emits `run.reverted` and the usual row and doc events. The run’s own principal, or an editor who may write every surface it touched; never a suggest-only key. 402 when rows it deleted would pass the row cap.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description `true`: answer what the revert would do (counts and conflicts) and change nothing */
+                    dryRun?: boolean | ("0" | "1" | "true" | "false");
+                };
+                header?: never;
+                path: {
+                    /** @description Workspace slug (or id) */
+                    slug: string;
+                    /** @description Run id (start_run, list_runs, or the Trellis-Run header of a write) */
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Places someone else changed after the run: their work stays */
+                            conflicts: components["schemas"]["RunConflict"][];
+                            /** @description The run the revert made (revert it to apply the run again); null for a dry run */
+                            revertRun: string | null;
+                            reverted: {
+                                cellsRestored: number;
+                                columnsRestored: number;
+                                commentsRemoved: number;
+                                /** @description Doc and html surfaces changed by the revert */
+                                docsChanged: number;
+                                /** @description Files the run added (to the trash) or deleted (back from it) */
+                                filesRestored: number;
+                                /** @description Rows the run moved, back where they were */
+                                rowsMoved: number;
+                                /** @description Rows the run created, removed */
+                                rowsRemoved: number;
+                                /** @description Rows the run deleted, back with their cells */
+                                rowsRestored: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OverLimit"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RateLimited"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{slug}/share": {
         parameters: {
             query?: never;
@@ -41311,6 +43037,320 @@ export interface components {
             values?: {
                 [key: string]: unknown;
             };
+        };
+        Run: {
+            /** @description Opened for an API key or OAuth app that named no run; ends after 15 minutes without writes */
+            automatic: boolean;
+            endedAt: string | null;
+            id: string;
+            /** @description When a change of the run was last recorded */
+            lastWriteAt: string | null;
+            name: string;
+            principal: components["schemas"]["Principal"];
+            /** @description The run of the newest revert of this run, if any */
+            revertedBy: string | null;
+            /** @description A revert: the id of the run it undid */
+            reverts: string | null;
+            startedAt: string;
+            /** @enum {string} */
+            status: "open" | "ended";
+            summary: components["schemas"]["RunSummary"];
+        };
+        RunChange: {
+            /** @description The cells it left */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            kind: "row.created";
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description Per column key: before its first change, after its last */
+            cells: {
+                [key: string]: {
+                    /** @description null: no value */
+                    after: unknown;
+                    /** @description null: no value */
+                    before: unknown;
+                };
+            };
+            /** @constant */
+            kind: "row.updated";
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description The cells it had before the run */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            kind: "row.deleted";
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description Where it was before the run (the same sheet for a reorder) */
+            fromSurface: string;
+            /** @constant */
+            kind: "row.moved";
+            /** @description Its position where the run left it */
+            position: number | null;
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            column: components["schemas"]["ColumnDef"];
+            /** @constant */
+            kind: "column.created";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            before: components["schemas"]["ColumnDef"];
+            column: components["schemas"]["ColumnDef"];
+            /** @constant */
+            kind: "column.updated";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            column: components["schemas"]["ColumnDef"];
+            /** @constant */
+            kind: "column.deleted";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description Text it deleted, in document order */
+            deleted: string[];
+            /** @description Text it inserted, in document order */
+            inserted: string[];
+            /** @constant */
+            kind: "doc.changed";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            deleted: string[];
+            inserted: string[];
+            /** @constant */
+            kind: "html.changed";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            fileId: string;
+            /** @constant */
+            kind: "file.created";
+            name: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            fileId: string;
+            /** @constant */
+            kind: "file.deleted";
+            name: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            body: string;
+            commentId: string;
+            /** @constant */
+            kind: "comment.created";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        };
+        RunChangeInput: {
+            /** @description The cells it left */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            kind: "row.created";
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description Per column key: before its first change, after its last */
+            cells: {
+                [key: string]: {
+                    /** @description null: no value */
+                    after: unknown;
+                    /** @description null: no value */
+                    before: unknown;
+                };
+            };
+            /** @constant */
+            kind: "row.updated";
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description The cells it had before the run */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            kind: "row.deleted";
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description Where it was before the run (the same sheet for a reorder) */
+            fromSurface: string;
+            /** @constant */
+            kind: "row.moved";
+            /** @description Its position where the run left it */
+            position: number | null;
+            rowId: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            column: components["schemas"]["ColumnDefInput"];
+            /** @constant */
+            kind: "column.created";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            before: components["schemas"]["ColumnDefInput"];
+            column: components["schemas"]["ColumnDefInput"];
+            /** @constant */
+            kind: "column.updated";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            column: components["schemas"]["ColumnDefInput"];
+            /** @constant */
+            kind: "column.deleted";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            /** @description Text it deleted, in document order */
+            deleted: string[];
+            /** @description Text it inserted, in document order */
+            inserted: string[];
+            /** @constant */
+            kind: "doc.changed";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            deleted: string[];
+            inserted: string[];
+            /** @constant */
+            kind: "html.changed";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            fileId: string;
+            /** @constant */
+            kind: "file.created";
+            name: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            fileId: string;
+            /** @constant */
+            kind: "file.deleted";
+            name: string;
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        } | {
+            body: string;
+            commentId: string;
+            /** @constant */
+            kind: "comment.created";
+            /** @description Surface slug (its id when the surface is gone) */
+            surface: string;
+            surfaceId: string;
+        };
+        RunConflict: {
+            /** @description Before the run */
+            before: unknown;
+            column?: string;
+            /** @description What is there now (kept) */
+            now: unknown;
+            rowId?: string;
+            /** @description What the run left */
+            run: unknown;
+            surface: string;
+        };
+        RunConflictInput: {
+            /** @description Before the run */
+            before: unknown;
+            column?: string;
+            /** @description What is there now (kept) */
+            now: unknown;
+            rowId?: string;
+            /** @description What the run left */
+            run: unknown;
+            surface: string;
+        };
+        RunInput: {
+            /** @description Opened for an API key or OAuth app that named no run; ends after 15 minutes without writes */
+            automatic: boolean;
+            endedAt: string | null;
+            id: string;
+            /** @description When a change of the run was last recorded */
+            lastWriteAt: string | null;
+            name: string;
+            principal: components["schemas"]["PrincipalInput"];
+            /** @description The run of the newest revert of this run, if any */
+            revertedBy: string | null;
+            /** @description A revert: the id of the run it undid */
+            reverts: string | null;
+            startedAt: string;
+            /** @enum {string} */
+            status: "open" | "ended";
+            summary: components["schemas"]["RunSummaryInput"];
+        };
+        RunSummary: {
+            /** @description Cells of rows that existed before the run whose value it changed */
+            cellsChanged: number;
+            /** @description Columns it added, changed or removed */
+            columnsChanged: number;
+            /** @description Doc and html surfaces whose text it changed */
+            docsChanged: number;
+            rowsCreated: number;
+            rowsDeleted: number;
+            /** @description Rows it changed cells of or moved, and that exist before and after it */
+            rowsUpdated: number;
+            /** @description Slugs of the surfaces it changed */
+            surfaces: string[];
+        };
+        RunSummaryInput: {
+            /** @description Cells of rows that existed before the run whose value it changed */
+            cellsChanged: number;
+            /** @description Columns it added, changed or removed */
+            columnsChanged: number;
+            /** @description Doc and html surfaces whose text it changed */
+            docsChanged: number;
+            rowsCreated: number;
+            rowsDeleted: number;
+            /** @description Rows it changed cells of or moved, and that exist before and after it */
+            rowsUpdated: number;
+            /** @description Slugs of the surfaces it changed */
+            surfaces: string[];
         };
         SearchHit: {
             /** @description The REST resource of the hit (canonical org-prefixed path) */

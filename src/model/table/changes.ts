@@ -300,14 +300,15 @@ function sheetIdOfField(type: Y.AbstractType<any>, field: string, roots: Roots):
 // ---------------------------------------------------------------------------
 // Map entries before and after the transaction
 
-const UNKNOWN = Symbol('collected');
+/** A map entry's value that garbage collection took (deleted in an earlier transaction). */
+export const UNKNOWN = Symbol('collected');
 
 function existedBefore(item: Y.Item, transaction: Y.Transaction): boolean {
   return item.id.clock < (transaction.beforeState.get(item.id.client) ?? 0);
 }
 
 /** Alive before the transaction: older than it and not deleted, or deleted by it. */
-function wasAliveBefore(item: Y.Item, transaction: Y.Transaction): boolean {
+export function wasAliveBefore(item: Y.Item, transaction: Y.Transaction): boolean {
   return existedBefore(item, transaction) && (!item.deleted || Y.isDeleted(transaction.deleteSet, item.id));
 }
 
@@ -316,14 +317,14 @@ function isOldAndAlive(item: Y.Item, transaction: Y.Transaction): boolean {
 }
 
 /** The entry a map key had before the transaction: at most one item per key is alive, found walking left from the newest. */
-function aliveBefore(head: Y.Item | null | undefined, transaction: Y.Transaction): Y.Item | null {
+export function aliveBefore(head: Y.Item | null | undefined, transaction: Y.Transaction): Y.Item | null {
   for (let item = head ?? null; item !== null; item = item.left) {
     if (wasAliveBefore(item, transaction)) return item;
   }
   return null;
 }
 
-function mapContent(item: Y.Item | null): Y.Map<unknown> | null {
+export function mapContent(item: Y.Item | null): Y.Map<unknown> | null {
   return item && item.content instanceof Y.ContentType && item.content.type instanceof Y.Map ? item.content.type : null;
 }
 
@@ -338,7 +339,7 @@ function surfaceIdOf(view: Y.Map<unknown>): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-function entryValue(item: Y.Item | null): unknown {
+export function entryValue(item: Y.Item | null): unknown {
   if (item === null) return undefined;
   if (item.content instanceof Y.ContentDeleted) return UNKNOWN;
   const content = item.content.getContent();
@@ -385,7 +386,7 @@ function forEachAddedItem(transaction: Y.Transaction, visit: ItemVisitor): void 
   }
 }
 
-function forEachRemovedItem(transaction: Y.Transaction, visit: ItemVisitor): void {
+export function forEachRemovedItem(transaction: Y.Transaction, visit: ItemVisitor): void {
   for (const [client, deletions] of transaction.deleteSet.clients) {
     const structs = transaction.doc.store.clients.get(client);
     const beforeClock = transaction.beforeState.get(client) ?? 0;

@@ -68,6 +68,8 @@ export interface ReplaceColumnsOptions {
    * of this one follow the rename too.
    */
   sheetOfSlug?(slug: string): string | null;
+  /** `false`: a renamed column's cells stay under the old key (a run's revert puts cells back itself: src/model/table/runs.ts). */
+  renameCells?: boolean;
 }
 
 /**
@@ -96,7 +98,7 @@ export function replaceColumns(doc: Y.Doc, surfaceId: string, given: readonly Re
     removeColumnMaps(doc, surfaceId, stored.filter((column) => !matches.includes(column)));
     const added = columns.filter((_, i) => !matches[i]).map((column) => newColumnMap(column, column.id ?? createTableId()));
     if (added.length > 0) columnsArrayOf(doc, surfaceId).push(added);
-    renameCellKeys(doc, surfaceId, [...renames]);
+    if (options.renameCells !== false) renameCellKeys(doc, surfaceId, [...renames]);
     followRenamesElsewhere(doc, surfaceId, renames, options);
   });
   return readColumns(doc, surfaceId);

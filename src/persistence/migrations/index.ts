@@ -22,6 +22,7 @@ import * as m0081 from './0081_document_attribution';
 import * as m0084 from './0084_surface_former_slugs';
 import * as m0090 from './0090_sync_instances';
 import * as m0091 from './0091_read_marks';
+import * as m0100 from './0100_runs';
 import * as m0120 from './0120_views_forms';
 import * as m0130 from './0130_imports';
 
@@ -53,6 +54,7 @@ export const migrations: Record<string, Migration> = {
   '0084_surface_former_slugs': m0084,
   '0090_sync_instances': m0090,
   '0091_read_marks': m0091,
+  '0100_runs': m0100,
   '0120_views_forms': m0120,
   '0130_imports': m0130,
 };

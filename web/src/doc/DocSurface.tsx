@@ -9,10 +9,11 @@ import { Icon } from '../ui/icons';
 import { IconButton, Menu, Spinner, useMenu } from '../ui/primitives';
 import { dismissToast, showError, showToast } from '../ui/toast';
 import type { SurfaceViewProps } from '../workspace-context/context';
-import { askLinkAddress, commands, createEditor, focusNearest, revealSection, selectionInfo, type SuggestionTarget } from './editor';
+import { askLinkAddress, commands, createEditor, focusNearest, revealSection, RUN_MARKS_CHANGED, selectionInfo, type SuggestionTarget } from './editor';
 import { canFormatWhileSuggesting } from './suggesting';
 import { loadCommentedRanges, showCommentHighlights, type CommentedRange } from './comment-highlights';
 import { useReloadOnEvents } from '../workspace-context/workspace-events';
+import { runHighlight } from '../workspace-context/run-highlight';
 import { currentAuthor, ModeSwitch, SuggestionPopover, SuggestionsPanel, useDocMode, useDocSuggestions } from './SuggestionsPanel';
 import { refreshMentionCandidates } from './mentions';
 import { mentionCandidatesOf, type MentionCandidate } from '../workspace-context/mention-candidates';
@@ -82,6 +83,7 @@ export function DocSurface(props: SurfaceViewProps) {
       suggesting: () => suggesting.current,
       author: currentAuthor,
       onSuggestionClick: setSuggestionTarget,
+      runInserted: () => runHighlight.get()?.inserted.get(props.surface.id) ?? [],
       onCommentClick: (threadId) => context.openPanel({ kind: 'comments', highlight: threadId }),
     });
     view.current = editor;
@@ -96,6 +98,13 @@ export function DocSurface(props: SurfaceViewProps) {
   useEffect(() => {
     view.current?.setProps({ editable: () => editable });
   }, [editable]);
+
+  // The run chosen in the Activity panel: its inserted text is marked (editor.ts, runMarksPlugin).
+  const highlight = useStore(runHighlight);
+  useEffect(() => {
+    const editor = view.current;
+    if (editor) editor.dispatch(editor.state.tr.setMeta(RUN_MARKS_CHANGED, true));
+  }, [highlight, state === null]);
 
   // A search hit links to `#section-{index}`: once the server's content is in, the caret goes there.
   const { hash } = useLocation();

@@ -9,7 +9,7 @@ import { dropCursor } from 'prosemirror-dropcursor';
 import { gapCursor } from 'prosemirror-gapcursor';
 import { ellipsis, emDash, InputRule, inputRules, textblockTypeInputRule, wrappingInputRule } from 'prosemirror-inputrules';
 import { keymap } from 'prosemirror-keymap';
-import type { MarkType, NodeType } from 'prosemirror-model';
+import type { MarkType, Node as PMNode, NodeType } from 'prosemirror-model';
 import { liftListItem, sinkListItem, splitListItem, wrapInList } from 'prosemirror-schema-list';
 import { EditorState, Plugin, Selection, TextSelection, type Command, type Transaction } from 'prosemirror-state';
 import { goToNextCell, tableEditing } from 'prosemirror-tables';
@@ -48,9 +48,14 @@ export interface EditorOptions {
   author?: () => SuggestingAuthor | null;
   /** A click in a suggestion (null: a click anywhere else), for its Accept / Reject popover. */
   onSuggestionClick?: (target: SuggestionTarget | null) => void;
+  /** Text a run inserted, in document order, to mark (the Activity panel's chosen run); read again on a `RUN_MARKS_CHANGED` transaction. */
+  runInserted?: () => readonly string[];
   /** A click on commented text (comment-highlights.ts): the thread to open. */
   onCommentClick?: (threadId: string) => void;
 }
+
+/** Meta of a transaction that only says the marked run changed, so the run's marks are drawn again. */
+export const RUN_MARKS_CHANGED = 'runMarksChanged';
 
 /** The suggestion a click landed in, and the element to place a popover by. */
 export interface SuggestionTarget {
@@ -75,6 +80,7 @@ export function createEditor(mount: HTMLElement, options: EditorOptions): Editor
     placeholderPlugin('Start writing… Type # for a heading, - for a list, [ ] for a task, @ to mention someone.'),
     imageDropPlugin(options.uploadImage),
     suggestionClickPlugin((target) => options.onSuggestionClick?.(target)),
+    runMarksPlugin(options.runInserted ?? (() => [])),
     commentHighlightPlugin((threadId) => options.onCommentClick?.(threadId)),
   ];
   const view: EditorView = new EditorView(mount, {
@@ -310,6 +316,60 @@ function placeholderPlugin(text: string): Plugin {
         const doc = state.doc;
         if (doc.childCount !== 1 || !doc.firstChild!.isTextblock || doc.firstChild!.content.size > 0) return null;
         return DecorationSet.create(doc, [Decoration.node(0, doc.firstChild!.nodeSize, { class: 'is-empty', 'data-placeholder': text })]);
+      },
+    },
+  });
+}
+
+/**
+ * Marks the text a run inserted (docs/RUNS.md, "In the web app"). The run's
+ * record holds the text, not positions that later edits would have moved:
+ * each piece is looked for after the previous one's place, in document
+ * order, so a run's paragraphs are found where it wrote them; a piece
+ * someone has since deleted is simply not marked.
+ */
+function runMarksPlugin(inserted: () => readonly string[]): Plugin {
+  const build = (doc: PMNode) => {
+    const pieces = inserted().flatMap((text) => text.split('\n')).filter((piece) => piece.trim() !== '');
+    if (pieces.length === 0) return DecorationSet.empty;
+    const blocks: Array<{ text: string; at: number[] }> = [];
+    doc.descendants((node, pos) => {
+      if (!node.isTextblock) return true;
+      const block = { text: '', at: [] as number[] };
+      node.forEach((child, offset) => {
+        if (!child.isText) return;
+        for (let i = 0; i < child.text!.length; i++) block.at.push(pos + 1 + offset + i);
+        block.text += child.text;
+      });
+      blocks.push(block);
+      return false;
+    });
+    const marks: Decoration[] = [];
+    let block = 0;
+    let from = 0;
+    for (const piece of pieces) {
+      for (let b = block; b < blocks.length; b++) {
+        const found = blocks[b]!.text.indexOf(piece, b === block ? from : 0);
+        if (found < 0) continue;
+        const at = blocks[b]!.at;
+        marks.push(Decoration.inline(at[found]!, at[found + piece.length - 1]! + 1, { class: 'run-inserted' }));
+        block = b;
+        from = found + piece.length;
+        break;
+      }
+    }
+    return DecorationSet.create(doc, marks);
+  };
+  return new Plugin<DecorationSet>({
+    state: {
+      init: (_, state) => build(state.doc),
+      // One's own edits move the marks with the text; the sync binding replaces the whole doc (no mapping survives it), so its changes and a newly chosen run find them again.
+      apply: (transaction, marks, _, state) =>
+        transaction.getMeta(RUN_MARKS_CHANGED) || (transaction.docChanged && transaction.getMeta(ySyncPluginKey)) ? build(state.doc) : marks.map(transaction.mapping, state.doc),
+    },
+    props: {
+      decorations(state) {
+        return this.getState(state);
       },
     },
   });

@@ -6,6 +6,8 @@ import { CellEditor, type EditExit } from './editors';
 import type { CellValue, ColumnDef, RowSuggestionEntry, SheetSuggestions, ShownValue, TableModel } from './table-model';
 import { GhostCell, SuggestedCell, SuggestionActions, SUGGESTION_COLUMN_WIDTH, type Decide } from './suggestions';
 import { lastWriterLabel, type CellWriters } from './cell-writers';
+import { useStore } from '../lib/store';
+import { rowMarkOf, runHighlight } from '../workspace-context/run-highlight';
 
 export const ROW_HEIGHT = 36;
 const HEADER_HEIGHT = 38;
@@ -79,6 +81,7 @@ export function Grid(props: GridProps) {
   const [editing, setEditing] = useState<{ rowId: string; key: string; initialText?: string } | null>(null);
   const frame = useRef(0);
   const handlers = useRef<RowHandlers>(null as unknown as RowHandlers);
+  const highlight = useStore(runHighlight);
 
   useLayoutEffect(() => {
     const element = scroller.current!;
@@ -322,6 +325,7 @@ export function Grid(props: GridProps) {
         actionsLeft={actionsLeft}
         canDecide={props.canDecide === true}
         myId={props.myId}
+        runMark={rowMarkOf(highlight, rowId)}
       />,
     );
   }
@@ -442,9 +446,11 @@ interface GridRowProps {
   actionsLeft: number;
   canDecide: boolean;
   myId?: string;
+  /** What the run chosen in the Activity panel changed here (run-highlight.ts): '' nothing, '*' the whole row, else the keys of its cells. */
+  runMark: string;
 }
 
-const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'createsOptions', 'rowMenus', 'activeKey', 'editing', 'peersKey', 'suggestionsKey'];
+const ROW_PROPS_SHOWN: Array<keyof GridRowProps> = ['rowId', 'index', 'rowHeight', 'version', 'layoutKey', 'totalWidth', 'people', 'editable', 'createsOptions', 'rowMenus', 'activeKey', 'editing', 'peersKey', 'suggestionsKey', 'runMark'];
 
 class GridRow extends Component<GridRowProps> {
   override shouldComponentUpdate(next: GridRowProps) {
@@ -456,8 +462,10 @@ class GridRow extends Component<GridRowProps> {
     const data = this.props.model.row(rowId) ?? {};
     const suggestion = this.props.suggestions?.[0] ?? null;
     const suggested = suggestion?.kind === 'update' ? suggestion.values ?? {} : {};
+    const { runMark } = this.props;
+    const runCells = runMark === '' || runMark === '*' ? null : new Set(runMark.split(','));
     return (
-      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''} ${editing ? 'is-editing' : ''} ${suggestion ? `is-suggested-${suggestion.kind}` : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * this.props.rowHeight}px)`, width: `${this.props.totalWidth}px` }}>
+      <div class={`grid-row ${this.props.activeKey !== null ? 'is-active-row' : ''} ${editing ? 'is-editing' : ''} ${suggestion ? `is-suggested-${suggestion.kind}` : ''} ${runMark === '*' ? 'is-run-row' : ''}`} role="row" aria-rowindex={index + 2} data-row-id={rowId} style={{ transform: `translateY(${HEADER_HEIGHT + index * this.props.rowHeight}px)`, width: `${this.props.totalWidth}px` }}>
         <div class="grid-gutter" role="rowheader">
           <span class="row-number">{index + 1}</span>
           {this.props.rowMenus && (
@@ -484,7 +492,7 @@ class GridRow extends Component<GridRowProps> {
               aria-colindex={col + 2}
               aria-selected={isActive}
               data-key={column.key}
-              class={`grid-cell type-${column.type}${column.resultType ? ` result-${column.resultType}` : ''} ${col === 0 ? 'is-frozen' : ''} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''}`}
+              class={`grid-cell type-${column.type}${column.resultType ? ` result-${column.resultType}` : ''} ${col === 0 ? 'is-frozen' : ''} ${isActive ? 'is-active' : ''} ${peer ? 'has-peer' : ''} ${runCells?.has(column.key) ? 'is-run-cell' : ''}`}
               style={{ left: `${offsets[col]}px`, width: `${widths[col]}px`, ...(peer ? { '--peer': peer.color } : {}) }}
               onMouseDown={(event) => {
                 if ((event.target as HTMLElement).closest('.cell-editor')) return;

@@ -6,6 +6,7 @@ import { Icon } from '../ui/icons';
 import { Avatar, EmptyState, IconButton, Spinner } from '../ui/primitives';
 import type { Principal } from '../session';
 import { HistoryPanel } from './HistoryPanel';
+import { RunsList } from './RunsList';
 import { CommentsPanel } from '../comments/CommentsPanel';
 import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
 import { useWorkspaceEvents, type WorkspaceEvent } from '../workspace-context/workspace-events';
@@ -68,6 +69,8 @@ function ActivityPanel(props: PanelProps) {
   if (!events) return <Spinner />;
   if (events.length === 0) return <EmptyState icon="activity" title="No activity yet">Changes by people and agents show up here as they happen.</EmptyState>;
   return (
+    <>
+    <RunsList context={props.context} />
     <ol class="activity">
       {events.map((event) => (
         <li key={event.eventId}>
@@ -85,6 +88,7 @@ function ActivityPanel(props: PanelProps) {
         </li>
       ))}
     </ol>
+    </>
   );
 }
 

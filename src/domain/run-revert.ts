@@ -1,0 +1,136 @@
+import { errors } from '../errors';
+import { currentRunScope, withRunScope } from '../lib/run-scope';
+import { tablesDocumentName } from '../model/document-names';
+import { applyTextRevert, planTextRevert, type TextRevertPlan } from '../model/runs/text';
+import type { RevertResult } from '../model/schemas/runs';
+import { applyTableRevert, planTableRevert, type TableRevertPlan } from '../model/table/runs';
+import { listRunChanges } from '../persistence/runs';
+import type { RunRow, Surface } from '../persistence/schema';
+import { authorize, type WorkspaceAction } from '../policy/index';
+import type { Actor } from '../policy/actor';
+import { serverOrigin } from '../sync/origins';
+import { cachedLiveSurfaces } from './live-surfaces';
+import type { ResolvedWorkspace } from './resolved-workspace';
+import { findWorkspaceRun, foldRun, slugOf, textRoot, touchedSurfaces, type FoldedRun } from './runs';
+import type { Services } from './services';
+import { transactWithinRowCap } from './tables';
+
+/**
+ * Reverting a run (docs/RUNS.md): its own changes are undone and
+ * everyone else's later changes kept, as one attributed transaction per
+ * document by a new run of the caller (`revertRun`), so a revert has the
+ * usual row and doc events, shows in version history, and can itself be
+ * reverted, which applies the run again. `dryRun` computes the same answer
+ * and writes nothing. Works from the run's own record (run_changes), so
+ * compaction and restarts do not matter.
+ */
+export async function revertRun(services: Services, actor: Actor, resolved: ResolvedWorkspace, runId: string, options: { dryRun: boolean }): Promise<RevertResult> {
+  const run = await findWorkspaceRun(services, resolved.workspace.id, runId);
+  await services.sync.settleWorkspace(resolved.workspace.id);
+  const folded = foldRun(await listRunChanges(services.db, run.id));
+  const surfaces = await cachedLiveSurfaces(services, resolved.workspace.id);
+  authorizeRevert(actor, resolved, run, folded, surfaces);
+  const result: RevertResult = {
+    reverted: { rowsRemoved: 0, rowsRestored: 0, rowsMoved: 0, cellsRestored: 0, columnsRestored: 0, docsChanged: 0, filesRestored: 0, commentsRemoved: 0 },
+    conflicts: [],
+    revertRun: null,
+  };
+  const noteTable = (plan: TableRevertPlan) => {
+    result.reverted.rowsRemoved += plan.removeRows.length;
+    result.reverted.rowsRestored += plan.place.filter((row) => row.data).length;
+    result.reverted.rowsMoved += plan.place.filter((row) => !row.data).length;
+    result.reverted.cellsRestored += plan.cells.length;
+    result.reverted.columnsRestored += plan.columnsRestored;
+    for (const { surfaceId, ...conflict } of plan.conflicts) result.conflicts.push({ surface: slugOf(surfaces, surfaceId), ...conflict });
+  };
+  const noteText = (surfaceId: string, plan: TextRevertPlan) => {
+    if (plan.remove.length + plan.restore.length + plan.attributes.length > 0) result.reverted.docsChanged++;
+    for (const conflict of plan.conflicts) result.conflicts.push({ surface: slugOf(surfaces, surfaceId), ...conflict });
+  };
+
+  if (options.dryRun) {
+    if (folded.table) noteTable(await services.sync.read(folded.table.document, (doc) => planTableRevert(doc, folded.table!.folded)));
+    for (const text of folded.texts) {
+      const plan = await services.sync.read(text.document, (doc) => {
+        const root = textRoot(doc, text.kind);
+        return root ? planTextRevert(root, text.folded) : null;
+      });
+      if (plan) noteText(text.surfaceId, plan);
+    }
+    return result;
+  }
+
+  const revert = await services.runs.start(actor, resolved.workspace.id, `Revert of ${run.name}`, run.id);
+  const joined = { id: revert.id, principalId: actor.principal.id };
+  // The answer names the revert's run (Trellis-Run), as any write's names the run it joined.
+  const request = currentRunScope();
+  if (request) request.joined = joined;
+  try {
+    await withRunScope({ requested: null, joined }, async () => {
+      const origin = () => serverOrigin(actor.principal);
+      if (folded.table) {
+        const document = folded.table.document;
+        let plan: TableRevertPlan | null = null;
+        const planNow = (doc: Parameters<typeof planTableRevert>[0]) => (plan = planTableRevert(doc, folded.table!.folded));
+        if (document === tablesDocumentName(resolved.workspace.id)) {
+          await transactWithinRowCap(
+            services,
+            actor,
+            resolved,
+            (doc) => planNow(doc).place.filter((row) => row.data).length,
+            (doc) => applyTableRevert(doc, plan ?? planNow(doc)),
+          );
+          if (plan) noteTable(plan);
+        }
+      }
+      for (const text of folded.texts) {
+        const plan = await services.sync
+          .transact(text.document, origin(), (doc) => {
+            const root = textRoot(doc, text.kind);
+            if (!root) return null;
+            const planned = planTextRevert(root, text.folded);
+            applyTextRevert(root, planned);
+            return planned;
+          });
+        if (plan) noteText(text.surfaceId, plan);
+      }
+    });
+  } finally {
+    await services.runs.end(revert, services.clock.now(), actor.principal);
+  }
+  result.revertRun = revert.id;
+  await services.runs.announce('run.reverted', run, actor.principal, { revertRun: revert.id, reverted: result.reverted, conflicts: result.conflicts.length });
+  return result;
+}
+
+/**
+ * Who may revert: the run's own principal (with any write action; a
+ * suggest-only key never), or a caller who may revert runs and write every
+ * surface the run touched. Archived workspaces take no revert.
+ */
+function authorizeRevert(actor: Actor, resolved: ResolvedWorkspace, run: RunRow, folded: FoldedRun, surfaces: readonly Surface[]) {
+  const { caller, workspace, access } = resolved;
+  if (access.suggestOnly) throw errors.forbidden('This key may only suggest changes (suggestOnly); it may not revert runs.');
+  if (run.principalId === actor.principal.id) {
+    authorize(caller, workspace, 'start_runs');
+    return;
+  }
+  authorize(caller, workspace, 'revert_runs');
+  for (const { surfaceId, kind } of touchedSurfaces(folded)) {
+    for (const action of WRITES[kind]) {
+      try {
+        authorize(caller, workspace, action);
+      } catch (error) {
+        throw errors.forbidden(`Reverting this run needs \`${action}\` on ${slugOf(surfaces, surfaceId)}, which your role (${access.role}) does not allow.`);
+      }
+    }
+  }
+}
+
+const WRITES: Record<ReturnType<typeof touchedSurfaces>[number]['kind'], WorkspaceAction[]> = {
+  table: ['write_rows', 'edit_columns'],
+  doc: ['edit_doc'],
+  html: ['edit_doc'],
+  files: ['write_files'],
+  comments: ['comment'],
+};
