@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { serveWorkerTasks } from '../lib/worker-pool';
 import { docSchema } from '../model/doc/schema';
 import { docToDocx } from './doc-docx';
-import { UnreadableFileError } from './doc-conversions';
+import { UnreadableFileError } from './doc-parsed';
 import { docxToDoc, htmlToDoc } from './doc-import';
 import { docToPdf } from './doc-pdf';
 import type { LoadedImage } from './doc-runs';

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Node as PMNode } from 'prosemirror-model';
 import { WorkerPool, workerScript } from '../lib/worker-pool';
 import { docSchema } from '../model/doc/schema';
-import type { DocxImages, ParsedImport } from './doc-import';
+import { UnreadableFileError, type DocxImages, type ParsedImport } from './doc-parsed';
 import type { LoadedImage } from './doc-runs';
 
 /**
@@ -18,13 +18,6 @@ import type { LoadedImage } from './doc-runs';
 
 /** One thread per spare core, at least one and at most two: conversions share the machine with the server. */
 export const CONVERSION_THREADS = Math.max(1, Math.min(2, availableParallelism() - 1));
-
-/**
- * Bytes that are not the file their type says. Defined here, not beside
- * the readers, so that the serving thread, which only calls them through
- * the pool, never loads mammoth, docx or pdfkit.
- */
-export class UnreadableFileError extends Error {}
 
 let pool: WorkerPool | null = null;
 

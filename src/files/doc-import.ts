@@ -1,8 +1,8 @@
 import { JSDOM } from 'jsdom';
 import mammoth from 'mammoth';
-import { DOMParser as PMDOMParser, type Node as PMNode } from 'prosemirror-model';
+import { DOMParser as PMDOMParser } from 'prosemirror-model';
 import { docSchema } from '../model/doc/schema';
-import { UnreadableFileError } from './doc-conversions';
+import { UnreadableFileError, type DocxImages, type ParsedImport } from './doc-parsed';
 import { DOCX_STYLES } from './doc-docx';
 import { sanitizeHtmlForImport } from './sanitize';
 
@@ -15,11 +15,6 @@ import { sanitizeHtmlForImport } from './sanitize';
  * `src` here (a `data:` URL, a Word file's `docx-image:N`, a path or a
  * URL); the caller stores them (src/domain/doc-import.ts).
  */
-
-export type ParsedImport = { doc: PMNode; warnings: string[] };
-
-/** The Word file's images, by the `docx-image:N` source the HTML names them with. */
-export type DocxImages = Map<string, { contentType: string; read(): Promise<Buffer> }>;
 
 /** Elements the sanitiser takes out of every page that are not content anyone loses. */
 const HARMLESS_REMOVALS = new Set(['<remove>', '<html>', '<head>', '<body>', '<meta>', '<title>', '<#comment>', '<link>']);
