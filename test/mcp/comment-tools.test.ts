@@ -54,10 +54,10 @@ describe('tools/list', () => {
     const { tools } = await mcp.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     const fields = (name: string) => Object.keys(byName.get(name)?.inputSchema.properties ?? {}).sort();
-    expect(fields('add_comment')).toEqual(['body', 'correlationId', 'mentions', 'orgSlug', 'parentId', 'slug', 'target']);
+    expect(fields('add_comment')).toEqual(['body', 'correlationId', 'mentions', 'orgSlug', 'parentId', 'run', 'slug', 'target']);
     expect(fields('list_comments')).toEqual(['author', 'limit', 'mentioning', 'offset', 'order', 'orgSlug', 'slug', 'status', 'surface', 'surfaceId', 'target_id', 'target_type']);
     expect(fields('get_comment_thread')).toEqual(['id', 'orgSlug', 'slug']);
-    expect(fields('reply_to_comment')).toEqual(['body', 'commentId', 'correlationId', 'mentions']);
+    expect(fields('reply_to_comment')).toEqual(['body', 'commentId', 'correlationId', 'mentions', 'run']);
     expect(byName.get('reply_to_comment')!.inputSchema).toMatchObject({ required: ['commentId', 'body'], additionalProperties: false });
     expect(fields('resolve_comment')).toEqual(['id', 'orgSlug', 'slug']);
     expect(fields('unresolve_comment')).toEqual(['id', 'orgSlug', 'slug']);
