@@ -1,7 +1,7 @@
-import { JSDOM } from 'jsdom';
 import { DOMSerializer, type Node as PMNode } from 'prosemirror-model';
 import { docSchema } from '../model/doc/schema';
 import { eventLoopYielder } from './doc-runs';
+import { whenNeeded } from '../lib/when-needed';
 
 /**
  * A doc as a standalone HTML page: the schema's own `toDOM` for every
@@ -23,7 +23,7 @@ const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&am
 let tools: { document: Document; serializer: DOMSerializer } | null = null;
 
 function serializerTools() {
-  tools ??= { document: new JSDOM('').window.document, serializer: DOMSerializer.fromSchema(docSchema) };
+  tools ??= { document: new (whenNeeded<typeof import('jsdom')>('jsdom').JSDOM)('').window.document, serializer: DOMSerializer.fromSchema(docSchema) };
   return tools;
 }
 

@@ -1,10 +1,11 @@
-import { JSDOM } from 'jsdom';
+import type { JSDOM } from 'jsdom';
 import mammoth from 'mammoth';
 import { DOMParser as PMDOMParser } from 'prosemirror-model';
 import { docSchema } from '../model/doc/schema';
 import { UnreadableFileError, type DocxImages, type ParsedImport } from './doc-parsed';
 import { DOCX_STYLES } from './doc-docx';
 import { sanitizeHtmlForImport } from './sanitize';
+import { whenNeeded } from '../lib/when-needed';
 
 /**
  * Files turned into doc bodies: HTML (sanitised as html surfaces are, then
@@ -22,7 +23,7 @@ const HARMLESS_REMOVALS = new Set(['<remove>', '<html>', '<head>', '<body>', '<m
 let window: JSDOM['window'] | null = null;
 
 function domWindow() {
-  window ??= new JSDOM('').window;
+  window ??= new (whenNeeded<typeof import('jsdom')>('jsdom').JSDOM)('').window;
   return window;
 }
 

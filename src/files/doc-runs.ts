@@ -1,5 +1,5 @@
 import type { Node as PMNode } from 'prosemirror-model';
-import sharp from 'sharp';
+import { loadSharp } from './images';
 
 /**
  * What the Word and PDF writers share: a block's inline content as runs,
@@ -59,6 +59,7 @@ export function imageLoader(source: ImageSource): (src: string) => Promise<Loade
         const bytes = await source(src).catch(() => null);
         if (!bytes) return null;
         try {
+          const sharp = await loadSharp();
           const image = sharp(bytes, { limitInputPixels: 40_000_000 }).rotate();
           const meta = await image.metadata();
           const keepJpeg = meta.format === 'jpeg';

@@ -77,7 +77,7 @@ export function isImageType(mimetype: string): boolean {
 
 /** sharp (libvips, ~30 MB resident) is loaded by the first image, not at start. */
 let sharpModule: Promise<typeof import('sharp')> | null = null;
-async function loadSharp(): Promise<typeof import('sharp')['default']> {
+export async function loadSharp(): Promise<typeof import('sharp')['default']> {
   sharpModule ??= import('sharp');
   return (await sharpModule).default;
 }
