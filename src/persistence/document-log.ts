@@ -6,8 +6,8 @@ import type { AuthorKind } from '../model/roles';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
 
-// Six parameters a row; Postgres allows 65,535 parameters per statement.
-const ROWS_PER_STATEMENT = 10_000;
+// Postgres (and PGlite) take at most 65,535 parameters a statement; past that the count wraps and the bind fails.
+const MAX_PARAMETERS = 65_535;
 
 export type UpdateAuthor = { principalType: AuthorKind; id: string } | null;
 
@@ -36,23 +36,23 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
     if (!db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
     await lockDocumentLogs(db as Tx, rows.map((row) => row.document));
   }
+  const values = rows.map((r) => ({
+    document: r.document,
+    update: bytea(r.update),
+    derived: r.derived,
+    principalType: r.author?.principalType ?? null,
+    principalId: r.author?.id ?? null,
+    writer: r.writer ?? null,
+    runId: r.runId ?? null,
+  }));
+  // A parameter per column of each row: a column added to the log shortens the chunks by itself.
+  const rowsPerStatement = Math.floor(MAX_PARAMETERS / Object.keys(values[0]!).length);
   const seqs: number[] = [];
-  for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
-    const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
+  for (let from = 0; from < values.length; from += rowsPerStatement) {
     // One multi-row VALUES insert: Postgres assigns the identity in row order and returns the rows in that order.
     const inserted = await db
       .insertInto('documentUpdates')
-      .values(
-        chunk.map((r) => ({
-          document: r.document,
-          update: bytea(r.update),
-          derived: r.derived,
-          principalType: r.author?.principalType ?? null,
-          principalId: r.author?.id ?? null,
-          writer: r.writer ?? null,
-          runId: r.runId ?? null,
-        })),
-      )
+      .values(values.slice(from, from + rowsPerStatement))
       .returning('seq')
       .execute();
     for (const row of inserted) seqs.push(Number(row.seq));
