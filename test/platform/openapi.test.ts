@@ -40,7 +40,7 @@ describe('GET /openapi.json', () => {
     for (const [path, operations] of Object.entries<any>(doc.paths)) {
       for (const [method, operation] of Object.entries<any>(operations)) {
         if (!operation.responses || Object.keys(operation.responses).length === 0) withoutResponse.push(`${method} ${path}`);
-        if (['post', 'put', 'patch'].includes(method) && operation.requestBody === undefined && !/unarchive|pin|resend|elevate|reactions|resolve|retry|sessions|invites\/\{token\}|org-invites|portal|downgrade|upload|rows\/import|doc\/import|workspaces\/import|attachments\/\{columnKey\}|forms\/\{token\}|avatar|versions|share$|admin\/backup|suggestions\/[^/]+\/(accept|reject)$|suggestions\/(accept|reject)-all$/.test(path)) {
+        if (['post', 'put', 'patch'].includes(method) && operation.requestBody === undefined && !/unarchive|pin|resend|elevate|reactions|resolve|retry|sessions|invites\/\{token\}|org-invites|portal|downgrade|upload|runs\/\{runId\}\/revert|rows\/import|doc\/import|workspaces\/import|attachments\/\{columnKey\}|forms\/\{token\}|avatar|versions|share$|admin\/backup|suggestions\/[^/]+\/(accept|reject)$|suggestions\/(accept|reject)-all$/.test(path)) {
           // Writes without a body are the documented action endpoints above; multipart and form posts (uploads, imports, attachments, public forms) describe theirs in words.
           withoutResponse.push(`${method} ${path} (no request body)`);
         }

@@ -7,7 +7,6 @@
  * is the server's `POST /rows/import`, and the rows arrive over sync.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { parse } from 'csv-parse/browser/esm/sync';
 import { addToColumnStats, emptyColumnStats, inferColumnType, mapCsvHeaders, type HeaderTarget } from '../../../src/model/table/csv';
 import { api, ApiError, messageOf } from '../lib/api';
 import { downloadFrom } from '../lib/download';
@@ -135,7 +134,8 @@ export function CsvTools(props: { workspaceId: string; surface: { id: string; sl
 /** The whole file is read for the types (as the server reads it); the preview shows its first rows. */
 async function previewOf(file: File, columns: ColumnDef[]): Promise<Preview> {
   if (file.size > MAX_BYTES) throw new Error('it is over 25 MB; split it');
-  const text = await file.text();
+  // The parser (about 20 KB gzipped) comes with the first file, not with every table page.
+  const [text, { parse }] = await Promise.all([file.text(), import('csv-parse/browser/esm/sync')]);
   // Lenient here: the server reports each bad line by number, the preview only has to show the shape.
   const records = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: true }) as string[][];
   const headers = records[0] ?? [];

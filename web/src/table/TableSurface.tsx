@@ -14,19 +14,22 @@ import { Grid, type CellAddress, type PeerCell } from './Grid';
 import { OptionsDialog, optionFromLabel } from './OptionsDialog';
 import { COLUMN_TYPES, LINKING_TYPES, TableModel, type ColumnDef, type ColumnType, type RowData, type RowFilter, type ViewDef, type ViewKind } from './table-model';
 import { AddLinkFields, sheetDirectory, withLinks, type ColumnPointers } from './links';
-import { FormulaEditor } from './FormulaEditor';
 import { FormDialog } from '../ui/FormDialog';
 import { confirmDialog, promptDialog } from '../ui/dialogs';
 import { Board } from './Board';
-import { Calendar } from './Calendar';
-import { Gallery } from './Gallery';
-import { Timeline } from './Timeline';
-import { FormBuilder } from './FormBuilder';
 import { NewViewDialog, PLAIN_GRID, ViewBar, type NewViewFields } from './ViewBar';
 import { countConditions, FieldsPanel, FilterPanel, SortPanel } from './ViewControls';
 import { nextDraft, readStored, shownQuery, useStoredDrafts, writeStored, type ViewDraft } from './view-draft';
 import { CsvTools } from './CsvImport';
 import { cellWritersOf } from './cell-writers';
+import { lazy } from '../ui/lazy';
+
+// The other kinds of view and the formula editor come with their first use, not with every table page (docs/WEB.md "Loading").
+const FormulaEditor = lazy(() => import('./FormulaEditor').then((m) => m.FormulaEditor), 'the formula editor');
+const Calendar = lazy(() => import('./Calendar').then((m) => m.Calendar), 'the calendar');
+const Timeline = lazy(() => import('./Timeline').then((m) => m.Timeline), 'the timeline');
+const Gallery = lazy(() => import('./Gallery').then((m) => m.Gallery), 'the gallery');
+const FormBuilder = lazy(() => import('./FormBuilder').then((m) => m.FormBuilder), 'the form builder');
 
 type OpenMenu =
   | { kind: 'header'; column: ColumnDef; anchor: HTMLElement }
