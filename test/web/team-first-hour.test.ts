@@ -82,7 +82,8 @@ describe('a new team’s first hour, two people in two browsers', () => {
     await ann.page.getByRole('button', { name: 'Add a surface' }).click();
     await ann.page.getByRole('menuitem', { name: 'New table' }).click();
     // Named as it is made; it opens in its own tab, at an address made from its name.
-    await ann.page.keyboard.type('Launch plan');
+    // Filled in the dialog's own field: typed keys could land before the field has the focus on a busy machine.
+    await ann.page.getByRole('dialog', { name: 'New table' }).getByLabel('Name').fill('Launch plan');
     await ann.page.getByRole('dialog', { name: 'New table' }).getByRole('button', { name: 'Create', exact: true }).click();
     await ann.page.waitForURL(/\/ann\/welcome\/launch-plan$/, POLL);
     await ann.page.locator('.grid-header').waitFor(POLL);
@@ -103,7 +104,8 @@ describe('a new team’s first hour, two people in two browsers', () => {
 
     await ann.page.getByRole('button', { name: 'Add a surface' }).click();
     await ann.page.getByRole('menuitem', { name: 'New doc' }).click();
-    await ann.page.keyboard.type('Launch notes');
+    // Filled in the dialog's own field: typed keys could land before the field has the focus on a busy machine.
+    await ann.page.getByRole('dialog', { name: 'New doc' }).getByLabel('Name').fill('Launch notes');
     await ann.page.getByRole('dialog', { name: 'New doc' }).getByRole('button', { name: 'Create', exact: true }).click();
     await ann.page.getByRole('tab', { name: 'Launch notes' }).waitFor(POLL);
     await ann.page.locator('.ProseMirror').waitFor(POLL);
