@@ -80,7 +80,7 @@ describe('formulas in the browser', () => {
     await formula.pressSequentially('{poi');
     await expect.poll(() => page.getByRole('listbox', { name: 'Columns' }).getByRole('option').allTextContents()).toEqual(['Points{points}']);
     await page.keyboard.press('Enter');
-    expect(await formula.inputValue()).toBe('{points}');
+    await expect.poll(() => formula.inputValue()).toBe('{points}');
     await expect.poll(() => status.textContent()).toBe('Gives a number.');
 
     // The error shows as the formula is typed, with its place; the dialog cannot add a broken formula.
