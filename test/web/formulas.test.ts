@@ -111,8 +111,9 @@ describe('formulas in the browser', () => {
 
     await addButton.click();
     await expect.poll(() => page.locator('.grid-header-cell .header-label').allTextContents()).toEqual(['Title', 'Status', 'Notes', 'Points', 'Weight', 'Score']);
-    const score = (await api('GET', '/columns')).body.columns.find((column: { key: string }) => column.key === 'score');
-    expect(score).toEqual(expect.objectContaining({ type: 'formula', formula: '{points} * ROUND({weight} / 3, 1)', resultType: 'number' }));
+    // The page shows the column at once; the server has it once her update arrives.
+    const score = async () => (await api('GET', '/columns')).body.columns.find((column: { key: string }) => column.key === 'score');
+    await expect.poll(score).toEqual(expect.objectContaining({ type: 'formula', formula: '{points} * ROUND({weight} / 3, 1)', resultType: 'number' }));
     await expect.poll(() => shown(ann, ids.Design!, 'score')).toBe('2.1');
     expect((await api('GET', `/rows/${ids.Build}`)).body.data.score).toBe(1.5);
   });
