@@ -47,6 +47,8 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
   }));
   // A parameter per column of each row: a column added to the log shortens the chunks by itself.
   const rowsPerStatement = Math.floor(MAX_PARAMETERS / Object.keys(values[0]!).length);
+  // All or nothing: more rows than one statement holds go in one transaction.
+  if (values.length > rowsPerStatement && !db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
   const seqs: number[] = [];
   for (let from = 0; from < values.length; from += rowsPerStatement) {
     // One multi-row VALUES insert: Postgres assigns the identity in row order and returns the rows in that order.

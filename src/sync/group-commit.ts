@@ -114,7 +114,7 @@ export class UpdateLog {
         const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, runId: item.runId, derived: false, writer: this.writer }));
         let seqs: number[];
         try {
-          seqs = batch.length > 10_000 ? await this.db.transaction().execute((tx) => appendUpdates(tx, rows)) : await appendUpdates(this.db, rows);
+          seqs = await appendUpdates(this.db, rows);
         } catch (error) {
           for (const item of batch) item.done.reject(error);
           continue;
