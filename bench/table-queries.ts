@@ -9,29 +9,18 @@
 import { performance } from 'node:perf_hooks';
 import { request as undiciRequest } from 'undici';
 import { tablesDocumentName } from '../src/model/document-names';
-import { insertRows, listRows, readColumns } from '../src/model/table/document';
+import { listRows, readColumns } from '../src/model/table/document';
 import { compileRowQuery, filterFromQueryString, type SortKey } from '../src/model/table/query';
 import { findPrincipals } from '../src/persistence/workspaces';
-import { serverOrigin } from '../src/sync/origins';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { fillTable } from './seeded-table';
 import { percentile, round, timeEach } from './tables';
 
 type Figures = Record<string, number | string>;
 
 const STAGES = ['Todo', 'Doing', 'Review', 'Done'];
-
-/** Waits until the event loop was busy under 5 % of a second (at most a minute); returns how long it took. */
-export async function quiet(): Promise<number> {
-  const start = performance.now();
-  while (performance.now() - start < 60_000) {
-    const before = performance.eventLoopUtilization();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    if (performance.eventLoopUtilization(before).utilization < 0.05) break;
-  }
-  return performance.now() - start;
-}
 
 export async function runTableQueriesBench(rows = Number(process.env.ROWS ?? 50_000)): Promise<Figures> {
   await prepareTemplate();
@@ -54,23 +43,16 @@ export async function runTableQueriesBench(rows = Number(process.env.ROWS ?? 50_
     const owner = await t.services.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
     const principal = (await findPrincipals(t.services.db, [owner.id])).get(owner.id)!;
     const documentName = tablesDocumentName(workspace.id);
-    const fillStart = performance.now();
-    for (let from = 0; from < rows; from += 1_000) {
-      const chunk = Array.from({ length: Math.min(1_000, rows - from) }, (_, j) => {
-        const i = from + j;
-        const day = 1 + (i % 28);
-        return {
-          id: `q${i.toString(36).padStart(7, '0')}`,
-          surfaceId: surface.id,
-          data: { title: `Task ${i} ${i % 97 === 0 ? 'urgent' : 'routine'}`, stage: STAGES[i % 4]!, amount: (i * 7919) % 10_000, due: `2026-${String(1 + (i % 12)).padStart(2, '0')}-${String(day).padStart(2, '0')}`, done: i % 5 === 0 },
-        };
-      });
-      await t.services.sync.transact(documentName, serverOrigin(principal), (doc) => insertRows(doc, chunk, null));
-    }
-    await t.services.sync.drain();
-    const figures: Figures = { rows, fillSeconds: round((performance.now() - fillStart) / 1000, 1) };
-    // The fill leaves background work (projections, search, the version pass): measure once the server is quiet.
-    figures.settleSeconds = round((await quiet()) / 1000, 1);
+    // The fill leaves background work (projections, search, the version pass): fillTable measures once the server is quiet.
+    const fill = await fillTable(t, documentName, principal, rows, (i) => {
+      const day = 1 + (i % 28);
+      return {
+        id: `q${i.toString(36).padStart(7, '0')}`,
+        surfaceId: surface.id,
+        data: { title: `Task ${i} ${i % 97 === 0 ? 'urgent' : 'routine'}`, stage: STAGES[i % 4]!, amount: (i * 7919) % 10_000, due: `2026-${String(1 + (i % 12)).padStart(2, '0')}-${String(day).padStart(2, '0')}`, done: i % 5 === 0 },
+      };
+    });
+    const figures: Figures = { rows, ...fill };
     // What the server's statistics job does within a minute of the fill (PGlite runs no autovacuum).
     figures.tablesAnalyzed = (await t.app.plannerStatistics.runOnce()).length;
 

@@ -12,13 +12,12 @@
 import { performance } from 'node:perf_hooks';
 import { request as undiciRequest } from 'undici';
 import { tablesDocumentName } from '../src/model/document-names';
-import { insertRows } from '../src/model/table/document';
 import { findRowsInWindow } from '../src/persistence/row-indexes';
 import { findPrincipals } from '../src/persistence/workspaces';
-import { serverOrigin } from '../src/sync/origins';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { fillTable } from './seeded-table';
 import { percentile, round, timeEach } from './tables';
 
 type Figures = Record<string, number | string>;
@@ -26,17 +25,6 @@ type Figures = Record<string, number | string>;
 const DAY = 86_400_000;
 const FIRST_DAY = Date.parse('2025-01-01T00:00:00Z');
 const SPREAD_DAYS = 730;
-
-/** Waits until the event loop was busy under 5 % of a second (at most a minute); returns how long it took. */
-async function quiet(): Promise<number> {
-  const start = performance.now();
-  while (performance.now() - start < 60_000) {
-    const before = performance.eventLoopUtilization();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    if (performance.eventLoopUtilization(before).utilization < 0.05) break;
-  }
-  return performance.now() - start;
-}
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
@@ -60,24 +48,17 @@ export async function runWindowsBench(rows = Number(process.env.ROWS ?? 50_000))
     const owner = await t.services.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
     const principal = (await findPrincipals(t.services.db, [owner.id])).get(owner.id)!;
     const documentName = tablesDocumentName(workspace.id);
-    const fillStart = performance.now();
-    for (let from = 0; from < rows; from += 1_000) {
-      const chunk = Array.from({ length: Math.min(1_000, rows - from) }, (_, j) => {
-        const i = from + j;
-        const start = FIRST_DAY + ((i * 7919) % SPREAD_DAYS) * DAY;
-        // Most tasks take days, one in fifty months.
-        const length = i % 50 === 0 ? 30 + (i % 90) : i % 15;
-        return {
-          id: `w${i.toString(36).padStart(7, '0')}`,
-          surfaceId: surface.id,
-          data: { title: `Task ${i}`, start: day(start), end: day(start + length * DAY), owner: i % 7 === 0 ? 'ann' : 'bob' },
-        };
-      });
-      await t.services.sync.transact(documentName, serverOrigin(principal), (doc) => insertRows(doc, chunk, null));
-    }
-    await t.services.sync.drain();
-    const figures: Figures = { rows, fillSeconds: round((performance.now() - fillStart) / 1000, 1) };
-    figures.settleSeconds = round((await quiet()) / 1000, 1);
+    const fill = await fillTable(t, documentName, principal, rows, (i) => {
+      const start = FIRST_DAY + ((i * 7919) % SPREAD_DAYS) * DAY;
+      // Most tasks take days, one in fifty months.
+      const length = i % 50 === 0 ? 30 + (i % 90) : i % 15;
+      return {
+        id: `w${i.toString(36).padStart(7, '0')}`,
+        surfaceId: surface.id,
+        data: { title: `Task ${i}`, start: day(start), end: day(start + length * DAY), owner: i % 7 === 0 ? 'ann' : 'bob' },
+      };
+    });
+    const figures: Figures = { rows, ...fill };
     figures.tablesAnalyzed = (await t.app.plannerStatistics.runOnce()).length;
 
     const view = async (body: Record<string, unknown>) => {
