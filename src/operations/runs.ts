@@ -3,7 +3,7 @@ import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
 import { cachedLiveSurfaces } from '../domain/live-surfaces';
 import { revertRun } from '../domain/run-revert';
-import { findWorkspaceRun, listWorkspaceRuns, presentRuns, runChanges } from '../domain/runs';
+import { findWorkspaceRun, listWorkspaceRuns, presentRun, runChanges } from '../domain/runs';
 import { errors } from '../errors';
 import { flagOn, OverLimitBody, QueryFlag } from '../model/schemas/common';
 import { ChangesResponse, ListResponse, RevertResponse, RunResponse } from '../model/schemas/runs';
@@ -65,9 +65,7 @@ export const runOperations = {
     async (services, actor, { params, body }) => {
       const caller = requireCaller(actor);
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'start_runs');
-      const run = await services.runs.start(caller, resolved.workspace.id, body.name);
-      const [presented] = await presentRuns(services, [run], await cachedLiveSurfaces(services, resolved.workspace.id));
-      return { run: presented! };
+      return presentRun(services, await services.runs.start(caller, resolved.workspace.id, body.name));
     },
   ),
   end: defineOperation(
@@ -92,9 +90,7 @@ export const runOperations = {
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'start_runs');
       const run = await findWorkspaceRun(services, resolved.workspace.id, params.runId);
       if (run.principalId !== caller.principal.id) throw errors.forbidden('Only the principal who started a run ends it.');
-      const ended = await services.runs.end(run, services.clock.now(), caller.principal);
-      const [presented] = await presentRuns(services, [ended], await cachedLiveSurfaces(services, resolved.workspace.id));
-      return { run: presented! };
+      return presentRun(services, await services.runs.end(run, services.clock.now(), caller.principal));
     },
   ),
   list: defineOperation(
@@ -134,9 +130,7 @@ export const runOperations = {
     },
     async (services, actor, { params }) => {
       const resolved = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const run = await findWorkspaceRun(services, resolved.workspace.id, params.runId);
-      const [presented] = await presentRuns(services, [run], await cachedLiveSurfaces(services, resolved.workspace.id));
-      return { run: presented! };
+      return presentRun(services, await findWorkspaceRun(services, resolved.workspace.id, params.runId));
     },
   ),
   changes: defineOperation(
@@ -167,9 +161,7 @@ export const runOperations = {
       const run = await findWorkspaceRun(services, resolved.workspace.id, params.runId);
       const surfaces = await cachedLiveSurfaces(services, resolved.workspace.id);
       const reads = { files: can(resolved.access, 'read_files', resolved.workspace), comments: can(resolved.access, 'read_comments', resolved.workspace) };
-      const changes = await runChanges(services, run, surfaces, reads);
-      const [presented] = await presentRuns(services, [run], surfaces);
-      return { run: presented!, changes };
+      return runChanges(services, run, surfaces, reads);
     },
   ),
   revert: defineOperation(
