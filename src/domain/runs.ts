@@ -11,6 +11,7 @@ import type { RunRow, Surface } from '../persistence/schema';
 import { findPrincipals } from '../persistence/workspaces';
 import type { Actor } from '../policy/actor';
 import type { WorkspaceAction } from '../policy/index';
+import type { RunSurfaceKind } from '../policy/runs';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Services } from './services';
 import { cachedLiveSurfaces } from './live-surfaces';
@@ -274,8 +275,8 @@ export function textRoot(doc: Y.Doc, kind: 'doc' | 'html'): Y.AbstractType<any> 
 }
 
 /** The surfaces a folded run touched, with the Y document of each. */
-export function touchedSurfaces(run: FoldedRun): Array<{ surfaceId: string; kind: 'table' | 'doc' | 'html' | 'files' | 'comments' }> {
-  const touched = new Map<string, 'table' | 'doc' | 'html' | 'files' | 'comments'>();
+export function touchedSurfaces(run: FoldedRun): Array<{ surfaceId: string; kind: RunSurfaceKind }> {
+  const touched = new Map<string, RunSurfaceKind>();
   for (const row of run.table?.folded.rows.values() ?? []) {
     for (const id of [row.before.surfaceId, row.after.surfaceId]) if (id) touched.set(id, 'table');
   }

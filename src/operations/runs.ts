@@ -8,6 +8,7 @@ import { errors } from '../errors';
 import { flagOn, OverLimitBody, QueryFlag } from '../model/schemas/common';
 import { ChangesResponse, ListResponse, RevertResponse, RunResponse } from '../model/schemas/runs';
 import { can } from '../policy/index';
+import { canEndRun } from '../policy/runs';
 import { defineOperation } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
@@ -36,8 +37,8 @@ const RUNS = 'A run is a unit of one principal’s work in a workspace (docs/RUN
  * list_runs, get_run_changes, revert_run, in this order in tools/list).
  * Reading runs is `read`; starting and ending one's own is `start_runs`;
  * reverting is the run's own principal's, or `revert_runs` with write
- * access to every surface the run touched (decided in the domain, which
- * knows the surfaces).
+ * access to every surface the run touched (src/policy/runs.ts, asked by
+ * the domain, which knows the surfaces).
  */
 export const runOperations = {
   start: defineOperation(
@@ -89,7 +90,7 @@ export const runOperations = {
       const caller = requireCaller(actor);
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'start_runs');
       const run = await findWorkspaceRun(services, resolved.workspace.id, params.runId);
-      if (run.principalId !== caller.principal.id) throw errors.forbidden('Only the principal who started a run ends it.');
+      if (!canEndRun(caller.principal.id, run)) throw errors.forbidden('Only the principal who started a run ends it.');
       return presentRun(services, await services.runs.end(run, services.clock.now(), caller.principal));
     },
   ),
