@@ -1,17 +1,15 @@
-import { errors } from '../errors';
 import { currentRunScope, withRunScope } from '../lib/run-scope';
 import { tablesDocumentName } from '../model/document-names';
 import { applyTextRevert, planTextRevert, type TextRevertPlan } from '../model/runs/text';
 import type { RevertResult } from '../model/schemas/runs';
 import { applyTableRevert, planTableRevert, type TableRevertPlan } from '../model/table/runs';
 import { listRunChanges } from '../persistence/runs';
-import type { RunRow, Surface } from '../persistence/schema';
-import { authorize, type WorkspaceAction } from '../policy/index';
 import type { Actor } from '../policy/actor';
+import { authorizeRunRevert } from '../policy/runs';
 import { serverOrigin } from '../sync/origins';
 import { cachedLiveSurfaces } from './live-surfaces';
 import type { ResolvedWorkspace } from './resolved-workspace';
-import { findWorkspaceRun, foldRun, slugOf, textRoot, touchedSurfaces, type FoldedRun } from './runs';
+import { findWorkspaceRun, foldRun, slugOf, textRoot, touchedSurfaces } from './runs';
 import type { Services } from './services';
 import { transactWithinRowCap } from './tables';
 
@@ -29,7 +27,8 @@ export async function revertRun(services: Services, actor: Actor, resolved: Reso
   await services.sync.settleWorkspace(resolved.workspace.id);
   const folded = foldRun(await listRunChanges(services.db, run.id));
   const surfaces = await cachedLiveSurfaces(services, resolved.workspace.id);
-  authorizeRevert(actor, resolved, run, folded, surfaces);
+  const touched = touchedSurfaces(folded).map(({ surfaceId, kind }) => ({ surface: slugOf(surfaces, surfaceId), kind }));
+  authorizeRunRevert(resolved.caller, resolved.workspace, resolved.access, run.principalId === actor.principal.id, touched);
   const result: RevertResult = {
     reverted: { rowsRemoved: 0, rowsRestored: 0, rowsMoved: 0, cellsRestored: 0, columnsRestored: 0, docsChanged: 0, filesRestored: 0, commentsRemoved: 0 },
     conflicts: [],
@@ -102,35 +101,3 @@ export async function revertRun(services: Services, actor: Actor, resolved: Reso
   await services.runs.announce('run.reverted', run, actor.principal, { revertRun: revert.id, reverted: result.reverted, conflicts: result.conflicts.length });
   return result;
 }
-
-/**
- * Who may revert: the run's own principal (with any write action; a
- * suggest-only key never), or a caller who may revert runs and write every
- * surface the run touched. Archived workspaces take no revert.
- */
-function authorizeRevert(actor: Actor, resolved: ResolvedWorkspace, run: RunRow, folded: FoldedRun, surfaces: readonly Surface[]) {
-  const { caller, workspace, access } = resolved;
-  if (access.suggestOnly) throw errors.forbidden('This key may only suggest changes (suggestOnly); it may not revert runs.');
-  if (run.principalId === actor.principal.id) {
-    authorize(caller, workspace, 'start_runs');
-    return;
-  }
-  authorize(caller, workspace, 'revert_runs');
-  for (const { surfaceId, kind } of touchedSurfaces(folded)) {
-    for (const action of WRITES[kind]) {
-      try {
-        authorize(caller, workspace, action);
-      } catch (error) {
-        throw errors.forbidden(`Reverting this run needs \`${action}\` on ${slugOf(surfaces, surfaceId)}, which your role (${access.role}) does not allow.`);
-      }
-    }
-  }
-}
-
-const WRITES: Record<ReturnType<typeof touchedSurfaces>[number]['kind'], WorkspaceAction[]> = {
-  table: ['write_rows', 'edit_columns'],
-  doc: ['edit_doc'],
-  html: ['edit_doc'],
-  files: ['write_files'],
-  comments: ['comment'],
-};

@@ -11,8 +11,10 @@ import type { RunRow, Surface } from '../persistence/schema';
 import { findPrincipals } from '../persistence/workspaces';
 import type { Actor } from '../policy/actor';
 import type { WorkspaceAction } from '../policy/index';
+import type { RunSurfaceKind } from '../policy/runs';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Services } from './services';
+import { cachedLiveSurfaces } from './live-surfaces';
 import { AUTOMATIC_RUN_IDLE_MS, idleEnd, runErrors, statusOf } from './run-registry';
 
 /**
@@ -80,11 +82,20 @@ function decodeCursor(cursor: string): { startedAt: Date; id: string } {
   throw errors.badRequest('Invalid cursor: pass the nextCursor of the previous page.', [{ path: ['after'], code: 'invalid_cursor', message: 'not a cursor of this list' }]);
 }
 
-/** Runs as the API shows them, each with the summary of what it changed. */
-export async function presentRuns(services: Services, rows: readonly RunRow[], surfaces: readonly Surface[]): Promise<RunRecord[]> {
+/** One run as the API shows it, with the summary of what it changed. */
+export async function presentRun(services: Services, run: RunRow): Promise<{ run: RunRecord }> {
+  const [presented] = await presentRuns(services, [run], await cachedLiveSurfaces(services, run.workspaceId));
+  return { run: presented! };
+}
+
+/**
+ * Runs as the API shows them, each with the summary of what it changed.
+ * `folded`: the records of runs the caller has read already, not read again.
+ */
+export async function presentRuns(services: Services, rows: readonly RunRow[], surfaces: readonly Surface[], folded: ReadonlyMap<string, FoldedRun> = new Map()): Promise<RunRecord[]> {
   const ids = rows.map((row) => row.id);
   const [changes, reverts, principals] = await Promise.all([
-    listChangesOfRuns(services.db, ids),
+    listChangesOfRuns(services.db, ids.filter((id) => !folded.has(id))),
     listReverts(services.db, ids),
     findPrincipals(services.db, rows.map((row) => row.principalId)),
   ]);
@@ -102,7 +113,7 @@ export async function presentRuns(services: Services, rows: readonly RunRow[], s
       lastWriteAt: row.lastWriteAt ? row.lastWriteAt.toISOString() : null,
       reverts: row.reverts,
       revertedBy: reverts.find((revert) => revert.reverts === row.id)?.id ?? null,
-      summary: summarize(foldRun(changes.get(row.id) ?? []), surfaces),
+      summary: summarize(folded.get(row.id) ?? foldRun(changes.get(row.id) ?? []), surfaces),
     };
   });
 }
@@ -202,12 +213,18 @@ export function slugOf(surfaces: readonly Surface[], id: string): string {
 }
 
 /**
- * What the run changed, per surface in the order it first changed each:
- * rows and their cells, columns, doc and html text (read against the
+ * The run, and what it changed, per surface in the order it first changed
+ * each: rows and their cells, columns, doc and html text (read against the
  * document for its order), files and comments. `reads`: what the caller may
- * read of them (files and comments need their own read actions).
+ * read of them (files and comments need their own read actions). The run's
+ * summary is folded from the same record, read once.
  */
-export async function runChanges(services: Services, run: RunRow, surfaces: readonly Surface[], reads: { files: boolean; comments: boolean }): Promise<ChangeRecord[]> {
+export async function runChanges(
+  services: Services,
+  run: RunRow,
+  surfaces: readonly Surface[],
+  reads: { files: boolean; comments: boolean },
+): Promise<{ run: RunRecord; changes: ChangeRecord[] }> {
   await services.sync.settleWorkspace(run.workspaceId);
   const folded = foldRun(await listRunChanges(services.db, run.id));
   const bySurface = new Map<string, ChangeRecord[]>();
@@ -245,7 +262,8 @@ export async function runChanges(services: Services, run: RunRow, surfaces: read
   }
   if (reads.files) for (const file of folded.files) add(file.surfaceId, { kind: file.kind, fileId: file.fileId, name: file.name });
   if (reads.comments) for (const comment of folded.comments) add(comment.surfaceId ?? '', { kind: 'comment.created', commentId: comment.commentId, body: comment.body });
-  return [...folded.order, ''].flatMap((id) => bySurface.get(id) ?? []);
+  const [presented] = await presentRuns(services, [run], surfaces, new Map([[run.id, folded]]));
+  return { run: presented!, changes: [...folded.order, ''].flatMap((id) => bySurface.get(id) ?? []) };
 }
 
 /** A change before it is placed on its surface. */
@@ -257,8 +275,8 @@ export function textRoot(doc: Y.Doc, kind: 'doc' | 'html'): Y.AbstractType<any> 
 }
 
 /** The surfaces a folded run touched, with the Y document of each. */
-export function touchedSurfaces(run: FoldedRun): Array<{ surfaceId: string; kind: 'table' | 'doc' | 'html' | 'files' | 'comments' }> {
-  const touched = new Map<string, 'table' | 'doc' | 'html' | 'files' | 'comments'>();
+export function touchedSurfaces(run: FoldedRun): Array<{ surfaceId: string; kind: RunSurfaceKind }> {
+  const touched = new Map<string, RunSurfaceKind>();
   for (const row of run.table?.folded.rows.values() ?? []) {
     for (const id of [row.before.surfaceId, row.after.surfaceId]) if (id) touched.set(id, 'table');
   }

@@ -3,11 +3,12 @@ import { requireCaller } from '../access/callers';
 import { resolveWorkspace } from '../access/workspace-access';
 import { cachedLiveSurfaces } from '../domain/live-surfaces';
 import { revertRun } from '../domain/run-revert';
-import { findWorkspaceRun, listWorkspaceRuns, presentRuns, runChanges } from '../domain/runs';
+import { findWorkspaceRun, listWorkspaceRuns, presentRun, runChanges } from '../domain/runs';
 import { errors } from '../errors';
 import { flagOn, OverLimitBody, QueryFlag } from '../model/schemas/common';
 import { ChangesResponse, ListResponse, RevertResponse, RunResponse } from '../model/schemas/runs';
 import { can } from '../policy/index';
+import { canEndRun } from '../policy/runs';
 import { defineOperation } from './operation';
 import { ADDRESS, DESTRUCTIVE, READ, WRITE } from './tool-text';
 import { addressOf, WorkspaceParams } from './workspace-routes';
@@ -36,8 +37,8 @@ const RUNS = 'A run is a unit of one principal’s work in a workspace (docs/RUN
  * list_runs, get_run_changes, revert_run, in this order in tools/list).
  * Reading runs is `read`; starting and ending one's own is `start_runs`;
  * reverting is the run's own principal's, or `revert_runs` with write
- * access to every surface the run touched (decided in the domain, which
- * knows the surfaces).
+ * access to every surface the run touched (src/policy/runs.ts, asked by
+ * the domain, which knows the surfaces).
  */
 export const runOperations = {
   start: defineOperation(
@@ -65,9 +66,7 @@ export const runOperations = {
     async (services, actor, { params, body }) => {
       const caller = requireCaller(actor);
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'start_runs');
-      const run = await services.runs.start(caller, resolved.workspace.id, body.name);
-      const [presented] = await presentRuns(services, [run], await cachedLiveSurfaces(services, resolved.workspace.id));
-      return { run: presented! };
+      return presentRun(services, await services.runs.start(caller, resolved.workspace.id, body.name));
     },
   ),
   end: defineOperation(
@@ -91,10 +90,8 @@ export const runOperations = {
       const caller = requireCaller(actor);
       const resolved = await resolveWorkspace(services, caller, addressOf(params), 'start_runs');
       const run = await findWorkspaceRun(services, resolved.workspace.id, params.runId);
-      if (run.principalId !== caller.principal.id) throw errors.forbidden('Only the principal who started a run ends it.');
-      const ended = await services.runs.end(run, services.clock.now(), caller.principal);
-      const [presented] = await presentRuns(services, [ended], await cachedLiveSurfaces(services, resolved.workspace.id));
-      return { run: presented! };
+      if (!canEndRun(caller.principal.id, run)) throw errors.forbidden('Only the principal who started a run ends it.');
+      return presentRun(services, await services.runs.end(run, services.clock.now(), caller.principal));
     },
   ),
   list: defineOperation(
@@ -134,9 +131,7 @@ export const runOperations = {
     },
     async (services, actor, { params }) => {
       const resolved = await resolveWorkspace(services, actor, addressOf(params), 'read');
-      const run = await findWorkspaceRun(services, resolved.workspace.id, params.runId);
-      const [presented] = await presentRuns(services, [run], await cachedLiveSurfaces(services, resolved.workspace.id));
-      return { run: presented! };
+      return presentRun(services, await findWorkspaceRun(services, resolved.workspace.id, params.runId));
     },
   ),
   changes: defineOperation(
@@ -167,9 +162,7 @@ export const runOperations = {
       const run = await findWorkspaceRun(services, resolved.workspace.id, params.runId);
       const surfaces = await cachedLiveSurfaces(services, resolved.workspace.id);
       const reads = { files: can(resolved.access, 'read_files', resolved.workspace), comments: can(resolved.access, 'read_comments', resolved.workspace) };
-      const changes = await runChanges(services, run, surfaces, reads);
-      const [presented] = await presentRuns(services, [run], surfaces);
-      return { run: presented!, changes };
+      return runChanges(services, run, surfaces, reads);
     },
   ),
   revert: defineOperation(
