@@ -2,18 +2,17 @@ import { ApiError, errors, OverLimitError, type ErrorDetail } from '../errors';
 import { capsFor } from '../limits/plans';
 import type { Author } from '../model/schemas/common';
 import { tablesDocumentName } from '../model/document-names';
-import { countRows, createTableId, ensureSheet, insertRow, readColumns, type ColumnDef, type ColumnOption, type RowData } from '../model/table/document';
+import { createTableId, ensureSheet, insertRow, readColumns, type ColumnDef, type ColumnOption, type RowData } from '../model/table/document';
 import { getView, type FormSettings, type ViewDef } from '../model/table/views';
 import { isIsoDateOrDateTime } from '../model/table/validation';
 import { findWorkspacesBySlug } from '../persistence/access';
 import { findFormLink } from '../persistence/form-links';
 import type { PlanName, Surface, Workspace } from '../persistence/schema';
-import { unpassedRows } from '../sync/table-passed';
 import { liveFilesNamedIn } from './attachment-cells';
 import { uploadCellFile, type IncomingFile } from './file-uploads';
 import type { Services } from './services';
 import { ensureSurfaceOfKind } from './surfaces';
-import { checkValues, lookUpPassedRows, tableSurfaces, transactWithinRowCap } from './tables';
+import { checkValues, lookUpPassedRows, passedRowCount, tableSurfaces, transactWithinRowCap } from './tables';
 import { FORM_COLUMN_TYPES } from '../model/table/views';
 
 /**
@@ -224,7 +223,7 @@ function readAnswer(column: ColumnDef, raw: unknown, encoding: FormAnswer['encod
 export async function formHasRoom(services: Services, open: OpenForm): Promise<boolean> {
   const cap = capsFor(open.orgPlan).rowsPerWorkspace;
   await lookUpPassedRows(services, open.workspace.id);
-  const current = await services.sync.read(tablesDocumentName(open.workspace.id), (doc) => countRows(doc) - unpassedRows(doc).size);
+  const current = await services.sync.read(tablesDocumentName(open.workspace.id), passedRowCount);
   return current + 1 <= cap;
 }
 

@@ -26,11 +26,11 @@ import {
   type HeaderTarget,
   type InferredColumn,
 } from '../model/table/csv';
-import { addColumn, countRows, createTableId, ensureSheet, insertRows, normalizeLinkCells, readColumns, rowExists, validateCellValues, type ColumnDef, type NewRow, type RowData } from '../model/table/document';
+import { addColumn, createTableId, ensureSheet, insertRows, normalizeLinkCells, readColumns, rowExists, validateCellValues, type ColumnDef, type NewRow, type RowData } from '../model/table/document';
 import { unpassedRows } from '../sync/table-passed';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Services } from './services';
-import { linkChecks, listWorkspaceRows, lookUpPassedRows, pickTableSurface, tableSurfaces, tableSurfaceForWrite, transactWithinRowCap, type RowListing, type RowRecord, type SurfaceSelector } from './tables';
+import { linkChecks, listWorkspaceRows, lookUpPassedRows, passedRowCount, pickTableSurface, tableSurfaces, tableSurfaceForWrite, transactWithinRowCap, type RowListing, type RowRecord, type SurfaceSelector } from './tables';
 import type { ViewDef } from '../model/table/views';
 import { upgradeUrl } from './workspaces';
 
@@ -662,11 +662,6 @@ function rowOf(record: ParsedRecord, plan: ImportPlan, types: Map<string, Pick<C
     }
   });
   return { id: id || createTableId(), surfaceId: plan.sheetId, data, line: record.line };
-}
-
-/** Rows that count toward the cap: every row but those still being judged. */
-function passedRowCount(doc: Y.Doc): number {
-  return countRows(doc) - unpassedRows(doc).size;
 }
 
 /** Rows the workspace may still take: the cap less the rows that passed it. */

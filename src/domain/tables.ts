@@ -434,6 +434,11 @@ function mergeCells(base: RowData, yours: Record<string, unknown>, theirs: RowDa
   return { data, conflicts };
 }
 
+/** Rows that count toward the cap: every row but those still being judged. */
+export function passedRowCount(doc: Y.Doc): number {
+  return countRows(doc) - unpassedRows(doc).size;
+}
+
 /** How many times a write near the row cap waits for rows still being judged before it gives up on them. */
 const ROW_CAP_WAITS = 10;
 

@@ -41,8 +41,23 @@ function spanClass(reachDays: number): number {
 export async function indexRows(db: Executor, rows: readonly IndexedRow[]): Promise<void> {
   if (rows.length === 0) return;
   const byWorkspace = new Map<string, string[]>();
-  for (const row of rows) byWorkspace.set(row.workspaceId, [...(byWorkspace.get(row.workspaceId) ?? []), row.id]);
+  for (const row of rows) {
+    const ids = byWorkspace.get(row.workspaceId);
+    if (ids) ids.push(row.id);
+    else byWorkspace.set(row.workspaceId, [row.id]);
+  }
   for (const [workspaceId, ids] of byWorkspace) await unindexRows(db, workspaceId, ids);
+  await insertEntries(db, rows);
+}
+
+/** Rebuilds a workspace's index entries from `rows`, every row it holds (a table document rebuilt from its log). */
+export async function reindexWorkspace(db: Executor, workspaceId: string, rows: ReadonlyArray<Omit<IndexedRow, 'workspaceId'>>): Promise<void> {
+  await unindexWorkspace(db, workspaceId);
+  await insertEntries(db, rows.map((row) => ({ ...row, workspaceId })));
+}
+
+/** The entries of rows that have none yet (their old ones deleted by the caller). */
+async function insertEntries(db: Executor, rows: readonly IndexedRow[]): Promise<void> {
   const dates: Array<{ workspaceId: string; rowId: string; columnKey: string; at: Date; reachDays: number; spanClass: number }> = [];
   const files: Array<{ workspaceId: string; rowId: string; fileId: string }> = [];
   for (const row of rows) {

@@ -3,7 +3,7 @@ import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 import type { PlanName } from './schema';
 import type { AuthorKind } from '../model/roles';
-import { indexRows, unindexRows, unindexWorkspace } from './row-indexes';
+import { indexRows, reindexWorkspace, unindexRows } from './row-indexes';
 
 /** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
 
@@ -106,8 +106,7 @@ export async function replaceRowProjections(db: Executor, workspaceId: string, r
       )
       .execute();
   }
-  await unindexWorkspace(db, workspaceId);
-  await indexRows(db, rows.map((row) => ({ ...row, workspaceId })));
+  await reindexWorkspace(db, workspaceId, rows);
 }
 
 export async function deleteRowProjections(db: Executor, workspaceId: string, ids: readonly string[]) {

@@ -160,16 +160,13 @@ function writeFields(map: ViewMap, fields: ViewPatch): void {
 export function previewView(doc: Y.Doc, surfaceId: string, id: string | null, patch: ViewPatch): ViewDef | null {
   const map: unknown = id === null ? undefined : viewsRoot(doc).get(id);
   const stored = map instanceof Y.Map ? (map as ViewMap) : null;
-  return readFields(doc, id ?? '', {
+  return readView(doc, id ?? '', {
     get: (key) => (key === 'surfaceId' ? (stored?.get('surfaceId') ?? surfaceId) : Object.hasOwn(patch, key) && (patch as Record<string, unknown>)[key] !== undefined ? (patch as Record<string, unknown>)[key] : stored?.get(key)),
   });
 }
 
-function readView(doc: Y.Doc, id: string, map: ViewMap): ViewDef | null {
-  return readFields(doc, id, map);
-}
-
-function readFields(doc: Y.Doc, id: string, map: { get(key: string): unknown }): ViewDef | null {
+/** A view as read from its map, or from anything that answers its fields (a preview of a write). */
+function readView(doc: Y.Doc, id: string, map: { get(key: string): unknown }): ViewDef | null {
   const surfaceId = map.get('surfaceId');
   if (typeof surfaceId !== 'string' || !sheetMapOf(doc, surfaceId)) return null;
   const keys = new Set(readColumns(doc, surfaceId).map((column) => column.key));

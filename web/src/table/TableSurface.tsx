@@ -152,6 +152,7 @@ export function TableSurface(props: SurfaceViewProps) {
   const conditions = countConditions(query.filter);
   const filtered = conditions > 0;
   const dateColumn = view?.kind === 'calendar' || view?.kind === 'timeline' ? allColumns.find((column) => column.key === view.dateColumn && column.type === 'date') : undefined;
+  const endDateColumn = dateColumn ? (allColumns.find((column) => column.key === view?.endDateColumn && column.type === 'date') ?? null) : null;
   const lanesColumn = view?.kind === 'board' ? allColumns.find((column) => column.key === view.groupBy && column.type === 'status') : undefined;
   const peerCells: PeerCell[] = peers.flatMap((peer) => {
     const cell = peer.state.cell as { surfaceId?: string; rowId?: string; key?: string } | null | undefined;
@@ -471,7 +472,7 @@ export function TableSurface(props: SurfaceViewProps) {
         <Calendar
           model={model}
           dateColumn={dateColumn}
-          endDateColumn={allColumns.find((column) => column.key === view.endDateColumn && column.type === 'date') ?? null}
+          endDateColumn={endDateColumn}
           columns={columns}
           rowIds={rowIds}
           version={version}
@@ -482,7 +483,7 @@ export function TableSurface(props: SurfaceViewProps) {
         <Timeline
           model={model}
           dateColumn={dateColumn}
-          endDateColumn={allColumns.find((column) => column.key === view.endDateColumn && column.type === 'date') ?? null}
+          endDateColumn={endDateColumn}
           laneColumn={allColumns.find((column) => column.key === view.groupBy && (column.type === 'status' || column.type === 'person')) ?? null}
           columns={columns}
           rowIds={rowIds}
