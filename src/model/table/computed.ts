@@ -401,8 +401,14 @@ export class CellReading {
     if (!column) return new FormulaError('#REF!', `There is no column "${key}".`);
     if (isComputed(column)) return this.entry(rowId, plan, column).value;
     const raw: unknown = rowMapOf(this.doc, rowId)?.get(key);
-    if (column.type === 'link') return visibleLinks(this.doc, raw, this.hidden).map((id) => rowTitle(this.doc, id) || null);
+    if (column.type === 'link') return visibleLinks(this.doc, raw, this.hidden).map((id) => this.title(id));
     return storedValue(raw, column.type);
+  }
+
+  /** A linked row's title as a formula reads it (blank when it has none), with its sheet's columns from the plan rather than read again per linked row. */
+  private title(rowId: string): string | null {
+    const surfaceId = tableIndex(this.doc).placements.get(rowId)?.surfaceId;
+    return (surfaceId !== undefined && rowTitle(this.doc, rowId, this.engine.plan(surfaceId).columns)) || null;
   }
 
   /** A linked row's value of `field` as a rollup reads it: as its own sheet reads it, or as stored when that sheet has no such column. */
