@@ -43,6 +43,8 @@ export type ReadCell = CellValue | LookupValue | ComputedCell | undefined;
 interface SheetPlan {
   columns: ColumnDef[];
   byKey: Map<string, ColumnDef>;
+  /** Link columns: a read shows only the linked rows the reader may see. */
+  links: ColumnDef[];
   computed: ColumnDef[];
 }
 
@@ -91,7 +93,12 @@ class Engine {
     let plan = this.plans.get(surfaceId);
     if (!plan) {
       const columns = readColumns(this.doc, surfaceId);
-      plan = { columns, byKey: new Map(columns.map((column) => [column.key, column])), computed: columns.filter(isComputed) };
+      plan = {
+        columns,
+        byKey: new Map(columns.map((column) => [column.key, column])),
+        links: columns.filter((column) => column.type === 'link'),
+        computed: columns.filter(isComputed),
+      };
       this.plans.set(surfaceId, plan);
     }
     return plan;
@@ -252,10 +259,9 @@ export class CellReading {
   /** The row's cells as the reader sees them: links without rows it may not see, and every lookup, formula and rollup computed. */
   row(rowId: string, surfaceId: string, data: RowData): ReadRowData {
     const plan = this.engine.plan(surfaceId);
-    const links = plan.columns.filter((column) => column.type === 'link');
-    if (links.length === 0 && plan.computed.length === 0) return data;
+    if (plan.links.length === 0 && plan.computed.length === 0) return data;
     const resolved: ReadRowData = { ...data };
-    for (const column of links) {
+    for (const column of plan.links) {
       if (Object.hasOwn(data, column.key) && data[column.key] !== null) resolved[column.key] = visibleLinks(this.doc, data[column.key], this.hidden);
     }
     for (const column of plan.computed) resolved[column.key] = this.entry(rowId, plan, column).cell as ReadRowData[string];
