@@ -297,4 +297,13 @@ describe('where computed values show', () => {
     expect(await project()).toMatchObject({ total: 11 });
     expect(after.filter((event) => event.data.id === ids.apollo)).toEqual(before.filter((event) => event.data.id === ids.apollo));
   });
+
+  it("a formula reads a link column as the linked rows' titles, and follows a linked row's new title", async () => {
+    await add({ key: 'lead', label: 'Lead', type: 'link', targetSurface: 'table' }, 'projects');
+    await add({ key: 'leadName', label: 'Lead name', type: 'formula', formula: 'UPPER({lead})' }, 'projects');
+    expect((await rest('PATCH', `${base}/rows/${ids.borealis}`, { data: { lead: [ids.write, ids.test] } })).status).toBe(200);
+    expect(await project(ids.borealis)).toMatchObject({ leadName: 'WRITE, TEST' });
+    expect((await rest('PATCH', `${base}/rows/${ids.write}`, { data: { title: 'Draft' } })).status).toBe(200);
+    expect(await project(ids.borealis)).toMatchObject({ leadName: 'DRAFT, TEST' });
+  });
 });

@@ -43,6 +43,8 @@ export type ReadCell = CellValue | LookupValue | ComputedCell | undefined;
 interface SheetPlan {
   columns: ColumnDef[];
   byKey: Map<string, ColumnDef>;
+  /** Link columns: a read shows only the linked rows the reader may see. */
+  links: ColumnDef[];
   computed: ColumnDef[];
 }
 
@@ -91,7 +93,12 @@ class Engine {
     let plan = this.plans.get(surfaceId);
     if (!plan) {
       const columns = readColumns(this.doc, surfaceId);
-      plan = { columns, byKey: new Map(columns.map((column) => [column.key, column])), computed: columns.filter(isComputed) };
+      plan = {
+        columns,
+        byKey: new Map(columns.map((column) => [column.key, column])),
+        links: columns.filter((column) => column.type === 'link'),
+        computed: columns.filter(isComputed),
+      };
       this.plans.set(surfaceId, plan);
     }
     return plan;
@@ -252,10 +259,9 @@ export class CellReading {
   /** The row's cells as the reader sees them: links without rows it may not see, and every lookup, formula and rollup computed. */
   row(rowId: string, surfaceId: string, data: RowData): ReadRowData {
     const plan = this.engine.plan(surfaceId);
-    const links = plan.columns.filter((column) => column.type === 'link');
-    if (links.length === 0 && plan.computed.length === 0) return data;
+    if (plan.links.length === 0 && plan.computed.length === 0) return data;
     const resolved: ReadRowData = { ...data };
-    for (const column of links) {
+    for (const column of plan.links) {
       if (Object.hasOwn(data, column.key) && data[column.key] !== null) resolved[column.key] = visibleLinks(this.doc, data[column.key], this.hidden);
     }
     for (const column of plan.computed) resolved[column.key] = this.entry(rowId, plan, column).cell as ReadRowData[string];
@@ -401,8 +407,14 @@ export class CellReading {
     if (!column) return new FormulaError('#REF!', `There is no column "${key}".`);
     if (isComputed(column)) return this.entry(rowId, plan, column).value;
     const raw: unknown = rowMapOf(this.doc, rowId)?.get(key);
-    if (column.type === 'link') return visibleLinks(this.doc, raw, this.hidden).map((id) => rowTitle(this.doc, id) || null);
+    if (column.type === 'link') return visibleLinks(this.doc, raw, this.hidden).map((id) => this.title(id));
     return storedValue(raw, column.type);
+  }
+
+  /** A linked row's title as a formula reads it (blank when it has none), with its sheet's columns from the plan rather than read again per linked row. */
+  private title(rowId: string): string | null {
+    const surfaceId = tableIndex(this.doc).placements.get(rowId)?.surfaceId;
+    return (surfaceId !== undefined && rowTitle(this.doc, rowId, this.engine.plan(surfaceId).columns)) || null;
   }
 
   /** A linked row's value of `field` as a rollup reads it: as its own sheet reads it, or as stored when that sheet has no such column. */
