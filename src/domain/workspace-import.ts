@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path/posix';
-import { Readable } from 'node:stream';
 import type { Node as PMNode } from 'prosemirror-model';
 import { ApiError, errors } from '../errors';
 import { lookup as mimeLookup } from 'mime-types';
@@ -365,10 +364,11 @@ class Importer {
         });
       await putColumns(this.services, this.actor, this.resolved, { surfaceId: surface.id }, replacement as never);
     }
-    const bytes = item.entry ? await this.archive.read(item.entry, TEXT_ENTRY_BYTES) : null;
-    if (!bytes) throw new Error('listed in the manifest, but not in the archive');
-    if (bytes.length === 0) return;
-    const report = await importRowsCsv(this.services, this.actor, this.resolved, { surfaceId: surface.id, partial: true, open: async () => Readable.from([bytes]) });
+    const entry = item.entry;
+    if (!entry) throw new Error('listed in the manifest, but not in the archive');
+    if (entry.size === 0) return;
+    // Read as it inflates, like an uploaded CSV: the import keeps its own copy on disk, never the whole file in memory.
+    const report = await importRowsCsv(this.services, this.actor, this.resolved, { surfaceId: surface.id, partial: true, open: () => this.archive.open(entry, TEXT_ENTRY_BYTES) });
     for (const error of report.errors) this.reporter.errors.push({ path: item.path, message: `line ${error.line}: ${error.message}` });
   }
 
