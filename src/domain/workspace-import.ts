@@ -4,8 +4,9 @@ import type { Node as PMNode } from 'prosemirror-model';
 import { ApiError, errors } from '../errors';
 import { lookup as mimeLookup } from 'mime-types';
 import { openArchive, ArchiveRefused, type ArchiveEntry, type OpenedArchive } from '../files/zip-read';
-import { eventLoopYielder } from '../files/doc-runs';
+import { CONVERSION_TURN_MS } from '../files/doc-runs';
 import { sanitizeHtml } from '../files/sanitize';
+import { EventLoopTurns } from '../lib/event-loop-turns';
 import { docFromJSON, markdownToDoc } from '../model/doc/markdown';
 import { replaceDocBody } from '../model/doc/body';
 import { replaceHtml } from '../model/html';
@@ -228,7 +229,7 @@ async function runImport(services: Services, actor: Actor, resolve: WorkspaceRes
 
 class Importer {
   private done = 0;
-  private readonly yieldNow = eventLoopYielder();
+  private readonly turns = new EventLoopTurns(CONVERSION_TURN_MS);
   private filesSurface: Surface | null = null;
   private readonly folders = new Map<string, string>();
   /** Archive paths of the files put in a files surface, with their addresses (links to them are rewritten). */
@@ -267,7 +268,7 @@ class Importer {
     }
     this.done += 1;
     await this.reporter.progress(this.done, this.total);
-    await this.yieldNow();
+    await this.turns.yieldIfLong();
   }
 
   private surface(item: Item): Surface {
