@@ -1,12 +1,12 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path/posix';
-import { Readable } from 'node:stream';
 import type { Node as PMNode } from 'prosemirror-model';
 import { ApiError, errors } from '../errors';
 import { lookup as mimeLookup } from 'mime-types';
 import { openArchive, ArchiveRefused, type ArchiveEntry, type OpenedArchive } from '../files/zip-read';
-import { eventLoopYielder } from '../files/doc-runs';
+import { CONVERSION_TURN_MS } from '../files/doc-runs';
 import { sanitizeHtml } from '../files/sanitize';
+import { EventLoopTurns } from '../lib/event-loop-turns';
 import { docFromJSON, markdownToDoc } from '../model/doc/markdown';
 import { replaceDocBody } from '../model/doc/body';
 import { replaceHtml } from '../model/html';
@@ -229,7 +229,7 @@ async function runImport(services: Services, actor: Actor, resolve: WorkspaceRes
 
 class Importer {
   private done = 0;
-  private readonly yieldNow = eventLoopYielder();
+  private readonly turns = new EventLoopTurns(CONVERSION_TURN_MS);
   private filesSurface: Surface | null = null;
   private readonly folders = new Map<string, string>();
   /** Archive paths of the files put in a files surface, with their addresses (links to them are rewritten). */
@@ -268,7 +268,7 @@ class Importer {
     }
     this.done += 1;
     await this.reporter.progress(this.done, this.total);
-    await this.yieldNow();
+    await this.turns.yieldIfLong();
   }
 
   private surface(item: Item): Surface {
@@ -365,10 +365,11 @@ class Importer {
         });
       await putColumns(this.services, this.actor, this.resolved, { surfaceId: surface.id }, replacement as never);
     }
-    const bytes = item.entry ? await this.archive.read(item.entry, TEXT_ENTRY_BYTES) : null;
-    if (!bytes) throw new Error('listed in the manifest, but not in the archive');
-    if (bytes.length === 0) return;
-    const report = await importRowsCsv(this.services, this.actor, this.resolved, { surfaceId: surface.id, partial: true, open: async () => Readable.from([bytes]) });
+    const entry = item.entry;
+    if (!entry) throw new Error('listed in the manifest, but not in the archive');
+    if (entry.size === 0) return;
+    // Read as it inflates, like an uploaded CSV: the import keeps its own copy on disk, never the whole file in memory.
+    const report = await importRowsCsv(this.services, this.actor, this.resolved, { surfaceId: surface.id, partial: true, open: () => this.archive.open(entry, TEXT_ENTRY_BYTES) });
     for (const error of report.errors) this.reporter.errors.push({ path: item.path, message: `line ${error.line}: ${error.message}` });
   }
 

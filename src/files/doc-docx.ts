@@ -20,7 +20,8 @@ import {
 } from 'docx';
 import type { Node as PMNode } from 'prosemirror-model';
 import { Readable } from 'node:stream';
-import { eventLoopYielder, inlineRuns, type LoadedImage } from './doc-runs';
+import { EventLoopTurns } from '../lib/event-loop-turns';
+import { CONVERSION_TURN_MS, inlineRuns, type LoadedImage } from './doc-runs';
 
 /**
  * A doc as a Word file (the `docx` package). Written so that importing it
@@ -58,7 +59,7 @@ function levels(format: 'bullet' | 'decimal', start: number): ILevelsOptions[] {
 class DocxBuilder {
   private instance = 0;
   private readonly orderedStarts = new Set<number>([1]);
-  private readonly yieldNow = eventLoopYielder();
+  private readonly turns = new EventLoopTurns(CONVERSION_TURN_MS);
 
   constructor(private readonly options: DocxOptions) {}
 
@@ -66,7 +67,7 @@ class DocxBuilder {
     const children: Block[] = [];
     for (let i = 0; i < doc.childCount; i++) {
       children.push(...(await this.block(doc.child(i), { listLevel: 0, quote: false })));
-      await this.yieldNow();
+      await this.turns.yieldIfLong();
     }
     return new Document({
       title: this.options.title,

@@ -1,6 +1,7 @@
 import { DOMSerializer, type Node as PMNode } from 'prosemirror-model';
 import { docSchema } from '../model/doc/schema';
-import { eventLoopYielder } from './doc-runs';
+import { EventLoopTurns } from '../lib/event-loop-turns';
+import { CONVERSION_TURN_MS } from './doc-runs';
 import { whenNeeded } from '../lib/when-needed';
 
 /**
@@ -37,7 +38,7 @@ export function blockToHtml(node: PMNode): string {
 
 /** The page, in pieces: the head, then a piece per top-level block, then the end. */
 export async function* docToHtmlPage(doc: PMNode, title: string): AsyncGenerator<string> {
-  const yieldNow = eventLoopYielder();
+  const turns = new EventLoopTurns(CONVERSION_TURN_MS);
   yield `<!doctype html>\n<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head>\n<body>\n`;
   let batch = '';
   for (let i = 0; i < doc.childCount; i++) {
@@ -46,7 +47,7 @@ export async function* docToHtmlPage(doc: PMNode, title: string): AsyncGenerator
       yield batch;
       batch = '';
     }
-    await yieldNow();
+    await turns.yieldIfLong();
   }
   yield `${batch}</body></html>\n`;
 }

@@ -1,7 +1,8 @@
 import type { Node as PMNode } from 'prosemirror-model';
 import PDFDocument from 'pdfkit';
 import { fontBytes, fontFile, fontRuns, type FontStyle } from './doc-fonts';
-import { eventLoopYielder, inlineRuns, type InlineRun, type LoadedImage } from './doc-runs';
+import { EventLoopTurns } from '../lib/event-loop-turns';
+import { CONVERSION_TURN_MS, inlineRuns, type InlineRun, type LoadedImage } from './doc-runs';
 
 /**
  * A doc as a PDF (pdfkit): real text, selectable and searchable, set in
@@ -38,7 +39,7 @@ export function docToPdf(doc: PMNode, options: PdfOptions): NodeJS.ReadableStrea
 class PdfWriter {
   private readonly registered = new Set<string>();
   private pageNumber = 0;
-  private readonly yieldNow = eventLoopYielder();
+  private readonly turns = new EventLoopTurns(CONVERSION_TURN_MS);
 
   constructor(
     private readonly pdf: PDFKit.PDFDocument,
@@ -52,7 +53,7 @@ class PdfWriter {
     const box = { x: MARGIN.left, width: this.pdf.page.width - MARGIN.left - MARGIN.right };
     for (let i = 0; i < doc.childCount; i++) {
       await this.block(doc.child(i), box, { size: BODY_SIZE, bold: false, italic: false });
-      await this.yieldNow();
+      await this.turns.yieldIfLong();
       await this.readerCaughtUp();
     }
     this.pdf.end();

@@ -76,16 +76,5 @@ export function imageLoader(source: ImageSource): (src: string) => Promise<Loade
   };
 }
 
-/**
- * Gives the event loop back once the current stretch of work has run
- * longer than `budgetMs`: a long export or import calls it between blocks,
- * so other requests are served while it runs.
- */
-export function eventLoopYielder(budgetMs = 15): () => Promise<void> {
-  let since = performance.now();
-  return async () => {
-    if (performance.now() - since < budgetMs) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    since = performance.now();
-  };
-}
+/** How long a doc conversion or import runs between blocks before it hands the event loop back (../lib/event-loop-turns.ts). */
+export const CONVERSION_TURN_MS = 15;

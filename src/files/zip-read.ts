@@ -1,4 +1,5 @@
 import path from 'node:path/posix';
+import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 
 /**
@@ -32,6 +33,8 @@ export class ArchiveRefused extends Error {
 export type OpenedArchive = {
   /** Files (not folders), in the archive's order, paths relative to its common top folder when it has one. */
   entries: ArchiveEntry[];
+  /** The entry's bytes as they inflate, for a reader that takes them as a stream; an entry over `maxBytes` fails before any is read. */
+  open(entry: ArchiveEntry, maxBytes?: number): Promise<Readable>;
   read(entry: ArchiveEntry, maxBytes?: number): Promise<Buffer>;
   close(): void;
 };
@@ -92,13 +95,16 @@ export async function openArchive(file: string): Promise<OpenedArchive> {
     if (total > ARCHIVE_LIMITS.totalBytes) problems.push({ path: '', message: `more than ${ARCHIVE_LIMITS.totalBytes / 1024 ** 3} GB unpacked: a zip bomb or too large an archive` });
     if (problems.length > 0) throw new ArchiveRefused(problems);
     const entries = withoutCommonFolder(found.filter((e) => !isSystemJunk(e.path)));
+    const open = async (entry: ArchiveEntry, maxBytes = ARCHIVE_LIMITS.entryBytes): Promise<Readable> => {
+      if (entry.size > maxBytes) throw new Error(`larger than ${Math.round(maxBytes / 1024 ** 2)} MB`);
+      return zip.openReadStreamPromise(entry.entry);
+    };
     return {
       entries,
-      read: async (entry, maxBytes = ARCHIVE_LIMITS.entryBytes) => {
-        if (entry.size > maxBytes) throw new Error(`larger than ${Math.round(maxBytes / 1024 ** 2)} MB`);
-        const stream = await zip.openReadStreamPromise(entry.entry);
+      open,
+      read: async (entry, maxBytes) => {
         const chunks: Buffer[] = [];
-        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        for await (const chunk of await open(entry, maxBytes)) chunks.push(chunk as Buffer);
         return Buffer.concat(chunks);
       },
       close: () => zip.close(),
