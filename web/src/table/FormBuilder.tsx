@@ -20,19 +20,20 @@ export function FormBuilder(props: { model: TableModel; view: ViewDef; columns: 
   useEffect(() => {
     if (!form.open) return setPublicUrl(null);
     let current = true;
-    // The document may reach the server a moment after this change: ask until the view reads open there.
-    const look = (tries: number) =>
+    // The document may reach the server a while after this change (a slow link, a busy server): ask until the
+    // view reads open there, less often as it takes longer, for as long as the form is shown open.
+    const look = (waitMs: number) =>
       api<{ views: Array<{ id: string; publicUrl?: string | null }> }>('GET', `/api/workspaces/${encodeURIComponent(props.workspaceId)}/views?surfaceId=${encodeURIComponent(view.surfaceId)}`)
         .then((answer) => {
           const url = answer.views.find((candidate) => candidate.id === view.id)?.publicUrl ?? null;
           if (!current) return;
           if (url) setPublicUrl(url);
-          else if (tries > 0) setTimeout(() => current && void look(tries - 1), 300);
+          else setTimeout(() => current && void look(Math.min(waitMs * 1.5, 5_000)), waitMs);
         })
         .catch(() => {
           // Offline: the link shows once the server is reachable and the form is read again.
         });
-    void look(20);
+    void look(300);
     return () => {
       current = false;
     };
