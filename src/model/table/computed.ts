@@ -216,8 +216,10 @@ export class CellReading {
   private readonly hidden: ReadonlySet<string> | undefined;
   readonly now: number;
   readonly timeZone: string;
-  private readonly dayStamp: string;
+  /** The day TODAY() reads (`day:2026-07-04`): what kept values and listings that read it hold for. */
+  readonly dayStamp: string;
   private readonly momentStamp: string;
+  private momentRead = false;
   // The cells being computed, innermost last (a circle is one of them met again), kept flat: a read computes 50,000 of them.
   private readonly frameRows: string[] = [];
   private readonly frameKeys: string[] = [];
@@ -248,7 +250,17 @@ export class CellReading {
 
   /** Whether values may be kept and reused: nothing hidden from this reader, and no transaction open. */
   private get keeps(): boolean {
-    return this.hidden === undefined && this.doc._transaction === null;
+    return this.keepsComputed && this.doc._transaction === null;
+  }
+
+  /** Whether the cells this reader sees are everyone's (nothing is hidden from it). */
+  get keepsComputed(): boolean {
+    return this.hidden === undefined;
+  }
+
+  /** Whether a cell read through `vector` so far holds for this moment only (it reads NOW()). */
+  readMoment(): boolean {
+    return this.momentRead;
   }
 
   /** Column keys computed on some sheet: a filter or sort on one reads it here, not from the stored cells. */
@@ -301,6 +313,7 @@ export class CellReading {
       const column = plan?.byKey.get(key);
       if (!plan || !column || !isComputed(column)) return read(rowMapOf(this.doc, rowId)?.get(key) as ReadCell);
       const entry = this.entry(rowId, plan, column);
+      if (entry.stamp === this.momentStamp) this.momentRead = true;
       if (!keeps) return read(entry.cell);
       if (reading === 'sort') {
         if (!('sortValue' in entry)) entry.sortValue = read(entry.cell);
