@@ -20,6 +20,7 @@ import { canonicalSheetIds, readRowData, rowMapOf } from './layout.js';
 import { linkColumnKeys, linkIdsOf } from './links.js';
 import { rowTitle, visibleLinks } from './link-reads.js';
 import { tableIndex } from './row-index.js';
+import { tableTimeZone } from './settings.js';
 import { cellValue, presentValue, storedValue, type ComputedCell } from './formulas/cells.js';
 import { compiledFormula, runFormula } from './formulas/compile.js';
 import { today } from './formulas/dates.js';
@@ -33,7 +34,7 @@ export interface ReadOptions {
   hidden?: ReadonlySet<string>;
   /** The moment of the read, in milliseconds (now by default): what TODAY() and NOW() give. */
   now?: number;
-  /** The IANA time zone TODAY() and dates are read in (UTC by default). */
+  /** The IANA time zone TODAY() and dates are read in: the workspace's (settings.ts `tableTimeZone`) by default. */
   timeZone?: string;
 }
 
@@ -236,7 +237,7 @@ export class CellReading {
     this.engine = engineOf(doc);
     this.hidden = options.hidden?.size ? options.hidden : undefined;
     this.now = options.now ?? Date.now();
-    this.timeZone = options.timeZone ?? 'UTC';
+    this.timeZone = options.timeZone ?? tableTimeZone(doc);
     this.engine.prepare(this.timeZone);
     this.dayStamp = `day:${today(this.now, this.timeZone).toIso()}`;
     this.momentStamp = `moment:${this.now}`;
