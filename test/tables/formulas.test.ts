@@ -186,6 +186,33 @@ describe('formula columns', () => {
   });
 });
 
+describe('sorts on formulas that read the clock', () => {
+  it('a sort on a TODAY() formula follows the day, asked again and paged (what a listing keeps holds for one day)', async () => {
+    const added = await rest('POST', `${base}/columns`, { column: { key: 'away', label: 'away', type: 'formula', formula: 'ABS(DATETIME_DIFF({d}, TODAY(), "days"))' } });
+    expect(added.status, added.text).toBe(200);
+    const first = (await rest('POST', `${base}/rows`, { data: { t: 'first', d: '2026-07-10' } })).body.id;
+    const third = (await rest('POST', `${base}/rows`, { data: { t: 'third', d: '2026-07-12' } })).body.id;
+    const listing = `${base}/rows?filter[t][in]=first,third&sort=away&fields=away`;
+    const order = async () => {
+      const pages: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const read = await rest('GET', listing);
+        expect(read.status, read.text).toBe(200);
+        pages.push(...read.body.rows.map((row: any) => row.id));
+      }
+      const paged = await rest('GET', `${listing}&limit=1`);
+      const next = await rest('GET', `${listing}&limit=1&after=${paged.body.nextCursor}`);
+      return { repeated: pages, paged: [...paged.body.rows, ...next.body.rows].map((row: any) => row.id) };
+    };
+    clock.set(Date.parse('2026-07-10T10:00:00Z'));
+    expect(await order()).toEqual({ repeated: [first, third, first, third, first, third], paged: [first, third] });
+    clock.set(Date.parse('2026-07-12T10:00:00Z'));
+    expect(await order()).toEqual({ repeated: [third, first, third, first, third, first], paged: [third, first] });
+    clock.set(NOW);
+    for (const row of [first, third]) expect((await rest('DELETE', `${base}/rows/${row}`)).status).toBeLessThan(300);
+  });
+});
+
 describe("the workspace's time zone", () => {
   it('TODAY() and NOW() read in the time zone set through PATCH /api/workspaces/{slug}, over REST, MCP and on a sync provider\'s own copy', async () => {
     const todayKey = caseKey(FORMULA_CASES.findIndex((c) => c.formula === 'TODAY()'));
