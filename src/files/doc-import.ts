@@ -12,7 +12,7 @@ import { sanitizeHtmlForImport } from './sanitize';
  * is counted and said in `warnings`: underline, colours, superscripts,
  * media, what the sanitiser removed, Word's own remarks. Images keep their
  * `src` here (a `data:` URL, a Word file's `docx-image:N`, a path or a
- * URL); the caller stores them (src/domain/doc-import.ts).
+ * URL); the caller stores them (src/domain/doc-io.ts).
  */
 
 /** Elements the sanitiser takes out of every page that are not content anyone loses. */
