@@ -49,6 +49,7 @@ const PATHS: Record<string, string> = {
   signOut: 'M6 2.5H3.5v11H6M10 5l3 3-3 3M13 8H6',
   comment: 'M2.5 3.5h11v7.5H7l-3 2.5V11H2.5z',
   hash: 'M6 2.5 5 13.5M11 2.5l-1 11M2.5 6h11M2 10h11',
+  clock: 'M8 2.5a5.5 5.5 0 1 0 0 11 5.5 5.5 0 1 0 0-11M8 5v3l2 1.5',
   calendar: 'M2.5 3.5h11v10h-11zM2.5 6.5h11M5.5 2v3M10.5 2v3',
   person: 'M8 7.5a2.5 2.5 0 1 0 0-5 2.5 2.5 0 0 0 0 5zM3 13.5c0-2.5 2.2-4 5-4s5 1.5 5 4',
   checkbox: 'M3 3h10v10H3zM5.5 8l2 2 3.5-4',

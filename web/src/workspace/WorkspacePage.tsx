@@ -16,6 +16,7 @@ import { Presence } from './Presence';
 import { RenameDialog } from '../ui/RenameDialog';
 import { ShareDialog } from './ShareDialog';
 import { ImportWorkspaceDialog } from './ImportWorkspaceDialog';
+import { TimeZoneDialog } from './TimeZoneDialog';
 import { downloadFrom } from '../lib/download';
 import { lazy } from '../ui/lazy';
 import type { PanelRequest, WorkspaceContext } from '../workspace-context/context';
@@ -202,9 +203,11 @@ function WorkspaceMenu(props: { context: WorkspaceContext; onRename: () => void;
   const { workspace, abilities } = props.context;
   const canManage = workspace.role === 'owner' || workspace.role === 'editor';
   const [importing, setImporting] = useState(false);
+  const [choosingZone, setChoosingZone] = useState(false);
   const items: MenuItem[] = [
     { label: workspace.pinnedAt ? 'Unpin' : 'Pin to top', icon: 'pin', onSelect: () => setPinned(workspace, !workspace.pinnedAt).then(props.context.reload, showError) },
     { label: 'Rename…', icon: 'edit', onSelect: props.onRename, disabled: !abilities.manage },
+    { label: `Time zone: ${workspace.timeZone}…`, icon: 'clock', onSelect: () => setChoosingZone(true), disabled: !abilities.manage },
     { separator: true, label: '' },
     { label: 'Export as a folder (.zip)', icon: 'download', onSelect: () => downloadFrom(workspacePath(workspace.org.slug, workspace.slug, '/export.zip'), `${workspace.slug}.zip`) },
     { label: 'Import a workspace…', icon: 'upload', onSelect: () => setImporting(true) },
@@ -226,6 +229,7 @@ function WorkspaceMenu(props: { context: WorkspaceContext; onRename: () => void;
       <IconButton icon="more" label="Workspace options" onClick={menu.open} aria-haspopup="menu" />
       {menu.anchor && <Menu anchor={menu.anchor} items={items} onClose={menu.close} />}
       {importing && <ImportWorkspaceDialog orgSlug={workspace.org.slug} onClose={() => setImporting(false)} />}
+      {choosingZone && <TimeZoneDialog workspace={workspace} onClose={() => setChoosingZone(false)} onSaved={props.context.reload} />}
     </>
   );
 }

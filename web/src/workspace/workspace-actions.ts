@@ -15,7 +15,7 @@ export async function renameWorkspace(workspace: Pick<Workspace, 'slug' | 'org'>
   return updated;
 }
 
-export async function updateWorkspace(workspace: Pick<Workspace, 'slug' | 'org'>, patch: Partial<Pick<Workspace, 'name' | 'mode' | 'visibility' | 'commentsOnPublicShare'>>) {
+export async function updateWorkspace(workspace: Pick<Workspace, 'slug' | 'org'>, patch: Partial<Pick<Workspace, 'name' | 'mode' | 'visibility' | 'commentsOnPublicShare' | 'timeZone'>>) {
   const updated = await api<Workspace>('PATCH', workspacePath(workspace.org.slug, workspace.slug), patch);
   await refreshWorkspaces();
   return updated;
