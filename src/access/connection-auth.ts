@@ -7,7 +7,7 @@ import { syncRights, workspaceAccess, type SyncRights } from '../policy/index';
 import type { Services } from '../domain/services';
 import { mayUseSessionCookie } from './cookie-origins';
 import { parseDocumentName, type ParsedDocumentName } from '../model/document-names';
-import type { ConnectionGate } from '../sync/engine';
+import type { ConnectionGate } from '../sync/connection-gate';
 import type { ConnectionContext } from '../sync/origins';
 import { ApiError } from '../errors';
 
@@ -20,7 +20,7 @@ export const CLOSE_RUN_ENDED = { code: 4409, reason: 'run_ended' };
 const RECHECK_INTERVAL_MS = 500;
 
 /**
- * The sync engine's gate (`ConnectionGate` in src/sync/engine.ts), handed to
+ * The sync engine's gate (`ConnectionGate` in src/sync/connection-gate.ts), handed to
  * it at bootstrap: authentication with a one-second decision cache, and the
  * monitor that re-decides open connections twice a second.
  */

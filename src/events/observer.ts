@@ -14,7 +14,7 @@ import {
 } from '../persistence/table-rows';
 import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt, DocumentSync } from '../sync/document-sync';
-import type { ObservedChange, TransactionObserver } from '../sync/engine';
+import type { ObservedChange, TransactionObserver } from '../sync/transaction-observer';
 import { isConnectionOrigin, isRelayedOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { countRows, deleteRow, diffTableTransaction, dropLinksTo, getRow, holdsLinksTo, listRows, openReading, type CellReading, type TableChange, type TableRow } from '../model/table/document';
 import { trackedUnpassedRows } from '../sync/table-passed';

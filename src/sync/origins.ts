@@ -1,6 +1,7 @@
 import type { Actor, Principal } from '../policy/actor';
 import type { Author } from '../model/schemas/common';
 import { joinedRun } from '../lib/run-scope';
+import type { UpdateAuthor } from '../persistence/document-log';
 
 /**
  * Every change to a Y document carries an origin that names who made it.
@@ -83,4 +84,12 @@ export function sendToConnection(origin: unknown, payload: string): boolean {
   if (typeof connection.sendStateless !== 'function') return false;
   connection.sendStateless(payload);
   return true;
+}
+
+/** Who an update is attributed to in the log: a connection's caller, or a server change's principal (null for the system). */
+export function authorOf(source: ConnectionContext | unknown): UpdateAuthor {
+  const principal =
+    source && typeof source === 'object' && 'actor' in source ? ((source as ConnectionContext).actor?.principal ?? null) : principalOfOrigin(source);
+  if (!principal || principal.id === SYSTEM_PRINCIPAL.id) return null;
+  return { principalType: principal.principalType, id: principal.id };
 }
