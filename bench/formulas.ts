@@ -22,6 +22,32 @@ import { percentile, round, timeEach } from './tables';
 
 type Figures = Record<string, number | string>;
 
+/** The tasks' stored columns, and the computed ones added to them (bench/formulas-model.ts reads the same table in the model alone). */
+export const TASK_COLUMNS = [
+  { key: 'title', label: 'Title', type: 'text' },
+  { key: 'amount', label: 'Amount', type: 'number' },
+  { key: 'rate', label: 'Rate', type: 'number' },
+  { key: 'due', label: 'Due', type: 'date' },
+  { key: 'done', label: 'Done', type: 'checkbox' },
+  { key: 'project', label: 'Project', type: 'link', targetSurface: 'projects' },
+].map((column, position) => ({ ...column, position }));
+export const COMPUTED_COLUMNS = [
+  { key: 'total', label: 'Total', type: 'formula', formula: 'ROUND({amount} * {rate} / 100, 2)' },
+  { key: 'band', label: 'Band', type: 'formula', formula: 'IF({amount} > 5000, "high", IF({amount} > 1000, "mid", "low")) & " " & UPPER(LEFT({title}, 4))' },
+  { key: 'daysLeft', label: 'Days left', type: 'formula', formula: 'DATETIME_DIFF({due}, TODAY(), "days")' },
+  { key: 'projectBudget', label: 'Project budget', type: 'rollup', link: 'project', field: 'budget', fn: 'sum' },
+];
+export const projectId = (i: number) => `p${i.toString(36).padStart(5, '0')}`;
+export const taskId = (i: number) => `q${i.toString(36).padStart(7, '0')}`;
+export const taskData = (i: number, projects: number) => ({
+  title: `Task ${i}`,
+  amount: (i * 7919) % 10_000,
+  rate: 1 + (i % 7),
+  due: `2026-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`,
+  done: i % 5 === 0,
+  project: [projectId(i % projects)],
+});
+
 export async function runFormulasBench(rows = Number(process.env.ROWS ?? 50_000), projects = Number(process.env.PROJECTS ?? 1_000)): Promise<Figures> {
   await prepareTemplate();
   const t = await startTestApp({ env: { API_WRITES_PER_MINUTE: '1000000' } });
@@ -37,15 +63,7 @@ export async function runFormulasBench(rows = Number(process.env.ROWS ?? 50_000)
     };
     await call('POST', '/surfaces', { kind: 'table', slug: 'projects', name: 'Projects' });
     await call('PUT', '/columns?surface=projects', { columns: [{ key: 'name', label: 'Name', type: 'text', position: 0 }, { key: 'budget', label: 'Budget', type: 'number', position: 1 }] });
-    const plain = [
-      { key: 'title', label: 'Title', type: 'text' },
-      { key: 'amount', label: 'Amount', type: 'number' },
-      { key: 'rate', label: 'Rate', type: 'number' },
-      { key: 'due', label: 'Due', type: 'date' },
-      { key: 'done', label: 'Done', type: 'checkbox' },
-      { key: 'project', label: 'Project', type: 'link', targetSurface: 'projects' },
-    ].map((column, position) => ({ ...column, position }));
-    await call('PUT', '/columns', { columns: plain });
+    await call('PUT', '/columns', { columns: TASK_COLUMNS });
 
     const workspace = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow();
     const sheets = await t.services.db.selectFrom('surfaces').select(['id', 'slug']).where('workspaceId', '=', workspace.id).where('kind', '=', 'table').execute();
@@ -54,25 +72,12 @@ export async function runFormulasBench(rows = Number(process.env.ROWS ?? 50_000)
     const owner = await t.services.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
     const principal = (await findPrincipals(t.services.db, [owner.id])).get(owner.id)!;
     const documentName = tablesDocumentName(workspace.id);
-    const projectId = (i: number) => `p${i.toString(36).padStart(5, '0')}`;
-    const taskId = (i: number) => `q${i.toString(36).padStart(7, '0')}`;
     const fillStart = performance.now();
     await t.services.sync.transact(documentName, serverOrigin(principal), (doc) =>
       insertRows(doc, Array.from({ length: projects }, (_, i) => ({ id: projectId(i), surfaceId: projectsId, data: { name: `Project ${i}`, budget: 1_000 + i } })), null),
     );
     const projectsSeconds = (performance.now() - fillStart) / 1000;
-    const fill = await fillTable(t, documentName, principal, rows, (i) => ({
-      id: taskId(i),
-      surfaceId: tasksId,
-      data: {
-        title: `Task ${i}`,
-        amount: (i * 7919) % 10_000,
-        rate: 1 + (i % 7),
-        due: `2026-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`,
-        done: i % 5 === 0,
-        project: [projectId(i % projects)],
-      },
-    }));
+    const fill = await fillTable(t, documentName, principal, rows, (i) => ({ id: taskId(i), surfaceId: tasksId, data: taskData(i, projects) }));
     const figures: Figures = { rows, projects, fillSeconds: round(projectsSeconds + fill.fillSeconds, 1), settleSeconds: fill.settleSeconds };
     await t.app.plannerStatistics.runOnce();
 
@@ -92,13 +97,7 @@ export async function runFormulasBench(rows = Number(process.env.ROWS ?? 50_000)
     await measure('projectWritePlain', writeProject, 20);
 
     // The same table with three formula columns and a rollup over the link (and the projects rolling up their tasks).
-    const computed = [
-      { key: 'total', label: 'Total', type: 'formula', formula: 'ROUND({amount} * {rate} / 100, 2)' },
-      { key: 'band', label: 'Band', type: 'formula', formula: 'IF({amount} > 5000, "high", IF({amount} > 1000, "mid", "low")) & " " & UPPER(LEFT({title}, 4))' },
-      { key: 'daysLeft', label: 'Days left', type: 'formula', formula: 'DATETIME_DIFF({due}, TODAY(), "days")' },
-      { key: 'projectBudget', label: 'Project budget', type: 'rollup', link: 'project', field: 'budget', fn: 'sum' },
-    ];
-    for (const column of computed) await call('POST', '/columns', { column });
+    for (const column of COMPUTED_COLUMNS) await call('POST', '/columns', { column });
     await call('POST', '/columns?surface=projects', { column: { key: 'tasks', label: 'Tasks', type: 'link', targetSurface: 'table' } });
     await call('POST', '/columns?surface=projects', { column: { key: 'taskTotal', label: 'Task total', type: 'rollup', link: 'tasks', field: 'total', fn: 'sum' } });
     await t.services.sync.transact(documentName, serverOrigin(principal), (doc) => {

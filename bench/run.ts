@@ -42,7 +42,7 @@ const parts: Part[] = [
   { name: 'versions', run: async () => (await import('./versions')).runVersionsBench() },
   { name: 'search', run: async () => (await import('./search')).runSearchBench() },
   { name: 'csv', run: async () => (await import('./csv')).runCsvBench() },
-  { name: 'docs-io', run: async () => (await import('./docs-io')).runDocsIoBench() },
+  { name: 'docs-io', run: async () => (await import('./docs-io')).runDocsIoBench({ only: text('only') }) },
   { name: 'csv-import', run: async () => (await import('./csv-import')).runCsvImportBench() },
   {
     name: 'write-path',

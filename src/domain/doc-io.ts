@@ -1,25 +1,24 @@
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import type { Node as PMNode } from 'prosemirror-model';
+import type { Readable } from 'node:stream';
+import * as Y from 'yjs';
 import { ApiError, errors, RateLimitedError } from '../errors';
-import { docxToDocOffThread, htmlToDocOffThread, writeDocOffThread } from '../files/doc-conversions';
-import { docToHtmlPage } from '../files/doc-html';
-import { UnreadableFileError, type DocxImages, type ParsedImport } from '../files/doc-parsed';
-import { imageLoader, type ImageSource } from '../files/doc-runs';
+import { bodyUpdateOffThread, exportDocOffThread, readDocFileOffThread, type ReadDocFile } from '../files/doc-conversions';
+import { UnreadableFileError, type DocxImages } from '../files/doc-parsed';
+import { imageLoader, type ImageSource, type LoadedImage } from '../files/doc-runs';
 import { isValidBlobKey } from '../files/blob-store';
-import { docFromJSON, markdownToDoc } from '../model/doc/markdown';
-import { withSuggestionsRejected } from '../model/doc/suggestions';
+import { bodyImageSources, holdsState } from '../model/doc/body-state';
+import type { ReferenceChanges } from '../model/doc/references';
 import type { Actor } from '../policy/actor';
 import type { Surface, Workspace } from '../persistence/schema';
 import { storeDocImage } from './doc-images';
-import { readDoc, replaceDoc, type DocSelector } from './docs';
+import { docSurfaceForWrite, documentOf, pickDocSurface, type DocSelector } from './docs';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Services } from './services';
 import { deleteBlobsQuietly, freeStoredBlobs } from './storage';
 import { addSurface, deleteSurface } from './surfaces';
 import { findVersionedSurface, nameVersion } from './versions';
 import { placeholderContent } from './workspace-content';
-import type { ServerChangeContext } from '../sync/origins';
+import { serverOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
 
 /**
  * Docs in and out as files (docs/IMPORT-EXPORT.md): a Word file, an HTML
@@ -67,20 +66,17 @@ function utf8Text(bytes: Buffer, what: string): string {
 
 export type IncomingDocFile = { bytes: Buffer; filename: string; contentType?: string };
 
-/** Reads a file into a doc (images not stored yet); Word images come back by their `docx-image:N` source. */
-export async function parseDocFile(file: IncomingDocFile): Promise<ParsedImport & { images: DocxImages }> {
+/** Reads a file into a doc body in a conversion thread (images not stored yet); Word images come back by their `docx-image:N` source. */
+export async function parseDocFile(file: IncomingDocFile): Promise<ReadDocFile> {
   const format = docFileFormat(file.filename, file.contentType);
   if (file.bytes.length === 0) throw errors.validation('The file is empty.', [{ path: ['file'], code: 'empty', message: 'zero bytes' }]);
-  if (format === 'docx') {
-    try {
-      return await docxToDocOffThread(file.bytes);
-    } catch (error) {
-      if (error instanceof UnreadableFileError) throw notWhatItSays(error.message);
-      throw error;
-    }
+  try {
+    if (format === 'docx') return await readDocFileOffThread({ format, bytes: file.bytes });
+    return await readDocFileOffThread({ format, text: utf8Text(file.bytes, format === 'html' ? 'HTML' : 'Markdown') });
+  } catch (error) {
+    if (error instanceof UnreadableFileError) throw notWhatItSays(error.message);
+    throw error;
   }
-  if (format === 'html') return htmlToDocOffThread(utf8Text(file.bytes, 'HTML'));
-  return { doc: markdownToDoc(utf8Text(file.bytes, 'Markdown')), warnings: [], images: new Map() };
 }
 
 /** Where the bytes of an image named by a relative path come from (an archive's entry), if anywhere. */
@@ -95,34 +91,31 @@ function blobKeyOf(services: Services, src: string): string | null {
   return key && isValidBlobKey(key) ? key : null;
 }
 
-export type StoredImages = { doc: PMNode; warnings: string[]; storedKeys: string[] };
+/** Where each image source of a doc goes once its image is stored (null: left out for its alt text), what to tell, and the keys stored. */
+export type StoredImages = { images: Record<string, string | null>; warnings: string[]; storedKeys: string[] };
 
 /**
  * Stores the images a parsed file brought (a Word file's own, `data:`
  * URLs, paths an archive holds) as doc images of the organisation, and
- * points the doc at them. Images of this server stay as they are; images
- * on other sites stay linked (they are not fetched: the server does not
- * reach out for a file's links); an image that cannot be found or read is
- * replaced by its alt text, with a warning. Over the storage quota, what
- * was stored is freed again and the 413 goes up.
+ * says where the doc's images should point. Images of this server stay as
+ * they are; images on other sites stay linked (they are not fetched: the
+ * server does not reach out for a file's links); an image that cannot be
+ * found or read is replaced by its alt text, with a warning. Over the
+ * storage quota, what was stored is freed again and the 413 goes up.
  */
 export async function storeImportedImages(
   services: Services,
   orgId: string,
-  doc: PMNode,
+  imageSources: readonly string[],
   sources: { docx?: DocxImages; paths?: ImagePathSource },
 ): Promise<StoredImages> {
-  const srcs = new Set<string>();
-  doc.descendants((node) => {
-    if (node.type.name === 'image' && node.attrs.src) srcs.add(String(node.attrs.src));
-  });
-  const replaced = new Map<string, string | null>();
+  const replaced: Record<string, string | null> = {};
   const storedKeys: string[] = [];
   let linked = 0;
   const missing: string[] = [];
   const unreadable: string[] = [];
   try {
-    for (const src of srcs) {
+    for (const src of new Set(imageSources)) {
       if (blobKeyOf(services, src)) continue;
       if (/^https?:\/\//i.test(src)) {
         linked += 1;
@@ -131,17 +124,17 @@ export async function storeImportedImages(
       const found = await imageBytes(src, sources);
       if (!found) {
         missing.push(src);
-        replaced.set(src, null);
+        replaced[src] = null;
         continue;
       }
       try {
         const stored = await storeDocImage(services, orgId, { bytes: found.bytes, mimetype: found.contentType });
         storedKeys.push(stored.key);
-        replaced.set(src, stored.url);
+        replaced[src] = stored.url;
       } catch (error) {
         if (!(error instanceof ApiError) || error.code === 'storage_quota') throw error;
         unreadable.push(src.startsWith('data:') || src.startsWith('docx-image:') ? 'an embedded image' : src);
-        replaced.set(src, null);
+        replaced[src] = null;
       }
     }
   } catch (error) {
@@ -152,7 +145,7 @@ export async function storeImportedImages(
   if (linked) warnings.push(`${linked} × image linked from another site is kept as a link, not copied`);
   if (missing.length) warnings.push(`image not found in the file, left out: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}`);
   if (unreadable.length) warnings.push(`${unreadable.length} × image that could not be read, left out`);
-  return { doc: replaced.size ? withImageSources(doc, replaced) : doc, warnings, storedKeys };
+  return { images: replaced, warnings, storedKeys };
 }
 
 async function imageBytes(src: string, sources: { docx?: DocxImages; paths?: ImagePathSource }): Promise<{ bytes: Buffer; contentType: string } | null> {
@@ -171,31 +164,28 @@ export async function forgetImages(services: Services, keys: string[]) {
   await deleteBlobsQuietly(services, keys);
 }
 
-/** The doc with image sources replaced; an image whose source maps to null becomes its alt text (or nothing). */
-function withImageSources(doc: PMNode, sources: Map<string, string | null>): PMNode {
-  const rewrite = (node: Record<string, unknown>): Array<Record<string, unknown>> => {
-    if (node.type === 'image') {
-      const attrs = node.attrs as Record<string, unknown>;
-      const next = sources.get(String(attrs.src));
-      if (next === undefined) return [node];
-      if (next !== null) return [{ ...node, attrs: { ...attrs, src: next } }];
-      const alt = typeof attrs.alt === 'string' ? attrs.alt.trim() : '';
-      return alt ? [{ type: 'text', text: `[${alt}]`, ...(node.marks ? { marks: node.marks } : {}) }] : [];
-    }
-    const content = node.content as Array<Record<string, unknown>> | undefined;
-    return [content ? { ...node, content: content.flatMap(rewrite) } : node];
-  };
-  const json = rewrite(doc.toJSON() as Record<string, unknown>)[0]!;
-  return docFromJSON(fillEmptyTextblocks(json));
-}
-
-/** A textblock may hold nothing, but a block that must hold a block (a cell, a list item) gets an empty paragraph. */
-function fillEmptyTextblocks(node: Record<string, unknown>): Record<string, unknown> {
-  const content = node.content as Array<Record<string, unknown>> | undefined;
-  if (!content) return node;
-  const filled = content.map(fillEmptyTextblocks);
-  const needsBlock = ['doc', 'tableCell', 'tableHeader', 'blockquote'].includes(String(node.type));
-  return { ...node, content: filled.length === 0 && needsBlock ? [{ type: 'paragraph' }] : filled };
+/**
+ * Writes a doc read by `parseDocFile` (its images and links changed as
+ * `changes` says) over the body of `document` as one change by `origin`,
+ * as a plain write would (`replaceDoc`): the replacement is computed in a
+ * conversion thread on a copy of the document's state, and this thread
+ * only applies the one update that makes it. Should the live document
+ * have lost part of the state the update was made on meanwhile (a failed
+ * server change taken back out), it is made again on the state as it is.
+ */
+export async function writeBodyOffThread(services: Services, document: string, origin: ServerOrigin, doc: string, changes: ReferenceChanges): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const { state, stateVector } = await services.sync.read(document, (live) => ({ state: Y.encodeStateAsUpdate(live), stateVector: Y.encodeStateVector(live) }));
+    const update = await bodyUpdateOffThread(state, doc, changes);
+    if (!update) return;
+    const applied = await services.sync.transact(document, origin, (live) => {
+      if (!holdsState(live, stateVector)) return false;
+      Y.applyUpdate(live, update, origin);
+      return true;
+    });
+    if (applied) return;
+    if (attempt >= 2) throw new Error(`The document ${document} kept changing its state under an import; nothing was written.`);
+  }
 }
 
 export type DocImportRequest = DocSelector & { mode: 'replace' | 'new'; file: IncomingDocFile };
@@ -232,12 +222,13 @@ async function importDocFileNow(
   via: ServerChangeContext['via'],
 ): Promise<{ surface: Surface; warnings: string[] }> {
   const parsed = await parseDocFile(request.file);
-  const images = await storeImportedImages(services, resolved.workspace.orgId, parsed.doc, { docx: parsed.images });
+  const images = await storeImportedImages(services, resolved.workspace.orgId, parsed.imageSources, { docx: parsed.images });
   let created: Surface | null = null;
   try {
     if (request.mode === 'new') created = await addSurface(services, actor, resolved, { kind: 'doc', name: nameFromFile(request.file.filename) });
     const selector = created ? { surfaceId: created.id } : { surface: request.surface, surfaceId: request.surfaceId };
-    const { surface } = await replaceDoc(services, actor, resolved, selector, { content: images.doc.toJSON() }, via);
+    const surface = await docSurfaceForWrite(services, actor, resolved, selector);
+    await writeBodyOffThread(services, documentOf(surface), serverOrigin(actor.principal, via), parsed.doc, { images: images.images });
     const versioned = await findVersionedSurface(services, resolved.workspace, surface.id);
     await nameVersion(services, actor, resolved, versioned, `Imported ${path.basename(request.file.filename.replace(/\\/g, '/')).slice(0, 180)}`);
     return { surface, warnings: [...parsed.warnings, ...images.warnings] };
@@ -271,17 +262,25 @@ export function blobImages(services: Services): ImageSource {
   };
 }
 
-/** A doc body (open suggestions rejected) as a file, streamed. */
-export async function exportDocBody(services: Services, body: PMNode, title: string, format: DocExportFormat): Promise<Readable> {
+/** Every image the body shows, loaded once here (they come from the blob store), for the conversion thread. */
+async function loadImages(services: Services, sources: readonly string[]): Promise<Record<string, LoadedImage | null>> {
   const loadImage = imageLoader(blobImages(services));
-  if (format === 'pdf' || format === 'docx') return writeDocOffThread(format, body, { title, loadImage });
-  return Readable.from(docToHtmlPage(body, title));
+  const images: Record<string, LoadedImage | null> = {};
+  for (const src of sources) images[src] = await loadImage(src);
+  return images;
 }
 
-/** The named (or primary) doc surface as a Word file, a PDF or an HTML page. */
+/**
+ * The named (or primary) doc surface as a Word file, a PDF or an HTML page,
+ * open suggestions rejected. This thread takes only the document's encoded
+ * state and the images it shows; the body is read from that state and
+ * written in a conversion thread.
+ */
 export async function exportDoc(services: Services, workspace: Workspace, selector: DocSelector, format: DocExportFormat): Promise<DocExport> {
-  const { surface, body } = await readDoc(services, workspace, selector);
-  const stream = await exportDocBody(services, withSuggestionsRejected(body), surface.name, format);
+  const surface = await pickDocSurface(services, workspace, selector);
+  const { state, imageSources } = await services.sync.read(documentOf(surface), (doc) => ({ state: Y.encodeStateAsUpdate(doc), imageSources: bodyImageSources(doc) }));
+  const images = await loadImages(services, imageSources);
+  const stream = exportDocOffThread(format, { state, title: surface.name, images });
   return { filename: `${surface.name || surface.slug}.${format}`, contentType: EXPORT_CONTENT_TYPES[format], stream };
 }
 

@@ -51,7 +51,7 @@ export async function pickDocSurface(services: Services, workspace: Workspace, s
 }
 
 /** A workspace without a doc surface gets one (`doc`) on its first doc write, recorded as `surface.created`. */
-async function docSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: DocSelector): Promise<Surface> {
+export async function docSurfaceForWrite(services: Services, actor: Actor, resolved: ResolvedWorkspace, selector: DocSelector): Promise<Surface> {
   const existing = pickFrom(await cachedLiveSurfaces(services, resolved.workspace.id), selector);
   if (existing) return existing;
   return ensureSurfaceOfKind(services, actor, resolved, 'doc');

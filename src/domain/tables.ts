@@ -211,11 +211,11 @@ export function seenAs(services: Services, doc: Y.Doc, row: TableRow): ReadRow {
 
 /**
  * How REST and MCP read computed cells: without the rows the row cap holds
- * back, at the service clock's now, in UTC (workspaces have no time zone
- * setting yet: docs/FORMULAS.md "Dependencies and freshness").
+ * back, at the service clock's now, in the workspace's time zone (which the
+ * table document holds: src/model/table/settings.ts).
  */
 export function readOptions(services: Pick<Services, 'clock'>, doc: Y.Doc): ReadOptions {
-  return { hidden: unpassedRows(doc), now: services.clock.now().getTime(), timeZone: 'UTC' };
+  return { hidden: unpassedRows(doc), now: services.clock.now().getTime() };
 }
 
 /** How link cells are checked on a write: ids of rows that passed the cap, on the link's target surface. */

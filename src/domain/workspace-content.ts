@@ -1,5 +1,6 @@
 import type { Surface, SurfaceKind, Workspace } from '../persistence/schema';
 import type { ColumnDef } from '../model/table/types';
+import type { Principal } from '../policy/actor';
 
 /** What creating a workspace made: its id and surfaces, for the content to fill. */
 export type CreatedWorkspace = { id: string; surfaces: Array<{ id: string; slug: string; kind: SurfaceKind }> };
@@ -32,6 +33,12 @@ export type WorkspaceContent = {
    * data needs `?force=1`.
    */
   surfaceHoldsData(workspace: Workspace, surface: Surface): Promise<boolean>;
+  /**
+   * Gives the table document the workspace's new time zone, which every
+   * reader of computed cells reads there (src/model/table/settings.ts).
+   * Called once the setting is committed.
+   */
+  setTimeZone(workspace: Workspace, timeZone: string, by: Principal): Promise<void>;
 };
 
 /**
@@ -43,4 +50,5 @@ export const placeholderContent: WorkspaceContent = {
   seedWorkspace: async () => {},
   primaryColumns: async () => [],
   surfaceHoldsData: async () => true,
+  setTimeZone: async () => {},
 };

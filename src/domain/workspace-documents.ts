@@ -6,6 +6,7 @@ import type { Services } from './services';
 import { tablesDocumentName } from '../model/document-names';
 import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { countRows, ensureSheet, readColumns, scaffoldDefaultColumns } from '../model/table/document';
+import { setTableTimeZone } from '../model/table/settings';
 import { docHoldsData, seedDocBody } from './docs';
 import type { WorkspaceContent } from './workspace-content';
 import type { CreatedWorkspace } from './workspaces';
@@ -22,6 +23,9 @@ export function documentContent(services: Services): WorkspaceContent {
       if (surface.kind === 'table') return services.sync.read(tablesDocumentName(workspace.id), (doc) => countRows(doc, surface.id) > 0);
       if (surface.kind === 'doc') return docHoldsData(services, surface);
       return true;
+    },
+    setTimeZone: async (workspace, timeZone, by) => {
+      await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(by), (doc) => setTableTimeZone(doc, timeZone));
     },
   };
 }

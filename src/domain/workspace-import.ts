@@ -1,14 +1,11 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path/posix';
-import type { Node as PMNode } from 'prosemirror-model';
 import { ApiError, errors } from '../errors';
 import { lookup as mimeLookup } from 'mime-types';
 import { openArchive, ArchiveRefused, type ArchiveEntry, type OpenedArchive } from '../files/zip-read';
 import { CONVERSION_TURN_MS } from '../files/doc-runs';
-import { sanitizeHtml } from '../files/sanitize';
+import { readDocFileOffThread, sanitizeHtmlOffThread } from '../files/doc-conversions';
 import { EventLoopTurns } from '../lib/event-loop-turns';
-import { docFromJSON, markdownToDoc } from '../model/doc/markdown';
-import { replaceDocBody } from '../model/doc/body';
 import { replaceHtml } from '../model/html';
 import { surfaceDocumentName, tablesDocumentName } from '../model/document-names';
 import { firstFreeSlug, slugFromName } from '../model/surface-slugs';
@@ -18,7 +15,7 @@ import type { Actor } from '../policy/actor';
 import type { Surface, SurfaceKind } from '../persistence/schema';
 import { listSurfaces, liveSlugTaken } from '../persistence/workspaces';
 import { serverOrigin } from '../sync/origins';
-import { storeImportedImages, forgetImages } from './doc-io';
+import { forgetImages, storeImportedImages, writeBodyOffThread } from './doc-io';
 import { storeDocImage } from './doc-images';
 import { createFolder } from './file-folders';
 import { proxyUpload } from './file-uploads';
@@ -316,14 +313,21 @@ class Importer {
     };
     if (item.kind === 'html') {
       const html = await this.htmlWithImages(item, text, archiveImage);
-      await this.services.sync.transact(document, origin, (doc) => replaceHtml(doc, sanitizeHtml(html), origin));
+      const safe = await sanitizeHtmlOffThread(html);
+      await this.services.sync.transact(document, origin, (doc) => replaceHtml(doc, safe, origin));
       return;
     }
-    const parsed = withLinks(markdownToDoc(text), (href) => this.linkTarget(item.path, href));
-    const stored = await storeImportedImages(this.services, this.resolved.workspace.orgId, parsed, { paths: archiveImage });
+    // Read and written in a conversion thread: this thread maps the page's links and stores its images.
+    const parsed = await readDocFileOffThread({ format: 'markdown', text });
+    const links: Record<string, string> = {};
+    for (const href of parsed.links) {
+      const target = this.linkTarget(item.path, href);
+      if (target) links[href] = target;
+    }
+    const stored = await storeImportedImages(this.services, this.resolved.workspace.orgId, parsed.imageSources, { paths: archiveImage });
     this.storedKeys.push(...stored.storedKeys);
     try {
-      await this.services.sync.transact(document, origin, (doc) => replaceDocBody(doc, stored.doc, origin));
+      await writeBodyOffThread(this.services, document, origin, parsed.doc, { images: stored.images, links });
     } catch (error) {
       await forgetImages(this.services, stored.storedKeys);
       throw error;
@@ -402,23 +406,4 @@ class Importer {
     this.folders.set(key, made.id);
     return made.id;
   }
-}
-
-/** The doc with each link `rewrite` gives an address for pointing there. */
-function withLinks(doc: PMNode, rewrite: (href: string) => string | null): PMNode {
-  let changed = false;
-  const walk = (node: Record<string, unknown>): Record<string, unknown> => {
-    const marks = (node.marks as Array<Record<string, unknown>> | undefined)?.map((mark) => {
-      if (mark.type !== 'link') return mark;
-      const attrs = mark.attrs as Record<string, unknown>;
-      const target = rewrite(String(attrs.href ?? ''));
-      if (!target) return mark;
-      changed = true;
-      return { ...mark, attrs: { ...attrs, href: target } };
-    });
-    const content = node.content as Array<Record<string, unknown>> | undefined;
-    return { ...node, ...(marks ? { marks } : {}), ...(content ? { content: content.map(walk) } : {}) };
-  };
-  const json = walk(doc.toJSON() as Record<string, unknown>);
-  return changed ? docFromJSON(json) : doc;
 }

@@ -31,6 +31,7 @@ import { authorizeWorkspaceCreation, workspaceAccess } from '../policy/index';
 import { loadOrgCaller } from './org-caller';
 import type { Services } from './services';
 import type { ColumnDef } from '../model/table/types';
+import { canonicalTimeZone } from '../model/table/settings';
 import { transactWithEvents, workspaceEvent } from './transact';
 import type { CreatedWorkspace, WorkspaceContent } from './workspace-content';
 
@@ -285,20 +286,35 @@ export async function changeWorkspaceSettings(
   services: Services,
   actor: Actor,
   resolved: ResolvedWorkspace,
-  settings: WorkspaceSettings,
+  given: WorkspaceSettings,
+  content: WorkspaceContent,
 ): Promise<Workspace> {
   const { workspace, orgSlug } = resolved;
+  const settings = given.timeZone === undefined ? given : { ...given, timeZone: workspaceTimeZone(given.timeZone) };
   const changed = (Object.keys(settings) as Array<keyof WorkspaceSettings>).filter(
     (field) => settings[field] !== undefined && settings[field] !== workspace[field],
   );
-  if (changed.length === 0) return workspace;
   const patch = Object.fromEntries(changed.map((field) => [field, settings[field]])) as WorkspaceSettings;
   const changes = Object.fromEntries(changed.map((field) => [field, { from: workspace[field], to: settings[field] }]));
-  return transactWithEvents(services, async (tx, events) => {
-    const updated = await updateWorkspaceSettings(tx, workspace.id, patch, services.clock.now());
-    events.push(workspaceEvent('workspace.updated', { workspace: updated, orgSlug }, actor, { changes }));
-    return updated;
-  });
+  const updated =
+    changed.length === 0
+      ? workspace
+      : await transactWithEvents(services, async (tx, events) => {
+          const row = await updateWorkspaceSettings(tx, workspace.id, patch, services.clock.now());
+          events.push(workspaceEvent('workspace.updated', { workspace: row, orgSlug }, actor, { changes }));
+          return row;
+        });
+  // Written even when the record already held it: a table document restored or rewritten by a peer gets it back.
+  if (settings.timeZone !== undefined) await content.setTimeZone(updated, settings.timeZone, actor.principal);
+  return updated;
+}
+
+/** The zone's canonical name; 422 at `timeZone` when it is not an IANA zone this server knows. */
+function workspaceTimeZone(name: string): string {
+  const canonical = canonicalTimeZone(name);
+  if (canonical !== null) return canonical;
+  const message = `"${name}" is not an IANA time zone name (such as Europe/Paris, America/New_York or UTC).`;
+  throw errors.validation(message, [{ path: ['timeZone'], code: 'invalid_time_zone', message }]);
 }
 
 /**

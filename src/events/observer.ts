@@ -117,7 +117,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
         const row = change.kind === 'row.deleted' ? null : getRow(doc, change.rowId);
         rows.set(change.rowId, row);
         if (row) {
-          reading ??= openReading(doc, { hidden: trackedUnpassedRows(doc), now: this.services.clock.now().getTime(), timeZone: 'UTC' });
+          reading ??= openReading(doc, { hidden: trackedUnpassedRows(doc), now: this.services.clock.now().getTime() });
           const cells = reading.formulaCells(row.id, row.surfaceId);
           if (Object.keys(cells).length > 0) formulas.set(row.id, cells);
         }

@@ -1,20 +1,27 @@
-import { Readable } from 'node:stream';
 import { serveWorkerTasks } from '../lib/worker-pool';
+import { bodyOfState, bodyReplacement } from '../model/doc/body-state';
+import { markdownToDoc } from '../model/doc/markdown';
 import { docSchema } from '../model/doc/schema';
+import { docReferences, withReferencesChanged, type ReferenceChanges } from '../model/doc/references';
+import { withSuggestionsRejected } from '../model/doc/suggestions';
 import { docToDocx } from './doc-docx';
-import { UnreadableFileError } from './doc-parsed';
+import { docToHtmlPage } from './doc-html';
+import { UnreadableFileError, type ParsedImport } from './doc-parsed';
 import { docxToDoc, htmlToDoc } from './doc-import';
 import { docToPdf } from './doc-pdf';
 import type { LoadedImage } from './doc-runs';
+import { sanitizeHtml } from './sanitize';
 
 /**
  * The conversion worker's script (run by ./doc-conversions.ts's pool): the
- * Word, HTML and PDF converters, off the serving thread. Docs cross as
- * ProseMirror JSON text, files and images as bytes.
+ * file readers and writers, and a body turned between its Y state and
+ * ProseMirror, off the serving thread. Docs cross as ProseMirror JSON text
+ * or encoded Y state, files and images as bytes.
  */
 
 type ImagesIn = Record<string, LoadedImage | null>;
-type ExportIn = { doc: string; title: string; images: ImagesIn };
+type ExportIn = { format: 'docx' | 'pdf' | 'html'; state: Uint8Array; title: string; images: ImagesIn };
+type ReadIn = { format: 'docx'; bytes: Uint8Array } | { format: 'html' | 'markdown'; text: string };
 
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
@@ -30,27 +37,38 @@ async function streamOut(file: AsyncIterable<Buffer | string>, stream: (chunk: U
   return { result: null };
 }
 
+async function readFile(input: ReadIn): Promise<ParsedImport & { images?: Awaited<ReturnType<typeof docxToDoc>>['images'] }> {
+  if (input.format === 'docx') return docxToDoc(asBuffer(input.bytes));
+  if (input.format === 'html') return htmlToDoc(input.text);
+  return { doc: markdownToDoc(input.text), warnings: [] };
+}
+
 serveWorkerTasks({
-  async docxToDoc(input: { bytes: Uint8Array }) {
+  async readDocFile(input: ReadIn) {
     try {
-      const parsed = await docxToDoc(asBuffer(input.bytes));
-      const images = await Promise.all([...parsed.images].map(async ([src, image]) => ({ src, contentType: image.contentType, bytes: new Uint8Array(await image.read()) })));
-      return { result: { doc: JSON.stringify(parsed.doc), warnings: parsed.warnings, images }, transfer: images.map((image) => image.bytes.buffer) };
+      const parsed = await readFile(input);
+      const images = await Promise.all([...(parsed.images ?? [])].map(async ([src, image]) => ({ src, contentType: image.contentType, bytes: new Uint8Array(await image.read()) })));
+      const references = docReferences(parsed.doc);
+      const result = { doc: JSON.stringify(parsed.doc), warnings: parsed.warnings, images, imageSources: references.images, links: references.links };
+      return { result, transfer: images.map((image) => image.bytes.buffer) };
     } catch (error) {
       if (error instanceof UnreadableFileError) return { result: { unreadable: error.message } };
       throw error;
     }
   },
-  async htmlToDoc(input: { html: string }) {
-    const parsed = htmlToDoc(input.html);
-    return { result: { doc: JSON.stringify(parsed.doc), warnings: parsed.warnings, images: [] } };
+  async bodyUpdate(input: { state: Uint8Array; doc: string; changes: ReferenceChanges }) {
+    const target = withReferencesChanged(docSchema.nodeFromJSON(JSON.parse(input.doc)), input.changes);
+    const update = bodyReplacement(input.state, target);
+    return { result: { update }, transfer: update ? [update.buffer as ArrayBuffer] : [] };
   },
-  async docToDocx(input: ExportIn, stream) {
-    const file = await docToDocx(docSchema.nodeFromJSON(JSON.parse(input.doc)), { title: input.title, loadImage: loadImageFrom(input.images) });
-    return streamOut(file, stream);
+  async sanitizeHtml(input: { html: string }) {
+    return { result: sanitizeHtml(input.html) };
   },
-  async docToPdf(input: ExportIn, stream) {
-    const file = docToPdf(docSchema.nodeFromJSON(JSON.parse(input.doc)), { title: input.title, loadImage: loadImageFrom(input.images) });
-    return streamOut(file as unknown as AsyncIterable<Buffer>, stream);
+  async exportDoc(input: ExportIn, stream) {
+    const body = withSuggestionsRejected(bodyOfState(input.state));
+    const options = { title: input.title, loadImage: loadImageFrom(input.images) };
+    if (input.format === 'docx') return streamOut(await docToDocx(body, options), stream);
+    if (input.format === 'pdf') return streamOut(docToPdf(body, options) as unknown as AsyncIterable<Buffer>, stream);
+    return streamOut(docToHtmlPage(body, input.title), stream);
   },
 });

@@ -1,19 +1,26 @@
 import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
-import type { Node as PMNode } from 'prosemirror-model';
 import { WorkerPool, workerScript } from '../lib/worker-pool';
-import { docSchema } from '../model/doc/schema';
-import { UnreadableFileError, type DocxImages, type ParsedImport } from './doc-parsed';
+import type { ReferenceChanges } from '../model/doc/references';
+import { UnreadableFileError, type DocxImages } from './doc-parsed';
 import type { LoadedImage } from './doc-runs';
 
 /**
  * The heavy conversions, run in worker threads (./doc-conversion-worker.ts):
- * mammoth's Word reader, the HTML sanitiser and parser, the `docx` package's
- * packer and the PDF layout are synchronous stretches of seconds for a large
- * doc, which on the serving thread would stall every other request. The
- * pool runs at most CONVERSION_THREADS of them at once in the process
- * (the per-organisation limit is src/domain/doc-io.ts's), the rest wait
- * their turn.
+ * mammoth's Word reader, the HTML sanitiser and parser, the Markdown
+ * reader, the `docx` package's packer, the PDF layout and the HTML page,
+ * and turning a large body between its Y document and ProseMirror, are
+ * synchronous stretches of seconds for a large doc, which on the serving
+ * thread would stall every other request. The pool runs at most
+ * CONVERSION_THREADS of them at once in the process (the per-organisation
+ * limit is src/domain/doc-io.ts's), the rest wait their turn.
+ *
+ * What crosses the thread boundary is plain data: a live document as its
+ * encoded Y state, a body made from a file as ProseMirror JSON *text* (the
+ * serving thread only holds it and hands it back: cloning a large doc's
+ * object tree held this thread several times longer than its text), files
+ * and images as bytes, and a body's replacement as the one Y update that
+ * makes it.
  */
 
 /** One thread per spare core, at least one and at most two: conversions share the machine with the server. */
@@ -26,56 +33,60 @@ function conversions(): WorkerPool {
   return pool;
 }
 
-type ParsedOut = { doc: string; warnings: string[]; images: Array<{ src: string; contentType: string; bytes: Uint8Array }> } | { unreadable: string };
+export type ReadableDocFile = { format: 'docx'; bytes: Buffer } | { format: 'html' | 'markdown'; text: string };
 
-function parsedIn(out: ParsedOut): ParsedImport & { images: DocxImages } {
+/**
+ * A file read into a doc body, still in the conversion thread's terms: the
+ * body as ProseMirror JSON text, what it could not hold, the Word file's
+ * own images, and the images and links the body points at (for the
+ * serving thread to store and map, then `bodyUpdateOffThread`).
+ */
+export type ReadDocFile = { doc: string; warnings: string[]; images: DocxImages; imageSources: string[]; links: string[] };
+
+type ReadOut = { doc: string; warnings: string[]; images: Array<{ src: string; contentType: string; bytes: Uint8Array }>; imageSources: string[]; links: string[] } | { unreadable: string };
+
+/** Reads a Word file, an HTML page or Markdown into a doc body in a worker; throws UnreadableFileError for bytes that are not what they say. */
+export async function readDocFileOffThread(file: ReadableDocFile): Promise<ReadDocFile> {
+  const input = file.format === 'docx' ? { format: file.format, bytes: new Uint8Array(file.bytes) } : file;
+  const out = await conversions().run<ReadOut>('readDocFile', input, { transfer: 'bytes' in input ? [input.bytes.buffer] : [] });
   if ('unreadable' in out) throw new UnreadableFileError(out.unreadable);
   const images: DocxImages = new Map();
   for (const image of out.images) {
     const bytes = Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength);
     images.set(image.src, { contentType: image.contentType, read: async () => bytes });
   }
-  return { doc: docSchema.nodeFromJSON(JSON.parse(out.doc)), warnings: out.warnings, images };
+  return { doc: out.doc, warnings: out.warnings, images, imageSources: out.imageSources, links: out.links };
 }
-
-/** A Word file as a doc (./doc-import.ts `docxToDoc`), read in a worker; throws UnreadableFileError for bytes that are not one. */
-export async function docxToDocOffThread(bytes: Buffer): Promise<ParsedImport & { images: DocxImages }> {
-  const copy = new Uint8Array(bytes);
-  return parsedIn(await conversions().run<ParsedOut>('docxToDoc', { bytes: copy }, { transfer: [copy.buffer] }));
-}
-
-/** An HTML page as a doc (./doc-import.ts `htmlToDoc`), read in a worker. */
-export async function htmlToDocOffThread(html: string): Promise<ParsedImport & { images: DocxImages }> {
-  return parsedIn(await conversions().run<ParsedOut>('htmlToDoc', { html }));
-}
-
-/** Every image the doc shows, loaded once on this thread (they come from the blob store), for the worker. */
-async function imagesOf(doc: PMNode, loadImage: (src: string) => Promise<LoadedImage | null>): Promise<Record<string, LoadedImage | null>> {
-  const srcs = new Set<string>();
-  doc.descendants((node) => {
-    if (node.type.name === 'image' && node.attrs.src) srcs.add(String(node.attrs.src));
-  });
-  const images: Record<string, LoadedImage | null> = {};
-  for (const src of srcs) images[src] = await loadImage(src);
-  return images;
-}
-
-// Docs cross the thread boundary as JSON text: cloning a large doc's object tree holds this thread several times longer.
 
 /**
- * The doc as a Word file or a PDF, written in a worker and streamed as it
- * is made. The worker does not wait for a slow reader (a 1 MB doc's file
- * is a few MB); a reader that goes away drops what is still coming.
+ * The Y update that makes the body of a document whose encoded state is
+ * `state` the doc `doc` (JSON text from `readDocFileOffThread`) with its
+ * images and links changed as `changes` says; null when nothing changes.
+ * Made in a worker on a copy of the state (src/model/doc/body-state.ts).
  */
-export async function writeDocOffThread(
-  format: 'docx' | 'pdf',
-  doc: PMNode,
-  options: { title: string; loadImage: (src: string) => Promise<LoadedImage | null> },
-): Promise<Readable> {
-  const images = await imagesOf(doc, options.loadImage);
+export async function bodyUpdateOffThread(state: Uint8Array, doc: string, changes: ReferenceChanges): Promise<Uint8Array | null> {
+  const { update } = await conversions().run<{ update: Uint8Array | null }>('bodyUpdate', { state, doc, changes }, { transfer: [state.buffer as ArrayBuffer] });
+  return update;
+}
+
+/** HTML sanitised as html surfaces are (./sanitize.ts `sanitizeHtml`), in a worker: the sanitiser builds a DOM of the whole page. */
+export async function sanitizeHtmlOffThread(html: string): Promise<string> {
+  return conversions().run<string>('sanitizeHtml', { html });
+}
+
+/**
+ * A document's body (open suggestions rejected) as a Word file, a PDF or an
+ * HTML page, read from its encoded Y state and written in a worker,
+ * streamed as it is made. `images` are the ones the body shows, loaded on
+ * the serving thread (they come from the blob store). The worker does not
+ * wait for a slow reader (a 1 MB doc's file is a few MB); a reader that
+ * goes away drops what is still coming.
+ */
+export function exportDocOffThread(format: 'docx' | 'pdf' | 'html', input: { state: Uint8Array; title: string; images: Record<string, LoadedImage | null> }): Readable {
   const file = new Readable({ read() {} });
   conversions()
-    .run(format === 'pdf' ? 'docToPdf' : 'docToDocx', { doc: JSON.stringify(doc), title: options.title, images }, {
+    .run('exportDoc', { format, ...input }, {
+      transfer: [input.state.buffer as ArrayBuffer],
       onChunk: (chunk) => {
         if (!file.destroyed) file.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       },

@@ -180,9 +180,10 @@ class DocxBuilder {
       else if (run.kind === 'image') children.push(await this.image(run.src, run.alt));
       else if (run.mention) {
         const link = `mention:${encodeURIComponent(run.mention.kind)}/${encodeURIComponent(run.mention.id)}`;
-        children.push(new ExternalHyperlink({ link, children: [new TextRun({ text: run.text, bold: run.bold, italics: run.italic })] }));
+        children.push(new ExternalHyperlink({ link, children: [new TextRun({ text: run.text, ...(run.bold ? { bold: true } : {}), ...(run.italic ? { italics: true } : {}) })] }));
       } else {
-        const format = { text: run.text, bold: run.bold, italics: run.italic, strike: run.strike };
+        // Only what is on: a property given as false is still written (`<w:b w:val="false"/>`), three elements a run for nothing.
+        const format = { text: run.text, ...(run.bold ? { bold: true } : {}), ...(run.italic ? { italics: true } : {}), ...(run.strike ? { strike: true } : {}) };
         if (run.link) children.push(new ExternalHyperlink({ link: run.link, children: [new TextRun({ ...format, style: 'Hyperlink' })] }));
         else children.push(new TextRun({ ...format, ...(run.code ? { style: 'Code' } : {}) }));
       }

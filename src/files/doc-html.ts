@@ -8,7 +8,7 @@ import { whenNeeded } from '../lib/when-needed';
  * A doc as a standalone HTML page: the schema's own `toDOM` for every
  * node (the markup the editor itself renders, which an HTML import reads
  * back), a little CSS for reading and printing, block by block so a long
- * doc streams and the event loop turns between blocks.
+ * doc streams (written in a conversion thread: ./doc-conversions.ts).
  */
 
 const PAGE_STYLE = [

@@ -1,11 +1,9 @@
-import type { JSDOM } from 'jsdom';
 import mammoth from 'mammoth';
 import { DOMParser as PMDOMParser } from 'prosemirror-model';
 import { docSchema } from '../model/doc/schema';
 import { UnreadableFileError, type DocxImages, type ParsedImport } from './doc-parsed';
 import { DOCX_STYLES } from './doc-docx';
 import { sanitizeHtmlForImport } from './sanitize';
-import { whenNeeded } from '../lib/when-needed';
 
 /**
  * Files turned into doc bodies: HTML (sanitised as html surfaces are, then
@@ -14,29 +12,40 @@ import { whenNeeded } from '../lib/when-needed';
  * is counted and said in `warnings`: underline, colours, superscripts,
  * media, what the sanitiser removed, Word's own remarks. Images keep their
  * `src` here (a `data:` URL, a Word file's `docx-image:N`, a path or a
- * URL); the caller stores them (src/domain/doc-import.ts).
+ * URL); the caller stores them (src/domain/doc-io.ts).
  */
 
 /** Elements the sanitiser takes out of every page that are not content anyone loses. */
 const HARMLESS_REMOVALS = new Set(['<remove>', '<html>', '<head>', '<body>', '<meta>', '<title>', '<#comment>', '<link>']);
 
-let window: JSDOM['window'] | null = null;
+const UNDERLINED = new Set(['U', 'INS']);
+const SCRIPT_POSITION = new Set(['SUP', 'SUB']);
+const COLOURED = new Set(['MARK', 'FONT']);
+const MEDIA = new Set(['VIDEO', 'AUDIO', 'IFRAME', 'EMBED', 'OBJECT', 'CANVAS', 'SVG', 'MATH']);
 
-function domWindow() {
-  window ??= new (whenNeeded<typeof import('jsdom')>('jsdom').JSDOM)('').window;
-  return window;
-}
-
-/** Counts what the doc model has no place for, as one warning per kind. */
+/** Counts what the doc model has no place for, as one warning per kind, in one walk over the elements (a selector per kind walked a long page a dozen times). */
 function lossesIn(root: HTMLElement): string[] {
-  const count = (selector: string) => root.querySelectorAll(selector).length;
-  const styled = (property: RegExp) => [...root.querySelectorAll<HTMLElement>('[style]')].filter((el) => property.test(el.getAttribute('style') ?? '')).length;
+  let underlined = 0;
+  let scripted = 0;
+  let coloured = 0;
+  let media = 0;
+  let styled = 0;
+  const walker = root.ownerDocument.createTreeWalker(root, 1 /* NodeFilter.SHOW_ELEMENT */);
+  for (let node = walker.nextNode() as Element | null; node; node = walker.nextNode() as Element | null) {
+    const tag = node.tagName.toUpperCase();
+    const style = node.getAttribute('style') ?? '';
+    if (UNDERLINED.has(tag) || /text-decoration[^;]*underline/i.test(style)) underlined += 1;
+    if (SCRIPT_POSITION.has(tag)) scripted += 1;
+    if (COLOURED.has(tag) || /(^|;)\s*(color|background(-color)?)\s*:/i.test(style)) coloured += 1;
+    if (MEDIA.has(tag)) media += 1;
+    if (tag === 'STYLE' || /font-(size|family)/i.test(style)) styled += 1;
+  }
   const losses: Array<[number, string]> = [
-    [count('u, ins') + styled(/text-decoration[^;]*underline/i), 'underlined text is kept without its underline'],
-    [count('sup, sub'), 'superscript and subscript are kept as plain text'],
-    [count('mark, font') + styled(/(^|;)\s*(color|background(-color)?)\s*:/i), 'text colours and highlighting are not kept'],
-    [count('video, audio, iframe, embed, object, canvas, svg, math'), 'embedded media (video, audio, frames, drawings, formulas) is not kept'],
-    [count('style') + styled(/font-(size|family)/i), 'fonts, sizes and page styling are not kept'],
+    [underlined, 'underlined text is kept without its underline'],
+    [scripted, 'superscript and subscript are kept as plain text'],
+    [coloured, 'text colours and highlighting are not kept'],
+    [media, 'embedded media (video, audio, frames, drawings, formulas) is not kept'],
+    [styled, 'fonts, sizes and page styling are not kept'],
   ];
   return losses.filter(([n]) => n > 0).map(([n, text]) => `${n} × ${text}`);
 }
@@ -66,9 +75,7 @@ function mentionsBack(root: HTMLElement) {
 
 /** Reads sanitised HTML into a doc with the schema's parse rules; `prepare` may reshape the DOM first. */
 function readHtml(source: string, prepare?: (root: HTMLElement) => void): ParsedImport {
-  const { html, removed } = sanitizeHtmlForImport(source);
-  const root = domWindow().document.createElement('div');
-  root.innerHTML = html;
+  const { body: root, removed } = sanitizeHtmlForImport(source);
   prepare?.(root);
   mentionsBack(root);
   const warnings = [...removalWarning(removed), ...lossesIn(root)];

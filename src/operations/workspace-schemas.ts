@@ -43,6 +43,7 @@ export function presentWorkspace(view: WorkspaceView): WorkspaceRecord {
     org: { slug: view.orgSlug },
     ...(primary ? { primarySurface: presentSurface(primary) } : {}),
     commentsOnPublicShare: workspace.commentsOnPublicShare,
+    timeZone: workspace.timeZone,
     ...(workspace.archivedAt && workspace.archivedById && workspace.archivedByType
       ? { archivedByPrincipalId: workspace.archivedById, archivedByPrincipalType: workspace.archivedByType }
       : {}),

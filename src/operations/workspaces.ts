@@ -44,6 +44,11 @@ const SettingsPatch = z.strictObject({
   mode: WorkspaceMode.optional(),
   visibility: Visibility.optional(),
   commentsOnPublicShare: z.boolean().optional(),
+  timeZone: z
+    .string()
+    .max(100)
+    .optional()
+    .describe('IANA time zone name (`Europe/Paris`, `America/New_York`, `UTC`) that TODAY() and NOW() in formula columns read in; stored under its canonical spelling. 422 `invalid_time_zone` for a name the server does not know.'),
 });
 
 const PinState = z
@@ -56,6 +61,7 @@ const SETTING_ACTIONS: Record<keyof z.infer<typeof SettingsPatch>, WorkspaceActi
   mode: 'update_settings',
   visibility: 'share',
   commentsOnPublicShare: 'share',
+  timeZone: 'update_settings',
 };
 
 function actionsFor(patch: z.infer<typeof SettingsPatch>): WorkspaceAction[] {
@@ -150,7 +156,8 @@ export const workspaceOperations = {
         method: 'PATCH',
         workspacePath: '',
         summary: 'Change workspace settings',
-        description: '`name` and `mode` need the right to edit settings (editor); `visibility` and `commentsOnPublicShare` the right to share (editor).',
+        description:
+          '`name`, `mode` and `timeZone` need the right to edit settings (editor); `visibility` and `commentsOnPublicShare` the right to share (editor). A bad value is 400 or 422 with `details` and changes nothing.',
         tags: ['workspaces'],
       },
     },
@@ -159,7 +166,7 @@ export const workspaceOperations = {
       const [firstAction, ...otherActions] = actionsFor(body);
       const resolved = await resolveWorkspace(services, caller, addressOf(params), firstAction!);
       for (const action of otherActions) authorize(resolved.caller, resolved.workspace, action);
-      const updated = await changeWorkspaceSettings(services, caller, resolved, body);
+      const updated = await changeWorkspaceSettings(services, caller, resolved, body, documentContent(services));
       return presentWorkspace(await describeWorkspace(services, caller, { ...resolved, workspace: updated }));
     },
   ),

@@ -98,6 +98,8 @@ export interface WorkspacesTable {
   mode: 'table' | 'doc';
   visibility: Visibility;
   commentsOnPublicShare: ColumnType<boolean, boolean | undefined, boolean>;
+  /** IANA zone name (docs/FORMULAS.md "Time zone"). */
+  timeZone: ColumnType<string, string | undefined, string>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
   createdById: string | null;

@@ -180,6 +180,7 @@ export type WorkspaceSettings = {
   mode?: 'table' | 'doc';
   visibility?: Visibility;
   commentsOnPublicShare?: boolean;
+  timeZone?: string;
 };
 
 export async function updateWorkspaceSettings(db: Executor, id: string, settings: WorkspaceSettings, now: Date): Promise<Workspace> {

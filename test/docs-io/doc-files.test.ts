@@ -84,6 +84,16 @@ describe('import into a doc', () => {
     expect(named).toMatchObject({ name: 'Imported Bericht.docx', createdBy: { id: ada.userId } });
   });
 
+  it('attributes every imported character to the importer', async () => {
+    const text = (await t.request('GET', `${base}/doc?format=text`, { as: ada.as })).body.text as string;
+    const res = await t.request('GET', `${base}/doc?attribution=1`, { as: ada.as });
+    expect(res.status).toBe(200);
+    const spans = res.body.spans as Array<{ text: string; principal: { id: string } | null }>;
+    expect(spans.map((span) => span.text).join('')).toBe(text);
+    expect(text).toContain('Überschrift – 報告');
+    expect(new Set(spans.map((span) => span.principal?.id))).toEqual(new Set([ada.userId]));
+  });
+
   it('gives the same doc back from its own Word export', async () => {
     const markdown = [
       '# Plan — план 計画',

@@ -161,6 +161,7 @@ const PROBES: Probe[] = [
   // The workspace itself.
   { op: 'PATCH /api/workspaces/{slug}', variant: 'visibility', reach: 'workspace', body: () => ({ visibility: 'public' }) },
   { op: 'PATCH /api/workspaces/{slug}', variant: 'name', reach: 'workspace', body: () => ({ name: 'Renamed by a key' }) },
+  { op: 'PATCH /api/workspaces/{slug}', variant: 'timeZone', reach: 'workspace', body: () => ({ timeZone: 'Europe/Paris' }) },
   { op: 'DELETE /api/workspaces/{slug}', reach: 'workspace' },
   { op: 'POST /api/workspaces/{slug}/unarchive', reach: 'workspace' },
   { op: 'POST /api/workspaces/{slug}/pin', reach: 'workspace', allowed: ['viewer scoped'] },

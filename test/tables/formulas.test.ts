@@ -186,6 +186,79 @@ describe('formula columns', () => {
   });
 });
 
+describe('sorts on formulas that read the clock', () => {
+  it('a sort on a TODAY() formula follows the day, asked again and paged (what a listing keeps holds for one day)', async () => {
+    const added = await rest('POST', `${base}/columns`, { column: { key: 'away', label: 'away', type: 'formula', formula: 'ABS(DATETIME_DIFF({d}, TODAY(), "days"))' } });
+    expect(added.status, added.text).toBe(200);
+    const first = (await rest('POST', `${base}/rows`, { data: { t: 'first', d: '2026-07-10' } })).body.id;
+    const third = (await rest('POST', `${base}/rows`, { data: { t: 'third', d: '2026-07-12' } })).body.id;
+    const listing = `${base}/rows?filter[t][in]=first,third&sort=away&fields=away`;
+    const order = async () => {
+      const pages: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const read = await rest('GET', listing);
+        expect(read.status, read.text).toBe(200);
+        pages.push(...read.body.rows.map((row: any) => row.id));
+      }
+      const paged = await rest('GET', `${listing}&limit=1`);
+      const next = await rest('GET', `${listing}&limit=1&after=${paged.body.nextCursor}`);
+      return { repeated: pages, paged: [...paged.body.rows, ...next.body.rows].map((row: any) => row.id) };
+    };
+    clock.set(Date.parse('2026-07-10T10:00:00Z'));
+    expect(await order()).toEqual({ repeated: [first, third, first, third, first, third], paged: [first, third] });
+    clock.set(Date.parse('2026-07-12T10:00:00Z'));
+    expect(await order()).toEqual({ repeated: [third, first, third, first, third, first], paged: [third, first] });
+    clock.set(NOW);
+    for (const row of [first, third]) expect((await rest('DELETE', `${base}/rows/${row}`)).status).toBeLessThan(300);
+  });
+});
+
+describe("the workspace's time zone", () => {
+  it('TODAY() and NOW() read in the time zone set through PATCH /api/workspaces/{slug}, over REST, MCP and on a sync provider\'s own copy', async () => {
+    const todayKey = caseKey(FORMULA_CASES.findIndex((c) => c.formula === 'TODAY()'));
+    const row = (await rest('POST', `${base}/rows`, { data: { d: '2026-07-01' } })).body.id;
+    const client = connectClient(t.url, tablesDocumentName(workspaceId), { cookie: owner.cookie });
+    clients.push(client);
+    await synced(client);
+    const onProvider = () => rowAsRead(client.doc, getRow(client.doc, row)!, { now: NOW }).data[todayKey];
+    expect((await rest('GET', base)).body.timeZone).toBe('UTC');
+    // 10:20 UTC on 4 July is already 5 July at UTC+14.
+    const set = await rest('PATCH', base, { timeZone: 'pacific/kiritimati' });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.timeZone).toBe('Pacific/Kiritimati');
+    expect((await rest('GET', base)).body.timeZone).toBe('Pacific/Kiritimati');
+    expect((await rest('GET', `${base}/rows/${row}`)).body.data[todayKey]).toBe('2026-07-05');
+    expect((await rest('GET', `${base}/rows?filter[${todayKey}][eq]=2026-07-05&fields=${todayKey}`)).body.rows.map((r: any) => r.id)).toContain(row);
+    await withMcp(async (mcp) => {
+      const listed = await mcp.callTool({ name: 'list_rows', arguments: { slug: 'sums', limit: 500 } });
+      expect((listed.structuredContent as any).rows.find((r: any) => r.id === row).data[todayKey]).toBe('2026-07-05');
+    });
+    await expect.poll(onProvider).toBe('2026-07-05');
+    // Back to UTC: the day the server and the provider read is 4 July again.
+    expect((await rest('PATCH', base, { timeZone: 'UTC' })).body.timeZone).toBe('UTC');
+    expect((await rest('GET', `${base}/rows/${row}`)).body.data[todayKey]).toBe('2026-07-04');
+    await expect.poll(onProvider).toBe('2026-07-04');
+  });
+
+  it('refuses a name that is not an IANA time zone: 422 invalid_time_zone at ["timeZone"], and nothing changes', async () => {
+    const todayKey = caseKey(FORMULA_CASES.findIndex((c) => c.formula === 'TODAY()'));
+    const row = (await rest('POST', `${base}/rows`, { data: { d: '2026-07-01' } })).body.id;
+    expect((await rest('PATCH', base, { timeZone: 'Pacific/Kiritimati' })).status).toBe(200);
+    for (const timeZone of ['Mars/Olympus_Mons', 'GMT+25', '']) {
+      const refused = await rest('PATCH', base, { timeZone, name: 'Renamed' });
+      expect(refused.status, timeZone).toBe(422);
+      expect(refused.body.error).toMatchObject({ code: 'validation', details: [{ path: ['timeZone'], code: 'invalid_time_zone', message: expect.stringContaining('IANA') }] });
+    }
+    const wrongType = await rest('PATCH', base, { timeZone: 9 });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error.details).toEqual([expect.objectContaining({ path: ['timeZone'] })]);
+    const workspace = (await rest('GET', base)).body;
+    expect(workspace).toMatchObject({ timeZone: 'Pacific/Kiritimati', name: 'Sums' });
+    expect((await rest('GET', `${base}/rows/${row}`)).body.data[todayKey]).toBe('2026-07-05');
+    expect((await rest('PATCH', base, { timeZone: 'UTC' })).status).toBe(200);
+  });
+});
+
 describe('trying a formula: POST /formula/check and the check_formula tool', () => {
   it('answers the result type, or the message and position of the fault, without saving anything', async () => {
     const check = (body: Record<string, unknown>) => rest('POST', `${base}/formula/check`, body);

@@ -230,6 +230,23 @@ describe('formulas in the browser', () => {
     expect((await api('GET', `/rows/${ids.Design}`)).body.data.half).toBe(1);
   });
 
+  it("computes TODAY() in the workspace's time zone, and follows it when an editor changes it", async () => {
+    expect((await api('POST', '/columns', { column: { key: 'today', label: 'Today', type: 'formula', formula: 'DATETIME_FORMAT(TODAY(), "YYYY-MM-DD")' } })).status).toBe(200);
+    // Back on the grid (an earlier test left the board open).
+    await ben.page.goto(ben.origin + path);
+    await ben.page.waitForSelector('.grid-row, .board-card');
+    const allRows = ben.page.getByRole('tab', { name: 'All rows', exact: true });
+    if ((await allRows.count()) > 0) await allRows.click();
+    await ben.page.waitForSelector('.grid-row');
+    // A zone whose date differs from UTC's at this hour: UTC+14 from 10:00 UTC, UTC-11 before 11:00 UTC.
+    const timeZone = new Date().getUTCHours() >= 10 ? 'Pacific/Kiritimati' : 'Pacific/Pago_Pago';
+    const dayIn = (zone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+    await expect.poll(() => shown(ben, ids.Design!, 'today')).toBe(dayIn('UTC'));
+    expect((await api('PATCH', '', { timeZone })).status).toBe(200);
+    await expect.poll(() => shown(ben, ids.Design!, 'today')).toBe(dayIn(timeZone));
+    expect((await api('GET', `/rows/${ids.Design}`)).body.data.today).toBe(dayIn(timeZone));
+  });
+
   it('shows no console error in either browser', () => {
     expect(consoleErrors).toEqual([]);
   });

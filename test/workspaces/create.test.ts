@@ -52,6 +52,7 @@ describe('POST /api/workspaces', () => {
         syncDocument: `${res.body.id}/tables`,
       },
       commentsOnPublicShare: false,
+      timeZone: 'UTC',
     });
     expect(new Date(res.body.createdAt).toISOString()).toBe(res.body.createdAt);
   });

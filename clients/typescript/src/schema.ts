@@ -7156,7 +7156,7 @@ export interface paths {
         head?: never;
         /**
          * Change workspace settings
-         * @description `name` and `mode` need the right to edit settings (editor); `visibility` and `commentsOnPublicShare` the right to share (editor).
+         * @description `name`, `mode` and `timeZone` need the right to edit settings (editor); `visibility` and `commentsOnPublicShare` the right to share (editor). A bad value is 400 or 422 with `details` and changes nothing.
          */
         patch: {
             parameters: {
@@ -7177,6 +7177,8 @@ export interface paths {
                         /** @enum {string} */
                         mode?: "table" | "doc";
                         name?: string;
+                        /** @description IANA time zone name (`Europe/Paris`, `America/New_York`, `UTC`) that TODAY() and NOW() in formula columns read in; stored under its canonical spelling. 422 `invalid_time_zone` for a name the server does not know. */
+                        timeZone?: string;
                         /** @enum {string} */
                         visibility?: "private" | "org" | "unlisted" | "public";
                     };
@@ -24929,7 +24931,7 @@ export interface paths {
         head?: never;
         /**
          * Change workspace settings
-         * @description `name` and `mode` need the right to edit settings (editor); `visibility` and `commentsOnPublicShare` the right to share (editor).
+         * @description `name`, `mode` and `timeZone` need the right to edit settings (editor); `visibility` and `commentsOnPublicShare` the right to share (editor). A bad value is 400 or 422 with `details` and changes nothing.
          */
         patch: {
             parameters: {
@@ -24948,6 +24950,8 @@ export interface paths {
                         /** @enum {string} */
                         mode?: "table" | "doc";
                         name?: string;
+                        /** @description IANA time zone name (`Europe/Paris`, `America/New_York`, `UTC`) that TODAY() and NOW() in formula columns read in; stored under its canonical spelling. 422 `invalid_time_zone` for a name the server does not know. */
+                        timeZone?: string;
                         /** @enum {string} */
                         visibility?: "private" | "org" | "unlisted" | "public";
                     };
@@ -44044,6 +44048,8 @@ export interface components {
              */
             role: "owner" | "editor" | "commenter" | "viewer";
             slug: string;
+            /** @description IANA time zone name that TODAY() and NOW() in formula columns read in (docs/FORMULAS.md "Time zone"); `UTC` unless set */
+            timeZone: string;
             /** @enum {string} */
             visibility: "private" | "org" | "unlisted" | "public";
         };
@@ -44106,6 +44112,8 @@ export interface components {
             slug: string;
             /** @description Live surfaces in position order */
             surfaces: components["schemas"]["Surface"][];
+            /** @description IANA time zone name that TODAY() and NOW() in formula columns read in (docs/FORMULAS.md "Time zone"); `UTC` unless set */
+            timeZone: string;
             /** @enum {string} */
             visibility: "private" | "org" | "unlisted" | "public";
         };
@@ -44168,6 +44176,8 @@ export interface components {
             slug: string;
             /** @description Live surfaces in position order */
             surfaces: components["schemas"]["SurfaceInput"][];
+            /** @description IANA time zone name that TODAY() and NOW() in formula columns read in (docs/FORMULAS.md "Time zone"); `UTC` unless set */
+            timeZone: string;
             /** @enum {string} */
             visibility: "private" | "org" | "unlisted" | "public";
         };
@@ -44205,6 +44215,8 @@ export interface components {
              */
             role: "owner" | "editor" | "commenter" | "viewer";
             slug: string;
+            /** @description IANA time zone name that TODAY() and NOW() in formula columns read in (docs/FORMULAS.md "Time zone"); `UTC` unless set */
+            timeZone: string;
             /** @enum {string} */
             visibility: "private" | "org" | "unlisted" | "public";
         };

@@ -42,7 +42,7 @@ export interface LiveDocument {
 
 export interface LiveTable extends LiveDocument {
   readonly surfaceId: string;
-  /** The sheet's rows in order, as they are now, computed cells included (TODAY() and NOW() read now, in UTC). */
+  /** The sheet's rows in order, as they are now, computed cells included (TODAY() and NOW() read now, in the workspace's time zone). */
   rows(): TableRow[];
 }
 

@@ -42,6 +42,7 @@ export const Workspace = z
     org: z.object({ slug: z.string() }),
     primarySurface: Surface.optional().describe('The first surface of the workspace\'s mode, else the first surface; absent when it has none'),
     commentsOnPublicShare: z.boolean(),
+    timeZone: z.string().describe('IANA time zone name that TODAY() and NOW() in formula columns read in (docs/FORMULAS.md "Time zone"); `UTC` unless set'),
     archivedByPrincipalId: z.string().optional().describe('Archived workspaces only'),
     archivedByPrincipalType: z.enum(['user', 'agent']).optional().describe('Archived workspaces only'),
   })

@@ -20,6 +20,7 @@ import { canonicalSheetIds, readRowData, rowMapOf } from './layout.js';
 import { linkColumnKeys, linkIdsOf } from './links.js';
 import { rowTitle, visibleLinks } from './link-reads.js';
 import { tableIndex } from './row-index.js';
+import { tableTimeZone } from './settings.js';
 import { cellValue, presentValue, storedValue, type ComputedCell } from './formulas/cells.js';
 import { compiledFormula, runFormula } from './formulas/compile.js';
 import { today } from './formulas/dates.js';
@@ -33,7 +34,7 @@ export interface ReadOptions {
   hidden?: ReadonlySet<string>;
   /** The moment of the read, in milliseconds (now by default): what TODAY() and NOW() give. */
   now?: number;
-  /** The IANA time zone TODAY() and dates are read in (UTC by default). */
+  /** The IANA time zone TODAY() and dates are read in: the workspace's (settings.ts `tableTimeZone`) by default. */
   timeZone?: string;
 }
 
@@ -216,8 +217,10 @@ export class CellReading {
   private readonly hidden: ReadonlySet<string> | undefined;
   readonly now: number;
   readonly timeZone: string;
-  private readonly dayStamp: string;
+  /** The day TODAY() reads (`day:2026-07-04`): what kept values and listings that read it hold for. */
+  readonly dayStamp: string;
   private readonly momentStamp: string;
+  private momentRead = false;
   // The cells being computed, innermost last (a circle is one of them met again), kept flat: a read computes 50,000 of them.
   private readonly frameRows: string[] = [];
   private readonly frameKeys: string[] = [];
@@ -234,7 +237,7 @@ export class CellReading {
     this.engine = engineOf(doc);
     this.hidden = options.hidden?.size ? options.hidden : undefined;
     this.now = options.now ?? Date.now();
-    this.timeZone = options.timeZone ?? 'UTC';
+    this.timeZone = options.timeZone ?? tableTimeZone(doc);
     this.engine.prepare(this.timeZone);
     this.dayStamp = `day:${today(this.now, this.timeZone).toIso()}`;
     this.momentStamp = `moment:${this.now}`;
@@ -248,7 +251,17 @@ export class CellReading {
 
   /** Whether values may be kept and reused: nothing hidden from this reader, and no transaction open. */
   private get keeps(): boolean {
-    return this.hidden === undefined && this.doc._transaction === null;
+    return this.keepsComputed && this.doc._transaction === null;
+  }
+
+  /** Whether the cells this reader sees are everyone's (nothing is hidden from it). */
+  get keepsComputed(): boolean {
+    return this.hidden === undefined;
+  }
+
+  /** Whether a cell read through `vector` so far holds for this moment only (it reads NOW()). */
+  readMoment(): boolean {
+    return this.momentRead;
   }
 
   /** Column keys computed on some sheet: a filter or sort on one reads it here, not from the stored cells. */
@@ -301,6 +314,7 @@ export class CellReading {
       const column = plan?.byKey.get(key);
       if (!plan || !column || !isComputed(column)) return read(rowMapOf(this.doc, rowId)?.get(key) as ReadCell);
       const entry = this.entry(rowId, plan, column);
+      if (entry.stamp === this.momentStamp) this.momentRead = true;
       if (!keeps) return read(entry.cell);
       if (reading === 'sort') {
         if (!('sortValue' in entry)) entry.sortValue = read(entry.cell);

@@ -14,7 +14,7 @@
  *   total, so a page never repeats or skips a row of an unchanged table.
  */
 import * as Y from 'yjs';
-import { cellVector, derivedFromTable, keptDerived, tableIndex, type TableIndex } from './row-index.js';
+import { cellVector, keepDerived, keptDerived, tableIndex, type TableIndex } from './row-index.js';
 import { compareCodeUnits, readRowData, rowMapOf, rowsRoot } from './layout.js';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from './ids.js';
 import { cellValues, compareSortValues, sortValueOf, type CompiledRowQuery, type Scalar, type SortKey, type SortValue, type ValuesReader } from './query.js';
@@ -51,6 +51,12 @@ export interface ListRowsOptions {
 export interface ComputedCells {
   computedKeys(): ReadonlySet<string>;
   vector<T>(key: string, reading: string, read: (cell: unknown) => T): (rowId: string) => T;
+  /** The day TODAY() reads, in the reading's time zone: what a listing over computed cells is kept for. */
+  readonly dayStamp: string;
+  /** Whether the computed cells this reader sees are everyone's (no rows are hidden from it), so may be kept for others. */
+  readonly keepsComputed: boolean;
+  /** Whether a computed cell read so far holds for this moment only (it reads NOW()). */
+  readMoment(): boolean;
 }
 
 export interface RowPage {
@@ -72,6 +78,10 @@ interface Listing {
   hidden: ReadonlySet<string> | undefined;
   /** Reads cells of `key` through `read`, kept per row: as stored, or computed for the read's computed keys. */
   vector<T>(key: string, reading: string, read: (value: unknown) => T): (rowId: string) => T;
+  /** The read's computed cells, if any. */
+  reading: ComputedCells | undefined;
+  /** Whether the listing has read a computed column so far. */
+  readComputed: boolean;
 }
 
 export function listRows(doc: Y.Doc, options: ListRowsOptions = {}): RowPage {
@@ -91,15 +101,23 @@ export function listRows(doc: Y.Doc, options: ListRowsOptions = {}): RowPage {
     filterKey,
     matches: filterKey !== '' ? options.query!.matchesValues : null,
     hidden: options.hidden?.size ? options.hidden : undefined,
-    vector: vectorsOf(doc, options.reading),
+    vector: vectorsOf(doc, options.reading, () => {
+      listing.readComputed = true;
+    }),
+    reading: options.reading,
+    readComputed: false,
   };
   return sort.length === 0 ? listInSheetOrder(doc, index, sheets, listing, options.after ?? null, limit) : listSorted(doc, index, sheets, listing, options.after ?? null, limit);
 }
 
 /** Stored cells from the kept cell vectors (row-index.ts); computed ones from the read's computed cells, which keep them likewise. */
-function vectorsOf(doc: Y.Doc, reading: ComputedCells | undefined): Listing['vector'] {
+function vectorsOf(doc: Y.Doc, reading: ComputedCells | undefined, readsComputed: () => void): Listing['vector'] {
   const computed = reading?.computedKeys();
-  return (key, name, read) => (computed?.has(key) ? reading!.vector(key, name, read) : cellVector(doc, key, name, read));
+  return (key, name, read) => {
+    if (!computed?.has(key)) return cellVector(doc, key, name, read);
+    readsComputed();
+    return reading!.vector(key, name, read);
+  };
 }
 
 /**
@@ -203,26 +221,55 @@ interface SortEntry {
 type SortedPoint = [values: Array<[rank: number, value: number | string | null]>, surfaceId: string, slot: number, position: number, rowId: string];
 
 /**
+ * A listing's entries (its rows past the filter, with their sort values),
+ * kept until the table changes: repeating a sorted query reads no cell.
+ * Entries that hold computed cells are kept for the day their TODAY() read
+ * (a reading of NOW() is not kept), and only from and for readers that see
+ * every row (held rows change rollups and lookups).
+ */
+interface KeptEntries {
+  entries: SortEntry[];
+  /** Whether `entries` are in order (after a page past the first was asked for). */
+  sorted: boolean;
+  computed: boolean;
+}
+
+/** How many listings a document keeps the entries of. */
+const KEPT_LISTINGS = 4;
+
+/**
  * The first page without a cursor picks its rows from the unsorted entries
- * (a 100-row page of 50,000 in one pass). Paging on sorts the whole listing
- * once and keeps it until the table changes, so each later page is a binary
- * search and a slice rather than another pass over every row.
+ * (a 100-row page of 50,000 in one pass). Paging on, or asking again, sorts
+ * the kept entries once, so each later page is a binary search and a slice
+ * rather than another pass over every row.
  */
 function listSorted(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing, after: string | null, limit: number): RowPage {
   const directions = listing.sort.map((key) => (key.direction === 'desc' ? -1 : 1) as 1 | -1);
   const compare = (a: SortEntry, b: SortEntry) => compareEntries(a, b, directions);
-  const viewKey = JSON.stringify(['sorted', listing.sortSpec, listing.filterKey, sheets]);
+  const entriesKey = JSON.stringify(['sorted', listing.sortSpec, listing.filterKey, sheets, listing.reading?.dayStamp ?? null]);
+  const keepsComputed = listing.reading?.keepsComputed ?? true;
+  let kept = keptDerived<KeptEntries>(doc, entriesKey);
+  if (kept?.computed && !keepsComputed) kept = undefined;
+  // Asked for again: sorted once, so that every later page is a slice.
+  const again = kept !== undefined;
+  if (!kept) {
+    kept = { entries: sortEntries(doc, index, sheets, listing), sorted: false, computed: listing.readComputed };
+    if (!kept.computed || (keepsComputed && !listing.reading!.readMoment())) keepDerived(doc, entriesKey, kept, KEPT_LISTINGS);
+  }
   let page: SortEntry[];
   let hasMore: boolean;
   const hidden = listing.hidden;
   const shown = (entries: SortEntry[]) => (hidden ? entries.filter((entry) => !hidden.has(entry.rowId)) : entries);
-  const kept = keptDerived<SortEntry[]>(doc, viewKey);
-  if (!kept && !after && Number.isFinite(limit)) {
-    const entries = shown(sortEntries(doc, index, sheets, listing));
+  if (!kept.sorted && !again && !after && Number.isFinite(limit)) {
+    const entries = shown(kept.entries);
     page = firstInOrder(entries, limit, compare);
     hasMore = entries.length > page.length;
   } else {
-    const view = shown(kept ?? derivedFromTable(doc, viewKey, () => sortEntries(doc, index, sheets, listing).sort(compare)));
+    if (!kept.sorted) {
+      kept.entries.sort(compare);
+      kept.sorted = true;
+    }
+    const view = shown(kept.entries);
     const start = after ? firstAfter(view, entryFromPoint(readCursor(after, listing).at as SortedPoint, sheets), compare) : 0;
     page = view.slice(start, start + limit);
     hasMore = start + page.length < view.length;

@@ -111,10 +111,17 @@ export function derivedFromTable<T>(doc: Y.Doc, key: string, compute: () => T, k
   const cache = cacheOf(doc);
   if (cache.derived.has(key)) return cache.derived.get(key) as T;
   const value = compute();
-  // Oldest first in insertion order: drop it to keep at most `keep` values.
-  if (cache.derived.size >= keep) cache.derived.delete(cache.derived.keys().next().value!);
-  cache.derived.set(key, value);
+  keepDerived(doc, key, value, keep);
   return value;
+}
+
+/** Keeps a value computed from the table as `derivedFromTable` does, for a caller that decides after computing it whether it may be kept. */
+export function keepDerived<T>(doc: Y.Doc, key: string, value: T, keep = 2): void {
+  if (doc._transaction !== null) return;
+  const cache = cacheOf(doc);
+  // Oldest first in insertion order: drop it to keep at most `keep` values.
+  if (!cache.derived.has(key) && cache.derived.size >= keep) cache.derived.delete(cache.derived.keys().next().value!);
+  cache.derived.set(key, value);
 }
 
 /** A value `derivedFromTable` kept for `key`, if any (never computes). */

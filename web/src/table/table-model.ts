@@ -257,10 +257,11 @@ export class TableModel {
    * How this tab reads computed cells (lookups, formulas, rollups), the same
    * code as the server's: one reading per change, so a render computes each
    * cell once at one moment (TODAY() and NOW() are read when the table last
-   * changed, or at the last `refreshClock`). Workspaces read dates in UTC.
+   * changed, or at the last `refreshClock`), in the workspace's time zone,
+   * which the table document holds.
    */
   reading(): CellReading {
-    this.currentReading ??= openReading(this.doc, { now: Date.now(), timeZone: 'UTC' });
+    this.currentReading ??= openReading(this.doc, { now: Date.now() });
     return this.currentReading;
   }
 
