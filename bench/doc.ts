@@ -38,7 +38,7 @@ import * as Y from 'yjs';
 import { startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
-import { acknowledged, connectClient, eventually, synced } from '../test/helpers/sync';
+import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../test/helpers/sync';
 import { pinThisProcess, spawnBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
@@ -221,20 +221,25 @@ export function expectedText(trace: Trace, edits: number): string {
 }
 
 /** One replay of the trace's first `edits` through one provider against a server of `mode` in its own process (`env`: its database). */
+/** Syncs `client` and gives its doc the documented layout, one paragraph whose Y.XmlText (returned) takes the trace's edits, acknowledged. */
+export async function traceParagraph(client: SyncClient, trace: Trace): Promise<Y.XmlText> {
+  await synced(client, 60_000);
+  const text = new Y.XmlText();
+  client.doc.transact(() => {
+    const paragraph = new Y.XmlElement('paragraph');
+    client.doc.getXmlFragment('default').insert(0, [paragraph]);
+    paragraph.insert(0, [text]);
+    if (trace.startContent) text.insert(0, trace.startContent);
+  });
+  await acknowledged(client, 60_000);
+  return text;
+}
+
 export async function replay(mode: TraceServerMode, trace: Trace, edits: number, prefill = 0, noCompaction = false, env: Record<string, string> = {}) {
   const { info, child } = await spawnServer(mode, prefill, noCompaction, env);
   try {
     const client = connectClient(info.url, info.documentName, { cookie: info.cookie }, info.runId ? { run: info.runId } : {});
-    await synced(client, 60_000);
-    // The documented doc layout: one paragraph whose Y.XmlText takes the edits.
-    const text = new Y.XmlText();
-    client.doc.transact(() => {
-      const paragraph = new Y.XmlElement('paragraph');
-      client.doc.getXmlFragment('default').insert(0, [paragraph]);
-      paragraph.insert(0, [text]);
-      if (trace.startContent) text.insert(0, trace.startContent);
-    });
-    await acknowledged(client, 60_000);
+    const text = await traceParagraph(client, trace);
 
     // When each tenth of the trace's patches is acknowledged: acknowledged = sent - still unsynced.
     const total = trace.txns.slice(0, edits).reduce((n, txn) => n + txn.patches.length, 0);

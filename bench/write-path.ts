@@ -18,7 +18,9 @@
  * - REST: row create and patch at 10 connections against a bare durable
  *   Fastify route doing the same writes (a log row, an event row, the
  *   projection row) in one transaction a request (bench/rest-server.ts
- *   `bare-db`). Printed: req/s, p99, ratio.
+ *   `bare-db`). Printed: req/s, p99, ratio, server CPU per request; then
+ *   creates again while one sync client types the trace into a doc of the
+ *   same server (a transaction a keystroke, at most 200 unacknowledged).
  * - Footprint: the compiled server (dist/server/main.js, built if stale) on
  *   an empty DATA_DIR and again on the same one, on an empty Postgres
  *   database too: seconds to health, resident memory at health, 5 s later
@@ -40,10 +42,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { buildServer, buildTemplate, SERVER_BUNDLE } from '../scripts/build';
-import { connectClient, synced, type SyncClient } from '../test/helpers/sync';
+import { connectClient, eventually, synced, type SyncClient } from '../test/helpers/sync';
 import { freePort, signInThroughOutboxFile } from '../test/helpers/server-process';
-import { expectedText, loadTrace, makeMarkdown, replay } from './doc';
+import { expectedText, loadTrace, makeMarkdown, replay, traceParagraph, type Trace } from './doc';
 import { bareScenario, drive, trellisScenarios, withServer, type Result, type Scenario } from './rest';
+import type { RestServerInfo } from './rest-server';
 import { canPin, pinThisProcess } from './spawn-server';
 
 type Figures = Record<string, number | string>;
@@ -119,7 +122,12 @@ async function restRows(database: Database, seconds: number): Promise<Figures> {
   const trellis = await withServer('trellis', database.env, async (info) => {
     const scenarios = trellisScenarios(info);
     const run = async (key: string) => drive(info, scenarios.find((s) => s.key === key)!.scenario, seconds);
-    return { create: await run('create'), patch: await run('patch') };
+    const create = await run('create');
+    const patch = await run('patch');
+    const typist = await startTypist(info, loadTrace());
+    const createTyping = await run('create');
+    const typed = await typist.stop();
+    return { create, patch, createTyping, typed };
   });
   const row = (what: string, floor: Result, real: Result) => {
     figures[`${label}: row ${what}: floor req/s, p99 ms (a transaction a request)`] = `${Math.round(floor.rps)}, ${round(floor.p99, 1)}`;
@@ -129,7 +137,51 @@ async function restRows(database: Database, seconds: number): Promise<Figures> {
   };
   row('create', floors.create, trellis.create);
   row('patch', floors.patch, trellis.patch);
+  figures[`${label}: row create with a sync client typing the trace: Trellis req/s, p99 ms (goal p99 < 50)`] = `${Math.round(trellis.createTyping.rps)}, ${round(trellis.createTyping.p99, 1)}`;
+  figures[`${label}: row create with a sync client typing: Trellis / floor req/s; keystrokes acknowledged meanwhile`] = `${round(trellis.createTyping.rps / floors.create.rps, 2)}; ${trellis.typed.toLocaleString('en')}`;
   return figures;
+}
+
+/** Keystrokes a typist may have sent and not yet had acknowledged: a fast, steady typist rather than a firehose. */
+const TYPIST_AHEAD = 200;
+
+/**
+ * One sync client typing the trace (as bench/doc.ts replays it, a
+ * transaction a patch) into a doc workspace of the server, made by the
+ * owner, for as long as the REST load runs. `stop` ends the typing, waits
+ * for every keystroke's acknowledgement and answers how many it typed.
+ */
+async function startTypist(info: RestServerInfo, trace: Trace): Promise<{ stop(): Promise<number> }> {
+  const headers = { 'content-type': 'application/json', cookie: info.session! };
+  const created = await fetch(`${info.url}/api/workspaces`, { method: 'POST', headers, body: JSON.stringify({ name: 'typist', slug: 'typist', mode: 'doc' }) });
+  if (created.status !== 200) throw new Error(`POST /api/workspaces answered ${created.status}: ${await created.text()}`);
+  const { primarySurface } = (await created.json()) as { primarySurface: { syncDocument: string } };
+  const client = connectClient(info.url, primarySurface.syncDocument, { cookie: info.session!.replace(/^svc-session=/, '') });
+  const text = await traceParagraph(client, trace);
+  let stopped = false;
+  let typed = 0;
+  const typing = (async () => {
+    for (const txn of trace.txns) {
+      for (const [pos, del, ins] of txn.patches) {
+        if (stopped) return;
+        while (client.provider.unsyncedChanges >= TYPIST_AHEAD) await new Promise((resolve) => setTimeout(resolve, 1));
+        client.doc.transact(() => {
+          if (del > 0) text.delete(pos, del);
+          if (ins) text.insert(pos, ins);
+        });
+        typed++;
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await typing;
+      await eventually(() => client.provider.unsyncedChanges === 0, 600_000, 5);
+      client.destroy();
+      return typed;
+    },
+  };
 }
 
 // -------------------------------------------------------------- footprint

@@ -1,5 +1,5 @@
 import type { Tx } from '../persistence/database';
-import { insertRunChanges, touchRuns, type RunChangeWrite } from '../persistence/runs';
+import { recordRunChanges, type RunChangeWrite } from '../persistence/runs';
 
 /**
  * What runs changed (docs/RUNS.md), written in the transaction that marks
@@ -8,7 +8,5 @@ import { insertRunChanges, touchRuns, type RunChangeWrite } from '../persistence
  * minutes after it).
  */
 export async function writeRunChanges(tx: Tx, writes: readonly RunChangeWrite[], at: Date): Promise<void> {
-  if (writes.length === 0) return;
-  await insertRunChanges(tx, writes);
-  await touchRuns(tx, [...new Set(writes.map((write) => write.runId))], at);
+  await recordRunChanges(tx, writes, at);
 }

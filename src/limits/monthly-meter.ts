@@ -38,7 +38,8 @@ export interface UsageCounter {
 const PLAN_TTL_MS = 1_000;
 
 export class MonthlyMeter {
-  private readonly plans = new Map<string, { plan: PlanName; fetchedAt: number }>();
+  /** Per org, the plan as looked up (or being looked up: the requests that find it expired at once share one query). */
+  private readonly plans = new Map<string, { plan: Promise<PlanName>; fetchedAt: number }>();
   /** Calls counted here and not yet added to `api_usage`. */
   private readonly unflushed = new Map<string, { orgId: string; period: string; calls: number }>();
   private flushChain: Promise<void> = Promise.resolve();
@@ -102,8 +103,12 @@ export class MonthlyMeter {
   private async planOf(orgId: string, now: number): Promise<PlanName> {
     const cached = this.plans.get(orgId);
     if (cached && now - cached.fetchedAt < PLAN_TTL_MS && now >= cached.fetchedAt) return cached.plan;
-    const plan = (await findOrgPlan(this.db, orgId)) ?? 'free';
-    this.plans.set(orgId, { plan, fetchedAt: now });
+    const plan = findOrgPlan(this.db, orgId).then((found) => found ?? 'free');
+    const entry = { plan, fetchedAt: now };
+    this.plans.set(orgId, entry);
+    plan.catch(() => {
+      if (this.plans.get(orgId) === entry) this.plans.delete(orgId);
+    });
     return plan;
   }
 

@@ -87,8 +87,13 @@ async function insertEntries(db: Executor, rows: readonly IndexedRow[]): Promise
 export async function unindexRows(db: Executor, workspaceId: string, ids: readonly string[]): Promise<void> {
   for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
     const chunk = ids.slice(from, from + IDS_PER_STATEMENT);
-    await db.deleteFrom('rowDates').where('workspaceId', '=', workspaceId).where('rowId', 'in', chunk).execute();
-    await db.deleteFrom('rowFiles').where('workspaceId', '=', workspaceId).where('rowId', 'in', chunk).execute();
+    // One statement for both indexes: a round trip fewer in every commit that writes rows.
+    await db
+      .with('dates', (db) => db.deleteFrom('rowDates').where('workspaceId', '=', workspaceId).where('rowId', 'in', chunk))
+      .deleteFrom('rowFiles')
+      .where('workspaceId', '=', workspaceId)
+      .where('rowId', 'in', chunk)
+      .execute();
   }
 }
 

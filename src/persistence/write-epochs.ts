@@ -66,6 +66,9 @@ const CONTENT_TABLES = new Set([
   'local_tracker_counters',
   'limit_increase_requests',
   'referral_clicks',
+  // What a run did and when it last wrote (runs.ts): every write of an agent joins a run, and no cached read looks at runs.
+  'run_changes',
+  'runs',
 ]);
 
 /** The tables a statement writes, read from its SQL (covers Kysely builders and raw `sql` alike). */
