@@ -39,13 +39,18 @@ export function FormBuilder(props: { model: TableModel; view: ViewDef; columns: 
     };
   }, [form.open, view.id, view.surfaceId, props.workspaceId]);
 
-  const write = (patch: Partial<FormSettings>) => model.updateView(view.id, { form: { ...form, ...patch } });
+  // Each change starts from the form as the document holds it now: two changes made before the page draws again
+  // (a message left with Tab, then "Open the form" clicked) would otherwise each start from the same render's form,
+  // and the second would put back what the first changed.
+  const current = (): FormSettings => model.view(view.id)?.form ?? form;
+  const write = (patch: Partial<FormSettings>) => model.updateView(view.id, { form: { ...current(), ...patch } });
   const askable = props.columns.filter((column) => FORM_COLUMN_TYPES.has(column.type));
   const asked = new Map(form.fields.map((field) => [field.column, field]));
   // The questions in the form's order, then the columns it could ask.
   const ordered = [...form.fields.flatMap((field) => askable.filter((column) => column.key === field.column)), ...askable.filter((column) => !asked.has(column.key))];
   const setField = (column: string, change: Partial<FormField> | null) => {
-    const fields = change === null ? form.fields.filter((field) => field.column !== column) : asked.has(column) ? form.fields.map((field) => (field.column === column ? { ...field, ...change } : field)) : [...form.fields, { column, required: false, ...change }];
+    const { fields: now } = current();
+    const fields = change === null ? now.filter((field) => field.column !== column) : now.some((field) => field.column === column) ? now.map((field) => (field.column === column ? { ...field, ...change } : field)) : [...now, { column, required: false, ...change }];
     write({ fields });
   };
   const text = (value: string) => value.trim();

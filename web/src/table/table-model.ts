@@ -36,7 +36,7 @@ import {
 import { tableIndex } from '../../../src/model/table/row-index';
 import { readRowData, rowMapOf, rowsRoot, sheetsRoot } from '../../../src/model/table/layout';
 import { isAbsoluteWebUrl, isIsoDateOrDateTime } from '../../../src/model/table/validation';
-import { createView, deleteView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
+import { createView, deleteView, getView, listViews, updateView, type RowHeight, type ViewDef, type ViewFields, type ViewKind, type ViewPatch } from '../../../src/model/table/views';
 import { addRowSuggestion, editRowSuggestion, removeRowSuggestion, rowSuggestionEntries, existingSuggestionsRoot, type RowSuggestionEntry, type SuggestionPerson } from '../../../src/model/table/suggestions';
 import {
   checkRowQuery,
@@ -398,6 +398,11 @@ export class TableModel {
   createView(surfaceId: string, fields: Partial<ViewFields> & { name: string }): ViewDef {
     ensureSheet(this.doc, surfaceId, LOCAL);
     return createView(this.doc, surfaceId, fields, LOCAL);
+  }
+
+  /** One view as the document holds it now (a handler that writes after another reads this, not what its render saw). */
+  view(viewId: string): ViewDef | null {
+    return getView(this.doc, viewId);
   }
 
   updateView(viewId: string, patch: ViewPatch): void {
