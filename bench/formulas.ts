@@ -148,6 +148,23 @@ export async function runFormulasBench(rows = Number(process.env.ROWS ?? 50_000)
     const filterAfterWrite = performance.now();
     await call('GET', '/rows?limit=100&surface=table&filter[total][gt]=40');
     figures.filterFormulaAfterOneWriteMs = round(performance.now() - filterAfterWrite, 1);
+    // The first sorted page after a write: a kept listing no longer answers it.
+    const afterWrite: number[] = [];
+    const afterWriteToday: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      await call('PATCH', `/rows/${taskId(100 + i)}`, { data: { amount: 500 + i } });
+      let start = performance.now();
+      await call('GET', '/rows?limit=100&surface=table&sort=-total,title');
+      afterWrite.push(performance.now() - start);
+      await call('PATCH', `/rows/${taskId(200 + i)}`, { data: { amount: 700 + i } });
+      start = performance.now();
+      await call('GET', '/rows?limit=100&surface=table&sort=daysLeft');
+      afterWriteToday.push(performance.now() - start);
+    }
+    figures.sortFormulaAfterOneWriteP50Ms = round(percentile(afterWrite, 50), 1);
+    figures.sortFormulaAfterOneWriteMaxMs = round(Math.max(...afterWrite), 1);
+    figures.sortTodayFormulaAfterOneWriteP50Ms = round(percentile(afterWriteToday, 50), 1);
+    figures.sortTodayFormulaAfterOneWriteMaxMs = round(Math.max(...afterWriteToday), 1);
     figures.heapUsedMb = round(process.memoryUsage().heapUsed / 2 ** 20, 0);
     return figures;
   } finally {
