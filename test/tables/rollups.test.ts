@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
-import { insertRow, updateRowCells } from '../../src/model/table/document';
+import { insertRow, listRows, openReading, readColumns, updateRowCells } from '../../src/model/table/document';
+import { compileRowQuery, filterFromQueryString, sortFromQueryString } from '../../src/model/table/query';
 import { tableIndex } from '../../src/model/table/row-index';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
@@ -15,7 +16,8 @@ import { createWorkspace, insertKey, signInUser, type TestUser } from '../worksp
  * formula and lookup fields; values current right after a write's
  * acknowledgement on a linked row (REST, MCP, sync); deletes and moves of
  * linked rows; rows the caller cannot read never counted; filters, sorts,
- * views, boards, CSV and row events on computed columns.
+ * views, boards, CSV and row events on computed columns; a sorted listing
+ * after writes (what a listing keeps is brought up to date, not reread).
  */
 
 let t: TestApp & { store: { dispose(): Promise<void> } };
@@ -305,5 +307,142 @@ describe('where computed values show', () => {
     expect(await project(ids.borealis)).toMatchObject({ leadName: 'WRITE, TEST' });
     expect((await rest('PATCH', `${base}/rows/${ids.write}`, { data: { title: 'Draft' } })).status).toBe(200);
     expect(await project(ids.borealis)).toMatchObject({ leadName: 'DRAFT, TEST' });
+  });
+});
+
+describe('a sorted or filtered listing after writes (what a listing keeps follows each write)', () => {
+  const kept = '/api/workspaces/kept';
+  const named: Record<string, string> = {};
+  let keptId: string;
+  let tableId: string;
+  const call = (method: string, path: string, body?: unknown) => t.request(method, `${kept}${path}`, { as: owner.as, body });
+  const nameOf = (id: string) => Object.keys(named).find((name) => named[name] === id) ?? id;
+  /** The listing's rows by name, read twice (the second read answers from what the first kept, sorted), both reads the same. */
+  async function listed(query: string, show: (row: any) => unknown = (row) => nameOf(row.id)) {
+    const reads: unknown[][] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await call('GET', `/rows?${query}`);
+      expect(res.status, res.text).toBe(200);
+      reads.push((res.body.rows as any[]).map(show));
+    }
+    expect(reads[1]).toEqual(reads[0]);
+    return reads[0];
+  }
+  async function write(method: string, path: string, body?: unknown) {
+    const res = await call(method, path, body);
+    expect(res.status, res.text).toBeLessThan(300);
+    return res.body;
+  }
+
+  beforeAll(async () => {
+    keptId = (await createWorkspace(t, owner, { name: 'Kept', slug: 'kept' })).id;
+    tableId = (await call('GET', '/surfaces')).body.surfaces.find((surface: any) => surface.slug === 'table').id;
+    expect((await call('POST', '/surfaces', { kind: 'table', slug: 'teams', name: 'Teams' })).status).toBe(200);
+    for (const column of [
+      { key: 'est', label: 'Estimate', type: 'number' },
+      { key: 'score', label: 'Score', type: 'formula', formula: '{est} * 10' },
+    ]) {
+      expect((await call('POST', '/columns', { column })).status).toBe(200);
+    }
+    for (const [name, est] of [['a', 1], ['b', 2], ['c', 3], ['d', 4], ['e', 5]] as const) named[name] = (await write('POST', '/rows', { data: { title: name, est } })).id;
+  });
+
+  it('a row written across the sort order, filtered out, added, deleted, or moved within its sheet is read in its new place, over REST and from a sync provider', async () => {
+    const scored = 'surface=table&filter[score][gte]=20&sort=-score,title&fields=score';
+    expect(await listed(scored)).toEqual(['e', 'd', 'c', 'b']);
+    await write('PATCH', `/rows/${named.b}`, { data: { est: 9 } });
+    expect(await listed(scored)).toEqual(['b', 'e', 'd', 'c']);
+    await write('PATCH', `/rows/${named.e}`, { data: { est: 1 } });
+    expect(await listed(scored)).toEqual(['b', 'd', 'c']);
+    named.f = (await write('POST', '/rows', { data: { title: 'f', est: 6 } })).id;
+    expect(await listed(scored)).toEqual(['b', 'f', 'd', 'c']);
+    await write('DELETE', `/rows/${named.d}`);
+    expect(await listed(scored)).toEqual(['b', 'f', 'c']);
+    // Ties fall to the rows' places in the sheet, which shift when a row moves above them.
+    const byScore = 'surface=table&sort=-score&fields=score';
+    await write('PATCH', `/rows/${named.a}`, { data: { est: 6 } });
+    const placed = (row: any) => `${nameOf(row.id)}@${row.position}`;
+    expect(await listed(byScore, placed)).toEqual(['b@1', 'a@0', 'f@4', 'c@2', 'e@3']);
+    await write('PATCH', `/rows/${named.f}`, { position: 0 });
+    expect(await listed(byScore, placed)).toEqual(['b@2', 'f@0', 'a@1', 'c@3', 'e@4']);
+    // A page boundary kept across a write: the next page starts after the row the first ended on, in the order after the write.
+    const first = await call('GET', `/rows?${byScore}&limit=2`);
+    expect((first.body.rows as any[]).map(placed)).toEqual(['b@2', 'f@0']);
+    await write('PATCH', `/rows/${named.c}`, { data: { est: 50 } });
+    const next = await call('GET', `/rows?${byScore}&limit=2&after=${first.body.nextCursor}`);
+    expect((next.body.rows as any[]).map(placed)).toEqual(['a@1', 'e@4']);
+
+    // A sync provider's write, acknowledged: the next read shows it in its place.
+    const client = connectClient(t.url, tablesDocumentName(keptId), { cookie: owner.cookie });
+    clients.push(client);
+    await synced(client);
+    expect(await listed(scored)).toEqual(['c', 'b', 'a', 'f']);
+    updateRowCells(client.doc, named.a!, { est: 100 }, { source: 'test' });
+    await acknowledged(client);
+    expect(await listed(scored)).toEqual(['a', 'c', 'b', 'f']);
+
+    // The provider's own copy lists the same way, following writes that reach it from the server.
+    const onProvider = () => {
+      const query = compileRowQuery(readColumns(client.doc, tableId), { filter: filterFromQueryString({ score: { gte: '20' } }).filter, sort: sortFromQueryString('-score,title') });
+      const read = () => listRows(client.doc, { surfaceId: tableId, query, reading: openReading(client.doc) }).rows.map((row) => nameOf(row.id));
+      const [once, again] = [read(), read()];
+      expect(again).toEqual(once);
+      return once;
+    };
+    expect(onProvider()).toEqual(['a', 'c', 'b', 'f']);
+    await write('PATCH', `/rows/${named.b}`, { data: { est: 1_000 } });
+    await write('DELETE', `/rows/${named.c}`);
+    named.g = (await write('POST', '/rows', { data: { title: 'g', est: 7 } })).id;
+    await eventually(() => client.doc.getMap('rows').has(named.g!));
+    expect(onProvider()).toEqual(['b', 'a', 'g', 'f']);
+  });
+
+  it('a listing sorted by a rollup follows writes to the linked rows it rolls up, and one sorted through a link follows the linked row', async () => {
+    const add = async (column: Record<string, unknown>, surface: string) => expect((await call('POST', `/columns?surface=${surface}`, { column })).status).toBe(200);
+    await add({ key: 'budget', label: 'Budget', type: 'number' }, 'teams');
+    await add({ key: 'members', label: 'Members', type: 'link', targetSurface: 'table' }, 'teams');
+    // Two links deep: the rollup sums a formula of the linked rows.
+    await add({ key: 'load', label: 'Load', type: 'rollup', link: 'members', field: 'score', fn: 'sum' }, 'teams');
+    await add({ key: 'team', label: 'Team', type: 'link', targetSurface: 'teams' }, 'table');
+    await add({ key: 'teamBudget', label: 'Team budget', type: 'rollup', link: 'team', field: 'budget', fn: 'max' }, 'table');
+    const team = async (name: string, members: string[], budget: number) => {
+      named[name] = (await write('POST', '/rows?surface=teams', { data: { title: name, budget, members: members.map((m) => named[m]) } })).id;
+      for (const member of members) await write('PATCH', `/rows/${named[member]}`, { data: { team: [named[name]] } });
+    };
+    // Scores: a 1000, b 10000, f 60, g 70, e 10.
+    await team('x', ['a', 'f'], 5);
+    await team('y', ['g'], 20);
+    await team('z', ['e'], 10);
+    const teams = 'surface=teams&sort=-load,title&fields=load';
+    const withLoad = (row: any) => `${nameOf(row.id)}=${row.data.load}`;
+    expect(await listed(teams, withLoad)).toEqual(['x=1060', 'y=70', 'z=10']);
+    // A member's own write reorders its team.
+    await write('PATCH', `/rows/${named.e}`, { data: { est: 200 } });
+    expect(await listed(teams, withLoad)).toEqual(['z=2000', 'x=1060', 'y=70']);
+    // A member deleted leaves the rollup.
+    await write('DELETE', `/rows/${named.a}`);
+    expect(await listed(teams, withLoad)).toEqual(['z=2000', 'y=70', 'x=60']);
+    // A member linked anew, on the team's side.
+    await write('PATCH', `/rows/${named.y}`, { data: { members: [named.g, named.b] } });
+    expect(await listed(teams, withLoad)).toEqual(['y=10070', 'z=2000', 'x=60']);
+
+    // The other way: rows sorted by what they roll up from their team follow a write to the team.
+    const members = 'surface=table&filter[teamBudget][gte]=1&sort=-teamBudget,title&fields=teamBudget';
+    expect(await listed(members)).toEqual(['g', 'e', 'f']);
+    await write('PATCH', `/rows/${named.x}`, { data: { budget: 50 } });
+    expect(await listed(members)).toEqual(['f', 'g', 'e']);
+    await write('PATCH', `/rows/${named.z}`, { data: { budget: 0 } });
+    expect(await listed(members)).toEqual(['f', 'g']);
+  });
+
+  it("a listing sorted on a formula follows the formula's change", async () => {
+    const scored = 'surface=table&filter[score][gte]=0&sort=-score,title&fields=score';
+    const before = await listed(scored);
+    expect(before).toEqual(['b', 'e', 'g', 'f']);
+    const columns = (await call('GET', '/columns')).body.columns as any[];
+    const put = await call('PUT', '/columns', { columns: columns.map((column) => (column.key === 'score' ? { ...column, formula: '100 - {est}' } : column)) });
+    expect(put.status, put.text).toBe(200);
+    expect(await listed(scored)).toEqual(['f', 'g']);
+    expect(await listed('surface=table&sort=-score,title&fields=score')).toEqual(['f', 'g', 'e', 'b']);
   });
 });

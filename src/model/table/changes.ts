@@ -69,6 +69,19 @@ export function diffTableTransaction(transaction: Y.Transaction): TableChange[] 
   return recorded(transaction).changes();
 }
 
+const changesOfTransactions = new WeakMap<Y.Transaction, readonly TableChange[]>();
+
+/**
+ * `diffTableTransaction`, taken once per transaction for the caches that
+ * drop what it changed (computed values, kept listings), which read it in
+ * the same hook: read-only, as each of them sees the same array.
+ */
+export function transactionChanges(transaction: Y.Transaction): readonly TableChange[] {
+  let changes = changesOfTransactions.get(transaction);
+  if (!changes) changesOfTransactions.set(transaction, (changes = diffTableTransaction(transaction)));
+  return changes;
+}
+
 /** What the transaction added and removed, located in the table layout. */
 function recorded(transaction: Y.Transaction): TransactionRecorder {
   const doc = transaction.doc;

@@ -15,11 +15,11 @@
  */
 import * as Y from 'yjs';
 import { readColumns } from './columns.js';
-import { diffTableTransaction } from './changes.js';
+import { transactionChanges } from './changes.js';
 import { canonicalSheetIds, readRowData, rowMapOf } from './layout.js';
 import { linkColumnKeys, linkIdsOf } from './links.js';
 import { rowTitle, visibleLinks } from './link-reads.js';
-import { tableIndex } from './row-index.js';
+import { tableIndex, whenTableCachesForgotten } from './row-index.js';
 import { tableTimeZone } from './settings.js';
 import { cellValue, presentValue, storedValue, type ComputedCell } from './formulas/cells.js';
 import { compiledFormula, runFormula } from './formulas/compile.js';
@@ -88,6 +88,16 @@ class Engine {
     // The row index drops its own cache first, in the same hook: ours reads placements.
     tableIndex(doc);
     doc.on('beforeObserverCalls', (transaction: Y.Transaction) => this.forgetChanged(transaction));
+    whenTableCachesForgotten(doc, () => this.forgetAll());
+  }
+
+  /** The document's state was replaced wholesale (row-index.ts `forgetTableCaches`). */
+  private forgetAll(): void {
+    this.plans.clear();
+    this.values.clear();
+    this.signature = null;
+    this.linkers = null;
+    this.linked = null;
   }
 
   plan(surfaceId: string): SheetPlan {
@@ -141,8 +151,8 @@ class Engine {
   }
 
   private forgetChanged(transaction: Y.Transaction): void {
-    if (this.plans.size === 0 && this.values.size === 0) return;
-    const changes = diffTableTransaction(transaction);
+    if (this.plans.size === 0 && this.values.size === 0 && !this.linkers) return;
+    const changes = transactionChanges(transaction);
     if (changes.some((change) => change.kind === 'columns.updated')) {
       // Compared at the next read: a label or a width changes no value.
       this.plans.clear();
@@ -152,19 +162,31 @@ class Engine {
     }
     const changed = new Set<string>();
     for (const change of changes) if ('rowId' in change) changed.add(change.rowId);
-    if (changed.size === 0 || this.values.size === 0) return;
+    if (changed.size === 0) return;
+    if (this.values.size > 0) {
+      for (const rowId of this.dependents(changed, Infinity)!) for (const vector of this.values.values()) vector.delete(rowId);
+    }
+    // Kept current whenever it exists, kept values or not: kept listings find the rows a write reaches through it.
+    for (const rowId of changed) this.relink(rowId);
+  }
+
+  /**
+   * `rows`, then the rows that link to them, and so on up the links: every
+   * row whose computed cells may read a cell of `rows`. Null when there are
+   * more than `limit`.
+   */
+  dependents(rows: Iterable<string>, limit: number): Set<string> | null {
     if (!this.linkers) this.indexLinks();
-    // A row's values, then those of the rows that link to it, and so on up the links.
-    const queue = [...changed];
-    const dropped = new Set<string>();
+    const queue = [...rows];
+    const found = new Set<string>();
     while (queue.length > 0) {
       const rowId = queue.pop()!;
-      if (dropped.has(rowId)) continue;
-      dropped.add(rowId);
-      for (const vector of this.values.values()) vector.delete(rowId);
-      for (const linker of this.linkers?.get(rowId) ?? []) queue.push(linker);
+      if (found.has(rowId)) continue;
+      found.add(rowId);
+      if (found.size > limit) return null;
+      for (const linker of this.linkers!.get(rowId) ?? []) queue.push(linker);
     }
-    for (const rowId of changed) this.relink(rowId);
+    return found;
   }
 
   /** The reverse index of every link cell, built when a first value is kept. */
@@ -267,6 +289,11 @@ export class CellReading {
   /** Column keys computed on some sheet: a filter or sort on one reads it here, not from the stored cells. */
   computedKeys(): Set<string> {
     return this.engine.computedKeys();
+  }
+
+  /** `rows` and every row whose computed cells may read them (through links, any depth); null when more than `limit`. */
+  dependents(rows: Iterable<string>, limit: number): Set<string> | null {
+    return this.engine.dependents(rows, limit);
   }
 
   /** The row's cells as the reader sees them: links without rows it may not see, and every lookup, formula and rollup computed. */

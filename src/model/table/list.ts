@@ -14,8 +14,11 @@
  *   total, so a page never repeats or skips a row of an unchanged table.
  */
 import * as Y from 'yjs';
-import { cellVector, keepDerived, keptDerived, tableIndex, type TableIndex } from './row-index.js';
-import { compareCodeUnits, readRowData, rowMapOf, rowsRoot } from './layout.js';
+import { transactionChanges } from './changes.js';
+import { cellVector, tableIndex, whenTableCachesForgotten, type TableIndex } from './row-index.js';
+import { compareCodeUnits, existingRoots, ORDER_FIELD, readRowData, rowMapOf } from './layout.js';
+import { SUGGESTIONS_ROOT } from './suggestions.js';
+import { VIEWS_ROOT } from './views.js';
 import { decodeBase64UrlJson, encodeBase64UrlJson } from './ids.js';
 import { cellValues, compareSortValues, sortValueOf, type CompiledRowQuery, type Scalar, type SortKey, type SortValue, type ValuesReader } from './query.js';
 import { TableDocumentError, type TableRow } from './types.js';
@@ -53,6 +56,10 @@ export interface ComputedCells {
   vector<T>(key: string, reading: string, read: (cell: unknown) => T): (rowId: string) => T;
   /** The day TODAY() reads, in the reading's time zone: what a listing over computed cells is kept for. */
   readonly dayStamp: string;
+  /** The zone the cells are read in (dates and DATETIME_FORMAT read it too). */
+  readonly timeZone: string;
+  /** `rows` and every row whose computed cells may read them (through links, any depth); null when more than `limit`. */
+  dependents(rows: Iterable<string>, limit: number): Set<string> | null;
   /** Whether the computed cells this reader sees are everyone's (no rows are hidden from it), so may be kept for others. */
   readonly keepsComputed: boolean;
   /** Whether a computed cell read so far holds for this moment only (it reads NOW()). */
@@ -222,20 +229,108 @@ type SortedPoint = [values: Array<[rank: number, value: number | string | null]>
 
 /**
  * A listing's entries (its rows past the filter, with their sort values),
- * kept until the table changes: repeating a sorted query reads no cell.
- * Entries that hold computed cells are kept for the day their TODAY() read
- * (a reading of NOW() is not kept), and only from and for readers that see
- * every row (held rows change rollups and lookups).
+ * kept across writes: each write notes the rows it changed, and the next
+ * read of the listing reads only those again (and the rows whose computed
+ * cells read them through links), so a sorted page after a write reads a
+ * few cells rather than every row's. Entries that hold computed cells are
+ * kept for the day their TODAY() read (a reading of NOW() is not kept), and
+ * only from and for readers that see every row (held rows change rollups
+ * and lookups).
  */
 interface KeptEntries {
   entries: SortEntry[];
   /** Whether `entries` are in order (after a page past the first was asked for). */
   sorted: boolean;
   computed: boolean;
+  /** The placements the entries' slots and positions were read from. */
+  index: TableIndex;
+  /** Rows that writes since changed (cells, created, deleted or moved): their entries are read again. */
+  written: Set<string>;
+  /** Each row's entry, to find it in sorted entries: made at the first write they follow one by one. */
+  byRow?: Map<string, SortEntry>;
 }
 
 /** How many listings a document keeps the entries of. */
 const KEPT_LISTINGS = 4;
+
+/** Rows written (with the rows reading them through links) past which a kept listing is read afresh: a quarter of its rows, or this many. */
+const FEW_WRITTEN_ROWS = 1_000;
+
+/** Changed rows up to which each is taken out of sorted entries and put back in its place; past it, or when rows were removed or moved, they are appended and the entries sorted again. */
+const INSERTED_ONE_BY_ONE = 64;
+
+const keptListings = new WeakMap<Y.Doc, Map<string, KeptEntries>>();
+
+function keptListingsOf(doc: Y.Doc): Map<string, KeptEntries> {
+  let listings = keptListings.get(doc);
+  if (!listings) {
+    const created = new Map<string, KeptEntries>();
+    // The row index drops a stale index first, in the same hook: the changes read placements.
+    tableIndex(doc);
+    doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
+      if (created.size > 0) noteWrites(transaction, created);
+    });
+    whenTableCachesForgotten(doc, () => created.clear());
+    keptListings.set(doc, (listings = created));
+  }
+  return listings;
+}
+
+function noteWrites(transaction: Y.Transaction, listings: Map<string, KeptEntries>): void {
+  const rows = rowsWritten(transaction);
+  if (rows === null) {
+    listings.clear();
+    return;
+  }
+  for (const [key, kept] of listings) {
+    for (const rowId of rows) kept.written.add(rowId);
+    if (kept.written.size > writtenRowsAllowed(kept)) listings.delete(key);
+  }
+}
+
+function writtenRowsAllowed(kept: KeptEntries): number {
+  return Math.max(FEW_WRITTEN_ROWS, kept.entries.length >> 2);
+}
+
+/**
+ * The rows a transaction changed, created, deleted or moved; null when it
+ * changed what every row's entry depends on: columns, sheets, the settings
+ * (the time zone), or anything this does not know, so that a listing is
+ * read afresh rather than wrong. Saved views and suggestions change no row.
+ */
+function rowsWritten(transaction: Y.Transaction): Set<string> | null {
+  const doc = transaction.doc;
+  const { rows, sheets } = existingRoots(doc);
+  const unrelated = [doc.share.get(VIEWS_ROOT), doc.share.get(SUGGESTIONS_ROOT)];
+  const written = new Set<string>();
+  for (const [type, keys] of transaction.changed) {
+    if (type === rows) {
+      for (const rowId of keys) if (typeof rowId === 'string') written.add(rowId);
+      continue;
+    }
+    // The row map it is, or is inside; else its root.
+    let item: Y.Item | null = type._item;
+    let top: Y.AbstractType<any> = type;
+    while (item && item.parent !== rows && item.parent instanceof Y.AbstractType) {
+      top = item.parent;
+      item = item.parent._item;
+    }
+    if (item && item.parent === rows) {
+      if (typeof item.parentSub === 'string') written.add(item.parentSub);
+      continue;
+    }
+    if (unrelated.includes(top)) continue;
+    // A sheet's order: the rows it placed, removed or moved are in the diff below.
+    const sheet = type._item?.parent;
+    if (type._item?.parentSub === ORDER_FIELD && sheet instanceof Y.AbstractType && sheet._item?.parent === sheets && sheets !== undefined) continue;
+    return null;
+  }
+  for (const change of transactionChanges(transaction)) {
+    if (change.kind === 'columns.updated') return null;
+    if ('rowId' in change) written.add(change.rowId);
+  }
+  return written;
+}
 
 /**
  * The first page without a cursor picks its rows from the unsorted entries
@@ -246,15 +341,28 @@ const KEPT_LISTINGS = 4;
 function listSorted(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing, after: string | null, limit: number): RowPage {
   const directions = listing.sort.map((key) => (key.direction === 'desc' ? -1 : 1) as 1 | -1);
   const compare = (a: SortEntry, b: SortEntry) => compareEntries(a, b, directions);
-  const entriesKey = JSON.stringify(['sorted', listing.sortSpec, listing.filterKey, sheets, listing.reading?.dayStamp ?? null]);
-  const keepsComputed = listing.reading?.keepsComputed ?? true;
-  let kept = keptDerived<KeptEntries>(doc, entriesKey);
+  const reading = listing.reading;
+  const entriesKey = JSON.stringify(['sorted', listing.sortSpec, listing.filterKey, sheets, reading ? [reading.dayStamp, reading.timeZone] : null]);
+  const keepsComputed = reading?.keepsComputed ?? true;
+  // Inside an open transaction, its writes so far have not been noted.
+  const listings = doc._transaction === null ? keptListingsOf(doc) : null;
+  let kept = listings?.get(entriesKey);
   if (kept?.computed && !keepsComputed) kept = undefined;
-  // Asked for again: sorted once, so that every later page is a slice.
-  const again = kept !== undefined;
-  if (!kept) {
-    kept = { entries: sortEntries(doc, index, sheets, listing), sorted: false, computed: listing.readComputed };
-    if (!kept.computed || (keepsComputed && !listing.reading!.readMoment())) keepDerived(doc, entriesKey, kept, KEPT_LISTINGS);
+  // Asked for again with no write since: sorted once, so that every later page is a slice (after writes a first page is one pass).
+  const again = kept !== undefined && kept.written.size === 0 && kept.index === index;
+  if (kept && !bringUpToDate(index, sheets, listing, kept, compare)) {
+    listings!.delete(entriesKey);
+    kept = undefined;
+  }
+  kept ??= { entries: sortEntries(index, sheets, listing), sorted: false, computed: false, index, written: new Set() };
+  kept.computed ||= listing.readComputed;
+  if (listings) {
+    // Most recently read last, so that the least recently read goes first.
+    if (listings.get(entriesKey) === kept) listings.delete(entriesKey);
+    if (!kept.computed || (keepsComputed && !reading!.readMoment())) {
+      if (listings.size >= KEPT_LISTINGS) listings.delete(listings.keys().next().value!);
+      listings.set(entriesKey, kept);
+    }
   }
   let page: SortEntry[];
   let hasMore: boolean;
@@ -283,6 +391,74 @@ function listSorted(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Li
   return { rows, nextCursor };
 }
 
+/**
+ * Brings kept entries up to date with the writes noted since they were
+ * read: the entries of the rows written (and, for entries holding computed
+ * cells, of the rows that read those through links) are read again and put
+ * in their place, and every other entry takes its row's current place when
+ * rows were added, removed or moved. False when too many rows changed to
+ * be worth it (the listing is then read afresh).
+ */
+function bringUpToDate(index: TableIndex, sheets: string[], listing: Listing, kept: KeptEntries, compare: (a: SortEntry, b: SortEntry) => number): boolean {
+  if (kept.written.size === 0 && kept.index === index) return true;
+  const allowed = writtenRowsAllowed(kept);
+  let changed: ReadonlySet<string> | null = kept.written;
+  // Rollups and lookups read the rows they link to, and formulas read those.
+  if (kept.computed) changed = listing.reading?.dependents(kept.written, allowed) ?? null;
+  if (changed === null || changed.size > allowed) return false;
+  const slots = new Map(sheets.map((surfaceId, slot) => [surfaceId, slot]));
+  const entryOf = entryReader(listing);
+  const entriesNow = (rowId: string) => {
+    const placement = index.placements.get(rowId);
+    const slot = placement && slots.get(placement.surfaceId);
+    return slot === undefined ? null : entryOf(rowId, placement!.surfaceId, slot, placement!.position);
+  };
+  if (kept.sorted && index === kept.index && changed.size <= INSERTED_ONE_BY_ONE) {
+    // Cells changed and rows appended: no other entry moves, so each changed one is taken out and put back in its place.
+    const byRow = (kept.byRow ??= new Map(kept.entries.map((entry) => [entry.rowId, entry])));
+    for (const rowId of changed) {
+      const old = byRow.get(rowId);
+      if (old) {
+        let at = firstAfter(kept.entries, old, compare) - 1;
+        if (kept.entries[at] !== old) at = kept.entries.indexOf(old);
+        if (at >= 0) kept.entries.splice(at, 1);
+        byRow.delete(rowId);
+      }
+      const entry = entriesNow(rowId);
+      if (!entry) continue;
+      kept.entries.splice(firstAfter(kept.entries, entry, compare), 0, entry);
+      byRow.set(rowId, entry);
+    }
+  } else {
+    const replaced = index !== kept.index;
+    const entries: SortEntry[] = [];
+    for (const entry of kept.entries) {
+      if (changed.has(entry.rowId)) continue;
+      if (replaced) {
+        // Rows added, removed or moved shift the places of the others, not their order among themselves (a moved row is a written one).
+        const placement = index.placements.get(entry.rowId);
+        const slot = placement && slots.get(placement.surfaceId);
+        if (slot === undefined) continue;
+        entry.surfaceId = placement!.surfaceId;
+        entry.slot = slot;
+        entry.position = placement!.position;
+      }
+      entries.push(entry);
+    }
+    for (const rowId of changed) {
+      const entry = entriesNow(rowId);
+      if (entry) entries.push(entry);
+    }
+    // Mostly in order already: the sort merges the tail of changed entries into the rest.
+    if (kept.sorted) entries.sort(compare);
+    kept.entries = entries;
+    kept.byRow = undefined;
+  }
+  kept.index = index;
+  kept.written = new Set();
+  return true;
+}
+
 /** Index of the first entry ordered after `point`. */
 function firstAfter(view: SortEntry[], point: SortEntry, compare: (a: SortEntry, b: SortEntry) => number): number {
   let low = 0;
@@ -295,15 +471,23 @@ function firstAfter(view: SortEntry[], point: SortEntry, compare: (a: SortEntry,
   return low;
 }
 
-/** The filter is applied here; rows held out are left to the caller, as kept orders are shared by listings that differ only in them. */
-function sortEntries(doc: Y.Doc, index: TableIndex, sheets: string[], listing: Listing): SortEntry[] {
+/** A row's entry in the listing, or null when the filter leaves it out; rows held out are left to the caller, as kept entries are shared by listings that differ only in them. */
+function entryReader(listing: Listing): (rowId: string, surfaceId: string, slot: number, position: number) => SortEntry | null {
   const reader = rowReader(listing);
   const sortValues = listing.sort.map((key) => listing.vector(key.column, 'sort', sortValueOf));
+  return (rowId, surfaceId, slot, position) => {
+    if (listing.matches && !listing.matches(reader.at(rowId))) return null;
+    return { rowId, surfaceId, slot, position, values: sortValues.map((value) => value(rowId)) };
+  };
+}
+
+function sortEntries(index: TableIndex, sheets: string[], listing: Listing): SortEntry[] {
+  const entryOf = entryReader(listing);
   const entries: SortEntry[] = [];
   sheets.forEach((surfaceId, slot) => {
     index.rowsBySheet.get(surfaceId)!.forEach((rowId, position) => {
-      if (listing.matches && !listing.matches(reader.at(rowId))) return;
-      entries.push({ rowId, surfaceId, slot, position, values: sortValues.map((value) => value(rowId)) });
+      const entry = entryOf(rowId, surfaceId, slot, position);
+      if (entry) entries.push(entry);
     });
   });
   return entries;

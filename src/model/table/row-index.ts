@@ -36,10 +36,10 @@ export interface TableIndex {
 
 interface IndexCache {
   index: TableIndex | null;
-  /** Values computed from the whole table (sorted listings), dropped by any change to it. */
-  derived: Map<string, unknown>;
   /** Per column key, per reading: each row's cell as read that way, dropped row by row as cells change (`cellVector`). */
   cells: Map<string, Map<string, Map<string, unknown>>>;
+  /** What else keeps values from the table (computed cells, kept listings), told when its state is replaced wholesale. */
+  forgetters: Array<() => void>;
 }
 
 const caches = new WeakMap<Y.Doc, IndexCache>();
@@ -63,8 +63,13 @@ export function forgetTableCaches(doc: Y.Doc): void {
   const cache = caches.get(doc);
   if (!cache) return;
   cache.index = null;
-  cache.derived.clear();
   cache.cells.clear();
+  for (const forget of cache.forgetters) forget();
+}
+
+/** Runs `forget` when `forgetTableCaches` drops what is kept for `doc`: for caches kept outside this module, which no transaction tells of it. */
+export function whenTableCachesForgotten(doc: Y.Doc, forget: () => void): void {
+  cacheOf(doc).forgetters.push(forget);
 }
 
 /** The index if it is built, for writers that update it in place. */
@@ -87,46 +92,17 @@ export function transactTable<T>(doc: Y.Doc, origin: unknown, write: (transactio
 function cacheOf(doc: Y.Doc): IndexCache {
   let cache = caches.get(doc);
   if (!cache) {
-    const created: IndexCache = { index: null, derived: new Map(), cells: new Map() };
+    const created: IndexCache = { index: null, cells: new Map(), forgetters: [] };
     // beforeObserverCalls runs before any observer or afterTransaction
     // listener, so an observer reading positions never sees a stale index.
     doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
       if (created.index && !transaction.meta.has(INDEX_MAINTAINED) && touchesPlacements(transaction)) created.index = null;
-      if (transaction.changed.size > 0 || transaction.deleteSet.clients.size > 0) created.derived.clear();
       if (created.cells.size > 0) dropChangedCells(transaction, created.cells);
     });
     caches.set(doc, created);
     cache = created;
   }
   return cache;
-}
-
-/**
- * A value computed from the table, kept until the next transaction that
- * changes anything. Inside an open transaction nothing is kept: writes made
- * later in it would not drop the value.
- */
-export function derivedFromTable<T>(doc: Y.Doc, key: string, compute: () => T, keep = 2): T {
-  if (doc._transaction !== null) return compute();
-  const cache = cacheOf(doc);
-  if (cache.derived.has(key)) return cache.derived.get(key) as T;
-  const value = compute();
-  keepDerived(doc, key, value, keep);
-  return value;
-}
-
-/** Keeps a value computed from the table as `derivedFromTable` does, for a caller that decides after computing it whether it may be kept. */
-export function keepDerived<T>(doc: Y.Doc, key: string, value: T, keep = 2): void {
-  if (doc._transaction !== null) return;
-  const cache = cacheOf(doc);
-  // Oldest first in insertion order: drop it to keep at most `keep` values.
-  if (!cache.derived.has(key) && cache.derived.size >= keep) cache.derived.delete(cache.derived.keys().next().value!);
-  cache.derived.set(key, value);
-}
-
-/** A value `derivedFromTable` kept for `key`, if any (never computes). */
-export function keptDerived<T>(doc: Y.Doc, key: string): T | undefined {
-  return doc._transaction === null ? (caches.get(doc)?.derived.get(key) as T | undefined) : undefined;
 }
 
 /** How many column readings a document keeps (each up to one entry a row). */
