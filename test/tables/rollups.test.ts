@@ -352,6 +352,13 @@ describe('a sorted or filtered listing after writes (what a listing keeps follow
     expect(await listed(scored)).toEqual(['e', 'd', 'c', 'b']);
     await write('PATCH', `/rows/${named.b}`, { data: { est: 9 } });
     expect(await listed(scored)).toEqual(['b', 'e', 'd', 'c']);
+    // Down to the end, up a little, and back to the top.
+    await write('PATCH', `/rows/${named.b}`, { data: { est: 2.5 } });
+    expect(await listed(scored)).toEqual(['e', 'd', 'c', 'b']);
+    await write('PATCH', `/rows/${named.b}`, { data: { est: 3.5 } });
+    expect(await listed(scored)).toEqual(['e', 'd', 'b', 'c']);
+    await write('PATCH', `/rows/${named.b}`, { data: { est: 9 } });
+    expect(await listed(scored)).toEqual(['b', 'e', 'd', 'c']);
     await write('PATCH', `/rows/${named.e}`, { data: { est: 1 } });
     expect(await listed(scored)).toEqual(['b', 'd', 'c']);
     named.f = (await write('POST', '/rows', { data: { title: 'f', est: 6 } })).id;
@@ -418,6 +425,11 @@ describe('a sorted or filtered listing after writes (what a listing keeps follow
     expect(await listed(teams, withLoad)).toEqual(['x=1060', 'y=70', 'z=10']);
     // A member's own write reorders its team.
     await write('PATCH', `/rows/${named.e}`, { data: { est: 200 } });
+    expect(await listed(teams, withLoad)).toEqual(['z=2000', 'x=1060', 'y=70']);
+    // A team moves down, and back up, with a member's write.
+    await write('PATCH', `/rows/${named.a}`, { data: { est: 0 } });
+    expect(await listed(teams, withLoad)).toEqual(['z=2000', 'y=70', 'x=60']);
+    await write('PATCH', `/rows/${named.a}`, { data: { est: 100 } });
     expect(await listed(teams, withLoad)).toEqual(['z=2000', 'x=1060', 'y=70']);
     // A member deleted leaves the rollup.
     await write('DELETE', `/rows/${named.a}`);

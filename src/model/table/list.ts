@@ -256,8 +256,17 @@ const KEPT_LISTINGS = 4;
 /** Rows written (with the rows reading them through links) past which a kept listing is read afresh: a quarter of its rows, or this many. */
 const FEW_WRITTEN_ROWS = 1_000;
 
-/** Changed rows up to which each is taken out of sorted entries and put back in its place; past it, or when rows were removed or moved, they are appended and the entries sorted again. */
-const INSERTED_ONE_BY_ONE = 64;
+/**
+ * Changed rows up to which each is moved from its old place in sorted
+ * entries to its new one (two binary searches, and a shift of the entries
+ * between): one in 64 of the entries, or 64. Past it, or when rows were removed or
+ * moved, the others are carried over in one pass, the changed ones
+ * appended, and the whole sorted again (one comparison an entry when
+ * mostly in order).
+ */
+function insertedOneByOne(kept: KeptEntries): number {
+  return Math.max(64, kept.entries.length >> 6);
+}
 
 const keptListings = new WeakMap<Y.Doc, Map<string, KeptEntries>>();
 
@@ -413,21 +422,35 @@ function bringUpToDate(index: TableIndex, sheets: string[], listing: Listing, ke
     const slot = placement && slots.get(placement.surfaceId);
     return slot === undefined ? null : entryOf(rowId, placement!.surfaceId, slot, placement!.position);
   };
-  if (kept.sorted && index === kept.index && changed.size <= INSERTED_ONE_BY_ONE) {
-    // Cells changed and rows appended: no other entry moves, so each changed one is taken out and put back in its place.
+  if (kept.sorted && index === kept.index && changed.size <= insertedOneByOne(kept)) {
+    // Cells changed and rows appended: no other entry moves, so each changed one is moved to its new place.
     const byRow = (kept.byRow ??= new Map(kept.entries.map((entry) => [entry.rowId, entry])));
+    const entries = kept.entries;
     for (const rowId of changed) {
       const old = byRow.get(rowId);
+      let from = -1;
       if (old) {
-        let at = firstAfter(kept.entries, old, compare) - 1;
-        if (kept.entries[at] !== old) at = kept.entries.indexOf(old);
-        if (at >= 0) kept.entries.splice(at, 1);
+        from = firstAfter(entries, old, compare) - 1;
+        if (entries[from] !== old) from = entries.indexOf(old);
         byRow.delete(rowId);
       }
       const entry = entriesNow(rowId);
-      if (!entry) continue;
-      kept.entries.splice(firstAfter(kept.entries, entry, compare), 0, entry);
-      byRow.set(rowId, entry);
+      if (entry) byRow.set(rowId, entry);
+      if (from < 0) {
+        if (entry) entries.splice(firstAfter(entries, entry, compare), 0, entry);
+      } else if (!entry) {
+        entries.splice(from, 1);
+      } else {
+        // Most written rows move a little, or not at all (a row reached through a link): shift only the entries between.
+        let to = firstAfter(entries, entry, compare);
+        if (to > from) {
+          to--;
+          for (let i = from; i < to; i++) entries[i] = entries[i + 1]!;
+        } else {
+          for (let i = from; i > to; i--) entries[i] = entries[i - 1]!;
+        }
+        entries[to] = entry;
+      }
     }
   } else {
     const replaced = index !== kept.index;
