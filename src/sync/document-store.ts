@@ -9,7 +9,7 @@ import { rangesOfLog } from '../persistence/attribution';
 import { countTail, loadStoredDocument, storedSize, writeSnapshot, type StoredSize, type StoredUpdate } from '../persistence/documents';
 import { DocumentTooLargeError } from '../errors';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
-import { foldableUpTo, passesUntilCaughtUp, rebuildState, underivedFrom, withHistoryLock } from './version-index';
+import { encodedStateAt, foldableUpTo, passesUntilCaughtUp, underivedFrom, withHistoryLock } from './version-index';
 
 /**
  * Loads Y documents from the durable log and folds the log into snapshots.
@@ -224,15 +224,9 @@ export async function compact(db: Db, name: string, now: Date): Promise<CompactR
         if (stored?.seq === target) state = stored.state;
       }
     }
-    if (!state) {
-      const scratch = await rebuildState(db, name, target);
-      if (!scratch) return null; // folded past `target` meanwhile (another instance)
-      try {
-        state = Y.encodeStateAsUpdateV2(scratch);
-      } finally {
-        scratch.destroy();
-      }
-    }
+    // Replayed and encoded in the history thread, as the pass's checkpoint is.
+    state ??= await encodedStateAt(db, name, target);
+    if (!state) return null; // folded past `target` meanwhile (another instance)
     const written = state;
     // Who made the updates folded: read before the lock too (logged rows never change), written with the snapshot.
     const attribution = await rangesOfLog(db, name, from, target);
