@@ -87,10 +87,12 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
     if (estimate > budgetBytes) throw new DocumentTooLargeError(name, size, estimate, budgetBytes);
   }
   const stored = await loadStoredDocument(db, name);
-  Y.transact(doc, () => {
-    if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
-    for (const { update } of stored.updates) Y.applyUpdate(doc, update);
-  }, LOAD_ORIGIN);
+  withoutUpdateListeners(doc, () =>
+    Y.transact(doc, () => {
+      if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
+      for (const { update } of stored.updates) Y.applyUpdate(doc, update);
+    }, LOAD_ORIGIN),
+  );
   // Decoding leaves oversized arrays behind; trimming them saves about a third of a large table's heap.
   compactDecodedContent(doc);
   return {
@@ -99,6 +101,29 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
     snapshotBytes: stored.snapshot?.state.byteLength ?? 0,
     underived: stored.updates.filter((u) => !u.derived).length,
   };
+}
+
+/**
+ * Runs `load` with the document's update listeners set aside. Yjs encodes a
+ * transaction as an update only when something listens, and a Hocuspocus
+ * document listens from its construction (to broadcast): the load
+ * transaction of a 50,000-row table was encoded whole (about 0.6 s of the
+ * serving thread, docs/PERFORMANCE.md goal 6) for a broadcast to nobody, as
+ * no connection is added before the load ends. Whoever needs the loaded
+ * state reads the document, never the load's update.
+ */
+function withoutUpdateListeners(doc: Y.Doc, load: () => void) {
+  const observers = (doc as unknown as { _observers: Map<string, unknown> })._observers;
+  const setAside = (['update', 'updateV2'] as const).flatMap((event) => {
+    const listeners = observers.get(event);
+    observers.delete(event);
+    return listeners === undefined ? [] : [[event, listeners] as const];
+  });
+  try {
+    load();
+  } finally {
+    for (const [event, listeners] of setAside) observers.set(event, listeners);
+  }
 }
 
 /**
