@@ -7,6 +7,7 @@ import { UnreadableFileError, type DocxImages } from '../files/doc-parsed';
 import { imageLoader, type ImageSource, type LoadedImage } from '../files/doc-runs';
 import { isValidBlobKey } from '../files/blob-store';
 import { bodyImageSources, holdsState } from '../model/doc/body-state';
+import { BODY_SECTION_PARTS, bodyMark, unchangedSince } from '../model/doc/body-sections';
 import type { ReferenceChanges } from '../model/doc/references';
 import type { Actor } from '../policy/actor';
 import type { Surface, Workspace } from '../persistence/schema';
@@ -175,12 +176,19 @@ export async function forgetImages(services: Services, keys: string[]) {
  */
 export async function writeBodyOffThread(services: Services, document: string, origin: ServerOrigin, doc: string, changes: ReferenceChanges): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    const { state, stateVector } = await services.sync.read(document, (live) => ({ state: Y.encodeStateAsUpdate(live), stateVector: Y.encodeStateVector(live) }));
-    const update = await bodyUpdateOffThread(state, doc, changes);
-    if (!update) return;
+    const { state, stateVector, mark } = await services.sync.read(document, (live) => ({
+      state: Y.encodeStateAsUpdate(live),
+      stateVector: Y.encodeStateVector(live),
+      mark: bodyMark(live),
+    }));
+    const replacement = await bodyUpdateOffThread(state, doc, changes);
+    if (!replacement) return;
+    const sectionParts = JSON.parse(replacement.sectionParts) as unknown;
     const applied = await services.sync.transact(document, origin, (live) => {
       if (!holdsState(live, stateVector)) return false;
-      Y.applyUpdate(live, update, origin);
+      // Still the state the thread worked on: the body it made is the one the update makes here, and so are its sections.
+      if (unchangedSince(live, mark)) live.transact((transaction) => transaction.meta.set(BODY_SECTION_PARTS, sectionParts));
+      Y.applyUpdate(live, replacement.update, origin);
       return true;
     });
     if (applied) return;

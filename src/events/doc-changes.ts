@@ -7,7 +7,7 @@ import type { Db } from '../persistence/database';
 import type { EventDeps } from './emit';
 import type { DocMention } from '../model/doc/mentions';
 import { docTransactionDelta, MentionTracker, summarizeDelta } from '../sync/doc-delta';
-import { docSections, readDocBody } from '../model/doc/body';
+import { bodySections } from '../model/doc/body-sections';
 import { surfaceDocumentName, type ParsedDocumentName } from '../model/document-names';
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
 import { markUpdatesDerived } from '../persistence/document-log';
@@ -35,8 +35,10 @@ import { writeRunChanges } from './run-changes';
  *   to that delay.
  *
  * `derive` runs inside Yjs's afterTransaction and looks only at the
- * transaction's own structs (src/sync/doc-delta.ts); the whole body is read
- * only for server-made changes and for the debounced projection.
+ * transaction's own structs (src/sync/doc-delta.ts); the projection reads
+ * only the top-level blocks changed since it last ran
+ * (src/model/doc/body-sections.ts), or takes the sections a doc import
+ * computed in its conversion thread.
  */
 
 export const SECTIONS_DEBOUNCE_MS = 2_000;
@@ -136,7 +138,7 @@ export class DocChanges {
       // REST and MCP writes project at once; this also covers any client edit still waiting for the debounce.
       if (state.timer) clearTimeout(state.timer);
       state.timer = null;
-      sections = { generation: state.generation, rows: docSections(readDocBody(doc)) };
+      sections = { generation: state.generation, rows: bodySections(doc, transaction) };
     } else {
       this.scheduleProjection(documentName, doc, parsed.workspaceId, parsed.surfaceId, state);
     }
@@ -233,7 +235,7 @@ export class DocChanges {
     const state = this.projectionOf(documentName);
     state.generation++;
     state.projected = state.generation;
-    await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, docSections(readDocBody(doc)), this.services.clock.now());
+    await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, bodySections(doc), this.services.clock.now());
   }
 
   /** Emits the pending typing bursts now: of one document (compaction is about to fold its log), or all (shutdown, tests). */
@@ -279,7 +281,7 @@ export class DocChanges {
     const generation = state.generation;
     if (generation <= state.projected) return;
     try {
-      const rows = docSections(readDocBody(doc));
+      const rows = bodySections(doc);
       state.projected = generation;
       await this.services.db.transaction().execute((tx) => replaceDocSections(tx, workspaceId, surfaceId, rows, this.services.clock.now()));
     } catch (error) {

@@ -61,12 +61,14 @@ export async function readDocFileOffThread(file: ReadableDocFile): Promise<ReadD
 /**
  * The Y update that makes the body of a document whose encoded state is
  * `state` the doc `doc` (JSON text from `readDocFileOffThread`) with its
- * images and links changed as `changes` says; null when nothing changes.
- * Made in a worker on a copy of the state (src/model/doc/body-state.ts).
+ * images and links changed as `changes` says, and the section parts of
+ * the body it makes (JSON text: src/model/doc/body-sections.ts); null when
+ * nothing changes. Made in a worker on a copy of the state
+ * (src/model/doc/body-state.ts).
  */
-export async function bodyUpdateOffThread(state: Uint8Array, doc: string, changes: ReferenceChanges): Promise<Uint8Array | null> {
-  const { update } = await conversions().run<{ update: Uint8Array | null }>('bodyUpdate', { state, doc, changes }, { transfer: [state.buffer as ArrayBuffer] });
-  return update;
+export async function bodyUpdateOffThread(state: Uint8Array, doc: string, changes: ReferenceChanges): Promise<{ update: Uint8Array; sectionParts: string } | null> {
+  const out = await conversions().run<{ update: Uint8Array | null; sectionParts: string | null }>('bodyUpdate', { state, doc, changes }, { transfer: [state.buffer as ArrayBuffer] });
+  return out.update && out.sectionParts !== null ? { update: out.update, sectionParts: out.sectionParts } : null;
 }
 
 /** HTML sanitised as html surfaces are (./sanitize.ts `sanitizeHtml`), in a worker: the sanitiser builds a DOM of the whole page. */

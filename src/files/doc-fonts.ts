@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -11,7 +12,11 @@ import path from 'node:path';
  * character is set in the first slice of its style that covers it, so a
  * PDF embeds only the slices, and of them only the glyphs, that its text
  * uses. The WOFF (not WOFF2) files are read: PDF embedding copies the
- * glyph table as it is, which WOFF2 stores transformed.
+ * glyph table as it is, which WOFF2 stores transformed. They are handed
+ * to the PDF writer unpacked, as the plain font file inside (`sfntOfWoff`):
+ * its font reader inflates a WOFF table each time it reads from it, the
+ * whole glyph table for every glyph measured or embedded (a fifth of a
+ * 1 MB doc's PDF time went there).
  */
 
 export type FontStyle = { bold: boolean; italic: boolean };
@@ -69,7 +74,8 @@ export function fontFile(name: string): string | null {
 const styleKey = (style: FontStyle) => `${style.bold ? 1 : 0}${style.italic ? 1 : 0}`;
 
 function covers(slice: Slice, codePoint: number): boolean {
-  return slice.ranges.some(([from, to]) => codePoint >= from && codePoint <= to);
+  for (const range of slice.ranges) if (codePoint >= range[0] && codePoint <= range[1]) return true;
+  return false;
 }
 
 /** A run of text set in one font slice. */
@@ -78,9 +84,7 @@ export type FontRun = { text: string; font: string; file: string };
 /** Per style, the slice chosen for each code point met so far (null: none covers it). */
 const chosenSlices = new Map<string, Map<number, Slice | null>>();
 
-function sliceFor(key: string, slices: Slice[], codePoint: number): Slice | null {
-  let memo = chosenSlices.get(key);
-  if (!memo) chosenSlices.set(key, (memo = new Map()));
+function sliceFor(memo: Map<number, Slice | null>, slices: Slice[], codePoint: number): Slice | null {
   let slice = memo.get(codePoint);
   if (slice === undefined) {
     slice = slices.find((s) => covers(s, codePoint)) ?? null;
@@ -94,28 +98,31 @@ function sliceFor(key: string, slices: Slice[], codePoint: number): Slice | null
  * of its style covering it). A character the current run's slice also
  * covers stays in it, as do combining marks and joiners; a character no
  * slice covers stays in the run around it, where it shows as a missing
- * glyph rather than vanishing.
+ * glyph rather than vanishing. (Every character of a long doc's PDF passes
+ * here: a run's text is cut from `text` once it ends, not built a
+ * character at a time.)
  */
 export function fontRuns(text: string, style: FontStyle): FontRun[] {
   const key = styleKey(style);
   const slices = stylesLoaded().get(key)!;
+  let memo = chosenSlices.get(key);
+  if (!memo) chosenSlices.set(key, (memo = new Map()));
   const runs: FontRun[] = [];
-  let current: { run: FontRun; slice: Slice } | null = null;
-  for (const char of text) {
-    const codePoint = char.codePointAt(0)!;
-    if (current && (isCombining(codePoint) || covers(current.slice, codePoint))) {
-      current.run.text += char;
-      continue;
+  let current: Slice | null = null;
+  let start = 0;
+  for (let i = 0; i < text.length; ) {
+    const codePoint = text.codePointAt(i)!;
+    const width = codePoint > 0xffff ? 2 : 1;
+    const first = sliceFor(memo, slices, codePoint);
+    const stays = current !== null && (first === current || first === null || isCombining(codePoint) || covers(current, codePoint));
+    if (!stays) {
+      if (current) runs.push({ text: text.slice(start, i), font: current.name, file: current.file });
+      current = first ?? slices.find((s) => s.name.includes('-latin-'))!;
+      start = i;
     }
-    const slice = sliceFor(key, slices, codePoint);
-    if (current && !slice) {
-      current.run.text += char;
-      continue;
-    }
-    const chosen = slice ?? slices.find((s) => s.name.includes('-latin-'))!;
-    current = { run: { text: char, font: chosen.name, file: chosen.file }, slice: chosen };
-    runs.push(current.run);
+    i += width;
   }
+  if (current) runs.push({ text: text.slice(start), font: current.name, file: current.file });
   return runs;
 }
 
@@ -125,12 +132,61 @@ function isCombining(codePoint: number): boolean {
 
 const bytesCache = new Map<string, Buffer>();
 
-/** The bytes of a slice's file, read once per process (a slice is 10 to 80 KB). */
+/** The font file of a slice, as the plain TrueType/OpenType file its WOFF wraps, read and unpacked once per process (a slice is 10 to 80 KB). */
 export function fontBytes(file: string): Buffer {
   let bytes = bytesCache.get(file);
   if (!bytes) {
-    bytes = readFileSync(file);
+    bytes = sfntOfWoff(readFileSync(file));
     bytesCache.set(file, bytes);
   }
   return bytes;
+}
+
+/**
+ * The font file a WOFF 1.0 file wraps: the same tables, inflated where
+ * they were deflated, behind the plain file's table directory (W3C WOFF
+ * 1.0, section 5; OpenType's offset table). Anything else is returned as
+ * it is.
+ */
+export function sfntOfWoff(woff: Buffer): Buffer {
+  if (woff.length < 44 || woff.toString('latin1', 0, 4) !== 'wOFF') return woff;
+  const flavor = woff.readUInt32BE(4);
+  const numTables = woff.readUInt16BE(12);
+  const tables = Array.from({ length: numTables }, (_, i) => {
+    const entry = 44 + i * 20;
+    const tag = woff.readUInt32BE(entry);
+    const offset = woff.readUInt32BE(entry + 4);
+    const compLength = woff.readUInt32BE(entry + 8);
+    const origLength = woff.readUInt32BE(entry + 12);
+    const checksum = woff.readUInt32BE(entry + 16);
+    const stored = woff.subarray(offset, offset + compLength);
+    const data = compLength < origLength ? inflateSync(stored) : stored;
+    if (data.length !== origLength) throw new Error('A WOFF table does not unpack to its declared length.');
+    return { tag, checksum, data };
+  });
+  const padded = (length: number) => (length + 3) & ~3;
+  const headerLength = 12 + 16 * numTables;
+  const out = Buffer.alloc(headerLength + tables.reduce((sum, table) => sum + padded(table.data.length), 0));
+  let power = 1;
+  let log = 0;
+  while (power * 2 <= numTables) {
+    power *= 2;
+    log += 1;
+  }
+  out.writeUInt32BE(flavor, 0);
+  out.writeUInt16BE(numTables, 4);
+  out.writeUInt16BE(power * 16, 6);
+  out.writeUInt16BE(log, 8);
+  out.writeUInt16BE(numTables * 16 - power * 16, 10);
+  let offset = headerLength;
+  tables.forEach((table, i) => {
+    const record = 12 + i * 16;
+    out.writeUInt32BE(table.tag, record);
+    out.writeUInt32BE(table.checksum, record + 4);
+    out.writeUInt32BE(offset, record + 8);
+    out.writeUInt32BE(table.data.length, record + 12);
+    table.data.copy(out, offset);
+    offset += padded(table.data.length);
+  });
+  return out;
 }

@@ -39,6 +39,8 @@ export function docToPdf(doc: PMNode, options: PdfOptions): NodeJS.ReadableStrea
 class PdfWriter {
   private readonly registered = new Set<string>();
   private pageNumber = 0;
+  /** The text colour set in the page's content: set again only when it changes (a long doc's text comes in tens of thousands of pieces). */
+  private fill = '#000000';
   private readonly turns = new EventLoopTurns(CONVERSION_TURN_MS);
 
   constructor(
@@ -73,10 +75,17 @@ class PdfWriter {
     pdf.page.margins.bottom = 0;
     this.setFont(fontRuns(String(this.pageNumber), { bold: false, italic: false })[0]!.font, 9);
     pdf.fillColor('#666666').text(String(this.pageNumber), 0, pdf.page.height - bottom / 2 - 5, { width: pdf.page.width, align: 'center', lineBreak: false });
-    pdf.fillColor('#000000');
+    // A new page's content starts black: the text that goes on (a link cut by the page end) takes its colour again.
+    pdf.fillColor(this.fill);
     pdf.page.margins.bottom = bottom;
     pdf.x = x;
     pdf.y = y;
+  }
+
+  private fillColor(color: string) {
+    if (color === this.fill) return;
+    this.pdf.fillColor(color);
+    this.fill = color;
   }
 
   private setFont(name: string, size: number) {
@@ -178,7 +187,7 @@ class PdfWriter {
     const height = ascii ? this.pdf.heightOfString(lines || ' ', { width: box.width - 12 }) : 0;
     this.ensureRoom(Math.min(height + 10, 200));
     if (ascii && this.pdf.y + height + 8 <= this.bottom) this.pdf.save().rect(box.x, this.pdf.y, box.width, height + 8).fill('#f3f3f3').restore();
-    this.pdf.fillColor('#000000');
+    this.fillColor('#000000');
     if (ascii) {
       this.setFont('Courier', CODE_SIZE);
       this.pdf.text(lines || ' ', box.x + 6, this.pdf.y + 4, { width: box.width - 12 });
@@ -231,11 +240,11 @@ class PdfWriter {
         strike: piece.strike,
         lineGap: 2,
       } as PDFKit.Mixins.TextOptions;
-      this.pdf.fillColor(piece.link ? '#1a55b0' : '#000000');
+      this.fillColor(piece.link ? '#1a55b0' : '#000000');
       if (i === 0) this.pdf.text(piece.text, box.x, this.pdf.y, options);
       else this.pdf.text(piece.text, options);
     });
-    this.pdf.fillColor('#000000');
+    this.fillColor('#000000');
   }
 
   private async image(src: string, alt: string | null, box: Box, style: Style) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown';
-import { readDocBody, replaceDocBody } from '../../src/model/doc/body';
+import { docSections, readDocBody, replaceDocBody } from '../../src/model/doc/body';
 import { append } from '../../src/sync/document-store';
 import { startTestApp } from '../helpers/app';
 import { openSse } from '../helpers/sse';
@@ -279,6 +279,66 @@ describe('sync clients and REST on the same body', () => {
     await acknowledged(client);
     await eventually(async () => (await sections(ws.surfaceId))[0]?.text === 'alpha beta', 6000);
     expect(await sections(ws.surfaceId)).toEqual([{ idx: 0, heading: 'One', level: 1, text: 'alpha beta' }]);
+  });
+});
+
+describe('the sections projection, kept block by block', () => {
+  /** The sections as reading the whole body gives them, from the client's copy of the document. */
+  const wholeRead = (doc: Y.Doc) => docSections(readDocBody(doc)).map((s) => ({ idx: s.index, heading: s.heading, level: s.level, text: s.text }));
+  const block = (doc: Y.Doc, index: number) => doc.getXmlFragment('default').get(index) as Y.XmlElement;
+
+  it('a REST write projects what sync clients changed inside blocks, headings and lists since the last projection', async () => {
+    const ws = await docWorkspace('sections-mixed', '# One\n\nalpha\n\n## Two\n\n- first\n  - nested\n\nbeta\n\n## Three\n\ngamma\n');
+    const client = connect(ws.documentName);
+    await synced(client);
+    await eventually(() => client.doc.getXmlFragment('default').length === 7);
+    // A REST write first: the projection has read every block once.
+    expect((await t.request('POST', `${ws.base}/doc/sections`, { as: ada.as, body: { markdown: 'end one' } })).status).toBe(200);
+    await eventually(() => client.doc.getXmlFragment('default').length === 8);
+
+    client.doc.transact(() => {
+      paragraphText(client.doc, 1).insert(5, ' typed');
+      block(client.doc, 2).setAttribute('level', 3 as never);
+      // The nested item's paragraph, three levels under the top-level list.
+      const nested = ((((block(client.doc, 3).get(0) as Y.XmlElement).get(1) as Y.XmlElement).get(0) as Y.XmlElement).get(0) as Y.XmlElement).get(0) as Y.XmlText;
+      nested.insert(0, 'deeply ');
+      client.doc.getXmlFragment('default').delete(5, 2);
+    });
+    await acknowledged(client);
+    // Sooner than the sync clients' debounced projection: the REST write projects at once.
+    expect((await t.request('POST', `${ws.base}/doc/sections`, { as: ada.as, body: { markdown: 'end two' } })).status).toBe(200);
+    await eventually(() => client.doc.getXmlFragment('default').length === 7);
+    const expected = wholeRead(client.doc);
+    expect(expected.map((s) => s.heading)).toEqual(['One', 'Two']);
+    expect(expected[0]!.text).toBe('alpha typed');
+    expect(expected[1]).toMatchObject({ level: 3, text: 'first\n\ndeeply nested\n\nbeta\n\nend one\n\nend two' });
+    expect(await sections(ws.surfaceId)).toEqual(expected);
+  });
+
+  it('an import projects the body it wrote, and later edits to its blocks', async () => {
+    const ws = await docWorkspace('sections-import', '# Before\n\nold text\n');
+    const form = new FormData();
+    form.append('file', new Blob(['# Imported\n\nfirst paragraph\n\n## Part\n\n- item\n\nlast paragraph\n'], { type: 'text/markdown' }), 'in.md');
+    const imported = await fetch(`${t.url}${ws.base}/doc/import`, { method: 'POST', body: form, headers: { cookie: `svc-session=${ada.cookie}` } });
+    expect(imported.status).toBe(200);
+    expect(await sections(ws.surfaceId)).toEqual([
+      { idx: 0, heading: 'Imported', level: 1, text: 'first paragraph' },
+      { idx: 1, heading: 'Part', level: 2, text: 'item\n\nlast paragraph' },
+    ]);
+
+    const client = connect(ws.documentName);
+    await synced(client);
+    await eventually(() => client.doc.getXmlFragment('default').length === 5);
+    paragraphText(client.doc, 1).insert(0, 'edited ');
+    paragraphText(client.doc, 4).delete(0, 5);
+    await acknowledged(client);
+    expect((await t.request('POST', `${ws.base}/doc/sections`, { as: ada.as, body: { markdown: 'appended' } })).status).toBe(200);
+    await eventually(() => client.doc.getXmlFragment('default').length === 6);
+    expect(await sections(ws.surfaceId)).toEqual([
+      { idx: 0, heading: 'Imported', level: 1, text: 'edited first paragraph' },
+      { idx: 1, heading: 'Part', level: 2, text: 'item\n\nparagraph\n\nappended' },
+    ]);
+    expect(await sections(ws.surfaceId)).toEqual(wholeRead(client.doc));
   });
 });
 

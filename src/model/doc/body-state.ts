@@ -11,6 +11,8 @@ import * as Y from 'yjs';
 import type { Node as PMNode } from 'prosemirror-model';
 import { bodyFragment, readDocBody, replaceDocBody } from './body.js';
 import { keepOpenSuggestions } from './keep-suggestions.js';
+import { bodySectionParts } from './body-sections.js';
+import type { SectionPart } from './text.js';
 
 function docOfState(state: Uint8Array): Y.Doc {
   const doc = new Y.Doc();
@@ -29,15 +31,17 @@ export function bodyOfState(state: Uint8Array): PMNode {
  * stay are untouched and open suggestions the target leaves alone stay
  * open. Null when nothing changes. The update's items are a fresh client
  * id's (the copy's), so applying it to the live document merges like any
- * peer's edit made on that state.
+ * peer's edit made on that state. With it, the section parts of the body
+ * it makes (./body-sections.ts), so that the live document, if it is still
+ * at `state`, need not read the body it gets to project its sections.
  */
-export function bodyReplacement(state: Uint8Array, target: PMNode): Uint8Array | null {
+export function bodyReplacement(state: Uint8Array, target: PMNode): { update: Uint8Array; sectionParts: SectionPart[][] } | null {
   const doc = docOfState(state);
   let update: Uint8Array | null = null;
   doc.on('update', (made: Uint8Array) => (update = made));
   const origin = { bodyReplacement: true };
   replaceDocBody(doc, keepOpenSuggestions(readDocBody(doc), target), origin);
-  return update;
+  return update ? { update, sectionParts: bodySectionParts(doc) } : null;
 }
 
 /** Whether a live document already holds everything it held at `stateVector` (`Y.encodeStateVector`): an update made on that state then applies whole. */

@@ -43,13 +43,18 @@ export function readDocBody(ydoc: Y.Doc): PMNode {
   return docFromJSONLenient(yXmlFragmentToProsemirrorJSON(bodyFragment(ydoc)));
 }
 
-/** The block a top-level Y child holds, or null when it is not one block of our schema. */
-function blockOfYChild(child: Y.XmlElement | Y.XmlText | Y.XmlHook): PMNode | null {
-  if (!(child instanceof Y.XmlElement)) return null;
+/** The blocks a top-level Y child reads as, as `readDocBody` reads it (usually one; none for stray text, several for an unknown wrapper). */
+export function blocksOfYChild(child: Y.XmlElement | Y.XmlText | Y.XmlHook): PMNode[] {
+  if (!(child instanceof Y.XmlElement)) return [];
   // The helper reads `child` as a fragment: its own text children come back as
   // nested arrays of text nodes, which a node's content holds flat.
   const content = (yXmlFragmentToProsemirrorJSON(child).content as unknown[]).flat();
-  const nodes = nodesFromJSONLenient({ type: child.nodeName, attrs: child.getAttributes(), content });
+  return nodesFromJSONLenient({ type: child.nodeName, attrs: child.getAttributes(), content });
+}
+
+/** The block a top-level Y child holds, or null when it is not one block of our schema. */
+function blockOfYChild(child: Y.XmlElement | Y.XmlText | Y.XmlHook): PMNode | null {
+  const nodes = blocksOfYChild(child);
   return nodes.length === 1 ? nodes[0] : null;
 }
 

@@ -87,11 +87,17 @@ export interface DocSection {
   blockIndex: number;
 }
 
-interface SectionDraft {
-  heading: string | null;
-  level: number;
-  blockIndex: number;
-  blocks: PMNode[];
+/**
+ * What one top-level block gives the sections: a heading starts one, any
+ * other block adds the texts of its textblocks to the section it is in.
+ * Kept per block by body-sections.ts, so a change reads only its blocks.
+ */
+export type SectionPart = { heading: string; level: number } | { texts: string[] };
+
+/** A top-level block's part of the sections (headings nested in lists or quotes are content). */
+export function sectionPart(block: PMNode): SectionPart {
+  if (block.type.name === 'heading') return { heading: inlineText(block).replace(/\n/g, ' '), level: block.attrs.level };
+  return { texts: blockTexts([block]) };
 }
 
 /**
@@ -100,16 +106,20 @@ interface SectionDraft {
  * only when it has text.
  */
 export function docSections(doc: PMNode): DocSection[] {
-  const drafts: SectionDraft[] = [{ heading: null, level: 0, blockIndex: 0, blocks: [] }];
-  doc.forEach((block, _offset, i) => {
-    if (block.type.name === 'heading') {
-      drafts.push({ heading: inlineText(block).replace(/\n/g, ' '), level: block.attrs.level, blockIndex: i, blocks: [] });
-    } else {
-      drafts[drafts.length - 1].blocks.push(block);
-    }
+  const parts: SectionPart[] = [];
+  doc.forEach((block) => parts.push(sectionPart(block)));
+  return sectionsOfParts(parts);
+}
+
+/** `docSections` from the parts of the doc's top-level blocks, in order. */
+export function sectionsOfParts(parts: readonly SectionPart[]): DocSection[] {
+  const drafts: Array<{ heading: string | null; level: number; blockIndex: number; texts: string[] }> = [{ heading: null, level: 0, blockIndex: 0, texts: [] }];
+  parts.forEach((part, i) => {
+    if ('heading' in part) drafts.push({ heading: part.heading, level: part.level, blockIndex: i, texts: [] });
+    else for (const text of part.texts) drafts[drafts.length - 1].texts.push(text);
   });
   return drafts
-    .map((d) => ({ ...d, text: blockTexts(d.blocks).join('\n\n') }))
+    .map((d) => ({ ...d, text: d.texts.join('\n\n') }))
     .filter((d) => d.heading !== null || d.text !== '')
     .map((d, index) => ({ heading: d.heading, level: d.level, text: d.text, index, blockIndex: d.blockIndex }));
 }
