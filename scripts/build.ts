@@ -52,8 +52,12 @@ export async function buildServer(options: { ifStale?: boolean } = {}): Promise<
   rmSync(path.join(path.dirname(SERVER_BUNDLE), 'chunks'), { recursive: true, force: true });
   mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
   const result = await build({
-    // The conversion worker is a script of its own that src/lib/worker-pool.ts finds beside main.js (docs/IMPORT-EXPORT.md).
-    entryPoints: { main: path.join(root, 'src/main.ts'), 'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts') },
+    // Worker threads' scripts, which src/lib/worker-pool.ts finds beside main.js: conversions (docs/IMPORT-EXPORT.md), the embedded database (src/persistence/pglite-thread.ts).
+    entryPoints: {
+      main: path.join(root, 'src/main.ts'),
+      'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts'),
+      'pglite-thread-worker': path.join(root, 'src/persistence/pglite-thread-worker.ts'),
+    },
     outdir: path.dirname(SERVER_BUNDLE),
     bundle: true,
     // Modules the sources import only when needed (the S3 store, ...) stay in chunks of their own: inlined, their packages would load at start.
