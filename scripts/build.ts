@@ -8,8 +8,9 @@
  *   (and chunks for the modules it imports only when needed), packages left
  *   to node_modules. It sits two levels under the repository
  *   like src/main.ts's modules do, so paths such as web/dist resolve alike.
- *   Beside it, dist/server/doc-conversion-worker.js, the worker threads'
- *   script for Word and PDF conversions (code both share goes in chunks).
+ *   Beside it, the worker threads' scripts: dist/server/doc-conversion-worker.js
+ *   for Word and PDF conversions, dist/server/history-worker.js for the
+ *   version history's replay (code they share goes in chunks).
  * - dist/pglite-template (src/persistence/pglite-template.ts): an embedded
  *   database created and migrated here, in the build's process, which a
  *   fresh DATA_DIR copies at its first start instead of running initdb in
@@ -52,10 +53,11 @@ export async function buildServer(options: { ifStale?: boolean } = {}): Promise<
   rmSync(path.join(path.dirname(SERVER_BUNDLE), 'chunks'), { recursive: true, force: true });
   mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
   const result = await build({
-    // Worker threads' scripts, which src/lib/worker-pool.ts finds beside main.js: conversions (docs/IMPORT-EXPORT.md), the embedded database (src/persistence/pglite-thread.ts).
+    // Each worker is a script of its own that src/lib/worker-pool.ts finds beside main.js: conversions (docs/IMPORT-EXPORT.md), the history pass and the embedded database (docs/ARCHITECTURE.md).
     entryPoints: {
       main: path.join(root, 'src/main.ts'),
       'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts'),
+      'history-worker': path.join(root, 'src/sync/history-worker.ts'),
       'pglite-thread-worker': path.join(root, 'src/persistence/pglite-thread-worker.ts'),
     },
     outdir: path.dirname(SERVER_BUNDLE),
