@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import type pg from 'pg';
@@ -89,12 +88,12 @@ export function usePGliteStorage(storage: PGliteStorage): void {
 }
 
 /**
- * PGlite in a thread of its own when the machine has a second core for it
- * (./pglite-thread.ts), else in this one; always in this one when a test
+ * PGlite in a thread of its own when asked (`EMBEDDED_DATABASE_THREAD`,
+ * ./pglite-thread.ts), else in this one; always in this one when a test
  * replaced its storage (a file layer is not something a thread can be sent).
  */
 async function openPGlite(dir: string, template: string | undefined, thread: boolean | undefined): Promise<DatabaseHandle> {
-  const ownThread = pgliteStorage === null && (thread ?? os.availableParallelism() > 1);
+  const ownThread = pgliteStorage === null && thread === true;
   const pglite = ownThread ? await PGliteThread.open(dir, template) : await createPGlite(dir, template, pgliteStorage ?? undefined);
   const epochs = new WriteEpochs();
   const db = kysely(new PGliteDialect(pglite), epochs);
