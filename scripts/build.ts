@@ -53,11 +53,12 @@ export async function buildServer(options: { ifStale?: boolean } = {}): Promise<
   rmSync(path.join(path.dirname(SERVER_BUNDLE), 'chunks'), { recursive: true, force: true });
   mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
   const result = await build({
-    // Each worker is a script of its own that src/lib/worker-pool.ts finds beside main.js (docs/IMPORT-EXPORT.md, docs/ARCHITECTURE.md).
+    // Each worker is a script of its own that src/lib/worker-pool.ts finds beside main.js: conversions (docs/IMPORT-EXPORT.md), the history pass and the embedded database (docs/ARCHITECTURE.md).
     entryPoints: {
       main: path.join(root, 'src/main.ts'),
       'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts'),
       'history-worker': path.join(root, 'src/sync/history-worker.ts'),
+      'pglite-thread-worker': path.join(root, 'src/persistence/pglite-thread-worker.ts'),
     },
     outdir: path.dirname(SERVER_BUNDLE),
     bundle: true,

@@ -34,7 +34,7 @@ export async function createServices(
   options: { log?: Logger; clock?: Clock; limitsKeyPrefix?: string; pgliteTemplate?: string } = {},
 ): Promise<{ services: Services; close(): Promise<void> }> {
   const log = options.log ?? createLogger(config.logLevel);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplate: options.pgliteTemplate });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplate: options.pgliteTemplate, pgliteThread: config.embeddedDatabaseThread });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const clock = options.clock ?? systemClock;
   const limits = createLimits(config, database.db, clock, { log, redisKeyPrefix: options.limitsKeyPrefix });

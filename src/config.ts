@@ -31,6 +31,8 @@ const envSchema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  /** Embedded database only: run it in a thread of its own (src/persistence/pglite-thread.ts; default false until measured on a quiet machine, docs/PERFORMANCE.md). */
+  EMBEDDED_DATABASE_THREAD: booleanString.optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** Namespaces every Redis key and channel, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'letters, digits and : _ . - only (at most 64)').default('trellis:'),
@@ -107,6 +109,8 @@ export type Config = {
   corsOrigins: string[];
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Embedded PGlite in a thread of its own (src/persistence/pglite-thread.ts). */
+  embeddedDatabaseThread: boolean;
   redisUrl: string | undefined;
   redisPrefix: string;
   /** Presence entries of an instance that stopped refreshing them are ignored after this long (src/sync/presence.ts). */
@@ -214,6 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: e.CORS_ORIGINS ?? [],
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    embeddedDatabaseThread: e.EMBEDDED_DATABASE_THREAD ?? false,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
     presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,

@@ -13,6 +13,8 @@
  *   client's change), before it commits.
  * - `document.derived.commit`: the same, only for changes made by sync
  *   clients (their updates are already in the log).
+ * - `database.flush`: the embedded database's next file flush, inside its
+ *   thread (armed through `PGliteThread.armFailpoint`).
  */
 
 export type FailpointAction = 'error' | 'kill';

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import type pg from 'pg';
@@ -6,7 +5,8 @@ import { whenNeeded } from '../lib/when-needed';
 import { markSingleSession } from './document-log-heads';
 import { leaseEmbeddedInstance, leaseSharedInstance, type InstanceLease } from './instances';
 import type { PGliteStorage } from './durable-fs';
-import { copyTemplate } from './pglite-template';
+import { createPGlite } from './pglite-instance';
+import { PGliteThread } from './pglite-thread';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
@@ -36,10 +36,10 @@ const INT8_OID = 20;
  * `pgliteTemplate`: a migrated data directory to copy when `dataDir` holds
  * none yet (src/persistence/pglite-template.ts), instead of creating one.
  */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; migrate?: boolean; pgliteTemplate?: string }): Promise<DatabaseHandle> {
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; migrate?: boolean; pgliteTemplate?: string; pgliteThread?: boolean }): Promise<DatabaseHandle> {
   const handle = options.databaseUrl
     ? openPostgres(options.databaseUrl)
-    : await openPGlite(path.join(options.dataDir, 'pglite'), options.pgliteTemplate);
+    : await openPGlite(path.join(options.dataDir, 'pglite'), options.pgliteTemplate, options.pgliteThread);
   // A restore migrates itself: first to the archive's schema, then on (src/domain/backup.ts).
   if (options.migrate === false) return handle;
   try {
@@ -75,18 +75,6 @@ function openPostgres(url: string): DatabaseHandle {
   };
 }
 
-/**
- * Postgres's memory inside PGlite. WebAssembly memory only grows: whatever
- * the database touches once stays resident for the life of the process. The
- * default 128 MB of shared buffers cost ~140 MB resident from the first
- * query on (an empty server: 375 -> 229 MB for a bare open); at 16 MB,
- * reads past the buffers come from the operating system's page cache
- * through the file layer, which a query mix over 100,000 rows did not
- * measurably slow (docs/PERFORMANCE.md, "Footprint"). Index builds and
- * VACUUM take maintenance_work_mem (default 64 MB) once and keep it.
- */
-export const PGLITE_MEMORY_PARAMS = ['-c', 'shared_buffers=16MB', '-c', 'maintenance_work_mem=16MB'];
-
 /** Unset: the durable layer of ./durable-fs.ts. */
 let pgliteStorage: PGliteStorage | null = null;
 
@@ -99,26 +87,14 @@ export function usePGliteStorage(storage: PGliteStorage): void {
   pgliteStorage = storage;
 }
 
-async function openPGlite(dir: string, template?: string): Promise<DatabaseHandle> {
-  await fs.mkdir(dir, { recursive: true });
-  // PGlite is loaded only here: a server on Postgres never loads it.
-  const [{ PGlite }, { pg_trgm }, { durableStorage }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('@electric-sql/pglite/contrib/pg_trgm'),
-    import('./durable-fs'),
-  ]);
-  const storage = pgliteStorage ?? durableStorage;
-  let fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
-  if (fresh && template && (await copyTemplate(template, dir, storage.syncNewDataDir))) fresh = false;
-  const pglite = await PGlite.create({
-    fs: storage.filesystem(dir),
-    startParams: [...storage.startParams, ...PGLITE_MEMORY_PARAMS],
-    // Search's trigram indexes (migration 0040); Postgres has it in contrib.
-    extensions: { pg_trgm },
-    parsers: { [INT8_OID]: (value: string) => Number(value) },
-  });
-  // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
-  if (fresh) await storage.syncNewDataDir?.(dir);
+/**
+ * PGlite in a thread of its own when asked (`EMBEDDED_DATABASE_THREAD`,
+ * ./pglite-thread.ts), else in this one; always in this one when a test
+ * replaced its storage (a file layer is not something a thread can be sent).
+ */
+async function openPGlite(dir: string, template: string | undefined, thread: boolean | undefined): Promise<DatabaseHandle> {
+  const ownThread = pgliteStorage === null && thread === true;
+  const pglite = ownThread ? await PGliteThread.open(dir, template) : await createPGlite(dir, template, pgliteStorage ?? undefined);
   const epochs = new WriteEpochs();
   const db = kysely(new PGliteDialect(pglite), epochs);
   // One process, one session: appends to a document log cannot interleave (document-log-heads.ts).

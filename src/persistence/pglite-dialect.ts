@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -11,6 +10,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import { EventLoopTurns } from '../lib/event-loop-turns';
+import type { PGliteSession } from './pglite-thread';
 
 /**
  * Kysely dialect for embedded PGlite. PGlite is a single session, so
@@ -19,7 +19,7 @@ import { EventLoopTurns } from '../lib/event-loop-turns';
  * a transaction holds it from BEGIN to COMMIT and everyone else waits.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: PGliteSession) {}
   createAdapter() {
     return new PostgresAdapter();
   }
@@ -38,7 +38,7 @@ class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly pglite: PGlite) {
+  constructor(private readonly pglite: PGliteSession) {
     this.connection = new PGliteConnection(pglite);
   }
 
@@ -95,7 +95,7 @@ const TURN_BUDGET_MS = 20;
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined;
   private readonly turns = new EventLoopTurns(TURN_BUDGET_MS);
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: PGliteSession) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     await this.turns.yieldIfLong();

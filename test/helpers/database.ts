@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openDatabase } from '../../src/persistence/database';
+import { copyTree } from '../../src/persistence/pglite-template';
 
 /**
  * Test databases. A fresh PGlite directory takes seconds to initialise, so
@@ -60,7 +61,7 @@ export async function freshDataStore(): Promise<{ dataDir: string; databaseUrl?:
       },
     };
   }
-  await fs.cp(TEMPLATE_DIR, dataDir, { recursive: true });
+  await copyTree(TEMPLATE_DIR, dataDir);
   return { dataDir, dispose: () => fs.rm(dataDir, { recursive: true, force: true }) };
 }
 

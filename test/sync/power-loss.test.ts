@@ -7,6 +7,7 @@ import { insertRow } from '../../src/model/table/document';
 import { rowMapOf } from '../../src/model/table/layout';
 import { openDatabase, usePGliteStorage } from '../../src/persistence/database';
 import { DurableNodeFS, durableStorage } from '../../src/persistence/durable-fs';
+import { PGliteThread } from '../../src/persistence/pglite-thread';
 import { freshDataStore, testDatabaseUrl } from '../helpers/database';
 import { signInThroughOutboxFile, startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
@@ -160,4 +161,30 @@ describe.skipIf(onPostgres)('power loss on embedded PGlite (Postgres fsyncs nati
       await failing.dispose();
     }
   }, 30_000);
+
+  it('with the database in its own thread: a failed flush fails the commit, the stopped thread ends the process, and a restart recovers', async () => {
+    const failing = await freshDataStore();
+    const dir = path.join(failing.dataDir, 'pglite');
+    const stopped: number[] = [];
+    try {
+      const thread = await PGliteThread.open(dir, undefined, (code) => stopped.push(code));
+      await thread.query('create table power_probe (x int)');
+      await thread.query('insert into power_probe values (1)');
+      await thread.armFailpoint('database.flush');
+      await expect(thread.query('insert into power_probe values (2)')).rejects.toThrow(/could not fsync|database thread stopped/);
+      // The process would end here with the thread's exit code, so that a restart recovers from the write-ahead log.
+      await expect.poll(() => stopped, { timeout: 10_000 }).toEqual([70]);
+      await expect(thread.query('select 1')).rejects.toThrow(/closed/);
+      await thread.close();
+      const restarted = await PGliteThread.open(dir);
+      try {
+        // The acknowledged row is there; the refused one may be too (its log record reached the file, only the flush failed), as with Postgres.
+        expect((await restarted.query<{ x: number }>('select x from power_probe order by x')).rows).toContainEqual({ x: 1 });
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      await failing.dispose();
+    }
+  }, 60_000);
 });

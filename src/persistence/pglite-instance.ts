@@ -1,0 +1,48 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import type { PGliteStorage } from './durable-fs';
+import { copyTemplate } from './pglite-template';
+
+const INT8_OID = 20;
+
+/**
+ * Postgres's memory inside PGlite. WebAssembly memory only grows: whatever
+ * the database touches once stays resident for the life of the process. The
+ * default 128 MB of shared buffers cost ~140 MB resident from the first
+ * query on (an empty server: 375 -> 229 MB for a bare open); at 16 MB,
+ * reads past the buffers come from the operating system's page cache
+ * through the file layer, which a query mix over 100,000 rows did not
+ * measurably slow (docs/PERFORMANCE.md, "Footprint"). Index builds and
+ * VACUUM take maintenance_work_mem (default 64 MB) once and keep it.
+ */
+export const PGLITE_MEMORY_PARAMS = ['-c', 'shared_buffers=16MB', '-c', 'maintenance_work_mem=16MB'];
+
+/**
+ * Opens embedded PGlite on `dir` over `storage` (the durable file layer
+ * unless a test replaced it), copying `template` into a fresh directory.
+ * Runs in the serving thread or in the database thread (./pglite-thread.ts).
+ */
+export async function createPGlite(dir: string, template: string | undefined, storage?: PGliteStorage): Promise<PGlite> {
+  await fs.mkdir(dir, { recursive: true });
+  // PGlite is loaded only here: a server on Postgres never loads it.
+  const [{ PGlite }, { pg_trgm }, { durableStorage }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('./durable-fs'),
+  ]);
+  const store = storage ?? durableStorage;
+  let fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
+  if (fresh && template && (await copyTemplate(template, dir, store.syncNewDataDir))) fresh = false;
+  const pglite = await PGlite.create({
+    fs: store.filesystem(dir),
+    startParams: [...store.startParams, ...PGLITE_MEMORY_PARAMS],
+    // Search's trigram indexes (migration 0040); Postgres has it in contrib.
+    extensions: { pg_trgm },
+    // Counts and identities are int8; they stay far below 2^53, so plain numbers are safe.
+    parsers: { [INT8_OID]: (value: string) => Number(value) },
+  });
+  // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
+  if (fresh) await store.syncNewDataDir?.(dir);
+  return pglite;
+}
