@@ -109,11 +109,7 @@ async function openPGlite(dir: string, template?: string): Promise<DatabaseHandl
   ]);
   const storage = pgliteStorage ?? durableStorage;
   let fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
-  if (fresh && template && (await copyTemplate(template, dir))) {
-    // The copy reached the directory without fsync, as initdb's files do.
-    storage.syncNewDataDir?.(dir);
-    fresh = false;
-  }
+  if (fresh && template && (await copyTemplate(template, dir, storage.syncNewDataDir))) fresh = false;
   const pglite = await PGlite.create({
     fs: storage.filesystem(dir),
     startParams: [...storage.startParams, ...PGLITE_MEMORY_PARAMS],
@@ -122,7 +118,7 @@ async function openPGlite(dir: string, template?: string): Promise<DatabaseHandl
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
   // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
-  if (fresh) storage.syncNewDataDir?.(dir);
+  if (fresh) await storage.syncNewDataDir?.(dir);
   const epochs = new WriteEpochs();
   const db = kysely(new PGliteDialect(pglite), epochs);
   // One process, one session: appends to a document log cannot interleave (document-log-heads.ts).

