@@ -8,8 +8,9 @@
  *   (and chunks for the modules it imports only when needed), packages left
  *   to node_modules. It sits two levels under the repository
  *   like src/main.ts's modules do, so paths such as web/dist resolve alike.
- *   Beside it, dist/server/doc-conversion-worker.js, the worker threads'
- *   script for Word and PDF conversions (code both share goes in chunks).
+ *   Beside it, the worker threads' scripts: dist/server/doc-conversion-worker.js
+ *   for Word and PDF conversions, dist/server/history-worker.js for the
+ *   version history's replay (code they share goes in chunks).
  * - dist/pglite-template (src/persistence/pglite-template.ts): an embedded
  *   database created and migrated here, in the build's process, which a
  *   fresh DATA_DIR copies at its first start instead of running initdb in
@@ -52,8 +53,12 @@ export async function buildServer(options: { ifStale?: boolean } = {}): Promise<
   rmSync(path.join(path.dirname(SERVER_BUNDLE), 'chunks'), { recursive: true, force: true });
   mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
   const result = await build({
-    // The conversion worker is a script of its own that src/lib/worker-pool.ts finds beside main.js (docs/IMPORT-EXPORT.md).
-    entryPoints: { main: path.join(root, 'src/main.ts'), 'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts') },
+    // Each worker is a script of its own that src/lib/worker-pool.ts finds beside main.js (docs/IMPORT-EXPORT.md, docs/ARCHITECTURE.md).
+    entryPoints: {
+      main: path.join(root, 'src/main.ts'),
+      'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts'),
+      'history-worker': path.join(root, 'src/sync/history-worker.ts'),
+    },
     outdir: path.dirname(SERVER_BUNDLE),
     bundle: true,
     // Modules the sources import only when needed (the S3 store, ...) stay in chunks of their own: inlined, their packages would load at start.

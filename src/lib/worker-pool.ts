@@ -90,13 +90,14 @@ export class WorkerPool {
       slot.idle = null;
       slot.busy = next.pending;
       slot.taskId = this.nextId++;
+      // A running task keeps the process alive (an admin command may await nothing else); an idle worker does not.
+      slot.worker.ref();
       slot.worker.postMessage({ id: slot.taskId, task: next.task, input: next.input }, next.transfer);
     }
   }
 
   private spawn(): Slot {
     const worker = 'url' in this.script ? new Worker(this.script.url) : new Worker(this.script.source, { eval: true });
-    // An idle pool must not keep the process alive; a running task is awaited by someone who does.
     worker.unref();
     const slot: Slot = { worker, busy: null, taskId: 0, idle: null };
     worker.on('message', (message: Message) => {
@@ -104,6 +105,7 @@ export class WorkerPool {
       if (!pending || message.id !== slot.taskId) return;
       if (message.chunk) return pending.onChunk?.(message.chunk);
       slot.busy = null;
+      slot.worker.unref();
       if (message.error) pending.reject(new WorkerTaskError(message.error.name, message.error.message));
       else pending.resolve(message.result);
       slot.idle = setTimeout(() => this.retire(slot), this.idleMs).unref();
@@ -116,7 +118,7 @@ export class WorkerPool {
       this.dispatch();
     };
     worker.on('error', failed);
-    worker.on('exit', (code) => failed(new Error(`A conversion worker stopped (exit code ${code}).`)));
+    worker.on('exit', (code) => failed(new Error(`A worker thread stopped (exit code ${code}).`)));
     this.slots.push(slot);
     return slot;
   }

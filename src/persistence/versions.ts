@@ -1,10 +1,9 @@
-import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
 import { sql } from 'kysely';
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
 import type { AuthorKind } from '../model/roles';
+import { decodeContent, encodeContent, type EncodedContent } from './version-content';
 
 /**
  * Stored versions of surfaces, the per-document cursor of the version
@@ -14,9 +13,6 @@ import type { AuthorKind } from '../model/roles';
  * workspace: a sheet id is a key of the table document, which a sync
  * client may set to another workspace's surface id.
  */
-
-const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
 
 export type VersionKind = 'auto' | 'named';
 
@@ -109,16 +105,8 @@ function toVersion(row: MetaRow): StoredVersion {
   };
 }
 
-export async function encodeContent(content: unknown): Promise<{ bytes: Uint8Array; size: number }> {
-  const text = Buffer.from(JSON.stringify(content), 'utf8');
-  return { bytes: new Uint8Array(await gzipAsync(text)), size: text.byteLength };
-}
-
-export async function decodeContent<T>(bytes: Uint8Array): Promise<T> {
-  return JSON.parse((await gunzipAsync(bytes)).toString('utf8')) as T;
-}
-
-export type PreparedVersion = NewVersion & { encoded: { bytes: Uint8Array; size: number } };
+/** A version ready to write: its content already encoded (by `prepareVersions`, or by the history thread). */
+export type PreparedVersion = Omit<NewVersion, 'content'> & { encoded: EncodedContent };
 
 /** Compresses content before a transaction is opened, so no transaction waits on gzip. */
 export async function prepareVersions(versions: ReadonlyArray<NewVersion>): Promise<PreparedVersion[]> {
@@ -246,8 +234,13 @@ export async function latestVersionBefore(
 }
 
 export async function versionContent<T>(db: Executor, id: string): Promise<T> {
+  return decodeContent<T>(await encodedVersionContent(db, id));
+}
+
+/** A version's content as stored (`decodeContent` reads it): for the history thread, which decodes it there. */
+export async function encodedVersionContent(db: Executor, id: string): Promise<Uint8Array> {
   const row = await db.selectFrom('surfaceVersions').select('content').where('id', '=', id).executeTakeFirstOrThrow();
-  return decodeContent<T>(toBytes(row.content));
+  return toBytes(row.content);
 }
 
 /** Auto versions older than `before` in organisations on `plan`; named versions are never touched. Returns how many went. */

@@ -9,7 +9,7 @@ import { rangesOfLog } from '../persistence/attribution';
 import { countTail, loadStoredDocument, storedSize, writeSnapshot, type StoredSize, type StoredUpdate } from '../persistence/documents';
 import { DocumentTooLargeError } from '../errors';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
-import { foldableUpTo, passesUntilCaughtUp, rebuildState, underivedFrom, withHistoryLock } from './version-index';
+import { encodedStateAt, foldableUpTo, passesUntilCaughtUp, underivedFrom, withHistoryLock } from './version-index';
 
 /**
  * Loads Y documents from the durable log and folds the log into snapshots.
@@ -87,10 +87,12 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
     if (estimate > budgetBytes) throw new DocumentTooLargeError(name, size, estimate, budgetBytes);
   }
   const stored = await loadStoredDocument(db, name);
-  Y.transact(doc, () => {
-    if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
-    for (const { update } of stored.updates) Y.applyUpdate(doc, update);
-  }, LOAD_ORIGIN);
+  withoutUpdateListeners(doc, () =>
+    Y.transact(doc, () => {
+      if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
+      for (const { update } of stored.updates) Y.applyUpdate(doc, update);
+    }, LOAD_ORIGIN),
+  );
   // Decoding leaves oversized arrays behind; trimming them saves about a third of a large table's heap.
   compactDecodedContent(doc);
   return {
@@ -99,6 +101,29 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
     snapshotBytes: stored.snapshot?.state.byteLength ?? 0,
     underived: stored.updates.filter((u) => !u.derived).length,
   };
+}
+
+/**
+ * Runs `load` with the document's update listeners set aside. Yjs encodes a
+ * transaction as an update only when something listens, and a Hocuspocus
+ * document listens from its construction (to broadcast): the load
+ * transaction of a 50,000-row table was encoded whole (about 0.6 s of the
+ * serving thread, docs/PERFORMANCE.md goal 6) for a broadcast to nobody, as
+ * no connection is added before the load ends. Whoever needs the loaded
+ * state reads the document, never the load's update.
+ */
+function withoutUpdateListeners(doc: Y.Doc, load: () => void) {
+  const observers = (doc as unknown as { _observers: Map<string, unknown> })._observers;
+  const setAside = (['update', 'updateV2'] as const).flatMap((event) => {
+    const listeners = observers.get(event);
+    observers.delete(event);
+    return listeners === undefined ? [] : [[event, listeners] as const];
+  });
+  try {
+    load();
+  } finally {
+    for (const [event, listeners] of setAside) observers.set(event, listeners);
+  }
 }
 
 /**
@@ -224,15 +249,9 @@ export async function compact(db: Db, name: string, now: Date): Promise<CompactR
         if (stored?.seq === target) state = stored.state;
       }
     }
-    if (!state) {
-      const scratch = await rebuildState(db, name, target);
-      if (!scratch) return null; // folded past `target` meanwhile (another instance)
-      try {
-        state = Y.encodeStateAsUpdateV2(scratch);
-      } finally {
-        scratch.destroy();
-      }
-    }
+    // Replayed and encoded in the history thread, as the pass's checkpoint is.
+    state ??= await encodedStateAt(db, name, target);
+    if (!state) return null; // folded past `target` meanwhile (another instance)
     const written = state;
     // Who made the updates folded: read before the lock too (logged rows never change), written with the snapshot.
     const attribution = await rangesOfLog(db, name, from, target);

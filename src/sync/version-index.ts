@@ -12,15 +12,16 @@
  * principal) and counts of what changed. For a table document the surfaces
  * are its sheets.
  *
- * A pass starts from the checkpoint (the document's state at the cursor,
- * stored with it, and kept in memory for recently indexed documents), reads
- * at most PASS_MAX_UPDATES logged updates after the cursor and replays them
- * one by one in that state (which surfaces each changes), yielding to the
- * event loop every few milliseconds, takes the content at each point, and
- * commits the versions, the advanced cursor and the new checkpoint in one
- * transaction. Its cost is in proportion to what arrived since the last
- * pass; only a document without a checkpoint (its first pass, or a cursor
- * from before checkpoints) is rebuilt once from its snapshot and log.
+ * A pass reads at most PASS_MAX_UPDATES logged updates after the cursor
+ * and hands them to the history thread (./history-thread.ts), which
+ * replays them one by one in the document's state at the cursor (which it
+ * keeps between passes for recently indexed documents, else starts from
+ * the checkpoint stored with the cursor), takes the content at each point,
+ * diffs and encodes it; this thread then commits the versions, the
+ * advanced cursor and the new checkpoint in one transaction. Its cost is in
+ * proportion to what arrived since the last pass; only a document without
+ * a checkpoint (its first pass, or a cursor from before checkpoints) is
+ * rebuilt once from its snapshot and log.
  * Compaction runs passes first and folds only what the cursor has passed,
  * and no log position a recent read handed out as a base version (`ETag`),
  * so a stale write can still be merged.
@@ -31,6 +32,7 @@ import { newId } from '../lib/ids';
 import type { Db } from '../persistence/database';
 import {
   advanceCursor,
+  encodedVersionContent,
   movablePoints,
   findDocumentVersionsAt,
   findVersionAt,
@@ -43,24 +45,22 @@ import {
   logHead,
   lowestHold,
   markStartPoints,
-  prepareVersions,
   pruneHolds,
   readLogAfter,
   snapshotInfo,
   snapshotState,
   versionContent,
   writeVersions,
-  type EditorCount,
   type HistoryUpdate,
   type LogEntry,
-  type NewVersion,
+  type PreparedVersion,
   type StoredVersion,
   type VersionCursor,
 } from '../persistence/versions';
-import { countChanges, diffContents } from './content-diff';
+import { historyThread, packUpdates, principalKey, type Capture, type ReplayInput, type StartState } from './history-thread';
 import { parseDocumentName } from '../model/document-names';
-import { isEmptyContent, readSurfaceContent, surfacesChangedBy, type HistorySurface, type SurfaceContent } from './surface-content';
-import { getRow, listSheetIds, type RowData } from '../model/table/document';
+import { readSurfaceContent, type HistorySurface, type SurfaceContent } from './surface-content';
+import { getRow, type RowData } from '../model/table/document';
 
 /** A session is at most this long, from its first edit. */
 export const SESSION_WINDOW_MS = 10 * 60_000;
@@ -72,11 +72,10 @@ const HOLD_BUCKET_MS = 10 * 60_000;
 export const PASS_MAX_UPDATES = 10_000;
 /** Rows read from the log per query while rebuilding a state. */
 const PAGE_ROWS = 2_000;
-/** Replaying updates yields to the event loop after this long, so no request waits behind background work. */
+/** Replaying updates (a read at an old base, on this thread) yields to the event loop after this long, so no request waits behind it. */
 const SLICE_MS = 40;
 
 const HISTORY_LOAD = { source: 'history-load' } as const;
-const HISTORY_REPLAY = { source: 'history-replay' } as const;
 
 export type HistoryPass = {
   cursor: VersionCursor;
@@ -116,44 +115,6 @@ export async function passesUntilCaughtUp(db: Db, document: string, atHead?: His
   return pass;
 }
 
-/**
- * The state at the cursor of recently indexed documents, live, so the next
- * pass neither reads nor decodes its checkpoint. Bounded by the checkpoints'
- * encoded size (a decoded document takes several times that in the heap).
- */
-const MAX_CACHED_STATE_BYTES = 16 * 1024 * 1024;
-const MAX_CACHED_DOCUMENTS = 32;
-const cached = new Map<string, { seq: number; doc: Y.Doc; bytes: number }>();
-let cachedBytes = 0;
-
-function takeCached(document: string, seq: number): { doc: Y.Doc; bytes: number } | null {
-  const entry = cached.get(document);
-  if (!entry) return null;
-  cached.delete(document);
-  cachedBytes -= entry.bytes;
-  if (entry.seq === seq) return entry;
-  entry.doc.destroy();
-  return null;
-}
-
-function putCached(document: string, seq: number, doc: Y.Doc, bytes: number) {
-  takeCached(document, -1);
-  if (bytes > MAX_CACHED_STATE_BYTES / 4) return doc.destroy();
-  cached.set(document, { seq, doc, bytes });
-  cachedBytes += bytes;
-  for (const [name, entry] of cached) {
-    if (cachedBytes <= MAX_CACHED_STATE_BYTES && cached.size <= MAX_CACHED_DOCUMENTS) break;
-    cached.delete(name);
-    cachedBytes -= entry.bytes;
-    entry.doc.destroy();
-  }
-}
-
-/** Forgets what this process holds of a document's history (its log was rewritten offline, or tests). */
-export function forgetHistoryState(document?: string) {
-  for (const name of document ? [document] : [...cached.keys()]) takeCached(name, -1);
-}
-
 /** Applies updates in log order, yielding to the event loop between slices of at most SLICE_MS. */
 async function applyInSlices(updates: readonly HistoryUpdate[], apply: (update: HistoryUpdate) => void) {
   let sliceStart = performance.now();
@@ -168,10 +129,10 @@ async function applyInSlices(updates: readonly HistoryUpdate[], apply: (update: 
 
 /**
  * The document's state at `seq` rebuilt from its snapshot and log, a page
- * at a time (null when the snapshot already folded past `seq`). Only for a
- * document without a usable checkpoint.
+ * at a time (null when the snapshot already folded past `seq`), for a read
+ * at a log position the checkpoint does not reach.
  */
-export async function rebuildState(db: Db, document: string, seq: number): Promise<Y.Doc | null> {
+async function rebuildState(db: Db, document: string, seq: number): Promise<Y.Doc | null> {
   const snapshot = await snapshotState(db, document);
   if ((snapshot?.uptoSeq ?? 0) > seq) return null;
   const doc = new Y.Doc({ gc: true });
@@ -193,11 +154,49 @@ function ownSurface(document: string): HistorySurface | null | undefined {
   return parsed.kind === 'tables' ? null : { id: parsed.surfaceId!, kind: parsed.kind };
 }
 
-function principalKey(author: LogEntry['author']): string {
-  return author ? `${author.principalType}:${author.id}` : 'system';
+let scratchNames = 0;
+
+/**
+ * Where the history thread starts the document's state at `seq`: the
+ * checkpoint when it is at `seq` (and `fromCheckpoint`), else the snapshot
+ * and the log after it, handed to the thread a page at a time (`inScratch`:
+ * built there even when the snapshot alone is the state); null when the
+ * snapshot already folded past `seq`.
+ */
+async function startingState(db: Db, document: string, seq: number, options: { fromCheckpoint: boolean; inScratch?: boolean }): Promise<StartState | null> {
+  if (options.fromCheckpoint) {
+    const checkpoint = await loadCheckpoint(db, document);
+    if (checkpoint?.seq === seq) return { state: checkpoint.state };
+  }
+  const snapshot = await snapshotState(db, document);
+  const from = snapshot?.uptoSeq ?? 0;
+  if (from > seq) return null;
+  if (from === seq && !options.inScratch) return { state: snapshot?.state ?? null };
+  const scratch = `${document}#${++scratchNames}`;
+  await historyThread.scratch(scratch, snapshot?.state ?? null);
+  try {
+    for (let after = from; after < seq; ) {
+      const page = await readLogAfter(db, document, after, PAGE_ROWS, seq);
+      if (page.length === 0) break;
+      await historyThread.extendScratch(scratch, packUpdates(page));
+      after = page.at(-1)!.seq;
+    }
+  } catch (error) {
+    await historyThread.encodeScratch(scratch).catch(() => {});
+    throw error;
+  }
+  return { scratch };
 }
 
-type Capture = { seq: number; entry: { createdAt: Date; author: LogEntry['author'] }; surface: HistorySurface; content: SurfaceContent; editors: EditorCount[] };
+/**
+ * The document's state at `seq` (Yjs update V2), rebuilt from its snapshot
+ * and log in the history thread; null when the snapshot already folded past
+ * `seq` (compaction's fold short of the cursor).
+ */
+export async function encodedStateAt(db: Db, document: string, seq: number): Promise<Uint8Array | null> {
+  const start = await startingState(db, document, seq, { fromCheckpoint: false, inScratch: true });
+  return start && 'scratch' in start ? historyThread.encodeScratch(start.scratch) : null;
+}
 
 /** One pass; the caller holds the document's history lock. */
 export async function runHistoryPass(db: Db, document: string, atHead?: HistorySurface): Promise<HistoryPass | null> {
@@ -212,132 +211,135 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
   // No cursor yet, or the log was folded past it: history starts at the snapshot.
   const fresh = !previous || previous.uptoSeq < snapshotUpto;
   const base = fresh ? snapshotUpto : previous.uptoSeq;
-
-  const hit = fresh ? null : takeCached(document, base);
-  let doc = hit?.doc ?? null;
-  if (!doc && !fresh) {
-    const checkpoint = await loadCheckpoint(db, document);
-    if (checkpoint?.seq === base) {
-      doc = new Y.Doc({ gc: true });
-      Y.applyUpdateV2(doc, checkpoint.state, HISTORY_LOAD);
-    }
-  }
-  doc ??= await rebuildState(db, document, base);
   // Compacted past `base` meanwhile (another instance): its own pass moved the cursor, so there is nothing for this one to record.
-  if (!doc) return { cursor: previous ?? (await loadCursor(db, document))!, head: base, caughtUp: false };
-
-  let kept = false;
-  try {
-    const tail: HistoryUpdate[] = [];
-    // In pages: on the embedded database each statement holds the event loop while it runs.
-    for (let after = base; tail.length < PASS_MAX_UPDATES; ) {
-      const wanted = Math.min(PAGE_ROWS, PASS_MAX_UPDATES - tail.length);
-      const page = await readLogAfter(db, document, after, wanted);
-      tail.push(...page);
-      if (page.length < wanted) break;
-      after = page.at(-1)!.seq;
-    }
-    const caughtUp = tail.length < PASS_MAX_UPDATES;
-    const head = tail.at(-1)?.seq ?? base;
-    const sessions = fresh ? {} : structuredClone(previous.sessions);
-    const cursor: VersionCursor = {
-      uptoSeq: head,
-      historyFromSeq: fresh ? (previous?.historyFromSeq ?? snapshotUpto) : previous.historyFromSeq,
-      historyFrom: fresh ? (previous?.historyFrom ?? snapshot?.storedAt ?? null) : previous.historyFrom,
-      sessions,
-    };
-    if (!fresh && tail.length === 0) {
-      const atHeadContent = atHead ? readSurfaceContent(doc, atHead) : undefined;
-      putCached(document, base, doc, hit?.bytes ?? Y.encodeStateAsUpdateV2(doc).byteLength);
-      kept = true;
-      return { cursor, head, atHead: atHeadContent, caughtUp };
-    }
-
-    // Points, from who made each update and when (no decoding needed).
-    const startPoints = new Set<number>();
-    const movedEnds = new Set<number>();
-    let before = base;
-    for (const update of tail) {
-      const key = principalKey(update.author);
-      const open = sessions[key];
-      if (open && update.createdAt.getTime() - Date.parse(open.startedAt) < SESSION_WINDOW_MS) {
-        if (open.endSeq <= base) movedEnds.add(open.endSeq);
-        open.endSeq = update.seq;
-      } else {
-        if (before > 0) startPoints.add(before);
-        sessions[key] = { startSeq: update.seq, startedAt: update.createdAt.toISOString(), endSeq: update.seq };
-      }
-      before = update.seq;
-    }
-    const endPoints = new Set(Object.values(sessions).flatMap((s) => (s.endSeq > base ? [s.endSeq] : [])));
-    const lastAt = tail.at(-1)?.createdAt.getTime();
-    for (const [key, session] of Object.entries(sessions)) {
-      if (lastAt !== undefined && lastAt - Date.parse(session.startedAt) >= SESSION_WINDOW_MS) delete sessions[key];
-    }
-
-    // A moved end that is still its surface's newest version moves on under its id (a listed id never goes away); its editors count toward where it moves.
-    const moving = await movablePoints(db, document, [...movedEnds].filter((seq) => !startPoints.has(seq)));
-    const pending = new Map<string, Map<string, EditorCount>>();
-    for (const version of moving) {
-      for (const editor of version.editors) addEdits(pending, version.surfaceId, editor.principalType && editor.id ? { principalType: editor.principalType, id: editor.id } : null, editor.edits);
-    }
-
-    const captures: Capture[] = [];
-    const scratch = doc;
-    const surfaceOf = (id: string): HistorySurface => own ?? { id, kind: 'table' };
-    const capture = (seq: number, entry: Capture['entry'], force: readonly string[] = []) => {
-      for (const id of new Set([...pending.keys(), ...force])) {
-        const content = readSurfaceContent(scratch, surfaceOf(id));
-        if (!pending.has(id) && isEmptyContent(content)) continue;
-        captures.push({ seq, entry, surface: surfaceOf(id), content, editors: [...(pending.get(id)?.values() ?? [])] });
-      }
-      pending.clear();
-    };
-    if (fresh && snapshotUpto > 0) {
-      // History starts with what the snapshot holds.
-      capture(base, { createdAt: snapshot!.storedAt, author: null }, own ? [own.id] : listSheetIds(doc));
-      startPoints.add(base);
-    } else if (startPoints.has(base)) {
-      capture(base, (await logEntryAt(db, document, base)) ?? { createdAt: snapshot?.storedAt ?? new Date(0), author: null });
-    }
-    let current: HistoryUpdate | null = null;
-    const onTransaction = (transaction: Y.Transaction) => {
-      if (!current || transaction.origin !== HISTORY_REPLAY) return;
-      for (const id of surfacesChangedBy(transaction, own)) addEdits(pending, id, current.author, 1);
-    };
-    doc.on('afterTransaction', onTransaction);
-    await applyInSlices(tail, (update) => {
-      current = update;
-      Y.applyUpdate(scratch, update.update, HISTORY_REPLAY);
-      current = null;
-      if (startPoints.has(update.seq) || endPoints.has(update.seq)) capture(update.seq, update);
-    });
-    doc.off('afterTransaction', onTransaction);
-    const headContent = atHead && caughtUp ? readSurfaceContent(doc, atHead) : undefined;
-    const checkpoint = Y.encodeStateAsUpdateV2(doc);
-
-    const versions = await countedVersions(db, document, workspaceId, captures, startPoints, moving);
-    const prepared = await prepareVersions(versions);
-    const recorded = await db
-      .transaction()
-      .execute(async (tx) => {
-        if (!(await advanceCursor(tx, document, cursor, previous ? previous.uptoSeq : null, checkpoint))) throw CURSOR_MOVED;
-        await markStartPoints(tx, document, [...startPoints].filter((seq) => seq <= base));
-        await writeVersions(tx, prepared);
-        return true;
-      })
-      .catch((error) => {
-        // Another instance recorded this stretch first: nothing of ours is written.
-        if (error !== CURSOR_MOVED) throw error;
-        return false;
-      });
-    if (!recorded) return { cursor: (await loadCursor(db, document)) ?? cursor, head, atHead: headContent, caughtUp: false };
-    putCached(document, head, doc, checkpoint.byteLength);
-    kept = true;
-    return { cursor, head, atHead: headContent, caughtUp, checkpoint };
-  } finally {
-    if (!kept) doc.destroy();
+  const compactedPast = async (): Promise<HistoryPass> => ({ cursor: previous ?? (await loadCursor(db, document))!, head: base, caughtUp: false });
+  // The history thread holds the state at the cursor from the last pass, unless it went away or history starts here.
+  let start: StartState | undefined;
+  if (fresh) {
+    const fromSnapshot = await startingState(db, document, base, { fromCheckpoint: false });
+    if (!fromSnapshot) return compactedPast();
+    start = fromSnapshot;
   }
+  /** When the thread does not hold the state at the cursor: from the checkpoint, else rebuilt (false: compacted past it). */
+  const startAgain = async (): Promise<boolean> => {
+    start = (await startingState(db, document, base, { fromCheckpoint: true })) ?? undefined;
+    return start !== undefined;
+  };
+
+  const tail: HistoryUpdate[] = [];
+  // In pages: on the embedded database each statement holds the event loop while it runs.
+  for (let after = base; tail.length < PASS_MAX_UPDATES; ) {
+    const wanted = Math.min(PAGE_ROWS, PASS_MAX_UPDATES - tail.length);
+    const page = await readLogAfter(db, document, after, wanted);
+    tail.push(...page);
+    if (page.length < wanted) break;
+    after = page.at(-1)!.seq;
+  }
+  const caughtUp = tail.length < PASS_MAX_UPDATES;
+  const head = tail.at(-1)?.seq ?? base;
+  const sessions = fresh ? {} : structuredClone(previous.sessions);
+  const cursor: VersionCursor = {
+    uptoSeq: head,
+    historyFromSeq: fresh ? (previous?.historyFromSeq ?? snapshotUpto) : previous.historyFromSeq,
+    historyFrom: fresh ? (previous?.historyFrom ?? snapshot?.storedAt ?? null) : previous.historyFrom,
+    sessions,
+  };
+  if (!fresh && tail.length === 0) {
+    if (!atHead) return { cursor, head, caughtUp };
+    let content = await historyThread.read({ document, seq: base, surface: atHead });
+    if (content === null) {
+      if (!(await startAgain())) return compactedPast();
+      content = await historyThread.read({ document, seq: base, surface: atHead, start });
+    }
+    return { cursor, head, atHead: content ?? undefined, caughtUp };
+  }
+
+  // Points, from who made each update and when (no decoding needed).
+  const startPoints = new Set<number>();
+  const movedEnds = new Set<number>();
+  let before = base;
+  for (const update of tail) {
+    const key = principalKey(update.author);
+    const open = sessions[key];
+    if (open && update.createdAt.getTime() - Date.parse(open.startedAt) < SESSION_WINDOW_MS) {
+      if (open.endSeq <= base) movedEnds.add(open.endSeq);
+      open.endSeq = update.seq;
+    } else {
+      if (before > 0) startPoints.add(before);
+      sessions[key] = { startSeq: update.seq, startedAt: update.createdAt.toISOString(), endSeq: update.seq };
+    }
+    before = update.seq;
+  }
+  const endPoints = new Set(Object.values(sessions).flatMap((s) => (s.endSeq > base ? [s.endSeq] : [])));
+  const lastAt = tail.at(-1)?.createdAt.getTime();
+  for (const [key, session] of Object.entries(sessions)) {
+    if (lastAt !== undefined && lastAt - Date.parse(session.startedAt) >= SESSION_WINDOW_MS) delete sessions[key];
+  }
+
+  // A moved end that is still its surface's newest version moves on under its id (a listed id never goes away); its editors count toward where it moves.
+  const moving = await movablePoints(db, document, [...movedEnds].filter((seq) => !startPoints.has(seq)));
+
+  // Who made the update at each point, and when.
+  const entries = new Map<number, { createdAt: Date; author: LogEntry['author'] }>(tail.map((update) => [update.seq, update]));
+  let captureBase: ReplayInput['captureBase'] = null;
+  if (fresh && snapshotUpto > 0) {
+    // History starts with what the snapshot holds.
+    captureBase = 'all';
+    entries.set(base, { createdAt: snapshot!.storedAt, author: null });
+    startPoints.add(base);
+  } else if (startPoints.has(base)) {
+    captureBase = 'pending';
+    entries.set(base, (await logEntryAt(db, document, base)) ?? { createdAt: snapshot?.storedAt ?? new Date(0), author: null });
+  }
+
+  const input: ReplayInput = {
+    document,
+    base,
+    own,
+    moving: moving.map((version) => ({ surfaceId: version.surfaceId, editors: version.editors })),
+    captureBase,
+    tail: packUpdates(tail),
+    startPoints: [...startPoints],
+    endPoints: [...endPoints],
+    atHead: atHead && caughtUp ? atHead : undefined,
+  };
+  let replayed = await historyThread.replay({ ...input, start });
+  if ('missing' in replayed) {
+    if (!(await startAgain())) return compactedPast();
+    replayed = await historyThread.replay({ ...input, start });
+    if ('missing' in replayed) throw new Error(`The history thread lost the state of ${document} it was just given.`);
+  }
+  const { captures, checkpoint } = replayed;
+
+  const versions = await encodedVersions(db, document, workspaceId, captures, moving);
+  const prepared: PreparedVersion[] = captures.map((capture, i) => ({
+    ...versions[i]!,
+    workspaceId,
+    surfaceId: capture.surfaceId,
+    document,
+    kind: 'auto',
+    name: null,
+    seq: capture.seq,
+    startPoint: startPoints.has(capture.seq),
+    createdAt: entries.get(capture.seq)!.createdAt,
+    author: entries.get(capture.seq)!.author,
+    editors: capture.editors,
+  }));
+  const recorded = await db
+    .transaction()
+    .execute(async (tx) => {
+      if (!(await advanceCursor(tx, document, cursor, previous ? previous.uptoSeq : null, checkpoint))) throw CURSOR_MOVED;
+      await markStartPoints(tx, document, [...startPoints].filter((seq) => seq <= base));
+      await writeVersions(tx, prepared);
+      return true;
+    })
+    .catch((error) => {
+      // Another instance recorded this stretch first: nothing of ours is written.
+      if (error !== CURSOR_MOVED) throw error;
+      return false;
+    });
+  if (!recorded) return { cursor: (await loadCursor(db, document)) ?? cursor, head, atHead: replayed.atHead, caughtUp: false };
+  return { cursor, head, atHead: replayed.atHead, caughtUp, checkpoint };
 }
 
 const CURSOR_MOVED = new Error('the version cursor moved');
@@ -347,48 +349,29 @@ export function underivedFrom(db: Db, document: string, afterSeq: number): Promi
   return firstUnderived(db, document, afterSeq);
 }
 
-function addEdits(pending: Map<string, Map<string, EditorCount>>, surfaceId: string, author: LogEntry['author'], edits: number) {
-  let editors = pending.get(surfaceId);
-  if (!editors) pending.set(surfaceId, (editors = new Map()));
-  const key = principalKey(author);
-  const editor = editors.get(key) ?? { principalType: author?.principalType ?? null, id: author?.id ?? null, edits: 0 };
-  editor.edits += edits;
-  editors.set(key, editor);
-}
-
-/** Versions for the captures, each with the counts of what changed since the surface's previous version. */
-async function countedVersions(db: Db, document: string, workspaceId: string, captures: Capture[], startPoints: ReadonlySet<number>, moving: readonly StoredVersion[]): Promise<NewVersion[]> {
-  const reference = new Map<string, SurfaceContent | null>();
-  const versions: NewVersion[] = [];
-  // The first point of a surface in this pass takes over the id of its moving version.
-  const movingOf = new Map(moving.map((version) => [version.surfaceId, version]));
+/**
+ * Ids, change counts and encoded contents of the captures, in order: the
+ * history thread counts each against the surface's previous version (for
+ * its first capture in this pass, the newest stored one before it, read
+ * here) and encodes it. The first point of a surface in this pass takes
+ * over the id of its moving version.
+ */
+async function encodedVersions(db: Db, document: string, workspaceId: string, captures: readonly Capture[], moving: readonly StoredVersion[]) {
+  const firstSeq = new Map<string, number>();
+  for (const capture of captures) if (!firstSeq.has(capture.surfaceId)) firstSeq.set(capture.surfaceId, capture.seq);
   const movingIds = moving.map((version) => version.id);
-  for (const capture of captures) {
-    const id = capture.surface.id;
-    if (!reference.has(id)) {
-      const stored = await latestVersionBefore(db, workspaceId, id, capture.seq, movingIds);
-      reference.set(id, stored ? await versionContent<SurfaceContent>(db, stored.id) : null);
-    }
-    const moved = movingOf.get(id);
-    movingOf.delete(id);
-    versions.push({
-      ...(moved ? { id: moved.id, moved: true } : { id: newId('ver') }),
-      workspaceId,
-      surfaceId: id,
-      document,
-      kind: 'auto',
-      name: null,
-      seq: capture.seq,
-      startPoint: startPoints.has(capture.seq),
-      createdAt: capture.entry.createdAt,
-      author: capture.entry.author,
-      editors: capture.editors,
-      changes: countChanges(diffContents(reference.get(id)!, capture.content)),
-      content: capture.content,
-    });
-    reference.set(id, capture.content);
+  const references: Array<[string, Uint8Array | null]> = [];
+  for (const [surfaceId, seq] of firstSeq) {
+    const stored = await latestVersionBefore(db, workspaceId, surfaceId, seq, movingIds);
+    references.push([surfaceId, stored ? await encodedVersionContent(db, stored.id) : null]);
   }
-  return versions;
+  const encoded = await historyThread.versions(document, references);
+  const movingOf = new Map(moving.map((version) => [version.surfaceId, version]));
+  return captures.map((capture, i) => {
+    const moved = movingOf.get(capture.surfaceId);
+    movingOf.delete(capture.surfaceId);
+    return { ...(moved ? { id: moved.id, moved: true } : { id: newId('ver') }), ...encoded[i]! };
+  });
 }
 
 /**
@@ -434,20 +417,12 @@ export async function readAt<T>(db: Db, document: string, seq: number, read: (do
     let doc: Y.Doc | null = null;
     let from = 0;
     if (cursor && cursor.uptoSeq <= seq) {
-      const hit = takeCached(document, cursor.uptoSeq);
-      if (hit) {
-        // Read from a copy: the cached state stays the state at the cursor.
+      const checkpoint = await loadCheckpoint(db, document);
+      if (checkpoint?.seq === cursor.uptoSeq) {
         doc = new Y.Doc({ gc: true });
-        Y.applyUpdateV2(doc, Y.encodeStateAsUpdateV2(hit.doc), HISTORY_LOAD);
-        putCached(document, cursor.uptoSeq, hit.doc, hit.bytes);
-      } else {
-        const checkpoint = await loadCheckpoint(db, document);
-        if (checkpoint?.seq === cursor.uptoSeq) {
-          doc = new Y.Doc({ gc: true });
-          Y.applyUpdateV2(doc, checkpoint.state, HISTORY_LOAD);
-        }
+        Y.applyUpdateV2(doc, checkpoint.state, HISTORY_LOAD);
+        from = cursor.uptoSeq;
       }
-      if (doc) from = cursor.uptoSeq;
     }
     doc ??= await rebuildState(db, document, seq);
     if (!doc) return undefined;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer, buildTemplate, SERVER_BUNDLE } from '../../scripts/build';
 import { freshDataStore, testDatabaseUrl } from '../helpers/database';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process';
+import { signInThroughOutboxFile, startServerProcess, type ServerProcess } from '../helpers/server-process';
 
 /**
  * Production runs what `npm start` builds (scripts/build.ts): the server
@@ -65,5 +65,24 @@ describe('the compiled start', () => {
   it('holds an empty server under 300 MB resident on the embedded database, 180 MB on Postgres', () => {
     const limit = (testDatabaseUrl() ? 180 : 300) * MB;
     expect(residentBytes(server.child.pid!)).toBeLessThan(limit);
+  });
+
+  // Version history replays the log in a worker thread whose script the build emits beside main.js (scripts/build.ts).
+  it('keeps a doc’s version history, made in the history thread', async () => {
+    const cookie = await signInThroughOutboxFile(server.url, dataDir, 'history@example.com');
+    const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
+    const created = await fetch(`${server.url}/api/workspaces`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'History', slug: 'history', mode: 'doc', initialMarkdown: '# Plan\n\nKept in its own thread.\n' }),
+    });
+    expect(created.status, await created.clone().text()).toBe(200);
+    const listed = await fetch(`${server.url}/api/workspaces/history/surfaces/doc/versions`, { headers });
+    expect(listed.status, await listed.clone().text()).toBe(200);
+    const { versions } = (await listed.json()) as { versions: Array<{ id: string }> };
+    expect(versions.length).toBeGreaterThan(0);
+    const shown = await fetch(`${server.url}/api/workspaces/history/surfaces/doc/versions/${versions[0]!.id}?format=markdown`, { headers });
+    expect(shown.status).toBe(200);
+    expect(((await shown.json()) as { markdown: string }).markdown).toContain('Kept in its own thread.');
   });
 });

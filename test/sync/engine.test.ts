@@ -123,6 +123,37 @@ describe('a document its last sync client left', () => {
   });
 });
 
+describe('a table the server has not loaded', () => {
+  it('is loaded by the first sync client, which receives exactly the rows stored (snapshot and log after it)', async () => {
+    const t2 = await startTestApp();
+    try {
+      const person = await signIn(t2, 'cold@example.com');
+      const ws = await t2.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow();
+      const name = tablesDocumentName(ws.id);
+      const create = (title: string) => t2.request('POST', '/api/workspaces/welcome/rows', { as: { cookie: person.cookie }, body: { data: { title } } });
+      for (const title of ['one', 'two', 'three']) expect((await create(title)).status).toBe(200);
+      await t2.services.sync.compactNow(name);
+      for (const title of ['four', 'five']) expect((await create(title)).status).toBe(200);
+      const stored = await t2.request('GET', '/api/workspaces/welcome/rows?limit=100', { as: { cookie: person.cookie } });
+      const expected = (stored.body.rows as Array<{ id: string; data: { title: string } }>).map((row) => [row.id, row.data.title]).sort();
+      expect(expected.map(([, title]) => title)).toEqual(expect.arrayContaining(['one', 'two', 'three', 'four', 'five']));
+      // A restart's state: nothing loaded.
+      await t2.services.sync.close();
+      t2.services.sync.attach(t2.app.server);
+      expect(t2.services.sync.stats().documents).toBe(0);
+
+      const client = connectClient(t2.url, name, { cookie: person.cookie });
+      await synced(client);
+      const received = listRows(client.doc).rows.map((row) => [row.id, row.data.title]).sort();
+      expect(received).toEqual(expected);
+      client.destroy();
+    } finally {
+      await t2.close();
+      await t2.store.dispose();
+    }
+  });
+});
+
 describe('a document that fails to load', () => {
   it('is not served empty and nothing is written over what is stored', async () => {
     const t2 = await startTestApp();
