@@ -137,11 +137,11 @@ export async function tableSurfaceForWrite(services: Services, actor: Actor, res
 /** Rows as the API shows them; attribution from the commit's receipt when the caller has one, else from the projection. */
 type ReadRow = Omit<TableRow, 'data'> & { data: ReadRowData };
 
-export async function present(services: Services, workspaceId: string, rows: ReadRow[], stored?: ReadonlyMap<string, RowMeta>): Promise<RowRecord[]> {
+export async function present(services: Services, workspaceId: string, rows: ReadRow[], stored?: ReadonlyMap<string, RowMeta>, attachmentKeys?: AttachmentKeys): Promise<RowRecord[]> {
   const missing = rows.filter((r) => !stored?.has(r.id)).map((r) => r.id);
   const meta = missing.length === 0 ? stored! : new Map([...(await findRowMeta(services.db, workspaceId, missing)), ...(stored ?? [])]);
   const now = services.clock.now().toISOString();
-  const shown = await showAttachmentCells(services, workspaceId, rows, await attachmentKeysOf(services, workspaceId, rows));
+  const shown = await showAttachmentCells(services, workspaceId, rows, attachmentKeys ?? (await attachmentKeysOf(services, workspaceId, rows)));
   return shown.map((row) => {
     const m = meta.get(row.id);
     return {
@@ -159,11 +159,21 @@ export async function present(services: Services, workspaceId: string, rows: Rea
 }
 
 /** The attachment columns of the sheets these rows are on, by sheet. */
-async function attachmentKeysOf(services: Services, workspaceId: string, rows: ReadonlyArray<{ surfaceId: string }>): Promise<(surfaceId: string) => string[]> {
-  const sheets = [...new Set(rows.map((row) => row.surfaceId))];
-  const keys = await services.sync.read(tablesDocumentName(workspaceId), (doc) =>
-    new Map(sheets.map((id) => [id, readColumns(doc, id).flatMap((column) => (column.type === 'attachment' ? [column.key] : []))])),
-  );
+async function attachmentKeysOf(services: Services, workspaceId: string, rows: ReadonlyArray<{ surfaceId: string }>): Promise<AttachmentKeys> {
+  return services.sync.read(tablesDocumentName(workspaceId), (doc) => attachmentKeysIn(doc, rows.map((row) => row.surfaceId)));
+}
+
+/** Which columns of a sheet hold attachments, for `present`. */
+type AttachmentKeys = (surfaceId: string) => readonly string[];
+
+/**
+ * The attachment columns of these sheets as `doc` holds them: a write takes
+ * them inside its change, so its answer waits for its own commit only, not
+ * for the read of a document the next batch is already changing.
+ */
+export function attachmentKeysIn(doc: Y.Doc, sheetIds: Iterable<string>, known?: { sheetId: string; columns: readonly ColumnDef[] }): AttachmentKeys {
+  const keysOf = (columns: readonly ColumnDef[]) => columns.flatMap((column) => (column.type === 'attachment' ? [column.key] : []));
+  const keys = new Map([...new Set(sheetIds)].map((id) => [id, keysOf(id === known?.sheetId ? known.columns : readColumns(doc, id))]));
   return (surfaceId) => keys.get(surfaceId) ?? [];
 }
 
@@ -179,7 +189,9 @@ async function attachmentKeysOf(services: Services, workspaceId: string, rows: R
  */
 export async function lookUpPassedRows(services: Services, workspaceId: string): Promise<void> {
   const document = tablesDocumentName(workspaceId);
-  const unknown = await services.sync.read(document, (doc) => unpassedRows(doc).size > 0);
+  // As applied: a server change is judged before it is made, so one still being committed adds no row to look up,
+  // and a write checking here does not wait for the commit of the one before it (its batch would be the next but one).
+  const unknown = await services.sync.readApplied(document, (doc) => unpassedRows(doc).size > 0);
   if (!unknown) return;
   // Rows the cap is judging right now (or judges again after a restart) are judged before the lookup, not left out.
   await services.sync.changesCommitted(document);
@@ -498,13 +510,15 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
     resolved,
     () => 1,
     (doc) => {
-      const data = checkValues(readColumns(doc, surface.id), input.data, ['data'], linkChecks(doc, surfaces), files);
+      const columns = readColumns(doc, surface.id);
+      const data = checkValues(columns, input.data, ['data'], linkChecks(doc, surfaces), files);
       ensureSheet(doc, surface.id, null);
+      // The columns seeded here are text columns: the attachment columns are those read before.
       seedColumnsFor(doc, surface.id, Object.keys(data), null);
-      return seenAs(services, doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null));
+      return { row: seenAs(services, doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null)), attachments: attachmentKeysIn(doc, [surface.id], { sheetId: surface.id, columns }) };
     },
   );
-  return (await present(services, workspace.id, [row], receipt.rows))[0]!;
+  return (await present(services, workspace.id, [row.row], receipt.rows, row.attachments))[0]!;
 }
 
 /**
@@ -540,8 +554,10 @@ export async function updateRow(
       // A row that did not exist at the base (made in between) has nothing to merge against.
       const data = input.data && baseData ? mergeCells(baseData, input.data, current.data) : { data: input.data, conflicts: [] };
       conflicts = data.conflicts;
+      let columns: ColumnDef[] | undefined;
       if (data.data) {
-        const cells = checkValues(readColumns(doc, sheetId), data.data, ['data'], linkChecks(doc, surfaces), files);
+        columns = readColumns(doc, sheetId);
+        const cells = checkValues(columns, data.data, ['data'], linkChecks(doc, surfaces), files);
         seedColumnsFor(doc, sheetId, Object.keys(cells), null);
         updateRows(doc, [{ id: rowId, data: cells as RowData }], null);
       }
@@ -552,10 +568,11 @@ export async function updateRow(
       } else if (input.position !== undefined) {
         setRowPosition(doc, rowId, input.position, null);
       }
-      return seenAs(services, doc, getRow(doc, rowId)!);
+      const seen = seenAs(services, doc, getRow(doc, rowId)!);
+      return { seen, attachments: attachmentKeysIn(doc, [seen.surfaceId], columns && { sheetId, columns }) };
     })
     .catch(tableError);
-  if (baseSeq === null) return { row: (await present(services, workspace.id, [row], receipt.rows))[0]!, moved };
+  if (baseSeq === null) return { row: (await present(services, workspace.id, [row.seen], receipt.rows, row.attachments))[0]!, moved };
   const current = await getWorkspaceRow(services, workspace, rowId);
   return { row: current.row, moved, etag: current.etag, conflicts };
 }
@@ -585,10 +602,11 @@ export async function bulkUpdateRows(
       const checked = updates.map((u, i) => ({ id: u.id, data: checkValues(readColumns(doc, getRow(doc, u.id)!.surfaceId), u.data, ['updates', String(i), 'data'], links, files) }));
       for (const u of checked) seedColumnsFor(doc, getRow(doc, u.id)!.surfaceId, Object.keys(u.data), null);
       updateRows(doc, checked as Array<{ id: string; data: RowData }>, null);
-      return updates.map((u) => seenAs(services, doc, getRow(doc, u.id)!));
+      const seen = updates.map((u) => seenAs(services, doc, getRow(doc, u.id)!));
+      return { seen, attachments: attachmentKeysIn(doc, seen.map((row) => row.surfaceId)) };
     })
     .catch(tableError);
-  return present(services, workspace.id, rows, receipt.rows);
+  return present(services, workspace.id, rows.seen, receipt.rows, rows.attachments);
 }
 
 export async function moveRowsToSurface(

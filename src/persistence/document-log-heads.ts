@@ -11,7 +11,8 @@ type Executor = Kysely<Database> | Tx;
  * One writer at a time per document log. Every append to a document's log
  * and every compaction of it first locks the document's head row (an upsert,
  * so the first append creates it) and holds that lock until its transaction
- * commits. Two instances holding the same document on one Postgres therefore
+ * commits; an append does it in its insert statement (document-log.ts
+ * `appendUpdates`), before the statement draws a sequence number. Two instances holding the same document on one Postgres therefore
  * take turns: a document's log sequence numbers are drawn and committed in
  * the same order, and a compaction never folds past an append still in
  * flight. The lock dies with the transaction: an instance that dies holding

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { bytea } from './bytea';
 import type { Executor, Tx } from './database';
-import { appendsNeedLock, lockDocumentLogs } from './document-log-heads';
+import { appendsNeedLock } from './document-log-heads';
+import { INSTANCE_ID } from '../lib/instance';
 import type { AuthorKind } from '../model/roles';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
@@ -26,16 +27,16 @@ export type LoggedUpdate = {
 
 /**
  * Appends updates in order and returns their sequence numbers, in the same
- * order. The documents' log heads are locked first (in the caller's
- * transaction, or one of its own), so appends to one document commit in
- * sequence order whichever instance makes them (document-log-heads.ts).
+ * order. Where appends must take turns (document-log-heads.ts), the
+ * documents' log heads are locked by the same statement, before it draws a
+ * sequence number: appends to one document commit in sequence order
+ * whichever instance makes them, and a lone append is one round trip, its
+ * own transaction, instead of four.
  */
 export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpdate>): Promise<number[]> {
   if (rows.length === 0) return [];
-  if (appendsNeedLock(db)) {
-    if (!db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
-    await lockDocumentLogs(db as Tx, rows.map((row) => row.document));
-  }
+  const locking = appendsNeedLock(db);
+  const documents = locking ? [...new Set(rows.map((row) => row.document))].sort() : [];
   const values = rows.map((r) => ({
     document: r.document,
     update: bytea(r.update),
@@ -45,21 +46,54 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
     writer: r.writer ?? null,
     runId: r.runId ?? null,
   }));
-  // A parameter per column of each row: a column added to the log shortens the chunks by itself.
-  const rowsPerStatement = Math.floor(MAX_PARAMETERS / Object.keys(values[0]!).length);
+  // A parameter per column of each row (and two per locked head): a column added to the log shortens the chunks by itself.
+  const rowsPerStatement = Math.floor((MAX_PARAMETERS - 2 * documents.length) / Object.keys(values[0]!).length);
   // All or nothing: more rows than one statement holds go in one transaction.
   if (values.length > rowsPerStatement && !db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
   const seqs: number[] = [];
   for (let from = 0; from < values.length; from += rowsPerStatement) {
-    // One multi-row VALUES insert: Postgres assigns the identity in row order and returns the rows in that order.
-    const inserted = await db
-      .insertInto('documentUpdates')
-      .values(values.slice(from, from + rowsPerStatement))
-      .returning('seq')
-      .execute();
+    const chunk = values.slice(from, from + rowsPerStatement);
+    // The heads stay locked until the transaction ends: the first chunk takes them for the rest.
+    const inserted = from === 0 && locking ? await lockedInsert(db, documents, chunk) : await db.insertInto('documentUpdates').values(chunk).returning('seq').execute();
     for (const row of inserted) seqs.push(Number(row.seq));
   }
   return seqs;
+}
+
+type UpdateValues = {
+  document: string;
+  update: ReturnType<typeof bytea>;
+  derived: boolean;
+  principalType: AuthorKind | null;
+  principalId: string | null;
+  writer: number | null;
+  runId: string | null;
+};
+
+/**
+ * One statement: lock the heads of `documents` (in name order, so two
+ * writers never wait on each other crosswise; lockDocumentLogs says why),
+ * then insert the rows in order. The insert reads the count of locked heads
+ * as a one-time filter, so Postgres runs the lock to completion before it
+ * draws the first sequence number; the rows then take the identity in
+ * VALUES order and come back in that order, as a plain multi-row insert's do.
+ */
+async function lockedInsert(db: Executor, documents: readonly string[], rows: readonly UpdateValues[]): Promise<Array<{ seq: number | string }>> {
+  const heads = sql.join(documents.map((document) => sql`(${document}, ${INSTANCE_ID})`));
+  const values = sql.join(
+    rows.map((r) => sql`(${r.document}::text, ${r.update}, ${r.derived}::boolean, ${r.principalType}::text, ${r.principalId}::text, ${r.writer}::integer, ${r.runId}::text)`),
+  );
+  const { rows: inserted } = await sql<{ seq: number | string }>`
+    with heads as (
+      insert into document_log_heads (document, writer) values ${heads}
+      on conflict (document) do update set writer = excluded.writer, updated_at = now()
+      returning document
+    )
+    insert into document_updates (document, update, derived, principal_type, principal_id, writer, run_id)
+    select * from (values ${values}) as appended (document, update, derived, principal_type, principal_id, writer, run_id)
+    where (select count(*) from heads) > 0
+    returning seq`.execute(db);
+  return inserted;
 }
 
 /**

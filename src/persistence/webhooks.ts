@@ -203,6 +203,8 @@ export async function enqueueDeliveries(tx: Executor, eventSeqs: number[], now: 
  * until then, once. Returns the subscriptions that got some.
  */
 export async function catchUpNewWebhooks(db: Db, settledBefore: Date, windowMs: number, now: Date): Promise<string[]> {
+  // Read-only first, as the claim does: an idle pass must not move the write epoch.
+  if (!(await anyRow(db, sql`select 1 from webhooks where catchup_after_seq is not null and created_at <= ${settledBefore}`))) return [];
   return db.transaction().execute(async (tx) => {
     const due = await sql<{ id: string; catchupAfterSeq: number }>`
       with due as (
@@ -252,9 +254,7 @@ export type ClaimOptions = { owner: string; now: Date; leaseUntil: Date; limit: 
  */
 export async function claimSubscriptions(db: Executor, options: ClaimOptions): Promise<string[]> {
   const { owner, now, leaseUntil, limit, period, caps } = options;
-  const result = await sql<{ id: string }>`
-    update webhooks set lease_owner = ${owner}, lease_until = ${leaseUntil}
-    where id in (
+  const due = sql`
       select w.id from webhooks w
       cross join lateral (
         select d.next_attempt_at, d.attempting_until from webhook_deliveries d
@@ -264,7 +264,13 @@ export async function claimSubscriptions(db: Executor, options: ClaimOptions): P
       where w.active and (w.lease_until is null or w.lease_until < ${now})
         and head.next_attempt_at <= ${now}
         and (head.attempting_until is null or head.attempting_until < ${now})
-        and ${usedOf(sql.ref('w.org_id'), period)} < ${capOf(sql.ref('w.org_id'), caps)}
+        and ${usedOf(sql.ref('w.org_id'), period)} < ${capOf(sql.ref('w.org_id'), caps)}`;
+  // Most polls find nothing due. Asking first, without writing, keeps an idle poll from moving the
+  // write epoch (write-epochs.ts), which would retire every cached caller and workspace lookup once a poll.
+  if (!(await anyRow(db, due))) return [];
+  const result = await sql<{ id: string }>`
+    update webhooks set lease_owner = ${owner}, lease_until = ${leaseUntil}
+    where id in (${due}
       order by head.next_attempt_at
       limit ${limit}
       for update of w skip locked
@@ -272,6 +278,12 @@ export async function claimSubscriptions(db: Executor, options: ClaimOptions): P
     returning id
   `.execute(db);
   return result.rows.map((r) => r.id);
+}
+
+/** Whether `query` (a select) finds a row. */
+async function anyRow(db: Executor, query: RawBuilder<unknown>): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`select exists (${query}) as found`.execute(db);
+  return rows[0]?.found === true;
 }
 
 export type LockedDelivery = {

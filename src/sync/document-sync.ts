@@ -28,6 +28,14 @@ export interface DocumentSync {
   transactWithReceipt<T>(documentName: string, origin: ServerOrigin, change: (doc: Y.Doc) => T): Promise<{ result: T; receipt: CommitReceipt }>;
   /** Reads the document as committed (never a change still being committed); do not mutate it. */
   read<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T>;
+  /**
+   * Reads the document as applied, server changes still being committed
+   * included: for the checks of a write about to be made, which commits
+   * after them (and fails with them: a failed server change voids those
+   * built on it), so it need not wait for their commit. Never for what a
+   * caller is shown.
+   */
+  readApplied<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T>;
   /** Resolves once every change applied to the document so far (a sync client's too) is committed, its rows judged by the row cap. */
   changesCommitted(documentName: string): Promise<void>;
   /**

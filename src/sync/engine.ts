@@ -311,6 +311,11 @@ export class SyncEngine implements DocumentSync {
     return reader(doc);
   }
 
+  async readApplied<T>(documentName: string, reader: (doc: Y.Doc) => T): Promise<T> {
+    await this.recovery.settled(documentName);
+    return reader(await this.held.open(documentName));
+  }
+
   /**
    * Resolves once every change applied to the document so far, a sync
    * client's included, is committed: its new rows are judged by the row cap
