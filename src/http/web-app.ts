@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { repositoryRoot } from '../lib/repository-root';
 import { addCorsHeaders } from './cors';
 import { handleNotFound } from './error-handler';
 import type { Config } from '../config';
@@ -9,7 +10,7 @@ import { SIGNED_IN_COOKIE } from '../model/session-hint';
 import type { App } from './types';
 
 /** Where `npm run build:web` puts the web app (built at install, start or test setup; never committed). */
-export const WEB_DIST_DIR = path.resolve(import.meta.dirname, '../../web/dist');
+export const WEB_DIST_DIR = path.join(repositoryRoot(import.meta.dirname), 'web/dist');
 
 /**
  * Paths that belong to the API and its protocols: an unknown one answers the

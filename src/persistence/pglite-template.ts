@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { repositoryRoot } from '../lib/repository-root';
 import { eachSideBySide } from '../lib/side-by-side';
 
 /**
@@ -17,8 +18,8 @@ import { eachSideBySide } from '../lib/side-by-side';
  * version that made it, and a server running another one creates its
  * directory itself, as without a template.
  */
-/** Where a build puts it: from src/persistence and from dist/server (the bundle) alike, two levels under the repository. */
-export const BUILT_TEMPLATE = path.resolve(import.meta.dirname, '../../dist/pglite-template');
+/** Where a build puts it, found from this module wherever the bundle placed it (main.js or a shared chunk). */
+export const BUILT_TEMPLATE = path.join(repositoryRoot(import.meta.dirname), 'dist/pglite-template');
 
 export type TemplateStamp = { pglite: string; migrations: string[] };
 
