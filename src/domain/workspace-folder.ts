@@ -29,7 +29,7 @@ export const MANIFEST_NAME = 'trellis-workspace.json';
 export const MANIFEST_FORMAT = 'trellis-workspace';
 
 export type ManifestSurface = { path: string; kind: Surface['kind']; name: string; slug: string; parent: string | null };
-export type Manifest = { format: typeof MANIFEST_FORMAT; version: 1; workspace: { name: string; mode: string }; surfaces: ManifestSurface[] };
+export type Manifest = { format: typeof MANIFEST_FORMAT; version: 1; workspace: { name: string; mode: string; timeZone?: string }; surfaces: ManifestSurface[] };
 
 /** A name made safe as one path segment on every file system: no separators, no reserved characters, not empty or dots. */
 export function safeSegment(name: string, fallback: string): string {
@@ -244,7 +244,8 @@ export async function exportWorkspaceFolder(services: Services, resolved: Resolv
   const manifest: Manifest = {
     format: MANIFEST_FORMAT,
     version: 1,
-    workspace: { name: resolved.workspace.name, mode: resolved.workspace.mode },
+    // The zone its formulas read TODAY() and NOW() in (docs/FORMULAS.md "Time zone"), so that a copy computes the same cells.
+    workspace: { name: resolved.workspace.name, mode: resolved.workspace.mode, timeZone: resolved.workspace.timeZone },
     surfaces: surfaces.map((s) => ({ path: pathOf.get(s.id)!, kind: s.kind, name: s.name, slug: s.slug, parent: s.parentId ? (pathOf.get(s.parentId) ?? null) : null })),
   };
   async function* entries(): AsyncGenerator<ZipEntry> {

@@ -10,6 +10,7 @@ import { replaceHtml } from '../model/html';
 import { surfaceDocumentName, tablesDocumentName } from '../model/document-names';
 import { firstFreeSlug, slugFromName } from '../model/surface-slugs';
 import { ensureSheet } from '../model/table/document';
+import { canonicalTimeZone } from '../model/table/settings';
 import type { ColumnDef } from '../model/table/types';
 import type { Actor } from '../policy/actor';
 import type { Surface, SurfaceKind } from '../persistence/schema';
@@ -26,7 +27,7 @@ import { addSurface } from './surfaces';
 import { importRowsCsv } from './table-csv';
 import { putColumns } from './tables';
 import { documentContent } from './workspace-documents';
-import { archiveWorkspace, authorizeCreation, createWorkspaceFor } from './workspaces';
+import { archiveWorkspace, authorizeCreation, changeWorkspaceSettings, createWorkspaceFor } from './workspaces';
 import { MANIFEST_FORMAT, MANIFEST_NAME, type Manifest } from './workspace-folder';
 
 /**
@@ -54,7 +55,7 @@ type Item = {
   entry?: ArchiveEntry;
 };
 
-type Plan = { workspaceName: string | null; mode: 'doc' | 'table'; items: Item[]; files: ArchiveEntry[] };
+type Plan = { workspaceName: string | null; timeZone: string | null; mode: 'doc' | 'table'; items: Item[]; files: ArchiveEntry[] };
 
 const NOTION_ID = /\s+[0-9a-f]{32}$/i;
 const PAGE_EXT = new Set(['.md', '.markdown']);
@@ -123,7 +124,8 @@ function planFrom(archive: OpenedArchive, manifest: Manifest | null): Plan {
   // A Notion export of one page and what is under it is named after that page.
   const roots = items.filter((i) => !i.parent);
   const workspaceName = manifest?.workspace?.name ?? (roots.length === 1 ? roots[0]!.name : null);
-  return { workspaceName, mode, items, files };
+  const timeZone = typeof manifest?.workspace?.timeZone === 'string' ? manifest.workspace.timeZone : null;
+  return { workspaceName, timeZone, mode, items, files };
 }
 
 /** Items in an order where each comes after its parent, kept otherwise as listed. */
@@ -210,6 +212,7 @@ async function runImport(services: Services, actor: Actor, resolve: WorkspaceRes
     await reporter.progress(0, total);
     const { workspaceId } = await makeWorkspace(services, actor, request, plan, items);
     resolved = await resolve(actor, { slug: workspaceId }, 'read');
+    if (plan.timeZone) await carryTimeZone(services, actor, resolved, plan.timeZone, reporter);
     await reporter.progress(0, total, workspaceId);
     const surfaces = await listSurfaces(services.db, workspaceId);
     const surfaceOf = new Map(items.map((item, i) => [item.path, surfaces.find((s) => s.position === i)!]));
@@ -222,6 +225,15 @@ async function runImport(services: Services, actor: Actor, resolve: WorkspaceRes
   } finally {
     archive.close();
   }
+}
+
+/** The exported workspace's time zone, which its formulas read TODAY() and NOW() in; a name this server does not know is reported, and UTC kept. */
+async function carryTimeZone(services: Services, actor: Actor, resolved: ResolvedWorkspace, timeZone: string, reporter: JobReporter) {
+  if (canonicalTimeZone(timeZone) === null) {
+    reporter.errors.push({ path: MANIFEST_NAME, message: `"${timeZone.slice(0, 100)}" is not a time zone this server knows: the workspace reads dates in UTC` });
+    return;
+  }
+  await changeWorkspaceSettings(services, actor, resolved, { timeZone }, documentContent(services));
 }
 
 class Importer {

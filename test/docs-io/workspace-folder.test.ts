@@ -135,6 +135,7 @@ describe('a workspace out as a folder and back', () => {
     const folder = await ok('POST', `${src}/files/folders`, { surfaceSlug: 'files', name: 'Reports' });
     expect((await proxyUpload(t, `${src}/files`, as(), { bytes: Buffer.from('q1 numbers\n'), name: 'q1.txt', type: 'text/plain' }, { folder: folder.id })).status).toBe(200);
     expect((await proxyUpload(t, `${src}/files`, as(), { bytes: logo, name: 'logo.png', type: 'image/png' })).status).toBe(200);
+    await ok('PATCH', src, { timeZone: 'Asia/Tokyo' });
     exported = await download(`${src}/export.zip`);
   }, 120_000);
 
@@ -177,6 +178,8 @@ describe('a workspace out as a folder and back', () => {
     expect(job.progress.total).toBeGreaterThan(5);
     const [before, after] = [await snapshot('source'), await snapshot('copy')];
     expect(after).toEqual(before);
+    // Its formulas read dates in the same zone as the source's.
+    expect((await ok('GET', '/api/workspaces/copy')).timeZone).toBe('Asia/Tokyo');
     expect(Object.keys(after)).toContain('doc:Child page (in Overview)');
   }, 120_000);
 
