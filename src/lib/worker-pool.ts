@@ -132,6 +132,11 @@ export class WorkerPool {
   }
 }
 
+/** Whether `bytes` own their whole buffer, so that a worker can hand the buffer over (transfer) instead of its bytes being copied. */
+export function ownsWholeBuffer(bytes: Uint8Array): boolean {
+  return bytes.byteOffset === 0 && bytes.buffer instanceof ArrayBuffer && bytes.byteLength === bytes.buffer.byteLength;
+}
+
 export type TaskHandler = (input: never, stream: (chunk: Uint8Array) => void) => Promise<{ result: unknown; transfer?: TransferListItem[] }>;
 
 /** The worker's side: answers the pool's tasks with `handlers`, one at a time. */

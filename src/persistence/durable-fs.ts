@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { flushPath } from '../lib/flush';
 import { eachSideBySide } from '../lib/side-by-side';
 
 /**
@@ -145,14 +146,3 @@ export async function syncTree(root: string): Promise<void> {
   await eachSideBySide(directories, (dir) => flushPath(dir, true));
   await flushPath(path.dirname(root), true);
 }
-
-async function flushPath(target: string, directory: boolean): Promise<void> {
-  const handle = await fs.promises.open(target, 'r');
-  try {
-    // As syncDescriptor: fdatasync for a file, fsync for a directory.
-    await (directory ? handle.sync() : handle.datasync());
-  } finally {
-    await handle.close();
-  }
-}
-

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { flushPath } from '../lib/flush';
 import { repositoryRoot } from '../lib/repository-root';
 import { eachSideBySide } from '../lib/side-by-side';
 
@@ -46,7 +47,8 @@ export function readTemplateStamp(dir: string): TemplateStamp | null {
 /**
  * Copies the template into the empty directory `target` when it was made by
  * this PGlite; false when there is none to use. `flush` (the storage's) makes
- * the copy durable before it is renamed into place, and the rename after.
+ * the copy durable before it is renamed into place; the rename is flushed
+ * after.
  */
 export async function copyTemplate(template: string, target: string, flush?: (dir: string) => Promise<void>): Promise<boolean> {
   if (readTemplateStamp(template)?.pglite !== installedPGliteVersion()) return false;
@@ -58,7 +60,8 @@ export async function copyTemplate(template: string, target: string, flush?: (di
   await flush?.(staging);
   await fs.rmdir(target);
   await fs.rename(staging, target);
-  await flush?.(target);
+  // The files are flushed already; the rename is an entry of the parent directory.
+  if (flush) await flushPath(path.dirname(target), true);
   return true;
 }
 

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
 import { Failpoints } from '../lib/failpoints';
+import { ownsWholeBuffer } from '../lib/worker-pool';
 import { DurableNodeFS, durableStorage } from './durable-fs';
 import { createPGlite } from './pglite-instance';
 import type { ThreadReply, ThreadRequest } from './pglite-thread';
@@ -71,7 +72,7 @@ function transferables(rows: unknown[]): ArrayBuffer[] {
   for (const row of rows) {
     if (row === null || typeof row !== 'object') continue;
     for (const value of Object.values(row)) {
-      if (value instanceof Uint8Array && value.byteOffset === 0 && value.buffer instanceof ArrayBuffer && value.byteLength === value.buffer.byteLength) buffers.add(value.buffer);
+      if (value instanceof Uint8Array && ownsWholeBuffer(value)) buffers.add(value.buffer as ArrayBuffer);
     }
   }
   return [...buffers];

@@ -1,5 +1,5 @@
 import * as Y from 'yjs';
-import { serveWorkerTasks } from '../lib/worker-pool';
+import { ownsWholeBuffer, serveWorkerTasks } from '../lib/worker-pool';
 import { listSheetIds } from '../model/table/document';
 import { decodeContent, encodeContent } from '../persistence/version-content';
 import type { EditorCount, LogEntry } from '../persistence/versions';
@@ -86,7 +86,7 @@ function stateAt(document: string, seq: number, start?: StartState): Y.Doc | nul
 
 /** Bytes that own their whole buffer, so it can be handed over rather than copied. */
 function transferable(bytes: Uint8Array): Uint8Array {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+  return ownsWholeBuffer(bytes) ? bytes : bytes.slice();
 }
 
 function* unpack(updates: PackedUpdates) {
