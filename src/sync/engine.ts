@@ -10,6 +10,7 @@ import type { Clock } from '../lib/clock';
 import type { Failpoints } from '../lib/failpoints';
 import type { Metrics } from '../metrics/index';
 import type { Db } from '../persistence/database';
+import type { StoredDocument } from '../persistence/documents';
 import type { InstanceLease } from '../persistence/instances';
 import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt, DocumentSync } from './document-sync';
@@ -17,6 +18,7 @@ import type { ConnectionGate } from './connection-gate';
 import type { TransactionObserver } from './transaction-observer';
 import { adoptMessageQueue } from './message-queue';
 import { loadInto } from './document-store';
+import { StoredCopies } from './stored-copy';
 import { UpdateLog } from './group-commit';
 import { DigestResponder } from './digest';
 import { authorOf, type ConnectionContext, type ServerOrigin } from './origins';
@@ -75,6 +77,7 @@ export class SyncEngine implements DocumentSync {
   private readonly recovery: DocumentRecovery;
   private readonly rederivation: Rederivation;
   private readonly commits: ChangeCommits;
+  private readonly storedCopies = new StoredCopies();
   private sweeper: NodeJS.Timeout | undefined;
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
@@ -159,14 +162,21 @@ export class SyncEngine implements DocumentSync {
       unloadImmediately: true,
       yDocOptions: { gc: true, gcFilter: () => true },
       onAuthenticate: (payload) => this.gate.authenticate(payload),
-      onLoadDocument: async ({ document, documentName }) => {
+      onLoadDocument: async ({ document, documentName, socketId }) => {
         await this.ceilings.makeRoom(documentName, this.held.loadedDocuments); // ceilings
-        const loaded = await loadInto(db, documentName, document, services.config.documentLoadBudgetBytes).catch((error) => {
+        // The client whose connection starts the load is answered from what is stored while it loads (stored-copy.ts).
+        const answers = this.storedCopies.forLoad(socketId, documentName);
+        const read = async (stored: StoredDocument) => {
+          await answers.read(stored);
+          await failpoints.pass('document.load');
+        };
+        const loaded = await loadInto(db, documentName, document, services.config.documentLoadBudgetBytes, read).catch((error) => {
           if (error instanceof DocumentTooLargeError) {
             log.error({ documentName, stored: error.stored, estimatedBytes: error.estimatedBytes, budgetBytes: error.budgetBytes }, 'refused to load a document over the memory budget; compact it with `npm run admin -- compact-document`');
           }
           throw error;
         });
+        answers.loaded(document);
         this.compaction.loaded(documentName, loaded);
         this.ceilings.track(documentName, document, loaded.snapshotBytes + loaded.tailBytes); // ceilings
         this.rederivation.loaded(documentName, loaded.underived);
@@ -274,9 +284,13 @@ export class SyncEngine implements DocumentSync {
     }
     const webRequest = new Request(`http://localhost${request.url ?? SYNC_PATH}`, { headers });
     const client = this.hocuspocus.handleConnection(ws as never, webRequest, { remoteAddress: request.socket.remoteAddress });
+    const forget = this.storedCopies.track(client, ws);
     // Text inside updates is made well-formed before Hocuspocus logs, applies or relays anything (update-text.ts).
     ws.on('message', (data: Buffer) => client.handleMessage(repairMessageText(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))));
-    ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
+    ws.on('close', (code, reason) => {
+      forget();
+      client.handleClose({ code, reason: reason.toString() });
+    });
     ws.on('error', () => ws.terminate());
   }
 
