@@ -4,7 +4,11 @@
  * lives (PGlite, Yjs, Fastify, zod, Kysely, pg, Trellis modules, GC, ...), and
  * the heaviest functions.
  *
- *   npx tsx bench/profile-summary.ts /tmp/prof/CPU.*.cpuprofile [--top 30] [--window 0.8,1]
+ *   npx tsx bench/profile-summary.ts /tmp/prof/CPU.*.cpuprofile [--top 30] [--window 0.8,1] [--stretches 5]
+ *
+ * `--stretches N`: the N longest busy stretches (samples with no idle one
+ * between them: the event loop held), each with its heaviest frames by
+ * inclusive time, to see what a long event-loop pause was made of.
  */
 import { readFileSync } from 'node:fs';
 
@@ -60,11 +64,55 @@ export function summarise(profile: Profile, top = 25, window: [number, number] =
   return lines.join('\n');
 }
 
+/** The `count` longest runs of non-idle samples, each with the frames (Trellis's own and the packages') most often on its stacks. */
+export function stretches(profile: Profile, count: number, framesEach = 12) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const runs: Array<{ start: number; micros: number; from: number; to: number }> = [];
+  let at = profile.startTime;
+  let current: { start: number; micros: number; from: number; to: number } | null = null;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') {
+      if (current) runs.push(current);
+      current = null;
+      return;
+    }
+    current ??= { start: at - delta, micros: 0, from: i, to: i };
+    current.micros += delta;
+    current.to = i;
+  });
+  if (current) runs.push(current);
+  const lines: string[] = [];
+  for (const run of runs.sort((a, b) => b.micros - a.micros).slice(0, count)) {
+    const inclusive = new Map<string, number>();
+    for (let i = run.from; i <= run.to; i++) {
+      const seen = new Set<string>();
+      for (let id: number | undefined = profile.samples[i]; id !== undefined; id = parent.get(id)) {
+        const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+        if (!url.includes('/src/') && !url.includes('node_modules') && !functionName.startsWith('(garbage')) continue;
+        const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\//, '').replace(/.*\/(src|bench|test)\//, '$1/')}:${lineNumber + 1}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
+      }
+    }
+    lines.push(`stretch of ${(run.micros / 1000).toFixed(1)} ms at ${((run.start - profile.startTime) / 1e6).toFixed(2)} s:`);
+    for (const [key, micros] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, framesEach)) lines.push(`  ${(micros / 1000).toFixed(1).padStart(8)} ms  ${key}`);
+  }
+  return lines.join('\n');
+}
+
 const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'));
 const topIndex = process.argv.indexOf('--top');
 const windowIndex = process.argv.indexOf('--window');
+const stretchesIndex = process.argv.indexOf('--stretches');
 const window = (windowIndex >= 0 ? process.argv[windowIndex + 1]!.split(',').map(Number) : [0, 1]) as [number, number];
 for (const file of files) {
   console.log(`# ${file}${windowIndex >= 0 ? ` (window ${window.join(' to ')} of its duration)` : ''}`);
-  console.log(summarise(JSON.parse(readFileSync(file, 'utf8')) as Profile, topIndex >= 0 ? Number(process.argv[topIndex + 1]) : 25, window));
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  console.log(summarise(profile, topIndex >= 0 ? Number(process.argv[topIndex + 1]) : 25, window));
+  if (stretchesIndex >= 0) console.log(`\nlongest busy stretches:\n${stretches(profile, Number(process.argv[stretchesIndex + 1]))}`);
 }
