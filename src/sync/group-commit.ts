@@ -38,14 +38,8 @@ type Deferred = { resolve(seq: number): void; reject(error: unknown): void };
 
 type PendingAppend = { document: string; update: Uint8Array; author: UpdateAuthor; runId: string | null; done: Deferred };
 
-/**
- * The at-most rows one commit takes; the rest go in the next, sent as soon
- * as this one is done. Building a statement of several thousand rows (and,
- * on PGlite, executing it) held the serving thread for 50-100 ms at a time
- * under a pipelining client; a thousand rows still share one commit's
- * flush, and their messages are applied while the next commit is written.
- */
-const MAX_ROWS_PER_COMMIT = 1_000;
+/** The at-most rows one commit takes; the rest wait for the next. */
+const MAX_ROWS_PER_COMMIT = 20_000;
 
 export class UpdateLog {
   private pending: PendingAppend[] = [];
