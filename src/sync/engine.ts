@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics/index';
 import type { Db } from '../persistence/database';
 import type { StoredDocument } from '../persistence/documents';
 import type { InstanceLease } from '../persistence/instances';
+import { EventLoopTurns } from '../lib/event-loop-turns';
 import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { ConnectionGate } from './connection-gate';
@@ -48,6 +49,16 @@ export type SyncEngineDeps = {
 const SWEEP_INTERVAL_MS = 10_000;
 
 /**
+ * How long the serving thread may apply queued client messages before it
+ * hands the event loop back. After a group commit, the messages it logged
+ * ahead (thousands, when a client pipelines) are applied and acknowledged
+ * one after another in a chain of promises that never waits on I/O: without
+ * a break, every other socket, request and timer waited for the whole
+ * backlog (over a second under the typing trace).
+ */
+const MESSAGE_TURN_BUDGET_MS = 10;
+
+/**
  * Y documents over Hocuspocus at `/api/sync`, made durable: a client's
  * update is appended to the log before Hocuspocus applies and acknowledges
  * it, and a server-side change is logged (with its events) before the REST
@@ -78,6 +89,8 @@ export class SyncEngine implements DocumentSync {
   private readonly rederivation: Rederivation;
   private readonly commits: ChangeCommits;
   private readonly storedCopies = new StoredCopies();
+  /** Breaks in the handling of queued messages (MESSAGE_TURN_BUDGET_MS). */
+  private readonly messageTurns = new EventLoopTurns(MESSAGE_TURN_BUDGET_MS);
   private sweeper: NodeJS.Timeout | undefined;
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
@@ -193,6 +206,8 @@ export class SyncEngine implements DocumentSync {
       },
       beforeHandleMessage: async ({ connection, update: message, documentName, document }) => {
         adoptMessageQueue(connection as never);
+        // Still in order: Hocuspocus handles a connection's next message only once this hook resolved.
+        await this.messageTurns.yieldIfLong();
         this.gate.assertStillAllowed(connection);
         this.ceilings.checkMessage(this.hocuspocus.documents, connection, document, message); // ceilings: 4429 / 4413 before it is logged or applied
         await this.recovery.settled(documentName);
