@@ -193,8 +193,12 @@ export function suggestionStampsIn(transaction: Y.Transaction): SuggestionStamp[
   return [...found.values()];
 }
 
-/** Per document: how far each client's structs were searched for a suggestion format item, and whether one was found. */
-const formatSearches = new WeakMap<Y.Doc, { searched: Map<number, number>; found: boolean }>();
+/**
+ * Per document state (its struct store, which a recovery swaps for a rebuilt
+ * one): how far each client's structs were searched for a suggestion format
+ * item, and whether one was found.
+ */
+const formatSearches = new WeakMap<object, { searched: Map<number, number>; found: boolean }>();
 
 /**
  * Whether the document holds (or ever held, since this was first asked) a
@@ -204,8 +208,8 @@ const formatSearches = new WeakMap<Y.Doc, { searched: Map<number, number>; found
  * for their own keystrokes, not for the paragraph.
  */
 function mayHoldSuggestionFormats(doc: Y.Doc): boolean {
-  let search = formatSearches.get(doc);
-  if (!search) formatSearches.set(doc, (search = { searched: new Map(), found: false }));
+  let search = formatSearches.get(doc.store);
+  if (!search) formatSearches.set(doc.store, (search = { searched: new Map(), found: false }));
   if (search.found) return true;
   for (const [client, structs] of doc.store.clients) {
     const last = structs[structs.length - 1];
