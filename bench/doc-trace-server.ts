@@ -12,7 +12,9 @@
  * the server's queued work, compacts the document's log and answers the
  * server document's text and sizes.
  */
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Hocuspocus } from '@hocuspocus/server';
 import { sql } from 'kysely';
@@ -55,6 +57,24 @@ const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 const loopMaxMs = () => loopDelay.max / 1e6;
 
+// BENCH_PAUSES_DIR: every pause of the event loop over 40 ms since `/bench/mark`, written at exit as
+// [start, end] pairs in the monotonic microseconds a --cpu-prof profile's timestamps use
+// (`npx tsx bench/profile-summary.ts CPU...<pid>...cpuprofile --pauses pauses.<pid>.json` says what each was made of).
+let pauses: Array<[number, number]> = [];
+let stopRecordingPauses = () => {};
+if (process.env.BENCH_PAUSES_DIR) {
+  const directory = process.env.BENCH_PAUSES_DIR;
+  let last = process.hrtime.bigint();
+  const recorder = setInterval(() => {
+    const now = process.hrtime.bigint();
+    if (now - last > 40_000_000n) pauses.push([Number(last / 1000n), Number(now / 1000n)]);
+    last = now;
+  }, 5).unref();
+  // The stats request's own work (reading the whole document) is not the trace's.
+  stopRecordingPauses = () => clearInterval(recorder);
+  process.on('exit', () => writeFileSync(path.join(directory, `pauses.${process.pid}.json`), JSON.stringify(pauses)));
+}
+
 // CPU is the fairer figure on a shared machine: wall time also counts other processes' turns.
 let cpuMark = process.cpuUsage();
 const cpuSinceMark = () => {
@@ -79,11 +99,13 @@ async function trellis() {
       app.get('/bench/mark', { config: { auth: 'none', metered: false } }, async () => {
         cpuMark = process.cpuUsage();
         loopDelay.reset();
+        pauses = [];
         return {};
       });
       app.get('/bench/stats', { config: { auth: 'none', metered: false } }, async () => {
         const cpuMs = cpuSinceMark();
         const loopMax = loopMaxMs();
+        stopRecordingPauses();
         const started = performance.now();
         await services.sync.drain();
         const drainMs = performance.now() - started;
@@ -198,10 +220,12 @@ async function bare(beforeApply?: (message: Uint8Array) => Promise<void> | null,
     if (request.url === '/bench/mark') {
       cpuMark = process.cpuUsage();
       loopDelay.reset();
+      pauses = [];
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       return;
     }
     const cpuMs = cpuSinceMark();
+    stopRecordingPauses();
     const doc = hocuspocus.documents.get(documentName);
     response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs, loopMaxMs: loopMaxMs(), ...extra() }) : '{}');
   });

@@ -39,6 +39,8 @@ export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
 export async function buildApp(services: Services): Promise<App> {
   const app = Fastify({
     loggerInstance: services.log,
+    // With logging off, a request logs through the app's logger: the children a request would make (its id, its caller) would write nothing.
+    childLoggerFactory: (logger, bindings, options) => (logger.level === 'silent' ? logger : logger.child(bindings, options)),
     genReqId: requestIdFor,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: false,
@@ -68,7 +70,10 @@ export async function buildApp(services: Services): Promise<App> {
   });
   // The run the request's writes join (docs/RUNS.md): named by `Trellis-Run`, decided by access, answered in `Trellis-Run`.
   app.addHook('onRequest', (request, _reply, done) => withRunScope(openRunScope(request), done));
-  app.addHook('onSend', async (request, reply) => answerRunScope(request, reply));
+  app.addHook('onSend', (request, reply, payload, done) => {
+    answerRunScope(request, reply);
+    done(null, payload);
+  });
 
   await registerCors(app, services.config);
   await app.register(cookie);
@@ -84,7 +89,7 @@ export async function buildApp(services: Services): Promise<App> {
     if (!actor && mode === 'required') throw errors.unauthorized();
     request.actor = actor;
     // Every later log line of the request (and its "request completed") names the caller, never the credential.
-    if (actor) request.log = reply.log = request.log.child({ principalId: actor.principal.id });
+    if (actor && request.log.level !== 'silent') request.log = reply.log = request.log.child({ principalId: actor.principal.id });
   });
   registerLimitHooks(app, services);
 

@@ -21,14 +21,16 @@ import type { App } from './types';
 const CLOSE_GRACE_MS = 1000;
 
 export function closeAfterEarlyAnswers(app: App) {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback, not an async hook: every answer passes here, nearly all with their body read.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const body = request.raw;
     // A connection already gone has nothing left to close.
-    if (body.complete || !body.socket || body.socket.destroyed) return payload;
-    reply.header('connection', 'close');
-    stopReading(body);
-    closeInStages(body.socket);
-    return payload;
+    if (!body.complete && body.socket && !body.socket.destroyed) {
+      reply.header('connection', 'close');
+      stopReading(body);
+      closeInStages(body.socket);
+    }
+    done(null, payload);
   });
 }
 

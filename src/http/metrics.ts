@@ -14,10 +14,11 @@ import type { App } from './types';
  */
 export function registerMetrics(app: App, services: Services) {
   const { metrics } = services;
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   metrics.gauge('trellis_sync_connections', 'Open sync websockets on /api/sync', () => services.sync.stats().connections);

@@ -20,6 +20,12 @@ export class EventLoopTurns {
     return performance.now() - this.turnStarted > this.budgetMs;
   }
 
+  /** When the current turn began (as far as it has been noted): identifies the turn. */
+  get turnStart(): number {
+    this.markTurn();
+    return this.turnStarted;
+  }
+
   async yieldIfLong(): Promise<void> {
     if (this.isLong()) await this.nextTurn();
   }

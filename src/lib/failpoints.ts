@@ -15,6 +15,9 @@
  *   clients (their updates are already in the log).
  * - `database.flush`: the embedded database's next file flush, inside its
  *   thread (armed through `PGliteThread.armFailpoint`).
+ * - `document.load` (a hold, not a failure: `hold`): a document's load
+ *   after it read what is stored and answered the client waiting, before
+ *   it applies it.
  */
 
 export type FailpointAction = 'error' | 'kill';
@@ -30,6 +33,7 @@ type Armed = { action: FailpointAction; remaining: number };
 
 export class Failpoints {
   private readonly armed = new Map<string, Armed>();
+  private readonly holds = new Map<string, Promise<void>>();
 
   /** Arms from `name=action[:times],...` (the TRELLIS_FAILPOINTS format). */
   static parse(spec: string | undefined): Failpoints {
@@ -49,6 +53,21 @@ export class Failpoints {
 
   disarm(name: string) {
     this.armed.delete(name);
+  }
+
+  /** Whoever passes `name` waits there until the returned function is called (a test looks at a state half way through). */
+  hold(name: string): () => void {
+    let release!: () => void;
+    this.holds.set(name, new Promise<void>((resolve) => (release = resolve)));
+    return () => {
+      this.holds.delete(name);
+      release();
+    };
+  }
+
+  /** Waits here while `name` is held. */
+  async pass(name: string): Promise<void> {
+    await this.holds.get(name);
   }
 
   /** Fails here if `name` is armed. */

@@ -1,6 +1,7 @@
 import type { EventDraft, EventRecord } from '../model/event-record';
 import { storableJson } from '../lib/text';
 import type { Executor } from './database';
+import { runStatement, valueTuples } from './raw-statements';
 
 /**
  * Appends events to the audit log, returning them with their ids. An event
@@ -10,24 +11,26 @@ import type { Executor } from './database';
 export async function insertEvents(db: Executor, drafts: EventDraft[], now: Date): Promise<EventRecord[]> {
   if (drafts.length === 0) return [];
   const keyed = drafts.some((d) => d.dedupeKey);
-  let query = db.insertInto('events').values(
-    drafts.map((d) => ({
-      orgId: d.orgId,
-      workspaceId: d.workspace?.id ?? null,
-      event: d.event,
-      subjectId: d.subjectId ?? null,
-      principalId: d.principal?.id ?? null,
-      record: JSON.stringify(storableJson(recordOf(d, '0', d.ts ?? now.toISOString()))),
-      createdAt: d.ts ? new Date(d.ts) : now,
-      dedupeKey: d.dedupeKey ?? null,
-    })),
-  );
+  const parameters: unknown[] = [];
+  for (const d of drafts) {
+    parameters.push(
+      d.orgId,
+      d.workspace?.id ?? null,
+      d.event,
+      d.subjectId ?? null,
+      d.principal?.id ?? null,
+      JSON.stringify(storableJson(recordOf(d, '0', d.ts ?? now.toISOString()))),
+      d.ts ? new Date(d.ts) : now,
+      d.dedupeKey ?? null,
+    );
+  }
+  // Written out (raw-statements.ts): every commit of a write records its events here.
+  const values = `${INSERT_HEAD}${valueTuples(drafts.length, INSERT_COLUMNS)}`;
   if (!keyed) {
-    const rows = await query.returning(['seq']).execute();
+    const rows = await runStatement<{ seq: number }>(db, `${values} returning seq`, parameters);
     return drafts.map((d, i) => recordOf(d, String(rows[i]!.seq), d.ts ?? now.toISOString()));
   }
-  query = query.onConflict((oc) => oc.column('dedupeKey').where('dedupeKey', 'is not', null).doNothing());
-  const rows = await query.returning(['seq', 'dedupeKey']).execute();
+  const rows = await runStatement<{ seq: number; dedupeKey: string | null }>(db, `${values} on conflict (dedupe_key) where dedupe_key is not null do nothing returning seq, dedupe_key`, parameters);
   // Rows come back in insertion order, without the skipped ones: match keyed drafts by key, the others in order.
   const byKey = new Map(rows.filter((r) => r.dedupeKey).map((r) => [r.dedupeKey!, r.seq]));
   const unkeyed = rows.filter((r) => !r.dedupeKey);
@@ -39,6 +42,9 @@ export async function insertEvents(db: Executor, drafts: EventDraft[], now: Date
   }
   return records;
 }
+
+const INSERT_COLUMNS = 8;
+const INSERT_HEAD = 'insert into events (org_id, workspace_id, event, subject_id, principal_id, record, created_at, dedupe_key) values ';
 
 function recordOf(draft: EventDraft, eventId: string, ts: string): EventRecord {
   const record: EventRecord = { eventId, event: draft.event, ts, workspace: draft.workspace, principal: draft.principal, data: draft.data };

@@ -10,6 +10,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import { EventLoopTurns } from '../lib/event-loop-turns';
+import { currentRequestId } from '../lib/request-context';
 import type { PGliteSession } from './pglite-thread';
 
 /**
@@ -37,19 +38,22 @@ export class PGliteDialect implements Dialect {
 class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private queue: Promise<void> = Promise.resolve();
+  private readonly turns = new FairTurns();
 
   constructor(private readonly pglite: PGliteSession) {
-    this.connection = new PGliteConnection(pglite);
+    this.connection = new PGliteConnection(pglite, this.turns);
   }
 
   async init() {}
 
+  /** The session, once every caller queued before has released it; a caller due to let the event loop turn does so before it queues, not while it holds the session. */
   async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.turns.due()) await this.turns.nextTurn();
     let release!: () => void;
     const previous = this.queue;
     this.queue = new Promise<void>((resolve) => (release = resolve));
     await previous;
-    this.connection.release = release;
+    this.connection.acquired(release);
     return this.connection;
   }
 
@@ -86,19 +90,75 @@ class PGliteDriver implements Driver {
  * PGlite runs each query synchronously inside WASM and resolves its promise
  * as a microtask, so a chain of awaited queries (a compaction, a history
  * pass, a burst of buffered sync messages each waiting on one) never hands
- * the event loop back: sockets go unread, timers and signals wait. Before a
- * query, once the current turn has run longer than this, the connection
- * yields to the event loop; a turn of short queries pays nothing.
+ * the event loop back: sockets go unread, timers and signals wait. Once the
+ * current turn has run longer than this, a caller waits for the next turn
+ * before it takes the session; a turn of short queries pays nothing.
  */
 const TURN_BUDGET_MS = 20;
 
+/**
+ * When a caller of the database lets the event loop turn (TURN_BUDGET_MS),
+ * fairly. Under a typing sync client nearly every turn runs long (a batch of
+ * its logged updates applied back to back), and when every statement waited
+ * for the next turn, and held the session meanwhile, a REST write's seven
+ * statements took seven turns of the typist's work, plus one for each
+ * statement queued ahead: seconds, where the write itself needs
+ * milliseconds (docs/PERFORMANCE.md, issue 38, "REST beside a typist on
+ * PGlite"). So:
+ *
+ * - nobody holds the session across the wait: a caller waits before it
+ *   queues, and a transaction (which must hold it) waits only once it has
+ *   held the session past the budget itself: a short commit finishes in the
+ *   turn it began;
+ * - an HTTP request's statements wait only once that request has itself run
+ *   past the budget in this turn (a long import or export still lets the
+ *   event loop turn every TURN_BUDGET_MS), not because someone else made the
+ *   turn long. Work without a request (sync messages, background passes)
+ *   waits as before, once the turn is long.
+ */
+class FairTurns {
+  private readonly turns = new EventLoopTurns(TURN_BUDGET_MS);
+  /** Per HTTP request with statements in the current turn: that turn, and when its first statement in it came. */
+  private readonly requests = new Map<string, { turn: number; since: number }>();
+
+  /** Whether the caller should let the event loop turn before its next statement. */
+  due(): boolean {
+    if (!this.turns.isLong()) return false;
+    const request = currentRequestId();
+    if (request === undefined) return true;
+    const turn = this.turns.turnStart;
+    const now = performance.now();
+    const seen = this.requests.get(request);
+    if (seen && seen.turn === turn) return now - seen.since > TURN_BUDGET_MS;
+    // Entries of earlier turns are stale; a few hundred requests a turn is far more than one turn serves.
+    if (this.requests.size > 256) this.requests.clear();
+    this.requests.set(request, { turn, since: now });
+    return false;
+  }
+
+  nextTurn(): Promise<void> {
+    return this.turns.nextTurn();
+  }
+}
+
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined;
-  private readonly turns = new EventLoopTurns(TURN_BUDGET_MS);
-  constructor(private readonly pglite: PGliteSession) {}
+  private heldSince = 0;
+  private statements = 0;
+  constructor(
+    private readonly pglite: PGliteSession,
+    private readonly turns: FairTurns,
+  ) {}
+
+  acquired(release: () => void) {
+    this.release = release;
+    this.heldSince = performance.now();
+    this.statements = 0;
+  }
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    await this.turns.yieldIfLong();
+    // The first statement waited (or not) before the session was taken; a later one of a transaction waits only once the transaction has held the session past the budget.
+    if (this.statements++ > 0 && performance.now() - this.heldSince > TURN_BUDGET_MS && this.turns.due()) await this.turns.nextTurn();
     const result = await this.pglite.query<R>(compiledQuery.sql, compiledQuery.parameters as unknown[]);
     const affected = result.affectedRows;
     return {

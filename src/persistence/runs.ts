@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
+import { parameterList, runStatement, valueTuples } from './raw-statements';
 import type { PrincipalKind, RunRow } from './schema';
 
 /**
@@ -133,12 +134,16 @@ export async function recordRunChanges(db: Executor, changes: readonly RunChange
       await db.insertInto('runChanges').values(rows).execute();
       continue;
     }
-    await db
-      .with('recorded', (db) => db.insertInto('runChanges').values(rows))
-      .updateTable('runs')
-      .set({ lastWriteAt: at })
-      .where('id', 'in', runIds)
-      .execute();
+    // Written out (raw-statements.ts): every commit of an agent's write runs it.
+    const width = 5;
+    const parameters: unknown[] = rows.flatMap((row) => [row.runId, row.document, row.surfaceId, row.kind, row.change]);
+    const first = rows.length * width + 1;
+    await runStatement(
+      db,
+      `with recorded as (insert into run_changes (run_id, document, surface_id, kind, change) values ${valueTuples(rows.length, width)}) ` +
+        `update runs set last_write_at = $${first} where id in (${parameterList(runIds.length, first + 1)})`,
+      [...parameters, at, ...runIds],
+    );
   }
 }
 

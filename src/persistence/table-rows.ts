@@ -4,6 +4,7 @@ import type { Executor } from './database';
 import type { PlanName } from './schema';
 import type { AuthorKind } from '../model/roles';
 import { indexRows, reindexWorkspace, unindexRows } from './row-indexes';
+import { runStatement, valueTuples } from './raw-statements';
 
 /** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
 
@@ -25,7 +26,8 @@ export type RowWrite = RowProjection & { createdBy: Attribution; updatedBy: Attr
 const ROWS_PER_UPSERT = 5_000;
 
 /**
- * Writes rows to the projection in one statement per 5,000 and returns what
+ * Writes rows to the projection in one statement per 5,000 (written out:
+ * raw-statements.ts) and returns what
  * is stored for each (attribution and timestamps), so a reply needs no second
  * lookup. A new row gets `createdBy` (and `updatedBy` only when a later change
  * of the same batch edited it); an existing row keeps its creator and takes
@@ -35,43 +37,38 @@ export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at
   const stored = new Map<string, RowMeta>();
   for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
     const chunk = rows.slice(from, from + ROWS_PER_UPSERT);
-    const returned = await db
-      .insertInto('tableRows')
-      .values(
-        chunk.map((row) => ({
-          id: row.id,
-          workspaceId: row.workspaceId,
-          surfaceId: row.surfaceId,
-          position: row.position,
-          // Sync clients may store text Postgres refuses (U+0000); the projection keeps U+FFFD instead.
-          data: JSON.stringify(storableJson(row.data)),
-          createdById: row.createdBy?.id ?? null,
-          createdByType: row.createdBy?.type ?? null,
-          updatedById: row.updatedBy?.id ?? null,
-          updatedByType: row.updatedBy?.type ?? null,
-          createdAt: at,
-          updatedAt: at,
-        })),
-      )
-      // A row is its workspace's: another workspace may hold the same (client-chosen) id.
-      .onConflict((oc) =>
-        oc.columns(['workspaceId', 'id']).doUpdateSet((eb) => ({
-          surfaceId: eb.ref('excluded.surfaceId'),
-          position: eb.ref('excluded.position'),
-          data: eb.ref('excluded.data'),
-          // The batch's last writer: the editor, or the creator when it only created the row.
-          updatedById: eb.fn.coalesce('excluded.updatedById', 'excluded.createdById'),
-          updatedByType: eb.fn.coalesce('excluded.updatedByType', 'excluded.createdByType'),
-          updatedAt: eb.ref('excluded.updatedAt'),
-        })),
-      )
-      .returning(['id', 'createdById', 'updatedById', 'createdAt', 'updatedAt'])
-      .execute();
+    const parameters: unknown[] = [];
+    for (const row of chunk) {
+      parameters.push(
+        row.id,
+        row.workspaceId,
+        row.surfaceId,
+        row.position,
+        // Sync clients may store text Postgres refuses (U+0000); the projection keeps U+FFFD instead.
+        JSON.stringify(storableJson(row.data)),
+        row.createdBy?.id ?? null,
+        row.createdBy?.type ?? null,
+        row.updatedBy?.id ?? null,
+        row.updatedBy?.type ?? null,
+        at,
+        at,
+      );
+    }
+    const returned = await runStatement<RowMeta>(db, `${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}`, parameters);
     for (const row of returned) stored.set(row.id, row);
   }
   await indexRows(db, rows);
   return stored;
 }
+
+const UPSERT_COLUMNS = 11;
+const UPSERT_HEAD =
+  'insert into table_rows (id, workspace_id, surface_id, position, data, created_by_id, created_by_type, updated_by_id, updated_by_type, created_at, updated_at) values ';
+// A row is its workspace's: another workspace may hold the same (client-chosen) id. The batch's last writer is the editor, or the creator when it only created the row.
+const UPSERT_TAIL =
+  ' on conflict (workspace_id, id) do update set surface_id = excluded.surface_id, position = excluded.position, data = excluded.data,' +
+  ' updated_by_id = coalesce(excluded.updated_by_id, excluded.created_by_id), updated_by_type = coalesce(excluded.updated_by_type, excluded.created_by_type),' +
+  ' updated_at = excluded.updated_at returning id, created_by_id, updated_by_id, created_at, updated_at';
 
 /**
  * Makes a workspace's row projection match `rows` (a table document just

@@ -6,7 +6,7 @@ import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { lockDocumentLogs } from '../persistence/document-log-heads';
 import { rangesOfLog } from '../persistence/attribution';
-import { countTail, loadStoredDocument, storedSize, writeSnapshot, type StoredSize, type StoredUpdate } from '../persistence/documents';
+import { countTail, loadStoredDocument, storedSize, writeSnapshot, type StoredDocument, type StoredSize, type StoredUpdate } from '../persistence/documents';
 import { DocumentTooLargeError } from '../errors';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
 import { encodedStateAt, foldableUpTo, passesUntilCaughtUp, underivedFrom, withHistoryLock } from './version-index';
@@ -79,14 +79,17 @@ export function estimatedLoadHeap(size: StoredSize): number {
  * document whose load would take more heap than that is refused with
  * DocumentTooLargeError before anything is read, so one document can never
  * take the process down (compact it offline: `npm run admin -- compact-document`).
+ * `read` sees what was read before it is applied (the engine answers the
+ * clients waiting from it: stored-copy.ts).
  */
-export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetBytes?: number): Promise<LoadResult> {
+export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetBytes?: number, read?: (stored: StoredDocument) => Promise<void>): Promise<LoadResult> {
   if (budgetBytes !== undefined) {
     const size = await storedSize(db, name);
     const estimate = estimatedLoadHeap(size);
     if (estimate > budgetBytes) throw new DocumentTooLargeError(name, size, estimate, budgetBytes);
   }
   const stored = await loadStoredDocument(db, name);
+  await read?.(stored);
   withoutUpdateListeners(doc, () =>
     Y.transact(doc, () => {
       if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);

@@ -10,13 +10,16 @@ import type { Clock } from '../lib/clock';
 import type { Failpoints } from '../lib/failpoints';
 import type { Metrics } from '../metrics/index';
 import type { Db } from '../persistence/database';
+import type { StoredDocument } from '../persistence/documents';
 import type { InstanceLease } from '../persistence/instances';
+import { EventLoopTurns } from '../lib/event-loop-turns';
 import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt, DocumentSync } from './document-sync';
 import type { ConnectionGate } from './connection-gate';
 import type { TransactionObserver } from './transaction-observer';
 import { adoptMessageQueue } from './message-queue';
 import { loadInto } from './document-store';
+import { StoredCopies } from './stored-copy';
 import { UpdateLog } from './group-commit';
 import { DigestResponder } from './digest';
 import { authorOf, type ConnectionContext, type ServerOrigin } from './origins';
@@ -44,6 +47,16 @@ export type SyncEngineDeps = {
 };
 
 const SWEEP_INTERVAL_MS = 10_000;
+
+/**
+ * How long the serving thread may apply queued client messages before it
+ * hands the event loop back. After a group commit, the messages it logged
+ * ahead (thousands, when a client pipelines) are applied and acknowledged
+ * one after another in a chain of promises that never waits on I/O: without
+ * a break, every other socket, request and timer waited for the whole
+ * backlog (over a second under the typing trace).
+ */
+const MESSAGE_TURN_BUDGET_MS = 10;
 
 /**
  * Y documents over Hocuspocus at `/api/sync`, made durable: a client's
@@ -75,6 +88,9 @@ export class SyncEngine implements DocumentSync {
   private readonly recovery: DocumentRecovery;
   private readonly rederivation: Rederivation;
   private readonly commits: ChangeCommits;
+  private readonly storedCopies = new StoredCopies();
+  /** Breaks in the handling of queued messages (MESSAGE_TURN_BUDGET_MS). */
+  private readonly messageTurns = new EventLoopTurns(MESSAGE_TURN_BUDGET_MS);
   private sweeper: NodeJS.Timeout | undefined;
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
@@ -159,14 +175,21 @@ export class SyncEngine implements DocumentSync {
       unloadImmediately: true,
       yDocOptions: { gc: true, gcFilter: () => true },
       onAuthenticate: (payload) => this.gate.authenticate(payload),
-      onLoadDocument: async ({ document, documentName }) => {
+      onLoadDocument: async ({ document, documentName, socketId }) => {
         await this.ceilings.makeRoom(documentName, this.held.loadedDocuments); // ceilings
-        const loaded = await loadInto(db, documentName, document, services.config.documentLoadBudgetBytes).catch((error) => {
+        // The client whose connection starts the load is answered from what is stored while it loads (stored-copy.ts).
+        const answers = this.storedCopies.forLoad(socketId, documentName);
+        const read = async (stored: StoredDocument) => {
+          await answers.read(stored);
+          await failpoints.pass('document.load');
+        };
+        const loaded = await loadInto(db, documentName, document, services.config.documentLoadBudgetBytes, read).catch((error) => {
           if (error instanceof DocumentTooLargeError) {
             log.error({ documentName, stored: error.stored, estimatedBytes: error.estimatedBytes, budgetBytes: error.budgetBytes }, 'refused to load a document over the memory budget; compact it with `npm run admin -- compact-document`');
           }
           throw error;
         });
+        answers.loaded(document);
         this.compaction.loaded(documentName, loaded);
         this.ceilings.track(documentName, document, loaded.snapshotBytes + loaded.tailBytes); // ceilings
         this.rederivation.loaded(documentName, loaded.underived);
@@ -183,6 +206,8 @@ export class SyncEngine implements DocumentSync {
       },
       beforeHandleMessage: async ({ connection, update: message, documentName, document }) => {
         adoptMessageQueue(connection as never);
+        // Still in order: Hocuspocus handles a connection's next message only once this hook resolved.
+        await this.messageTurns.yieldIfLong();
         this.gate.assertStillAllowed(connection);
         this.ceilings.checkMessage(this.hocuspocus.documents, connection, document, message); // ceilings: 4429 / 4413 before it is logged or applied
         await this.recovery.settled(documentName);
@@ -274,9 +299,13 @@ export class SyncEngine implements DocumentSync {
     }
     const webRequest = new Request(`http://localhost${request.url ?? SYNC_PATH}`, { headers });
     const client = this.hocuspocus.handleConnection(ws as never, webRequest, { remoteAddress: request.socket.remoteAddress });
+    const forget = this.storedCopies.track(client, ws);
     // Text inside updates is made well-formed before Hocuspocus logs, applies or relays anything (update-text.ts).
     ws.on('message', (data: Buffer) => client.handleMessage(repairMessageText(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))));
-    ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
+    ws.on('close', (code, reason) => {
+      forget();
+      client.handleClose({ code, reason: reason.toString() });
+    });
     ws.on('error', () => ws.terminate());
   }
 

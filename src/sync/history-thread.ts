@@ -17,7 +17,15 @@ import type { HistorySurface, SurfaceContent } from './surface-content';
  * at its cursor between passes (so a pass neither reads nor decodes the
  * checkpoint), and every pass must reach the thread that holds it. It goes
  * away after HISTORY_THREAD_IDLE_MS without a pass, with what it held (the
- * next pass starts from the stored checkpoint, as after a restart).
+ * next pass starts from the stored checkpoint, as after a restart). A
+ * stream of writes (an import, a fast typist) passes every few seconds and
+ * keeps it; a person typing passes every few minutes, long after a kept
+ * state would have paid off. An idle thread's heap stays as large as its
+ * largest pass made it (about 200 MB after a 50,000-row import's, for ten
+ * minutes before): ending the thread is what gives it back. Not sooner
+ * than a minute: with 10 s, a loaded machine's import (passes tens of
+ * seconds apart) restarted the thread and decoded the checkpoint again at
+ * each pass, and the compaction right after the import with it.
  *
  * What crosses the boundary is plain data: the log's updates packed into
  * one buffer, the points to capture and who made each update; back come
@@ -25,7 +33,7 @@ import type { HistorySurface, SurfaceContent } from './surface-content';
  * version's change counts and encoded content, and the checkpoint.
  */
 
-const HISTORY_THREAD_IDLE_MS = 10 * 60_000;
+const HISTORY_THREAD_IDLE_MS = 60_000;
 
 let pool: WorkerPool | null = null;
 

@@ -8,11 +8,22 @@ const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 /** `length` base64url characters of crypto randomness (6 bits each; 10 chars = 60 bits). */
 export function createTableId(length = 10): string {
-  const bytes = new Uint8Array(length);
-  globalThis.crypto.getRandomValues(bytes);
   let id = '';
-  for (const byte of bytes) id += BASE64URL[byte & 63];
+  for (let i = 0; i < length; i++) id += BASE64URL[randomByte() & 63];
   return id;
+}
+
+// Random bytes drawn a pool at a time: a call to the system's generator costs far more than the few bytes an id takes (every row a server writes gets one).
+const POOL_BYTES = 4_096;
+const pool = new Uint8Array(POOL_BYTES);
+let drawn = POOL_BYTES;
+
+function randomByte(): number {
+  if (drawn === POOL_BYTES) {
+    globalThis.crypto.getRandomValues(pool);
+    drawn = 0;
+  }
+  return pool[drawn++]!;
 }
 
 export function encodeBase64UrlJson(value: unknown): string {

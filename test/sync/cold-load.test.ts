@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { getRow, insertRow, listRows } from '../../src/model/table/document';
+import { startTestApp } from '../helpers/app';
+import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
+import { addMember, signInPerson, type Person } from '../keys/fixtures';
+
+/**
+ * The first sync client of a document nothing has loaded is answered from
+ * what is stored (snapshot and log) while the document loads
+ * (src/sync/stored-copy.ts). The load is held half way (`document.load`,
+ * after it read what is stored) to look at what a client holds then, and
+ * at what happens to what it sends before the load ends.
+ */
+let t: Awaited<ReturnType<typeof startTestApp>>;
+let owner: Person;
+let workspaceId: string;
+let surfaceId: string;
+let name: string;
+const base = '/api/workspaces/welcome';
+const engine = () => t.services.sync as unknown as { hocuspocus: { documents: Map<string, unknown> } };
+
+beforeAll(async () => {
+  t = await startTestApp();
+  owner = await signInPerson(t, 'owner@example.com');
+  const detail = await t.request('GET', base, { as: owner.as });
+  workspaceId = detail.body.id;
+  surfaceId = detail.body.primarySurface.id;
+  name = tablesDocumentName(workspaceId);
+});
+afterAll(async () => {
+  await t.close();
+  await t.store.dispose();
+});
+
+const create = (title: string) => t.request('POST', `${base}/rows`, { as: owner.as, body: { data: { title } } });
+
+async function storedRows(): Promise<Array<[string, string]>> {
+  const res = await t.request('GET', `${base}/rows?limit=1000`, { as: owner.as });
+  return (res.body.rows as Array<{ id: string; data: { title: string } }>).map((row): [string, string] => [row.id, row.data.title]).sort();
+}
+
+const rowsOf = (client: SyncClient) => listRows(client.doc).rows.map((row): [string, string] => [row.id, String(row.data.title)]).sort();
+
+/** A restart's state: nothing loaded. */
+async function unloadAll() {
+  await t.services.sync.close();
+  t.services.sync.attach(t.app.server);
+  expect(t.services.sync.stats().documents).toBe(0);
+}
+
+describe('the first sync client of a document nothing has loaded', () => {
+  it('holds every stored row before the load ends; what it and REST write meanwhile is acknowledged after it, and everyone converges', async () => {
+    for (const title of ['one', 'two', 'three']) expect((await create(title)).status).toBe(200);
+    await t.services.sync.compactNow(name);
+    for (const title of ['four', 'five']) expect((await create(title)).status).toBe(200);
+    const expected = await storedRows();
+    const stranger = await signInPerson(t, 'stranger@example.com');
+    await unloadAll();
+
+    // Every load is held from here: its own table included, so the stranger signed in first.
+    const release = t.services.failpoints.hold('document.load');
+    let client: SyncClient | undefined;
+    try {
+      client = connectClient(t.url, name, { cookie: owner.cookie });
+      await synced(client);
+      // Answered from the snapshot and the log tail, merged: nothing is loaded yet.
+      expect(rowsOf(client)).toEqual(expected);
+      expect(engine().hocuspocus.documents.has(name)).toBe(false);
+
+      // Someone without access gets nothing, loading or not.
+      const outsider = connectClient(t.url, name, { cookie: stranger.cookie });
+      expect(await outsider.authenticationFailed).toBe('forbidden');
+      expect(listRows(outsider.doc).rows).toEqual([]);
+      outsider.destroy();
+
+      insertRow(client.doc, { id: 'typed-while-loading', surfaceId, data: { title: 'typed while loading' } }, null);
+      const rest = create('written while loading');
+      release();
+      expect((await rest).status).toBe(200);
+      await acknowledged(client);
+      const stored = await storedRows();
+      expect(stored).toContainEqual(['typed-while-loading', 'typed while loading']);
+      expect(stored.map(([, title]) => title)).toContain('written while loading');
+      await eventually(() => rowsOf(client!).length === stored.length);
+      expect(rowsOf(client)).toEqual(stored);
+
+      const next = connectClient(t.url, name, { cookie: owner.cookie });
+      await synced(next);
+      expect(rowsOf(next)).toEqual(stored);
+      next.destroy();
+    } finally {
+      release();
+      client?.destroy();
+    }
+  });
+
+  it('a viewer answered from what is stored still cannot write', async () => {
+    const viewer = await signInPerson(t, 'viewer@example.com');
+    await addMember(t, workspaceId, viewer.userId, 'viewer');
+    expect((await create('before the viewer')).status).toBe(200);
+    const expected = await storedRows();
+    await unloadAll();
+
+    const release = t.services.failpoints.hold('document.load');
+    let reader: SyncClient | undefined;
+    let writer: SyncClient | undefined;
+    try {
+      reader = connectClient(t.url, name, { cookie: viewer.cookie });
+      await synced(reader);
+      expect(rowsOf(reader)).toEqual(expected);
+      insertRow(reader.doc, { id: 'viewer-row', surfaceId, data: { title: 'should not land' } }, null);
+      // Sent after the edit on the same connection, so handled after it: once others see it, the edit was handled.
+      reader.provider.setAwarenessField('probe', 'after the edit');
+      release();
+
+      writer = connectClient(t.url, name, { cookie: owner.cookie });
+      await synced(writer);
+      const probe = writer.provider.awareness!;
+      await eventually(() => [...probe.getStates().values()].some((state) => state.probe === 'after the edit'));
+      expect(getRow(writer.doc, 'viewer-row')).toBeNull();
+      expect((await storedRows()).map(([id]) => id)).not.toContain('viewer-row');
+    } finally {
+      release();
+      reader?.destroy();
+      writer?.destroy();
+    }
+  });
+});
