@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../persistence/database';
 import type { EventDeps } from './emit';
 import type { DocMention } from '../model/doc/mentions';
-import { docTransactionDelta, MentionTracker, summarizeDelta } from '../sync/doc-delta';
+import { docTransactionDelta, MentionTracker, summarizeDelta, type DocDelta } from '../sync/doc-delta';
 import { bodySections } from '../model/doc/body-sections';
 import { surfaceDocumentName, type ParsedDocumentName } from '../model/document-names';
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
@@ -61,12 +61,16 @@ export const TYPING_MAX_MS = 10_000;
  * them (issue 21).
  */
 export const TYPING_MAX_UPDATES = 2_000;
+/** The keystrokes of a burst whose summaries its `doc.updated` joins. */
+const BURST_SUMMARIES = 5;
 
 type TypingBurst = {
   draft: EventDraft;
   summaries: string[];
   changes: number;
   startedAt: number;
+  /** When its newest keystroke came: the one timer checks it when it fires, instead of a new timer a keystroke. */
+  lastAt: number;
   timer: NodeJS.Timeout | null;
   /** The document and the log sequence numbers of the typed updates: marked derived when the burst's event is recorded. */
   documentName: string;
@@ -86,7 +90,8 @@ export type DocDerived = {
   kind: 'doc' | 'html';
   workspaceId: string;
   surfaceId: string;
-  summary: string;
+  /** What the transaction did, for `doc.updated`'s one-line summary (made only where an event shows it). */
+  delta: DocDelta;
   mentionsAdded: DocMention[];
   /** Sections to project with this change (server-made changes to doc bodies), else null. */
   sections: { generation: number; rows: DocSectionRow[] } | null;
@@ -126,51 +131,52 @@ export class DocChanges {
     if (!delta) return null;
     const root = run ? doc.share.get(parsed.kind === 'html' ? HTML_FIELD : DOC_BODY_FIELD) : undefined;
     const runRecord = root ? recordTextTransaction(transaction, root) : null;
-    const base = { workspaceId: parsed.workspaceId, surfaceId: parsed.surfaceId, summary: summarizeDelta(delta), runRecord };
     const fromClient = !isServerOrigin(transaction.origin);
-    if (parsed.kind === 'html') return { kind: 'html', ...base, mentionsAdded: [], sections: null, fromClient, suggestions: [] };
+    const { workspaceId, surfaceId } = parsed;
+    if (parsed.kind === 'html') return { kind: 'html', workspaceId, surfaceId, delta, runRecord, mentionsAdded: [], sections: null, fromClient, suggestions: [] };
 
     const mentionsAdded = this.mentions.added(transaction, delta.mentionElements);
     const state = this.projectionOf(documentName);
     state.generation++;
     let sections: DocDerived['sections'] = null;
-    if (isServerOrigin(transaction.origin)) {
+    if (!fromClient) {
       // REST and MCP writes project at once; this also covers any client edit still waiting for the debounce.
       if (state.timer) clearTimeout(state.timer);
       state.timer = null;
       sections = { generation: state.generation, rows: bodySections(doc, transaction) };
     } else {
-      this.scheduleProjection(documentName, doc, parsed.workspaceId, parsed.surfaceId, state);
+      this.scheduleProjection(documentName, doc, workspaceId, surfaceId, state);
     }
-    const suggestions = docSuggestionsSeen(doc, transaction, parsed.surfaceId);
-    return { kind: 'doc', ...base, mentionsAdded, sections, fromClient, suggestions };
+    const suggestions = docSuggestionsSeen(doc, transaction, surfaceId);
+    return { kind: 'doc', workspaceId, surfaceId, delta, runRecord, mentionsAdded, sections, fromClient, suggestions };
   }
 
-  /** Events (and, for server-made changes, the projection) inside the engine's transaction. */
-  async persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Author | null, log: ChangeLog, notify: string[]): Promise<EventDraft[]> {
-    const surface = context.surfaces.get(derived.surfaceId);
-    const common = {
-      orgId: context.orgId,
-      workspace: { id: context.id, slug: context.slug, org: { slug: context.orgSlug } },
-      ...(surface ? { surface: { id: surface.id, slug: surface.slug } } : {}),
-      principal,
-      subjectId: derived.surfaceId,
-    };
-    const updated: EventDraft = { ...common, event: 'doc.updated', data: { surfaceId: derived.surfaceId, text: derived.summary } };
+  /**
+   * Events (and, for server-made changes, the projection) inside the
+   * engine's transaction. A keystroke that only joins its typing burst
+   * answers at once, without a promise: a typist's batch holds thousands.
+   */
+  persist(tx: Tx, context: EventContext, derived: DocDerived, principal: Author | null, log: ChangeLog, notify: string[]): EventDraft[] | Promise<EventDraft[]> {
     const drafts: EventDraft[] = [];
     const runWrite: RunChangeWrite | null =
       log.run && derived.runRecord ? { runId: log.run, document: log.documentName, surfaceId: derived.surfaceId, kind: `${derived.kind}.text`, change: derived.runRecord } : null;
     if (derived.fromClient) {
       // The burst records this change's doc.updated later: until then its updates stay underived in the log.
-      this.addToBurst(updated, derived.summary, log, runWrite);
-      log.deferred.push(...log.seqs);
+      this.addToBurst(context, derived, principal, log, runWrite);
+      for (const seq of log.seqs) log.deferred.push(seq);
     } else {
-      drafts.push(updated);
+      drafts.push(updatedDraft(context, derived, principal, summarizeDelta(derived.delta)));
       if (runWrite) log.runWrites.push(runWrite);
     }
     if (derived.mentionsAdded.length > 0) {
-      drafts.push({ ...common, event: 'doc.mention_added', data: { surfaceId: derived.surfaceId, mentions: derived.mentionsAdded } });
+      drafts.push({ ...eventBase(context, derived, principal), event: 'doc.mention_added', data: { surfaceId: derived.surfaceId, mentions: derived.mentionsAdded } });
     }
+    if (derived.suggestions.length === 0 && !derived.sections) return drafts;
+    return this.persistWrites(tx, context, derived, principal, drafts, notify);
+  }
+
+  /** What a change writes besides its events: the suggestions it made, and the projection of a server-made change. */
+  private async persistWrites(tx: Tx, context: EventContext, derived: DocDerived, principal: Author | null, drafts: EventDraft[], notify: string[]): Promise<EventDraft[]> {
     if (derived.suggestions.length > 0) {
       const recorded = await recordSeenSuggestions(tx, context, derived.suggestions, principal, this.services.clock.now());
       drafts.push(...recorded.drafts);
@@ -188,23 +194,44 @@ export class DocChanges {
 
   private readonly bursts = new Map<string, TypingBurst>();
 
-  private addToBurst(draft: EventDraft, summary: string, log: ChangeLog, runWrite: RunChangeWrite | null) {
-    const key = `${draft.subjectId}\u0000${draft.principal?.id ?? ''}`;
+  private addToBurst(context: EventContext, derived: DocDerived, principal: Author | null, log: ChangeLog, runWrite: RunChangeWrite | null) {
+    const key = `${derived.surfaceId}\u0000${principal?.id ?? ''}`;
     const now = Date.now();
-    const burst = this.bursts.get(key) ?? { draft, summaries: [], changes: 0, startedAt: now, timer: null, documentName: log.documentName, seqs: [], runWrites: [] };
-    this.bursts.set(key, burst);
+    let burst = this.bursts.get(key);
+    if (!burst) {
+      // Its text is the burst's summaries, set when it is recorded.
+      const draft = updatedDraft(context, derived, principal, '');
+      burst = { draft, summaries: [], changes: 0, startedAt: now, lastAt: now, timer: null, documentName: log.documentName, seqs: [], runWrites: [] };
+      this.bursts.set(key, burst);
+    }
     burst.changes++;
-    burst.seqs.push(...log.seqs);
+    burst.lastAt = now;
+    for (const seq of log.seqs) burst.seqs.push(seq);
     if (runWrite) addRunWrite(burst.runWrites, runWrite);
-    if (summary && burst.summaries.length < 5) burst.summaries.push(summary);
-    if (burst.timer) clearTimeout(burst.timer);
+    // Only the first few keystrokes of a burst are summarised in its event.
+    if (burst.summaries.length < BURST_SUMMARIES) {
+      const summary = summarizeDelta(derived.delta);
+      if (summary) burst.summaries.push(summary);
+    }
     if (burst.seqs.length >= TYPING_MAX_UPDATES) {
+      if (burst.timer) clearTimeout(burst.timer);
       burst.timer = null;
       void this.flushBurst(key);
       return;
     }
-    const wait = Math.max(0, Math.min(TYPING_QUIET_MS, burst.startedAt + TYPING_MAX_MS - now));
-    burst.timer = setTimeout(() => void this.flushBurst(key), wait);
+    if (!burst.timer) this.armBurst(key, burst, now);
+  }
+
+  /** The burst's one timer, due `TYPING_QUIET_MS` after its newest keystroke or `TYPING_MAX_MS` after its first; later keystrokes move the due time, not the timer. */
+  private armBurst(key: string, burst: TypingBurst, now: number) {
+    const due = Math.min(burst.lastAt + TYPING_QUIET_MS, burst.startedAt + TYPING_MAX_MS);
+    burst.timer = setTimeout(() => {
+      burst.timer = null;
+      if (this.bursts.get(key) !== burst) return;
+      const at = Date.now();
+      if (at < Math.min(burst.lastAt + TYPING_QUIET_MS, burst.startedAt + TYPING_MAX_MS)) this.armBurst(key, burst, at);
+      else void this.flushBurst(key);
+    }, Math.max(0, due - now));
     burst.timer.unref();
   }
 
@@ -289,6 +316,22 @@ export class DocChanges {
       this.services.log.warn({ err: error, surfaceId }, 'could not project doc sections');
     }
   }
+}
+
+/** What every event of a doc change names: the org, the workspace, the surface, who made it. */
+function eventBase(context: EventContext, derived: DocDerived, principal: Author | null) {
+  const surface = context.surfaces.get(derived.surfaceId);
+  return {
+    orgId: context.orgId,
+    workspace: { id: context.id, slug: context.slug, org: { slug: context.orgSlug } },
+    ...(surface ? { surface: { id: surface.id, slug: surface.slug } } : {}),
+    principal,
+    subjectId: derived.surfaceId,
+  };
+}
+
+function updatedDraft(context: EventContext, derived: DocDerived, principal: Author | null, text: string): EventDraft {
+  return { ...eventBase(context, derived, principal), event: 'doc.updated', data: { surfaceId: derived.surfaceId, text } };
 }
 
 /** A keystroke's record joins the one before it when both are of the same run and text: a burst writes a row per run, not per key. */

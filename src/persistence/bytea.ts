@@ -12,7 +12,12 @@ import { sql, type RawBuilder } from 'kysely';
 
 /** A value for a `bytea` column. */
 export function bytea(bytes: Uint8Array): RawBuilder<Uint8Array> {
-  return sql<Uint8Array>`decode(${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}, 'base64')`;
+  return sql<Uint8Array>`decode(${base64Of(bytes)}, 'base64')`;
+}
+
+/** The text `bytea` sends for `bytes`, for statements written by hand: decode it with `decode($n, 'base64')`. */
+export function base64Of(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
 /** Selects a `bytea` column as base64 text, under its own name; read it with `fromBase64`. */

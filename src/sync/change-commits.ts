@@ -198,12 +198,13 @@ export class ChangeCommits {
         this.lastServerChange.set(documentName, new Promise<void>((resolve, reject) => (settled = { resolve: () => resolve(), reject })).catch(() => {}));
         change.settled = settled;
         change.requestId = currentRequestId();
+        // Only `transact` asks (a sync client's origin is a new object a message: a weak entry each would be garbage to trace).
+        this.queuedOrigins.add(origin);
       }
       if (isConnectionOrigin(origin)) {
         const applying = this.applying.get(origin.connection);
         if (applying && change.seqs.includes(applying.seq)) applying.queued = true;
       }
-      if (typeof origin === 'object' && origin) this.queuedOrigins.add(origin);
       this.batches.push(documentName, change);
     });
   }

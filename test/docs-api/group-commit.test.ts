@@ -1,4 +1,4 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import * as encoding from 'lib0/encoding';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/persistence/database';
@@ -20,13 +20,13 @@ function message(document: string, kind: 'update' | 'step2' | 'awareness', paylo
   return encoding.toUint8Array(encoder);
 }
 
-const compiler = new Kysely<never>({
-  dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
-});
-
-/** The bytes a `bytea(...)` value carries (src/persistence/bytea.ts: base64 text decoded by the database). */
-function bytesOf(value: RawBuilder<Uint8Array>): Uint8Array {
-  return new Uint8Array(Buffer.from(value.compile(compiler).parameters[0] as string, 'base64'));
+/** The log rows of an append statement (src/persistence/document-log.ts): seven parameters a row, the update as base64 text. */
+function rowsOf(statement: CompiledQuery): Array<{ document: string; update: Uint8Array }> {
+  const rows: Array<{ document: string; update: Uint8Array }> = [];
+  for (let i = 0; i + 7 <= statement.parameters.length; i += 7) {
+    rows.push({ document: statement.parameters[i] as string, update: new Uint8Array(Buffer.from(statement.parameters[i + 1] as string, 'base64')) });
+  }
+  return rows;
 }
 
 /** A database that records each INSERT into the log as one commit, and can hold or fail commits. */
@@ -37,21 +37,16 @@ function fakeDb() {
   let failNext = false;
   let seq = 0;
   const db = {
-    insertInto: () => ({
-      values: (rows: Array<{ document: string; update: RawBuilder<Uint8Array> }>) => ({
-        returning: () => ({
-          execute: async () => {
-            if (hold) await hold;
-            if (failNext) {
-              failNext = false;
-              throw new Error('disk full');
-            }
-            commits.push(rows.map((row) => ({ document: row.document, update: bytesOf(row.update) })));
-            return rows.map(() => ({ seq: ++seq }));
-          },
-        }),
-      }),
-    }),
+    executeQuery: async (statement: CompiledQuery) => {
+      if (hold) await hold;
+      if (failNext) {
+        failNext = false;
+        throw new Error('disk full');
+      }
+      const rows = rowsOf(statement);
+      commits.push(rows);
+      return { rows: rows.map(() => ({ seq: ++seq })) };
+    },
     transaction: () => ({ execute: (fn: (tx: unknown) => Promise<unknown>) => fn(db) }),
   };
   // One session, like embedded PGlite: appends need no log-head lock (document-log-heads.ts).

@@ -347,6 +347,19 @@ describe('suggestionStampsIn', () => {
     expect(stampsOfNextTransaction(ydoc, () => decideDocSuggestion(ydoc, AGENT.id, 'accept', ORIGIN))).toEqual([]);
   });
 
+  it('finds typing that extends a suggestion the document held before any of its transactions was read, and nothing in one that never held one', () => {
+    const plain = docOf('one two three\n');
+    expect(stampsOfNextTransaction(plain, () => typeAt(plain, 0, 3, ' and'))).toEqual([]);
+    const attrs = suggestionMarkAttrs(PERSON);
+    const suggested = docOf('one two three\n');
+    typeAt(suggested, 0, 0, 'a', { suggestInsert: attrs });
+    // A loaded copy: its suggestion arrived with the load, which no reader of transactions saw.
+    const loaded = clone(suggested);
+    expect(stampsOfNextTransaction(loaded, () => typeAt(loaded, 0, 1, 'b', { suggestInsert: attrs }))).toEqual(['sg_person/user:u_2']);
+    expect(stampsOfNextTransaction(plain, () => exchange(plain, loaded))).toEqual(['sg_person/user:u_2']);
+    expect(stampsOfNextTransaction(plain, () => typeAt(plain, 0, 2, 'c', { suggestInsert: attrs }))).toEqual(['sg_person/user:u_2']);
+  });
+
   it('finds suggestions arriving in a remote update', () => {
     const a = docOf('text\n');
     const b = clone(a);

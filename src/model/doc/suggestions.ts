@@ -179,16 +179,54 @@ export function suggestionStampsIn(transaction: Y.Transaction): SuggestionStamp[
     const stamp = stampFromMarkAttrs(value);
     if (stamp && !found.has(stamp.id)) found.set(stamp.id, stamp);
   };
+  // Text typed where no suggestion range can be: the walk to the left would visit the whole paragraph for nothing.
+  const inRanges = mayHoldSuggestionFormats(transaction.doc);
   forEachNewItem(transaction, (item) => {
     if (item.deleted) return;
     const content = item.content;
     if (content instanceof Y.ContentFormat) {
       if (isSuggestionMarkName(markNameOfAttr(content.key))) note(content.value);
-    } else if (content instanceof Y.ContentString && item.parent instanceof Y.XmlText) {
+    } else if (inRanges && content instanceof Y.ContentString && item.parent instanceof Y.XmlText) {
       for (const value of suggestionValuesAt(item)) note(value);
     }
   });
   return [...found.values()];
+}
+
+/**
+ * Per document state (its struct store, which a recovery swaps for a rebuilt
+ * one): how far each client's structs were searched for a suggestion format
+ * item, and whether one was found.
+ */
+const formatSearches = new WeakMap<object, { searched: Map<number, number>; found: boolean }>();
+
+/**
+ * Whether the document holds (or ever held, since this was first asked) a
+ * format item that sets a suggestion attribute. Without one, no text is
+ * inside a suggestion range. Searches only the structs added since it last
+ * asked, whatever their origin (a load, a relayed update), so a typist pays
+ * for their own keystrokes, not for the paragraph.
+ */
+function mayHoldSuggestionFormats(doc: Y.Doc): boolean {
+  let search = formatSearches.get(doc.store);
+  if (!search) formatSearches.set(doc.store, (search = { searched: new Map(), found: false }));
+  if (search.found) return true;
+  for (const [client, structs] of doc.store.clients) {
+    const last = structs[structs.length - 1];
+    if (!last) continue;
+    const from = search.searched.get(client) ?? 0;
+    const end = last.id.clock + last.length;
+    if (end <= from) continue;
+    for (let i = from === 0 ? 0 : Y.findIndexSS(structs, from); i < structs.length; i++) {
+      const struct = structs[i];
+      if (struct instanceof Y.Item && struct.content instanceof Y.ContentFormat && isSuggestionMarkName(markNameOfAttr(struct.content.key))) {
+        search.found = true;
+        return true;
+      }
+    }
+    search.searched.set(client, end);
+  }
+  return false;
 }
 
 // ============================================== suggest-only connections
