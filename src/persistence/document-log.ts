@@ -1,5 +1,6 @@
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { base64Of } from './bytea';
+import { runStatement } from './raw-statements';
 import type { Executor, Tx } from './database';
 import { appendsNeedLock } from './document-log-heads';
 import { INSTANCE_ID } from '../lib/instance';
@@ -44,8 +45,8 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
   const seqs: number[] = [];
   for (let from = 0; from < rows.length; from += rowsPerStatement) {
     // The heads stay locked until the transaction ends: the first chunk takes them for the rest.
-    const statement = appendStatement(from === 0 ? documents : [], rows, from, Math.min(rows.length, from + rowsPerStatement));
-    const { rows: inserted } = await db.executeQuery<{ seq: number | string }>(statement);
+    const { text, parameters } = appendStatement(from === 0 ? documents : [], rows, from, Math.min(rows.length, from + rowsPerStatement));
+    const inserted = await runStatement<{ seq: number | string }>(db, text, parameters);
     for (const row of inserted) seqs.push(Number(row.seq));
   }
   return seqs;
@@ -67,7 +68,7 @@ const COLUMNS_PER_ROW = 7;
  * the identity in VALUES order and come back in that order, as a plain
  * multi-row insert's do. Updates go as base64 text (bytea.ts says why).
  */
-function appendStatement(documents: readonly string[], rows: ReadonlyArray<LoggedUpdate>, from: number, to: number): CompiledQuery<{ seq: number | string }> {
+function appendStatement(documents: readonly string[], rows: ReadonlyArray<LoggedUpdate>, from: number, to: number): { text: string; parameters: unknown[] } {
   const parameters: unknown[] = [];
   const values: string[] = [];
   for (let i = from; i < to; i++) {
@@ -77,20 +78,21 @@ function appendStatement(documents: readonly string[], rows: ReadonlyArray<Logge
     values.push(`($${n + 1}::text, decode($${n + 2}, 'base64'), $${n + 3}::boolean, $${n + 4}::text, $${n + 5}::text, $${n + 6}::integer, $${n + 7}::text)`);
   }
   const insert = 'insert into document_updates (document, update, derived, principal_type, principal_id, writer, run_id)';
-  if (documents.length === 0) return CompiledQuery.raw(`${insert} values ${values.join(', ')} returning seq`, parameters);
+  if (documents.length === 0) return { text: `${insert} values ${values.join(', ')} returning seq`, parameters };
   const heads: string[] = [];
   for (const document of documents) {
     const n = parameters.length;
     parameters.push(document, INSTANCE_ID);
     heads.push(`($${n + 1}, $${n + 2})`);
   }
-  return CompiledQuery.raw(
-    `with heads as (insert into document_log_heads (document, writer) values ${heads.join(', ')} ` +
+  return {
+    text:
+      `with heads as (insert into document_log_heads (document, writer) values ${heads.join(', ')} ` +
       'on conflict (document) do update set writer = excluded.writer, updated_at = now() returning document) ' +
       `${insert} select * from (values ${values.join(', ')}) as appended (document, update, derived, principal_type, principal_id, writer, run_id) ` +
       'where (select count(*) from heads) > 0 returning seq',
     parameters,
-  );
+  };
 }
 
 /**

@@ -1,12 +1,7 @@
 import * as decoding from 'lib0/decoding';
-import * as encoding from 'lib0/encoding';
 import * as Y from 'yjs';
 import type { StoredDocument } from '../persistence/documents';
-
-// Hocuspocus wire format: the address (document name, or name and session), the message type, the y-protocols sync type.
-const MESSAGE_SYNC = 0;
-const SYNC_STEP_1 = 0;
-const SYNC_STEP_2 = 1;
+import { MESSAGE_SYNC, SYNC_STEP_1, SYNC_STEP_2, syncMessage } from './update-message';
 
 /**
  * How long a load waits for the copy to reach the client's socket before it
@@ -144,14 +139,5 @@ function copyOf(stored: StoredDocument): Uint8Array | null {
   }
 }
 
-function syncMessage(address: string, syncType: number, payload: Uint8Array): Uint8Array {
-  const encoder = encoding.createEncoder();
-  encoding.writeVarString(encoder, address);
-  encoding.writeVarUint(encoder, MESSAGE_SYNC);
-  encoding.writeVarUint(encoder, syncType);
-  encoding.writeVarUint8Array(encoder, payload);
-  return encoding.toUint8Array(encoder);
-}
-
-const syncStep2 = (address: string, update: Uint8Array) => syncMessage(address, SYNC_STEP_2, update);
-const syncStep1 = (address: string, stateVector: Uint8Array) => syncMessage(address, SYNC_STEP_1, stateVector);
+const syncStep2 = (address: string, update: Uint8Array) => syncMessage(address, MESSAGE_SYNC, SYNC_STEP_2, update);
+const syncStep1 = (address: string, stateVector: Uint8Array) => syncMessage(address, MESSAGE_SYNC, SYNC_STEP_1, stateVector);

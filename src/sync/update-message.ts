@@ -1,11 +1,23 @@
 import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
 
-// Hocuspocus wire format: documentName, message type, then for sync messages
+// Hocuspocus wire format: the address (document name, or name and session), message type, then for sync messages
 // the y-protocols sync type and the update bytes.
-const MESSAGE_SYNC = 0;
-const MESSAGE_SYNC_REPLY = 4;
-const SYNC_STEP_2 = 1;
-const SYNC_UPDATE = 2;
+export const MESSAGE_SYNC = 0;
+export const MESSAGE_SYNC_REPLY = 4;
+export const SYNC_STEP_1 = 0;
+export const SYNC_STEP_2 = 1;
+export const SYNC_UPDATE = 2;
+
+/** A sync message to `address` carrying `payload` (a state vector for step 1, an update otherwise). */
+export function syncMessage(address: string, messageType: number, syncType: number, payload: Uint8Array): Uint8Array {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarString(encoder, address);
+  encoding.writeVarUint(encoder, messageType);
+  encoding.writeVarUint(encoder, syncType);
+  encoding.writeVarUint8Array(encoder, payload);
+  return encoding.toUint8Array(encoder);
+}
 
 /**
  * The Y update a raw client message carries (sync step 2 or update), or
@@ -21,8 +33,6 @@ export function documentUpdateOf(message: Uint8Array): Uint8Array | null {
   if (syncType !== SYNC_STEP_2 && syncType !== SYNC_UPDATE) return null;
   return decoding.readVarUint8Array(decoder);
 }
-
-const SYNC_STEP_1 = 0;
 
 /** A client's sync step 1: it asks for the document's state (the server answers with step 2). */
 export function isSyncStep1(message: Uint8Array): boolean {

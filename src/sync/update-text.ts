@@ -2,6 +2,7 @@ import * as encoding from 'lib0/encoding';
 import * as decoding from 'lib0/decoding';
 import * as Y from 'yjs';
 import { storableJson } from '../lib/text';
+import { MESSAGE_SYNC, MESSAGE_SYNC_REPLY, SYNC_STEP_2, SYNC_UPDATE, syncMessage } from './update-message';
 
 /**
  * Well-formed text inside sync updates, before anything is applied or logged.
@@ -24,10 +25,6 @@ const BACKSLASH_U_D = Buffer.from('\\ud');
 const BACKSLASH_U_UPPER_D = Buffer.from('\\uD');
 
 // Hocuspocus wire format (see update-message.ts).
-const MESSAGE_SYNC = 0;
-const MESSAGE_SYNC_REPLY = 4;
-const SYNC_STEP_2 = 1;
-const SYNC_UPDATE = 2;
 
 /** The raw client message with its update's text repaired, or the same message when nothing needed it. */
 export function repairMessageText(message: Uint8Array): Uint8Array {
@@ -50,12 +47,7 @@ export function repairMessageText(message: Uint8Array): Uint8Array {
   }
   const repaired = repairUpdateText(update);
   if (repaired === update) return message;
-  const encoder = encoding.createEncoder();
-  encoding.writeVarString(encoder, address);
-  encoding.writeVarUint(encoder, type);
-  encoding.writeVarUint(encoder, syncType);
-  encoding.writeVarUint8Array(encoder, repaired);
-  return encoding.toUint8Array(encoder);
+  return syncMessage(address, type, syncType, repaired);
 }
 
 /** A V1 update with JSON-borne strings made storable; the same array when nothing needed repair. */
