@@ -63,7 +63,8 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
   await db
     .insertInto('documentSnapshots')
     .values({ document, state: bytea(state), uptoSeq, updatedAt: now })
-    .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), uptoSeq, updatedAt: now })))
+    // A new state: the sync copy of the one it replaces no longer holds it.
+    .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), syncState: null, uptoSeq, updatedAt: now })))
     .execute();
   // In slices: on the embedded database each statement holds the event loop while it runs.
   let folded = 0;
@@ -82,6 +83,32 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
 }
 
 const DELETE_SLICE_ROWS = 2_000;
+
+/**
+ * Keeps the snapshot folded up to `uptoSeq` also as a V1 update (what the
+ * sync protocol sends), if that snapshot is still the stored one; false when
+ * it was replaced meanwhile.
+ */
+export async function writeSyncCopy(db: Executor, document: string, uptoSeq: number, state: Uint8Array): Promise<boolean> {
+  const result = await db
+    .updateTable('documentSnapshots')
+    .set({ syncState: bytea(state) })
+    .where('document', '=', document)
+    .where('uptoSeq', '=', uptoSeq)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** The sync copy of the snapshot folded up to `uptoSeq` (writeSyncCopy), or null: none was written, or that snapshot was replaced. */
+export async function readSyncCopy(db: Executor, document: string, uptoSeq: number): Promise<Uint8Array | null> {
+  const row = await db
+    .selectFrom('documentSnapshots')
+    .select(byteaAsBase64('sync_state').as('syncState'))
+    .where('document', '=', document)
+    .where('uptoSeq', '=', uptoSeq)
+    .executeTakeFirst();
+  return row?.syncState ? fromBase64(row.syncState) : null;
+}
 
 export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
   const row = await db

@@ -62,6 +62,9 @@ const NOTHING: LoadAnswers = { read: async () => {}, loaded: () => {} };
 export class StoredCopies {
   private readonly clients = new Map<string, { client: QueueingClient; socket: Socket }>();
 
+  /** `syncCopyOf`: the snapshot folded up to `uptoSeq` as kept in V1 beside it (document-store.ts SYNC_COPY_MIN_BYTES), or null. */
+  constructor(private readonly syncCopyOf: (documentName: string, uptoSeq: number) => Promise<Uint8Array | null>) {}
+
   /** A websocket client of the engine; returns what forgets it (its socket closed). */
   track(client: unknown, socket: Socket): () => void {
     const queueing = client as QueueingClient;
@@ -77,7 +80,7 @@ export class StoredCopies {
       read: async (stored) => {
         const waiting = freshSyncRequests(entry.client, documentName);
         if (waiting.length === 0 || entry.socket.readyState !== entry.socket.OPEN) return;
-        const copy = copyOf(stored);
+        const copy = (await this.keptCopy(documentName, stored)) ?? copyOf(stored);
         // Not decodable: the load fails the same way, and nothing was served.
         if (!copy) return;
         answered = waiting;
@@ -94,6 +97,17 @@ export class StoredCopies {
         }
       },
     };
+  }
+
+  /**
+   * The stored state as kept in V1 beside its snapshot, when nothing was
+   * logged after it: sent as stored, without converting the snapshot while
+   * the client waits. The snapshot's fold position ties the copy to the
+   * state the load read; one replaced since has no copy here.
+   */
+  private async keptCopy(documentName: string, stored: StoredDocument): Promise<Uint8Array | null> {
+    if (!stored.snapshot || stored.updates.length > 0) return null;
+    return this.syncCopyOf(documentName, stored.snapshot.uptoSeq).catch(() => null);
   }
 }
 
