@@ -93,7 +93,7 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
   await read?.(stored);
   withoutUpdateListeners(doc, () =>
     Y.transact(doc, () => {
-      if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
+      if (stored.snapshot) applySnapshot(doc, stored.snapshot);
       for (const { update } of stored.updates) Y.applyUpdate(doc, update);
     }, LOAD_ORIGIN),
   );
@@ -105,6 +105,12 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
     snapshotBytes: stored.snapshot?.state.byteLength ?? 0,
     underived: stored.updates.filter((u) => !u.derived).length,
   };
+}
+
+/** A stored snapshot, in whichever encoding was read (the V2 state or its V1 copy). */
+function applySnapshot(doc: Y.Doc, snapshot: NonNullable<StoredDocument['snapshot']>, origin?: unknown) {
+  if (snapshot.encoding === 'v1') Y.applyUpdate(doc, snapshot.state, origin);
+  else Y.applyUpdateV2(doc, snapshot.state, origin);
 }
 
 /**
@@ -150,7 +156,7 @@ export async function replayUnderived(
   if (!stored.updates.some(replay)) return 0;
   const scratch = new Y.Doc({ gc: true });
   try {
-    if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state, LOAD_ORIGIN);
+    if (stored.snapshot) applySnapshot(scratch, stored.snapshot, LOAD_ORIGIN);
     let current: StoredUpdate | null = null;
     scratch.on('afterTransaction', (transaction: Y.Transaction) => {
       if (current && transaction.origin !== LOAD_ORIGIN) observe(scratch, transaction, current);

@@ -10,7 +10,7 @@ import type { Clock } from '../lib/clock';
 import type { Failpoints } from '../lib/failpoints';
 import type { Metrics } from '../metrics/index';
 import type { Db } from '../persistence/database';
-import { readSyncCopy, type StoredDocument } from '../persistence/documents';
+import type { StoredDocument } from '../persistence/documents';
 import type { InstanceLease } from '../persistence/instances';
 import { EventLoopTurns } from '../lib/event-loop-turns';
 import { parseDocumentName } from '../model/document-names';
@@ -88,7 +88,7 @@ export class SyncEngine implements DocumentSync {
   private readonly recovery: DocumentRecovery;
   private readonly rederivation: Rederivation;
   private readonly commits: ChangeCommits;
-  private readonly storedCopies: StoredCopies;
+  private readonly storedCopies = new StoredCopies();
   /** Breaks in the handling of queued messages (MESSAGE_TURN_BUDGET_MS). */
   private readonly messageTurns = new EventLoopTurns(MESSAGE_TURN_BUDGET_MS);
   private sweeper: NodeJS.Timeout | undefined;
@@ -112,7 +112,6 @@ export class SyncEngine implements DocumentSync {
     const document = (name: string) => this.hocuspocus.documents.get(name);
     const observer = () => this.observer;
     this.gate = options.gate;
-    this.storedCopies = new StoredCopies((name, uptoSeq) => readSyncCopy(db, name, uptoSeq));
     this.ceilings = new SyncCeilings(services.config.syncCeilings, log, metrics);
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.ceilings.maxPayload });
     this.held = new HeldDocuments({ hocuspocus: () => this.hocuspocus, enqueue, busy: (name) => this.queues.busy(name) || this.recovery.running(name) !== undefined });

@@ -62,9 +62,6 @@ const NOTHING: LoadAnswers = { read: async () => {}, loaded: () => {} };
 export class StoredCopies {
   private readonly clients = new Map<string, { client: QueueingClient; socket: Socket }>();
 
-  /** `syncCopyOf`: the snapshot folded up to `uptoSeq` as kept in V1 beside it (document-store.ts SYNC_COPY_MIN_BYTES), or null. */
-  constructor(private readonly syncCopyOf: (documentName: string, uptoSeq: number) => Promise<Uint8Array | null>) {}
-
   /** A websocket client of the engine; returns what forgets it (its socket closed). */
   track(client: unknown, socket: Socket): () => void {
     const queueing = client as QueueingClient;
@@ -80,7 +77,7 @@ export class StoredCopies {
       read: async (stored) => {
         const waiting = freshSyncRequests(entry.client, documentName);
         if (waiting.length === 0 || entry.socket.readyState !== entry.socket.OPEN) return;
-        const copy = (await this.keptCopy(documentName, stored)) ?? copyOf(stored);
+        const copy = copyOf(stored);
         // Not decodable: the load fails the same way, and nothing was served.
         if (!copy) return;
         answered = waiting;
@@ -97,17 +94,6 @@ export class StoredCopies {
         }
       },
     };
-  }
-
-  /**
-   * The stored state as kept in V1 beside its snapshot, when nothing was
-   * logged after it: sent as stored, without converting the snapshot while
-   * the client waits. The snapshot's fold position ties the copy to the
-   * state the load read; one replaced since has no copy here.
-   */
-  private async keptCopy(documentName: string, stored: StoredDocument): Promise<Uint8Array | null> {
-    if (!stored.snapshot || stored.updates.length > 0) return null;
-    return this.syncCopyOf(documentName, stored.snapshot.uptoSeq).catch(() => null);
   }
 }
 
@@ -139,13 +125,16 @@ function isFreshSyncStep1(message: Uint8Array): boolean {
 
 /**
  * The stored state as one V1 update (the sync protocol's format): the V2
- * snapshot converted, with the logged tail merged in one pass. Null when
+ * snapshot converted, with the logged tail merged in one pass; a kept V1
+ * copy of the snapshot as it is. Null when
  * it does not decode.
  */
 function copyOf(stored: StoredDocument): Uint8Array | null {
   const tail = stored.updates.map(({ update }) => update);
   try {
     if (!stored.snapshot) return Y.mergeUpdates(tail.length === 1 ? [tail[0]!, new Uint8Array([0, 0])] : tail);
+    // The V1 copy a compaction kept (document-store.ts SYNC_COPY_MIN_BYTES): sent as read, or merged with the tail.
+    if (stored.snapshot.encoding === 'v1') return tail.length === 0 ? stored.snapshot.state : Y.mergeUpdates([stored.snapshot.state, ...tail]);
     if (tail.length === 0) return Y.convertUpdateFormatV2ToV1(stored.snapshot.state);
     return Y.mergeUpdatesV2([stored.snapshot.state, ...tail.map((update) => Y.convertUpdateFormatV1ToV2(update))], Y.UpdateDecoderV2, Y.UpdateEncoderV1);
   } catch {
