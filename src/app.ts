@@ -174,6 +174,8 @@ function acceptEmptyJsonBodies(app: FastifyInstance<any, any, any, any, any>) {
  * U+FFFD before any route sees them, so no write fails for its characters.
  */
 function parseStorableQueryString(query: string): Record<string, unknown> {
+  // Most requests carry none (the router's own parser answers them the same way).
+  if (query.length === 0) return {};
   return nestBracketKeys(storableJson({ ...parseQueryString(query) }));
 }
 

@@ -16,7 +16,7 @@ import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt, DocumentSync } from '../sync/document-sync';
 import type { ObservedChange, TransactionObserver } from '../sync/transaction-observer';
 import { isConnectionOrigin, isRelayedOrigin, isServerOrigin, principalOfOrigin, sendToConnection, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
-import { countRows, deleteRow, diffTableTransaction, dropLinksTo, getRow, holdsLinksTo, listRows, openReading, type CellReading, type TableChange, type TableRow } from '../model/table/document';
+import { countRows, deleteRow, dropLinksTo, getRow, holdsLinksTo, listRows, openReading, type CellReading, type TableChange, type TableRow, transactionChanges } from '../model/table/document';
 import { trackedUnpassedRows } from '../sync/table-passed';
 import { getView, type ViewDef } from '../model/table/views';
 import { recordTableTransaction, type TableRunRecord } from '../model/table/runs';
@@ -40,7 +40,7 @@ import type { EventDraft, EventRecord } from '../model/event-record';
 type TableDerived = {
   kind: 'tables';
   workspaceId: string;
-  changes: TableChange[];
+  changes: readonly TableChange[];
   /** Row state right after the transaction (later transactions may change the doc before we persist). */
   rows: Map<string, TableRow | null>;
   /** The formula and rollup cells of those rows as they read right after it: row events carry them, the projection does not. */
@@ -105,7 +105,8 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     const parsed = parseDocumentName(documentName);
     if (!parsed) return null;
     if (parsed.kind !== 'tables') return this.docs.derive(documentName, parsed, doc, transaction, run);
-    const changes = diffTableTransaction(transaction);
+    // The diff the caches that drop what a transaction changed took in the same cleanup (computed.ts), not taken again.
+    const changes = transactionChanges(transaction);
     const suggestions = rowSuggestionsSeen(doc, transaction);
     if (changes.length === 0 && suggestions.length === 0) return null;
     const rows = new Map<string, TableRow | null>();

@@ -57,6 +57,29 @@ export async function reindexWorkspace(db: Executor, workspaceId: string, rows: 
   await insertEntries(db, rows.map((row) => ({ ...row, workspaceId })));
 }
 
+/**
+ * The delete of these rows' index entries as the head (`with ...`) of
+ * another statement on the same rows (the row projection's upsert carries
+ * it: a round trip fewer in every commit that writes rows), its parameters
+ * numbered from `first`: the workspace, then the ids. Null for rows of
+ * several workspaces or more than one statement holds: `indexRows` then.
+ * The statement's caller follows it with `indexUnindexedRows`.
+ */
+export function unindexHead(rows: readonly IndexedRow[], first: number): { text: string; parameters: unknown[] } | null {
+  const workspaceId = rows[0]?.workspaceId;
+  if (workspaceId === undefined || rows.length > IDS_PER_STATEMENT || rows.some((row) => row.workspaceId !== workspaceId)) return null;
+  const list = parameterList(rows.length, first + 1);
+  return {
+    text: `with dates as (delete from row_dates where workspace_id = $${first} and row_id in (${list})), files as (delete from row_files where workspace_id = $${first} and row_id in (${list})) `,
+    parameters: [workspaceId, ...rows.map((row) => row.id)],
+  };
+}
+
+/** `indexRows` for rows whose old entries a statement headed by `unindexHead` deleted. */
+export function indexUnindexedRows(db: Executor, rows: readonly IndexedRow[]): Promise<void> {
+  return insertEntries(db, rows);
+}
+
 /** The entries of rows that have none yet (their old ones deleted by the caller). */
 async function insertEntries(db: Executor, rows: readonly IndexedRow[]): Promise<void> {
   const dates: Array<{ workspaceId: string; rowId: string; columnKey: string; at: Date; reachDays: number; spanClass: number }> = [];

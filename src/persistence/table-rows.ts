@@ -3,7 +3,7 @@ import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 import type { PlanName } from './schema';
 import type { AuthorKind } from '../model/roles';
-import { indexRows, reindexWorkspace, unindexRows } from './row-indexes';
+import { indexRows, indexUnindexedRows, reindexWorkspace, unindexHead, unindexRows } from './row-indexes';
 import { runStatement, valueTuples } from './raw-statements';
 
 /** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
@@ -35,6 +35,8 @@ const ROWS_PER_UPSERT = 5_000;
  */
 export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at: Date): Promise<Map<string, RowMeta>> {
   const stored = new Map<string, RowMeta>();
+  // A commit's rows, the usual batch: the upsert deletes their old index entries in the same statement.
+  const unindex = rows.length <= ROWS_PER_UPSERT ? unindexHead(rows, rows.length * UPSERT_COLUMNS + 1) : null;
   for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
     const chunk = rows.slice(from, from + ROWS_PER_UPSERT);
     const parameters: unknown[] = [];
@@ -54,10 +56,12 @@ export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at
         at,
       );
     }
-    const returned = await runStatement<RowMeta>(db, `${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}`, parameters);
+    if (unindex) parameters.push(...unindex.parameters);
+    const returned = await runStatement<RowMeta>(db, `${unindex?.text ?? ''}${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}`, parameters);
     for (const row of returned) stored.set(row.id, row);
   }
-  await indexRows(db, rows);
+  if (unindex) await indexUnindexedRows(db, rows);
+  else await indexRows(db, rows);
   return stored;
 }
 

@@ -54,6 +54,18 @@ function storedColumns(doc: Y.Doc, surfaceId: string): StoredColumn[] {
   return stored.sort((a, b) => a.storedPosition - b.storedPosition || a.arrayIndex - b.arrayIndex);
 }
 
+/** The keys `storedColumns` would list, without placing them in order (a row write's seeding only asks which exist). */
+function storedKeys(doc: Y.Doc, surfaceId: string): Set<string> {
+  const sheet = sheetMapOf(doc, surfaceId);
+  const columns = sheet ? columnsOf(sheet) : null;
+  const keys = new Set<string>();
+  columns?.forEach((map) => {
+    const key = map instanceof Y.Map ? map.get('key') : undefined;
+    if (typeof key === 'string') keys.add(key);
+  });
+  return keys;
+}
+
 function columnsArrayOf(doc: Y.Doc, surfaceId: string): ColumnsArray {
   return columnsOf(sheetMapOf(doc, surfaceId)!)!;
 }
@@ -252,7 +264,7 @@ export function addColumn(doc: Y.Doc, surfaceId: string, column: NewColumn, orig
  * keys a row write brings), in one transaction. Returns the columns added.
  */
 export function seedColumnsFor(doc: Y.Doc, surfaceId: string, keys: Iterable<string>, origin: unknown): ColumnDef[] {
-  const known = new Set(storedColumns(doc, surfaceId).map((column) => column.key));
+  const known = storedKeys(doc, surfaceId);
   const missing = [...new Set(keys)].filter((key) => key !== '' && !known.has(key));
   return addMissingColumns(doc, surfaceId, missing.map((key) => ({ key, label: key, type: 'text' })), origin);
 }
@@ -284,6 +296,11 @@ export function scaffoldDefaultColumns(doc: Y.Doc, surfaceId: string, origin: un
 }
 
 function addMissingColumns(doc: Y.Doc, surfaceId: string, columns: NewColumn[], origin: unknown): ColumnDef[] {
+  // Every row write seeds its keys and almost always finds them all: no transaction and no copy of the definitions for nothing.
+  if (columns.length === 0) {
+    ensureSheet(doc, surfaceId, origin);
+    return [];
+  }
   const withIds = columns.map((column) => ({ ...copyJson(column), id: column.id ?? createTableId() }));
   transactTable(doc, origin, () => {
     ensureSheet(doc, surfaceId, origin);

@@ -226,6 +226,18 @@ function engineOf(doc: Y.Doc): Engine {
   return engine;
 }
 
+/**
+ * `day:` and the day TODAY() reads at `now` in `timeZone`, kept for the
+ * second `now` falls in: every read opens a reading (a row write two), and
+ * a day ends on a whole second in every zone (zone offsets are whole seconds).
+ */
+let lastDayStamp = { second: Number.NaN, timeZone: '', stamp: '' };
+function dayStampOf(now: number, timeZone: string): string {
+  const second = Math.floor(now / 1000);
+  if (lastDayStamp.second !== second || lastDayStamp.timeZone !== timeZone) lastDayStamp = { second, timeZone, stamp: `day:${today(now, timeZone).toIso()}` };
+  return lastDayStamp.stamp;
+}
+
 const USED_DAY = 1;
 const USED_MOMENT = 2;
 const IN_CIRCLE = 4;
@@ -261,7 +273,7 @@ export class CellReading {
     this.now = options.now ?? Date.now();
     this.timeZone = options.timeZone ?? tableTimeZone(doc);
     this.engine.prepare(this.timeZone);
-    this.dayStamp = `day:${today(this.now, this.timeZone).toIso()}`;
+    this.dayStamp = dayStampOf(this.now, this.timeZone);
     this.momentStamp = `moment:${this.now}`;
     this.env = {
       cell: (key) => this.value(this.formulaRow, this.formulaPlan!, key),

@@ -73,7 +73,7 @@ export {
   type RowUpdate,
 } from './rows.js';
 export { listRows, type ListRowsOptions, type RowPage } from './list.js';
-export { diffTableTransaction, sheetsOfRowCreations } from './changes.js';
+export { diffTableTransaction, sheetsOfRowCreations, transactionChanges } from './changes.js';
 export { normalizeAttachmentCells, normalizeLinkCells, validateCellValues, type CellValidationOptions } from './validation.js';
 export { dropLinksTo, dropLinksToDeleted, holdsLinksTo, linkIdsOf } from './links.js';
 export { linkColumnIssues, lookupText, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
