@@ -48,6 +48,8 @@ type Stats = {
   events?: number;
   /** The event loop's longest pause since `/bench/mark` (ms). */
   loopMaxMs?: number;
+  /** The most CPU time the process spent between two turns of the event loop since `/bench/mark` (ms): the longest pause less the time other processes took the core, which load does not inflate. */
+  loopMaxCpuMs?: number;
   /** Rows (and their events) written into another document of the org before the trace. */
   prefilledRows?: number;
 };
@@ -57,22 +59,30 @@ const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 const loopMaxMs = () => loopDelay.max / 1e6;
 
+// Every 5 ms the event loop is due a turn; a turn that came late was a pause. Its own CPU time is the pause
+// as an idle core would have seen it: on a shared machine, wall time also counts other processes' turns.
 // BENCH_PAUSES_DIR: every pause of the event loop over 40 ms since `/bench/mark`, written at exit as
-// [start, end] pairs in the monotonic microseconds a --cpu-prof profile's timestamps use
+// [start, end, CPU ms] in the monotonic microseconds a --cpu-prof profile's timestamps use
 // (`npx tsx bench/profile-summary.ts CPU...<pid>...cpuprofile --pauses pauses.<pid>.json` says what each was made of).
-let pauses: Array<[number, number]> = [];
+let pauses: Array<[number, number, number]> = [];
+let loopMaxCpuMs = 0;
 let stopRecordingPauses = () => {};
-if (process.env.BENCH_PAUSES_DIR) {
-  const directory = process.env.BENCH_PAUSES_DIR;
+{
+  const recordPauses = Boolean(process.env.BENCH_PAUSES_DIR);
   let last = process.hrtime.bigint();
+  let lastCpu = process.cpuUsage();
   const recorder = setInterval(() => {
     const now = process.hrtime.bigint();
-    if (now - last > 40_000_000n) pauses.push([Number(last / 1000n), Number(now / 1000n)]);
+    const cpu = process.cpuUsage();
+    const used = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+    loopMaxCpuMs = Math.max(loopMaxCpuMs, used);
+    if (recordPauses && now - last > 40_000_000n) pauses.push([Number(last / 1000n), Number(now / 1000n), used]);
     last = now;
+    lastCpu = cpu;
   }, 5).unref();
   // The stats request's own work (reading the whole document) is not the trace's.
   stopRecordingPauses = () => clearInterval(recorder);
-  process.on('exit', () => writeFileSync(path.join(directory, `pauses.${process.pid}.json`), JSON.stringify(pauses)));
+  if (recordPauses) process.on('exit', () => writeFileSync(path.join(process.env.BENCH_PAUSES_DIR!, `pauses.${process.pid}.json`), JSON.stringify(pauses)));
 }
 
 // CPU is the fairer figure on a shared machine: wall time also counts other processes' turns.
@@ -99,6 +109,7 @@ async function trellis() {
       app.get('/bench/mark', { config: { auth: 'none', metered: false } }, async () => {
         cpuMark = process.cpuUsage();
         loopDelay.reset();
+        loopMaxCpuMs = 0;
         pauses = [];
         return {};
       });
@@ -124,6 +135,7 @@ async function trellis() {
           drainMs,
           events: Number(events.rows[0]!.n),
           loopMaxMs: loopMax,
+          loopMaxCpuMs,
           prefilledRows: prefilled,
         } satisfies Stats;
       });
@@ -220,6 +232,7 @@ async function bare(beforeApply?: (message: Uint8Array) => Promise<void> | null,
     if (request.url === '/bench/mark') {
       cpuMark = process.cpuUsage();
       loopDelay.reset();
+      loopMaxCpuMs = 0;
       pauses = [];
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       return;
@@ -227,7 +240,7 @@ async function bare(beforeApply?: (message: Uint8Array) => Promise<void> | null,
     const cpuMs = cpuSinceMark();
     stopRecordingPauses();
     const doc = hocuspocus.documents.get(documentName);
-    response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs, loopMaxMs: loopMaxMs(), ...extra() }) : '{}');
+    response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs, loopMaxMs: loopMaxMs(), loopMaxCpuMs, ...extra() }) : '{}');
   });
   const url = await listenBare(hocuspocus, server, { maxPayload: 32 * 1024 * 1024, beforeApply });
   console.log(JSON.stringify({ url, documentName }));

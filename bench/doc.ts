@@ -194,6 +194,7 @@ type ServerStats = {
   drainMs?: number;
   events?: number;
   loopMaxMs?: number;
+  loopMaxCpuMs?: number;
   prefilledRows?: number;
   /** bare-durable: group commits and the updates they held. */
   commits?: number;

@@ -117,8 +117,8 @@ export function stretches(profile: Profile, count: number, framesEach = 12) {
   return lines.join('\n');
 }
 
-/** What each pause of the event loop (`[start, end]` in the profile's microseconds, bench/doc-trace-server.ts BENCH_PAUSES_DIR) was made of. */
-export function pausesOf(profile: Profile, pauses: Array<[number, number]>, count: number, framesEach = 40) {
+/** What each pause of the event loop (`[start, end, CPU ms?]` in the profile's microseconds, bench/doc-trace-server.ts BENCH_PAUSES_DIR) was made of, the costliest first (by CPU where recorded: wall time also counts other processes' turns). */
+export function pausesOf(profile: Profile, pauses: Array<[number, number, number?]>, count: number, framesEach = 40) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
@@ -126,7 +126,8 @@ export function pausesOf(profile: Profile, pauses: Array<[number, number]>, coun
   let at = profile.startTime;
   for (const delta of profile.timeDeltas) times.push((at += delta));
   const lines: string[] = [`${pauses.length} pauses over 40 ms`];
-  for (const [start, end] of [...pauses].sort((a, b) => b[1] - b[0] - (a[1] - a[0])).slice(0, count)) {
+  const cost = ([start, end, cpu]: [number, number, number?]) => cpu ?? (end - start) / 1000;
+  for (const [start, end, cpu] of [...pauses].sort((a, b) => cost(b) - cost(a)).slice(0, count)) {
     const inclusive = new Map<string, number>();
     for (let i = 0; i < times.length; i++) {
       if (times[i]! < start || times[i]! > end) continue;
@@ -140,7 +141,7 @@ export function pausesOf(profile: Profile, pauses: Array<[number, number]>, coun
         inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
       }
     }
-    lines.push(`pause of ${((end - start) / 1000).toFixed(1)} ms at ${((start - profile.startTime) / 1e6).toFixed(2)} s:`);
+    lines.push(`pause of ${((end - start) / 1000).toFixed(1)} ms${cpu === undefined ? '' : ` (${cpu.toFixed(1)} ms CPU)`} at ${((start - profile.startTime) / 1e6).toFixed(2)} s:`);
     for (const [key, micros] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, framesEach)) lines.push(`  ${(micros / 1000).toFixed(1).padStart(8)} ms  ${key}`);
   }
   return lines.join('\n');
@@ -156,6 +157,6 @@ for (const file of files) {
   console.log(`# ${file}${windowIndex >= 0 ? ` (window ${window.join(' to ')} of its duration)` : ''}`);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   console.log(summarise(profile, topIndex >= 0 ? Number(process.argv[topIndex + 1]) : 25, window));
-  if (pausesIndex >= 0) console.log(`\n${pausesOf(profile, JSON.parse(readFileSync(process.argv[pausesIndex + 1]!, 'utf8')) as Array<[number, number]>, 8)}`);
+  if (pausesIndex >= 0) console.log(`\n${pausesOf(profile, JSON.parse(readFileSync(process.argv[pausesIndex + 1]!, 'utf8')) as Array<[number, number, number?]>, 8)}`);
   if (stretchesIndex >= 0) console.log(`\nlongest busy stretches:\n${stretches(profile, Number(process.argv[stretchesIndex + 1]))}`);
 }

@@ -6,8 +6,8 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { pipeline as pipelineCallback, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import yauzl from 'yauzl';
-import yazl from 'yazl';
+import type yauzl from 'yauzl';
+import type yazl from 'yazl';
 import type { Config } from '../config';
 import type { BlobStore } from '../files/blob-store';
 import {
@@ -22,6 +22,7 @@ import {
 } from '../persistence/backup';
 import { knownMigrations, migrateToLatest, type DatabaseHandle } from '../persistence/database';
 import { sha256Hex } from '../lib/secrets';
+import { whenNeeded } from '../lib/when-needed';
 
 /**
  * Backup and restore (docs/_backup.md). An archive is one zip file:
@@ -181,7 +182,7 @@ export async function createBackup(deps: BackupDeps, outFile: string): Promise<B
       entries,
     };
 
-    const zip = new yazl.ZipFile();
+    const zip = new (whenNeeded<typeof yazl>('yazl').ZipFile)();
     const output = zip.outputStream as Readable;
     // An entry that cannot be read fails the archive (unhandled, the error would end the process).
     zip.on('error', (error: Error) => output.destroy(error));
@@ -234,7 +235,7 @@ export async function verifyArchive(file: string): Promise<OpenArchive> {
   const name = path.basename(file);
   let zip: yauzl.ZipFile;
   try {
-    zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true });
+    zip = await whenNeeded<typeof yauzl>('yauzl').openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new BackupArchiveError(`No archive at ${file}.`);

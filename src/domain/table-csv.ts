@@ -3,10 +3,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import { parse, type CsvError, type Options } from 'csv-parse';
-import { stringify } from 'csv-stringify/sync';
+import type { CsvError, Options, parse } from 'csv-parse';
+import type { stringify } from 'csv-stringify/sync';
 import type * as Y from 'yjs';
 import { ApiError, errors, OverLimitError, RateLimitedError } from '../errors';
+import { whenNeeded } from '../lib/when-needed';
 import type { Actor } from '../policy/actor';
 import type { Workspace } from '../persistence/schema';
 import { capsFor } from '../limits/plans';
@@ -113,7 +114,7 @@ export async function rowsCsv(
   };
   const field = form.neutralize === 'formulas' ? neutralizeFormula : (text: string) => text;
   // RFC 4180: CRLF between records; a field is quoted when it holds a comma, a quote, a CR or an LF (alone too: every reader splits a record there), or leading or trailing white space.
-  const text = (records: string[][]) => stringify(records.map((cells) => cells.map(field)), { record_delimiter: 'windows', quoted_match: /^\s|\s$|[\r\n]/ });
+  const text = (records: string[][]) => whenNeeded<{ stringify: typeof stringify }>('csv-stringify/sync').stringify(records.map((cells) => cells.map(field)), { record_delimiter: 'windows', quoted_match: /^\s|\s$|[\r\n]/ });
   let room = options.maxRows ?? Infinity;
   let truncated = false;
   let written = 0;
@@ -220,7 +221,7 @@ async function readRecords(source: Readable, onError: (line: number, message: st
     return line;
   };
   const parser = source.pipe(
-    parse({
+    whenNeeded<{ parse: typeof parse }>('csv-parse').parse({
       bom: true,
       raw: true,
       skip_empty_lines: true,

@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path/posix';
 import { ApiError, errors } from '../errors';
-import { lookup as mimeLookup } from 'mime-types';
 import { openArchive, ArchiveRefused, type ArchiveEntry, type OpenedArchive } from '../files/zip-read';
+import { typeOfName } from '../files/content-types';
 import { CONVERSION_TURN_MS } from '../files/doc-runs';
 import { readDocFileOffThread, sanitizeHtmlOffThread } from '../files/doc-conversions';
 import { EventLoopTurns } from '../lib/event-loop-turns';
@@ -321,7 +321,7 @@ class Importer {
       const entry = this.archive.entries.find((e) => e.path === target);
       if (!entry) return null;
       this.usedImages.add(entry.path);
-      return { bytes: await this.archive.read(entry), contentType: String(mimeLookup(entry.path) || 'application/octet-stream') };
+      return { bytes: await this.archive.read(entry), contentType: typeOfName(entry.path) };
     };
     if (item.kind === 'html') {
       const html = await this.htmlWithImages(item, text, archiveImage);

@@ -1,4 +1,5 @@
-import mime from 'mime-types';
+import type mime from 'mime-types';
+import { whenNeeded } from '../lib/when-needed';
 
 /**
  * What a file really is. The declared type (the multipart part's type, or
@@ -23,6 +24,9 @@ import mime from 'mime-types';
 /** file-type is loaded on first use: importing its ~175 detectors slows every process start otherwise. */
 let detector: Promise<typeof import('file-type')> | null = null;
 const fileType = () => (detector ??= import('file-type'));
+
+/** Types of file names' extensions: mime-db's table, parsed when first asked. */
+const mimeTypes = () => whenNeeded<typeof mime>('mime-types');
 
 /** Bytes of the head that are sniffed (file-type reads at most a few KB for most formats; office formats need more). */
 const SNIFF_BYTES = 256 * 1024;
@@ -144,7 +148,7 @@ export async function resolveContentType(head: Uint8Array, declaredType: string 
   const signature = (await fileTypeFromBuffer(sample))?.mime;
   const svg = looksLikeSvg(sample);
   const sniffed = svg ? 'image/svg+xml' : signature;
-  if (GENERIC.has(declared)) return sniffed ?? (mime.lookup(name) || 'application/octet-stream');
+  if (GENERIC.has(declared)) return sniffed ?? typeOfName(name);
   if (declared === 'image/svg+xml') {
     if (svg) return declared;
     throw new ContentMismatchError('The file is declared as an SVG image but its bytes have no <svg> root.');
@@ -170,7 +174,12 @@ export function isRasterImage(type: string): boolean {
   return /^image\/(jpeg|png|webp|gif|avif|tiff|heic|heif|bmp)$/.test(baseType(type));
 }
 
+/** The content type a file name's extension stands for; octet-stream when it names none. */
+export function typeOfName(name: string): string {
+  return mimeTypes().lookup(name) || 'application/octet-stream';
+}
+
 /** A name's extension for a content type, for blob keys and zip entries without one. */
 export function extensionFor(type: string): string | undefined {
-  return mime.extension(baseType(type)) || undefined;
+  return mimeTypes().extension(baseType(type)) || undefined;
 }

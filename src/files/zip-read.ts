@@ -1,6 +1,7 @@
 import path from 'node:path/posix';
 import type { Readable } from 'node:stream';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
+import { whenNeeded } from '../lib/when-needed';
 
 /**
  * Reading an uploaded archive without trusting it: its table of contents
@@ -59,7 +60,7 @@ function nameProblem(name: string): string | null {
 export async function openArchive(file: string): Promise<OpenedArchive> {
   let zip: yauzl.ZipFile;
   try {
-    zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, decodeStrings: false, strictFileNames: false });
+    zip = await whenNeeded<typeof yauzl>('yauzl').openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, decodeStrings: false, strictFileNames: false });
   } catch (error) {
     throw new ArchiveRefused([{ path: '', message: `not a zip archive that can be read (${(error as Error).message})` }]);
   }

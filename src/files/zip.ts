@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
-import yazl from 'yazl';
+import type yazl from 'yazl';
+import { whenNeeded } from '../lib/when-needed';
 
 /**
  * A zip archive written as it is read: entries are opened one at a time,
@@ -48,7 +49,7 @@ const QUEUED_ENTRIES = 8;
  * to read or make an entry destroys the stream with that error.
  */
 export function zipStream(entries: Iterable<ZipEntry> | AsyncIterable<ZipEntry>): Readable {
-  const zip = new yazl.ZipFile();
+  const zip = new (whenNeeded<typeof yazl>('yazl').ZipFile)();
   const output = new PassThrough();
   const open = new Set<Readable>();
   const fail = (error: Error) => {

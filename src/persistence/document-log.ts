@@ -27,6 +27,19 @@ export type LoggedUpdate = {
 };
 
 /**
+ * The most rows, and update bytes, one append statement carries. A pipelining
+ * typist's group commit holds thousands of updates; as one statement, PGlite
+ * ran it inside the serving thread for 100-460 ms, and on Postgres building
+ * and binding it stopped the event loop for tens of milliseconds and left
+ * megabytes of strings to collect. In bounded statements the event loop turns
+ * between them (a round trip on Postgres; PGlite's driver lets it turn once a
+ * transaction has held the session past its budget, pglite-dialect.ts), and
+ * the batch still commits as one transaction, once.
+ */
+export const APPEND_ROWS_PER_STATEMENT = 128;
+const APPEND_BYTES_PER_STATEMENT = 128 * 1024;
+
+/**
  * Appends updates in order and returns their sequence numbers, in the same
  * order. Where appends must take turns (document-log-heads.ts), the
  * documents' log heads are locked by the same statement, before it draws a
@@ -39,17 +52,38 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
   const locking = appendsNeedLock(db);
   const documents = locking ? [...new Set(rows.map((row) => row.document))].sort() : [];
   // A parameter per column of each row (and two per locked head).
-  const rowsPerStatement = Math.floor((MAX_PARAMETERS - 2 * documents.length) / COLUMNS_PER_ROW);
+  const maxRows = Math.min(APPEND_ROWS_PER_STATEMENT, Math.floor((MAX_PARAMETERS - 2 * documents.length) / COLUMNS_PER_ROW));
+  const ends = statementEnds(rows, maxRows);
   // All or nothing: more rows than one statement holds go in one transaction.
-  if (rows.length > rowsPerStatement && !db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
+  if (ends.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
   const seqs: number[] = [];
-  for (let from = 0; from < rows.length; from += rowsPerStatement) {
-    // The heads stay locked until the transaction ends: the first chunk takes them for the rest.
-    const { text, parameters } = appendStatement(from === 0 ? documents : [], rows, from, Math.min(rows.length, from + rowsPerStatement));
+  let from = 0;
+  for (const to of ends) {
+    // The heads stay locked until the transaction ends: the first statement takes them for the rest.
+    const { text, parameters } = appendStatement(from === 0 ? documents : [], rows, from, to);
     const inserted = await runStatement<{ seq: number | string }>(db, text, parameters);
     for (const row of inserted) seqs.push(Number(row.seq));
+    from = to;
   }
   return seqs;
+}
+
+/** Where each append statement's rows end: at most `maxRows` and APPEND_BYTES_PER_STATEMENT of updates each (a bigger update goes alone). */
+function statementEnds(rows: ReadonlyArray<LoggedUpdate>, maxRows: number): number[] {
+  const ends: number[] = [];
+  let from = 0;
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const size = rows[i]!.update.byteLength;
+    if (i > from && (i - from >= maxRows || bytes + size > APPEND_BYTES_PER_STATEMENT)) {
+      ends.push(i);
+      from = i;
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  ends.push(rows.length);
+  return ends;
 }
 
 const COLUMNS_PER_ROW = 7;
@@ -95,21 +129,29 @@ function appendStatement(documents: readonly string[], rows: ReadonlyArray<Logge
   };
 }
 
+/** The most sequence numbers one statement marks derived: a typing burst marks tens of thousands, which PGlite took 100-230 ms (load 9-15) to update in one statement on the serving thread. */
+const MARKED_PER_STATEMENT = 250;
+
 /**
  * Records that the events and projections of these updates are committed
- * (call in that transaction). The numbers go as one array literal: a typing
- * burst marks thousands, and a parameter each made a statement Kysely,
- * PGlite and the parser all had to walk.
+ * (call in that transaction). The numbers go as one array literal a
+ * statement: a typing burst marks thousands, and a parameter each made a
+ * statement Kysely, PGlite and the parser all had to walk. Outside a
+ * transaction (idle updates, which have nothing to derive) each statement
+ * commits on its own: marking is idempotent, and the caller notes what a
+ * failure leaves unmarked to mark it again.
  */
 export async function markUpdatesDerived(db: Executor, document: string, seqs: readonly number[]): Promise<void> {
-  if (seqs.length === 0) return;
-  await db
-    .updateTable('documentUpdates')
-    .set({ derived: true })
-    .where('document', '=', document)
-    .where('seq', '=', sql<number>`any(${`{${seqs.join(',')}}`}::bigint[])`)
-    .where('derived', '=', false)
-    .execute();
+  for (let from = 0; from < seqs.length; from += MARKED_PER_STATEMENT) {
+    const chunk = seqs.slice(from, from + MARKED_PER_STATEMENT);
+    await db
+      .updateTable('documentUpdates')
+      .set({ derived: true })
+      .where('document', '=', document)
+      .where('seq', '=', sql<number>`any(${`{${chunk.join(',')}}`}::bigint[])`)
+      .where('derived', '=', false)
+      .execute();
+  }
 }
 
 /** The updates of a document whose events are still to be derived, with who wrote each and the run it joined. */

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PGliteStorage } from './durable-fs';
 import { copyTemplate } from './pglite-template';
@@ -19,6 +20,22 @@ const INT8_OID = 20;
 export const PGLITE_MEMORY_PARAMS = ['-c', 'shared_buffers=16MB', '-c', 'maintenance_work_mem=16MB'];
 
 /**
+ * How much of a WebAssembly function V8 runs (roughly, bytes of code
+ * executed) before it compiles the function again with its optimising
+ * compiler; V8's default is 1,800,000. Opening the database runs much of
+ * Postgres once, and at the default V8 optimises hundreds of functions that
+ * will not run hot again: 0.25-0.4 s of CPU and ~45 MB resident at every
+ * start. Each function is given its budget when the module is
+ * instantiated, so a budget raised while PGlite opens delays every
+ * function's first optimisation; the hot ones (a query's executor) still
+ * reach it within seconds of load, and a query mix after the open ran at
+ * the same CPU (docs/PERFORMANCE.md, issue 38 "h6-start"). Later budgets
+ * come from the default again.
+ */
+const OPENING_TIERING_BUDGET = 180_000_000;
+const V8_TIERING_BUDGET = 1_800_000;
+
+/**
  * Opens embedded PGlite on `dir` over `storage` (the durable file layer
  * unless a test replaced it), copying `template` into a fresh directory.
  * Runs in the serving thread or in the database thread (./pglite-thread.ts).
@@ -34,6 +51,7 @@ export async function createPGlite(dir: string, template: string | undefined, st
   const store = storage ?? durableStorage;
   let fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
   if (fresh && template && (await copyTemplate(template, dir, store.syncNewDataDir))) fresh = false;
+  setFlagsFromString(`--wasm-tiering-budget=${OPENING_TIERING_BUDGET}`);
   const pglite = await PGlite.create({
     fs: store.filesystem(dir),
     startParams: [...store.startParams, ...PGLITE_MEMORY_PARAMS],
@@ -41,7 +59,7 @@ export async function createPGlite(dir: string, template: string | undefined, st
     extensions: { pg_trgm },
     // Counts and identities are int8; they stay far below 2^53, so plain numbers are safe.
     parsers: { [INT8_OID]: (value: string) => Number(value) },
-  });
+  }).finally(() => setFlagsFromString(`--wasm-tiering-budget=${V8_TIERING_BUDGET}`));
   // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
   if (fresh) await store.syncNewDataDir?.(dir);
   return pglite;

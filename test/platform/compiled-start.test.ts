@@ -1,12 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, buildTemplate, SERVER_BUNDLE } from '../../scripts/build';
 import { BUILT_TEMPLATE } from '../../src/persistence/pglite-template';
-import { freshDataStore, testDatabaseUrl } from '../helpers/database';
-import { signInThroughOutboxFile, startServerProcess, type ServerProcess } from '../helpers/server-process';
+import { startCompiledServer, type CompiledServer } from '../helpers/compiled-server';
+import { testDatabaseUrl } from '../helpers/database';
+import { signInThroughOutboxFile, type ServerProcess } from '../helpers/server-process';
 
 /**
  * Production runs what `npm start` builds (scripts/build.ts): the server
@@ -17,8 +15,8 @@ import { signInThroughOutboxFile, startServerProcess, type ServerProcess } from 
  */
 
 const MB = 2 ** 20;
+let compiled: CompiledServer;
 let dataDir: string;
-let store: Awaited<ReturnType<typeof freshDataStore>> | null = null;
 let server: ServerProcess;
 
 /** The resident memory of a process, from the kernel. */
@@ -27,18 +25,12 @@ function residentBytes(pid: number): number {
 }
 
 beforeAll(async () => {
-  await buildServer({ ifStale: true });
-  if (!testDatabaseUrl()) await buildTemplate({ ifStale: true });
-  // An empty directory, as on a fresh machine (on Postgres, a fresh database: the directory holds blobs and the outbox).
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-compiled-'));
-  if (testDatabaseUrl()) store = await freshDataStore();
-  server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: store?.databaseUrl ?? '', SMTP_URL: '', REDIS_URL: '' }, { compiled: SERVER_BUNDLE, startTimeoutMs: 120_000 });
+  compiled = await startCompiledServer();
+  ({ server, dataDir } = compiled);
 }, 300_000);
 
 afterAll(async () => {
-  await server?.kill('SIGTERM');
-  await store?.dispose();
-  await fs.rm(dataDir, { recursive: true, force: true });
+  await compiled?.dispose();
 });
 
 describe('the compiled start', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
-import { appendUpdates } from '../../src/persistence/document-log';
+import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, type LoggedUpdate } from '../../src/persistence/document-log';
 import { compact, loadInto } from '../../src/sync/document-store';
 import { freshDataStore } from '../helpers/database';
 
@@ -77,5 +77,28 @@ describe('document log heads', () => {
     for (const seqs of seen) expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
     const rows = await handles[0]!.db.selectFrom('documentUpdates').select('seq').where('document', '=', document).orderBy('seq').execute();
     expect(rows.map((r) => Number(r.seq))).toEqual([...seen[0]!, ...seen[1]!].sort((x, y) => x - y));
+  });
+
+  it('appends a batch bigger than one statement in order and all or nothing, and marks it derived', async () => {
+    const db = handles[0]!.db;
+    const document = `test:log-batch:${Date.now()}`;
+    const count = 2 * APPEND_ROWS_PER_STATEMENT + 44;
+    const rows: LoggedUpdate[] = updatesOf('batch', count).map((update) => ({ document, update, author: null, derived: false }));
+
+    // A row the last statement refuses takes every statement before it down with it.
+    const refused = `test:log-refused:${Date.now()}`;
+    const doomed = [...rows.map((row) => ({ ...row, document: refused })), { document: null as unknown as string, update: rows[0]!.update, author: null, derived: false }];
+    await expect(appendUpdates(db, doomed)).rejects.toThrow();
+    expect(await db.selectFrom('documentUpdates').select('seq').where('document', '=', refused).execute()).toEqual([]);
+
+    const seqs = await appendUpdates(db, rows);
+    expect(seqs).toHaveLength(count);
+    expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
+    const loaded = new Y.Doc();
+    await loadInto(db, document, loaded);
+    expect([...loaded.getMap('m').keys()].sort()).toEqual(Array.from({ length: count }, (_, i) => `batch-${i}`).sort());
+
+    await markUpdatesDerived(db, document, seqs);
+    expect(await listUnderivedUpdates(db, document)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { APPEND_ROWS_PER_STATEMENT } from '../../src/persistence/document-log';
 import { lockDocumentLogs } from '../../src/persistence/document-log-heads';
 import { loadStoredDocument } from '../../src/persistence/documents';
 import { startTestApp } from '../helpers/app';
@@ -19,7 +20,11 @@ afterAll(async () => {
   await t.store.dispose();
 });
 
-/** A flood that all waits in the server (below message-queue.ts HIGH_WATER) and is derived in one batch (ChangeBatches maxBatch). */
+/**
+ * A flood that all waits in the server (below message-queue.ts HIGH_WATER)
+ * and is derived in one batch (ChangeBatches maxBatch), and that one commit
+ * logs in several statements (document-log.ts APPEND_ROWS_PER_STATEMENT).
+ */
 const FLOOD = 600;
 
 /**
@@ -70,6 +75,7 @@ describe('a sync client flooding a doc with pipelined updates', () => {
     await eventually(() => engineState(documentName).committing);
     for (let i = 0; i < FLOOD; i++) client.doc.transact(() => text.insert(text.length, typed(i)));
     await eventually(() => engineState(documentName).waiting === FLOOD + 1);
+    expect(FLOOD).toBeGreaterThan(2 * APPEND_ROWS_PER_STATEMENT);
 
     // As soon as the first update of the flood is acknowledged, another request goes out; the flood must not finish first.
     let unacknowledgedWhenAnswered = -1;

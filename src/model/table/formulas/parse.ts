@@ -36,7 +36,7 @@ export class FormulaSyntaxError extends Error {
   }
 }
 
-const grammar = ohm.grammar(String.raw`
+const GRAMMAR = String.raw`
 Formula {
   Formula = Exp
 
@@ -85,7 +85,7 @@ Formula {
   singleChar = "\\" any  -- escaped
              | ~("'" | "\\") any  -- plain
 }
-`);
+`;
 
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r' };
 
@@ -97,7 +97,7 @@ function span(node: ohm.Node): Span {
   return { start: node.source.startIdx, end: node.source.endIdx };
 }
 
-const semantics = grammar.createSemantics().addOperation<FormulaNode>('tree', {
+const TREE: ohm.ActionDict<FormulaNode> = {
   Formula(exp) {
     return exp.tree();
   },
@@ -139,7 +139,21 @@ const semantics = grammar.createSemantics().addOperation<FormulaNode>('tree', {
   string_single(_open, chars, _close) {
     return { kind: 'text', value: unescape(chars.sourceString), ...span(this) };
   },
-});
+};
+
+/**
+ * The grammar and its semantics, made when the first formula is parsed:
+ * Ohm compiles a grammar (and its own built-in one first) in tens of
+ * milliseconds, which a server start need not spend (docs/PERFORMANCE.md,
+ * "Footprint").
+ */
+let language: { grammar: ohm.Grammar; semantics: ohm.Semantics } | null = null;
+function formulaLanguage(): { grammar: ohm.Grammar; semantics: ohm.Semantics } {
+  if (language) return language;
+  const grammar = ohm.grammar(GRAMMAR);
+  language = { grammar, semantics: grammar.createSemantics().addOperation<FormulaNode>('tree', TREE) };
+  return language;
+}
 
 function binary(node: ohm.Node, left: ohm.Node, operator: ohm.Node, right: ohm.Node): FormulaNode {
   const symbol = operator.sourceString === '<>' ? '!=' : (operator.sourceString as BinaryOperator);
@@ -155,6 +169,7 @@ const MAX_DEPTH = 100;
 export function parseFormula(formula: string): FormulaNode {
   if (formula.length > MAX_FORMULA_LENGTH) throw new FormulaSyntaxError(`A formula is at most ${MAX_FORMULA_LENGTH} characters long.`, MAX_FORMULA_LENGTH);
   if (formula.trim() === '') throw new FormulaSyntaxError('The formula is empty.', 0);
+  const { grammar, semantics } = formulaLanguage();
   let match: ohm.MatchResult;
   try {
     match = grammar.match(formula);
