@@ -138,6 +138,11 @@ describe('a public form in the browser', () => {
     await question('seats').getByLabel('Question').press('Tab');
     // Opened straight after the message is written: the click's blur saves the message a moment before it opens the form.
     await ann.page.getByLabel('Message after sending').fill('See you there!');
+    // Someone else changes the table while the message is still being written: the page draws again, and what
+    // was typed stays (and is what the blur saves), not the stored empty message put back over it.
+    expect((await t.request('POST', '/api/workspaces/events/columns', { as: cookie, body: { column: { key: 'note', label: 'Note', type: 'text' } } })).status).toBe(200);
+    await question('note').waitFor();
+    expect(await ann.page.getByLabel('Message after sending').inputValue()).toBe('See you there!');
     await ann.page.getByRole('button', { name: 'Open the form' }).click();
     const link = ann.page.locator('.form-builder-link');
     await link.waitFor();

@@ -54,6 +54,21 @@ export function FormBuilder(props: { model: TableModel; view: ViewDef; columns: 
     write({ fields });
   };
   const text = (value: string) => value.trim();
+  // What is typed in a text field until it is committed (its change event, on leaving it): the field shows it
+  // over the stored text, so a render in between (someone else's change, the saved indicator) cannot put the
+  // stored text back over the typing, which would then never be committed.
+  const [drafts, setDrafts] = useState<Record<string, string>>({});
+  const typed = (id: string, stored: string) => ({
+    value: drafts[id] ?? stored,
+    onInput: (event: Event) => {
+      const value = (event.target as HTMLInputElement).value;
+      setDrafts((now) => ({ ...now, [id]: value }));
+    },
+  });
+  const commit = (id: string, save: (value: string) => void) => (event: Event) => {
+    save((event.target as HTMLInputElement).value);
+    setDrafts(({ [id]: _committed, ...rest }) => rest);
+  };
 
   return (
     <div class="form-builder">
@@ -92,19 +107,19 @@ export function FormBuilder(props: { model: TableModel; view: ViewDef; columns: 
       <div class="form-builder-texts">
         <label class="field">
           <span>Title</span>
-          <input name="form-title" maxLength={200} disabled={!editable} value={form.title} onChange={(event) => text((event.target as HTMLInputElement).value) && write({ title: text((event.target as HTMLInputElement).value) })} />
+          <input name="form-title" maxLength={200} disabled={!editable} {...typed('title', form.title)} onChange={commit('title', (value) => text(value) && write({ title: text(value) }))} />
         </label>
         <label class="field">
           <span>Description</span>
-          <textarea name="form-description" maxLength={5000} disabled={!editable} value={form.description} onChange={(event) => write({ description: (event.target as HTMLTextAreaElement).value })} />
+          <textarea name="form-description" maxLength={5000} disabled={!editable} {...typed('description', form.description)} onChange={commit('description', (value) => write({ description: value }))} />
         </label>
         <label class="field">
           <span>Button</span>
-          <input name="form-submit-label" maxLength={60} placeholder="Send" disabled={!editable} value={form.submitLabel ?? ''} onChange={(event) => write({ submitLabel: text((event.target as HTMLInputElement).value) || undefined })} />
+          <input name="form-submit-label" maxLength={60} placeholder="Send" disabled={!editable} {...typed('submitLabel', form.submitLabel ?? '')} onChange={commit('submitLabel', (value) => write({ submitLabel: text(value) || undefined }))} />
         </label>
         <label class="field">
           <span>Message after sending</span>
-          <textarea name="form-success-message" maxLength={2000} placeholder="Thank you, your answer was sent." disabled={!editable} value={form.successMessage ?? ''} onChange={(event) => write({ successMessage: (event.target as HTMLTextAreaElement).value || undefined })} />
+          <textarea name="form-success-message" maxLength={2000} placeholder="Thank you, your answer was sent." disabled={!editable} {...typed('successMessage', form.successMessage ?? '')} onChange={commit('successMessage', (value) => write({ successMessage: value || undefined }))} />
         </label>
       </div>
       <fieldset class="form-builder-questions">
@@ -123,11 +138,11 @@ export function FormBuilder(props: { model: TableModel; view: ViewDef; columns: 
                 <div class="form-builder-question-details">
                   <label class="field">
                     <span>Question</span>
-                    <input maxLength={200} disabled={!editable} placeholder={column.label} value={field.label ?? ''} onChange={(event) => setField(column.key, { label: text((event.target as HTMLInputElement).value) || undefined })} />
+                    <input maxLength={200} disabled={!editable} placeholder={column.label} {...typed(`label:${column.key}`, field.label ?? '')} onChange={commit(`label:${column.key}`, (value) => setField(column.key, { label: text(value) || undefined }))} />
                   </label>
                   <label class="field">
                     <span>Help</span>
-                    <input maxLength={1000} disabled={!editable} value={field.help ?? ''} onChange={(event) => setField(column.key, { help: (event.target as HTMLInputElement).value || undefined })} />
+                    <input maxLength={1000} disabled={!editable} {...typed(`help:${column.key}`, field.help ?? '')} onChange={commit(`help:${column.key}`, (value) => setField(column.key, { help: value || undefined }))} />
                   </label>
                   <label class="form-builder-check">
                     <input type="checkbox" disabled={!editable} checked={field.required} onChange={(event) => setField(column.key, { required: (event.target as HTMLInputElement).checked })} />
