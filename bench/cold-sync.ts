@@ -102,23 +102,32 @@ async function syncs(
   credential: { token?: string; cookie?: string },
   rows: number,
   count: number,
-): Promise<{ ms: number[]; cpuMs: number[]; doc: Y.Doc }> {
+): Promise<{ ms: number[]; cpuMs: number[]; waitMs: number[]; applyMs: number[]; doc: Y.Doc }> {
   const ms: number[] = [];
   const cpuMs: number[] = [];
+  const waitMs: number[] = [];
+  const applyMs: number[] = [];
   let doc = new Y.Doc();
   for (let i = 0; i < count; i++) {
     const before = await usageOf(info);
     const started = performance.now();
     const client = connectClient(info.url, documentName, credential);
+    // The client's first transaction is the state it is sent (the sync step 2): until it begins the client waits on the server, then it decodes.
+    let applying: number | undefined;
+    let applied: number | undefined;
+    client.doc.on('beforeTransaction', () => void (applying ??= performance.now()));
+    client.doc.on('afterTransaction', () => void (applied ??= performance.now()));
     await synced(client, 600_000);
     ms.push(performance.now() - started);
+    waitMs.push((applying ?? started) - started);
+    applyMs.push((applied ?? started) - (applying ?? started));
     cpuMs.push((await usageOf(info)).cpuMs - before.cpuMs);
     const held = countRows(client.doc);
     if (held !== rows) throw new Error(`the client holds ${held} rows, not ${rows}`);
     doc = client.doc;
     client.provider.destroy();
   }
-  return { ms, cpuMs, doc };
+  return { ms, cpuMs, waitMs, applyMs, doc };
 }
 
 const usageOf = async (info: { stats: string }): Promise<Usage> => (await fetch(`${info.stats}/usage`)).json() as Promise<Usage>;
@@ -146,6 +155,9 @@ async function settle(info: { stats: string }, since: { at: number; cpuMs: numbe
   return { idleAfterMs: limitMs, cpuMs: last.cpuMs - since.cpuMs, mainIdleAfterMs };
 }
 
+/** Each sync's wait for its state and its decode on the client: `wait / apply` a sync. */
+const phasesOf = (run: { waitMs: number[]; applyMs: number[] }) => run.waitMs.map((wait, i) => `${Math.round(wait)} / ${Math.round(run.applyMs[i]!)}`).join(', ');
+
 const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function runColdSyncRestBench(options: { rows?: number } = {}): Promise<Figures> {
@@ -171,6 +183,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
     const synced_ = await syncs(info, info.documentName, { token: info.token }, rows, 3);
     warm = synced_.ms;
     warmCpu = synced_.cpuMs;
+    figures['Trellis warm: client waits for its state / applies it ms'] = phasesOf(synced_);
     state = Y.encodeStateAsUpdate(synced_.doc);
     const settled = await settle(info, seeded_);
     const after = await usageOf(info);
@@ -188,6 +201,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
     const coldRun = await syncs(restarted.info, info.documentName, { token: info.token }, rows, 3);
     cold = coldRun.ms;
     coldCpu = coldRun.cpuMs;
+    figures['Trellis cold: client waits for its state / applies it ms'] = phasesOf(coldRun);
     figures['restarted server RSS peak after cold syncs MB'] = Math.round((await usageOf(restarted.info)).peakRssMb);
   } finally {
     await stopBenchServer(restarted.child);
@@ -204,6 +218,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
       const bareRun = await syncs(server.info, server.info.documentName, {}, rows, 3);
       bare = bareRun.ms;
       bareCpu = bareRun.cpuMs;
+      figures['bare: client waits for its state / applies it ms'] = phasesOf(bareRun);
     } finally {
       await stopBenchServer(server.child);
     }

@@ -10,7 +10,8 @@ import type { ClockRanges } from '../model/attribution';
 export type StoredUpdate = { seq: number; update: Uint8Array; derived: boolean; author: UpdateAuthor };
 
 export type StoredDocument = {
-  snapshot: { state: Uint8Array; uptoSeq: number } | null;
+  /** `encoding`: the V2 state as compacted, or its V1 copy when one was kept (writeSyncCopy): the same state. */
+  snapshot: { state: Uint8Array; encoding: 'v1' | 'v2'; uptoSeq: number } | null;
   updates: StoredUpdate[];
   /** Bytes in the update tail: compaction is due when this or the count grows. */
   tailBytes: number;
@@ -25,7 +26,8 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
   if (!db.isTransaction) return (db as Db).transaction().setIsolationLevel('repeatable read').execute((tx) => loadStoredDocument(tx, document));
   const snapshot = await db
     .selectFrom('documentSnapshots')
-    .select([byteaAsBase64('state').as('state'), 'uptoSeq'])
+    // The V1 copy when there is one: it serves a first sync client as read, and loads as fast as the V2 state.
+    .select([sql<string>`encode(coalesce(sync_state, state), 'base64')`.as('state'), sql<boolean>`sync_state is not null`.as('isV1'), 'uptoSeq'])
     .where('document', '=', document)
     .executeTakeFirst();
   const uptoSeq = snapshot?.uptoSeq ?? 0;
@@ -43,7 +45,7 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
     author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
   }));
   return {
-    snapshot: snapshot ? { state: fromBase64(snapshot.state), uptoSeq: Number(snapshot.uptoSeq) } : null,
+    snapshot: snapshot ? { state: fromBase64(snapshot.state), encoding: snapshot.isV1 ? 'v1' : 'v2', uptoSeq: Number(snapshot.uptoSeq) } : null,
     updates: tail,
     tailBytes: tail.reduce((sum, u) => sum + u.update.byteLength, 0),
   };
@@ -63,7 +65,8 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
   await db
     .insertInto('documentSnapshots')
     .values({ document, state: bytea(state), uptoSeq, updatedAt: now })
-    .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), uptoSeq, updatedAt: now })))
+    // A new state: the sync copy of the one it replaces no longer holds it.
+    .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), syncState: null, uptoSeq, updatedAt: now })))
     .execute();
   // In slices: on the embedded database each statement holds the event loop while it runs.
   let folded = 0;
@@ -82,6 +85,21 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
 }
 
 const DELETE_SLICE_ROWS = 2_000;
+
+/**
+ * Keeps the snapshot folded up to `uptoSeq` also as a V1 update (what the
+ * sync protocol sends), if that snapshot is still the stored one; false when
+ * it was replaced meanwhile.
+ */
+export async function writeSyncCopy(db: Executor, document: string, uptoSeq: number, state: Uint8Array): Promise<boolean> {
+  const result = await db
+    .updateTable('documentSnapshots')
+    .set({ syncState: bytea(state) })
+    .where('document', '=', document)
+    .where('uptoSeq', '=', uptoSeq)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
 
 export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
   const row = await db

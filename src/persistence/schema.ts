@@ -308,6 +308,8 @@ export interface DocumentLogHeadsTable {
 export interface DocumentSnapshotsTable {
   document: string;
   state: Uint8Array;
+  /** The same state as a V1 update, as the sync protocol sends it (large documents; null when not written). */
+  syncState: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
   uptoSeq: number;
   updatedAt: Timestamp;
 }

@@ -6,9 +6,10 @@ import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
 import { lockDocumentLogs } from '../persistence/document-log-heads';
 import { rangesOfLog } from '../persistence/attribution';
-import { countTail, loadStoredDocument, storedSize, writeSnapshot, type StoredDocument, type StoredSize, type StoredUpdate } from '../persistence/documents';
+import { countTail, loadStoredDocument, storedSize, writeSnapshot, writeSyncCopy, type StoredDocument, type StoredSize, type StoredUpdate } from '../persistence/documents';
 import { DocumentTooLargeError } from '../errors';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
+import { historyThread } from './history-thread';
 import { encodedStateAt, foldableUpTo, passesUntilCaughtUp, underivedFrom, withHistoryLock } from './version-index';
 
 /**
@@ -92,7 +93,7 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
   await read?.(stored);
   withoutUpdateListeners(doc, () =>
     Y.transact(doc, () => {
-      if (stored.snapshot) Y.applyUpdateV2(doc, stored.snapshot.state);
+      if (stored.snapshot) applySnapshot(doc, stored.snapshot);
       for (const { update } of stored.updates) Y.applyUpdate(doc, update);
     }, LOAD_ORIGIN),
   );
@@ -104,6 +105,12 @@ export async function loadInto(db: Executor, name: string, doc: Y.Doc, budgetByt
     snapshotBytes: stored.snapshot?.state.byteLength ?? 0,
     underived: stored.updates.filter((u) => !u.derived).length,
   };
+}
+
+/** A stored snapshot, in whichever encoding was read (the V2 state or its V1 copy). */
+function applySnapshot(doc: Y.Doc, snapshot: NonNullable<StoredDocument['snapshot']>, origin?: unknown) {
+  if (snapshot.encoding === 'v1') Y.applyUpdate(doc, snapshot.state, origin);
+  else Y.applyUpdateV2(doc, snapshot.state, origin);
 }
 
 /**
@@ -149,7 +156,7 @@ export async function replayUnderived(
   if (!stored.updates.some(replay)) return 0;
   const scratch = new Y.Doc({ gc: true });
   try {
-    if (stored.snapshot) Y.applyUpdateV2(scratch, stored.snapshot.state, LOAD_ORIGIN);
+    if (stored.snapshot) applySnapshot(scratch, stored.snapshot, LOAD_ORIGIN);
     let current: StoredUpdate | null = null;
     scratch.on('afterTransaction', (transaction: Y.Transaction) => {
       if (current && transaction.origin !== LOAD_ORIGIN) observe(scratch, transaction, current);
@@ -265,8 +272,30 @@ export async function compact(db: Db, name: string, now: Date): Promise<CompactR
       return writeSnapshot(tx, name, written, target, now, attribution);
     });
     if (folded === null) return null;
-    return { bytes: written.byteLength, folded, remaining: await countTail(db, name, target), blockedBy: target < head ? blockedBy : null };
+    const remaining = await countTail(db, name, target);
+    if (remaining === 0 && written.byteLength >= SYNC_COPY_MIN_BYTES) await keepSyncCopy(db, name, target, written);
+    return { bytes: written.byteLength, folded, remaining, blockedBy: target < head ? blockedBy : null };
   });
+}
+
+/**
+ * Snapshots from this size on (V2) are also stored as the V1 update the
+ * sync protocol sends, when nothing is logged after them: the first client
+ * of the unloaded document is then sent that copy as stored
+ * (stored-copy.ts). Converting the snapshot while the client waits took
+ * about half of the server's part of a cold sync of a 50,000-row table
+ * (0.7 s of 1.5 s at load 13, docs/PERFORMANCE.md "h6-cold"); a small
+ * document converts in milliseconds and is not worth a second copy.
+ */
+export const SYNC_COPY_MIN_BYTES = 1024 * 1024;
+
+/** Converted in the history thread, off the serving thread. A copy that fails to be kept is only a slower first sync: the next compaction tries again. */
+async function keepSyncCopy(db: Db, name: string, uptoSeq: number, state: Uint8Array) {
+  try {
+    await writeSyncCopy(db, name, uptoSeq, await historyThread.syncCopy(state));
+  } catch {
+    // Nothing lost: the snapshot stands, and a first client is answered by converting it.
+  }
 }
 
 /**

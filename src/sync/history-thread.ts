@@ -110,6 +110,8 @@ export const historyThread = {
   scratch: (name: string, state: Uint8Array | null) => thread().run<void>('scratch', { name, state }),
   /** Applies logged updates to a scratch state, in order. */
   extendScratch: (name: string, updates: PackedUpdates) => thread().run<void>('extendScratch', { name, updates }),
+  /** A V2 state converted to a V1 update, as the sync protocol sends it (a snapshot's sync copy: stored-copy.ts). */
+  syncCopy: (state: Uint8Array) => thread().run<Uint8Array>('syncCopy', { state }),
   /** A scratch state encoded (V2), and dropped. */
   encodeScratch: (name: string) => thread().run<Uint8Array>('encodeScratch', { name }),
 };

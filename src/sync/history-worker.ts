@@ -200,6 +200,10 @@ serveWorkerTasks({
     scratch.bytes += input.updates.bytes.byteLength;
     return { result: null };
   },
+  async syncCopy(input: { state: Uint8Array }) {
+    const copy = transferable(Y.convertUpdateFormatV2ToV1(input.state));
+    return { result: copy, transfer: [copy.buffer as ArrayBuffer] };
+  },
   async encodeScratch(input: { name: string }) {
     const scratch = scratches.get(input.name);
     scratches.delete(input.name);

@@ -125,13 +125,16 @@ function isFreshSyncStep1(message: Uint8Array): boolean {
 
 /**
  * The stored state as one V1 update (the sync protocol's format): the V2
- * snapshot converted, with the logged tail merged in one pass. Null when
+ * snapshot converted, with the logged tail merged in one pass; a kept V1
+ * copy of the snapshot as it is. Null when
  * it does not decode.
  */
 function copyOf(stored: StoredDocument): Uint8Array | null {
   const tail = stored.updates.map(({ update }) => update);
   try {
     if (!stored.snapshot) return Y.mergeUpdates(tail.length === 1 ? [tail[0]!, new Uint8Array([0, 0])] : tail);
+    // The V1 copy a compaction kept (document-store.ts SYNC_COPY_MIN_BYTES): sent as read, or merged with the tail.
+    if (stored.snapshot.encoding === 'v1') return tail.length === 0 ? stored.snapshot.state : Y.mergeUpdates([stored.snapshot.state, ...tail]);
     if (tail.length === 0) return Y.convertUpdateFormatV2ToV1(stored.snapshot.state);
     return Y.mergeUpdatesV2([stored.snapshot.state, ...tail.map((update) => Y.convertUpdateFormatV1ToV2(update))], Y.UpdateDecoderV2, Y.UpdateEncoderV1);
   } catch {

@@ -1,24 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
-import { getRow, insertRow, listRows } from '../../src/model/table/document';
+import * as Y from 'yjs';
+import { countRows, getRow, insertRow, listRows } from '../../src/model/table/document';
+import { loadStoredDocument } from '../../src/persistence/documents';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
 import { addMember, signInPerson, type Person } from '../keys/fixtures';
 
 /**
  * The first sync client of a document nothing has loaded is answered from
- * what is stored (snapshot and log) while the document loads
- * (src/sync/stored-copy.ts). The load is held half way (`document.load`,
+ * what is stored (snapshot and log, or the V1 copy kept beside a large
+ * snapshot: src/sync/document-store.ts SYNC_COPY_MIN_BYTES) while the
+ * document loads (src/sync/stored-copy.ts). The load is held half way (`document.load`,
  * after it read what is stored) to look at what a client holds then, and
  * at what happens to what it sends before the load ends.
  */
-let t: Awaited<ReturnType<typeof startTestApp>>;
+let t: App;
 let owner: Person;
 let workspaceId: string;
 let surfaceId: string;
 let name: string;
 const base = '/api/workspaces/welcome';
-const engine = () => t.services.sync as unknown as { hocuspocus: { documents: Map<string, unknown> } };
+type App = Awaited<ReturnType<typeof startTestApp>>;
+const isLoaded = (app: App, documentName: string) => (app.services.sync as unknown as { hocuspocus: { documents: Map<string, unknown> } }).hocuspocus.documents.has(documentName);
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -43,10 +47,10 @@ async function storedRows(): Promise<Array<[string, string]>> {
 const rowsOf = (client: SyncClient) => listRows(client.doc).rows.map((row): [string, string] => [row.id, String(row.data.title)]).sort();
 
 /** A restart's state: nothing loaded. */
-async function unloadAll() {
-  await t.services.sync.close();
-  t.services.sync.attach(t.app.server);
-  expect(t.services.sync.stats().documents).toBe(0);
+async function unloadAll(app = t) {
+  await app.services.sync.close();
+  app.services.sync.attach(app.app.server);
+  expect(app.services.sync.stats().documents).toBe(0);
 }
 
 describe('the first sync client of a document nothing has loaded', () => {
@@ -66,7 +70,7 @@ describe('the first sync client of a document nothing has loaded', () => {
       await synced(client);
       // Answered from the snapshot and the log tail, merged: nothing is loaded yet.
       expect(rowsOf(client)).toEqual(expected);
-      expect(engine().hocuspocus.documents.has(name)).toBe(false);
+      expect(isLoaded(t, name)).toBe(false);
 
       // Someone without access gets nothing, loading or not.
       const outsider = connectClient(t.url, name, { cookie: stranger.cookie });
@@ -126,4 +130,72 @@ describe('the first sync client of a document nothing has loaded', () => {
       writer?.destroy();
     }
   });
+});
+
+describe('a large table folded with nothing logged after it', () => {
+  // An app of its own: a base handed out by the reads above would hold its fold back.
+  let big: App;
+  let bigOwner: Person;
+  let bigName: string;
+  const create = (title: string) => big.request('POST', `${base}/rows`, { as: bigOwner.as, body: { data: { title } } });
+
+  beforeAll(async () => {
+    big = await startTestApp();
+    bigOwner = await signInPerson(big, 'owner@example.com');
+    bigName = tablesDocumentName((await big.request('GET', base, { as: bigOwner.as })).body.id);
+    // Past the free plan's row limit.
+    await big.services.db.updateTable('orgs').set({ plan: 'scale' }).execute();
+  });
+  afterAll(async () => {
+    await big.close();
+    await big.store.dispose();
+  });
+
+  /** Enough text that its snapshot is kept in V1 beside it (document-store.ts SYNC_COPY_MIN_BYTES). */
+  async function importLargeRows(count: number) {
+    const csv = ['title', ...Array.from({ length: count }, (_, i) => `row ${i} ${'long text '.repeat(120)}`)].join('\n');
+    const form = new FormData();
+    form.append('file', new Blob([csv], { type: 'text/csv' }), 'rows.csv');
+    const response = await fetch(`${big.url}${base}/rows/import`, { method: 'POST', body: form, headers: { cookie: `svc-session=${bigOwner.cookie}` } });
+    expect(response.status).toBe(200);
+  }
+
+  async function firstClientHolds(rows: number) {
+    await unloadAll(big);
+    const release = big.services.failpoints.hold('document.load');
+    let client: SyncClient | undefined;
+    try {
+      client = connectClient(big.url, bigName, { cookie: bigOwner.cookie });
+      await synced(client);
+      expect(countRows(client.doc)).toBe(rows);
+      expect(isLoaded(big, bigName)).toBe(false);
+    } finally {
+      release();
+      client?.destroy();
+    }
+  }
+
+  it('is kept as the V1 update a first client is sent, which holds every stored row; a write after it or a new snapshot is never answered with it', async () => {
+    await importLargeRows(1_000);
+    await big.services.sync.compactNow(bigName);
+    const { snapshot } = await loadStoredDocument(big.services.db, bigName);
+    expect(snapshot?.encoding).toBe('v1');
+    const folded = snapshot!.uptoSeq;
+    const decoded = new Y.Doc();
+    Y.applyUpdate(decoded, snapshot!.state);
+    const rows = countRows(decoded);
+    expect(rows).toBeGreaterThanOrEqual(1_000);
+    await firstClientHolds(rows);
+
+    // Logged after the snapshot: the copy does not hold it, so the first client is sent the snapshot and the log.
+    expect((await create('after the fold')).status).toBe(200);
+    await firstClientHolds(rows + 1);
+
+    // A new snapshot: the old one's copy goes with it, and the new one is kept.
+    await big.services.sync.compactNow(bigName);
+    const again = (await loadStoredDocument(big.services.db, bigName)).snapshot!;
+    expect(again.uptoSeq).toBeGreaterThan(folded);
+    expect(again.encoding).toBe('v1');
+    await firstClientHolds(rows + 1);
+  }, 120_000);
 });
