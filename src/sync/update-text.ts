@@ -24,8 +24,6 @@ type DeleteSet = { clients: Map<number, Array<{ clock: number; len: number }>> }
 const BACKSLASH_U_D = Buffer.from('\\ud');
 const BACKSLASH_U_UPPER_D = Buffer.from('\\uD');
 
-// Hocuspocus wire format (see update-message.ts).
-
 /** The raw client message with its update's text repaired, or the same message when nothing needed it. */
 export function repairMessageText(message: Uint8Array): Uint8Array {
   const bytes = Buffer.from(message.buffer, message.byteOffset, message.byteLength);
