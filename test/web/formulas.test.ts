@@ -166,7 +166,8 @@ describe('formulas in the browser', () => {
       await expect.poll(() => shown(person, ids.Build!, 'score')).toBe('big');
       await expect.poll(() => shown(person, ids.Design!, 'score')).toBe('small');
     }
-    expect((await api('GET', '/columns')).body.columns.find((column: { key: string }) => column.key === 'score')).toEqual(expect.objectContaining({ resultType: 'text' }));
+    // The browsers apply the change before the server has it: ask until the server has it too.
+    await expect.poll(async () => (await api('GET', '/columns')).body.columns.find((column: { key: string }) => column.key === 'score')).toEqual(expect.objectContaining({ resultType: 'text' }));
   });
 
   it('adds a rollup over a link column in the dialog; the collaborator sees it follow a linked row live', async () => {
@@ -187,8 +188,9 @@ describe('formulas in the browser', () => {
     await page.getByLabel('Rolled up as').selectOption('sum');
     await page.getByRole('button', { name: 'Add column' }).click();
 
-    const rollup = (await api('GET', '/columns?surface=projects')).body.columns.find((column: { type: string }) => column.type === 'rollup');
-    expect(rollup).toEqual(expect.objectContaining({ key: 'total_points', link: 'tasks', field: 'points', fn: 'sum', resultType: 'number' }));
+    // The dialog's column reaches the server with Ann's update, not with the click: ask until it is there.
+    const rollup = async () => (await api('GET', '/columns?surface=projects')).body.columns.find((column: { type: string }) => column.type === 'rollup');
+    await expect.poll(rollup).toEqual(expect.objectContaining({ key: 'total_points', link: 'tasks', field: 'points', fn: 'sum', resultType: 'number' }));
     for (const person of [ann, ben]) await expect.poll(() => shown(person, ids.project!, 'total_points')).toBe('13');
 
     // A change to a linked row on the other table reaches the rollup in both browsers.
