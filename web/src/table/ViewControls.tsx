@@ -111,18 +111,26 @@ export function FilterPanel(props: { filter: RowFilter | null; columns: ColumnDe
     return column ? { ...shown, entries: [...shown.entries, freshEntry(column)] } : shown;
   });
   const saved = useRef(stored);
+  // The filter on show now: `saved` (the one this panel last showed or kept) lags behind it after an outside change waited for the typing.
+  const shown = useRef({ json: stored, filter: props.filter });
+  shown.current = { json: stored, filter: props.filter };
   const timer = useRef(0);
   const pending = useRef<RowFilter | null | undefined>(undefined);
+  const panel = useRef<HTMLDivElement>(null);
   // A pending change is flushed when the panel closes too: through the newest onSave, not the one of the first render.
   const onSave = useRef(props.onSave);
   onSave.current = props.onSave;
 
-  // The filter changed elsewhere (a reset, a colleague's saved view): show it.
-  useEffect(() => {
-    if (stored === saved.current) return;
-    saved.current = stored;
-    setState(entriesOf(props.filter));
-  }, [stored]);
+  // The filter changed elsewhere (a reset, a colleague's saved view): show it, once no value is being typed here.
+  // Put back while someone types (or sits in a value box about to), it would replace what is typed, and its
+  // conditions, drawn anew, take the focus away; the typing wins instead: kept, it becomes their own unsaved filter.
+  const showChangeFromElsewhere = () => {
+    const typing = pending.current !== undefined || (isTextBox(document.activeElement) && panel.current?.contains(document.activeElement));
+    if (shown.current.json === saved.current || typing) return;
+    saved.current = shown.current.json;
+    setState(entriesOf(shown.current.filter));
+  };
+  useEffect(showChangeFromElsewhere, [stored]);
 
   const flush = () => {
     window.clearTimeout(timer.current);
@@ -130,9 +138,8 @@ export function FilterPanel(props: { filter: RowFilter | null; columns: ColumnDe
     const filter = pending.current;
     pending.current = undefined;
     const json = JSON.stringify(filter);
-    if (json === saved.current) return;
     saved.current = json;
-    onSave.current(filter);
+    if (json !== shown.current.json) onSave.current(filter);
   };
   useEffect(() => flush, []);
 
@@ -157,7 +164,8 @@ export function FilterPanel(props: { filter: RowFilter | null; columns: ColumnDe
   };
 
   return (
-    <div class="view-panel">
+    // Leaving a value box shows a change that waited for the typing (the focus has moved on by the next task).
+    <div class="view-panel" ref={panel} onFocusOut={() => window.setTimeout(() => panel.current && showChangeFromElsewhere())}>
       <header class="view-panel-header">
         <strong>Filter</strong>
       </header>
@@ -246,6 +254,10 @@ function ConditionEditor(props: {
       )}
     </span>
   );
+}
+
+function isTextBox(element: Element | null): boolean {
+  return element instanceof HTMLInputElement && ['text', 'number', 'date', 'search'].includes(element.type);
 }
 
 /** The value of a condition, in an input suited to the column's type and the operator. */
