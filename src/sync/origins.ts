@@ -50,9 +50,9 @@ type ConnectionOrigin = { source: 'connection'; connection: { context: Connectio
 export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
 
 /**
- * The origin of a change the server makes on its own for `principal` (a
- * public form included): a system change, or a logged update derived again
- * (`replay`), which names the run it joined.
+ * The origin of a change the server makes on its own for `principal`: a
+ * system change, or a logged update derived again (`replay`), which names
+ * the run it joined.
  */
 export function serverOrigin(principal: Author, via: 'system' | 'replay' = 'system', run: string | null = null): ServerOrigin {
   return { source: 'local', context: { principal, via, run } };
