@@ -55,7 +55,7 @@ function tableState(rows: number): Uint8Array {
 }
 
 async function coldSync(mode: 'trellis' | 'bare', stateFile: string, rows: number): Promise<{ ms: number; heapMb: number }> {
-  const { info, child } = await spawnBenchServer<Info>('cold-sync-server.ts', mode, `bench_cold_${mode}_${process.pid}`, { core: 0, env: { BENCH_STATE_FILE: stateFile } });
+  const { info, child } = await spawnBenchServer<Info>('cold-sync-server.ts', mode, `bench_cold_${mode}_${process.pid}`, { pinned: true, env: { BENCH_STATE_FILE: stateFile } });
   try {
     const started = performance.now();
     const client = connectClient(info.url, info.documentName, { cookie: info.cookie });
@@ -164,7 +164,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
   const rows = options.rows ?? 50_000;
   const figures: Figures = { rows, 'pinned (server core 0, client core 1)': String(pinThisProcess(1)), 'load average at start': os.loadavg().map((l) => l.toFixed(1)).join(' ') };
   const runId = `bench_coldrest_${process.pid}`;
-  const seeded = await spawnBenchServer<RestInfo>('cold-sync-server.ts', 'trellis-rest', runId, { core: 0 });
+  const seeded = await spawnBenchServer<RestInfo>('cold-sync-server.ts', 'trellis-rest', runId, { pinned: true });
   let warm: number[];
   let warmCpu: number[];
   let state: Uint8Array;
@@ -194,7 +194,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
   } finally {
     await stopBenchServer(seeded.child);
   }
-  const restarted = await spawnBenchServer<RestInfo>('cold-sync-server.ts', 'trellis-rest', `${runId}_again`, { core: 0, env: { BENCH_DATA_DIR: info.dataDir, BENCH_TOKEN: info.token } });
+  const restarted = await spawnBenchServer<RestInfo>('cold-sync-server.ts', 'trellis-rest', `${runId}_again`, { pinned: true, env: { BENCH_DATA_DIR: info.dataDir, BENCH_TOKEN: info.token } });
   let cold: number[];
   let coldCpu: number[];
   try {
@@ -213,7 +213,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
   try {
     const stateFile = path.join(dir, 'state.bin');
     writeFileSync(stateFile, state);
-    const server = await spawnBenchServer<Info>('cold-sync-server.ts', 'bare', `${runId}_bare`, { core: 0, env: { BENCH_STATE_FILE: stateFile } });
+    const server = await spawnBenchServer<Info>('cold-sync-server.ts', 'bare', `${runId}_bare`, { pinned: true, env: { BENCH_STATE_FILE: stateFile } });
     try {
       const bareRun = await syncs(server.info, server.info.documentName, {}, rows, 3);
       bare = bareRun.ms;

@@ -161,7 +161,7 @@ function summary(result: { status: number; body: Record<string, unknown> }): str
 }
 
 export async function runCsvImportBench(): Promise<Figures> {
-  const { info, child } = await spawnBenchServer<ServerInfo>('csv-import-server.ts', 'trellis', `bench_csv_import_${process.pid}`, { core: 0 });
+  const { info, child } = await spawnBenchServer<ServerInfo>('csv-import-server.ts', 'trellis', `bench_csv_import_${process.pid}`, { pinned: true });
   pinThisProcess(1);
   const figures: Figures = {};
   const record = (name: string, result: Record<string, number | string>) => {

@@ -210,7 +210,7 @@ export type TraceServerMode = 'trellis' | 'bare' | 'bare-durable';
 function spawnServer(mode: TraceServerMode, prefill: number, noCompaction: boolean, extraEnv: Record<string, string> = {}) {
   // The server on core 0, this replaying client on core 1 (pinned in traceFigures).
   const env = { ...extraEnv, BENCH_PREFILL: String(prefill), BENCH_NO_COMPACTION: noCompaction ? '1' : '0' };
-  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode.replace(/-/g, '_')}_${process.pid}`, { core: 0, env });
+  return spawnBenchServer<ServerInfo>('doc-trace-server.ts', mode, `bench_doc_${mode.replace(/-/g, '_')}_${process.pid}`, { pinned: true, env });
 }
 
 /** The text a trace prefix leaves, applied like Array.prototype.splice. */

@@ -93,7 +93,7 @@ async function withFlushes(info: DurabilityServerInfo, ops: number, run: () => P
 }
 
 async function measure(storage: 'shipped' | 'durable', runId: string) {
-  const { info, child } = await spawnBenchServer<DurabilityServerInfo>('durability-server.ts', storage, runId, { core: 0 });
+  const { info, child } = await spawnBenchServer<DurabilityServerInfo>('durability-server.ts', storage, runId, { pinned: true });
   try {
     await restCreates(info, 50, 4); // warm-up
     const rest = await withFlushes(info, 600, () => restCreates(info, 600, 8));

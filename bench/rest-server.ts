@@ -31,6 +31,7 @@ import { CompiledQuery } from 'kysely';
 import { createTableId } from '../src/model/table/ids';
 import { tablesDocumentName } from '../src/model/document-names';
 import { startTestApp } from '../test/helpers/app';
+import { databaseThreadFromBench } from './spawn-server';
 import { prepareTemplate } from '../test/helpers/database';
 import { insertKey, signInUser } from '../test/workspaces/helpers';
 
@@ -90,7 +91,7 @@ export type RestServerInfo = {
 
 async function trellis() {
   await prepareTemplate();
-  const t = await startTestApp({ env: { API_WRITES_PER_MINUTE: process.env.API_WRITES_PER_MINUTE ?? '1000000' } });
+  const t = await startTestApp({ env: { API_WRITES_PER_MINUTE: process.env.API_WRITES_PER_MINUTE ?? '1000000', ...databaseThreadFromBench() } });
   const owner = await signInUser(t, 'bench@example.com');
   // Scale: the row cap would stop a long run on a smaller plan.
   await t.services.db.updateTable('orgs').set({ plan: 'scale' }).execute();
@@ -185,7 +186,8 @@ function bareWrites(count: number, ids: { workspaceId: string; orgId: string; su
 async function bareDb() {
   const grouped = process.env.BENCH_BARE_GROUPED === '1';
   await prepareTemplate();
-  const t = await startTestApp();
+  // The floor is PGlite in the serving thread, whatever the server's default.
+  const t = await startTestApp({ env: { EMBEDDED_DATABASE_THREAD: 'false' } });
   const owner = await signInUser(t, 'bench@example.com');
   void owner;
   const ws = await t.services.db.selectFrom('workspaces').select(['id', 'orgId']).where('slug', '=', 'welcome').executeTakeFirstOrThrow();

@@ -104,7 +104,7 @@ export function describe(name: string, result: Result, bare?: Result, anchors: A
 const json = { 'content-type': 'application/json' };
 
 export async function withServer<T>(mode: 'trellis' | 'bare' | 'bare-db', env: Record<string, string>, run: (info: RestServerInfo) => Promise<T>): Promise<T> {
-  const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode.replace(/-/g, '_')}_${process.pid}`, { core: 0, env });
+  const { info, child } = await spawnBenchServer<RestServerInfo>('rest-server.ts', mode, `bench_rest_${mode.replace(/-/g, '_')}_${process.pid}`, { pinned: true, env });
   try {
     return await run(info);
   } finally {

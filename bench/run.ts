@@ -1,9 +1,17 @@
 /**
  * `npm run bench`: every benchmark, printing figures (no pass/fail). Run
  * with `--expose-gc` (the npm script does) for heap figures. Name parts to
- * run only those: `npm run bench -- tables doc`.
+ * run only those: `npm run bench -- tables doc`. `--help` lists them.
+ *
+ * For every part: `--server-cores 0,1` pins the servers it starts, and the
+ * floors they are compared with, to those cores (taskset's list) instead of
+ * core 0 alone; the load and the clients stay on core 1. On a 2-core
+ * machine, `0,1` lets a server's own threads (the embedded database's,
+ * `EMBEDDED_DATABASE_THREAD`) run beside its serving thread, which pinning
+ * to one core withholds.
  */
 import os from 'node:os';
+import { setServerCores } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 
@@ -55,6 +63,7 @@ const parts: Part[] = [
         connections: flag('connections'),
         databaseUrl: text('database-url'),
         only: text('only')?.split(','),
+        databaseThread: (await import('./write-path')).parseDatabaseThread(text('database-thread')),
       }),
   },
   { name: 'durability', run: async () => (await import('./durability')).runDurabilityBench({ rounds: flag('rounds') }) },
@@ -68,6 +77,19 @@ function print(name: string, figures: Figures) {
   console.log(`\n## ${name}`);
   for (const [key, value] of Object.entries(figures)) console.log(`${key.padEnd(58)} ${value}`);
 }
+
+if (process.argv.includes('--help')) {
+  console.log(`npm run bench -- [part ...] [--server-cores 0,1] [part flags]
+
+parts: ${parts.map((part) => part.name + (part.optIn ? ' (only when named)' : '')).join(', ')}
+--server-cores LIST   the cores (taskset -c LIST) servers and their floors run on; 0 by default, the load on core 1
+write-path:           --only trace,rest,footprint --edits N --prefill N --seconds N --database-url URL
+                      --database-thread off,on (PGlite's Trellis servers with the database in the serving thread, then in its own)
+see each part's file in bench/ for its flags`);
+  process.exit(0);
+}
+const cores = text('server-cores');
+if (cores) setServerCores(cores);
 
 // `--name=value` flags belong to the parts (e.g. `soak --minutes=2`).
 const wanted = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));

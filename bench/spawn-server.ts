@@ -15,9 +15,38 @@ function hasTaskset(): boolean {
 export const canPin = hasTaskset();
 
 /**
+ * The cores pinned servers (and their floors, so a ratio compares like with
+ * like) run on: core 0 unless `--server-cores` gives more, e.g. `0,1` for a
+ * server whose threads (the embedded database's, the history pass's) can
+ * then run beside its serving thread. The load stays on core 1.
+ */
+let serverCores = '0';
+export function setServerCores(cores: string): void {
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(cores)) throw new Error(`--server-cores: a taskset core list such as 0 or 0,1 (got ${JSON.stringify(cores)})`);
+  serverCores = cores;
+}
+export const pinnedServerCores = (): string => serverCores;
+
+/** `command` run on the servers' cores where taskset is. */
+export function onServerCores(command: string[]): string[] {
+  return canPin ? ['taskset', '-c', serverCores, ...command] : command;
+}
+
+/**
+ * For a bench server built on test/helpers/app.ts (whose configuration is
+ * its own, not the process environment): EMBEDDED_DATABASE_THREAD as the
+ * bench gave it (`--database-thread`), else the server's default.
+ */
+export function databaseThreadFromBench(): Record<string, string> {
+  const value = process.env.EMBEDDED_DATABASE_THREAD;
+  return value ? { EMBEDDED_DATABASE_THREAD: value } : {};
+}
+
+/**
  * Pins this process (the load generator, the replaying client) to `core`,
- * so a server started with `spawnBenchServer(..., { core: 0 })` has the
- * other core to itself. Returns false where pinning is not possible.
+ * so a server started with `spawnBenchServer(..., { pinned: true })` has
+ * the other core to itself (unless `--server-cores` shares core 1 with it).
+ * Returns false where pinning is not possible.
  */
 export function pinThisProcess(core: number): boolean {
   if (!canPin) return false;
@@ -32,7 +61,7 @@ export function pinThisProcess(core: number): boolean {
 /**
  * Starts a benchmark server script in its own process (so it does not share
  * the clients' core) and resolves with the JSON line it prints when ready.
- * `core` pins it with taskset. `BENCH_SERVER_NODE_OPTIONS="--cpu-prof
+ * `pinned` puts it on the servers' cores (core 0 unless `--server-cores`). `BENCH_SERVER_NODE_OPTIONS="--cpu-prof
  * --cpu-prof-dir=/tmp/prof"` profiles it (the profile is written when the
  * child exits on SIGTERM).
  */
@@ -40,11 +69,11 @@ export async function spawnBenchServer<Info>(
   script: string,
   mode: string,
   runId: string,
-  options: { core?: number; env?: Record<string, string> } = {},
+  options: { pinned?: boolean; env?: Record<string, string> } = {},
 ): Promise<{ info: Info; child: ChildProcess }> {
   const extra = process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
   const node = [process.execPath, ...extra, '--import', 'tsx', path.resolve(import.meta.dirname, script), mode];
-  const command = options.core !== undefined && canPin ? ['taskset', '-c', String(options.core), ...node] : node;
+  const command = options.pinned ? onServerCores(node) : node;
   const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'pipe', 'inherit'],
     // Underscores only: the id becomes part of a Postgres template database name.

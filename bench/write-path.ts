@@ -3,7 +3,9 @@
  * floor, in one invocation, on PGlite and (when TEST_DATABASE_URL or
  * `--database-url` is given) on Postgres, and the footprint of an empty
  * server. Every server runs in its own process pinned to core 0 (taskset),
- * the load on core 1.
+ * the load on core 1; `--server-cores 0,1` gives the servers, floors
+ * included, both cores of a 2-core machine (the load then shares core 1),
+ * which is what the embedded database's own thread is for.
  *
  * - Keystrokes: the automerge-paper trace (259,778 edits; `--edits N` for a
  *   prefix) through one provider, as bench/doc.ts replays it, against the
@@ -29,7 +31,14 @@
  *   connection (`--connections`).
  *
  *   npm run bench -- write-path [--edits 20000] [--seconds 5] [--prefill 100000] [--database-url postgres://...]
+ *     [--server-cores 0,1] [--database-thread off,on]
  *   npx tsx bench/write-path.ts --only footprint|trace|rest
+ *
+ * `--database-thread off,on` runs the Trellis servers on PGlite once with
+ * the embedded database in the serving thread and once in its own
+ * (EMBEDDED_DATABASE_THREAD), back to back against the same floors;
+ * without it they run with the server's default. The footprint follows
+ * EMBEDDED_DATABASE_THREAD in this process's environment.
  *
  * Timing figures need a quiet machine; the load average is printed with
  * them. Resident memory is little disturbed by load.
@@ -47,7 +56,7 @@ import { freePort, signInThroughOutboxFile } from '../test/helpers/server-proces
 import { expectedText, loadTrace, makeMarkdown, replay, traceParagraph, type Trace } from './doc';
 import { bareScenario, drive, trellisScenarios, withServer, type Result, type Scenario } from './rest';
 import type { RestServerInfo } from './rest-server';
-import { canPin, pinThisProcess } from './spawn-server';
+import { onServerCores, pinnedServerCores, pinThisProcess, setServerCores } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 type Database = { name: 'pglite' | 'postgres'; env: Record<string, string>; url?: string };
@@ -55,16 +64,41 @@ type Database = { name: 'pglite' | 'postgres'; env: Record<string, string>; url?
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 
-export type WritePathOptions = { edits?: number; prefill?: number; seconds?: number; databaseUrl?: string; only?: string[]; docs?: number; connections?: number };
+export type WritePathOptions = {
+  edits?: number;
+  prefill?: number;
+  seconds?: number;
+  databaseUrl?: string;
+  only?: string[];
+  docs?: number;
+  connections?: number;
+  /** PGlite's Trellis servers once per entry, the database in its own thread or not; [] for the server's default. */
+  databaseThread?: Array<'on' | 'off'>;
+};
+
+/** The Trellis servers to run on `database`: a name suffix and their environment. */
+function trellisVariants(database: Database, options: WritePathOptions): Array<{ suffix: string; env: Record<string, string> }> {
+  const modes = database.name === 'pglite' ? (options.databaseThread ?? []) : [];
+  if (modes.length === 0) return [{ suffix: '', env: database.env }];
+  return modes.map((mode) => ({ suffix: ` (database thread ${mode})`, env: { ...database.env, EMBEDDED_DATABASE_THREAD: mode === 'on' ? 'true' : 'false' } }));
+}
+
+/** `off,on` from the command line. */
+export function parseDatabaseThread(value: string | undefined): Array<'on' | 'off'> | undefined {
+  if (value === undefined) return undefined;
+  const modes = value.split(',');
+  if (!modes.every((mode) => mode === 'on' || mode === 'off')) throw new Error(`--database-thread: on, off or both (off,on), got ${JSON.stringify(value)}`);
+  return modes as Array<'on' | 'off'>;
+}
 
 export async function runWritePathBench(options: WritePathOptions = {}): Promise<Figures> {
-  const figures: Figures = { 'pinned (servers core 0, load core 1)': String(pinThisProcess(1)), 'load average at start': load() };
+  const figures: Figures = { [`pinned (servers cores ${pinnedServerCores()}, load core 1)`]: String(pinThisProcess(1)), 'load average at start': load() };
   const url = options.databaseUrl ?? process.env.TEST_DATABASE_URL;
   const databases: Database[] = [{ name: 'pglite', env: { TEST_DATABASE_URL: '' } }];
   if (url) databases.push({ name: 'postgres', env: { TEST_DATABASE_URL: url }, url });
   const wanted = (part: string) => !options.only || options.only.includes(part);
   if (wanted('trace')) for (const database of databases) Object.assign(figures, await traceRows(database, options));
-  if (wanted('rest')) for (const database of databases) Object.assign(figures, await restRows(database, options.seconds ?? 5));
+  if (wanted('rest')) for (const database of databases) Object.assign(figures, await restRows(database, options));
   if (wanted('footprint')) Object.assign(figures, await footprint(url, options));
   figures['load average at end'] = load();
   return figures;
@@ -92,15 +126,18 @@ async function traceRows(database: Database, options: WritePathOptions): Promise
   figures[`${label}: floor: commits, updates per commit`] = `${floor.stats.commits}, ${round((floor.stats.updates ?? 0) / Math.max(1, floor.stats.commits ?? 1), 1)}`;
   // The floor applies a commit's updates back to back, as Hocuspocus does: its own pause says how much of ours the guarantee alone costs.
   figures[`${label}: floor: longest event-loop pause ms`] = pause(floor);
-  figures[`${label}: floor: most CPU between two turns ms`] = cpuPause(floor);
+  figures[`${label}: floor: serving thread's most CPU between two turns ms`] = cpuPause(floor);
   if (database.name === 'pglite') {
     const memory = await replay('bare', trace, edits);
     check('in-memory bare', memory);
     figures[`${label}: in-memory bare Hocuspocus (s), for reference`] = seconds(memory);
   }
-  const runs: Array<[string, Run]> = [['Trellis', await replay('trellis', trace, edits, 0, false, database.env)]];
-  if (database.name === 'pglite' && (options.prefill ?? 100_000) > 0) {
-    runs.push([`Trellis after a REST burst, ${(options.prefill ?? 100_000).toLocaleString('en')} rows held`, await replay('trellis', trace, edits, options.prefill ?? 100_000, false, database.env)]);
+  const runs: Array<[string, Run]> = [];
+  for (const variant of trellisVariants(database, options)) {
+    runs.push([`Trellis${variant.suffix}`, await replay('trellis', trace, edits, 0, false, variant.env)]);
+    if (database.name === 'pglite' && (options.prefill ?? 100_000) > 0) {
+      runs.push([`Trellis${variant.suffix} after a REST burst, ${(options.prefill ?? 100_000).toLocaleString('en')} rows held`, await replay('trellis', trace, edits, options.prefill ?? 100_000, false, variant.env)]);
+    }
   }
   for (const [name, run] of runs) {
     check(name, run);
@@ -109,7 +146,7 @@ async function traceRows(database: Database, options: WritePathOptions): Promise
     figures[`${label}: ${name}: last tenth / first (goal <= 1.2)`] = tenths(run);
     figures[`${label}: ${name}: longest event-loop pause ms (goal <= 50; floor ${pause(floor)})`] = pause(run);
     // The same pause less other processes' turns: what load does not inflate.
-    figures[`${label}: ${name}: most CPU between two turns ms (floor ${cpuPause(floor)})`] = cpuPause(run);
+    figures[`${label}: ${name}: serving thread's most CPU between two turns ms (floor ${cpuPause(floor)})`] = cpuPause(run);
     figures[`${label}: ${name}: server CPU µs per edit (floor ${Math.round((floor.stats.cpuMs * 1000) / floor.patches)})`] = Math.round((run.stats.cpuMs * 1000) / run.patches);
   }
   return figures;
@@ -117,7 +154,8 @@ async function traceRows(database: Database, options: WritePathOptions): Promise
 
 // ------------------------------------------------------------------- REST
 
-async function restRows(database: Database, seconds: number): Promise<Figures> {
+async function restRows(database: Database, options: WritePathOptions): Promise<Figures> {
+  const seconds = options.seconds ?? 5;
   const label = `REST, 10 connections, ${database.name}`;
   const figures: Figures = { [`${label}: load average`]: load() };
   const json = { 'content-type': 'application/json' };
@@ -125,26 +163,29 @@ async function restRows(database: Database, seconds: number): Promise<Figures> {
     const patch: Scenario = { method: 'PATCH', path: (i) => `/bare/${info.rowIds[i % info.rowIds.length]}`, headers: json, body: (i) => JSON.stringify({ data: { title: `edit ${i}` } }) };
     return { create: await drive(info, bareScenario, seconds), patch: await drive(info, patch, seconds) };
   });
-  const trellis = await withServer('trellis', database.env, async (info) => {
-    const scenarios = trellisScenarios(info);
-    const run = async (key: string) => drive(info, scenarios.find((s) => s.key === key)!.scenario, seconds);
-    const create = await run('create');
-    const patch = await run('patch');
-    const typist = await startTypist(info, loadTrace());
-    const createTyping = await run('create');
-    const typed = await typist.stop();
-    return { create, patch, createTyping, typed };
-  });
-  const row = (what: string, floor: Result, real: Result) => {
-    figures[`${label}: row ${what}: floor req/s, p99 ms (a transaction a request)`] = `${Math.round(floor.rps)}, ${round(floor.p99, 1)}`;
-    figures[`${label}: row ${what}: Trellis req/s, p99 ms (goal p99 < 25)`] = `${Math.round(real.rps)}, ${round(real.p99, 1)}`;
-    figures[`${label}: row ${what}: Trellis / floor req/s (goal >= 0.6)`] = round(real.rps / floor.rps, 2);
-    figures[`${label}: row ${what}: server CPU µs per request, floor / Trellis`] = `${Math.round(floor.cpuMicrosPerRequest)} / ${Math.round(real.cpuMicrosPerRequest)}`;
-  };
-  row('create', floors.create, trellis.create);
-  row('patch', floors.patch, trellis.patch);
-  figures[`${label}: row create with a sync client typing the trace: Trellis req/s, p99 ms (goal p99 < 50)`] = `${Math.round(trellis.createTyping.rps)}, ${round(trellis.createTyping.p99, 1)}`;
-  figures[`${label}: row create with a sync client typing: Trellis / floor req/s; keystrokes acknowledged meanwhile`] = `${round(trellis.createTyping.rps / floors.create.rps, 2)}; ${trellis.typed.toLocaleString('en')}`;
+  for (const variant of trellisVariants(database, options)) {
+    const trellis = await withServer('trellis', variant.env, async (info) => {
+      const scenarios = trellisScenarios(info);
+      const run = async (key: string) => drive(info, scenarios.find((s) => s.key === key)!.scenario, seconds);
+      const create = await run('create');
+      const patch = await run('patch');
+      const typist = await startTypist(info, loadTrace());
+      const createTyping = await run('create');
+      const typed = await typist.stop();
+      return { create, patch, createTyping, typed };
+    });
+    const name = `Trellis${variant.suffix}`;
+    const row = (what: string, floor: Result, real: Result) => {
+      figures[`${label}: row ${what}: floor req/s, p99 ms (a transaction a request)`] = `${Math.round(floor.rps)}, ${round(floor.p99, 1)}`;
+      figures[`${label}: row ${what}: ${name} req/s, p99 ms (goal p99 < 25)`] = `${Math.round(real.rps)}, ${round(real.p99, 1)}`;
+      figures[`${label}: row ${what}: ${name} / floor req/s (goal >= 0.6)`] = round(real.rps / floor.rps, 2);
+      figures[`${label}: row ${what}: server CPU µs per request, floor / ${name}`] = `${Math.round(floor.cpuMicrosPerRequest)} / ${Math.round(real.cpuMicrosPerRequest)}`;
+    };
+    row('create', floors.create, trellis.create);
+    row('patch', floors.patch, trellis.patch);
+    figures[`${label}: row create with a sync client typing the trace: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(trellis.createTyping.rps)}, ${round(trellis.createTyping.p99, 1)}`;
+    figures[`${label}: row create with a sync client typing: ${name} / floor req/s; keystrokes acknowledged meanwhile`] = `${round(trellis.createTyping.rps / floors.create.rps, 2)}; ${trellis.typed.toLocaleString('en')}`;
+  }
   return figures;
 }
 
@@ -205,13 +246,13 @@ function resident(pid: number): { rss: number; peak: number } {
 
 type Started = { child: ChildProcess; url: string; healthMs: number; atHealth: number; peakWhileStarting: number };
 
-/** Starts the compiled server as `npm start` runs it (pinned to core 0 where taskset is) and waits for health, sampling its memory every 20 ms. */
+/** Starts the compiled server as `npm start` runs it (on the servers' cores where taskset is) and waits for health, sampling its memory every 20 ms. */
 async function startCompiled(env: Record<string, string>, options: { gcProbe?: boolean } = {}): Promise<Started> {
   const port = await freePort();
   // The probe (a full GC on SIGUSR2) only where memory per document is read: the heap then holds what is kept, not young garbage.
   const probe = options.gcProbe ? ['--import', path.resolve(import.meta.dirname, 'gc-probe.mjs')] : [];
   const node = [process.execPath, ...probe, SERVER_BUNDLE];
-  const command = canPin ? ['taskset', '-c', '0', ...node] : node;
+  const command = onServerCores(node);
   const started = performance.now();
   const child = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', COOKIE_SECURE: 'false', SMTP_URL: '', REDIS_URL: '', API_WRITES_PER_MINUTE: '100000', ...env },
@@ -246,7 +287,7 @@ async function stop(child: ChildProcess): Promise<void> {
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function footprint(databaseUrl: string | undefined, options: WritePathOptions): Promise<Figures> {
-  const figures: Figures = { 'footprint: load average': load() };
+  const figures: Figures = { 'footprint: load average': load(), 'footprint: EMBEDDED_DATABASE_THREAD': process.env.EMBEDDED_DATABASE_THREAD || '(the default)' };
   await buildServer({ ifStale: true });
   await buildTemplate({ ifStale: true });
   const describeStart = (label: string, run: Started, after: number) => {
@@ -370,6 +411,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
     return i >= 0 ? process.argv[i + 1] : process.argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
   };
   const number = (name: string) => (arg(name) === undefined ? undefined : Number(arg(name)));
+  const cores = arg('--server-cores');
+  if (cores) setServerCores(cores);
   const figures = await runWritePathBench({
     edits: number('--edits'),
     prefill: number('--prefill'),
@@ -378,6 +421,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
     connections: number('--connections'),
     databaseUrl: arg('--database-url'),
     only: arg('--only')?.split(','),
+    databaseThread: parseDatabaseThread(arg('--database-thread')),
   });
   for (const [name, value] of Object.entries(figures)) console.log(`${name.padEnd(100)} ${value}`);
   process.exit(0);

@@ -21,7 +21,6 @@ import { trackedUnpassedRows } from '../sync/table-passed';
 import { getView, type ViewDef } from '../model/table/views';
 import { recordTableTransaction, type TableRunRecord } from '../model/table/runs';
 import type { RunChangeWrite } from '../persistence/runs';
-import { writeRunChanges } from './run-changes';
 import { DocChanges, type DocChangesDeps, type DocDerived } from './doc-changes';
 import { recordSeenSuggestions, type SeenSuggestion } from './suggestion-records';
 import { rowSuggestionsSeen } from './suggestion-stamps';
@@ -175,8 +174,8 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
-    await writeRunChanges(tx, runWrites, this.services.clock.now());
-    for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now())) stored.set(id, meta);
+    // The runs' changes ride in the projection's upsert: a round trip fewer in the commit.
+    for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now(), runWrites)) stored.set(id, meta);
     const records: EventRecord[] = [];
     for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
@@ -430,8 +429,8 @@ class RowWrites {
     this.rows.set(id, null);
   }
 
-  /** Writes what was collected and starts afresh. */
-  async write(tx: Tx, workspaceId: string, at: Date): Promise<Map<string, RowMeta>> {
+  /** Writes what was collected (and `runChanges`, what runs changed in the batch) and starts afresh. */
+  async write(tx: Tx, workspaceId: string, at: Date, runChanges: readonly RunChangeWrite[] = []): Promise<Map<string, RowMeta>> {
     const upserts: RowWrite[] = [];
     const deleted: string[] = [];
     for (const [id, row] of this.rows) {
@@ -440,7 +439,7 @@ class RowWrites {
     }
     this.rows.clear();
     await deleteRowProjections(tx, workspaceId, deleted);
-    return upsertRows(tx, upserts, at);
+    return upsertRows(tx, upserts, at, runChanges);
   }
 }
 

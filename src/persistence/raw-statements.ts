@@ -14,6 +14,19 @@ export async function runStatement<R>(db: Executor, text: string, parameters: un
   return (await db.executeQuery<R>(CompiledQuery.raw(text, parameters))).rows;
 }
 
+/**
+ * A data-modifying CTE (`name as (insert ...)`, without `with`) whose
+ * parameters are numbered from where the statement it rides in asked: a
+ * write of the same commit sent in another statement's round trip.
+ */
+export type StatementHead = { text: string; parameters: unknown[] };
+
+/** `with a as (...), b as (...) ` for the heads given, or '' when there are none. */
+export function withHeads(heads: ReadonlyArray<StatementHead | null>): string {
+  const texts = heads.flatMap((head) => (head ? [head.text] : []));
+  return texts.length === 0 ? '' : `with ${texts.join(', ')} `;
+}
+
 /** Shapes of up to this many parameters keep their text; a bigger batch (an import) builds its own. */
 const KEPT_PARAMETERS = 1_000;
 const tuples = new Map<string, string>();

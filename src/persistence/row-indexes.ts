@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { storableText } from '../lib/text';
 import { dateInstant } from '../model/table/windows';
 import type { Executor } from './database';
-import { parameterList, runStatement } from './raw-statements';
+import { parameterList, runStatement, type StatementHead } from './raw-statements';
 
 /**
  * Two indexes beside the row projection, kept in the same statements'
@@ -65,12 +65,12 @@ export async function reindexWorkspace(db: Executor, workspaceId: string, rows: 
  * several workspaces or more than one statement holds: `indexRows` then.
  * The statement's caller follows it with `indexUnindexedRows`.
  */
-export function unindexHead(rows: readonly IndexedRow[], first: number): { text: string; parameters: unknown[] } | null {
+export function unindexHead(rows: readonly IndexedRow[], first: number): StatementHead | null {
   const workspaceId = rows[0]?.workspaceId;
   if (workspaceId === undefined || rows.length > IDS_PER_STATEMENT || rows.some((row) => row.workspaceId !== workspaceId)) return null;
   const list = parameterList(rows.length, first + 1);
   return {
-    text: `with dates as (delete from row_dates where workspace_id = $${first} and row_id in (${list})), files as (delete from row_files where workspace_id = $${first} and row_id in (${list})) `,
+    text: `dates as (delete from row_dates where workspace_id = $${first} and row_id in (${list})), files as (delete from row_files where workspace_id = $${first} and row_id in (${list}))`,
     parameters: [workspaceId, ...rows.map((row) => row.id)],
   };
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
-import { parameterList, runStatement, valueTuples } from './raw-statements';
+import { parameterList, runStatement, valueTuples, withHeads, type StatementHead } from './raw-statements';
 import type { PrincipalKind, RunRow } from './schema';
 
 /**
@@ -121,30 +121,42 @@ export async function listReverts(db: Executor, runIds: readonly string[]): Prom
  */
 export async function recordRunChanges(db: Executor, changes: readonly RunChangeWrite[], at: Date): Promise<void> {
   if (changes.length === 0) return;
-  const runIds = [...new Set(changes.map((c) => c.runId))];
-  for (let from = 0; from < changes.length; from += CHANGES_PER_INSERT) {
-    const rows = changes.slice(from, from + CHANGES_PER_INSERT).map((c) => ({
-      runId: c.runId,
-      document: c.document,
-      surfaceId: c.surfaceId,
-      kind: c.kind,
-      change: JSON.stringify(c.change),
-    }));
-    if (from > 0) {
-      await db.insertInto('runChanges').values(rows).execute();
-      continue;
-    }
-    // Written out (raw-statements.ts): every commit of an agent's write runs it.
-    const width = 5;
-    const parameters: unknown[] = rows.flatMap((row) => [row.runId, row.document, row.surfaceId, row.kind, row.change]);
-    const first = rows.length * width + 1;
-    await runStatement(
-      db,
-      `with recorded as (insert into run_changes (run_id, document, surface_id, kind, change) values ${valueTuples(rows.length, width)}) ` +
-        `update runs set last_write_at = $${first} where id in (${parameterList(runIds.length, first + 1)})`,
-      [...parameters, at, ...runIds],
-    );
+  const head = runChangesHead(changes, at, 1);
+  if (head) {
+    await runStatement(db, `${withHeads([head])}select 1`, head.parameters);
+    return;
   }
+  for (let from = 0; from < changes.length; from += CHANGES_PER_INSERT) {
+    await db.insertInto('runChanges').values(changes.slice(from, from + CHANGES_PER_INSERT).map(changeRow)).execute();
+  }
+  await db.updateTable('runs').set({ lastWriteAt: at }).where('id', 'in', runIdsOf(changes)).execute();
+}
+
+/**
+ * `recordRunChanges` as the head of another statement of the same commit
+ * (written out: raw-statements.ts; every commit of an agent's write has
+ * one), its parameters numbered from `first`; null past one insert's rows.
+ */
+export function runChangesHead(changes: readonly RunChangeWrite[], at: Date, first: number): StatementHead | null {
+  if (changes.length === 0 || changes.length > CHANGES_PER_INSERT) return null;
+  const width = 5;
+  const parameters: unknown[] = changes.flatMap((c) => [c.runId, c.document, c.surfaceId, c.kind, JSON.stringify(c.change)]);
+  const runIds = runIdsOf(changes);
+  const atParameter = first + parameters.length;
+  return {
+    text:
+      `recorded as (insert into run_changes (run_id, document, surface_id, kind, change) values ${valueTuples(changes.length, width, first)}), ` +
+      `touched as (update runs set last_write_at = $${atParameter} where id in (${parameterList(runIds.length, atParameter + 1)}))`,
+    parameters: [...parameters, at, ...runIds],
+  };
+}
+
+function changeRow(c: RunChangeWrite) {
+  return { runId: c.runId, document: c.document, surfaceId: c.surfaceId, kind: c.kind, change: JSON.stringify(c.change) };
+}
+
+function runIdsOf(changes: readonly RunChangeWrite[]): string[] {
+  return [...new Set(changes.map((c) => c.runId))];
 }
 
 /** A run's changes in the order they were made. */

@@ -4,7 +4,8 @@ import type { Executor } from './database';
 import type { PlanName } from './schema';
 import type { AuthorKind } from '../model/roles';
 import { indexRows, indexUnindexedRows, reindexWorkspace, unindexHead, unindexRows } from './row-indexes';
-import { runStatement, valueTuples } from './raw-statements';
+import { runStatement, valueTuples, withHeads } from './raw-statements';
+import { recordRunChanges, runChangesHead, type RunChangeWrite } from './runs';
 
 /** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
 
@@ -24,6 +25,7 @@ export type RowWrite = RowProjection & { createdBy: Attribution; updatedBy: Attr
 
 // Eleven parameters a row; Postgres allows 65,535 a statement.
 const ROWS_PER_UPSERT = 5_000;
+const MAX_PARAMETERS = 65_535;
 
 /**
  * Writes rows to the projection in one statement per 5,000 (written out:
@@ -31,12 +33,18 @@ const ROWS_PER_UPSERT = 5_000;
  * is stored for each (attribution and timestamps), so a reply needs no second
  * lookup. A new row gets `createdBy` (and `updatedBy` only when a later change
  * of the same batch edited it); an existing row keeps its creator and takes
- * the batch's last writer as `updatedBy`.
+ * the batch's last writer as `updatedBy`. `runChanges`, what runs changed in
+ * the same commit, are recorded too (runs.ts `recordRunChanges`).
  */
-export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at: Date): Promise<Map<string, RowMeta>> {
+export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at: Date, runChanges: readonly RunChangeWrite[] = []): Promise<Map<string, RowMeta>> {
   const stored = new Map<string, RowMeta>();
-  // A commit's rows, the usual batch: the upsert deletes their old index entries in the same statement.
-  const unindex = rows.length <= ROWS_PER_UPSERT ? unindexHead(rows, rows.length * UPSERT_COLUMNS + 1) : null;
+  // A commit's rows, the usual batch: the upsert deletes their old index entries, and records the runs' changes, in the same statement.
+  const single = rows.length > 0 && rows.length <= ROWS_PER_UPSERT;
+  const unindex = single ? unindexHead(rows, rows.length * UPSERT_COLUMNS + 1) : null;
+  const used = rows.length * UPSERT_COLUMNS + (unindex?.parameters.length ?? 0);
+  const head = single ? runChangesHead(runChanges, at, used + 1) : null;
+  const runs = head && used + head.parameters.length <= MAX_PARAMETERS ? head : null;
+  if (!runs) await recordRunChanges(db, runChanges, at);
   for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
     const chunk = rows.slice(from, from + ROWS_PER_UPSERT);
     const parameters: unknown[] = [];
@@ -57,7 +65,8 @@ export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at
       );
     }
     if (unindex) parameters.push(...unindex.parameters);
-    const returned = await runStatement<RowMeta>(db, `${unindex?.text ?? ''}${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}`, parameters);
+    if (runs) parameters.push(...runs.parameters);
+    const returned = await runStatement<RowMeta>(db, `${withHeads([unindex, runs])}${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}`, parameters);
     for (const row of returned) stored.set(row.id, row);
   }
   if (unindex) await indexUnindexedRows(db, rows);

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { eventually } from '../helpers/sync';
 import { png, postMultipart } from '../files/helpers';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
 import { launchBrowser, sessionCookieOf, signedInPerson, type Person } from './browser';
@@ -97,14 +96,13 @@ describe('calendar, timeline and gallery views in the browser', () => {
     expect(await ann.page.getByRole('region', { name: 'No date' }).locator('.calendar-item').allTextContents()).toEqual(['Someday']);
 
     await ann.page.locator(`.calendar-day[data-day="${month}-10"] .calendar-item`, { hasText: 'Kickoff' }).dragTo(ann.page.locator(`.calendar-day[data-day="${month}-17"]`));
-    await eventually(async () => (await rowOverRest(ids.Kickoff!)).data.start === `${month}-17`);
-    expect((await rowOverRest(ids.Kickoff!)).data.end).toBe(`${month}-19`);
+    await expect.poll(async () => (await rowOverRest(ids.Kickoff!)).data).toMatchObject({ start: `${month}-17`, end: `${month}-19` });
     await expect.poll(() => itemsOn(ben, `${month}-18`)).toEqual(['Kickoff']);
     await expect.poll(() => itemsOn(ben, `${month}-10`)).toEqual([]);
 
     // An undated row dropped on a day takes that day.
     await ann.page.getByRole('region', { name: 'No date' }).locator('.calendar-item', { hasText: 'Someday' }).dragTo(ann.page.locator(`.calendar-day[data-day="${month}-05"]`));
-    await eventually(async () => (await rowOverRest(ids.Someday!)).data.start === `${month}-05`);
+    await expect.poll(async () => (await rowOverRest(ids.Someday!)).data.start).toBe(`${month}-05`);
 
     // A week shows seven days.
     await ann.page.getByRole('button', { name: 'Week', exact: true }).click();
@@ -127,8 +125,7 @@ describe('calendar, timeline and gallery views in the browser', () => {
     await ann.page.mouse.move(box.x + 70, box.y + box.height / 2, { steps: 5 });
     await ann.page.mouse.move(box.x + 20 + 96, box.y + box.height / 2, { steps: 5 });
     await ann.page.mouse.up();
-    await eventually(async () => (await rowOverRest(ids.Build!)).data.start === day(4));
-    expect((await rowOverRest(ids.Build!)).data.end).toBe(day(6));
+    await expect.poll(async () => (await rowOverRest(ids.Build!)).data).toMatchObject({ start: day(4), end: day(6) });
     await expect.poll(() => bar(ben).getAttribute('aria-label')).toBe(`Build: ${day(4)} to ${day(6)}`);
 
     // Its right end, one day further: only the end moves.
@@ -137,8 +134,7 @@ describe('calendar, timeline and gallery views in the browser', () => {
     await ann.page.mouse.down();
     await ann.page.mouse.move(moved.x + moved.width - 3 + 48, moved.y + moved.height / 2, { steps: 5 });
     await ann.page.mouse.up();
-    await eventually(async () => (await rowOverRest(ids.Build!)).data.end === day(7));
-    expect((await rowOverRest(ids.Build!)).data.start).toBe(day(4));
+    await expect.poll(async () => (await rowOverRest(ids.Build!)).data).toMatchObject({ start: day(4), end: day(7) });
     await expect.poll(() => bar(ben).getAttribute('aria-label')).toBe(`Build: ${day(4)} to ${day(7)}`);
 
     await ann.page.getByRole('button', { name: 'Weeks' }).click();

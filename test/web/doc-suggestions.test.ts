@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace, insertKey, type TestUser } from '../workspaces/helpers';
 import { editorText, launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
@@ -82,7 +81,7 @@ describe('doc suggestions in the browser', () => {
     await expect.poll(() => textOf(inserted(ann))).toBe(' after the demo');
     expect(await inserted(ann).getAttribute('title')).toMatch(/^Suggested by ben/);
     expect(await inserted(ann).count()).toBe(1);
-    await eventually(async () => (await markdown(true)) === 'Launch on Thursday.{++ after the demo++}\n', 5000);
+    await expect.poll(() => markdown(true)).toBe('Launch on Thursday.{++ after the demo++}\n');
     expect(await markdown()).toBe('Launch on Thursday.\n');
 
     // Delete strikes out someone else's text instead of removing it, and moves on past it.
@@ -103,7 +102,7 @@ describe('doc suggestions in the browser', () => {
     for (let i = 0; i < 'Launch '.length; i++) await ben.page.keyboard.press('Delete');
     await expect.poll(() => textOf(ben.page.locator('.ProseMirror del.suggestion'))).toBe('Launch ');
     await expect.poll(() => textOf(ann.page.locator('.ProseMirror del.suggestion'))).toBe('Launch ');
-    await eventually(async () => (await markdown(true)) === '{--Launch --}on Thursday.{++ after the demo++}\n', 5000);
+    await expect.poll(() => markdown(true)).toBe('{--Launch --}on Thursday.{++ after the demo++}\n');
     expect(await markdown()).toBe('Launch on Thursday.\n');
 
     // The listing has it once the server saw it, with Accept / Reject for an editor.
@@ -126,7 +125,7 @@ describe('doc suggestions in the browser', () => {
     await cid.page.keyboard.press('End');
     await cid.page.keyboard.type(' Maybe.');
     await expect.poll(() => insertedBy(ann, 'cid').count()).toBe(1);
-    await eventually(async () => (await markdown(true)).includes('{++ Maybe.++}'), 5000);
+    await expect.poll(() => markdown(true)).toContain('{++ Maybe.++}');
     // The server took it as a suggestion: the connection stays up.
     await expect.poll(() => cid.page.locator('.sync-indicator').getAttribute('data-status')).toBe('saved');
     // A commenter sees who suggested it, not the buttons.
@@ -138,7 +137,7 @@ describe('doc suggestions in the browser', () => {
     await insertedBy(ann, 'cid').click();
     await ann.page.locator('.suggestion-popover .suggestion-reject').click();
     await expect.poll(() => insertedBy(cid, 'cid').count()).toBe(0);
-    await eventually(async () => !(await markdown(true)).includes('Maybe'), 5000);
+    await expect.poll(() => markdown(true)).not.toContain('Maybe');
   });
 
   it("shows an agent's suggestion with its name, and one click on Accept makes it plain text everywhere", async () => {
@@ -163,10 +162,11 @@ describe('doc suggestions in the browser', () => {
       await expect.poll(() => editorText(person.page, 'p')).toBe('Launch on Friday. after the demo');
     }
     // Ben's own suggestion is still open; the agent's is plain text for REST too.
-    await eventually(async () => (await markdown()) === 'Launch on Friday.\n', 5000);
+    await expect.poll(() => markdown()).toBe('Launch on Friday.\n');
     expect(await markdown(true)).toBe('{--Launch --}on Friday.{++ after the demo++}\n');
-    const listed = await t.request('GET', `${base}/suggestions?status=all`, { as: { cookie: annCookie } });
-    expect(listed.body.suggestions.find((s: { id: string }) => s.id === id).status).toBe('accepted');
+    // The server changes the doc first and records the decision just after: ask until it has.
+    const status = async () => (await t.request('GET', `${base}/suggestions?status=all`, { as: { cookie: annCookie } })).body.suggestions.find((s: { id: string }) => s.id === id).status;
+    await expect.poll(status).toBe('accepted');
   });
 
   it("lists the doc's open suggestions in the panel, live, and Accept all decides them in one click", async () => {
@@ -178,7 +178,7 @@ describe('doc suggestions in the browser', () => {
       await expect.poll(() => person.page.locator('.ProseMirror [data-suggestion-id]').count()).toBe(0);
       await expect.poll(() => editorText(person.page, 'p')).toBe('on Friday. after the demo');
     }
-    await eventually(async () => (await markdown(true)) === 'on Friday. after the demo\n', 5000);
+    await expect.poll(() => markdown(true)).toBe('on Friday. after the demo\n');
 
     // A suggestion made now reaches the open panel without a reload.
     const suggested = await t.request('POST', `${base}/doc/sections?mode=suggest`, { as: agent, body: { markdown: 'Agenda: demo, then questions.' } });

@@ -2,7 +2,6 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
 import { editorText, launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
@@ -54,7 +53,7 @@ describe('doc editor in the browser', () => {
     await expect.poll(() => text(ben, 'h1')).toBe('Launch notes');
     await expect.poll(() => text(ben, 'p')).toBe('We ship on Thursday after the demo.');
     expect(await text(ben, 'p strong')).toBe('Thursday');
-    await eventually(async () => (await markdown()) === '# Launch notes\n\nWe ship on **Thursday** after the demo.\n', 5000);
+    await expect.poll(markdown).toBe('# Launch notes\n\nWe ship on **Thursday** after the demo.\n');
   });
 
   it('turns Markdown habits into lists and task lists, and mentions members', async () => {
@@ -71,18 +70,17 @@ describe('doc editor in the browser', () => {
     await ann.page.keyboard.type('- Blog post');
     await expect.poll(() => ben.page.locator('.ProseMirror li[data-type="taskItem"]').count()).toBe(2);
     await expect.poll(() => text(ben, 'span[data-type="mention"]')).toBe('@ben');
-    await eventually(async () => {
-      const text = await markdown();
-      return text.includes('- [ ] Record the demo') && text.includes(`- [ ] Ask [@ben](mention:user/${benId}) to review`) && /^[-*] Blog post$/m.test(text);
-    }, 5000);
+    await expect.poll(markdown).toContain('- [ ] Record the demo');
+    await expect.poll(markdown).toContain(`- [ ] Ask [@ben](mention:user/${benId}) to review`);
+    await expect.poll(markdown).toMatch(/^[-*] Blog post$/m);
     const events = await t.request('GET', `${base}/events?action=doc.mention_added`, { as: { cookie: annCookie } });
-    await eventually(async () => (await t.request('GET', `${base}/events?action=doc.mention_added`, { as: { cookie: annCookie } })).body.events.length === 1, 5000);
+    await expect.poll(async () => (await t.request('GET', `${base}/events?action=doc.mention_added`, { as: { cookie: annCookie } })).body.events).toHaveLength(1);
     expect(events.status).toBe(200);
 
     // Ticking a task in Ben's browser ticks it for Ann and on the server.
     await ben.page.locator('.ProseMirror li[data-type="taskItem"] input[type="checkbox"]').first().check();
     await expect.poll(() => ann.page.locator('.ProseMirror li[data-type="taskItem"]').first().getAttribute('data-checked')).toBe('true');
-    await eventually(async () => (await markdown()).includes('- [x] Record the demo'), 5000);
+    await expect.poll(markdown).toContain('- [x] Record the demo');
   });
 
   it('inserts tables and uploaded images for everyone', async () => {
@@ -100,7 +98,7 @@ describe('doc editor in the browser', () => {
     expect(src).toMatch(/\/api\/blobs\//);
     const image = await fetch(src!);
     expect(image.status).toBe(200);
-    await eventually(async () => (await markdown()).includes(`![badge](${src})`), 5000);
+    await expect.poll(markdown).toContain(`![badge](${src})`);
   });
 
   it("keeps a viewer's editor read-only", async () => {

@@ -132,19 +132,19 @@ describe('offline editing in the browser', () => {
     await ann.page.locator(`[data-row-id="${rowId}"] [data-key="title"]`).click();
     await ann.page.keyboard.type('Water bottle and map');
     await ann.page.keyboard.press('Enter');
-    expect(await cellText(ann, 'title')).toBe('Water bottle and map');
+    await expect.poll(() => cellText(ann, 'title')).toBe('Water bottle and map');
 
     // Ben, online, keeps working on the same doc.
     await placeCaretIn(ben.page, '.ProseMirror h1');
     await ben.page.keyboard.press('End');
     await ben.page.keyboard.type(' (Saturday)');
-    await eventually(async () => (await t.request('GET', `${base}/doc?format=markdown`, { as: { cookie: annCookie } })).body.markdown.includes('# Field trip (Saturday)'));
+    await expect.poll(async () => (await t.request('GET', `${base}/doc?format=markdown`, { as: { cookie: annCookie } })).body.markdown).toContain('# Field trip (Saturday)');
 
     // Nothing of Ann's reached the server or Ben.
     expect((await t.request('GET', `${base}/rows/${rowId}`, { as: { cookie: annCookie } })).body.data.title).toBe('Water bottle');
     expect(await docText(ben)).not.toContain('Written on the train');
     // Both edits are on this device, in IndexedDB.
-    await eventually(async () => (await storedUpdates(ann.page)) >= storedBefore + 2, 5000);
+    await expect.poll(() => storedUpdates(ann.page)).toBeGreaterThanOrEqual(storedBefore + 2);
   });
 
   it('still shows the app and the synced doc after a reload while offline', async () => {
@@ -181,6 +181,6 @@ describe('offline editing in the browser', () => {
 
     await openTab(ben, 'Packing');
     await expect.poll(() => cellText(ben, 'title')).toBe('Water bottle and map');
-    await eventually(async () => (await t.request('GET', `${base}/rows/${rowId}`, { as: { cookie: annCookie } })).body.data.title === 'Water bottle and map');
+    await expect.poll(async () => (await t.request('GET', `${base}/rows/${rowId}`, { as: { cookie: annCookie } })).body.data.title).toBe('Water bottle and map');
   });
 });

@@ -142,7 +142,7 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
 
 /**
  * "Saved" through a real network cut: the browser reaches the server through
- * its link (LinkProxy: `goOffline` cuts it) and then a slow uplink that,
+ * its link (LinkProxy: `cutLink` cuts it) and then a slow uplink that,
  * after the reconnect, lets the first of the offline changes through and
  * holds the rest. The server acknowledges what reached it, so the provider's
  * own count of unsynced changes is back at zero while the server's copy
@@ -169,11 +169,25 @@ describe('the saved indicator', () => {
   const serverTitle = async (rowId: string) => (await t.request('GET', `${base}/rows/${rowId}`, as())).body.data.title as string;
   const cellText = (rowId: string) => ann.page.locator(`[data-row-id="${rowId}"] [data-key="title"] .cell-content`).textContent();
 
+  /**
+   * The link drops: every connection is cut and new ones refused, while the browser still counts itself online.
+   * The page then says "offline" only once it has seen its socket close, so what is typed after waits in the
+   * provider's queue, one update per change, and it reconnects through its retry loop alone. Not `goOffline`
+   * (Chromium's offline emulation too): under load the page could keep its dead socket open until it was back
+   * online, so the edits went down that socket and reached the server only inside the reconnect's sync step 2,
+   * a single update that left the uplink nothing to hold; and the browser's `online` event starts a second
+   * connection attempt, which empties the queue when the retry loop's attempt is under way.
+   */
+  async function cutLink() {
+    ann.proxy.sever();
+    await expect.poll(status, { timeout: 15_000 }).toBe('offline');
+  }
+
   /** Reconnects through the slow uplink and waits until the server has acknowledged the first offline change, and the page has seen that. */
   async function reconnectWithHeldEdits(document: string, barrier: { write: () => Promise<void>; shown: () => Promise<boolean> }) {
     const seen = uplink.frames.length;
     uplink.holdAfterFirstUpdate(document);
-    await ann.goOnline();
+    ann.proxy.restore();
     await eventually(() => uplink.frames.slice(seen).some((f) => f.direction === 'toClient' && f.document === document && f.type === SYNC_STATUS), 20_000);
     expect(uplink.held()).toBeGreaterThan(0);
     // A change from elsewhere, sent to the page after that acknowledgement on the same socket: once the
@@ -224,8 +238,7 @@ describe('the saved indicator', () => {
   });
 
   it('after a reconnect with offline doc edits, says saving until the server has them', async () => {
-    await ann.goOffline();
-    await expect.poll(status, { timeout: 15_000 }).toBe('offline');
+    await cutLink();
     // The caret is still at the end of the paragraph typed in above.
     await ann.page.keyboard.type(' Typed while offline.');
     await expect.poll(label).toBe('Offline — unsaved');
@@ -249,8 +262,7 @@ describe('the saved indicator', () => {
     await ann.page.locator('.grid-row').first().waitFor();
     await expect.poll(status, { timeout: 15_000 }).toBe('saved');
 
-    await ann.goOffline();
-    await expect.poll(status, { timeout: 15_000 }).toBe('offline');
+    await cutLink();
     for (const [rowId, title] of [[rowIds[0]!, 'Book the big room'], [rowIds[1]!, 'Send the notes by noon']] as const) {
       await ann.page.locator(`[data-row-id="${rowId}"] [data-key="title"]`).click();
       await ann.page.keyboard.type(title);
@@ -278,8 +290,7 @@ describe('the saved indicator', () => {
     await ann.page.locator('.ProseMirror h1').waitFor();
     await expect.poll(status, { timeout: 15_000 }).toBe('saved');
 
-    await ann.goOffline();
-    await expect.poll(status, { timeout: 15_000 }).toBe('offline');
+    await cutLink();
     await placeCaretIn(ann.page, '.ProseMirror h1');
     await ann.page.keyboard.press('End');
     await ann.page.keyboard.type(' (draft)');

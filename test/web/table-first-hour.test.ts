@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { eventually } from '../helpers/sync';
 import { latestInviteToken } from '../members/fixtures';
 import { createWorkspace } from '../workspaces/helpers';
 import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
@@ -136,8 +135,10 @@ describe('the table surface for an owner and an invited editor', () => {
     await expect.poll(() => tab(ann, 'To do').getAttribute('aria-selected')).toBe('true');
     expect(await unsavedNote(ann).count()).toBe(0);
     expect(await titles(ann)).toEqual(['Record the demo video', 'Draft the FAQ']);
-    const views = await rest('GET', '/views');
-    expect(views.body.views).toMatchObject([{ name: 'To do', filter: { and: [{ column: 'status', op: 'eq', value: 'todo' }] }, sort: [{ column: 'title', direction: 'desc' }] }]);
+    // The view is made in Ann's page and reaches the server with her update: ask until it is there.
+    await expect
+      .poll(async () => (await rest('GET', '/views')).body.views)
+      .toMatchObject([{ name: 'To do', filter: { and: [{ column: 'status', op: 'eq', value: 'todo' }] }, sort: [{ column: 'title', direction: 'desc' }] }]);
 
     // Ben sees the view arrive without his grid changing; his own sort is still his, until he resets it.
     await expect.poll(() => tab(ben, 'To do').count()).toBe(1);
@@ -219,7 +220,7 @@ describe('the table surface for an owner and an invited editor', () => {
     await ann.page.getByRole('option', { name: 'Create Press' }).click();
     await ann.page.keyboard.press('Escape');
     await expect.poll(() => cell(ben, row, 'tags').locator('.pill').allTextContents()).toEqual(['Urgent', 'Press']);
-    await eventually(async () => JSON.stringify((await rest('GET', `/rows/${row}`)).body.data.tags) === '["urgent","press"]');
+    await expect.poll(async () => (await rest('GET', `/rows/${row}`)).body.data.tags).toEqual(['urgent', 'press']);
 
     // A status cell: a new value is created and picked in one go.
     const book = rows['Book the launch call']!;
@@ -245,10 +246,13 @@ describe('the table surface for an owner and an invited editor', () => {
     await dialog.getByRole('button', { name: 'Move Blocked up' }).click();
     await dialog.getByRole('button', { name: 'Move To do down' }).click();
     await dialog.getByRole('button', { name: 'Save' }).click();
-    await eventually(async () => {
-      const columns = (await rest('GET', '/columns')).body.columns as Array<{ key: string; options?: Array<{ label: string }> }>;
-      return columns.find((column) => column.key === 'status')!.options!.map((option) => option.label).join() === 'Doing,To do,Blocked,Done';
-    });
+    // The next test reads the lanes' order from the server: ask until Ann's change has reached it.
+    await expect
+      .poll(async () => {
+        const columns = (await rest('GET', '/columns')).body.columns as Array<{ key: string; options?: Array<{ label: string }> }>;
+        return columns.find((column) => column.key === 'status')!.options!.map((option) => option.label);
+      })
+      .toEqual(['Doing', 'To do', 'Blocked', 'Done']);
   }, 120_000);
 
   it('keeps the first column in sight when a wide table scrolls sideways', async () => {

@@ -99,8 +99,9 @@ describe('a new team’s first hour, two people in two browsers', () => {
       await ann.page.locator('.grid-header-cell .header-label', { hasText: name }).waitFor(POLL);
     }
     const table = (await t.request('GET', `${api}/surfaces`, { as: { cookie: annCookie } })).body.surfaces.find((s: { kind: string; slug: string }) => s.kind === 'table' && s.slug !== 'table');
-    const columns = await t.request('GET', `${api}/columns?surface=${table.slug}`, { as: { cookie: annCookie } });
-    expect(columns.body.columns.map((c: { label: string; type: string }) => [c.label, c.type])).toEqual(expect.arrayContaining([['Estimate', 'number'], ['Due', 'date'], ['Done', 'checkbox']]));
+    // The page shows each column at once; the server has them once her update arrives.
+    const columns = async () => (await t.request('GET', `${api}/columns?surface=${table.slug}`, { as: { cookie: annCookie } })).body.columns.map((c: { label: string; type: string }) => [c.label, c.type]);
+    await expect.poll(columns).toEqual(expect.arrayContaining([['Estimate', 'number'], ['Due', 'date'], ['Done', 'checkbox']]));
 
     await ann.page.getByRole('button', { name: 'Add a surface' }).click();
     await ann.page.getByRole('menuitem', { name: 'New doc' }).click();
@@ -209,6 +210,10 @@ describe('a new team’s first hour, two people in two browsers', () => {
     expect(await dialog.textContent()).not.toContain('kept in this browser');
     await item.locator('.inbox-open').click();
     await greta.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
+    // The page counts it read at once and tells the server on the side; the other browser reads the server's marks.
+    const gretaCookie = await sessionCookieOf(greta.context);
+    const serverMarks = async () => (await t.request('GET', '/api/me/read-marks', { as: { cookie: gretaCookie } })).body as { readThrough: string | null; commentIds: string[] };
+    await expect.poll(async () => (await serverMarks()).commentIds, POLL).toHaveLength(1);
 
     // The same person on another device: what she read there is read here.
     gretaElsewhere = await signedInPerson(t, browser, GRETA);
@@ -230,6 +235,7 @@ describe('a new team’s first hour, two people in two browsers', () => {
     await gretaElsewhere.page.getByRole('button', { name: 'Inbox, 1 unread' }).click();
     await gretaElsewhere.page.getByRole('dialog', { name: 'Inbox' }).getByRole('button', { name: 'Mark all read' }).click();
     await gretaElsewhere.page.keyboard.press('Escape');
+    await expect.poll(async () => Date.parse((await serverMarks()).readThrough ?? '') >= Date.parse(again.body.createdAt), POLL).toBe(true);
     await greta.page.reload();
     await greta.page.getByRole('button', { name: 'Inbox', exact: true }).click();
     const first = greta.page.getByRole('dialog', { name: 'Inbox' });

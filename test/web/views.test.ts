@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { eventually } from '../helpers/sync';
 import { addMembership, createWorkspace } from '../workspaces/helpers';
 import { launchBrowser, SCREENSHOT_DIR, sessionCookieOf, signedInPerson, type Person } from './browser';
 
@@ -171,7 +170,7 @@ describe('table views in the browser', () => {
     await tab(ben, 'Status board').click();
     await ben.page.waitForSelector('.board-card');
     await ann.page.locator('.board-card', { hasText: 'Record the demo video' }).dragTo(laneOf(ann, 'done'));
-    await eventually(async () => (await rowOverRest(rows['Record the demo video']!)).data.status === 'done');
+    await expect.poll(async () => (await rowOverRest(rows['Record the demo video']!)).data.status).toBe('done');
     await expect.poll(() => laneOf(ben, 'done').locator('.board-card-title').allTextContents()).toEqual(['Record the demo video', 'Book the launch call']);
 
     // The keyboard moves a focused card one lane over: past the last lane, into "No value", clears the cell.
@@ -179,10 +178,7 @@ describe('table views in the browser', () => {
     await ann.page.keyboard.press('ArrowRight');
     await expect.poll(() => laneOf(ann, 'done').locator('.board-card:focus').textContent()).toContain('Write the announcement');
     await ann.page.keyboard.press('ArrowRight');
-    await eventually(async () => {
-      const status = (await rowOverRest(rows['Write the announcement']!)).data.status;
-      return status === undefined || status === null;
-    });
+    await expect.poll(async () => (await rowOverRest(rows['Write the announcement']!)).data.status ?? null).toBeNull();
     await expect.poll(() => laneOf(ben, '').locator('.board-card-title').allTextContents()).toEqual(['Write the announcement']);
     await expect.poll(() => lanes.allTextContents()).toEqual(['To do1', 'Doing0', 'Done2', 'No value1']);
     await ann.page.setViewportSize({ width: 1280, height: 720 });
