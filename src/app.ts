@@ -23,8 +23,7 @@ import { dropOrgSlugOnBarePaths } from './operations/workspace-routes';
 import { declarePlatformErrors } from './http/declared-errors';
 import { directUploadOrigins, registerWebApp } from './http/web-app';
 import { runWithRequestId } from './lib/request-context';
-import { withRunScope } from './lib/run-scope';
-import { answerRunScope, openRunScope } from './http/run-header';
+import { actorOfRequest, answerRunScope } from './http/run-header';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import { ToolRegistry } from './mcp/registry';
 import type { Services } from './domain/services';
@@ -65,11 +64,11 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorateRequest('actor', null);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    // The rest of the request runs inside this context (see src/lib/request-context.ts).
-    runWithRequestId(request.id, done);
+    done();
   });
-  // The run the request's writes join (docs/RUNS.md): named by `Trellis-Run`, decided by access, answered in `Trellis-Run`.
-  app.addHook('onRequest', (request, _reply, done) => withRunScope(openRunScope(request), done));
+  // Only the embedded database's driver reads the request id from a context (src/lib/request-context.ts); on Postgres no store is entered, so promise hooks stay off.
+  if (services.database.kind === 'pglite') app.addHook('onRequest', (request, _reply, done) => runWithRequestId(request.id, done));
+  // The run the request's writes join (docs/RUNS.md): named by `Trellis-Run`, carried by the request's actor, decided by access, answered in `Trellis-Run`.
   app.addHook('onSend', (request, reply, payload, done) => {
     answerRunScope(request, reply);
     done(null, payload);
@@ -87,7 +86,7 @@ export async function buildApp(services: Services): Promise<App> {
     const presentedBearer = Boolean(request.headers.authorization);
     if (invalid && (presentedBearer || mode === 'required')) throw errors.unauthorized('Invalid or revoked credentials.');
     if (!actor && mode === 'required') throw errors.unauthorized();
-    request.actor = actor;
+    request.actor = actor && actorOfRequest(request, actor);
     // Every later log line of the request (and its "request completed") names the caller, never the credential.
     if (actor && request.log.level !== 'silent') request.log = reply.log = request.log.child({ principalId: actor.principal.id });
   });

@@ -19,7 +19,7 @@ import { deleteBlobsQuietly, freeStoredBlobs } from './storage';
 import { addSurface, deleteSurface } from './surfaces';
 import { findVersionedSurface, nameVersion } from './versions';
 import { placeholderContent } from './workspace-content';
-import { serverOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
+import { callerOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
 
 /**
  * Docs in and out as files (docs/IMPORT-EXPORT.md): a Word file, an HTML
@@ -236,7 +236,7 @@ async function importDocFileNow(
     if (request.mode === 'new') created = await addSurface(services, actor, resolved, { kind: 'doc', name: nameFromFile(request.file.filename) });
     const selector = created ? { surfaceId: created.id } : { surface: request.surface, surfaceId: request.surfaceId };
     const surface = await docSurfaceForWrite(services, actor, resolved, selector);
-    await writeBodyOffThread(services, documentOf(surface), serverOrigin(actor.principal, via), parsed.doc, { images: images.images });
+    await writeBodyOffThread(services, documentOf(surface), callerOrigin(actor, via), parsed.doc, { images: images.images });
     const versioned = await findVersionedSurface(services, resolved.workspace, surface.id);
     await nameVersion(services, actor, resolved, versioned, `Imported ${path.basename(request.file.filename.replace(/\\/g, '/')).slice(0, 180)}`);
     return { surface, warnings: [...parsed.warnings, ...images.warnings] };

@@ -12,7 +12,7 @@ import { ensureSurfaceOfKind } from './surfaces';
 import type { Services } from './services';
 import { appendBlocks, readDocBody, replaceDocBody } from '../model/doc/body';
 import { surfaceDocumentName } from '../model/document-names';
-import { serverOrigin, type ServerChangeContext } from '../sync/origins';
+import { callerOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
 import { surfaceContentAt } from '../sync/version-index';
 import { baseOfWrite, preconditionFailed, readVersionTag, type WriteBase } from './version-tags';
 import { withSuggestionsRejected } from '../model/doc/suggestions';
@@ -115,7 +115,7 @@ export async function replaceDoc(
   const document = documentOf(surface);
   const baseSeq = input.base ? await baseOfWrite(services, document, input.base) : null;
   const base = baseSeq === null ? null : await baseBody(services, document, surface, baseSeq);
-  const origin = serverOrigin(actor.principal, via);
+  const origin = callerOrigin(actor, via);
   let conflicts: BlockConflict[] = [];
   const body = await services.sync.transact(document, origin, (doc) => {
     // The caller wrote against the doc as read, with open suggestions rejected; those it left alone stay open.
@@ -155,7 +155,7 @@ export async function appendDoc(
   const blocks = blocksOf(markdownToDoc(markdown));
   const surface = await docSurfaceForWrite(services, actor, resolved, selector);
   if (blocks.length === 0) return { surface, appendedBlocks: 0 };
-  const origin = serverOrigin(actor.principal, via);
+  const origin = callerOrigin(actor, via);
   const appendedBlocks = await services.sync.transact(documentOf(surface), origin, (doc) => appendBlocks(doc, blocks, origin));
   return { surface, appendedBlocks };
 }
@@ -177,7 +177,7 @@ export async function docHoldsData(services: Services, surface: Surface): Promis
 }
 
 /** Seeds a new workspace's doc body from `initialMarkdown`; runs outside any database transaction. */
-export async function seedDocBody(services: Services, surface: { id: string; workspaceId: string }, markdown: string, origin: ReturnType<typeof serverOrigin>) {
+export async function seedDocBody(services: Services, surface: { id: string; workspaceId: string }, markdown: string, origin: ServerOrigin) {
   const node = markdownToDoc(markdown);
   if (isEmptyBody(node)) return;
   await services.sync.transact(surfaceDocumentName(surface.workspaceId, { id: surface.id, kind: 'doc' })!, origin, (doc) => replaceDocBody(doc, node, origin));

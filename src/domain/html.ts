@@ -7,7 +7,7 @@ import { findSurface } from '../persistence/workspaces';
 import type { Services } from './services';
 import { surfaceDocumentName } from '../model/document-names';
 import { readHtml, replaceHtml } from '../model/html';
-import { serverOrigin, type ServerChangeContext } from '../sync/origins';
+import { callerOrigin, type ServerChangeContext } from '../sync/origins';
 
 /**
  * Html surfaces: a page of HTML in the surface's own Y document
@@ -44,7 +44,7 @@ export async function writeHtmlSurface(
 ): Promise<{ surface: Surface; html: string }> {
   const surface = await findHtmlSurface(services, resolved.workspace, slugOrId);
   const clean = sanitizeHtml(html);
-  const origin = serverOrigin(actor.principal, via);
+  const origin = callerOrigin(actor, via);
   const stored = await services.sync.transact(documentOf(surface), origin, (doc) => {
     replaceHtml(doc, clean, origin);
     return readHtml(doc);

@@ -3,7 +3,7 @@ import type { Actor } from '../policy/actor';
 import { tablesDocumentName } from '../model/document-names';
 import { getRow, readColumns, updateRows, type RowData } from '../model/table/document';
 import { MAX_ATTACHMENTS_PER_CELL } from '../model/table/validation';
-import { serverOrigin } from '../sync/origins';
+import { callerOrigin } from '../sync/origins';
 import { uploadCellFile, type IncomingFile } from './file-uploads';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import type { Services } from './services';
@@ -52,7 +52,7 @@ export async function uploadToCell(
   const surface = await ensureSurfaceOfKind(services, actor, resolved, 'files');
   const stored = await uploadCellFile(services, actor.principal, { resolved, surface }, file);
   const { result: row, receipt } = await services.sync
-    .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
+    .transactWithReceipt(document, callerOrigin(actor), (doc) => {
       const held = checkTarget(doc);
       updateRows(doc, [{ id: target.rowId, data: { [target.columnKey]: [...held.filter((id) => id !== stored.id), stored.id] } as RowData }], null);
       return seenAs(services, doc, getRow(doc, target.rowId)!);

@@ -5,7 +5,7 @@ import type { Workspace } from '../persistence/schema';
 import type { Services } from './services';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import { tablesDocumentName } from '../model/document-names';
-import { serverOrigin, type ServerChangeContext } from '../sync/origins';
+import { callerOrigin, type ServerChangeContext } from '../sync/origins';
 import { rowDataAt } from '../sync/version-index';
 import { createTableId, deleteRow, ensureSheet, insertRow, readColumns, seedColumnsFor, updateRows, type RowData } from '../model/table/document';
 import { rowMapOf } from '../model/table/layout';
@@ -54,7 +54,7 @@ function personOf(principal: Principal): SuggestionPerson {
 async function writeEntry(services: Services, actor: Actor, workspace: Workspace, via: Via, make: (doc: Y.Doc) => Omit<RowSuggestionEntry, 'id' | 'author' | 'at' | 'status'>): Promise<Suggestion> {
   await lookUpPassedRows(services, workspace.id);
   const entry = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal, via), (doc) => {
+    .transact(tablesDocumentName(workspace.id), callerOrigin(actor, via), (doc) => {
       const fields = make(doc);
       return addRowSuggestion(doc, { id: `sug_${createTableId(16)}`, ...fields, author: personOf(actor.principal), at: services.clock.now().toISOString(), status: 'open' }, null);
     })
@@ -173,7 +173,7 @@ export async function decideRowSuggestion(
 
   let decided: RowSuggestionEntry | null;
   if (decision === 'reject') {
-    decided = await services.sync.transact(document, serverOrigin(actor.principal, via), (doc) => {
+    decided = await services.sync.transact(document, callerOrigin(actor, via), (doc) => {
       openEntry(doc);
       return setRowSuggestionStatus(doc, suggestionId, 'rejected', decider, now(), null);
     });
@@ -200,7 +200,7 @@ export async function decideRowSuggestion(
   } else {
     const surfaces = await tableSurfaces(services, workspace.id);
     decided = await services.sync
-      .transact(document, serverOrigin(actor.principal, via), (doc) => {
+      .transact(document, callerOrigin(actor, via), (doc) => {
         const entry = openEntry(doc);
         const current = passedRow(doc, entry.rowId);
         if (!current) throw errors.conflict('The row was deleted since the suggestion; reject it, or suggest again.');

@@ -1,4 +1,3 @@
-import { currentRunScope, withRunScope } from '../lib/run-scope';
 import { tablesDocumentName } from '../model/document-names';
 import { applyTextRevert, planTextRevert, type TextRevertPlan } from '../model/runs/text';
 import type { RevertResult } from '../model/schemas/runs';
@@ -6,7 +5,7 @@ import { applyTableRevert, planTableRevert, type TableRevertPlan } from '../mode
 import { listRunChanges } from '../persistence/runs';
 import type { Actor } from '../policy/actor';
 import { authorizeRunRevert } from '../policy/runs';
-import { serverOrigin } from '../sync/origins';
+import { callerOrigin } from '../sync/origins';
 import { cachedLiveSurfaces } from './live-surfaces';
 import type { ResolvedWorkspace } from './resolved-workspace';
 import { findWorkspaceRun, foldRun, slugOf, textRoot, touchedSurfaces } from './runs';
@@ -62,38 +61,36 @@ export async function revertRun(services: Services, actor: Actor, resolved: Reso
   const revert = await services.runs.start(actor, resolved.workspace.id, `Revert of ${run.name}`, run.id);
   const joined = { id: revert.id, principalId: actor.principal.id };
   // The answer names the revert's run (Trellis-Run), as any write's names the run it joined.
-  const request = currentRunScope();
-  if (request) request.joined = joined;
+  if (actor.request) actor.request.run.joined = joined;
+  // The revert's own changes join its run, whatever the request named.
+  const reverting: Actor = { ...actor, request: { id: actor.request?.id, run: { requested: null, joined } } };
   try {
-    await withRunScope({ requested: null, joined }, async () => {
-      const origin = () => serverOrigin(actor.principal);
-      if (folded.table) {
-        const document = folded.table.document;
-        let plan: TableRevertPlan | null = null;
-        const planNow = (doc: Parameters<typeof planTableRevert>[0]) => (plan = planTableRevert(doc, folded.table!.folded));
-        if (document === tablesDocumentName(resolved.workspace.id)) {
-          await transactWithinRowCap(
-            services,
-            actor,
-            resolved,
-            (doc) => planNow(doc).place.filter((row) => row.data).length,
-            (doc) => applyTableRevert(doc, plan ?? planNow(doc)),
-          );
-          if (plan) noteTable(plan);
-        }
+    if (folded.table) {
+      const document = folded.table.document;
+      let plan: TableRevertPlan | null = null;
+      const planNow = (doc: Parameters<typeof planTableRevert>[0]) => (plan = planTableRevert(doc, folded.table!.folded));
+      if (document === tablesDocumentName(resolved.workspace.id)) {
+        await transactWithinRowCap(
+          services,
+          reverting,
+          resolved,
+          (doc) => planNow(doc).place.filter((row) => row.data).length,
+          (doc) => applyTableRevert(doc, plan ?? planNow(doc)),
+        );
+        if (plan) noteTable(plan);
       }
-      for (const text of folded.texts) {
-        const plan = await services.sync
-          .transact(text.document, origin(), (doc) => {
-            const root = textRoot(doc, text.kind);
-            if (!root) return null;
-            const planned = planTextRevert(root, text.folded);
-            applyTextRevert(root, planned);
-            return planned;
-          });
-        if (plan) noteText(text.surfaceId, plan);
-      }
-    });
+    }
+    for (const text of folded.texts) {
+      const plan = await services.sync
+        .transact(text.document, callerOrigin(reverting), (doc) => {
+          const root = textRoot(doc, text.kind);
+          if (!root) return null;
+          const planned = planTextRevert(root, text.folded);
+          applyTextRevert(root, planned);
+          return planned;
+        });
+      if (plan) noteText(text.surfaceId, plan);
+    }
   } finally {
     await services.runs.end(revert, services.clock.now(), actor.principal);
   }

@@ -1,6 +1,5 @@
 import * as Y from 'yjs';
 import { errors } from '../errors';
-import { currentRunScope } from '../lib/run-scope';
 import { DOC_BODY_FIELD } from '../model/doc/body';
 import { HTML_FIELD } from '../model/html';
 import { foldText, presentText, type FoldedText, type TextRecord } from '../model/runs/text';
@@ -30,11 +29,12 @@ export const RUN_WRITES: ReadonlySet<WorkspaceAction> = new Set(['write_rows', '
 
 /**
  * Called by access once it knows the workspace and that the request
- * writes: decides the run of the request's writes (src/lib/run-scope.ts).
- * Outside a request scope (jobs, tests calling the domain) nothing joins.
+ * writes: decides the run of the request's writes, in the scope the
+ * request's actor carries (src/lib/run-scope.ts). An actor outside a
+ * request (jobs, tests calling the domain) joins nothing.
  */
 export async function joinRunOfRequest(services: Services, actor: Actor | null, resolved: Pick<ResolvedWorkspace, 'workspace'>, action: WorkspaceAction): Promise<void> {
-  const scope = currentRunScope();
+  const scope = actor?.request?.run;
   if (!scope || !actor || !RUN_WRITES.has(action)) return;
   if (scope.joined && scope.joined.principalId === actor.principal.id) return;
   scope.joined = await services.runs.join(actor, resolved.workspace.id, scope.requested);

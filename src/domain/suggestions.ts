@@ -23,7 +23,7 @@ import { findSuggestion, listSuggestions, markSuggestionDecided, type Suggestion
 import { findPrincipals } from '../persistence/workspaces';
 import type { Actor, Principal } from '../policy/actor';
 import type { WorkspaceAction } from '../policy/index';
-import { serverOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
+import { callerOrigin, type ServerChangeContext, type ServerOrigin } from '../sync/origins';
 import { documentOf, parseDocInput, pickDocSurface, type DocInput, type DocSelector } from './docs';
 import { cachedLiveSurfaces, selectedSurface } from './live-surfaces';
 import type { ResolvedWorkspace, WorkspaceAddress, WorkspaceResolver } from './resolved-workspace';
@@ -74,7 +74,7 @@ async function proposeInDoc(
 ): Promise<Suggestion> {
   const surface = await pickDocSurface(services, resolved.workspace, selector);
   const stamp = stampFor(actor, services.clock.now());
-  const origin = serverOrigin(actor.principal, via);
+  const origin = callerOrigin(actor, via);
   const made = await services.sync.transact(documentOf(surface), origin, (doc) => propose(doc, stamp, origin));
   if (!made) throw noChange();
   return createdSuggestion(services, resolved, stamp.id);
@@ -207,7 +207,7 @@ export async function decideSuggestion(
   via: ServerChangeContext['via'] = 'rest',
 ): Promise<Suggestion> {
   if (record.status !== 'open') throw alreadyDecided(record.status);
-  const origin = serverOrigin(actor.principal, via);
+  const origin = callerOrigin(actor, via);
   const [open] = await presentSuggestions(services, resolved.workspace, [record]);
   const summary = open!.summary;
   const surface = selectedSurface(await cachedLiveSurfaces(services, resolved.workspace.id), { surfaceId: record.surfaceId });

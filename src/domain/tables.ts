@@ -14,7 +14,7 @@ import { surfaceBySlug } from '../model/surface-slugs';
 import type { Services } from './services';
 import type { CommitReceipt } from '../sync/document-sync';
 import { tablesDocumentName } from '../model/document-names';
-import { serverOrigin } from '../sync/origins';
+import { callerOrigin, type ChangeCaller } from '../sync/origins';
 import { beginLookup, endLookup, hasPassed, unpassedRows } from '../sync/table-passed';
 import { rowDataAt } from '../sync/version-index';
 import { compileRowQuery, withoutMissingColumns, type CompiledRowQuery, type RowFilter, type SortKey } from '../model/table/query';
@@ -464,7 +464,7 @@ const ROW_CAP_WAITS = 10;
  */
 export async function transactWithinRowCap<T>(
   services: Services,
-  actor: { principal: Author },
+  actor: ChangeCaller,
   resolved: Pick<ResolvedWorkspace, 'workspace' | 'orgPlan'>,
   adding: (doc: Y.Doc) => number,
   change: (doc: Y.Doc) => T,
@@ -479,7 +479,7 @@ export async function transactWithinRowCap<T>(
     await lookUpPassedRows(services, workspace.id);
     let waitFor = null as string[] | null;
     const attempt = await services.sync
-      .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
+      .transactWithReceipt(document, callerOrigin(actor), (doc) => {
         const added = adding(doc);
         const unpassed = unpassedRows(doc);
         const current = countRows(doc) - unpassed.size;
@@ -547,7 +547,7 @@ export async function updateRow(
   const files = await liveFilesNamedIn(services, workspace.id, input.data ? [input.data] : []);
   await lookUpPassedRows(services, workspace.id);
   const { result: row, receipt } = await services.sync
-    .transactWithReceipt(document, serverOrigin(actor.principal), (doc) => {
+    .transactWithReceipt(document, callerOrigin(actor), (doc) => {
       const current = passedRow(doc, rowId);
       if (!current) throw errors.notFound('Row');
       const sheetId = target?.id ?? current.surfaceId;
@@ -590,7 +590,7 @@ export async function bulkUpdateRows(
   const files = await liveFilesNamedIn(services, workspace.id, updates.map((u) => u.data));
   await lookUpPassedRows(services, workspace.id);
   const { result: rows, receipt } = await services.sync
-    .transactWithReceipt(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+    .transactWithReceipt(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
       const onSheet = (id: string) => {
         const row = passedRow(doc, id);
         return row !== null && (!sheet || row.surfaceId === sheet.id);
@@ -619,7 +619,7 @@ export async function moveRowsToSurface(
   if (!target) throw errors.badRequest('Name the sheet to move to: `surface` (or `surfaceId`).', [{ path: ['surface'], code: 'required', message: 'required' }]);
   await lookUpPassedRows(services, workspace.id);
   return services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+    .transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
       ensureSheet(doc, target!.id, null);
       // A row the cap has not let through does not exist here yet.
       const missing = input.rowIds.flatMap((id, i) => (hasPassed(doc, id) ? [] : [{ path: ['rowIds', String(i)], code: 'row_not_found', message: `No row ${id}.` }]));
@@ -633,7 +633,7 @@ export async function moveRowsToSurface(
 export async function deleteWorkspaceRow(services: Services, actor: Actor, workspace: Workspace, rowId: string, selector: SurfaceSelector = {}): Promise<void> {
   const sheet = await namedTableSurface(services, workspace, selector);
   await lookUpPassedRows(services, workspace.id);
-  const deleted = await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  const deleted = await services.sync.transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
     const row = passedRow(doc, rowId);
     return row && (!sheet || row.surfaceId === sheet.id) ? deleteRow(doc, rowId, null) : false;
   });
@@ -667,7 +667,7 @@ export async function putColumns(services: Services, actor: Actor, resolved: Res
   const surface = await tableSurfaceForWrite(services, actor, resolved, selector);
   const surfaces = await tableSurfaces(services, workspace.id);
   return services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+    .transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
       // Link and lookup columns that are new or point elsewhere are checked, each against the list as it will be;
       // one left as it was is not (its target may have gone since, which must not block renaming another column).
       const stored = readColumns(doc, surface.id);
@@ -746,7 +746,7 @@ export async function postColumn(services: Services, actor: Actor, resolved: Res
   const { position: _ignored, ...rest } = column;
   const surfaces = await tableSurfaces(services, workspace.id);
   return services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+    .transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
       const existing = readColumns(doc, surface.id);
       if (rest.type === 'link' || rest.type === 'lookup') checkLinkColumns(doc, surfaces, surface.id, [...existing, rest], [{ index: existing.length, path: ['column'] }]);
       if (isComputedColumn(rest)) checkComputedColumns(doc, surfaces, surface.id, [...existing, rest], [{ index: existing.length, path: ['column'] }]);

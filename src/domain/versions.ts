@@ -28,7 +28,7 @@ import { findPrincipals, findSurface } from '../persistence/workspaces';
 import type { Services } from './services';
 import { countChanges, diffContents, type ContentDiff, type SequenceChange } from '../sync/content-diff';
 import { surfaceDocumentName } from '../model/document-names';
-import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
+import { callerOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { readSurfaceContent, restoreSurfaceContent, rowsAddedByRestoring, type HistorySurface, type SurfaceContent } from '../sync/surface-content';
 import { indexVersions, type HistoryPass } from '../sync/version-index';
 import { tableError, transactWithinRowCap } from './tables';
@@ -256,7 +256,7 @@ export async function restoreVersion(
   // What a sync client wrote into an html page may never have met the sanitiser; a restore writes through it like PUT does.
   const content = stored.kind === 'html' ? { ...stored, html: sanitizeHtml(stored.html) } : stored;
   const undo = await keepCurrentState(services, versioned);
-  const origin = serverOrigin(actor.principal);
+  const origin = callerOrigin(actor);
   // What the surface holds right after the restore: the content of the version that records it.
   const restore = (doc: Y.Doc) => {
     restoreSurfaceContent(doc, versioned.history, content, origin);

@@ -23,7 +23,7 @@ import { FILTER_OPS, RowFilter, SortKey } from '../model/schemas/tables';
 import type { z } from 'zod';
 
 type RowFilterInput = z.output<typeof RowFilter>;
-import { serverOrigin } from '../sync/origins';
+import { callerOrigin } from '../sync/origins';
 import { cachedLiveSurfaces } from './live-surfaces';
 import type { Services } from './services';
 import { pickTableSurface, tableError, type SurfaceSelector } from './tables';
@@ -83,7 +83,7 @@ export async function createSheetView(services: Services, actor: Actor, workspac
   const surface = await pickTableSurface(services, workspace, selector);
   if (!surface) throw errors.notFound('Table surface');
   const view = await services.sync
-    .transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+    .transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
       const fields = { ...input, form: input.form === undefined ? undefined : storedForm({}, input.form) };
       const columns = readColumns(doc, surface.id);
       refuseIssues([...viewIssues(columns, input), ...kindIssues(columns, input, previewView(doc, surface.id, null, { kind: 'grid', ...fields }))]);
@@ -111,7 +111,7 @@ export async function updateSheetView(
   patch: ViewInput,
 ): Promise<PresentedView> {
   const found = await viewForWrite(services, workspace, selector);
-  const view = await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  const view = await services.sync.transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
     const current = found(doc, viewId);
     const fields: ViewPatch = { ...patch, form: patch.form === undefined ? undefined : storedForm(storedFormOf(doc, viewId), patch.form) };
     const columns = readColumns(doc, current.surfaceId);
@@ -138,7 +138,7 @@ function storedForm(stored: FormInput, given: FormInput): FormSettings {
 
 export async function deleteSheetView(services: Services, actor: Actor, workspace: Workspace, viewId: string, selector: SurfaceSelector): Promise<void> {
   const found = await viewForWrite(services, workspace, selector);
-  await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+  await services.sync.transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
     found(doc, viewId);
     deleteView(doc, viewId, null);
   });

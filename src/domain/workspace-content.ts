@@ -1,6 +1,6 @@
 import type { Surface, SurfaceKind, Workspace } from '../persistence/schema';
 import type { ColumnDef } from '../model/table/types';
-import type { Principal } from '../policy/actor';
+import type { ChangeCaller } from '../sync/origins';
 
 /** What creating a workspace made: its id and surfaces, for the content to fill. */
 export type CreatedWorkspace = { id: string; surfaces: Array<{ id: string; slug: string; kind: SurfaceKind }> };
@@ -38,7 +38,7 @@ export type WorkspaceContent = {
    * reader of computed cells reads there (src/model/table/settings.ts).
    * Called once the setting is committed.
    */
-  setTimeZone(workspace: Workspace, timeZone: string, by: Principal): Promise<void>;
+  setTimeZone(workspace: Workspace, timeZone: string, by: ChangeCaller): Promise<void>;
 };
 
 /**

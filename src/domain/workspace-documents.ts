@@ -4,7 +4,7 @@ import type { Workspace } from '../persistence/schema';
 import { findPrincipals, findWorkspaceById } from '../persistence/workspaces';
 import type { Services } from './services';
 import { tablesDocumentName } from '../model/document-names';
-import { serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
+import { callerOrigin, serverOrigin, SYSTEM_PRINCIPAL } from '../sync/origins';
 import { countRows, ensureSheet, readColumns, scaffoldDefaultColumns } from '../model/table/document';
 import { setTableTimeZone } from '../model/table/settings';
 import { docHoldsData, seedDocBody } from './docs';
@@ -25,7 +25,7 @@ export function documentContent(services: Services): WorkspaceContent {
       return true;
     },
     setTimeZone: async (workspace, timeZone, by) => {
-      await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(by), (doc) => setTableTimeZone(doc, timeZone));
+      await services.sync.transact(tablesDocumentName(workspace.id), callerOrigin(by), (doc) => setTableTimeZone(doc, timeZone));
     },
   };
 }

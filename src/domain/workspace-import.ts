@@ -15,7 +15,7 @@ import type { ColumnDef } from '../model/table/types';
 import type { Actor } from '../policy/actor';
 import type { Surface, SurfaceKind } from '../persistence/schema';
 import { listSurfaces, liveSlugTaken } from '../persistence/workspaces';
-import { serverOrigin } from '../sync/origins';
+import { callerOrigin } from '../sync/origins';
 import { forgetImages, storeImportedImages, writeBodyOffThread } from './doc-io';
 import { storeDocImage } from './doc-images';
 import { createFolder } from './file-folders';
@@ -185,7 +185,7 @@ async function makeWorkspace(services: Services, actor: Actor, request: Workspac
     seedWorkspace: async (workspace: { id: string }, made: Array<{ id: string; kind: SurfaceKind }>) => {
       const sheets = made.filter((s) => s.kind === 'table');
       if (sheets.length === 0) return;
-      await services.sync.transact(tablesDocumentName(workspace.id), serverOrigin(actor.principal), (doc) => {
+      await services.sync.transact(tablesDocumentName(workspace.id), callerOrigin(actor), (doc) => {
         for (const sheet of sheets) ensureSheet(doc, sheet.id, null);
       });
     },
@@ -310,7 +310,7 @@ class Importer {
     const surface = this.surface(item);
     const text = await this.text(item);
     const document = surfaceDocumentName(this.resolved.workspace.id, surface)!;
-    const origin = serverOrigin(this.actor.principal, 'rest');
+    const origin = callerOrigin(this.actor, 'rest');
     const archiveImage = async (src: string) => {
       let target: string;
       try {

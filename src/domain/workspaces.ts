@@ -305,7 +305,7 @@ export async function changeWorkspaceSettings(
           return row;
         });
   // Written even when the record already held it: a table document restored or rewritten by a peer gets it back.
-  if (settings.timeZone !== undefined) await content.setTimeZone(updated, settings.timeZone, actor.principal);
+  if (settings.timeZone !== undefined) await content.setTimeZone(updated, settings.timeZone, actor);
   return updated;
 }
 

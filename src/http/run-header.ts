@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor } from '../policy/actor';
 import type { RunScope } from '../lib/run-scope';
 
 /**
@@ -9,16 +10,14 @@ import type { RunScope } from '../lib/run-scope';
  */
 export const RUN_HEADER = 'trellis-run';
 
-const scopes = new WeakMap<FastifyRequest, RunScope>();
-
-export function openRunScope(request: FastifyRequest): RunScope {
+/** The request's own copy of its caller, carrying the request id and the run scope its writes decide (src/lib/run-scope.ts). */
+export function actorOfRequest(request: FastifyRequest, actor: Actor): Actor {
   const named = request.headers[RUN_HEADER];
-  const scope: RunScope = { requested: typeof named === 'string' && named.trim() !== '' ? named.trim() : null, joined: null };
-  scopes.set(request, scope);
-  return scope;
+  const run: RunScope = { requested: typeof named === 'string' && named.trim() !== '' ? named.trim() : null, joined: null };
+  return { ...actor, request: { id: request.id, run } };
 }
 
 export function answerRunScope(request: FastifyRequest, reply: FastifyReply) {
-  const joined = scopes.get(request)?.joined;
+  const joined = request.actor?.request?.run.joined;
   if (joined && reply.statusCode < 400) reply.header(RUN_HEADER, joined.id);
 }

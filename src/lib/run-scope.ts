@@ -1,12 +1,13 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /**
- * The run a request's writes join (docs/RUNS.md), wherever its work goes,
- * without threading it through every domain function: the edge opens a
- * scope with the run the caller named (the `Trellis-Run` header, an MCP
- * `run` argument), access decides the run once it knows the workspace and
- * the write (`joined`), the sync layer puts it in the origin of each change
- * the caller makes, and the edge answers `Trellis-Run` from it.
+ * The run a request's writes join (docs/RUNS.md). It travels on the actor
+ * (`Actor.request`), not in an AsyncLocalStorage: entering one turns on
+ * promise hooks for the whole process, which every await then pays
+ * (docs/PERFORMANCE.md, issue 38). The edge gives each request its own copy
+ * of the actor with a scope holding the run the caller named (the
+ * `Trellis-Run` header, an MCP `run` argument), access decides the run once
+ * it knows the workspace and the write (`joined`), the domain puts it in the
+ * origin of each change the caller makes, and the edge answers `Trellis-Run`
+ * from it.
  */
 export type RunScope = {
   /** The run the caller named, null when none. */
@@ -15,18 +16,15 @@ export type RunScope = {
   joined: { id: string; principalId: string } | null;
 };
 
-const storage = new AsyncLocalStorage<RunScope>();
+/** What an actor carries of the HTTP request (or MCP tool call) it acts in. */
+export type RequestScope = {
+  /** The request id, for log lines of work the request caused (absent for work no request started). */
+  id?: string;
+  run: RunScope;
+};
 
-export function withRunScope<T>(scope: RunScope, fn: () => T): T {
-  return storage.run(scope, fn);
-}
-
-export function currentRunScope(): RunScope | undefined {
-  return storage.getStore();
-}
-
-/** The run a change by this principal joins in the current request, or null. */
-export function joinedRun(principalId: string): string | null {
-  const joined = storage.getStore()?.joined;
+/** The run a change by this principal joins in the scope, or null. */
+export function joinedRun(scope: RequestScope | undefined, principalId: string): string | null {
+  const joined = scope?.run.joined;
   return joined && joined.principalId === principalId ? joined.id : null;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Actor } from '../policy/actor';
 import { Accepted, type McpFacts, type Operation, type ToolAnnotations, type ToolContext } from '../operations/operation';
 import type { Services } from '../domain/services';
-import { currentRunScope, withRunScope, type RunScope } from '../lib/run-scope';
+import type { RunScope } from '../lib/run-scope';
 
 /**
  * MCP tools. A tool is a name, a description, an input and an output
@@ -50,11 +50,11 @@ export function toolFromOperation(name: string, operation: Operation, meta: Tool
     run: async (context, args) => {
       // Each part is parsed again by its own schema, so any rule the route's schema holds at object level holds here too.
       const input = Object.fromEntries(parts.map(([part, schema]) => [part, schema.parse(pick(args, Object.keys(schema.shape)))]));
-      const call = async () => {
-        const result = await operation.run(context.services, context.actor, input as never);
+      const call = async (actor: Actor) => {
+        const result = await operation.run(context.services, actor, input as never);
         return result instanceof Accepted ? result.body : result;
       };
-      return joinsRuns ? inRunOfCall(args[RUN_ARGUMENT] as string | undefined, call) : call();
+      return joinsRuns ? inRunOfCall(context.actor, args[RUN_ARGUMENT] as string | undefined, call) : call(context.actor);
     },
   };
 }
@@ -70,16 +70,17 @@ const RunArgument = z
 
 /**
  * One tool call's run: the `run` argument, else the request's `Trellis-Run`
- * header. What it joins is handed to the request's scope, so the answer
- * carries `Trellis-Run` as a REST write's does.
+ * header. The call gets its own copy of the actor with its own scope; what
+ * it joins is handed to the request's scope, so the answer carries
+ * `Trellis-Run` as a REST write's does.
  */
-async function inRunOfCall<T>(named: string | undefined, call: () => Promise<T>): Promise<T> {
-  const request = currentRunScope();
-  const scope: RunScope = { requested: named ?? request?.requested ?? null, joined: null };
+async function inRunOfCall<T>(actor: Actor, named: string | undefined, call: (actor: Actor) => Promise<T>): Promise<T> {
+  const request = actor.request;
+  const scope: RunScope = { requested: named ?? request?.run.requested ?? null, joined: null };
   try {
-    return await withRunScope(scope, call);
+    return await call({ ...actor, request: { id: request?.id, run: scope } });
   } finally {
-    if (request && scope.joined) request.joined = scope.joined;
+    if (request && scope.joined) request.run.joined = scope.joined;
   }
 }
 

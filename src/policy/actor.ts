@@ -1,6 +1,7 @@
 import type { Role } from '../model/roles';
 import type { OAuthScope } from '../model/permissions';
 import type { Principal } from '../model/schemas/common';
+import type { RequestScope } from '../lib/run-scope';
 
 /** The public shape of a user or agent, as every response shows it: one definition, in the model. */
 export type { Principal };
@@ -33,6 +34,12 @@ export type Actor = {
   key?: { id: string; role: Exclude<Role, 'owner'>; scopeWorkspaceId: string | null; suggestOnly: boolean };
   /** An OAuth access token: the user, capped by the scopes of its grant. */
   oauth?: OAuthCaller;
+  /**
+   * The request this actor acts in: its id for logs and the run its writes
+   * join. Each HTTP request (and MCP tool call) has its own copy of the
+   * actor with its own scope; absent outside a request (jobs, sync).
+   */
+  request?: RequestScope;
 };
 
 /** Stable identity for per-caller state (confirmations, idempotency keys): one key, one OAuth grant, or one principal. */

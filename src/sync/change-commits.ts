@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type * as Y from 'yjs';
 import { DocumentWriteError } from '../errors';
 import type { Failpoints } from '../lib/failpoints';
-import { currentRequestId } from '../lib/request-context';
 import type { Metrics } from '../metrics/index';
 import type { Db } from '../persistence/database';
 import { appendUpdates, markUpdatesDerived } from '../persistence/document-log';
@@ -197,7 +196,7 @@ export class ChangeCommits {
         let settled!: Waiter;
         this.lastServerChange.set(documentName, new Promise<void>((resolve, reject) => (settled = { resolve: () => resolve(), reject })).catch(() => {}));
         change.settled = settled;
-        change.requestId = currentRequestId();
+        change.requestId = origin.context.requestId;
         // Only `transact` asks (a sync client's origin is a new object a message: a weak entry each would be garbage to trace).
         this.queuedOrigins.add(origin);
       }

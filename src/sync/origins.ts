@@ -1,6 +1,6 @@
 import type { Actor, Principal } from '../policy/actor';
 import type { Author } from '../model/schemas/common';
-import { joinedRun } from '../lib/run-scope';
+import { joinedRun, type RequestScope } from '../lib/run-scope';
 import type { UpdateAuthor } from '../persistence/document-log';
 
 /**
@@ -19,6 +19,8 @@ export type ServerChangeContext = {
   via: 'rest' | 'mcp' | 'system' | 'replay';
   /** The run the change joins (docs/RUNS.md), null for none. */
   run: string | null;
+  /** The HTTP request that made the change, named in the log line if it fails to commit. */
+  requestId?: string;
 };
 
 export type ServerOrigin = { source: 'local'; context: ServerChangeContext };
@@ -48,13 +50,25 @@ type ConnectionOrigin = { source: 'connection'; connection: { context: Connectio
 export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system', name: 'Trellis', avatarUrl: null };
 
 /**
- * The origin of a change the server makes for `principal` (a public form included). A REST or MCP
- * change joins the run its request decided for that principal (src/lib/run-scope.ts);
- * `run` names one explicitly (a replay from the log, a revert's own run).
+ * The origin of a change the server makes on its own for `principal`: a
+ * system change, or a logged update derived again (`replay`), which names
+ * the run it joined.
  */
-export function serverOrigin(principal: Author, via: ServerChangeContext['via'] = 'rest', run?: string | null): ServerOrigin {
-  const joins = run !== undefined ? run : via === 'rest' || via === 'mcp' ? joinedRun(principal.id) : null;
-  return { source: 'local', context: { principal, via, run: joins } };
+export function serverOrigin(principal: Author, via: 'system' | 'replay' = 'system', run: string | null = null): ServerOrigin {
+  return { source: 'local', context: { principal, via, run } };
+}
+
+/** Who makes a change over REST or MCP: an actor, or a public form's author, which acts in no request. */
+export type ChangeCaller = { principal: Author; request?: RequestScope };
+
+/**
+ * The origin of a change a caller makes over REST or MCP: it joins the run
+ * the caller's request decided (src/lib/run-scope.ts) and names the request.
+ */
+export function callerOrigin(caller: ChangeCaller, via: ServerChangeContext['via'] = 'rest'): ServerOrigin {
+  const { principal, request } = caller;
+  const run = via === 'rest' || via === 'mcp' ? joinedRun(request, principal.id) : null;
+  return { source: 'local', context: { principal, via, run, ...(request?.id ? { requestId: request.id } : {}) } };
 }
 
 export function isServerOrigin(origin: unknown): origin is ServerOrigin {

@@ -48,6 +48,8 @@ export type TestAppOptions = {
   databaseUrl?: string;
   /** Test-only routes, registered before the server listens. */
   routes?: (app: App, services: Services) => void | Promise<void>;
+  /** The server's logger, for a test that reads its lines; silent otherwise (TEST_LOG_LEVEL to stderr). */
+  log?: pino.Logger;
 };
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp & { store: { dataDir: string; databaseUrl?: string; dispose(): Promise<void> } }> {
@@ -65,7 +67,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   const { services, close: closeServices } = await createServices(config, {
     // To stderr: a bench server's stdout carries its address line.
-    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
+    log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
     clock: options.clock,
     limitsKeyPrefix: `trellis-test:${path.basename(store.dataDir)}:`,
   });
