@@ -29,6 +29,8 @@ export function withHeads(heads: ReadonlyArray<StatementHead | null>): string {
 
 /** Shapes of up to this many parameters keep their text; a bigger batch (an import) builds its own. */
 const KEPT_PARAMETERS = 1_000;
+// Heads numbered after another statement's rows make `first` vary with the batch: bound how many shapes are kept.
+const KEPT_SHAPES = 4_096;
 const tuples = new Map<string, string>();
 
 /**
@@ -41,7 +43,10 @@ export function valueTuples(rows: number, width: number, first = 1, casts?: read
   const kept = tuples.get(key);
   if (kept) return kept;
   const text = Array.from({ length: rows }, (_, row) => `(${Array.from({ length: width }, (_, column) => `$${first + row * width + column}${casts?.[column] ?? ''}`).join(', ')})`).join(', ');
-  if (rows * width <= KEPT_PARAMETERS) tuples.set(key, text);
+  if (rows * width <= KEPT_PARAMETERS) {
+    if (tuples.size >= KEPT_SHAPES) tuples.clear();
+    tuples.set(key, text);
+  }
   return text;
 }
 
