@@ -204,7 +204,7 @@ async function prefill(t: Awaited<ReturnType<typeof startTestApp>>, cookie: stri
       surfaceId,
       data: { title: `prefill ${from + i}`, status: (from + i) % 3 === 0 ? 'done' : 'todo' },
     }));
-    await t.services.sync.transact(documentName, serverOrigin(principal), (doc) => insertRows(doc, chunk, null));
+    await t.services.sync.transact(documentName, serverOrigin(principal, 'system'), (doc) => insertRows(doc, chunk, null));
   }
   // Then single-row creates through REST, 10 at a time, as the REST benchmark leaves a server: a long tail of small log rows,
   // in a workspace of their own (the welcome workspace is past the scale plan's 50,000-row cap by now).

@@ -73,7 +73,7 @@ export async function runFormulasBench(rows = Number(process.env.ROWS ?? 50_000)
     const principal = (await findPrincipals(t.services.db, [owner.id])).get(owner.id)!;
     const documentName = tablesDocumentName(workspace.id);
     const fillStart = performance.now();
-    await t.services.sync.transact(documentName, serverOrigin(principal), (doc) =>
+    await t.services.sync.transact(documentName, serverOrigin(principal, 'system'), (doc) =>
       insertRows(doc, Array.from({ length: projects }, (_, i) => ({ id: projectId(i), surfaceId: projectsId, data: { name: `Project ${i}`, budget: 1_000 + i } })), null),
     );
     const projectsSeconds = (performance.now() - fillStart) / 1000;
@@ -100,7 +100,7 @@ export async function runFormulasBench(rows = Number(process.env.ROWS ?? 50_000)
     for (const column of COMPUTED_COLUMNS) await call('POST', '/columns', { column });
     await call('POST', '/columns?surface=projects', { column: { key: 'tasks', label: 'Tasks', type: 'link', targetSurface: 'table' } });
     await call('POST', '/columns?surface=projects', { column: { key: 'taskTotal', label: 'Task total', type: 'rollup', link: 'tasks', field: 'total', fn: 'sum' } });
-    await t.services.sync.transact(documentName, serverOrigin(principal), (doc) => {
+    await t.services.sync.transact(documentName, serverOrigin(principal, 'system'), (doc) => {
       const byProject = new Map<number, string[]>();
       for (let i = 0; i < rows; i++) byProject.set(i % projects, [...(byProject.get(i % projects) ?? []), taskId(i)]);
       for (const [p, tasks] of byProject) updateRowCells(doc, projectId(p), { tasks: tasks.slice(0, 1_000) }, null);

@@ -77,7 +77,7 @@ async function sheetFigures(t: TestApp, ada: TestUser, rows = 5_000, sessions = 
   const document = ws.primarySurface.syncDocument as string;
   const principal = { principalType: 'user' as const, id: ada.userId, name: 'ada', avatarUrl: null };
   const ids = Array.from({ length: rows }, (_, n) => `r${n.toString(36).padStart(5, '0')}`);
-  await t.services.sync.transact(document, serverOrigin(principal), (doc) => {
+  await t.services.sync.transact(document, serverOrigin(principal, 'system'), (doc) => {
     insertRows(
       doc,
       ids.map((id, n) => ({ id, surfaceId, data: { title: `Task number ${n} for the bench`, status: 'todo', notes: `Some notes about row ${n}, long enough to look like real text in a cell.` } })),

@@ -52,9 +52,10 @@ export const SYSTEM_PRINCIPAL: Principal = { principalType: 'agent', id: 'system
 /**
  * The origin of a change the server makes on its own for `principal`: a
  * system change, or a logged update derived again (`replay`), which names
- * the run it joined.
+ * the run it joined. `via` has no default, so a caller's change cannot be
+ * passed off as the server's by leaving it out: those take `callerOrigin`.
  */
-export function serverOrigin(principal: Author, via: 'system' | 'replay' = 'system', run: string | null = null): ServerOrigin {
+export function serverOrigin(principal: Author, via: 'system' | 'replay', run: string | null = null): ServerOrigin {
   return { source: 'local', context: { principal, via, run } };
 }
 

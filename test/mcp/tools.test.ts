@@ -280,7 +280,7 @@ describe('JSON-RPC errors', () => {
     const workspace = await t.services.db.selectFrom('workspaces').select('id').where('orgId', '=', owner.orgId).where('slug', '=', 'welcome').executeTakeFirstOrThrow();
     const surface = await t.services.db.selectFrom('surfaces').select('id').where('workspaceId', '=', workspace.id).where('slug', '=', 'table').executeTakeFirstOrThrow();
     const present = (await rest('GET', '/api/workspaces/welcome/rows?limit=1000')).body.rows.length;
-    await t.services.sync.transact(tablesDocumentName(workspace.id), serverOrigin({ principalType: 'user', id: owner.userId, name: 'owner', avatarUrl: null }), (doc) => {
+    await t.services.sync.transact(tablesDocumentName(workspace.id), serverOrigin({ principalType: 'user', id: owner.userId, name: 'owner', avatarUrl: null }, 'system'), (doc) => {
       for (let i = present; i < 500; i++) insertRow(doc, { id: `fill-${i}`, surfaceId: surface.id, data: { title: `fill ${i}` } }, null);
     });
     const error = await rpcError(mcp.callTool({ name: 'create_row', arguments: { slug: 'welcome', data: { title: 'one too many' } } }));

@@ -247,7 +247,7 @@ describe('broad queries (issue 21 goal 4)', () => {
     const surfaces = (await t.request('GET', `/api/orgs/${owner.orgSlug}/workspaces/wide/surfaces`, { as: owner.as })).body.surfaces;
     const surfaceId = surfaces.find((s: { kind: string }) => s.kind === 'table').id;
     const principal = { principalType: 'user' as const, id: owner.userId, name: 'broad', avatarUrl: null };
-    await t.services.sync.transact(tablesDocumentName(wide.id), serverOrigin(principal), (doc) => {
+    await t.services.sync.transact(tablesDocumentName(wide.id), serverOrigin(principal, 'system'), (doc) => {
       insertRow(doc, { id: 'pelican-exact', surfaceId, data: { title: 'pelican' } }, null);
       for (let i = 0; i < 1_200; i++) insertRow(doc, { id: `pelican-${i}`, surfaceId, data: { title: `a pelican flock number ${i}` } }, null);
       insertRow(doc, { id: 'pelican-rare', surfaceId, data: { title: 'a lone grebe' } }, null);

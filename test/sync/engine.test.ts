@@ -38,7 +38,7 @@ describe('sync engine', () => {
     await synced(client);
     const user = await t.services.db.selectFrom('users').select('id').where('email', '=', 'owner@example.com').executeTakeFirstOrThrow();
     const principal = { ...ownerPrincipal(), id: user.id };
-    await t.services.sync.transact(docName, serverOrigin(principal), (doc) => {
+    await t.services.sync.transact(docName, serverOrigin(principal, 'system'), (doc) => {
       ensureSheet(doc, surfaceId, null);
       insertRow(doc, { id: 'row-from-server', surfaceId, data: { title: 'hello' } }, null);
     });
