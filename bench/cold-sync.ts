@@ -102,8 +102,9 @@ async function syncs(
   credential: { token?: string; cookie?: string },
   rows: number,
   count: number,
-): Promise<{ ms: number[]; cpuMs: number[]; waitMs: number[]; applyMs: number[]; doc: Y.Doc }> {
+): Promise<{ ms: number[]; cpuMs: number[]; waitMs: number[]; applyMs: number[]; received: string[]; doc: Y.Doc }> {
   const ms: number[] = [];
+  const received: string[] = [];
   const cpuMs: number[] = [];
   const waitMs: number[] = [];
   const applyMs: number[] = [];
@@ -117,7 +118,11 @@ async function syncs(
     let applied: number | undefined;
     client.doc.on('beforeTransaction', () => void (applying ??= performance.now()));
     client.doc.on('afterTransaction', () => void (applied ??= performance.now()));
+    // What the server sent until the client synced: the same state should be the same bytes from either server.
+    const sizes: number[] = [];
+    client.provider.on('message', ({ event }: { event: { data: ArrayBuffer | Uint8Array } }) => void sizes.push(event.data.byteLength));
     await synced(client, 600_000);
+    received.push(`${sizes.length} msgs ${Math.round(sizes.reduce((a, b) => a + b, 0) / 1024)} KB (largest ${Math.round(Math.max(0, ...sizes) / 1024)})`);
     ms.push(performance.now() - started);
     waitMs.push((applying ?? started) - started);
     applyMs.push((applied ?? started) - (applying ?? started));
@@ -127,7 +132,7 @@ async function syncs(
     doc = client.doc;
     client.provider.destroy();
   }
-  return { ms, cpuMs, waitMs, applyMs, doc };
+  return { ms, cpuMs, waitMs, applyMs, received, doc };
 }
 
 const usageOf = async (info: { stats: string }): Promise<Usage> => (await fetch(`${info.stats}/usage`)).json() as Promise<Usage>;
@@ -184,6 +189,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
     warm = synced_.ms;
     warmCpu = synced_.cpuMs;
     figures['Trellis warm: client waits for its state / applies it ms'] = phasesOf(synced_);
+    figures['Trellis warm: received until synced'] = synced_.received.join('; ');
     state = Y.encodeStateAsUpdate(synced_.doc);
     const settled = await settle(info, seeded_);
     const after = await usageOf(info);
@@ -202,6 +208,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
     cold = coldRun.ms;
     coldCpu = coldRun.cpuMs;
     figures['Trellis cold: client waits for its state / applies it ms'] = phasesOf(coldRun);
+    figures['Trellis cold: received until synced'] = coldRun.received.join('; ');
     figures['restarted server RSS peak after cold syncs MB'] = Math.round((await usageOf(restarted.info)).peakRssMb);
   } finally {
     await stopBenchServer(restarted.child);
@@ -219,6 +226,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
       bare = bareRun.ms;
       bareCpu = bareRun.cpuMs;
       figures['bare: client waits for its state / applies it ms'] = phasesOf(bareRun);
+      figures['bare: received until synced'] = bareRun.received.join('; ');
     } finally {
       await stopBenchServer(server.child);
     }

@@ -32,7 +32,7 @@
 import * as decoding from 'lib0/decoding';
 import type { Db } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
-import { documentUpdateOf } from './update-message';
+import { documentUpdateOf, isEmptyUpdate } from './update-message';
 
 type Deferred = { resolve(seq: number): void; reject(error: unknown): void };
 
@@ -59,7 +59,8 @@ export class UpdateLog {
 
   /**
    * Resolves once the update `message` carries (if any) is durable, with its
-   * sequence number in the log (null: the message carries no update). Call
+   * sequence number in the log (null: the message carries no update, or an
+   * empty one, which changes nothing and is not logged). Call
    * from `beforeHandleMessage` with the connection handling the message and
    * the principal it is attributed to, and the run it joins. A client's
    * update is logged as not yet derived: its events are committed after it
@@ -72,7 +73,7 @@ export class UpdateLog {
       return early;
     }
     const update = documentUpdateOf(message);
-    if (!update) return Promise.resolve(null);
+    if (!update || isEmptyUpdate(update)) return Promise.resolve(null);
     const own = this.append(documentName, update, author, runId);
     const queue = queuedMessages(connection);
     let aheadBytes = update.byteLength;
@@ -81,7 +82,7 @@ export class UpdateLog {
       const next = queue.at(i)!;
       if (this.ahead.has(next) || addressOf(next) !== documentName) continue;
       const nextUpdate = documentUpdateOf(next);
-      if (!nextUpdate) continue;
+      if (!nextUpdate || isEmptyUpdate(nextUpdate)) continue;
       if (!this.mayLogAhead(documentName, nextUpdate, aheadBytes)) break;
       aheadBytes += nextUpdate.byteLength;
       const logged = this.append(documentName, nextUpdate, author, runId);

@@ -34,6 +34,18 @@ export function documentUpdateOf(message: Uint8Array): Uint8Array | null {
   return decoding.readVarUint8Array(decoder);
 }
 
+/**
+ * A V1 update that holds nothing (no structs, no deletions): what every
+ * fresh client answers the server's sync step 1 with when it has nothing
+ * the server lacks. Applying it changes nothing, so there is nothing to
+ * make durable: logging it put a row per connecting client in the log,
+ * which held a fold back (underived) and made each such client cost a
+ * compaction of the whole document (docs/PERFORMANCE.md, "h8-cold").
+ */
+export function isEmptyUpdate(update: Uint8Array): boolean {
+  return update.byteLength === 2 && update[0] === 0 && update[1] === 0;
+}
+
 /** A client's sync step 1: it asks for the document's state (the server answers with step 2). */
 export function isSyncStep1(message: Uint8Array): boolean {
   try {

@@ -65,6 +65,20 @@ describe('sync engine', () => {
     client.destroy();
   });
 
+  it('logs only what a client changes: a client that syncs and makes one edit adds one update to the log', async () => {
+    const newest = async () => (await t.services.db.selectFrom('documentUpdates').select(({ fn }) => fn.max('seq').as('seq')).where('document', '=', docName).executeTakeFirst())?.seq ?? 0;
+    const before = Number(await newest());
+    const client = connectClient(t.url, docName, { cookie: owner.cookie });
+    await synced(client);
+    insertRow(client.doc, { id: 'row-after-a-fresh-sync', surfaceId, data: { title: 'one edit' } }, null);
+    await acknowledged(client);
+    // Its answer to the server's sync step 1 holds nothing the server lacks: not a row of the log.
+    const logged = await t.services.db.selectFrom('documentUpdates').select('seq').where('document', '=', docName).where('seq', '>', before).execute();
+    expect(logged).toHaveLength(1);
+    expect(await t.services.sync.read(docName, (doc) => getRow(doc, 'row-after-a-fresh-sync')?.data.title)).toBe('one edit');
+    client.destroy();
+  });
+
   it('refuses a non-member and a connection without credentials', async () => {
     const stranger = await signIn(t, 'stranger@example.com');
     const client = connectClient(t.url, docName, { cookie: stranger.cookie });
