@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock';
 import type { Db } from '../persistence/database';
-import { compact, COMPACT_QUIET_MS, compactionDue, compactionUrgent, type CompactResult, type LoadResult } from './document-store';
+import { compact, COMPACT_AFTER_BYTES, COMPACT_QUIET_MS, compactionDue, compactionUrgent, type CompactResult, type LoadResult } from './document-store';
 
 /** A compaction held back by derivation runs again after this long (typing bursts end after 2 s without an edit), at most this many times without folding. */
 const FOLLOW_UP_MS = 2_500;
@@ -11,6 +11,8 @@ const PACE_FACTOR = 10;
 const PACE_WAIT_MS = 2_000;
 
 type Tail = { updates: number; bytes: number; snapshotBytes: number };
+/** `fired`: its compaction was queued (a refreshed timer would fire again). */
+type FollowUp = { timer: NodeJS.Timeout; idle: number; fired: boolean };
 
 /**
  * When each loaded document's log is folded into a snapshot
@@ -34,7 +36,7 @@ export class CompactionSchedule {
   /** Per document: the newest compaction queued or running. */
   private readonly compactions = new Map<string, Promise<void>>();
   /** Per document: a compaction to run again soon, and how many in a row folded nothing. */
-  private readonly followUps = new Map<string, { timer: NodeJS.Timeout; idle: number }>();
+  private readonly followUps = new Map<string, FollowUp>();
 
   constructor(
     private readonly deps: {
@@ -71,6 +73,10 @@ export class CompactionSchedule {
     tail.updates += 1;
     tail.bytes += bytes;
     this.tails.set(documentName, tail);
+    // A large document's follow-up waits for its appends to pause: each fold rewrites the whole snapshot, and
+    // one every 2.5 s through a slow bulk write rewrote a 50,000-row table 16 times (PERFORMANCE.md "h8-cold").
+    const followUp = this.followUps.get(documentName);
+    if (followUp && !followUp.fired && tail.snapshotBytes >= COMPACT_AFTER_BYTES) followUp.timer.refresh();
     const afterUpdates = this.deps.compactAfterUpdates;
     if (!compactionDue(tail, afterUpdates)) return;
     clearTimeout(this.quietCompactions.get(documentName)?.timer);
@@ -146,8 +152,10 @@ export class CompactionSchedule {
    * A fold held back by updates whose events are still being derived (a
    * typing burst in flight) or by history still to index is tried again
    * shortly: the tail of a stream is folded after the stream ends, not when
-   * the next few thousand updates come. A fold held back by a base a read
-   * handed out waits for the next due compaction.
+   * the next few thousand updates come (for a document whose snapshot is
+   * COMPACT_AFTER_BYTES or more, each append puts the follow-up off again:
+   * until then the stream's own due compactions fold it). A fold held back
+   * by a base a read handed out waits for the next due compaction.
    */
   private followUp(documentName: string, result: CompactResult | null) {
     const previous = this.followUps.get(documentName);
@@ -156,10 +164,15 @@ export class CompactionSchedule {
     if (!result || result.remaining === 0 || (result.blockedBy !== 'underived' && result.blockedBy !== 'history')) return;
     const idle = result.folded > 0 ? 0 : (previous?.idle ?? 0) + 1;
     if (idle > FOLLOW_UP_ATTEMPTS) return;
-    const timer = setTimeout(() => {
-      if (this.followUps.get(documentName)?.timer === timer) this.queue(documentName);
-    }, FOLLOW_UP_MS).unref();
-    this.followUps.set(documentName, { timer, idle });
+    const followUp: FollowUp = {
+      idle,
+      fired: false,
+      timer: setTimeout(() => {
+        followUp.fired = true;
+        if (this.followUps.get(documentName) === followUp) this.queue(documentName);
+      }, FOLLOW_UP_MS).unref(),
+    };
+    this.followUps.set(documentName, followUp);
   }
 
   /** Starts the compactions waiting for a quiet moment and resolves once every compaction has finished (tests, shutdown). */
