@@ -134,8 +134,9 @@ export class DocumentObserver implements TransactionObserver<Derived> {
   /**
    * Consecutive changes of one document (group commit): one context lookup,
    * one projection write for all their rows, which also inserts the first
-   * 1,000 events (then one audit-log insert per 1,000 more). Events of a sync client's change are keyed by its update's
-   * sequence number, so deriving it again (after a crash) records them once.
+   * 1,000 events (then one audit-log insert per 1,000 more). Events of a sync
+   * client's change are keyed by its update's sequence number, so deriving
+   * it again (after a crash) records them once.
    * Each table change gets a receipt: its rows as stored.
    */
   async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined> }> {
