@@ -133,9 +133,10 @@ export class DocumentObserver implements TransactionObserver<Derived> {
 
   /**
    * Consecutive changes of one document (group commit): one context lookup,
-   * one projection write for all their rows, one audit-log insert per 1,000
-   * events. Events of a sync client's change are keyed by its update's
-   * sequence number, so deriving it again (after a crash) records them once.
+   * one projection write for all their rows, which also inserts the first
+   * 1,000 events (then one audit-log insert per 1,000 more). Events of a sync
+   * client's change are keyed by its update's sequence number, so deriving
+   * it again (after a crash) records them once.
    * Each table change gets a receipt: its rows as stored.
    */
   async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined> }> {
@@ -174,10 +175,14 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
-    // The runs' changes ride in the projection's upsert: a round trip fewer in the commit.
-    for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now(), runWrites)) stored.set(id, meta);
-    const records: EventRecord[] = [];
-    for (let from = 0; from < drafts.length; from += EVENTS_PER_INSERT) {
+    // The runs' changes and the first events ride in the projection's upsert: two round trips fewer in the commit.
+    const at = this.services.clock.now();
+    const records = await recordEvents(this.services, tx, drafts.slice(0, EVENTS_PER_INSERT), async (_, events, now) => {
+      const written = await rows.write(tx, context.id, at, runWrites, { drafts: events, now });
+      for (const [id, meta] of written.stored) stored.set(id, meta);
+      return written.events;
+    });
+    for (let from = EVENTS_PER_INSERT; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
     const receipts = changes.map(({ derived }) => (derived.kind === 'tables' ? { rows: rowsOf(derived, stored) } : undefined));
@@ -291,7 +296,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });
     }
     if (!capsSyncWrites(origin) || created.size === 0) return drafts;
-    for (const [id, meta] of await rows.write(tx, context.id, this.services.clock.now())) stored.set(id, meta);
+    for (const [id, meta] of (await rows.write(tx, context.id, this.services.clock.now())).stored) stored.set(id, meta);
     const { refused, cap, plan } = await this.rowsOverCap(tx, context.id, created, derived.docRows);
     if (refused.length === 0) return drafts;
     const out = new Set(refused);
@@ -429,8 +434,8 @@ class RowWrites {
     this.rows.set(id, null);
   }
 
-  /** Writes what was collected (and `runChanges`, what runs changed in the batch) and starts afresh. */
-  async write(tx: Tx, workspaceId: string, at: Date, runChanges: readonly RunChangeWrite[] = []): Promise<Map<string, RowMeta>> {
+  /** Writes what was collected (and `runChanges`, what runs changed in the batch, and `events`, its events) and starts afresh. */
+  async write(tx: Tx, workspaceId: string, at: Date, runChanges: readonly RunChangeWrite[] = [], events?: { drafts: EventDraft[]; now: Date }) {
     const upserts: RowWrite[] = [];
     const deleted: string[] = [];
     for (const [id, row] of this.rows) {
@@ -439,7 +444,7 @@ class RowWrites {
     }
     this.rows.clear();
     await deleteRowProjections(tx, workspaceId, deleted);
-    return upsertRows(tx, upserts, at, runChanges);
+    return upsertRows(tx, upserts, at, runChanges, events);
   }
 }
 

@@ -71,13 +71,7 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
   // In slices: on the embedded database each statement holds the event loop while it runs.
   let folded = 0;
   for (;;) {
-    const deleted = await db
-      .deleteFrom('documentUpdates')
-      .where('document', '=', document)
-      .where('seq', 'in', (eb) =>
-        eb.selectFrom('documentUpdates').select('seq').where('document', '=', document).where('seq', '<=', uptoSeq).orderBy('seq').limit(DELETE_SLICE_ROWS),
-      )
-      .executeTakeFirst();
+    const deleted = await foldSlice(db, document, uptoSeq).executeTakeFirst();
     const n = Number(deleted.numDeletedRows);
     folded += n;
     if (n < DELETE_SLICE_ROWS) return folded;
@@ -85,6 +79,26 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
 }
 
 const DELETE_SLICE_ROWS = 2_000;
+
+/**
+ * The last seq of the next slice to fold: the DELETE_SLICE_ROWS-th logged
+ * update of the document, or `uptoSeq` when fewer are left. A range, not
+ * `seq in (select ... limit)`: for a document newer than the table's
+ * statistics the planner expects one row and joins the two as a nested
+ * loop that runs the subquery again for every row of the document (1,096
+ * rows x 527: 650,000 buffer reads, 4.5 s holding PGlite's event loop; a
+ * 5,000-update fold beside a typist stalled the server for 6-9 s at a time,
+ * docs/PERFORMANCE.md "PGlite's slow mode beside a typist"). A scalar
+ * subquery is run once whatever the plan.
+ */
+function sliceEnd(document: string, uptoSeq: number) {
+  return sql<number>`coalesce((select seq from document_updates where document = ${document} and seq <= ${uptoSeq} order by seq offset ${DELETE_SLICE_ROWS - 1} limit 1), ${uptoSeq})`;
+}
+
+/** Deletes the next slice (at most DELETE_SLICE_ROWS) of the document's updates folded up to `uptoSeq`; exported for its plan's test. */
+export function foldSlice(db: Executor, document: string, uptoSeq: number) {
+  return db.deleteFrom('documentUpdates').where('document', '=', document).where('seq', '<=', sliceEnd(document, uptoSeq));
+}
 
 /**
  * Keeps the snapshot folded up to `uptoSeq` also as a V1 update (what the

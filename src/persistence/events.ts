@@ -1,7 +1,7 @@
 import type { EventDraft, EventRecord } from '../model/event-record';
 import { storableJson } from '../lib/text';
 import type { Executor } from './database';
-import { runStatement, valueTuples } from './raw-statements';
+import { runStatement, valueTuples, type StatementHead } from './raw-statements';
 
 /**
  * Appends events to the audit log, returning them with their ids. An event
@@ -10,7 +10,39 @@ import { runStatement, valueTuples } from './raw-statements';
  */
 export async function insertEvents(db: Executor, drafts: EventDraft[], now: Date): Promise<EventRecord[]> {
   if (drafts.length === 0) return [];
-  const keyed = drafts.some((d) => d.dedupeKey);
+  // Written out (raw-statements.ts): every commit of a write records its events here.
+  const { text, parameters } = insertStatement(drafts, now, 1);
+  const rows = await runStatement<LoggedEvent>(db, text, parameters);
+  return recordsOf(drafts, rows, now);
+}
+
+/**
+ * `insertEvents` as the head of another statement of the same commit (the
+ * row projection's upsert carries it: table-rows.ts), its parameters
+ * numbered from `first`. The statement returns the `LOGGED_EVENTS` column,
+ * which `recordsOfLogged` turns into the records `insertEvents` returns.
+ */
+export function eventsHead(drafts: readonly EventDraft[], now: Date, first: number): StatementHead {
+  const { text, parameters } = insertStatement(drafts, now, first);
+  return { text: `logged as (${text})`, parameters };
+}
+
+/** What a statement headed by `eventsHead` returns, on every row alike: the inserted events' `[seq, dedupe_key]` in insertion order. */
+export const LOGGED_EVENTS = `(select coalesce(json_agg(json_build_array(seq, dedupe_key) order by seq), '[]'::json) from logged) as logged_events`;
+
+/** The records of `drafts` from the `LOGGED_EVENTS` column of a statement headed by `eventsHead` (JSON text on drivers that leave it unparsed). */
+export function recordsOfLogged(drafts: readonly EventDraft[], logged: unknown, now: Date): EventRecord[] {
+  const pairs = (typeof logged === 'string' ? JSON.parse(logged) : (logged ?? [])) as Array<[number | string, string | null]>;
+  return recordsOf(
+    drafts,
+    pairs.map(([seq, dedupeKey]) => ({ seq: Number(seq), dedupeKey })),
+    now,
+  );
+}
+
+type LoggedEvent = { seq: number; dedupeKey: string | null };
+
+function insertStatement(drafts: readonly EventDraft[], now: Date, first: number): StatementHead {
   const parameters: unknown[] = [];
   for (const d of drafts) {
     parameters.push(
@@ -24,14 +56,13 @@ export async function insertEvents(db: Executor, drafts: EventDraft[], now: Date
       d.dedupeKey ?? null,
     );
   }
-  // Written out (raw-statements.ts): every commit of a write records its events here.
-  const values = `${INSERT_HEAD}${valueTuples(drafts.length, INSERT_COLUMNS)}`;
-  if (!keyed) {
-    const rows = await runStatement<{ seq: number }>(db, `${values} returning seq`, parameters);
-    return drafts.map((d, i) => recordOf(d, String(rows[i]!.seq), d.ts ?? now.toISOString()));
-  }
-  const rows = await runStatement<{ seq: number; dedupeKey: string | null }>(db, `${values} on conflict (dedupe_key) where dedupe_key is not null do nothing returning seq, dedupe_key`, parameters);
-  // Rows come back in insertion order, without the skipped ones: match keyed drafts by key, the others in order.
+  const values = `${INSERT_HEAD}${valueTuples(drafts.length, INSERT_COLUMNS, first)}`;
+  const keyed = drafts.some((d) => d.dedupeKey);
+  return { text: keyed ? `${values} on conflict (dedupe_key) where dedupe_key is not null do nothing returning seq, dedupe_key` : `${values} returning seq, dedupe_key`, parameters };
+}
+
+/** Rows come back in insertion order, without the skipped ones: keyed drafts are matched by key, the others in order. */
+function recordsOf(drafts: readonly EventDraft[], rows: readonly LoggedEvent[], now: Date): EventRecord[] {
   const byKey = new Map(rows.filter((r) => r.dedupeKey).map((r) => [r.dedupeKey!, r.seq]));
   const unkeyed = rows.filter((r) => !r.dedupeKey);
   const records: EventRecord[] = [];

@@ -6,6 +6,8 @@ import type { AuthorKind } from '../model/roles';
 import { indexRows, indexUnindexedRows, reindexWorkspace, unindexHead, unindexRows } from './row-indexes';
 import { runStatement, valueTuples, withHeads } from './raw-statements';
 import { recordRunChanges, runChangesHead, type RunChangeWrite } from './runs';
+import { eventsHead, insertEvents, LOGGED_EVENTS, recordsOfLogged } from './events';
+import type { EventDraft, EventRecord } from '../model/event-record';
 
 /** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
 
@@ -34,17 +36,29 @@ const MAX_PARAMETERS = 65_535;
  * lookup. A new row gets `createdBy` (and `updatedBy` only when a later change
  * of the same batch edited it); an existing row keeps its creator and takes
  * the batch's last writer as `updatedBy`. `runChanges`, what runs changed in
- * the same commit, are recorded too (runs.ts `recordRunChanges`).
+ * the same commit, are recorded too (runs.ts `recordRunChanges`), and so are
+ * `events.drafts`, the commit's events, returned as recorded (events.ts
+ * `insertEvents`).
  */
-export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at: Date, runChanges: readonly RunChangeWrite[] = []): Promise<Map<string, RowMeta>> {
+export async function upsertRows(
+  db: Executor,
+  rows: ReadonlyArray<RowWrite>,
+  at: Date,
+  runChanges: readonly RunChangeWrite[] = [],
+  events: { drafts: EventDraft[]; now: Date } = { drafts: [], now: at },
+): Promise<{ stored: Map<string, RowMeta>; events: EventRecord[] }> {
   const stored = new Map<string, RowMeta>();
-  // A commit's rows, the usual batch: the upsert deletes their old index entries, and records the runs' changes, in the same statement.
+  // A commit's rows, the usual batch: the upsert deletes their old index entries, and records the runs' changes and the events, in the same statement.
   const single = rows.length > 0 && rows.length <= ROWS_PER_UPSERT;
   const unindex = single ? unindexHead(rows, rows.length * UPSERT_COLUMNS + 1) : null;
-  const used = rows.length * UPSERT_COLUMNS + (unindex?.parameters.length ?? 0);
+  let used = rows.length * UPSERT_COLUMNS + (unindex?.parameters.length ?? 0);
   const head = single ? runChangesHead(runChanges, at, used + 1) : null;
   const runs = head && used + head.parameters.length <= MAX_PARAMETERS ? head : null;
   if (!runs) await recordRunChanges(db, runChanges, at);
+  used += runs?.parameters.length ?? 0;
+  const logging = single && events.drafts.length > 0 ? eventsHead(events.drafts, events.now, used + 1) : null;
+  const logged = logging && used + logging.parameters.length <= MAX_PARAMETERS ? logging : null;
+  let recorded: EventRecord[] | null = null;
   for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
     const chunk = rows.slice(from, from + ROWS_PER_UPSERT);
     const parameters: unknown[] = [];
@@ -66,12 +80,19 @@ export async function upsertRows(db: Executor, rows: ReadonlyArray<RowWrite>, at
     }
     if (unindex) parameters.push(...unindex.parameters);
     if (runs) parameters.push(...runs.parameters);
-    const returned = await runStatement<RowMeta>(db, `${withHeads([unindex, runs])}${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}`, parameters);
+    if (logged) parameters.push(...logged.parameters);
+    const returning = logged ? `${UPSERT_RETURNING}, ${LOGGED_EVENTS}` : UPSERT_RETURNING;
+    const text = `${withHeads([unindex, runs, logged])}${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}${returning}`;
+    const returned = await runStatement<RowMeta & { loggedEvents?: unknown }>(db, text, parameters);
+    if (logged) {
+      recorded = recordsOfLogged(events.drafts, returned[0]?.loggedEvents, events.now);
+      for (const row of returned) delete row.loggedEvents;
+    }
     for (const row of returned) stored.set(row.id, row);
   }
   if (unindex) await indexUnindexedRows(db, rows);
   else await indexRows(db, rows);
-  return stored;
+  return { stored, events: recorded ?? (await insertEvents(db, events.drafts, events.now)) };
 }
 
 const UPSERT_COLUMNS = 11;
@@ -81,7 +102,8 @@ const UPSERT_HEAD =
 const UPSERT_TAIL =
   ' on conflict (workspace_id, id) do update set surface_id = excluded.surface_id, position = excluded.position, data = excluded.data,' +
   ' updated_by_id = coalesce(excluded.updated_by_id, excluded.created_by_id), updated_by_type = coalesce(excluded.updated_by_type, excluded.created_by_type),' +
-  ' updated_at = excluded.updated_at returning id, created_by_id, updated_by_id, created_at, updated_at';
+  ' updated_at = excluded.updated_at returning ';
+const UPSERT_RETURNING = 'id, created_by_id, updated_by_id, created_at, updated_at';
 
 /**
  * Makes a workspace's row projection match `rows` (a table document just

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
 import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, type LoggedUpdate } from '../../src/persistence/document-log';
+import { foldSlice } from '../../src/persistence/documents';
 import { compact, loadInto } from '../../src/sync/document-store';
+import { CompiledQuery, sql } from 'kysely';
 import { freshDataStore } from '../helpers/database';
 
 /**
@@ -100,5 +102,38 @@ describe('document log heads', () => {
 
     await markUpdatesDerived(db, document, seqs);
     expect(await listUnderivedUpdates(db, document)).toEqual([]);
+  });
+
+  /**
+   * A typist's new document is folded (5,000 updates) while the table's
+   * statistics still know only older documents. Folding it ran a nested loop
+   * that read the slice's subquery again for every update: quadratic work,
+   * 6-9 s of the embedded database holding the event loop (docs/PERFORMANCE.md,
+   * "PGlite's slow mode beside a typist"). The fold's reads stay linear in
+   * the updates it folds, whatever the statistics say.
+   */
+  it('folds a document newer than the statistics with reads linear in its log', async () => {
+    const db = handles[0]!.db;
+    const count = 1_200;
+    const log = async (document: string) => {
+      const updates = updatesOf(document, count);
+      for (let i = 0; i < updates.length; i += APPEND_ROWS_PER_STATEMENT) {
+        await appendUpdates(db, updates.slice(i, i + APPEND_ROWS_PER_STATEMENT).map((update) => ({ document, update, author: null, derived: true })));
+      }
+    };
+    await log(`test:fold-known:${Date.now()}`);
+    await sql`analyze document_updates`.execute(db);
+    const fresh = `test:fold-fresh:${Date.now()}`;
+    await log(fresh);
+    const last = await db.selectFrom('documentUpdates').select((eb) => eb.fn.max('seq').as('seq')).where('document', '=', fresh).executeTakeFirstOrThrow();
+
+    const fold = foldSlice(db, fresh, Number(last.seq)).compile();
+    const explained = await db.executeQuery<{ 'QUERY PLAN': Array<{ Plan: Record<string, number> }> }>(
+      CompiledQuery.raw(`explain (analyze, buffers, format json) ${fold.sql}`, [...fold.parameters]),
+    );
+    const plan = explained.rows[0]!['QUERY PLAN'][0]!.Plan;
+    expect(await db.selectFrom('documentUpdates').select('seq').where('document', '=', fresh).execute()).toEqual([]);
+    // About one buffer read per update folded; the nested loop read 22 per update at this size (26,847), and more the longer the log.
+    expect(plan['Shared Hit Blocks']! + plan['Shared Read Blocks']!).toBeLessThan(5 * count);
   });
 });
