@@ -133,9 +133,14 @@ export class CompactionSchedule {
    * work it causes is slowed to that work's pace instead of growing the log
    * (and the next load) without bound. Held bases never slow anyone.
    */
-  async keepPace(documentName: string) {
-    if ((this.unfolded.get(documentName) ?? 0) <= this.deps.compactAfterUpdates * PACE_FACTOR) return;
-    if (this.behind.get(documentName) === false) return;
+  keepPace(documentName: string): Promise<void> | undefined {
+    // Undefined when no wait is due: the caller, on every client update, then makes no promise.
+    if ((this.unfolded.get(documentName) ?? 0) <= this.deps.compactAfterUpdates * PACE_FACTOR) return undefined;
+    if (this.behind.get(documentName) === false) return undefined;
+    return this.waitForPace(documentName);
+  }
+
+  private async waitForPace(documentName: string) {
     this.queue(documentName);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.compactions.get(documentName), new Promise<void>((resolve) => (timer = setTimeout(resolve, PACE_WAIT_MS)))]);
