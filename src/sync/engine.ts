@@ -138,6 +138,7 @@ export class SyncEngine implements DocumentSync {
     this.recovery = new DocumentRecovery({
       db,
       log,
+      failpoints,
       loadBudgetBytes: services.config.documentLoadBudgetBytes,
       document,
       logSettled: () => this.log.settled(),
