@@ -20,6 +20,8 @@
  *   it applies it.
  * - `document.recovery` (a hold): a document's rebuild after a failed
  *   commit, once it read the log, before it replaces the document's state.
+ * - `document.compact` (a hold): a scheduled compaction of a document,
+ *   before it folds anything (compaction-schedule.ts).
  */
 
 export type FailpointAction = 'error' | 'kill';

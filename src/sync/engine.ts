@@ -119,6 +119,7 @@ export class SyncEngine implements DocumentSync {
     this.compaction = new CompactionSchedule({
       db,
       log,
+      failpoints,
       clock: services.clock,
       compactAfterUpdates: services.config.compactAfterUpdates,
       settle: async (name) => {
