@@ -231,7 +231,8 @@ describe('a typist outrunning the compactions it causes', () => {
         release();
       }
       expect(held).toBeGreaterThan(paceBound);
-      expect(held).toBeLessThanOrEqual(paceBound + 3 * burst);
+      // Paced, a burst a pace wait (two or three in the window); unpaced, all 300 at once. Twice the bound leaves a loaded machine room.
+      expect(held).toBeLessThanOrEqual(2 * paceBound);
 
       // Once compaction goes on, every keystroke is acknowledged, kept and seen by others.
       await typing;
