@@ -18,6 +18,10 @@
  * - `document.load` (a hold, not a failure: `hold`): a document's load
  *   after it read what is stored and answered the client waiting, before
  *   it applies it.
+ * - `document.recovery` (a hold): a document's rebuild after a failed
+ *   commit, once it read the log, before it replaces the document's state.
+ * - `document.compact` (a hold): a scheduled compaction of a document,
+ *   before it folds anything (compaction-schedule.ts).
  */
 
 export type FailpointAction = 'error' | 'kill';
@@ -33,7 +37,7 @@ type Armed = { action: FailpointAction; remaining: number };
 
 export class Failpoints {
   private readonly armed = new Map<string, Armed>();
-  private readonly holds = new Map<string, Promise<void>>();
+  private readonly holds = new Map<string, { released: Promise<void>; reached: Promise<void>; reach: () => void }>();
 
   /** Arms from `name=action[:times],...` (the TRELLIS_FAILPOINTS format). */
   static parse(spec: string | undefined): Failpoints {
@@ -58,16 +62,26 @@ export class Failpoints {
   /** Whoever passes `name` waits there until the returned function is called (a test looks at a state half way through). */
   hold(name: string): () => void {
     let release!: () => void;
-    this.holds.set(name, new Promise<void>((resolve) => (release = resolve)));
+    let reach!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.holds.set(name, { released, reached: new Promise<void>((resolve) => (reach = resolve)), reach });
     return () => {
       this.holds.delete(name);
       release();
     };
   }
 
+  /** Resolves once something waits at the held `name`: the test acts at exactly that point. */
+  reached(name: string): Promise<void> {
+    return this.holds.get(name)?.reached ?? Promise.resolve();
+  }
+
   /** Waits here while `name` is held. */
   async pass(name: string): Promise<void> {
-    await this.holds.get(name);
+    const hold = this.holds.get(name);
+    if (!hold) return;
+    hold.reach();
+    await hold.released;
   }
 
   /** Fails here if `name` is armed. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock';
+import type { Failpoints } from '../lib/failpoints';
 import type { Db } from '../persistence/database';
 import { compact, COMPACT_AFTER_BYTES, COMPACT_QUIET_MS, compactionDue, compactionUrgent, type CompactResult, type LoadResult } from './document-store';
 
@@ -43,6 +44,7 @@ export class CompactionSchedule {
       db: Db;
       clock: Clock;
       log: Logger;
+      failpoints: Failpoints;
       /** COMPACT_AFTER_UPDATES as configured. */
       compactAfterUpdates: number;
       /**
@@ -117,6 +119,7 @@ export class CompactionSchedule {
       // Updates held back for a coalesced event, or that derived nothing, count as underived until marked: the fold
       // would stop at them until a typing burst ends or the sweeper comes, which a stream can put off indefinitely.
       await this.deps.settle(documentName);
+      await this.deps.failpoints.pass('document.compact');
       const result = await compact(this.deps.db, documentName, this.deps.clock.now());
       const tail = this.tails.get(documentName);
       if (result && tail && result.folded > 0) tail.snapshotBytes = result.bytes;
@@ -139,9 +142,14 @@ export class CompactionSchedule {
    * work it causes is slowed to that work's pace instead of growing the log
    * (and the next load) without bound. Held bases never slow anyone.
    */
-  async keepPace(documentName: string) {
-    if ((this.unfolded.get(documentName) ?? 0) <= this.deps.compactAfterUpdates * PACE_FACTOR) return;
-    if (this.behind.get(documentName) === false) return;
+  keepPace(documentName: string): Promise<void> | undefined {
+    // Undefined when no wait is due: the caller, on every client update, then makes no promise.
+    if ((this.unfolded.get(documentName) ?? 0) <= this.deps.compactAfterUpdates * PACE_FACTOR) return undefined;
+    if (this.behind.get(documentName) === false) return undefined;
+    return this.waitForPace(documentName);
+  }
+
+  private async waitForPace(documentName: string) {
     this.queue(documentName);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.compactions.get(documentName), new Promise<void>((resolve) => (timer = setTimeout(resolve, PACE_WAIT_MS)))]);

@@ -119,6 +119,7 @@ export class SyncEngine implements DocumentSync {
     this.compaction = new CompactionSchedule({
       db,
       log,
+      failpoints,
       clock: services.clock,
       compactAfterUpdates: services.config.compactAfterUpdates,
       settle: async (name) => {
@@ -138,6 +139,7 @@ export class SyncEngine implements DocumentSync {
     this.recovery = new DocumentRecovery({
       db,
       log,
+      failpoints,
       loadBudgetBytes: services.config.documentLoadBudgetBytes,
       document,
       logSettled: () => this.log.settled(),
@@ -207,15 +209,17 @@ export class SyncEngine implements DocumentSync {
       beforeHandleMessage: async ({ connection, update: message, documentName, document }) => {
         adoptMessageQueue(connection as never);
         // Still in order: Hocuspocus handles a connection's next message only once this hook resolved.
-        await this.messageTurns.yieldIfLong();
+        // Each wait below is awaited only when there is something to wait for: an await is a promise and a microtask a keystroke.
+        if (this.messageTurns.isLong()) await this.messageTurns.nextTurn();
         this.gate.assertStillAllowed(connection);
         this.ceilings.checkMessage(this.hocuspocus.documents, connection, document, message); // ceilings: 4429 / 4413 before it is logged or applied
-        await this.recovery.settled(documentName);
+        if (this.recovery.running(documentName)) await this.recovery.settled(documentName);
         // A client syncing now is sent the document's state: never a server change that may still fail.
         if (isSyncStep1(message)) return this.commits.serverChangesSettled(documentName);
         if (connection.readOnly) return;
         this.assertSuggestionsOnly(connection as never, documentName, message);
-        await this.compaction.keepPace(documentName);
+        const pace = this.compaction.keepPace(documentName);
+        if (pace) await pace;
         const run = documentUpdateOf(message) ? await this.gate.runOf(connection) : null;
         const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext), run);
         if (seq !== null) this.commits.applyingClientUpdate(connection, documentName, seq, run);

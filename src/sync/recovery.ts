@@ -1,6 +1,7 @@
 import type { Document } from '@hocuspocus/server';
 import type { Logger } from 'pino';
 import * as Y from 'yjs';
+import type { Failpoints } from '../lib/failpoints';
 import type { Db } from '../persistence/database';
 import { loadInto, replaceDocumentState } from './document-store';
 
@@ -26,6 +27,7 @@ export class DocumentRecovery {
     private readonly deps: {
       db: Db;
       log: Logger;
+      failpoints: Failpoints;
       loadBudgetBytes: number;
       document(documentName: string): Document | undefined;
       /** Resolves once every client update received so far is logged (or failed): the rebuilt state holds them. */
@@ -74,6 +76,7 @@ export class DocumentRecovery {
       const rebuilt = new Y.Doc({ gc: true });
       try {
         await loadInto(this.deps.db, documentName, rebuilt, this.deps.loadBudgetBytes);
+        await this.deps.failpoints.pass('document.recovery');
         replaceDocumentState(document, rebuilt);
       } catch (error) {
         this.deps.log.error({ err: error, documentName }, 'could not rebuild a document from its log; unloading it');

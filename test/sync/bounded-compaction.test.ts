@@ -48,6 +48,20 @@ async function unfolded(t: { services: { db: any } }, documentName: string): Pro
   return Number(row.rows[0]!.n);
 }
 
+/** A client synced to the document with one empty paragraph acknowledged, to type into. */
+async function typistIn(url: string, documentName: string, cookie: string) {
+  const typist = client(url, documentName, cookie);
+  await synced(typist);
+  const text = new Y.XmlText();
+  typist.doc.transact(() => {
+    const paragraph = new Y.XmlElement('paragraph');
+    typist.doc.getXmlFragment('default').insert(0, [paragraph]);
+    paragraph.insert(0, [text]);
+  });
+  await acknowledged(typist);
+  return { typist, text };
+}
+
 function bodyText(doc: Y.Doc): string {
   const paragraph = doc.getXmlFragment('default').get(0) as Y.XmlElement | undefined;
   return paragraph ? (paragraph.get(0) as Y.XmlText).toString() : '';
@@ -63,15 +77,7 @@ describe('a long typing stream into one document', () => {
     const ws = await createWorkspace(t, ada, { name: 'stream', slug: 'stream', mode: 'doc' });
     const documentName = ws.primarySurface.syncDocument as string;
 
-    const typist = client(t.url, documentName, ada.cookie);
-    await synced(typist);
-    const text = new Y.XmlText();
-    typist.doc.transact(() => {
-      const paragraph = new Y.XmlElement('paragraph');
-      typist.doc.getXmlFragment('default').insert(0, [paragraph]);
-      paragraph.insert(0, [text]);
-    });
-    await acknowledged(typist);
+    const { typist, text } = await typistIn(t.url, documentName, ada.cookie);
 
     // Sample the unfolded log while the stream runs.
     let sampling = true;
@@ -181,4 +187,64 @@ describe('a document over the load budget', () => {
       await t.close();
     }
   }, 600_000);
+});
+
+describe('a typist outrunning the compactions it causes', () => {
+  it('is slowed to their pace: the unfolded log stays near the bound while compaction is held, and every keystroke is acknowledged and kept', async () => {
+    const compactAfter = 10;
+    /** compaction-schedule.ts: clients are paced past PACE_FACTOR (10) compactions' worth of unfolded log. */
+    const paceBound = compactAfter * 10;
+    /** What a typist sends between two acknowledgements: the server logs a connection's waiting messages together. */
+    const burst = 10;
+    const keystrokes = 300;
+    const store = await freshDataStore();
+    stores.push(store);
+    const t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl, env: { COMPACT_AFTER_UPDATES: String(compactAfter) } });
+    try {
+      const ada = await signInUser(t, 'ada@example.com');
+      const ws = await createWorkspace(t, ada, { name: 'paced', slug: 'paced', mode: 'doc' });
+      const documentName = ws.primarySurface.syncDocument as string;
+      const { typist, text } = await typistIn(t.url, documentName, ada.cookie);
+      const before = await unfolded(t, documentName);
+      expect(before).toBeLessThan(compactAfter);
+
+      // Compaction cannot keep up: every compaction is held before it folds anything.
+      const release = t.services.failpoints.hold('document.compact');
+      let expected = '';
+      let typing: Promise<void> | undefined;
+      let held: number;
+      try {
+        typing = (async () => {
+          for (let i = 0; i < keystrokes; i++) {
+            const letter = 'abcdefghijklmnopqrstuvwxyz'[i % 26]!;
+            // Each keystroke its own transaction: its own update, its own message, its own log row.
+            typist.doc.transact(() => text.insert(text.length, letter));
+            expected += letter;
+            if (i % burst === burst - 1) await acknowledged(typist, 60_000);
+          }
+        })();
+        await t.services.failpoints.reached('document.compact');
+        // Unpaced, the whole stream is logged at once; paced, the log stops at the bound and takes a burst per pace wait.
+        await eventually(async () => (await unfolded(t, documentName)) >= before + keystrokes, 4_000).catch(() => {});
+        held = await unfolded(t, documentName);
+      } finally {
+        release();
+      }
+      expect(held).toBeGreaterThan(paceBound);
+      // Paced, a burst a pace wait (two or three in the window); unpaced, all 300 at once. Twice the bound leaves a loaded machine room.
+      expect(held).toBeLessThanOrEqual(2 * paceBound);
+
+      // Once compaction goes on, every keystroke is acknowledged, kept and seen by others.
+      await typing;
+      await acknowledged(typist, 60_000);
+      expect(bodyText(typist.doc)).toBe(expected);
+      const reader = client(t.url, documentName, ada.cookie);
+      await synced(reader);
+      expect(bodyText(reader.doc)).toBe(expected);
+      const doc = await t.request('GET', '/api/workspaces/paced/doc?format=text', { as: ada.as });
+      expect(doc.body.text).toContain(expected);
+    } finally {
+      await t.close();
+    }
+  }, 180_000);
 });

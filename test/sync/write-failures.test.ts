@@ -141,6 +141,57 @@ describe('a REST write whose commit fails', () => {
   });
 });
 
+describe('a sync client editing while its document is rebuilt after a failed commit', () => {
+  it('loses no edit: after the rebuild the server, REST, another client and the log all hold it', async () => {
+    const created = await t.request('POST', `/api/workspaces/${tables.slug}/rows`, { as: owner.as, body: { data: { title: 'before the rebuild' } } });
+    expect(created.status).toBe(200);
+    const editor = connectClient(t.url, tables.docName, { cookie: owner.cookie });
+    await synced(editor);
+    await eventually(() => getRow(editor.doc, created.body.id));
+    const logged = async () => Number((await t.services.db.selectFrom('documentUpdates').select((eb) => eb.fn.countAll().as('n')).where('document', '=', tables.docName).executeTakeFirstOrThrow()).n);
+
+    // A REST write fails to commit: the document is rebuilt from its log, held once it read the log.
+    t.services.failpoints.arm('document.commit');
+    const release = t.services.failpoints.hold('document.recovery');
+    let failed: Promise<{ status: number }> | undefined;
+    try {
+      failed = t.request('POST', `/api/workspaces/${tables.slug}/rows`, { as: owner.as, body: { data: { title: 'never stored' } } });
+      await t.services.failpoints.reached('document.recovery');
+      // The client edits meanwhile: the rebuild already read the log, so the edit must not reach the state it replaces.
+      const logBefore = await logged();
+      editor.doc.transact(() => (editor.doc.getMap('rows').get(created.body.id) as Y.Map<unknown>).set('title', 'edited during the rebuild'));
+      // Give the edit its chance to be logged and applied before the rebuild goes on (it may wait, as it should).
+      await eventually(async () => (await logged()) > logBefore, 2_000).catch(() => {});
+    } finally {
+      release();
+    }
+    expect((await failed!).status).toBe(500);
+    await acknowledged(editor);
+
+    const read = await t.request('GET', `/api/workspaces/${tables.slug}/rows/${created.body.id}`, { as: owner.as });
+    expect(read.body.data.title).toBe('edited during the rebuild');
+    const other = connectClient(t.url, tables.docName, { cookie: owner.cookie });
+    await synced(other);
+    expect(getRow(other.doc, created.body.id)?.data.title).toBe('edited during the rebuild');
+    expect(listRows(other.doc).rows.map((r) => r.data.title)).not.toContain('never stored');
+
+    // A later edit from the other client reaches the editor: the rebuilt document is the one both sync with.
+    other.doc.transact(() => (other.doc.getMap('rows').get(created.body.id) as Y.Map<unknown>).set('status', 'after'));
+    await acknowledged(other);
+    await eventually(() => getRow(editor.doc, created.body.id)?.data.status === 'after');
+
+    // The log alone (what a restarted server loads) holds the edit.
+    const fromLog = new Y.Doc();
+    const log = await t.services.db.selectFrom('documentUpdates').select('update').where('document', '=', tables.docName).orderBy('seq').execute();
+    const snapshot = await t.services.db.selectFrom('documentSnapshots').select('state').where('document', '=', tables.docName).executeTakeFirst();
+    if (snapshot) Y.applyUpdateV2(fromLog, snapshot.state);
+    for (const { update } of log) Y.applyUpdate(fromLog, update);
+    expect(getRow(fromLog, created.body.id)?.data.title).toBe('edited during the rebuild');
+    editor.destroy();
+    other.destroy();
+  });
+});
+
 describe("a sync client's change whose events and projections cannot be written", () => {
   it('stays applied and logged, the others keep syncing, and its events and projection are derived again', async () => {
     const writer = connectClient(t.url, tables.docName, { cookie: owner.cookie });
