@@ -7,7 +7,7 @@ import { Avatar, Button, Dialog, EmptyState, Spinner } from '../ui/primitives';
 import type { Comment } from '../comments/comments-api';
 import type { Workspace } from '../workspace-context/types';
 import { useWorkspaceEvents } from '../workspace-context/workspace-events';
-import { addMention, inbox, isUnread, markAllRead, markRead, mentionHref, noteSuggestionEvent, refreshInbox, reviewHref, type Mention, type Review } from './inbox-store';
+import { addMention, catchUpMentions, inbox, isUnread, markAllRead, markRead, mentionHref, noteSuggestionEvent, refreshInbox, reviewHref, type Mention, type Review } from './inbox-store';
 
 /** A tab that comes back reads the inbox again when its last read is older than this. */
 const STALE_MS = 2 * 60_000;
@@ -38,6 +38,7 @@ export function LiveMentions(props: { workspace: Workspace; me: string }) {
       if (event.event === 'comment.added') addMention(props.me, { comment: event.data as Comment, workspace: props.workspace });
       else noteSuggestionEvent(props.me, props.workspace, event as { event: string; data: Record<string, unknown> });
     },
+    () => void catchUpMentions(props.me, props.workspace),
   );
   return null;
 }

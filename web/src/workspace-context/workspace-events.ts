@@ -14,13 +14,18 @@ export type WorkspaceEvent = Omit<Event, 'data'> & { data: Record<string, any> }
 type Listener = (event: WorkspaceEvent) => void;
 
 /** One stream per workspace, shared by every component listening to it (a page holds several: the inbox, panels, the files view), so the browser's few connections per origin are not spent on copies. */
-const streams = new Map<string, { source: EventSource; listeners: Set<Listener> }>();
+const streams = new Map<string, { source: EventSource; listeners: Set<Listener>; openListeners: Set<() => void> }>();
 
-function subscribe(path: string, listener: Listener): () => void {
+function subscribe(path: string, listener: Listener, onOpen?: () => void): () => void {
   let stream = streams.get(path);
   if (!stream) {
     const source = new EventSource(path);
     const listeners = new Set<Listener>();
+    const openListeners = new Set<() => void>();
+    // On the first open and on every reconnection: what happened before it reached no one.
+    source.onopen = () => {
+      for (const each of [...openListeners]) each();
+    };
     const dispatch = (message: MessageEvent) => {
       let record: WorkspaceEvent;
       try {
@@ -32,13 +37,15 @@ function subscribe(path: string, listener: Listener): () => void {
     };
     source.onmessage = dispatch;
     for (const name of EVENT_NAMES) source.addEventListener(name, dispatch as EventListener);
-    stream = { source, listeners };
+    stream = { source, listeners, openListeners };
     streams.set(path, stream);
   }
   stream.listeners.add(listener);
+  if (onOpen) stream.openListeners.add(onOpen);
   const mine = stream;
   return () => {
     mine.listeners.delete(listener);
+    if (onOpen) mine.openListeners.delete(onOpen);
     if (mine.listeners.size === 0) {
       mine.source.close();
       if (streams.get(path) === mine) streams.delete(path);
@@ -51,18 +58,27 @@ function subscribe(path: string, listener: Listener): () => void {
  * component is mounted; `onEvent` sees the records `accept` lets through.
  * The server sends every record as a named SSE event, so the stream listens
  * for each name the service can emit (one list, `src/model/event-names.ts`).
+ * `onOpen` is called each time the stream opens or reconnects, for a
+ * component that must catch up on what happened before.
  */
-export function useWorkspaceEvents(workspace: Workspace, accept: (name: string) => boolean, onEvent: (event: WorkspaceEvent) => void) {
+export function useWorkspaceEvents(workspace: Workspace, accept: (name: string) => boolean, onEvent: (event: WorkspaceEvent) => void, onOpen?: () => void) {
   const handler = useRef(onEvent);
   handler.current = onEvent;
   const filter = useRef(accept);
   filter.current = accept;
+  const opened = useRef(onOpen);
+  opened.current = onOpen;
+  const wantsOpen = onOpen !== undefined;
   useEffect(
     () =>
-      subscribe(workspacePath(workspace.org.slug, workspace.slug, '/subscribe'), (record) => {
-        if (filter.current(record.event)) handler.current(record);
-      }),
-    [workspace.id],
+      subscribe(
+        workspacePath(workspace.org.slug, workspace.slug, '/subscribe'),
+        (record) => {
+          if (filter.current(record.event)) handler.current(record);
+        },
+        wantsOpen ? () => opened.current?.() : undefined,
+      ),
+    [workspace.id, wantsOpen],
   );
 }
 
