@@ -113,6 +113,39 @@ describe('mentions and the inbox in the browser', () => {
     await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
   }, 120_000);
 
+  it('catches up on a mention made after the inbox was read and before the workspace’s live stream was open', async () => {
+    // Cora comes back: the page reads her inbox as it opens, and her live stream is held back meanwhile (a slow network, a reconnection).
+    let releaseStream!: () => void;
+    const streamHeld = new Promise<void>((resolve) => (releaseStream = resolve));
+    await cora.page.route('**/subscribe', async (route) => {
+      await streamHeld;
+      await route.continue();
+    });
+    try {
+      const inboxRead = cora.page.waitForResponse((response) => response.url().includes('mentioning=me'));
+      await cora.page.reload();
+      await inboxRead;
+      await cora.page.getByRole('button', { name: 'Inbox', exact: true }).waitFor(POLL);
+      const third = await t.request('POST', `${api}/comments`, {
+        as: { cookie: annCookie },
+        body: { target: { type: 'workspace' }, body: '@cora one more thing.', mentions: [{ kind: 'user', id: coraId, label: 'cora' }] },
+      });
+      expect(third.status).toBe(200);
+      // The mention reached no stream and came after the inbox was read: the stream's opening brings it.
+      releaseStream();
+      await cora.page.getByRole('button', { name: 'Inbox, 1 unread' }).waitFor(POLL);
+    } finally {
+      releaseStream();
+      await cora.page.unroute('**/subscribe');
+    }
+    await cora.page.getByRole('button', { name: 'Inbox, 1 unread' }).click();
+    const dialog = cora.page.getByRole('dialog', { name: 'Inbox' });
+    expect(await dialog.locator('.inbox-item.is-unread').textContent()).toContain('one more thing');
+    await dialog.getByRole('button', { name: 'Mark all read' }).click();
+    await expect.poll(() => dialog.locator('.inbox-item.is-unread').count(), POLL).toBe(0);
+    await cora.page.keyboard.press('Escape');
+  }, 120_000);
+
   it('lists an agent’s suggestion under “Suggestions to review” for the owner, live, until it is decided', async () => {
     const owner = await signInUser(t, 'ann@example.com');
     const agent = await insertKey(t, owner, { role: 'editor', agentName: 'drafter' });
