@@ -23,7 +23,7 @@ import { StoredCopies } from './stored-copy';
 import { UpdateLog } from './group-commit';
 import { DigestResponder } from './digest';
 import { authorOf, type ConnectionContext, type ServerOrigin } from './origins';
-import { documentUpdateOf, isSyncStep1 } from './update-message';
+import { documentChangeOf, documentUpdateOf, isSyncStep1 } from './update-message';
 import { suggestionOnlyRefusal } from './suggestion-check';
 import { repairMessageText } from './update-text';
 import { SyncCeilings } from './ceilings';
@@ -220,7 +220,8 @@ export class SyncEngine implements DocumentSync {
         this.assertSuggestionsOnly(connection as never, documentName, message);
         const pace = this.compaction.keepPace(documentName);
         if (pace) await pace;
-        const run = documentUpdateOf(message) ? await this.gate.runOf(connection) : null;
+        // A message that changes nothing (a fresh client's empty answer) is not logged, so it opens no automatic run either.
+        const run = documentChangeOf(message) ? await this.gate.runOf(connection) : null;
         const seq = await this.log.logMessage(connection, documentName, message, authorOf(connection.context as ConnectionContext), run);
         if (seq !== null) this.commits.applyingClientUpdate(connection, documentName, seq, run);
       },

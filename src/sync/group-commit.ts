@@ -32,7 +32,7 @@
 import * as decoding from 'lib0/decoding';
 import type { Db } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
-import { documentUpdateOf, isEmptyUpdate } from './update-message';
+import { documentChangeOf } from './update-message';
 
 type Deferred = { resolve(seq: number): void; reject(error: unknown): void };
 
@@ -72,8 +72,8 @@ export class UpdateLog {
       this.ahead.delete(message);
       return early;
     }
-    const update = documentUpdateOf(message);
-    if (!update || isEmptyUpdate(update)) return Promise.resolve(null);
+    const update = documentChangeOf(message);
+    if (!update) return Promise.resolve(null);
     const own = this.append(documentName, update, author, runId);
     const queue = queuedMessages(connection);
     let aheadBytes = update.byteLength;
@@ -81,8 +81,8 @@ export class UpdateLog {
     for (let i = 1; i < queue.length; i++) {
       const next = queue.at(i)!;
       if (this.ahead.has(next) || addressOf(next) !== documentName) continue;
-      const nextUpdate = documentUpdateOf(next);
-      if (!nextUpdate || isEmptyUpdate(nextUpdate)) continue;
+      const nextUpdate = documentChangeOf(next);
+      if (!nextUpdate) continue;
       if (!this.mayLogAhead(documentName, nextUpdate, aheadBytes)) break;
       aheadBytes += nextUpdate.byteLength;
       const logged = this.append(documentName, nextUpdate, author, runId);

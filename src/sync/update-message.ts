@@ -35,15 +35,18 @@ export function documentUpdateOf(message: Uint8Array): Uint8Array | null {
 }
 
 /**
- * A V1 update that holds nothing (no structs, no deletions): what every
- * fresh client answers the server's sync step 1 with when it has nothing
- * the server lacks. Applying it changes nothing, so there is nothing to
- * make durable: logging it put a row per connecting client in the log,
- * which held a fold back (underived) and made each such client cost a
- * compaction of the whole document (docs/PERFORMANCE.md, "h8-cold").
+ * The update a raw client message carries when it can change the document:
+ * `documentUpdateOf`, but null also for a V1 update that holds nothing (no
+ * structs, no deletions), what every fresh client answers the server's sync
+ * step 1 with when it has nothing the server lacks. Applying that changes
+ * nothing, so there is nothing to log or to join a run: logging it put a row
+ * per connecting client in the log, which held a fold back (underived) and
+ * made each such client cost a compaction of the whole document
+ * (docs/PERFORMANCE.md, "h8-cold").
  */
-export function isEmptyUpdate(update: Uint8Array): boolean {
-  return update.byteLength === 2 && update[0] === 0 && update[1] === 0;
+export function documentChangeOf(message: Uint8Array): Uint8Array | null {
+  const update = documentUpdateOf(message);
+  return update && !(update.byteLength === 2 && update[0] === 0 && update[1] === 0) ? update : null;
 }
 
 /** A client's sync step 1: it asks for the document's state (the server answers with step 2). */
