@@ -146,6 +146,48 @@ describe('mentions and the inbox in the browser', () => {
     await cora.page.keyboard.press('Escape');
   }, 120_000);
 
+  it('keeps a mention that arrives live while the inbox is being read, though the read answered before it', async () => {
+    // Opening the list reads the inbox again; the server answers this workspace's mentions before Ann's new one, and the answer is held on the way.
+    let answered!: () => void;
+    const staleAnswerRead = new Promise<void>((resolve) => (answered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const mentionsOfThisWorkspace = (url: URL) => url.pathname.endsWith(`/workspaces/${workspace.slug}/comments`) && url.searchParams.get('mentioning') === 'me';
+    await cora.page.route(mentionsOfThisWorkspace, async (route) => {
+      const response = await route.fetch();
+      answered();
+      await released;
+      await route.fulfill({ response });
+    });
+    try {
+      const staleDelivered = cora.page.waitForResponse((response) => mentionsOfThisWorkspace(new URL(response.url())));
+      await cora.page.getByRole('button', { name: 'Inbox', exact: true }).click();
+      const dialog = cora.page.getByRole('dialog', { name: 'Inbox' });
+      await staleAnswerRead;
+      const fourth = await t.request('POST', `${api}/comments`, {
+        as: { cookie: annCookie },
+        body: { target: { type: 'workspace' }, body: '@cora the venue is booked.', mentions: [{ kind: 'user', id: coraId, label: 'cora' }] },
+      });
+      expect(fourth.status).toBe(200);
+      // It arrives live while the read is still out.
+      await expect.poll(() => dialog.locator('.inbox-item.is-unread').count(), POLL).toBe(1);
+      release();
+      await staleDelivered;
+      // The read's answer, older than the mention, does not take it away.
+      for (let look = 0; look < 10; look++) {
+        expect(await dialog.locator('.inbox-item.is-unread').count()).toBe(1);
+        await cora.page.waitForTimeout(200);
+      }
+      expect(await dialog.locator('.inbox-item.is-unread').textContent()).toContain('the venue is booked');
+      await dialog.getByRole('button', { name: 'Mark all read' }).click();
+      await expect.poll(() => dialog.locator('.inbox-item.is-unread').count(), POLL).toBe(0);
+      await cora.page.keyboard.press('Escape');
+    } finally {
+      release();
+      await cora.page.unroute(mentionsOfThisWorkspace);
+    }
+  }, 120_000);
+
   it('lists an agent’s suggestion under “Suggestions to review” for the owner, live, until it is decided', async () => {
     const owner = await signInUser(t, 'ann@example.com');
     const agent = await insertKey(t, owner, { role: 'editor', agentName: 'drafter' });

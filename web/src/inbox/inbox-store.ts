@@ -59,7 +59,7 @@ async function saveMarks(optimistic: ReadMarks, change: { commentIds?: string[];
   const forUser = userId;
   try {
     const answer = await api<ServerReadMarks>('POST', '/api/me/read-marks', change);
-    if (userId === forUser) inbox.update((state) => ({ ...state, read: marksOf(answer) }));
+    if (userId === forUser) inbox.update((state) => ({ ...state, read: laterMarks(marksOf(answer), state.read) }));
   } catch (error) {
     // Not kept (offline, or refused): the next read of the inbox shows the marks as the server has them.
     showError(error);
@@ -90,6 +90,13 @@ export function markAllRead() {
 
 let running: Promise<void> | null = null;
 let lastRead = 0;
+/** Mentions that arrived live while a refresh was reading: its answer may have been read before them. */
+let arrivedDuringRefresh: Mention[] | null = null;
+
+/** Marks only move forward (server and page alike), so two readings of them combine into the later of each. */
+function laterMarks(a: ReadMarks, b: ReadMarks): ReadMarks {
+  return { readThrough: a.readThrough > b.readThrough ? a.readThrough : b.readThrough, ids: [...new Set([...a.ids, ...b.ids])] };
+}
 
 function switchAccount(me: string) {
   if (userId === me) return;
@@ -110,6 +117,7 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
   if (running) return running;
   if (maxAgeMs > 0 && Date.now() - lastRead < maxAgeMs) return Promise.resolve();
   lastRead = Date.now();
+  arrivedDuringRefresh = [];
   running = (async () => {
     try {
       // Unanswered, the marks stay as they were (and so do those shown).
@@ -119,6 +127,7 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
       const found: Mention[] = [];
       const reviews: Review[] = [];
       const failures: string[] = [];
+      const unread = new Set<string>();
       const worker = async () => {
         for (let workspace = queue.shift(); workspace; workspace = queue.shift()) {
           try {
@@ -129,19 +138,28 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
             }
           } catch (error) {
             // A workspace archived or left since the list was read is not worth a message.
-            if (!(error instanceof ApiError && error.status === 404)) failures.push(workspace.name);
+            if (!(error instanceof ApiError && error.status === 404)) {
+              failures.push(workspace.name);
+              unread.add(workspace.id);
+            }
           }
         }
       };
       await Promise.all(Array.from({ length: PARALLEL }, worker));
-      found.sort((a, b) => b.comment.createdAt.localeCompare(a.comment.createdAt));
-      const mentions = found.slice(0, SHOWN);
       const read = await marks;
       const problems = [...(failures.length ? [`Mentions could not be read from ${failures.join(', ')}.`] : []), ...(read ? [] : ['What you have read could not be read.'])];
       reviews.sort((a, b) => a.suggestion.createdAt.localeCompare(b.suggestion.createdAt));
-      inbox.update((state) => ({ ...state, loaded: true, mentions, read: read ?? state.read, reviews: reviews.slice(0, SHOWN), error: problems.length ? problems.join(' ') : null }));
+      inbox.update((state) => {
+        // What this read could not see stays: a mention that arrived live meanwhile, those of a workspace that did not answer, marks saved meanwhile.
+        const kept = [...(arrivedDuringRefresh ?? []), ...state.mentions.filter((mention) => unread.has(mention.workspace.id))];
+        const byId = new Map([...kept, ...found].map((mention) => [mention.comment.id, mention]));
+        const mentions = [...byId.values()];
+        mentions.sort((a, b) => b.comment.createdAt.localeCompare(a.comment.createdAt));
+        return { ...state, loaded: true, mentions: mentions.slice(0, SHOWN), read: read ? laterMarks(read, state.read) : state.read, reviews: reviews.slice(0, SHOWN), error: problems.length ? problems.join(' ') : null };
+      });
     } finally {
       running = null;
+      arrivedDuringRefresh = null;
     }
   })();
   return running;
@@ -173,6 +191,7 @@ export async function catchUpMentions(me: string, workspace: Workspace) {
 export function addMention(me: string, mention: Mention) {
   switchAccount(me);
   if (mention.comment.author.id === me || !mention.comment.mentions?.some((m) => m.id === me)) return;
+  arrivedDuringRefresh?.push(mention);
   inbox.update((state) =>
     state.mentions.some((known) => known.comment.id === mention.comment.id)
       ? state
