@@ -166,9 +166,12 @@ describe('the table surface for an owner and an invited editor', () => {
 
   it('names a new table as it is made; a rename moves its address, and the old address leads the editor to it', async () => {
     await ann.page.getByRole('button', { name: 'Add a surface' }).click();
+    const focusWhenShown = await focusOfTheDialogFieldWhenItShows(ann.page);
     await ann.page.getByRole('menuitem', { name: 'New table' }).click();
     const naming = ann.page.getByRole('dialog', { name: 'New table' });
     expect(await naming.getByLabel('Name', { exact: true }).inputValue()).toBe('Table 2');
+    // Keys typed the moment the dialog shows go into its field: it has the focus before it is painted.
+    expect(await focusWhenShown()).toBe(true);
     // The suggestion is selected: typing replaces it.
     await ann.page.keyboard.type('Bug triage');
     await naming.getByRole('button', { name: 'Create', exact: true }).click();
@@ -337,3 +340,25 @@ describe('the table surface for an owner and an invited editor', () => {
     expect(consoleErrors).toEqual([]);
   });
 });
+
+/**
+ * Whether a dialog's first field held the focus in the very task that put the
+ * dialog on the page (a mutation observer's callback runs before anything is
+ * painted or any key can reach the page): a person typing at once types into it.
+ * Watches from now; the answer is read once the dialog shows.
+ */
+async function focusOfTheDialogFieldWhenItShows(page: Page): Promise<() => Promise<boolean>> {
+  await page.evaluate(() => {
+    const watched = window as unknown as { dialogFieldFocused?: Promise<boolean> };
+    watched.dialogFieldFocused = new Promise<boolean>((resolve) => {
+      const observer = new MutationObserver(() => {
+        const field = document.querySelector('[role="dialog"] input');
+        if (!field) return;
+        observer.disconnect();
+        resolve(document.activeElement === field);
+      });
+      observer.observe(document.body, { childList: true, subtree: true });
+    });
+  });
+  return () => page.evaluate(() => (window as unknown as { dialogFieldFocused: Promise<boolean> }).dialogFieldFocused);
+}

@@ -57,7 +57,8 @@ export function Spinner(props: { label?: string }) {
 /** A modal dialog: focus goes in, Escape and the backdrop close it. */
 export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren; footer?: ComponentChildren; wide?: boolean; large?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
+  // Before the dialog is painted, not after: a key typed the moment it shows belongs in its first field.
+  useLayoutEffect(() => {
     const previous = document.activeElement as HTMLElement | null;
     const first = ref.current?.querySelector<HTMLElement>('input, select, textarea, button:not(.dialog-close)');
     first?.focus();
