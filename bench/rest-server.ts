@@ -20,7 +20,9 @@
  * Both count their own CPU time between two marks (`cpu` in the info), so
  * the parent can report server CPU per request, which a shared machine
  * disturbs less than wall time. BENCH_PROFILE_DIR=/tmp/prof writes a CPU
- * profile of each measured scenario there.
+ * profile of each measured scenario there. COMPACT_AFTER_UPDATES=N is passed
+ * to the Trellis server (by count, the tables document's first compaction
+ * falls in the patch window of a quiet write-path run: PERFORMANCE.md, h9-rest).
  */
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -69,6 +71,11 @@ async function startCpuCounter(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 
+/** COMPACT_AFTER_UPDATES from the bench's environment: a run can move the tables document's compaction into or out of a window. */
+function compactionFromBench(): Record<string, string> {
+  return process.env.COMPACT_AFTER_UPDATES ? { COMPACT_AFTER_UPDATES: process.env.COMPACT_AFTER_UPDATES } : {};
+}
+
 export type RestServerInfo = {
   url: string;
   /** `GET {cpu}/mark` starts counting; `GET {cpu}/cpu` answers `{ cpuMs }` since the mark. */
@@ -91,7 +98,7 @@ export type RestServerInfo = {
 
 async function trellis() {
   await prepareTemplate();
-  const t = await startTestApp({ env: { API_WRITES_PER_MINUTE: process.env.API_WRITES_PER_MINUTE ?? '1000000', ...databaseThreadFromBench() } });
+  const t = await startTestApp({ env: { API_WRITES_PER_MINUTE: process.env.API_WRITES_PER_MINUTE ?? '1000000', ...databaseThreadFromBench(), ...compactionFromBench() } });
   const owner = await signInUser(t, 'bench@example.com');
   // Scale: the row cap would stop a long run on a smaller plan.
   await t.services.db.updateTable('orgs').set({ plan: 'scale' }).execute();

@@ -46,6 +46,7 @@ import {
   rowsAsRead,
   seedColumnsFor,
   setRowPosition,
+  sheetOfExistingRow,
   sheetOfRow,
   TableDocumentError,
   updateRows,
@@ -548,11 +549,13 @@ export async function updateRow(
   await lookUpPassedRows(services, workspace.id);
   const { result: row, receipt } = await services.sync
     .transactWithReceipt(document, callerOrigin(actor), (doc) => {
-      const current = passedRow(doc, rowId);
-      if (!current) throw errors.notFound('Row');
-      const sheetId = target?.id ?? current.surfaceId;
+      // The row's sheet, not its cells: they are read once, for the answer, after the change (and the observer reads
+      // them for the projection); only a merge against a base needs them before.
+      const currentSheet = hasPassed(doc, rowId) ? sheetOfExistingRow(doc, rowId) : null;
+      if (currentSheet === null) throw errors.notFound('Row');
+      const sheetId = target?.id ?? currentSheet;
       // A row that did not exist at the base (made in between) has nothing to merge against.
-      const data = input.data && baseData ? mergeCells(baseData, input.data, current.data) : { data: input.data, conflicts: [] };
+      const data = input.data && baseData ? mergeCells(baseData, input.data, getRow(doc, rowId)!.data) : { data: input.data, conflicts: [] };
       conflicts = data.conflicts;
       let columns: ColumnDef[] | undefined;
       if (data.data) {
@@ -561,7 +564,7 @@ export async function updateRow(
         seedColumnsFor(doc, sheetId, Object.keys(cells), null);
         updateRows(doc, [{ id: rowId, data: cells as RowData }], null);
       }
-      if (target && target.id !== current.surfaceId) {
+      if (target && target.id !== currentSheet) {
         ensureSheet(doc, target.id, null);
         moveRows(doc, [rowId], target.id, null, { position: input.position });
         moved = true;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { getRow, insertRow, listRows } from '../../src/model/table/document';
+import { rowMapOf } from '../../src/model/table/layout';
 import { startTestApp } from '../helpers/app';
 import { signIn } from '../helpers/sign-in';
 import { openSse } from '../helpers/sse';
@@ -133,6 +134,28 @@ describe('rows over REST on the shared Y document', () => {
     expect((await t.request('GET', `${base}/rows/${created.body.id}`, as())).status).toBe(404);
     const history = await t.request('GET', `${base}/rows/${created.body.id}/history`, as());
     expect(history.body.events.map((e: any) => e.event)).toEqual(['row.created', 'row.updated', 'row.deleted']);
+  });
+
+  it("a patch reads the row's cells twice, for its answer and for the projection, and answers what a second reader sees", async () => {
+    const created = await t.request('POST', `${base}/rows`, { body: { data: { title: 'once', notes: 'kept' } }, ...as() });
+    const id = created.body.id;
+    // Every read of a row's cells walks its map's entries (layout.ts readRowData); count the walks of this row's.
+    let reads = 0;
+    await t.services.sync.read(tablesDocumentName(workspaceId), (doc) => {
+      const entries = rowMapOf(doc, id)!._map;
+      const walk = entries[Symbol.iterator];
+      entries[Symbol.iterator] = function () {
+        reads++;
+        return walk.call(this);
+      };
+    });
+    const patched = await t.request('PATCH', `${base}/rows/${id}`, { body: { data: { title: 'twice' } }, ...as() });
+    expect(patched.status).toBe(200);
+    expect(reads).toBe(2);
+    const again = await t.request('GET', `${base}/rows/${id}`, as());
+    expect(patched.body).toEqual(again.body);
+    expect(patched.body.data).toEqual({ title: 'twice', notes: 'kept' });
+    expect((await t.request('PATCH', `${base}/rows/no-such-row`, { body: { data: { title: 'x' } }, ...as() })).status).toBe(404);
   });
 
   it('bulk update is all-or-nothing', async () => {

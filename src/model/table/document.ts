@@ -66,6 +66,7 @@ export {
   moveRows,
   rowExists,
   setRowPosition,
+  sheetOfExistingRow,
   updateRowCells,
   updateRows,
   type MoveResult,

@@ -35,6 +35,12 @@ export function getRow(doc: Y.Doc, rowId: string): TableRow | null {
   return { id: rowId, surfaceId: placement.surfaceId, position: placement.position, data: readRowData(rowMap) };
 }
 
+/** The sheet a row is on when `getRow` would find it, without reading its cells (null: no such row). */
+export function sheetOfExistingRow(doc: Y.Doc, rowId: string): string | null {
+  const placement = tableIndex(doc).placements.get(rowId);
+  return placement && rowMapOf(doc, rowId) ? placement.surfaceId : null;
+}
+
 export function rowExists(doc: Y.Doc, rowId: string): boolean {
   return tableIndex(doc).placements.has(rowId);
 }
