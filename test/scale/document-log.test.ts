@@ -6,6 +6,9 @@ import { foldSlice, loadStoredDocument } from '../../src/persistence/documents';
 import { compact, loadInto } from '../../src/sync/document-store';
 import { CompiledQuery, sql } from 'kysely';
 import { freshDataStore } from '../helpers/database';
+import { listOrphanedUpdates } from '../../src/persistence/instances';
+import { bytea } from '../../src/persistence/bytea';
+import * as underivedBeside from '../../src/persistence/migrations/0160_underived_updates';
 
 /**
  * One writer at a time per document log: two instances (two connection
@@ -133,6 +136,33 @@ describe('document log heads', () => {
     expect((await loadStoredDocument(db, document)).updates.every((u) => u.derived)).toBe(true);
 
     expect(await versions()).toEqual(appended);
+  });
+
+  it('keeps what a crash left underived through the upgrade that moves it beside the log', async () => {
+    const upgrade = await freshDataStore();
+    const handle = await openDatabase({ databaseUrl: upgrade.databaseUrl, dataDir: upgrade.dataDir });
+    try {
+      const db = handle.db;
+      const document = `test:log-upgrade:${Date.now()}`;
+      await underivedBeside.down(db);
+      // The old schema: client updates logged underived, the first two by a writer that died, then one derived.
+      const [update] = updatesOf('upgrade', 1);
+      for (const [derived, writer] of [[false, 7], [false, 7], [true, 7], [false, null]] as const) {
+        await sql`insert into document_updates (document, update, derived, writer) values (${document}, ${bytea(update!)}, ${derived}, ${writer})`.execute(db);
+      }
+      const seqs = (await sql<{ seq: string }>`select seq::text from document_updates where document = ${document} order by seq`.execute(db)).rows.map((r) => Number(r.seq));
+      await underivedBeside.up(db);
+
+      expect((await listUnderivedUpdates(db, document)).map((u) => u.seq)).toEqual([seqs[0], seqs[1], seqs[3]]);
+      expect((await loadStoredDocument(db, document)).updates.map((u) => u.derived)).toEqual([false, false, true, false]);
+      expect(await listOrphanedUpdates(db, [1], { document })).toEqual(new Map([[document, [seqs[0], seqs[1], seqs[3]]]]));
+      await markUpdatesDerived(db, document, [seqs[0]!, seqs[3]!]);
+      expect(await listOrphanedUpdates(db, [7], { document })).toEqual(new Map());
+      expect(await listOrphanedUpdates(db, [1], { document })).toEqual(new Map([[document, [seqs[1]]]]));
+    } finally {
+      await handle.close();
+      await upgrade.dispose();
+    }
   });
 
   /**
