@@ -152,10 +152,23 @@ function appendStatement(documents: readonly string[], rows: ReadonlyArray<Logge
  */
 const MARKED_PER_STATEMENT = 1_000;
 
+/** The smallest and largest of `seqs` (not empty). */
+function boundsOf(seqs: readonly number[]): [number, number] {
+  let low = seqs[0]!;
+  let high = low;
+  for (const seq of seqs) {
+    if (seq < low) low = seq;
+    if (seq > high) high = seq;
+  }
+  return [low, high];
+}
+
 /**
  * Records that the events and projections of these updates are committed
  * (call in that transaction): their numbers leave `underived_updates`. The
- * numbers go as one array literal a statement. Rows a mark emptied are
+ * numbers go as one array literal a statement; a row between the least and
+ * the greatest of them that holds none is written back unchanged (an update
+ * held back for a coalesced event sits between two bursts'; rare). Rows a mark emptied are
  * deleted by the document's next one (the same statement deleting a row it
  * also updates would lose one of the two). Outside a transaction (idle
  * updates, which have nothing to derive) each statement commits on its own:
@@ -164,11 +177,13 @@ const MARKED_PER_STATEMENT = 1_000;
  */
 export async function markUpdatesDerived(db: Executor, document: string, seqs: readonly number[]): Promise<void> {
   for (let from = 0; from < seqs.length; from += MARKED_PER_STATEMENT) {
-    const marked = `{${seqs.slice(from, from + MARKED_PER_STATEMENT).join(',')}}`;
+    const chunk = seqs.slice(from, from + MARKED_PER_STATEMENT);
+    const [low, high] = boundsOf(chunk);
+    // A row's numbers are kept in order, so its first and last bound it: Postgres's `&&` compares every pair.
     await sql`
       with emptied as (delete from underived_updates where document = ${document} and seqs = '{}')
-      update underived_updates set seqs = array(select unnest(seqs) except select unnest(${marked}::bigint[]) order by 1)
-      where document = ${document} and seqs && ${marked}::bigint[]`.execute(db);
+      update underived_updates set seqs = array(select unnest(seqs) except select unnest(${`{${chunk.join(',')}}`}::bigint[]) order by 1)
+      where document = ${document} and seqs[1] <= ${high} and seqs[array_upper(seqs, 1)] >= ${low}`.execute(db);
   }
 }
 
