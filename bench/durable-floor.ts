@@ -38,8 +38,8 @@ export class GroupCommitLog {
       // A statement takes at most 65,535 parameters: a batch that collected more (a client far ahead of the commits) goes in several.
       const batch = this.collecting.splice(0, ROWS_PER_STATEMENT);
       try {
-        const values = batch.map((entry) => sql`(${entry.document}, decode(${entry.update}, 'base64'), true)`);
-        await sql`insert into document_updates (document, update, derived) values ${sql.join(values)}`.execute(this.db);
+        const values = batch.map((entry) => sql`(${entry.document}, decode(${entry.update}, 'base64'))`);
+        await sql`insert into document_updates (document, update) values ${sql.join(values)}`.execute(this.db);
         this.stats.commits++;
         this.stats.updates += batch.length;
         for (const entry of batch) entry.done();

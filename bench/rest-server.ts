@@ -147,7 +147,7 @@ function barePatchWrites(id: string, ids: { workspaceId: string; orgId: string; 
   const update = Buffer.alloc(200, 7).toString('base64');
   const at = new Date();
   return [
-    CompiledQuery.raw(`insert into document_updates (document, update, derived) values ($1, decode($2, 'base64'), true) returning seq`, [`tables/${ids.workspaceId}`, update]),
+    CompiledQuery.raw(`insert into document_updates (document, update) values ($1, decode($2, 'base64')) returning seq`, [`tables/${ids.workspaceId}`, update]),
     CompiledQuery.raw(`update table_rows set data = data || $2::jsonb, updated_at = $3 where id = $1`, [id, JSON.stringify(data ?? {}), at]),
     CompiledQuery.raw(`insert into events (org_id, workspace_id, event, subject_id, record, created_at) values ($1, $2, 'row.updated', $3, $4, $5) returning seq`, [
       ids.orgId,
@@ -176,7 +176,7 @@ function bareWrites(count: number, ids: { workspaceId: string; orgId: string; su
     Array.from({ length: count }, (_, i) => shape((k) => `$${i * per + k}`)).join(', ');
   return [
     CompiledQuery.raw(
-      `insert into document_updates (document, update, derived) values ${values(2, (p) => `(${p(1)}, decode(${p(2)}, 'base64'), true)`)} returning seq`,
+      `insert into document_updates (document, update) values ${values(2, (p) => `(${p(1)}, decode(${p(2)}, 'base64'))`)} returning seq`,
       log,
     ),
     CompiledQuery.raw(

@@ -18,7 +18,7 @@ export type LoggedUpdate = {
   update: Uint8Array;
   /** Who made it (null: the system or unknown). */
   author: UpdateAuthor;
-  /** False for a sync client's update, whose events are committed after it (see migration 0007). */
+  /** False for a sync client's update, whose events are committed after it: recorded in `underived_updates` until then (migrations 0007, 0160). */
   derived: boolean;
   /** The number of the instance logging a client's update, which derives it unless it dies first (instances.ts). */
   writer?: number | null;
@@ -68,14 +68,15 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
   return seqs;
 }
 
-/** Where each append statement's rows end: at most `maxRows` and APPEND_BYTES_PER_STATEMENT of updates each (a bigger update goes alone). */
+/** Where each append statement's rows end: at most `maxRows` and APPEND_BYTES_PER_STATEMENT of updates each (a bigger update goes alone), derived or not alike. */
 function statementEnds(rows: ReadonlyArray<LoggedUpdate>, maxRows: number): number[] {
   const ends: number[] = [];
   let from = 0;
   let bytes = 0;
   for (let i = 0; i < rows.length; i++) {
     const size = rows[i]!.update.byteLength;
-    if (i > from && (i - from >= maxRows || bytes + size > APPEND_BYTES_PER_STATEMENT)) {
+    // A statement's rows are all to derive or all derived: the former also record themselves in `underived_updates`.
+    if (i > from && (i - from >= maxRows || bytes + size > APPEND_BYTES_PER_STATEMENT || rows[i]!.derived !== rows[from]!.derived)) {
       ends.push(i);
       from = i;
       bytes = 0;
@@ -86,12 +87,12 @@ function statementEnds(rows: ReadonlyArray<LoggedUpdate>, maxRows: number): numb
   return ends;
 }
 
-const COLUMNS_PER_ROW = 7;
+const COLUMNS_PER_ROW = 6;
 
 /**
  * The append as one statement, its SQL written here rather than built
  * through Kysely: a typist's updates are appended thousands a second, and
- * building and compiling a node tree for each row's seven values cost more
+ * building and compiling a node tree for each row's six values cost more
  * than the statement's round trip.
  *
  * With `documents`, the statement first locks their heads (in name order,
@@ -101,6 +102,11 @@ const COLUMNS_PER_ROW = 7;
  * completion before it draws the first sequence number; the rows then take
  * the identity in VALUES order and come back in that order, as a plain
  * multi-row insert's do. Updates go as base64 text (bytea.ts says why).
+ *
+ * Rows still to derive (a sync client's, committed before their events)
+ * are recorded by the same statement in `underived_updates`, their numbers
+ * as one array a document and writer (migration 0160): marking them derived
+ * later rewrites that small row, not each logged update.
  */
 function appendStatement(documents: readonly string[], rows: ReadonlyArray<LoggedUpdate>, from: number, to: number): { text: string; parameters: unknown[] } {
   const parameters: unknown[] = [];
@@ -108,54 +114,91 @@ function appendStatement(documents: readonly string[], rows: ReadonlyArray<Logge
   for (let i = from; i < to; i++) {
     const r = rows[i]!;
     const n = parameters.length;
-    parameters.push(r.document, base64Of(r.update), r.derived, r.author?.principalType ?? null, r.author?.id ?? null, r.writer ?? null, r.runId ?? null);
-    values.push(`($${n + 1}::text, decode($${n + 2}, 'base64'), $${n + 3}::boolean, $${n + 4}::text, $${n + 5}::text, $${n + 6}::integer, $${n + 7}::text)`);
+    parameters.push(r.document, base64Of(r.update), r.author?.principalType ?? null, r.author?.id ?? null, r.writer ?? null, r.runId ?? null);
+    values.push(`($${n + 1}::text, decode($${n + 2}, 'base64'), $${n + 3}::text, $${n + 4}::text, $${n + 5}::integer, $${n + 6}::text)`);
   }
-  const insert = 'insert into document_updates (document, update, derived, principal_type, principal_id, writer, run_id)';
-  if (documents.length === 0) return { text: `${insert} values ${values.join(', ')} returning seq`, parameters };
+  const columns = '(document, update, principal_type, principal_id, writer, run_id)';
   const heads: string[] = [];
   for (const document of documents) {
     const n = parameters.length;
     parameters.push(document, INSTANCE_ID);
     heads.push(`($${n + 1}, $${n + 2})`);
   }
+  const locking =
+    heads.length === 0
+      ? ''
+      : `heads as (insert into document_log_heads (document, writer) values ${heads.join(', ')} ` +
+        'on conflict (document) do update set writer = excluded.writer, updated_at = now() returning document)';
+  const insert =
+    heads.length === 0
+      ? `insert into document_updates ${columns} values ${values.join(', ')}`
+      : `insert into document_updates ${columns} select * from (values ${values.join(', ')}) as logged ${columns} where (select count(*) from heads) > 0`;
+  if (rows[from]!.derived) return { text: `${locking ? `with ${locking} ` : ''}${insert} returning seq`, parameters };
   return {
     text:
-      `with heads as (insert into document_log_heads (document, writer) values ${heads.join(', ')} ` +
-      'on conflict (document) do update set writer = excluded.writer, updated_at = now() returning document) ' +
-      `${insert} select * from (values ${values.join(', ')}) as appended (document, update, derived, principal_type, principal_id, writer, run_id) ` +
-      'where (select count(*) from heads) > 0 returning seq',
+      `with ${locking ? `${locking}, ` : ''}appended as (${insert} returning seq, document, writer), ` +
+      'pending as (insert into underived_updates (document, writer, seqs) select document, writer, array_agg(seq order by seq) from appended group by document, writer) ' +
+      'select seq from appended order by seq',
     parameters,
   };
 }
 
-/** The most sequence numbers one statement marks derived: a typing burst marks tens of thousands, which PGlite took 100-230 ms (load 9-15) to update in one statement on the serving thread. */
-const MARKED_PER_STATEMENT = 250;
+/**
+ * The most sequence numbers one statement marks derived. Each statement
+ * rewrites the few `underived_updates` rows that hold them (an append
+ * statement's each), taking the numbers out of their arrays; bounded so
+ * that a burst of tens of thousands does not hold PGlite's serving thread
+ * in one statement.
+ */
+const MARKED_PER_STATEMENT = 1_000;
+
+/** The smallest and largest of `seqs` (not empty). */
+function boundsOf(seqs: readonly number[]): [number, number] {
+  let low = seqs[0]!;
+  let high = low;
+  for (const seq of seqs) {
+    if (seq < low) low = seq;
+    if (seq > high) high = seq;
+  }
+  return [low, high];
+}
 
 /**
  * Records that the events and projections of these updates are committed
- * (call in that transaction). The numbers go as one array literal a
- * statement: a typing burst marks thousands, and a parameter each made a
- * statement Kysely, PGlite and the parser all had to walk. Outside a
- * transaction (idle updates, which have nothing to derive) each statement
- * commits on its own: marking is idempotent, and the caller notes what a
- * failure leaves unmarked to mark it again.
+ * (call in that transaction): their numbers leave `underived_updates`. The
+ * numbers go as one array literal a statement; a row between the least and
+ * the greatest of them that holds none is written back unchanged (an update
+ * held back for a coalesced event sits between two bursts'; rare). Rows a mark emptied are
+ * deleted by the document's next one (the same statement deleting a row it
+ * also updates would lose one of the two). Outside a transaction (idle
+ * updates, which have nothing to derive) each statement commits on its own:
+ * marking is idempotent, and the caller notes what a failure leaves
+ * unmarked to mark it again.
  */
 export async function markUpdatesDerived(db: Executor, document: string, seqs: readonly number[]): Promise<void> {
   for (let from = 0; from < seqs.length; from += MARKED_PER_STATEMENT) {
     const chunk = seqs.slice(from, from + MARKED_PER_STATEMENT);
-    await db
-      .updateTable('documentUpdates')
-      .set({ derived: true })
-      .where('document', '=', document)
-      .where('seq', '=', sql<number>`any(${`{${chunk.join(',')}}`}::bigint[])`)
-      .where('derived', '=', false)
-      .execute();
+    const [low, high] = boundsOf(chunk);
+    // A row's numbers are kept in order, so its first and last bound it: Postgres's `&&` compares every pair.
+    await sql`
+      with emptied as (delete from underived_updates where document = ${document} and seqs = '{}')
+      update underived_updates set seqs = array(select unnest(seqs) except select unnest(${`{${chunk.join(',')}}`}::bigint[]) order by 1)
+      where document = ${document} and seqs[1] <= ${high} and seqs[array_upper(seqs, 1)] >= ${low}`.execute(db);
   }
+}
+
+/** The sequence numbers of a document's updates whose events are still to be derived, in log order. */
+export async function listUnderivedSeqs(db: Executor, document: string): Promise<number[]> {
+  const rows = await sql<{ seq: number | string }>`
+    select seq from underived_updates, unnest(seqs) as seq where document = ${document} order by seq`.execute(db);
+  return rows.rows.map((row) => Number(row.seq));
 }
 
 /** The updates of a document whose events are still to be derived, with who wrote each and the run it joined. */
 export async function listUnderivedUpdates(db: Executor, document: string): Promise<Array<{ seq: number; principalId: string | null; runId: string | null }>> {
-  const rows = await db.selectFrom('documentUpdates').select(['seq', 'principalId', 'runId']).where('document', '=', document).where('derived', '=', false).execute();
-  return rows.map((row) => ({ seq: Number(row.seq), principalId: row.principalId, runId: row.runId }));
+  const rows = await sql<{ seq: number | string; principalId: string | null; runId: string | null }>`
+    select seq, principal_id, run_id from document_updates
+    where document = ${document} and seq in (select unnest(seqs) from underived_updates where document = ${document})
+    order by seq`.execute(db);
+  return rows.rows.map((row) => ({ seq: Number(row.seq), principalId: row.principalId, runId: row.runId }));
 }

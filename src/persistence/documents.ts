@@ -1,7 +1,7 @@
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
-import type { UpdateAuthor } from './document-log';
+import { listUnderivedSeqs, type UpdateAuthor } from './document-log';
 import { foldAttribution, rangesOfLog } from './attribution';
 import type { ClockRanges } from '../model/attribution';
 
@@ -33,15 +33,16 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
   const uptoSeq = snapshot?.uptoSeq ?? 0;
   const updates = await db
     .selectFrom('documentUpdates')
-    .select(['seq', byteaAsBase64('update').as('update'), 'derived', 'principalType', 'principalId'])
+    .select(['seq', byteaAsBase64('update').as('update'), 'principalType', 'principalId'])
     .where('document', '=', document)
     .where('seq', '>', uptoSeq)
     .orderBy('seq')
     .execute();
+  const underived = new Set(await listUnderivedSeqs(db, document));
   const tail = updates.map((u) => ({
     seq: Number(u.seq),
     update: fromBase64(u.update),
-    derived: u.derived,
+    derived: !underived.has(Number(u.seq)),
     author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
   }));
   return {

@@ -110,14 +110,13 @@ export async function listOrphanedUpdates(
   alive: readonly number[],
   options: { document?: string; limit?: number } = {},
 ): Promise<Map<string, number[]>> {
-  let query = db.selectFrom('documentUpdates').select(['document', 'seq']).where('derived', '=', false);
-  if (options.document !== undefined) query = query.where('document', '=', options.document);
-  if (alive.length > 0) {
-    query = query.where((eb) => eb.or([eb('writer', 'is', null), eb('writer', '<>', sql<number>`all(${`{${alive.join(',')}}`}::int[])`)]));
-  }
-  const rows = await query.orderBy('seq').limit(options.limit ?? 10_000).execute();
+  const rows = await sql<{ document: string; seq: number | string }>`
+    select document, seq from underived_updates, unnest(seqs) as seq
+    where ${options.document === undefined ? sql`true` : sql`document = ${options.document}`}
+      and ${alive.length === 0 ? sql`true` : sql`(writer is null or writer <> all(${`{${alive.join(',')}}`}::int[]))`}
+    order by seq limit ${options.limit ?? 10_000}`.execute(db);
   const byDocument = new Map<string, number[]>();
-  for (const row of rows) {
+  for (const row of rows.rows) {
     const seqs = byDocument.get(row.document);
     if (seqs) seqs.push(Number(row.seq));
     else byDocument.set(row.document, [Number(row.seq)]);
@@ -135,12 +134,8 @@ export async function listOrphanedUpdates(
 export async function claimUnderived(tx: Tx, document: string, seqs: readonly number[]): Promise<boolean> {
   if (seqs.length === 0) return true;
   await lockDocumentLogs(tx, [document]);
-  const row = await tx
-    .selectFrom('documentUpdates')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('document', '=', document)
-    .where('seq', '=', sql<number>`any(${`{${seqs.join(',')}}`}::bigint[])`)
-    .where('derived', '=', false)
-    .executeTakeFirstOrThrow();
-  return Number(row.count) === new Set(seqs).size;
+  const row = await sql<{ count: number | string }>`
+    select count(distinct seq) as count from underived_updates, unnest(seqs) as seq
+    where document = ${document} and seq = any(${`{${seqs.join(',')}}`}::bigint[])`.execute(tx);
+  return Number(row.rows[0]!.count) === new Set(seqs).size;
 }

@@ -244,14 +244,19 @@ export interface DocumentUpdatesTable {
   document: string;
   update: Uint8Array;
   createdAt: ColumnType<Date, Date | string | undefined, never>;
-  /** False while a sync client's update awaits its events; see migration 0007. */
-  derived: ColumnType<boolean, boolean | undefined, boolean>;
   principalType: ColumnType<AuthorKind | null, AuthorKind | null | undefined, never>;
   principalId: ColumnType<string | null, string | null | undefined, never>;
   /** Migration 0090: the number of the instance that logged a client's update (null: a server change, or logged before). */
   writer: ColumnType<number | null, number | null | undefined, never>;
   /** Migration 0100: the run the update joined (docs/RUNS.md), null for none. */
   runId: ColumnType<string | null, string | null | undefined, never>;
+}
+
+/** Migration 0160: sync clients' updates whose events and projections are still to commit, a row per append statement (per document and writer). */
+export interface UnderivedUpdatesTable {
+  document: string;
+  writer: number | null;
+  seqs: ColumnType<Array<number | string>, string, string>;
 }
 
 /** Migration 0100: a unit of one principal's work in a workspace (docs/RUNS.md). */
@@ -791,6 +796,7 @@ export interface Database {
   apiUsage: ApiUsageTable;
   events: EventsTable;
   documentUpdates: DocumentUpdatesTable;
+  underivedUpdates: UnderivedUpdatesTable;
   runs: RunsTable;
   runChanges: RunChangesTable;
   documentSnapshots: DocumentSnapshotsTable;

@@ -466,14 +466,10 @@ export async function logEntryAt(db: Executor, document: string, seq: number): P
 
 /** The first logged update after `afterSeq` whose events are not derived yet (compaction folds only up to it), or null. */
 export async function firstUnderived(db: Executor, document: string, afterSeq: number): Promise<number | null> {
-  const row = await db
-    .selectFrom('documentUpdates')
-    .select((eb) => eb.fn.min('seq').as('seq'))
-    .where('document', '=', document)
-    .where('seq', '>', afterSeq)
-    .where('derived', '=', false)
-    .executeTakeFirst();
-  return row?.seq === null || row?.seq === undefined ? null : Number(row.seq);
+  const row = await sql<{ seq: number | string | null }>`
+    select min(seq) as seq from underived_updates, unnest(seqs) as seq where document = ${document} and seq > ${afterSeq}`.execute(db);
+  const seq = row.rows[0]?.seq;
+  return seq === null || seq === undefined ? null : Number(seq);
 }
 
 /** Marks the auto versions of a document at these positions as start points (never moved away by a growing session). */

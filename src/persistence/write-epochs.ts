@@ -22,6 +22,8 @@ import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, T
 
 const CONTENT_TABLES = new Set([
   'document_updates',
+  // What of the log is still to derive: written by every client append and every commit of its events.
+  'underived_updates',
   'document_snapshots',
   // Locked (an upsert) by every append and compaction: one writer at a time per document log (document-log-heads.ts).
   'document_log_heads',

@@ -2,10 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
 import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, type LoggedUpdate } from '../../src/persistence/document-log';
-import { foldSlice } from '../../src/persistence/documents';
+import { foldSlice, loadStoredDocument } from '../../src/persistence/documents';
 import { compact, loadInto } from '../../src/sync/document-store';
 import { CompiledQuery, sql } from 'kysely';
 import { freshDataStore } from '../helpers/database';
+import { listOrphanedUpdates } from '../../src/persistence/instances';
+import { bytea } from '../../src/persistence/bytea';
+import * as underivedBeside from '../../src/persistence/migrations/0160_underived_updates';
 
 /**
  * One writer at a time per document log: two instances (two connection
@@ -102,6 +105,64 @@ describe('document log heads', () => {
 
     await markUpdatesDerived(db, document, seqs);
     expect(await listUnderivedUpdates(db, document)).toEqual([]);
+  });
+
+  /**
+   * Issue 38: a sync client's update was appended underived and rewritten
+   * when its events committed (every typed update written twice, a new heap
+   * tuple and index entries each). What is still to derive is now kept
+   * beside the log: the log's rows stay the versions their append wrote,
+   * while what is underived still reads the same, a burst at a time.
+   */
+  it('writes a client update to the log once: marking it derived rewrites no row of the log', async () => {
+    const db = handles[0]!.db;
+    const document = `test:log-once:${Date.now()}`;
+    const count = APPEND_ROWS_PER_STATEMENT + 72;
+    const seqs = await appendUpdates(db, updatesOf('once', count).map((update) => ({ document, update, author: null, derived: false, writer: 1 })));
+    const versions = async () =>
+      (await sql<{ seq: string; version: string }>`select seq::text, ctid::text || '/' || xmin::text as version from document_updates where document = ${document} order by seq`.execute(db)).rows;
+    const appended = await versions();
+    expect(appended).toHaveLength(count);
+    expect((await listUnderivedUpdates(db, document)).map((u) => u.seq)).toEqual(seqs);
+
+    // A burst's commit marks part of the log, crossing an append statement's end; then the rest.
+    const burst = seqs.slice(50, APPEND_ROWS_PER_STATEMENT + 20);
+    await markUpdatesDerived(db, document, burst);
+    const marked = new Set(burst);
+    expect((await listUnderivedUpdates(db, document)).map((u) => u.seq)).toEqual(seqs.filter((seq) => !marked.has(seq)));
+    expect((await loadStoredDocument(db, document)).updates.map((u) => u.derived)).toEqual(seqs.map((seq) => marked.has(seq)));
+    await markUpdatesDerived(db, document, seqs);
+    expect(await listUnderivedUpdates(db, document)).toEqual([]);
+    expect((await loadStoredDocument(db, document)).updates.every((u) => u.derived)).toBe(true);
+
+    expect(await versions()).toEqual(appended);
+  });
+
+  it('keeps what a crash left underived through the upgrade that moves it beside the log', async () => {
+    const upgrade = await freshDataStore();
+    const handle = await openDatabase({ databaseUrl: upgrade.databaseUrl, dataDir: upgrade.dataDir });
+    try {
+      const db = handle.db;
+      const document = `test:log-upgrade:${Date.now()}`;
+      await underivedBeside.down(db);
+      // The old schema: client updates logged underived, the first two by a writer that died, then one derived.
+      const [update] = updatesOf('upgrade', 1);
+      for (const [derived, writer] of [[false, 7], [false, 7], [true, 7], [false, null]] as const) {
+        await sql`insert into document_updates (document, update, derived, writer) values (${document}, ${bytea(update!)}, ${derived}, ${writer})`.execute(db);
+      }
+      const seqs = (await sql<{ seq: string }>`select seq::text from document_updates where document = ${document} order by seq`.execute(db)).rows.map((r) => Number(r.seq));
+      await underivedBeside.up(db);
+
+      expect((await listUnderivedUpdates(db, document)).map((u) => u.seq)).toEqual([seqs[0], seqs[1], seqs[3]]);
+      expect((await loadStoredDocument(db, document)).updates.map((u) => u.derived)).toEqual([false, false, true, false]);
+      expect(await listOrphanedUpdates(db, [1], { document })).toEqual(new Map([[document, [seqs[0], seqs[1], seqs[3]]]]));
+      await markUpdatesDerived(db, document, [seqs[0]!, seqs[3]!]);
+      expect(await listOrphanedUpdates(db, [7], { document })).toEqual(new Map());
+      expect(await listOrphanedUpdates(db, [1], { document })).toEqual(new Map([[document, [seqs[1]]]]));
+    } finally {
+      await handle.close();
+      await upgrade.dispose();
+    }
   });
 
   /**
