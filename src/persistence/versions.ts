@@ -475,17 +475,23 @@ export const readsOfTheLog = { history: 0, attribution: 0 };
 /**
  * The log after `afterSeq` as it stands, in one statement: how many rows,
  * the newest, and how far the snapshot folded (rows after that are never
- * deleted). Whoever holds some of those rows in memory knows from the
- * count whether it holds all of them.
+ * deleted), and their earliest and latest times. Whoever holds some of
+ * those rows in memory knows from the count whether it holds all of them,
+ * and from the times whether they were re-dated since (the server never
+ * does; tests and benchmarks age a log to make its sessions old).
  */
-export async function logTailAfter(db: Executor, document: string, afterSeq: number): Promise<{ rows: number; head: number; foldedUpTo: number }> {
-  const row = await sql<{ rows: number | string; head: number | string | null; folded: number | string | null }>`
-    select count(*) as rows, max(seq) as head,
+export async function logTailAfter(
+  db: Executor,
+  document: string,
+  afterSeq: number,
+): Promise<{ rows: number; head: number; foldedUpTo: number; earliest: Date | null; latest: Date | null }> {
+  const row = await sql<{ rows: number | string; head: number | string | null; folded: number | string | null; earliest: Date | null; latest: Date | null }>`
+    select count(*) as rows, max(seq) as head, min(created_at) as earliest, max(created_at) as latest,
       (select upto_seq from document_snapshots where document = ${document}) as folded
     from document_updates where document = ${document} and seq > ${afterSeq}
   `.execute(db);
   const found = row.rows[0];
-  return { rows: Number(found?.rows ?? 0), head: Number(found?.head ?? afterSeq), foldedUpTo: Number(found?.folded ?? 0) };
+  return { rows: Number(found?.rows ?? 0), head: Number(found?.head ?? afterSeq), foldedUpTo: Number(found?.folded ?? 0), earliest: found?.earliest ?? null, latest: found?.latest ?? null };
 }
 
 /** Who made the update at `seq`, and when (null: not in the log). */

@@ -345,15 +345,26 @@ const CURSOR_MOVED = new Error('the version cursor moved');
  * The logged updates after `base` a pass takes, at most PASS_MAX_UPDATES,
  * in log order: the ones this process appended and still holds
  * (logged-tail.ts) when the log, counted in one statement, holds exactly
- * those after `base` and was not folded past it; else read from the log.
+ * those after `base`, at the times held, and was not folded past it; else
+ * read from the log.
  */
+function sameTimes(updates: readonly HistoryUpdate[], earliest: Date | null, latest: Date | null): boolean {
+  let low = Infinity;
+  let high = -Infinity;
+  for (const { createdAt } of updates) {
+    low = Math.min(low, createdAt.getTime());
+    high = Math.max(high, createdAt.getTime());
+  }
+  return earliest?.getTime() === low && latest?.getTime() === high;
+}
+
 async function passTail(db: Db, document: string, base: number): Promise<HistoryUpdate[]> {
   const held = loggedAfter(db, document, base);
   if (held.length > 0) {
     const log = await logTailAfter(db, document, base);
     let end = held.length;
     while (end > 0 && held[end - 1]!.seq > log.head) end--;
-    if (log.foldedUpTo <= base && end === log.rows) return held.slice(0, Math.min(end, PASS_MAX_UPDATES));
+    if (log.foldedUpTo <= base && end === log.rows && sameTimes(held.slice(0, end), log.earliest, log.latest)) return held.slice(0, Math.min(end, PASS_MAX_UPDATES));
   }
   const tail: HistoryUpdate[] = [];
   // In pages: on the embedded database each statement holds the event loop while it runs.

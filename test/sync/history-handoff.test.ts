@@ -34,7 +34,7 @@ function typeInto(client: SyncClient, paragraph: number, text: string) {
 function newParagraph(client: SyncClient) {
   const fragment = client.doc.getXmlFragment('default');
   fragment.insert(fragment.length, [new Y.XmlElement('paragraph')]);
-  fragment.get(fragment.length - 1).insert(0, [new Y.XmlText('')]);
+  (fragment.get(fragment.length - 1) as Y.XmlElement).insert(0, [new Y.XmlText('')]);
 }
 
 describe('the history pass and compaction after a burst of typing', () => {
