@@ -3,6 +3,7 @@ import { byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
 import type { AuthorKind } from '../model/roles';
+import { readsOfTheLog } from './versions';
 import { ClockRanges, parsePrincipalKey, principalKey } from '../model/attribution';
 
 /**
@@ -37,6 +38,7 @@ async function claimLog(db: Executor, document: string, ranges: ClockRanges, aft
   let last = 0;
   for (;;) {
     const page = await logPage(db, document, after, uptoSeq);
+    readsOfTheLog.attribution++;
     for (const row of page) ranges.claimUpdate(fromBase64(row.update), principalKey(row.principalType, row.principalId));
     if (page.length > 0) last = after = Number(page[page.length - 1]!.seq);
     if (page.length < PAGE_ROWS) return last;

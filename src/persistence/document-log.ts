@@ -48,6 +48,18 @@ const APPEND_BYTES_PER_STATEMENT = 128 * 1024;
  * own transaction, instead of four.
  */
 export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpdate>): Promise<number[]> {
+  return (await appendStampedUpdates(db, rows)).map((row) => row.seq);
+}
+
+/** A logged row's sequence number and time, as a read of the log returns them. */
+export type AppendedRow = { seq: number; createdAt: Date };
+
+/**
+ * `appendUpdates`, with each row's `created_at` as well: the history pass
+ * takes what was just appended from memory (src/sync/logged-tail.ts), and
+ * its sessions are cut by the logged time, which the database sets.
+ */
+export async function appendStampedUpdates(db: Executor, rows: ReadonlyArray<LoggedUpdate>): Promise<AppendedRow[]> {
   if (rows.length === 0) return [];
   const locking = appendsNeedLock(db);
   const documents = locking ? [...new Set(rows.map((row) => row.document))].sort() : [];
@@ -55,17 +67,17 @@ export async function appendUpdates(db: Executor, rows: ReadonlyArray<LoggedUpda
   const maxRows = Math.min(APPEND_ROWS_PER_STATEMENT, Math.floor((MAX_PARAMETERS - 2 * documents.length) / COLUMNS_PER_ROW));
   const ends = statementEnds(rows, maxRows);
   // All or nothing: more rows than one statement holds go in one transaction.
-  if (ends.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => appendUpdates(tx, rows));
-  const seqs: number[] = [];
+  if (ends.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => appendStampedUpdates(tx, rows));
+  const appended: AppendedRow[] = [];
   let from = 0;
   for (const to of ends) {
     // The heads stay locked until the transaction ends: the first statement takes them for the rest.
     const { text, parameters } = appendStatement(from === 0 ? documents : [], rows, from, to);
-    const inserted = await runStatement<{ seq: number | string }>(db, text, parameters);
-    for (const row of inserted) seqs.push(Number(row.seq));
+    const inserted = await runStatement<{ seq: number | string; createdAt: Date }>(db, text, parameters);
+    for (const row of inserted) appended.push({ seq: Number(row.seq), createdAt: row.createdAt });
     from = to;
   }
-  return seqs;
+  return appended;
 }
 
 /** Where each append statement's rows end: at most `maxRows` and APPEND_BYTES_PER_STATEMENT of updates each (a bigger update goes alone), derived or not alike. */
@@ -133,12 +145,12 @@ function appendStatement(documents: readonly string[], rows: ReadonlyArray<Logge
     heads.length === 0
       ? `insert into document_updates ${columns} values ${values.join(', ')}`
       : `insert into document_updates ${columns} select * from (values ${values.join(', ')}) as logged ${columns} where (select count(*) from heads) > 0`;
-  if (rows[from]!.derived) return { text: `${locking ? `with ${locking} ` : ''}${insert} returning seq`, parameters };
+  if (rows[from]!.derived) return { text: `${locking ? `with ${locking} ` : ''}${insert} returning seq, created_at`, parameters };
   return {
     text:
-      `with ${locking ? `${locking}, ` : ''}appended as (${insert} returning seq, document, writer), ` +
+      `with ${locking ? `${locking}, ` : ''}appended as (${insert} returning seq, created_at, document, writer), ` +
       'pending as (insert into underived_updates (document, writer, seqs) select document, writer, array_agg(seq order by seq) from appended group by document, writer) ' +
-      'select seq from appended order by seq',
+      'select seq, created_at from appended order by seq',
     parameters,
   };
 }

@@ -3,6 +3,7 @@ import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
 import type { AuthorKind } from '../model/roles';
+import { principalKey, type PrincipalKey } from '../model/attribution';
 import { decodeContent, encodeContent, type EncodedContent } from './version-content';
 
 /**
@@ -262,6 +263,12 @@ export async function deleteExpiredVersions(db: Executor, plan: string, before: 
 export type LogEntry = { seq: number; createdAt: Date; author: { principalType: PrincipalKind; id: string } | null };
 
 /** A log row's author; updates from the system carry none. */
+/** A logged update as `readLogAfter` returns it, from what its append wrote and returned. */
+export function historyUpdateOf(seq: number, createdAt: Date, update: Uint8Array, author: { principalType: AuthorKind; id: string } | null): HistoryUpdate {
+  const row = { principalType: author?.principalType ?? null, principalId: author?.id ?? null };
+  return { seq, createdAt, update, author: logAuthor(row), attributedTo: principalKey(row.principalType, row.principalId) };
+}
+
 function logAuthor(row: { principalType: AuthorKind | null; principalId: string | null }): LogEntry['author'] {
   // Versions name people and agents; a form's rows are its own (their creator), not an editing session's.
   if (row.principalType === 'form') return null;
@@ -375,7 +382,8 @@ function toBytes(value: Uint8Array): Uint8Array {
 // ---------------------------------------------------------------------------
 // The stored document, read for history
 
-export type HistoryUpdate = LogEntry & { update: Uint8Array };
+/** A logged update as history reads it; `attributedTo` names its principal as attribution does (a form's rows too, which versions leave unnamed). */
+export type HistoryUpdate = LogEntry & { update: Uint8Array; attributedTo: PrincipalKey };
 
 export type HistorySource = {
   snapshot: { state: Uint8Array; uptoSeq: number; storedAt: Date } | null;
@@ -412,6 +420,7 @@ export async function loadHistorySource(db: Db, document: string, uptoSeq?: numb
           update: fromBase64(r.update),
           createdAt: r.createdAt,
           author: logAuthor(r),
+          attributedTo: principalKey(r.principalType, r.principalId),
         })),
       };
     });
@@ -445,12 +454,44 @@ export async function readLogAfter(db: Executor, document: string, afterSeq: num
     .where('seq', '>', afterSeq);
   if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
   const rows = await query.orderBy('seq').limit(limit).execute();
+  readsOfTheLog.history++;
   return rows.map((r) => ({
     seq: Number(r.seq),
     update: fromBase64(r.update),
     createdAt: r.createdAt,
     author: logAuthor(r),
+    attributedTo: principalKey(r.principalType, r.principalId),
   }));
+}
+
+/**
+ * Statements that read logged updates back for history (`readLogAfter`)
+ * and for attribution (attribution.ts), counted in this process: the
+ * history pass takes what this process just appended from memory instead
+ * (src/sync/logged-tail.ts), and tests count what is still read.
+ */
+export const readsOfTheLog = { history: 0, attribution: 0 };
+
+/**
+ * The log after `afterSeq` as it stands, in one statement: how many rows,
+ * the newest, and how far the snapshot folded (rows after that are never
+ * deleted), and their earliest and latest times. Whoever holds some of
+ * those rows in memory knows from the count whether it holds all of them,
+ * and from the times whether they were re-dated since (the server never
+ * does; tests and benchmarks age a log to make its sessions old).
+ */
+export async function logTailAfter(
+  db: Executor,
+  document: string,
+  afterSeq: number,
+): Promise<{ rows: number; head: number; foldedUpTo: number; earliest: Date | null; latest: Date | null }> {
+  const row = await sql<{ rows: number | string; head: number | string | null; folded: number | string | null; earliest: Date | null; latest: Date | null }>`
+    select count(*) as rows, max(seq) as head, min(created_at) as earliest, max(created_at) as latest,
+      (select upto_seq from document_snapshots where document = ${document}) as folded
+    from document_updates where document = ${document} and seq > ${afterSeq}
+  `.execute(db);
+  const found = row.rows[0];
+  return { rows: Number(found?.rows ?? 0), head: Number(found?.head ?? afterSeq), foldedUpTo: Number(found?.folded ?? 0), earliest: found?.earliest ?? null, latest: found?.latest ?? null };
 }
 
 /** Who made the update at `seq`, and when (null: not in the log). */

@@ -5,7 +5,9 @@ import { DocumentWriteError } from '../errors';
 import type { Failpoints } from '../lib/failpoints';
 import type { Metrics } from '../metrics/index';
 import type { Db } from '../persistence/database';
-import { appendUpdates, markUpdatesDerived } from '../persistence/document-log';
+import { appendStampedUpdates, markUpdatesDerived } from '../persistence/document-log';
+import { historyUpdateOf, type HistoryUpdate } from '../persistence/versions';
+import { recordLogged } from './logged-tail';
 import { parseDocumentName } from '../model/document-names';
 import type { CommitReceipt } from './document-sync';
 import { ChangeBatches } from './group-commit';
@@ -254,16 +256,20 @@ export class ChangeCommits {
     const server = changes.filter((change) => isServerOrigin(change.origin));
     const observedChanges = changes.filter((c) => c.derived != null);
     const seqOf = new Map<PendingChange, number>();
+    const logged: HistoryUpdate[] = [];
     const idle = this.idleSeqs.get(documentName) ?? [];
     this.idleSeqs.delete(documentName);
     const timer = this.deps.metrics?.commitDuration.startTimer();
     try {
       await this.deps.db.transaction().execute(async (tx) => {
-        const serverSeqs = await appendUpdates(
+        const appended = await appendStampedUpdates(
           tx,
           server.map((change) => ({ document: documentName, update: change.update!, author: authorOf(change.origin), derived: true, runId: change.run })),
         );
-        server.forEach((change, i) => seqOf.set(change, serverSeqs[i]!));
+        server.forEach((change, i) => {
+          seqOf.set(change, appended[i]!.seq);
+          logged.push(historyUpdateOf(appended[i]!.seq, appended[i]!.createdAt, change.update!, authorOf(change.origin)));
+        });
         const observed = observedChanges.map((c) => ({ derived: c.derived, origin: c.origin, seqs: c.seqs, run: c.run }));
         let deferred: number[] = [];
         if (observed.length > 0 && observer) ({ publish, deferred, receipts } = await observer.persist(tx, documentName, observed));
@@ -281,6 +287,7 @@ export class ChangeCommits {
       return error;
     }
     timer?.({ outcome: 'committed' });
+    recordLogged(this.deps.db, documentName, logged);
     if (server.length > 0) this.deps.metrics?.logAppends.inc({ source: 'server' }, server.length);
     for (const change of server) {
       this.deps.appended(documentName, change.update!.byteLength);

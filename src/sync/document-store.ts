@@ -10,6 +10,7 @@ import { countTail, loadStoredDocument, storedSize, writeSnapshot, writeSyncCopy
 import { DocumentTooLargeError } from '../errors';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
 import { historyThread } from './history-thread';
+import { forgetPassRangesThrough, passRangesOf } from './pass-attribution';
 import { encodedStateAt, foldableUpTo, passesUntilCaughtUp, underivedFrom, withHistoryLock } from './version-index';
 
 /**
@@ -263,8 +264,8 @@ export async function compact(db: Db, name: string, now: Date): Promise<CompactR
     state ??= await encodedStateAt(db, name, target);
     if (!state) return null; // folded past `target` meanwhile (another instance)
     const written = state;
-    // Who made the updates folded: read before the lock too (logged rows never change), written with the snapshot.
-    const attribution = await rangesOfLog(db, name, from, target);
+    // Who made the updates folded: from the passes' ranges, else read before the lock too (logged rows never change), written with the snapshot.
+    const attribution = passRangesOf(db, name, from, target) ?? (await rangesOfLog(db, name, from, target));
     const folded = await db.transaction().execute(async (tx) => {
       await lockDocumentLogs(tx, [name]);
       // Another instance folded first: its snapshot stands.
@@ -272,6 +273,7 @@ export async function compact(db: Db, name: string, now: Date): Promise<CompactR
       return writeSnapshot(tx, name, written, target, now, attribution);
     });
     if (folded === null) return null;
+    forgetPassRangesThrough(db, name, target);
     const remaining = await countTail(db, name, target);
     if (remaining === 0 && written.byteLength >= SYNC_COPY_MIN_BYTES) await keepSyncCopy(db, name, target, written);
     return { bytes: written.byteLength, folded, remaining, blockedBy: target < head ? blockedBy : null };

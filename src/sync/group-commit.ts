@@ -31,7 +31,9 @@
  */
 import * as decoding from 'lib0/decoding';
 import type { Db } from '../persistence/database';
-import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
+import { appendStampedUpdates, type AppendedRow, type UpdateAuthor } from '../persistence/document-log';
+import { historyUpdateOf } from '../persistence/versions';
+import { recordLogged } from './logged-tail';
 import { documentChangeOf } from './update-message';
 
 type Deferred = { resolve(seq: number): void; reject(error: unknown): void };
@@ -113,19 +115,31 @@ export class UpdateLog {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_ROWS_PER_COMMIT);
         const rows = batch.map((item) => ({ document: item.document, update: item.update, author: item.author, runId: item.runId, derived: false, writer: this.writer }));
-        let seqs: number[];
+        let appended: AppendedRow[];
         try {
-          seqs = await appendUpdates(this.db, rows);
+          appended = await appendStampedUpdates(this.db, rows);
         } catch (error) {
           for (const item of batch) item.done.reject(error);
           continue;
         }
+        this.holdForHistory(batch, appended);
         for (const item of batch) this.onLogged(item.document, item.update.byteLength);
-        batch.forEach((item, i) => item.done.resolve(seqs[i]!));
+        batch.forEach((item, i) => item.done.resolve(appended[i]!.seq));
       }
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** Committed: the history pass takes these from memory instead of reading them back (logged-tail.ts). */
+  private holdForHistory(batch: readonly PendingAppend[], appended: readonly AppendedRow[]) {
+    const byDocument = new Map<string, ReturnType<typeof historyUpdateOf>[]>();
+    batch.forEach((item, i) => {
+      let list = byDocument.get(item.document);
+      if (!list) byDocument.set(item.document, (list = []));
+      list.push(historyUpdateOf(appended[i]!.seq, appended[i]!.createdAt, item.update, item.author));
+    });
+    for (const [document, updates] of byDocument) recordLogged(this.db, document, updates);
   }
 }
 

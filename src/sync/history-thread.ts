@@ -89,7 +89,10 @@ export type ReplayInput = {
 export type Capture = { seq: number; surfaceId: string; editors: EditorCount[] };
 
 /** `missing`: the thread holds no state at `base` (call again with `start`). */
-export type ReplayOutput = { missing: true } | { captures: Capture[]; atHead?: SurfaceContent; checkpoint: Uint8Array };
+export type ReplayOutput =
+  | { missing: true }
+  /** `claims`: each update's clock ranges (its index in the tail, client, from, to), what attribution claims for it; null when one could not be decoded. */
+  | { captures: Capture[]; atHead?: SurfaceContent; checkpoint: Uint8Array; claims: Float64Array | null };
 
 export type EncodedVersion = { changes: VersionChanges; encoded: EncodedContent };
 

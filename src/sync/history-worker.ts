@@ -1,5 +1,6 @@
 import * as Y from 'yjs';
 import { ownsWholeBuffer, serveWorkerTasks } from '../lib/worker-pool';
+import { updateRanges } from '../model/attribution';
 import { listSheetIds } from '../model/table/document';
 import { decodeContent, encodeContent } from '../persistence/version-content';
 import type { EditorCount, LogEntry } from '../persistence/versions';
@@ -134,9 +135,20 @@ function replay(input: ReplayInput): { result: ReplayOutput; transfer?: ArrayBuf
       for (const id of surfacesChangedBy(transaction, own)) addEdits(pending, id, author, 1);
     };
     let head = input.base;
+    // Each update's clock ranges, for compaction's attribution (pass-attribution.ts): index, client, from, to.
+    let claims: number[] | null = [];
+    let index = 0;
     doc.on('afterTransaction', onTransaction);
     try {
       for (const update of unpack(input.tail)) {
+        if (claims) {
+          try {
+            for (const range of updateRanges(update.update)) claims.push(index, range.client, range.from, range.to);
+          } catch {
+            claims = null; // compaction reads the log for attribution, as before
+          }
+        }
+        index++;
         author = update.author;
         Y.applyUpdate(doc, update.update, HISTORY_REPLAY);
         author = undefined;
@@ -151,9 +163,10 @@ function replay(input: ReplayInput): { result: ReplayOutput; transfer?: ArrayBuf
     captured.set(document, captures);
     if (checkpoint.byteLength > MAX_HELD_STATE_BYTES / 4) drop(document);
     else hold(document, head, doc, checkpoint.byteLength);
+    const claimed = claims ? new Float64Array(claims) : null;
     return {
-      result: { captures: captures.map(({ seq, surfaceId, editors }) => ({ seq, surfaceId, editors })), atHead, checkpoint },
-      transfer: [checkpoint.buffer as ArrayBuffer],
+      result: { captures: captures.map(({ seq, surfaceId, editors }) => ({ seq, surfaceId, editors })), atHead, checkpoint, claims: claimed },
+      transfer: claimed ? [checkpoint.buffer as ArrayBuffer, claimed.buffer] : [checkpoint.buffer as ArrayBuffer],
     };
   } catch (error) {
     // Replayed part way: the state is at no known position any more.

@@ -43,6 +43,7 @@ import {
   loadCursor,
   logEntryAt,
   logHead,
+  logTailAfter,
   lowestHold,
   markStartPoints,
   pruneHolds,
@@ -59,6 +60,8 @@ import {
 } from '../persistence/versions';
 import { historyThread, packUpdates, principalKey, type Capture, type ReplayInput, type StartState } from './history-thread';
 import { parseDocumentName } from '../model/document-names';
+import { forgetLoggedThrough, loggedAfter } from './logged-tail';
+import { keepPassRanges } from './pass-attribution';
 import { readSurfaceContent, type HistorySurface, type SurfaceContent } from './surface-content';
 import { getRow, type RowData } from '../model/table/document';
 
@@ -226,15 +229,7 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
     return start !== undefined;
   };
 
-  const tail: HistoryUpdate[] = [];
-  // In pages: on the embedded database each statement holds the event loop while it runs.
-  for (let after = base; tail.length < PASS_MAX_UPDATES; ) {
-    const wanted = Math.min(PAGE_ROWS, PASS_MAX_UPDATES - tail.length);
-    const page = await readLogAfter(db, document, after, wanted);
-    tail.push(...page);
-    if (page.length < wanted) break;
-    after = page.at(-1)!.seq;
-  }
+  const tail = await passTail(db, document, base);
   const caughtUp = tail.length < PASS_MAX_UPDATES;
   const head = tail.at(-1)?.seq ?? base;
   const sessions = fresh ? {} : structuredClone(previous.sessions);
@@ -310,6 +305,7 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
     if ('missing' in replayed) throw new Error(`The history thread lost the state of ${document} it was just given.`);
   }
   const { captures, checkpoint } = replayed;
+  if (replayed.claims) keepPassRanges(db, document, base, tail, replayed.claims);
 
   const versions = await encodedVersions(db, document, workspaceId, captures, moving);
   const prepared: PreparedVersion[] = captures.map((capture, i) => ({
@@ -339,10 +335,48 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
       return false;
     });
   if (!recorded) return { cursor: (await loadCursor(db, document)) ?? cursor, head, atHead: replayed.atHead, caughtUp: false };
+  forgetLoggedThrough(db, document, head);
   return { cursor, head, atHead: replayed.atHead, caughtUp, checkpoint };
 }
 
 const CURSOR_MOVED = new Error('the version cursor moved');
+
+/**
+ * The logged updates after `base` a pass takes, at most PASS_MAX_UPDATES,
+ * in log order: the ones this process appended and still holds
+ * (logged-tail.ts) when the log, counted in one statement, holds exactly
+ * those after `base`, at the times held, and was not folded past it; else
+ * read from the log.
+ */
+function sameTimes(updates: readonly HistoryUpdate[], earliest: Date | null, latest: Date | null): boolean {
+  let low = Infinity;
+  let high = -Infinity;
+  for (const { createdAt } of updates) {
+    low = Math.min(low, createdAt.getTime());
+    high = Math.max(high, createdAt.getTime());
+  }
+  return earliest?.getTime() === low && latest?.getTime() === high;
+}
+
+async function passTail(db: Db, document: string, base: number): Promise<HistoryUpdate[]> {
+  const held = loggedAfter(db, document, base);
+  if (held.length > 0) {
+    const log = await logTailAfter(db, document, base);
+    let end = held.length;
+    while (end > 0 && held[end - 1]!.seq > log.head) end--;
+    if (log.foldedUpTo <= base && end === log.rows && sameTimes(held.slice(0, end), log.earliest, log.latest)) return held.slice(0, Math.min(end, PASS_MAX_UPDATES));
+  }
+  const tail: HistoryUpdate[] = [];
+  // In pages: on the embedded database each statement holds the event loop while it runs.
+  for (let after = base; tail.length < PASS_MAX_UPDATES; ) {
+    const wanted = Math.min(PAGE_ROWS, PASS_MAX_UPDATES - tail.length);
+    const page = await readLogAfter(db, document, after, wanted);
+    tail.push(...page);
+    if (page.length < wanted) break;
+    after = page.at(-1)!.seq;
+  }
+  return tail;
+}
 
 /** The first log position compaction may not fold: an update whose events are still to be derived (null: none). */
 export function underivedFrom(db: Db, document: string, afterSeq: number): Promise<number | null> {

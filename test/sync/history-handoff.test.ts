@@ -1,0 +1,143 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { readsOfTheLog } from '../../src/persistence/versions';
+import { startTestApp } from '../helpers/app';
+import { freshDataStore } from '../helpers/database';
+import { acknowledged, connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
+import { addMembership, createWorkspace, signInUser } from '../workspaces/helpers';
+
+/**
+ * Issue 38, goal 2: the history pass and compaction's attribution took the
+ * updates a typist had just appended by reading them back from the log (a
+ * pass's pages, then the fold's attribution, every update twice). They now
+ * take them from memory (src/sync/logged-tail.ts, pass-attribution.ts) and
+ * read the log only when memory does not hold all of it, here after a
+ * restart. Either way the versions and attribution a reader gets over REST
+ * name who typed what.
+ */
+
+type Store = Awaited<ReturnType<typeof freshDataStore>>;
+const stores: Store[] = [];
+const clients: SyncClient[] = [];
+
+afterAll(async () => {
+  for (const client of clients) client.destroy();
+  for (const store of stores) await store.dispose();
+});
+
+function typeInto(client: SyncClient, paragraph: number, text: string) {
+  const target = paragraphText(client.doc, paragraph);
+  // A keystroke a transaction: one logged update each, as a typist's.
+  for (const character of text) target.insert(target.length, character);
+}
+
+function newParagraph(client: SyncClient) {
+  const fragment = client.doc.getXmlFragment('default');
+  fragment.insert(fragment.length, [new Y.XmlElement('paragraph')]);
+  (fragment.get(fragment.length - 1) as Y.XmlElement).insert(0, [new Y.XmlText('')]);
+}
+
+describe('the history pass and compaction after a burst of typing', () => {
+  it('read none of the typed updates back from the log, and again only after a restart; versions and attribution name the typists either way', async () => {
+    const store = await freshDataStore();
+    stores.push(store);
+    let t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
+    const ada = await signInUser(t, 'ada@example.com');
+    const bob = await signInUser(t, 'bob@example.com');
+    const ws = await createWorkspace(t, ada, { name: 'Typing', slug: 'typing', mode: 'doc' });
+    const documentName = ws.primarySurface.syncDocument as string;
+    await addMembership(t, ws.id, bob.userId, 'editor');
+    const base = '/api/workspaces/typing';
+    const connect = (credential: { cookie: string }) => {
+      const client = connectClient(t.url, documentName, credential);
+      clients.push(client);
+      return client;
+    };
+
+    const countLog = async (where: 'all' | 'underived') => {
+      let query = t.services.db.selectFrom('documentUpdates').select((eb) => eb.fn.countAll<number>().as('n')).where('document', '=', documentName);
+      if (where === 'underived') query = query.where('derived', '=', false);
+      return Number((await query.executeTakeFirstOrThrow()).n);
+    };
+    /** Compacts until the log is folded away; what it read back from the log meanwhile. */
+    const compactAll = async () => {
+      // Updates whose events are not committed yet hold the fold back (and a fold short of the history cursor rebuilds its state from the log).
+      await eventually(async () => (await countLog('underived')) === 0, 20_000, 50);
+      const before = { ...readsOfTheLog };
+      await eventually(async () => {
+        await t.services.sync.compactNow(documentName);
+        return (await countLog('all')) === 0;
+      }, 20_000, 200);
+      return { history: readsOfTheLog.history - before.history, attribution: readsOfTheLog.attribution - before.attribution };
+    };
+    const seen = async () => {
+      const spans = await t.request('GET', `${base}/doc?attribution=1`, { as: ada.as, headers: { accept: 'application/json' } });
+      expect(spans.status, spans.text).toBe(200);
+      const list = await t.request('GET', `${base}/surfaces/doc/versions`, { as: ada.as });
+      expect(list.status, list.text).toBe(200);
+      return {
+        spans: spans.body.spans.map((span: any) => [span.principal?.name ?? null, span.text]),
+        versions: list.body.versions.map((version: any) => version.editors.map((editor: any) => `${editor.principal.name}:${editor.edits}`).join(' ')),
+      };
+    };
+
+    let adaClient = connect({ cookie: ada.cookie });
+    let bobClient = connect({ cookie: bob.cookie });
+    await Promise.all([synced(adaClient), synced(bobClient)]);
+    newParagraph(adaClient);
+    const adaParagraph = adaClient.doc.getXmlFragment('default').length - 1;
+    typeInto(adaClient, adaParagraph, 'Typed by Ada, key by key.');
+    await acknowledged(adaClient);
+    await eventually(() => bobClient.doc.getXmlFragment('default').length === adaClient.doc.getXmlFragment('default').length);
+    newParagraph(bobClient);
+    const bobParagraph = bobClient.doc.getXmlFragment('default').length - 1;
+    typeInto(bobClient, bobParagraph, 'And Bob.');
+    await acknowledged(bobClient);
+
+    // Every update the passes and the fold needed was appended by this process a moment before.
+    expect(await compactAll()).toEqual({ history: 0, attribution: 0 });
+    const first = await seen();
+    expect(first.spans.filter(([, text]: [string, string]) => text.trim() !== '')).toEqual([
+      ['ada', expect.stringContaining('Typed by Ada, key by key.')],
+      ['bob', expect.stringContaining('And Bob.')],
+    ]);
+    expect(first.versions.join(' | ')).toMatch(/ada:\d+/);
+    expect(first.versions.join(' | ')).toMatch(/bob:\d+/);
+
+    // Ada types more; a read of the versions runs a pass over it, she types on, and the server
+    // restarts before the fold: the new process holds neither what she typed since nor the pass's ranges.
+    typeInto(adaClient, adaParagraph, ' More');
+    await acknowledged(adaClient);
+    const between = await t.request('GET', `${base}/surfaces/doc/versions`, { as: ada.as });
+    expect(between.status, between.text).toBe(200);
+    typeInto(adaClient, adaParagraph, '.');
+    await acknowledged(adaClient);
+    for (const client of [adaClient, bobClient]) client.destroy();
+    await t.close();
+    t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
+    bobClient = connect({ cookie: bob.cookie });
+    await synced(bobClient);
+    typeInto(bobClient, bobParagraph, ' Again.');
+    await acknowledged(bobClient);
+
+    // The log is read where memory has a gap, and what it says is the same.
+    const reads = await compactAll();
+    expect(reads.history).toBeGreaterThan(0);
+    expect(reads.attribution).toBeGreaterThan(0);
+    const second = await seen();
+    expect(second.spans.filter(([, text]: [string, string]) => text.trim() !== '')).toEqual([
+      ['ada', expect.stringContaining('Typed by Ada, key by key. More.')],
+      ['bob', expect.stringContaining('And Bob. Again.')],
+    ]);
+    expect(second.versions.slice(-first.versions.length)).toEqual(first.versions);
+
+    // After the gap, typing is held again.
+    adaClient = connect({ cookie: ada.cookie });
+    await synced(adaClient);
+    typeInto(adaClient, adaParagraph, ' Last.');
+    await acknowledged(adaClient);
+    expect(await compactAll()).toEqual({ history: 0, attribution: 0 });
+    expect((await seen()).spans.filter(([, text]: [string, string]) => text.trim() !== '')[0]).toEqual(['ada', expect.stringContaining('key by key. More. Last.')]);
+    await t.close();
+  }, 120_000);
+});
