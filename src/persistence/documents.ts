@@ -80,10 +80,10 @@ export async function writeSnapshot(db: Executor, document: string, state: Uint8
 
 /**
  * The most folded updates one delete statement removes. PGlite runs a
- * statement inside the serving thread; a slice of 2,000 held it for 14-32 ms
- * of CPU (load 10-16), on top of the 20 ms a turn runs before a statement
- * waits for the next one (pglite-dialect.ts), and one such turn of the fold
- * made a pause over 50 ms beside a typist. A slice of 500 costs a quarter of
+ * statement inside the serving thread; a slice of 2,000 held it for 7-32 ms
+ * of CPU (load 13-16), on top of the 20 ms a turn runs before a statement
+ * waits for the next one (pglite-dialect.ts): one turn of the fold paused the
+ * event loop 99 ms (47 ms of CPU) under the trace. A slice of 500 costs a quarter of
  * that; the fold stays one transaction, and the driver lets the event loop
  * turn between slices once it has held the session past its budget.
  */
