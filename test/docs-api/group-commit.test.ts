@@ -20,10 +20,10 @@ function message(document: string, kind: 'update' | 'step2' | 'awareness', paylo
   return encoding.toUint8Array(encoder);
 }
 
-/** The log rows of an append statement (src/persistence/document-log.ts): seven parameters a row, the update as base64 text. */
+/** The log rows of an append statement (src/persistence/document-log.ts): six parameters a row, the update as base64 text. */
 function rowsOf(statement: CompiledQuery): Array<{ document: string; update: Uint8Array }> {
   const rows: Array<{ document: string; update: Uint8Array }> = [];
-  for (let i = 0; i + 7 <= statement.parameters.length; i += 7) {
+  for (let i = 0; i + 6 <= statement.parameters.length; i += 6) {
     rows.push({ document: statement.parameters[i] as string, update: new Uint8Array(Buffer.from(statement.parameters[i + 1] as string, 'base64')) });
   }
   return rows;
