@@ -262,13 +262,13 @@ export async function deleteExpiredVersions(db: Executor, plan: string, before: 
 
 export type LogEntry = { seq: number; createdAt: Date; author: { principalType: PrincipalKind; id: string } | null };
 
-/** A log row's author; updates from the system carry none. */
 /** A logged update as `readLogAfter` returns it, from what its append wrote and returned. */
 export function historyUpdateOf(seq: number, createdAt: Date, update: Uint8Array, author: { principalType: AuthorKind; id: string } | null): HistoryUpdate {
   const row = { principalType: author?.principalType ?? null, principalId: author?.id ?? null };
   return { seq, createdAt, update, author: logAuthor(row), attributedTo: principalKey(row.principalType, row.principalId) };
 }
 
+/** A log row's author; updates from the system carry none. */
 function logAuthor(row: { principalType: AuthorKind | null; principalId: string | null }): LogEntry['author'] {
   // Versions name people and agents; a form's rows are its own (their creator), not an editing session's.
   if (row.principalType === 'form') return null;

@@ -341,13 +341,7 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
 
 const CURSOR_MOVED = new Error('the version cursor moved');
 
-/**
- * The logged updates after `base` a pass takes, at most PASS_MAX_UPDATES,
- * in log order: the ones this process appended and still holds
- * (logged-tail.ts) when the log, counted in one statement, holds exactly
- * those after `base`, at the times held, and was not folded past it; else
- * read from the log.
- */
+/** Whether the held updates span the times the log's rows have (tests and benchmarks age a log's rows in place). */
 function sameTimes(updates: readonly HistoryUpdate[], earliest: Date | null, latest: Date | null): boolean {
   let low = Infinity;
   let high = -Infinity;
@@ -358,6 +352,13 @@ function sameTimes(updates: readonly HistoryUpdate[], earliest: Date | null, lat
   return earliest?.getTime() === low && latest?.getTime() === high;
 }
 
+/**
+ * The logged updates after `base` a pass takes, at most PASS_MAX_UPDATES,
+ * in log order: the ones this process appended and still holds
+ * (logged-tail.ts) when the log, counted in one statement, holds exactly
+ * those after `base`, at the times held, and was not folded past it; else
+ * read from the log.
+ */
 async function passTail(db: Db, document: string, base: number): Promise<HistoryUpdate[]> {
   const held = loggedAfter(db, document, base);
   if (held.length > 0) {
