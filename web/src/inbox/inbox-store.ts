@@ -127,7 +127,7 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
       const found: Mention[] = [];
       const reviews: Review[] = [];
       const failures: string[] = [];
-      const unread = new Set<string>();
+      const unanswered = new Set<string>();
       const worker = async () => {
         for (let workspace = queue.shift(); workspace; workspace = queue.shift()) {
           try {
@@ -140,7 +140,7 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
             // A workspace archived or left since the list was read is not worth a message.
             if (!(error instanceof ApiError && error.status === 404)) {
               failures.push(workspace.name);
-              unread.add(workspace.id);
+              unanswered.add(workspace.id);
             }
           }
         }
@@ -151,7 +151,7 @@ export function refreshInbox(me: string, maxAgeMs = 0): Promise<void> {
       reviews.sort((a, b) => a.suggestion.createdAt.localeCompare(b.suggestion.createdAt));
       inbox.update((state) => {
         // What this read could not see stays: a mention that arrived live meanwhile, those of a workspace that did not answer, marks saved meanwhile.
-        const kept = [...(arrivedDuringRefresh ?? []), ...state.mentions.filter((mention) => unread.has(mention.workspace.id))];
+        const kept = [...(arrivedDuringRefresh ?? []), ...state.mentions.filter((mention) => unanswered.has(mention.workspace.id))];
         const byId = new Map([...kept, ...found].map((mention) => [mention.comment.id, mention]));
         const mentions = [...byId.values()];
         mentions.sort((a, b) => b.comment.createdAt.localeCompare(a.comment.createdAt));
