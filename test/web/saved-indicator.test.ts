@@ -33,19 +33,27 @@ function describeFrame(direction: Frame['direction'], data: Buffer): Frame {
 /**
  * An HTTP and WebSocket proxy between the browser's link (LinkProxy) and the
  * server, for a slow uplink after a reconnect: once `holdAfterFirstUpdate`
- * is armed, sync connections forward the client's frames until the first
- * Yjs update (sync step 2 or update) of that document has gone through,
- * then hold every later client frame of that document, in order, until
- * `release()`. Every connection opened while armed is gated (a provider may
- * open a second socket when its first attempt is slow), and the arming ends
- * once one of them has passed an update. The server answers what reached it (so the provider
- * gets acknowledgements) while the rest of the offline edits wait on the way.
+ * is armed, sync connections forward the client's frames of that document
+ * until one plain Yjs update (the first offline change, from the provider's
+ * queue) has gone through, then hold every later client frame of that
+ * document, in order, until `release()`. A sync step 2 is never the one let
+ * through: it carries everything the server lacks. That is how all the
+ * offline changes travel when the provider has dropped its queue (it does
+ * when a second connection attempt starts while one is under way), and then
+ * every change waits. Every connection opened while armed is gated, and the
+ * arming ends once one of them has passed an update. The server answers
+ * what reached it (so the provider gets acknowledgements) while the rest of
+ * the offline edits wait on the way.
  */
 type SlowUplink = {
   url: string;
   frames: Frame[];
   holdAfterFirstUpdate(document: string): void;
   held(): number;
+  /** Whether a plain update went through since the arming: the first offline change reached the server on its own. */
+  passedUpdate(): boolean;
+  /** Whether a sync step 2 of the armed document is among the held frames. */
+  heldStepTwo(): boolean;
   release(): void;
   close(): Promise<void>;
 };
@@ -56,6 +64,8 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
   const sockets = new Set<Socket>();
   const frames: Frame[] = [];
   let armedFor: string | null = null;
+  let passedUpdate = false;
+  let heldStepTwo = false;
   const gates: Array<{ queue: Array<() => void>; released: boolean }> = [];
 
   // Its own agent, so closing the proxy also closes its kept-alive connections to the server.
@@ -84,7 +94,7 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
       if (request.headers.host) headers.host = request.headers.host;
       const upstream = new WebSocket(`ws://${target.host}${request.url ?? '/api/sync'}`, { headers });
       const document = armedFor;
-      let passedUpdate = false;
+      let passedHere = false;
       const gate = document ? { queue: [] as Array<() => void>, released: false } : null;
       if (gate) gates.push(gate);
       const early: Buffer[] = [];
@@ -93,9 +103,15 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
         frames.push(frame);
         const send = () => upstream.readyState === WebSocket.OPEN && upstream.send(data);
         // Only that document's frames wait (in order): the others on the socket are independent on the server too.
-        if (gate && !gate.released && frame.document === document && passedUpdate) return void gate.queue.push(send);
-        if (gate && frame.document === document && frame.type === SYNC && (frame.syncType === SYNC_STEP_2 || frame.syncType === SYNC_UPDATE)) {
-          passedUpdate = true;
+        if (!gate || gate.released || frame.document !== document) return void send();
+        const content = frame.type === SYNC && (frame.syncType === SYNC_STEP_2 || frame.syncType === SYNC_UPDATE);
+        const letThrough = !passedHere && gate.queue.length === 0 && (!content || (frame.syncType === SYNC_UPDATE && !passedUpdate));
+        if (!letThrough) {
+          if (content && frame.syncType === SYNC_STEP_2) heldStepTwo = true;
+          return void gate.queue.push(send);
+        }
+        if (content) {
+          passedHere = passedUpdate = true;
           if (armedFor === document) armedFor = null;
         }
         send();
@@ -120,8 +136,11 @@ async function startSlowUplink(targetUrl: string): Promise<SlowUplink> {
     frames,
     holdAfterFirstUpdate(document) {
       armedFor = document;
+      passedUpdate = heldStepTwo = false;
     },
     held: () => gates.reduce((count, gate) => count + gate.queue.length, 0),
+    passedUpdate: () => passedUpdate,
+    heldStepTwo: () => heldStepTwo,
     release() {
       armedFor = null;
       for (const gate of gates.splice(0)) {
@@ -183,15 +202,21 @@ describe('the saved indicator', () => {
     await expect.poll(status, { timeout: 15_000 }).toBe('offline');
   }
 
-  /** Reconnects through the slow uplink and waits until the server has acknowledged the first offline change, and the page has seen that. */
+  /**
+   * Reconnects through the slow uplink and waits until the server has acknowledged the first offline change
+   * (or, when the provider dropped its queue and sent them all in its sync step 2, answered that step 2's
+   * request with its own state while every change waits), and the page has seen that.
+   */
   async function reconnectWithHeldEdits(document: string, barrier: { write: () => Promise<void>; shown: () => Promise<boolean> }) {
     const seen = uplink.frames.length;
     uplink.holdAfterFirstUpdate(document);
     ann.proxy.restore();
-    await eventually(() => uplink.frames.slice(seen).some((f) => f.direction === 'toClient' && f.document === document && f.type === SYNC_STATUS), 20_000);
+    const answered = (type: number, syncType?: number) =>
+      uplink.frames.slice(seen).some((f) => f.direction === 'toClient' && f.document === document && f.type === type && (syncType === undefined || f.syncType === syncType));
+    await eventually(() => (uplink.passedUpdate() ? answered(SYNC_STATUS) : uplink.heldStepTwo() && answered(SYNC, SYNC_STEP_2)), 20_000);
     expect(uplink.held()).toBeGreaterThan(0);
-    // A change from elsewhere, sent to the page after that acknowledgement on the same socket: once the
-    // page shows it, the page has handled the acknowledgement too (the old indicator said "Online" here).
+    // A change from elsewhere, sent to the page after that answer on the same socket: once the page
+    // shows it, the page has handled the answer too (the old indicator said "Online" here).
     await barrier.write();
     await eventually(barrier.shown, 15_000);
   }
@@ -275,8 +300,9 @@ describe('the saved indicator', () => {
       write: async () => expect((await t.request('PATCH', `${base}/rows/${rowIds[2]}`, { ...as(), body: { data: { title: 'Order lunch for six' } } })).status).toBe(200),
       shown: async () => (await cellText(rowIds[2]!)) === 'Order lunch for six',
     });
-    // The first cell's change reached the server; the second is still on the way.
+    // The second cell's change is still on the way (the first reached the server alone when the provider kept its queue).
     expect(await serverTitle(rowIds[1]!)).toBe('Send the notes');
+    expect(await serverTitle(rowIds[0]!)).toBe(uplink.passedUpdate() ? 'Book the big room' : 'Book the room');
     expect(await status()).toBe('saving');
 
     uplink.release();
