@@ -22,6 +22,8 @@
  *   commit, once it read the log, before it replaces the document's state.
  * - `document.compact` (a hold): a scheduled compaction of a document,
  *   before it folds anything (compaction-schedule.ts).
+ * - `document.compact.write` (a hold): a scheduled compaction's fold, its
+ *   snapshot written and its transaction still open (document-store.ts).
  */
 
 export type FailpointAction = 'error' | 'kill';

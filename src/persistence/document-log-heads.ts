@@ -9,21 +9,25 @@ type Executor = Kysely<Database> | Tx;
 
 /**
  * One writer at a time per document log. Every append to a document's log
- * and every compaction of it first locks the document's head row (an upsert,
- * so the first append creates it) and holds that lock until its transaction
- * commits; an append does it in its insert statement (document-log.ts
- * `appendUpdates`), before the statement draws a sequence number. Two instances holding the same document on one Postgres therefore
- * take turns: a document's log sequence numbers are drawn and committed in
- * the same order, and a compaction never folds past an append still in
- * flight. The lock dies with the transaction: an instance that dies holding
- * it loses its connection, Postgres rolls the transaction back (nothing in it
- * was acknowledged) and the next writer goes on. See docs/SCALING.md.
+ * first locks the document's head row (an upsert, so the first append
+ * creates it) and holds that lock until its transaction commits; an append
+ * does it in its insert statement (document-log.ts `appendUpdates`), before
+ * the statement draws a sequence number. Two instances holding the same
+ * document on one Postgres therefore take turns: a document's log sequence
+ * numbers are drawn and committed in the same order, so every update up to
+ * the newest committed one is committed, and a compaction that folds no
+ * further than the head it read never folds past an append still in flight.
+ * A compaction does not take the lock (documents.ts `writeSnapshot`: two
+ * folds take turns on the snapshot row), so appends commit while it writes.
+ * The lock dies with the transaction: an instance that dies holding it loses
+ * its connection, Postgres rolls the transaction back (nothing in it was
+ * acknowledged) and the next writer goes on. See docs/SCALING.md.
  */
 
 /**
  * Locks the heads of `documents` (in name order, so two writers never wait
  * on each other crosswise). Call inside the transaction that appends or
- * compacts.
+ * claims updates to derive.
  */
 export async function lockDocumentLogs(tx: Tx, names: Iterable<string>): Promise<void> {
   const documents = [...new Set(names)].sort();

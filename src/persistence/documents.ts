@@ -53,22 +53,47 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
 }
 
 /**
- * Replaces the snapshot and drops the updates it folds in, atomically. The
- * snapshot was built from the log itself (never from memory), so it holds
- * exactly the updates up to `uptoSeq`. Who made them goes first into the
- * attribution table (attribution.ts): the rows deleted here are the only
- * record of it. `attribution`: their ranges, when read already (from the
- * previous snapshot's `uptoSeq`); else they are read here.
+ * Replaces the snapshot folded up to `fromSeq` and drops the updates the
+ * new one folds in, atomically; null, writing nothing, when the stored
+ * snapshot is no longer the one at `fromSeq` (another instance folded
+ * first: its snapshot stands). The snapshot was built from the log itself
+ * (never from memory), so it holds exactly the updates up to `uptoSeq`. Who
+ * made them goes into the attribution table (attribution.ts): the rows
+ * deleted here are the only record of it. `attribution`: their ranges, when
+ * read already (from `fromSeq`); else they are read here.
+ *
+ * The snapshot row is written first and is what two folds of one document
+ * take turns on: its upsert replaces only the snapshot at `fromSeq`, and a
+ * second fold's waits on the first's row lock, then finds it moved. The
+ * log's head is not locked: every update up to `uptoSeq` was committed
+ * before the fold read the log (appends to a document commit in sequence
+ * order, document-log-heads.ts), and appends after it insert rows the fold
+ * neither reads nor deletes, so they commit while it writes.
  */
-export async function writeSnapshot(db: Executor, document: string, state: Uint8Array, uptoSeq: number, now: Date, attribution?: ClockRanges): Promise<number> {
-  if (!db.isTransaction) return (db as Db).transaction().execute((tx) => writeSnapshot(tx, document, state, uptoSeq, now, attribution));
-  await foldAttribution(db, document, attribution ?? (await rangesOfLog(db, document, 0, uptoSeq)));
-  await db
+export async function writeSnapshot(
+  db: Executor,
+  document: string,
+  state: Uint8Array,
+  fromSeq: number,
+  uptoSeq: number,
+  now: Date,
+  attribution?: ClockRanges,
+): Promise<number | null> {
+  if (!db.isTransaction) return (db as Db).transaction().execute((tx) => writeSnapshot(tx, document, state, fromSeq, uptoSeq, now, attribution));
+  const replaced = await db
     .insertInto('documentSnapshots')
     .values({ document, state: bytea(state), uptoSeq, updatedAt: now })
     // A new state: the sync copy of the one it replaces no longer holds it.
-    .onConflict((oc) => oc.column('document').doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), syncState: null, uptoSeq, updatedAt: now })))
-    .execute();
+    .onConflict((oc) =>
+      oc
+        .column('document')
+        .doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), syncState: null, uptoSeq, updatedAt: now }))
+        .where('documentSnapshots.uptoSeq', '=', fromSeq),
+    )
+    .returning('uptoSeq')
+    .executeTakeFirst();
+  if (!replaced) return null;
+  await foldAttribution(db, document, attribution ?? (await rangesOfLog(db, document, 0, uptoSeq)));
   // In slices: on the embedded database each statement holds the event loop while it runs.
   let folded = 0;
   for (;;) {

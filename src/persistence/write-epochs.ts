@@ -25,7 +25,7 @@ const CONTENT_TABLES = new Set([
   // What of the log is still to derive: written by every client append and every commit of its events.
   'underived_updates',
   'document_snapshots',
-  // Locked (an upsert) by every append and compaction: one writer at a time per document log (document-log-heads.ts).
+  // Locked (an upsert) by every append: one writer at a time per document log (document-log-heads.ts).
   'document_log_heads',
   'table_rows',
   // Beside the row projection, written with it (row-indexes.ts); a form's public token (form-links.ts).

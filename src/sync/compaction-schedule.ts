@@ -120,7 +120,7 @@ export class CompactionSchedule {
       // would stop at them until a typing burst ends or the sweeper comes, which a stream can put off indefinitely.
       await this.deps.settle(documentName);
       await this.deps.failpoints.pass('document.compact');
-      const result = await compact(this.deps.db, documentName, this.deps.clock.now());
+      const result = await compact(this.deps.db, documentName, this.deps.clock.now(), this.deps.failpoints);
       const tail = this.tails.get(documentName);
       if (result && tail && result.folded > 0) tail.snapshotBytes = result.bytes;
       this.deps.log.debug({ documentName, ...result }, 'compacted');

@@ -4,10 +4,10 @@ import { compactDecodedContent } from '../model/table/document';
 import { forgetTableCaches } from '../model/table/row-index';
 import type { Db, Executor } from '../persistence/database';
 import { appendUpdates, type UpdateAuthor } from '../persistence/document-log';
-import { lockDocumentLogs } from '../persistence/document-log-heads';
 import { rangesOfLog } from '../persistence/attribution';
 import { countTail, loadStoredDocument, storedSize, writeSnapshot, writeSyncCopy, type StoredDocument, type StoredSize, type StoredUpdate } from '../persistence/documents';
 import { DocumentTooLargeError } from '../errors';
+import type { Failpoints } from '../lib/failpoints';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
 import { historyThread } from './history-thread';
 import { forgetPassRangesThrough, passRangesOf } from './pass-attribution';
@@ -235,9 +235,10 @@ export type CompactResult = {
  * cursor, the pass's checkpoint (the state at the cursor, itself built from
  * the log) is the new snapshot; otherwise the snapshot and the log up to the
  * fold are replayed, a page at a time. The state is built before the
- * document's log head is locked, so appends wait only for the write itself.
+ * write, and the write does not lock the document's log head
+ * (documents.ts `writeSnapshot`): appends commit while it runs.
  */
-export async function compact(db: Db, name: string, now: Date): Promise<CompactResult | null> {
+export async function compact(db: Db, name: string, now: Date, failpoints?: Failpoints): Promise<CompactResult | null> {
   return withHistoryLock(name, async () => {
     const pass = await passesUntilCaughtUp(db, name, undefined, MAX_PASSES_PER_COMPACTION);
     const held = await foldableUpTo(db, name, pass, now);
@@ -264,13 +265,13 @@ export async function compact(db: Db, name: string, now: Date): Promise<CompactR
     state ??= await encodedStateAt(db, name, target);
     if (!state) return null; // folded past `target` meanwhile (another instance)
     const written = state;
-    // Who made the updates folded: from the passes' ranges, else read before the lock too (logged rows never change), written with the snapshot.
+    // Who made the updates folded: from the passes' ranges, else read before the write too (logged rows never change), written with the snapshot.
     const attribution = passRangesOf(db, name, from, target) ?? (await rangesOfLog(db, name, from, target));
     const folded = await db.transaction().execute(async (tx) => {
-      await lockDocumentLogs(tx, [name]);
-      // Another instance folded first: its snapshot stands.
-      if (((await snapshotInfo(tx, name))?.uptoSeq ?? 0) !== from) return null;
-      return writeSnapshot(tx, name, written, target, now, attribution);
+      const replaced = await writeSnapshot(tx, name, written, from, target, now, attribution);
+      // A test holds the fold here, its snapshot written and its transaction open.
+      if (replaced !== null) await failpoints?.pass('document.compact.write');
+      return replaced;
     });
     if (folded === null) return null;
     forgetPassRangesThrough(db, name, target);

@@ -260,7 +260,7 @@ describe('the fold', () => {
       const ada = { principalType: 'user' as const, id: 'usr_ada' };
       const bob = { principalType: 'user' as const, id: 'usr_bob' };
       const [first] = await appendUpdates(db, [updates[0]!, updates[1]!].map((update) => ({ document, update, author: ada, derived: true })));
-      await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(writer), first! + 1, new Date());
+      await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(writer), 0, first! + 1, new Date());
       // Bob's client resends everything (its sync step 2 after a reconnect) and adds one character.
       text.insert(6, 'g');
       const [resent] = await appendUpdates(db, [{ document, update: Y.encodeStateAsUpdate(writer), author: bob, derived: true }]);
@@ -270,7 +270,7 @@ describe('the fold', () => {
         { client, from: 0, to: 6, key: 'user:usr_ada' },
         { client, from: 6, to: 7, key: 'user:usr_bob' },
       ]);
-      await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(writer), resent!, new Date());
+      await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(writer), first! + 1, resent!, new Date());
       expect(await countAttributionRows(db, document)).toBe(2);
       expect(await read()).toEqual([
         { client, from: 0, to: 6, key: 'user:usr_ada' },

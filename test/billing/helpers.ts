@@ -132,7 +132,7 @@ export async function addWorkspaceWithRows(t: TestApp, owner: TestUser, slug: st
   const rows = Array.from({ length: count }, (_, i) => ({ id: `${prefix}-${i}`, surfaceId, data: { title: `row ${i}` } }));
   insertRows(doc, rows, null);
   // As a compacted snapshot: loading it is what a long-lived table costs, without a compaction on first write.
-  await writeSnapshot(t.services.db, tablesDocumentName(workspace!.id), Y.encodeStateAsUpdateV2(doc), 0, new Date());
+  if ((await writeSnapshot(t.services.db, tablesDocumentName(workspace!.id), Y.encodeStateAsUpdateV2(doc), 0, 0, new Date())) === null) throw new Error('the table already had a snapshot');
   // And in the row projection, as the commits that made them would have left them: REST shows rows once they are there.
   await replaceRowProjections(t.services.db, workspace!.id, rows.map((row, position) => ({ ...row, position })), new Date());
   doc.destroy();

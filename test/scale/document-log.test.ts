@@ -7,6 +7,7 @@ import { compact, loadInto } from '../../src/sync/document-store';
 import { CompiledQuery, DeleteQueryNode, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { freshDataStore } from '../helpers/database';
 import { listOrphanedUpdates } from '../../src/persistence/instances';
+import { appendsNeedLock } from '../../src/persistence/document-log-heads';
 import { bytea } from '../../src/persistence/bytea';
 import * as underivedBeside from '../../src/persistence/migrations/0160_underived_updates';
 
@@ -68,8 +69,11 @@ describe('document log heads', () => {
     expect(keys.length).toBe(expected.length);
     expect(keys).toEqual(expected);
 
-    const head = await handles[0]!.db.selectFrom('documentLogHeads').selectAll().where('document', '=', document).executeTakeFirstOrThrow();
-    expect(head.writer).toMatch(/:\d+:[0-9a-f]{8}$/);
+    // The head names its last writer where appends lock it (on PGlite's one session they need not, and folds never do).
+    if (appendsNeedLock(handles[0]!.db)) {
+      const head = await handles[0]!.db.selectFrom('documentLogHeads').selectAll().where('document', '=', document).executeTakeFirstOrThrow();
+      expect(head.writer).toMatch(/:\d+:[0-9a-f]{8}$/);
+    }
   });
 
   it('keeps a document’s sequence numbers in commit order while another instance appends', async () => {
@@ -239,7 +243,7 @@ describe('document log heads', () => {
         return args.result;
       },
     };
-    const folded = await writeSnapshot(db.withPlugin(recording), document, Y.encodeStateAsUpdateV2(state), Number(last.seq), new Date());
+    const folded = await writeSnapshot(db.withPlugin(recording), document, Y.encodeStateAsUpdateV2(state), 0, Number(last.seq), new Date());
 
     expect(folded).toBe(count);
     expect(deletes.reduce((sum, n) => sum + n, 0)).toBe(count);
