@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import { storableText } from '../lib/text';
 import type { Executor } from './database';
 
@@ -15,25 +17,53 @@ export type DocSectionRow = {
 
 const INSERT_CHUNK = 1000;
 
-/** Replaces every section of one surface: the projection is rebuilt whole, never patched. */
+const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
+
+/**
+ * Sets the sections of one surface to `sections`. Only the rows whose
+ * heading, level or text differ are written again: each is indexed by
+ * trigrams (search_text, migration 0040), so rewriting a long unchanged
+ * section cost a trigram index insert of all its text, on the embedded
+ * database's serving thread, every time any section of the doc changed
+ * (docs/PERFORMANCE.md, issue 38 goal 2, session 10). Unchanged rows only
+ * take `now` as their `updated_at`, as a rewrite gave them: search reads
+ * the same rows either way.
+ */
 export async function replaceDocSections(db: Executor, workspaceId: string, surfaceId: string, sections: readonly DocSectionRow[], now: Date) {
-  await db.deleteFrom('docSections').where('surfaceId', '=', surfaceId).execute();
+  const rows = sections.map((s) => ({
+    workspaceId,
+    surfaceId,
+    idx: s.index,
+    heading: s.heading === null ? null : storableText(s.heading),
+    level: s.level,
+    text: storableText(s.text),
+    updatedAt: now,
+  }));
+  // md5 in the database: the stored text is not read back, only its hash.
+  const stored = await db
+    .selectFrom('docSections')
+    .select(['idx', 'workspaceId', 'heading', 'level', sql<string>`md5(text)`.as('hash')])
+    .where('surfaceId', '=', surfaceId)
+    .execute();
+  const storedAt = new Map(stored.map((row) => [row.idx, row]));
+  const unchanged: number[] = [];
+  const written = rows.filter((row) => {
+    const before = storedAt.get(row.idx);
+    const same = before !== undefined && before.workspaceId === row.workspaceId && before.heading === row.heading && before.level === row.level && before.hash === md5(row.text);
+    if (same) unchanged.push(row.idx);
+    return !same;
+  });
+  if (written.length === 0 && stored.length === rows.length) {
+    await db.updateTable('docSections').set({ updatedAt: now }).where('surfaceId', '=', surfaceId).execute();
+    return;
+  }
+  let removed = db.deleteFrom('docSections').where('surfaceId', '=', surfaceId);
+  if (unchanged.length > 0) removed = removed.where('idx', 'not in', unchanged);
+  await removed.execute();
+  if (unchanged.length > 0) await db.updateTable('docSections').set({ updatedAt: now }).where('surfaceId', '=', surfaceId).where('idx', 'in', unchanged).execute();
   // Chunked: Postgres allows 65,535 parameters per statement, a long doc can have thousands of headings.
-  for (let from = 0; from < sections.length; from += INSERT_CHUNK) {
-    await db
-      .insertInto('docSections')
-      .values(
-        sections.slice(from, from + INSERT_CHUNK).map((s) => ({
-          workspaceId,
-          surfaceId,
-          idx: s.index,
-          heading: s.heading === null ? null : storableText(s.heading),
-          level: s.level,
-          text: storableText(s.text),
-          updatedAt: now,
-        })),
-      )
-      .execute();
+  for (let from = 0; from < written.length; from += INSERT_CHUNK) {
+    await db.insertInto('docSections').values(written.slice(from, from + INSERT_CHUNK)).execute();
   }
 }
 

@@ -473,7 +473,7 @@ export async function readLogAfter(db: Executor, document: string, afterSeq: num
 export const readsOfTheLog = { history: 0, attribution: 0 };
 
 /**
- * The log after `afterSeq` as it stands, in one statement: how many rows,
+ * The log after `afterSeq` (up to `uptoSeq`) as it stands, in one statement: how many rows,
  * the newest, and how far the snapshot folded (rows after that are never
  * deleted), and their earliest and latest times. Whoever holds some of
  * those rows in memory knows from the count whether it holds all of them,
@@ -484,11 +484,12 @@ export async function logTailAfter(
   db: Executor,
   document: string,
   afterSeq: number,
+  uptoSeq = Number.MAX_SAFE_INTEGER,
 ): Promise<{ rows: number; head: number; foldedUpTo: number; earliest: Date | null; latest: Date | null }> {
   const row = await sql<{ rows: number | string; head: number | string | null; folded: number | string | null; earliest: Date | null; latest: Date | null }>`
     select count(*) as rows, max(seq) as head, min(created_at) as earliest, max(created_at) as latest,
       (select upto_seq from document_snapshots where document = ${document}) as folded
-    from document_updates where document = ${document} and seq > ${afterSeq}
+    from document_updates where document = ${document} and seq > ${afterSeq} and seq <= ${uptoSeq}
   `.execute(db);
   const found = row.rows[0];
   return { rows: Number(found?.rows ?? 0), head: Number(found?.head ?? afterSeq), foldedUpTo: Number(found?.folded ?? 0), earliest: found?.earliest ?? null, latest: found?.latest ?? null };

@@ -11,6 +11,7 @@ import type { Failpoints } from '../lib/failpoints';
 import { loadCheckpoint, logHead, snapshotInfo } from '../persistence/versions';
 import { historyThread } from './history-thread';
 import { forgetPassRangesThrough, passRangesOf } from './pass-attribution';
+import { forgetLoggedThrough } from './logged-tail';
 import { encodedStateAt, foldableUpTo, passesUntilCaughtUp, underivedFrom, withHistoryLock } from './version-index';
 
 /**
@@ -275,6 +276,7 @@ export async function compact(db: Db, name: string, now: Date, failpoints?: Fail
     });
     if (folded === null) return null;
     forgetPassRangesThrough(db, name, target);
+    forgetLoggedThrough(db, name, target);
     const remaining = await countTail(db, name, target);
     if (remaining === 0 && written.byteLength >= SYNC_COPY_MIN_BYTES) await keepSyncCopy(db, name, target, written);
     return { bytes: written.byteLength, folded, remaining, blockedBy: target < head ? blockedBy : null };

@@ -2,11 +2,15 @@ import type { Db } from '../persistence/database';
 import type { HistoryUpdate } from '../persistence/versions';
 
 /**
- * The updates this process appended to a document's log since its last
- * history pass, held in memory so the pass takes them from here instead of
- * reading them back (with their bytes base64-encoded) a moment later: a
- * typist's 60,000 edits were read back by 64 statements of the pass and
- * 117 of compaction's attribution (docs/PERFORMANCE.md, issue 38 goal 2).
+ * The updates this process appended to a document's log until a fold
+ * takes them into the snapshot, held in memory so the history pass, and a
+ * fold that stops short of the pass's cursor (its state rebuilt from the
+ * snapshot and the log up to the fold), take them from here instead of
+ * reading them back (with their bytes base64-encoded): a typist's 60,000
+ * edits were read back by 64 statements of the pass and 117 of
+ * compaction's attribution, and then by 35 pages of 2,000 rows for folds
+ * short of the cursor, 30-55 ms of PGlite each on the serving thread
+ * (docs/PERFORMANCE.md, issue 38 goal 2).
  *
  * Only a cache: the log stays the truth. An update is recorded after the
  * commit that holds it, so what is held is always rows of the log; the
@@ -73,7 +77,7 @@ export function loggedAfter(db: Db, document: string, afterSeq: number): History
   return from === 0 ? list : list.slice(from);
 }
 
-/** Drops what is held of `document` up to `seq` (a pass has read that far). */
+/** Drops what is held of `document` up to `seq` (a fold took that far into the snapshot). */
 export function forgetLoggedThrough(db: Db, document: string, seq: number): void {
   const store = held.get(db);
   const entry = store?.documents.get(document);

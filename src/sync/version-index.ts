@@ -60,7 +60,7 @@ import {
 } from '../persistence/versions';
 import { historyThread, packUpdates, principalKey, type Capture, type ReplayInput, type StartState } from './history-thread';
 import { parseDocumentName } from '../model/document-names';
-import { forgetLoggedThrough, loggedAfter } from './logged-tail';
+import { loggedAfter } from './logged-tail';
 import { keepPassRanges } from './pass-attribution';
 import { readSurfaceContent, type HistorySurface, type SurfaceContent } from './surface-content';
 import { getRow, type RowData } from '../model/table/document';
@@ -178,17 +178,40 @@ async function startingState(db: Db, document: string, seq: number, options: { f
   const scratch = `${document}#${++scratchNames}`;
   await historyThread.scratch(scratch, snapshot?.state ?? null);
   try {
-    for (let after = from; after < seq; ) {
-      const page = await readLogAfter(db, document, after, PAGE_ROWS, seq);
-      if (page.length === 0) break;
-      await historyThread.extendScratch(scratch, packUpdates(page));
-      after = page.at(-1)!.seq;
+    const held = await heldBetween(db, document, from, seq);
+    if (held) {
+      for (let at = 0; at < held.length; at += PAGE_ROWS) await historyThread.extendScratch(scratch, packUpdates(held.slice(at, at + PAGE_ROWS)));
+    } else {
+      for (let after = from; after < seq; ) {
+        const page = await readLogAfter(db, document, after, PAGE_ROWS, seq);
+        if (page.length === 0) break;
+        await historyThread.extendScratch(scratch, packUpdates(page));
+        after = page.at(-1)!.seq;
+      }
     }
   } catch (error) {
     await historyThread.encodeScratch(scratch).catch(() => {});
     throw error;
   }
   return { scratch };
+}
+
+/**
+ * The logged updates in (`from`, `upto`] when this process holds every one
+ * of them (./logged-tail.ts), else null (read the log). What is held is rows
+ * of the log, so the same count, with the snapshot still at `from`, is the
+ * same rows. A fold short of the history cursor (a typing burst not yet
+ * derived, a held base) rebuilt its state from 2,000-row pages of the log:
+ * the longest statements of PGlite's pauses under the typing trace
+ * (docs/PERFORMANCE.md, issue 38, session 10).
+ */
+async function heldBetween(db: Db, document: string, from: number, upto: number): Promise<HistoryUpdate[] | null> {
+  const held = loggedAfter(db, document, from);
+  let end = held.length;
+  while (end > 0 && held[end - 1]!.seq > upto) end--;
+  if (end === 0) return null;
+  const log = await logTailAfter(db, document, from, upto);
+  return log.foldedUpTo <= from && log.rows === end ? held.slice(0, end) : null;
 }
 
 /**
@@ -335,7 +358,6 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
       return false;
     });
   if (!recorded) return { cursor: (await loadCursor(db, document)) ?? cursor, head, atHead: replayed.atHead, caughtUp: false };
-  forgetLoggedThrough(db, document, head);
   return { cursor, head, atHead: replayed.atHead, caughtUp, checkpoint };
 }
 
