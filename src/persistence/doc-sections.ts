@@ -57,10 +57,14 @@ export async function replaceDocSections(db: Executor, workspaceId: string, surf
     await db.updateTable('docSections').set({ updatedAt: now }).where('surfaceId', '=', surfaceId).execute();
     return;
   }
-  let removed = db.deleteFrom('docSections').where('surfaceId', '=', surfaceId);
-  if (unchanged.length > 0) removed = removed.where('idx', 'not in', unchanged);
-  await removed.execute();
-  if (unchanged.length > 0) await db.updateTable('docSections').set({ updatedAt: now }).where('surfaceId', '=', surfaceId).where('idx', 'in', unchanged).execute();
+  // One array parameter, not one per section: a doc may keep more unchanged sections than a statement may have parameters.
+  const kept = sql<number>`any(${`{${unchanged.join(',')}}`}::int[])`;
+  await db
+    .deleteFrom('docSections')
+    .where('surfaceId', '=', surfaceId)
+    .where((eb) => eb.not(eb('idx', '=', kept)))
+    .execute();
+  if (unchanged.length > 0) await db.updateTable('docSections').set({ updatedAt: now }).where('surfaceId', '=', surfaceId).where('idx', '=', kept).execute();
   // Chunked: Postgres allows 65,535 parameters per statement, a long doc can have thousands of headings.
   for (let from = 0; from < written.length; from += INSERT_CHUNK) {
     await db.insertInto('docSections').values(written.slice(from, from + INSERT_CHUNK)).execute();
