@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { InsertQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { InsertQueryNode } from 'kysely';
+import { statementRecorder } from '../helpers/statements';
 import { listDocSections, replaceDocSections } from '../../src/persistence/doc-sections';
 import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown';
 import { docSections, readDocBody, replaceDocBody } from '../../src/model/doc/body';
@@ -289,18 +290,9 @@ describe('the sections projection, written section by section', () => {
     const ws = await docWorkspace('sections-changed', '# One\n\nalpha\n\n## Two\n\nbeta\n\n## Three\n\ngamma\n');
     // Rows each insert into doc_sections wrote (each one a trigram index insert of its whole text).
     const inserted: number[] = [];
-    const nodes = new Map<unknown, unknown>();
-    const recording: KyselyPlugin = {
-      transformQuery: (args) => {
-        nodes.set(args.queryId, args.node);
-        return args.node;
-      },
-      transformResult: async (args) => {
-        const node = nodes.get(args.queryId) as RootOperationNode;
-        if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'doc_sections') inserted.push(Number(args.result.numAffectedRows));
-        return args.result;
-      },
-    };
+    const recording = statementRecorder((node, result) => {
+      if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'doc_sections') inserted.push(Number(result.numAffectedRows));
+    });
     const db = t.services.db.withPlugin(recording);
     const project = async (rows: Array<{ index: number; heading: string | null; level: number; text: string }>, at: string) => {
       inserted.length = 0;

@@ -4,7 +4,8 @@ import { openDatabase, type DatabaseHandle } from '../../src/persistence/databas
 import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, type LoggedUpdate } from '../../src/persistence/document-log';
 import { foldSlice, loadStoredDocument, writeSnapshot } from '../../src/persistence/documents';
 import { compact, loadInto } from '../../src/sync/document-store';
-import { CompiledQuery, DeleteQueryNode, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { CompiledQuery, DeleteQueryNode, sql } from 'kysely';
+import { statementRecorder } from '../helpers/statements';
 import { freshDataStore } from '../helpers/database';
 import { listOrphanedUpdates } from '../../src/persistence/instances';
 import { appendsNeedLock } from '../../src/persistence/document-log-heads';
@@ -231,18 +232,9 @@ describe('document log heads', () => {
 
     // Rows each delete statement of the fold removed.
     const deletes: number[] = [];
-    const nodes = new Map<unknown, unknown>();
-    const recording: KyselyPlugin = {
-      transformQuery: (args) => {
-        nodes.set(args.queryId, args.node);
-        return args.node;
-      },
-      transformResult: async (args) => {
-        const node = nodes.get(args.queryId) as RootOperationNode;
-        if (DeleteQueryNode.is(node) && foldsTheLog(node)) deletes.push(Number(args.result.numAffectedRows));
-        return args.result;
-      },
-    };
+    const recording = statementRecorder((node, result) => {
+      if (DeleteQueryNode.is(node) && foldsTheLog(node)) deletes.push(Number(result.numAffectedRows));
+    });
     const folded = await writeSnapshot(db.withPlugin(recording), document, Y.encodeStateAsUpdateV2(state), 0, Number(last.seq), new Date());
 
     expect(folded).toBe(count);
