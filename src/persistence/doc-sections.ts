@@ -53,10 +53,6 @@ export async function replaceDocSections(db: Executor, workspaceId: string, surf
     if (same) unchanged.push(row.idx);
     return !same;
   });
-  if (written.length === 0 && stored.length === rows.length) {
-    await db.updateTable('docSections').set({ updatedAt: now }).where('surfaceId', '=', surfaceId).execute();
-    return;
-  }
   // One array parameter, not one per section: a doc may keep more unchanged sections than a statement may have parameters.
   const kept = sql<number>`any(${`{${unchanged.join(',')}}`}::int[])`;
   await db

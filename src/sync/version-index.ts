@@ -197,21 +197,23 @@ async function startingState(db: Db, document: string, seq: number, options: { f
 }
 
 /**
- * The logged updates in (`from`, `upto`] when this process holds every one
- * of them (./logged-tail.ts), else null (read the log). What is held is rows
- * of the log, so the same count, with the snapshot still at `from`, is the
- * same rows. A fold short of the history cursor (a typing burst not yet
- * derived, a held base) rebuilt its state from 2,000-row pages of the log:
- * the longest statements of PGlite's pauses under the typing trace
- * (docs/PERFORMANCE.md, issue 38, session 10).
+ * The logged updates in (`from`, `upto`], in log order, when this process
+ * holds every one of them (./logged-tail.ts), else null (read the log).
+ * What is held is rows of the log, so the same count, at the times held,
+ * with the snapshot still at `from`, is the same rows. A pass takes its
+ * tail from here, and so does a fold short of the history cursor (a typing
+ * burst not yet derived, a held base), which rebuilt its state from
+ * 2,000-row pages of the log: the longest statements of PGlite's pauses
+ * under the typing trace (docs/PERFORMANCE.md, issue 38, session 10).
  */
-async function heldBetween(db: Db, document: string, from: number, upto: number): Promise<HistoryUpdate[] | null> {
+async function heldBetween(db: Db, document: string, from: number, upto = Number.MAX_SAFE_INTEGER): Promise<HistoryUpdate[] | null> {
   const held = loggedAfter(db, document, from);
   let end = held.length;
   while (end > 0 && held[end - 1]!.seq > upto) end--;
   if (end === 0) return null;
   const log = await logTailAfter(db, document, from, upto);
-  return log.foldedUpTo <= from && log.rows === end ? held.slice(0, end) : null;
+  const taken = held.slice(0, end);
+  return log.foldedUpTo <= from && log.rows === end && sameTimes(taken, log.earliest, log.latest) ? taken : null;
 }
 
 /**
@@ -377,18 +379,11 @@ function sameTimes(updates: readonly HistoryUpdate[], earliest: Date | null, lat
 /**
  * The logged updates after `base` a pass takes, at most PASS_MAX_UPDATES,
  * in log order: the ones this process appended and still holds
- * (logged-tail.ts) when the log, counted in one statement, holds exactly
- * those after `base`, at the times held, and was not folded past it; else
- * read from the log.
+ * (`heldBetween`), else read from the log.
  */
 async function passTail(db: Db, document: string, base: number): Promise<HistoryUpdate[]> {
-  const held = loggedAfter(db, document, base);
-  if (held.length > 0) {
-    const log = await logTailAfter(db, document, base);
-    let end = held.length;
-    while (end > 0 && held[end - 1]!.seq > log.head) end--;
-    if (log.foldedUpTo <= base && end === log.rows && sameTimes(held.slice(0, end), log.earliest, log.latest)) return held.slice(0, Math.min(end, PASS_MAX_UPDATES));
-  }
+  const held = await heldBetween(db, document, base);
+  if (held) return held.slice(0, PASS_MAX_UPDATES);
   const tail: HistoryUpdate[] = [];
   // In pages: on the embedded database each statement holds the event loop while it runs.
   for (let after = base; tail.length < PASS_MAX_UPDATES; ) {
