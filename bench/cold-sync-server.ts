@@ -33,6 +33,7 @@ import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
 import { insertKey, signInUser } from '../test/workspaces/helpers';
 import { listenBare } from './bare-hocuspocus';
+import { mainThreadCpuMs } from './spawn-server';
 
 const mode = process.argv[2];
 const stateFile = process.env.BENCH_STATE_FILE!;
@@ -52,18 +53,12 @@ function residentMb(): { rssMb: number; peakRssMb: number } {
  * thread, in 10-ms ticks): process CPU also counts V8's GC helpers and
  * libuv's pool, which work on without holding back any request.
  */
-function mainThreadCpuMs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 async function startStats(): Promise<string> {
   const server = http.createServer((request, response) => {
     if (request.url === '/usage') {
       const cpu = process.cpuUsage();
       // Closed after each answer: a kept-alive socket the server times out races the client's next request.
-      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, mainCpuMs: mainThreadCpuMs(), ...residentMb() }));
+      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, mainCpuMs: mainThreadCpuMs() ?? undefined, ...residentMb() }));
       return;
     }
     gc();

@@ -19,8 +19,10 @@
  *
  * Both count their own CPU time between two marks (`cpu` in the info), so
  * the parent can report server CPU per request, which a shared machine
- * disturbs less than wall time. BENCH_PROFILE_DIR=/tmp/prof writes a CPU
- * profile of each measured scenario there. COMPACT_AFTER_UPDATES=N is passed
+ * disturbs less than wall time, and the main thread's part of it (the rest is
+ * V8's GC and compiler threads). BENCH_PROFILE_DIR=/tmp/prof writes a CPU
+ * profile of each measured scenario there (with BENCH_HEAP_PROFILE=1 also a
+ * sampling heap profile of the same window). COMPACT_AFTER_UPDATES=N is passed
  * to the Trellis server (by count, the tables document's first compaction
  * falls in the patch window of a quiet write-path run: PERFORMANCE.md, h9-rest).
  */
@@ -33,7 +35,7 @@ import { CompiledQuery } from 'kysely';
 import { createTableId } from '../src/model/table/ids';
 import { tablesDocumentName } from '../src/model/document-names';
 import { startTestApp } from '../test/helpers/app';
-import { databaseThreadFromBench } from './spawn-server';
+import { databaseThreadFromBench, mainThreadCpuMs } from './spawn-server';
 import { prepareTemplate } from '../test/helpers/database';
 import { insertKey, signInUser } from '../test/workspaces/helpers';
 
@@ -53,19 +55,29 @@ async function startCpuCounter(): Promise<string> {
   session?.connect();
   await session?.post('Profiler.enable');
   await session?.post('Profiler.setSamplingInterval', { interval: 200 });
+  // BENCH_HEAP_PROFILE=1 beside BENCH_PROFILE_DIR: a sampling heap profile of the same window (what the requests allocate).
+  const heap = profileDir && process.env.BENCH_HEAP_PROFILE === '1';
   let mark = process.cpuUsage();
+  let mainMark = mainThreadCpuMs();
   let profiles = 0;
   const server = http.createServer(async (request, response) => {
     if (request.url === '/mark') {
       mark = process.cpuUsage();
+      mainMark = mainThreadCpuMs();
       await session?.post('Profiler.start');
+      if (heap) await session!.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     }
     const used = process.cpuUsage(mark);
+    const main = mainThreadCpuMs();
     if (request.url === '/cpu' && session) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(path.join(profileDir!, `${process.argv[2]}-${process.pid}-${++profiles}.cpuprofile`), JSON.stringify(profile));
+      if (heap) {
+        const sampled = await session.post('HeapProfiler.stopSampling');
+        writeFileSync(path.join(profileDir!, `${process.argv[2]}-${process.pid}-${profiles}.heapprofile`), JSON.stringify(sampled.profile));
+      }
     }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ cpuMs: (used.user + used.system) / 1000 }));
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ cpuMs: (used.user + used.system) / 1000, mainCpuMs: main === null || mainMark === null ? undefined : main - mainMark }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -78,7 +90,7 @@ function compactionFromBench(): Record<string, string> {
 
 export type RestServerInfo = {
   url: string;
-  /** `GET {cpu}/mark` starts counting; `GET {cpu}/cpu` answers `{ cpuMs }` since the mark. */
+  /** `GET {cpu}/mark` starts counting; `GET {cpu}/cpu` answers `{ cpuMs, mainCpuMs }` since the mark (the process's CPU, and its main thread's alone: the rest is V8's GC and compiler threads). */
   cpu: string;
   database: string;
   /** `Authorization` header values. */

@@ -33,7 +33,7 @@ import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-serve
 
 type Figures = Record<string, number | string>;
 export type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
-export type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; statuses: Record<string, number> };
+export type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; mainCpuMicrosPerRequest?: number; statuses: Record<string, number> };
 
 const CONNECTIONS = 10;
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -78,10 +78,10 @@ export async function drive(info: RestServerInfo, scenario: Scenario, seconds: n
     ),
   );
   const elapsed = (performance.now() - started) / 1000;
-  const { cpuMs } = (await (await fetch(`${info.cpu}/cpu`)).json()) as { cpuMs: number };
+  const { cpuMs, mainCpuMs } = (await (await fetch(`${info.cpu}/cpu`)).json()) as { cpuMs: number; mainCpuMs?: number };
   await dispatcher.close();
   times.sort((a, b) => a - b);
-  return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, statuses };
+  return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, mainCpuMicrosPerRequest: mainCpuMs === undefined ? undefined : (mainCpuMs * 1000) / times.length, statuses };
 }
 
 export function describe(name: string, result: Result, bare?: Result, anchors: Array<[string, Result]> = []): Figures {
@@ -89,6 +89,7 @@ export function describe(name: string, result: Result, bare?: Result, anchors: A
     [`${name} req/s`]: Math.round(result.rps),
     [`${name} p50 / p99 ms`]: `${round(result.p50)} / ${round(result.p99)}`,
     [`${name} server CPU µs/request`]: Math.round(result.cpuMicrosPerRequest),
+    ...(result.mainCpuMicrosPerRequest === undefined ? {} : { [`${name} server main-thread CPU µs/request`]: Math.round(result.mainCpuMicrosPerRequest) }),
     [`${name} statuses`]: Object.entries(result.statuses)
       .map(([status, n]) => `${status}x${n}`)
       .join(' '),

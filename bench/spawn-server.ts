@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Whether `taskset` is there to pin processes to cores (util-linux). */
@@ -97,4 +98,19 @@ export async function stopBenchServer(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
+}
+
+/**
+ * CPU of this process's main thread (the one serving requests), in ms, from
+ * /proc: process.cpuUsage() also counts V8's helper threads (GC marking,
+ * compilation). Null where /proc is missing.
+ */
+export function mainThreadCpuMs(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
