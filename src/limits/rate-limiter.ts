@@ -60,21 +60,22 @@ const SWEEP_EVERY_MS = 60_000;
 
 /** One process's buckets. Empty buckets are dropped, and a periodic sweep drops buckets nobody came back to. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly buckets = new Map<string, { windowMs: number; hits: number[] }>();
+  private readonly buckets = new Map<string, MemoryBucket>();
   private lastSweepAt = Number.NEGATIVE_INFINITY;
 
   async hit(key: string, limit: number, windowMs: number, now: number): Promise<WindowState> {
     this.sweepOccasionally(now);
-    const hits = this.liveHits(key, windowMs, now);
-    const recorded = hits.length < limit;
-    if (recorded) hits.push(now);
-    if (hits.length > 0) this.buckets.set(key, { windowMs, hits });
-    return { recorded, count: hits.length, oldestAt: hits[0] ?? null };
+    const bucket = this.liveBucket(key, windowMs, now) ?? { windowMs, hits: [], start: 0 };
+    const recorded = bucket.hits.length - bucket.start < limit;
+    if (recorded) bucket.hits.push(now);
+    bucket.windowMs = windowMs;
+    if (bucket.hits.length > bucket.start) this.buckets.set(key, bucket);
+    return { recorded, count: bucket.hits.length - bucket.start, oldestAt: bucket.hits[bucket.start] ?? null };
   }
 
   async peek(key: string, windowMs: number, now: number): Promise<WindowState> {
-    const hits = this.liveHits(key, windowMs, now);
-    return { recorded: false, count: hits.length, oldestAt: hits[0] ?? null };
+    const bucket = this.liveBucket(key, windowMs, now);
+    return { recorded: false, count: bucket ? bucket.hits.length - bucket.start : 0, oldestAt: bucket ? bucket.hits[bucket.start]! : null };
   }
 
   /** Buckets held; for tests of the memory bound. */
@@ -82,28 +83,49 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.buckets.size;
   }
 
-  private liveHits(key: string, windowMs: number, now: number): number[] {
+  /** The key's bucket with its expired hits dropped; undefined (and forgotten) when none is left. */
+  private liveBucket(key: string, windowMs: number, now: number): MemoryBucket | undefined {
     const bucket = this.buckets.get(key);
-    if (!bucket) return [];
-    dropExpired(bucket.hits, windowMs, now);
-    if (bucket.hits.length === 0) this.buckets.delete(key);
-    return bucket.hits;
+    if (!bucket) return undefined;
+    dropExpired(bucket, windowMs, now);
+    if (bucket.hits.length === bucket.start) {
+      this.buckets.delete(key);
+      return undefined;
+    }
+    return bucket;
   }
 
   private sweepOccasionally(now: number) {
     if (now - this.lastSweepAt < SWEEP_EVERY_MS) return;
     this.lastSweepAt = now;
     for (const [key, bucket] of this.buckets) {
-      dropExpired(bucket.hits, bucket.windowMs, now);
-      if (bucket.hits.length === 0) this.buckets.delete(key);
+      dropExpired(bucket, bucket.windowMs, now);
+      if (bucket.hits.length === bucket.start) this.buckets.delete(key);
     }
   }
 }
 
-/** A hit at `t` counts while `now - t < windowMs` (the Redis script removes the same ones). */
-function dropExpired(hits: number[], windowMs: number, now: number) {
-  const firstLive = hits.findIndex((t) => now - t < windowMs);
-  hits.splice(0, firstLive === -1 ? hits.length : firstLive);
+/**
+ * A bucket's hit times, oldest first, live from `start`: dropping expired hits
+ * moves `start` on rather than shifting the array each hit (a bucket under a
+ * high limit holds a minute of hits: thousands to move for every request).
+ */
+type MemoryBucket = { windowMs: number; hits: number[]; start: number };
+
+/** Spent slots are cut off the array once they are most of it, so it stays within twice the live hits. */
+const COMPACT_AFTER = 64;
+
+/** A hit at `t` counts while `now - t < windowMs` (the Redis script removes the same ones): the hits before the first live one go. */
+function dropExpired(bucket: MemoryBucket, windowMs: number, now: number) {
+  const { hits } = bucket;
+  while (bucket.start < hits.length && !(now - hits[bucket.start]! < windowMs)) bucket.start++;
+  if (bucket.start === hits.length) {
+    hits.length = 0;
+    bucket.start = 0;
+  } else if (bucket.start >= COMPACT_AFTER && bucket.start * 2 >= hits.length) {
+    hits.splice(0, bucket.start);
+    bucket.start = 0;
+  }
 }
 
 // A sorted set per bucket, scored by hit time. The script runs atomically in

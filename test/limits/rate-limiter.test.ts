@@ -59,6 +59,20 @@ function slidingWindowContract(makeStore: () => RateLimitStore) {
     expect((await limiter.consume(key, 1, WINDOW)).allowed).toBe(true);
   });
 
+  it('counts a steady stream under a high limit exactly, hit by hit, as the oldest hits leave the window', async () => {
+    setup();
+    // 2,000 hits 100 ms apart against a 60 s window: the window holds 600 of them once full, and each hit then pushes one out.
+    for (let i = 0; i < 2_000; i++) {
+      const decision = await limiter.consume(key, 100_000, WINDOW);
+      const live = Math.min(i + 1, WINDOW / 100);
+      const oldest = START + (i + 1 - live) * 100;
+      expect(decision).toEqual({ allowed: true, limit: 100_000, remaining: 100_000 - live, resetAt: new Date(oldest + WINDOW) });
+      clock.advance(100);
+    }
+    const checked = await limiter.check(key, 100_000, WINDOW);
+    expect(checked.remaining).toBe(100_000 - (WINDOW / 100 - 1));
+  });
+
   it('check() reports without taking a slot', async () => {
     setup();
     expect(await limiter.check(key, 2, WINDOW)).toEqual({ allowed: true, limit: 2, remaining: 2, resetAt: new Date(START) });
