@@ -42,7 +42,8 @@ export function summarise(profile: Profile, top = 25, window: [number, number] =
   let at = profile.startTime;
   profile.samples.forEach((id, i) => {
     at += profile.timeDeltas[i] ?? 0;
-    if (at >= from && at <= to) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    // The first delta runs from the profile's start to its first sample: the inspector's `Profiler.start` ("dispatch"), not the code.
+    if (i > 0 && at >= from && at <= to) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const groups = new Map<string, number>();
