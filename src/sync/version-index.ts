@@ -255,6 +255,11 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
   };
 
   const tail = await passTail(db, document, base);
+  // What follows until the tail is handed to the history thread is JavaScript on the serving thread (its
+  // sessions, then packing and posting it: ~30 ms for PASS_MAX_UPDATES), which on the embedded database ran
+  // in the same turn as the statements before it, since PGlite's answers resolve as microtasks: the
+  // pass made the longest pauses under the typing trace (docs/PERFORMANCE.md, issue 38, session 11).
+  await yieldToLoop();
   const caughtUp = tail.length < PASS_MAX_UPDATES;
   const head = tail.at(-1)?.seq ?? base;
   const sessions = fresh ? {} : structuredClone(previous.sessions);
@@ -323,6 +328,7 @@ export async function runHistoryPass(db: Db, document: string, atHead?: HistoryS
     endPoints: [...endPoints],
     atHead: atHead && caughtUp ? atHead : undefined,
   };
+  await yieldToLoop();
   let replayed = await historyThread.replay({ ...input, start });
   if ('missing' in replayed) {
     if (!(await startAgain())) return compactedPast();

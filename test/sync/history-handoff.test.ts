@@ -1,6 +1,9 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { readsOfTheLog, snapshotState } from '../../src/persistence/versions';
+import { historyThread } from '../../src/sync/history-thread';
+import { indexVersions } from '../../src/sync/version-index';
+import { statementRecorder } from '../helpers/statements';
 import { listUnderivedSeqs } from '../../src/persistence/document-log';
 import { startTestApp } from '../helpers/app';
 import { freshDataStore } from '../helpers/database';
@@ -191,6 +194,58 @@ describe('the history pass and compaction after a burst of typing', () => {
     expect(paragraphText(fresh.doc, paragraph).toString()).toBe('Before the read. After.');
     const markdown = await t.request('GET', `${base}/doc?format=markdown`, { as: ada.as });
     expect(markdown.text).toContain('Before the read. After.');
+    await t.close();
+  }, 120_000);
+
+  it('a pass lets the event loop turn between taking its tail and handing it to the history thread; its versions name the typist', async () => {
+    const store = await freshDataStore();
+    stores.push(store);
+    const t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
+    const ada = await signInUser(t, 'ada@example.com');
+    const ws = await createWorkspace(t, ada, { name: 'Turns', slug: 'turns', mode: 'doc' });
+    const documentName = ws.primarySurface.syncDocument as string;
+    const client = connectClient(t.url, documentName, { cookie: ada.cookie });
+    clients.push(client);
+    await synced(client);
+    newParagraph(client);
+    typeInto(client, client.doc.getXmlFragment('default').length - 1, 'Typed before the pass.');
+    await acknowledged(client);
+    await eventually(async () => (await listUnderivedSeqs(t.services.db, documentName)).length === 0, 20_000, 50);
+
+    // Turns of the event loop, counted by an immediate that queues the next one, noted as each statement of
+    // the pass answers and as the pass hands its tail to the history thread. Between its last statement and
+    // the hand-off the pass worked out its sessions, packed the tail and posted it: before the change all in
+    // the turn its statement answered in, which on the embedded database is the turn of the statements before.
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    const turnsAtStatements: number[] = [];
+    const turnsAtHandOff: Array<{ turn: number; lastStatement: number | undefined }> = [];
+    const db = t.services.db.withPlugin(statementRecorder(() => turnsAtStatements.push(turns)));
+    const replay = historyThread.replay.bind(historyThread);
+    const spy = vi.spyOn(historyThread, 'replay').mockImplementation((input) => {
+      turnsAtHandOff.push({ turn: turns, lastStatement: turnsAtStatements.at(-1) });
+      return replay(input);
+    });
+    setImmediate(tick);
+    try {
+      expect((await indexVersions(db, documentName))?.caughtUp).toBe(true);
+    } finally {
+      ticking = false;
+      spy.mockRestore();
+    }
+    expect(turnsAtHandOff).toHaveLength(1);
+    expect(turnsAtHandOff[0]!.lastStatement).toBeDefined();
+    expect(turnsAtHandOff[0]!.turn).toBeGreaterThan(turnsAtHandOff[0]!.lastStatement!);
+
+    const list = await t.request('GET', '/api/workspaces/turns/surfaces/doc/versions', { as: ada.as });
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.versions.map((version: any) => version.editors.map((editor: any) => editor.principal.name).join(' ')).join(' | ')).toMatch(/ada/);
+    const markdown = await t.request('GET', '/api/workspaces/turns/doc?format=markdown', { as: ada.as });
+    expect(markdown.text).toContain('Typed before the pass.');
     await t.close();
   }, 120_000);
 });
