@@ -44,15 +44,22 @@ function newParagraph(client: SyncClient) {
   (fragment.get(fragment.length - 1) as Y.XmlElement).insert(0, [new Y.XmlText('')]);
 }
 
+/** A server on a data store of its own (kept for a restart), with ada's doc workspace. */
+async function startWithDoc(name: string, slug: string) {
+  const store = await freshDataStore();
+  stores.push(store);
+  const t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
+  const ada = await signInUser(t, 'ada@example.com');
+  const ws = await createWorkspace(t, ada, { name, slug, mode: 'doc' });
+  return { store, t, ada, ws, documentName: ws.primarySurface.syncDocument as string };
+}
+
 describe('the history pass and compaction after a burst of typing', () => {
   it('read none of the typed updates back from the log, and again only after a restart; versions and attribution name the typists either way', async () => {
-    const store = await freshDataStore();
-    stores.push(store);
-    let t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
-    const ada = await signInUser(t, 'ada@example.com');
+    const started = await startWithDoc('Typing', 'typing');
+    const { store, ada, ws, documentName } = started;
+    let t = started.t;
     const bob = await signInUser(t, 'bob@example.com');
-    const ws = await createWorkspace(t, ada, { name: 'Typing', slug: 'typing', mode: 'doc' });
-    const documentName = ws.primarySurface.syncDocument as string;
     await addMembership(t, ws.id, bob.userId, 'editor');
     const base = '/api/workspaces/typing';
     const connect = (credential: { cookie: string }) => {
@@ -149,12 +156,9 @@ describe('the history pass and compaction after a burst of typing', () => {
   }, 120_000);
 
   it('a fold short of the history cursor, at a base a read handed out, reads none of the typed updates back and folds exactly what was typed up to the read', async () => {
-    const store = await freshDataStore();
-    stores.push(store);
-    let t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
-    const ada = await signInUser(t, 'ada@example.com');
-    const ws = await createWorkspace(t, ada, { name: 'Held', slug: 'held', mode: 'doc' });
-    const documentName = ws.primarySurface.syncDocument as string;
+    const started = await startWithDoc('Held', 'held');
+    const { store, ada, documentName } = started;
+    let t = started.t;
     const base = '/api/workspaces/held';
     const underived = async () => (await listUnderivedSeqs(t.services.db, documentName)).length;
 
@@ -198,12 +202,7 @@ describe('the history pass and compaction after a burst of typing', () => {
   }, 120_000);
 
   it('a pass lets the event loop turn between taking its tail and handing it to the history thread; its versions name the typist', async () => {
-    const store = await freshDataStore();
-    stores.push(store);
-    const t = await startTestApp({ dataDir: store.dataDir, databaseUrl: store.databaseUrl });
-    const ada = await signInUser(t, 'ada@example.com');
-    const ws = await createWorkspace(t, ada, { name: 'Turns', slug: 'turns', mode: 'doc' });
-    const documentName = ws.primarySurface.syncDocument as string;
+    const { t, ada, documentName } = await startWithDoc('Turns', 'turns');
     const client = connectClient(t.url, documentName, { cookie: ada.cookie });
     clients.push(client);
     await synced(client);
