@@ -1,9 +1,11 @@
+import { Document } from '@hocuspocus/server';
 import * as decoding from 'lib0/decoding';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { deleteRow, insertRow, listRows } from '../../src/model/table/document';
-import { fullStateEncodes } from '../../src/sync/full-state-answers';
+import { replaceDocumentState } from '../../src/sync/document-store';
+import { FullStateAnswers, fullStateEncodes } from '../../src/sync/full-state-answers';
 import { MESSAGE_SYNC, SYNC_STEP_2 } from '../../src/sync/update-message';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
@@ -143,3 +145,68 @@ describe('fresh sync clients of a loaded document', () => {
     }
   });
 });
+
+describe('a kept full-state answer', () => {
+  const documentWithRows = (name: string, titles: string[]) => {
+    const document = new Document(name, { gc: true });
+    for (const title of titles) document.getMap('cells').set(title, title);
+    return document;
+  };
+  const keysIn = (doc: Y.Doc) => [...doc.getMap('cells').keys()].sort();
+
+  it('is not served once the document’s state was replaced without a transaction (a recovery)', () => {
+    const answers = new FullStateAnswers();
+    const document = documentWithRows('replaced', ['kept', 'never stored']);
+    const first = answers.fullState(document);
+    expect(answers.fullState(document)).toBe(first);
+    replaceDocumentState(document, documentWithRows('from the log', ['kept']));
+    const after = answers.fullState(document);
+    expect(after).toEqual(Y.encodeStateAsUpdate(document));
+    expect(keysIn(decoded(after))).toEqual(['kept']);
+  });
+
+  it('is not kept while Yjs holds an update back for a missing dependency (no update event, yet in the encoding)', () => {
+    const answers = new FullStateAnswers();
+    const document = documentWithRows('pending', ['one']);
+    const source = new Y.Doc();
+    Y.applyUpdate(source, Y.encodeStateAsUpdate(document));
+    const before = Y.encodeStateVector(source);
+    source.getMap('cells').set('two', 'two');
+    const missing = Y.encodeStateAsUpdate(source, before);
+    const afterTwo = Y.encodeStateVector(source);
+    source.getMap('cells').set('three', 'three');
+    answers.fullState(document);
+    // 'three' without 'two': held back, pending in the store.
+    Y.applyUpdate(document, Y.encodeStateAsUpdate(source, afterTwo));
+    expect(document.store.pendingStructs).not.toBeNull();
+    expect(answers.fullState(document)).toEqual(Y.encodeStateAsUpdate(document));
+    Y.applyUpdate(document, missing);
+    expect(answers.fullState(document)).toEqual(Y.encodeStateAsUpdate(document));
+    expect(keysIn(document)).toEqual(['one', 'three', 'two']);
+  });
+
+  it('stays under its cap: the answer unused longest goes first, one larger than the cap is not kept', () => {
+    const small = documentWithRows('small', ['a']);
+    const other = documentWithRows('other', ['b']);
+    const size = Y.encodeStateAsUpdate(small).byteLength + Y.encodeStateAsUpdate(other).byteLength;
+    const answers = new FullStateAnswers(size);
+    answers.fullState(small);
+    answers.fullState(other);
+    expect(answers.bytes).toBe(size);
+    const third = documentWithRows('third', ['c']);
+    answers.fullState(third);
+    expect(answers.bytes).toBeLessThanOrEqual(size);
+    const before = fullStateEncodes.count;
+    answers.fullState(small);
+    expect(fullStateEncodes.count - before).toBe(1);
+    const tiny = new FullStateAnswers(1);
+    expect(tiny.fullState(small)).toEqual(Y.encodeStateAsUpdate(small));
+    expect(tiny.bytes).toBe(0);
+  });
+});
+
+function decoded(update: Uint8Array): Y.Doc {
+  const doc = new Y.Doc();
+  Y.applyUpdate(doc, update);
+  return doc;
+}
