@@ -20,6 +20,7 @@ import type { TransactionObserver } from './transaction-observer';
 import { adoptMessageQueue } from './message-queue';
 import { loadInto } from './document-store';
 import { StoredCopies } from './stored-copy';
+import { FullStateAnswers } from './full-state-answers';
 import { UpdateLog } from './group-commit';
 import { DigestResponder } from './digest';
 import { authorOf, type ConnectionContext, type ServerOrigin } from './origins';
@@ -89,6 +90,8 @@ export class SyncEngine implements DocumentSync {
   private readonly rederivation: Rederivation;
   private readonly commits: ChangeCommits;
   private readonly storedCopies = new StoredCopies();
+  /** The last answer to a fresh client's sync step 1, per loaded document, while it is unchanged. */
+  private readonly fullStates = new FullStateAnswers();
   /** Breaks in the handling of queued messages (MESSAGE_TURN_BUDGET_MS). */
   private readonly messageTurns = new EventLoopTurns(MESSAGE_TURN_BUDGET_MS);
   private sweeper: NodeJS.Timeout | undefined;
@@ -192,6 +195,8 @@ export class SyncEngine implements DocumentSync {
           throw error;
         });
         answers.loaded(document);
+        // Later fresh clients of the loaded document share one encoding of it while it is unchanged (full-state-answers.ts).
+        this.fullStates.serve(document);
         this.compaction.loaded(documentName, loaded);
         this.ceilings.track(documentName, document, loaded.snapshotBytes + loaded.tailBytes); // ceilings
         this.rederivation.loaded(documentName, loaded.underived);
@@ -229,6 +234,7 @@ export class SyncEngine implements DocumentSync {
       // Digest questions (checked convergence, src/sync/digest.ts); other stateless messages are not the engine's.
       onStateless: async (payload) => void this.digests.answer(payload),
       afterUnloadDocument: async ({ documentName }) => {
+        this.fullStates.forget(documentName);
         this.ceilings.forget(documentName);
         this.compaction.unloaded(documentName);
       },
@@ -415,5 +421,6 @@ export class SyncEngine implements DocumentSync {
     await this.drain();
     await this.observer?.flush?.();
     await this.held.releaseAll();
+    this.fullStates.clear();
   }
 }
