@@ -46,27 +46,15 @@ class PGliteDriver implements Driver {
 
   async init() {}
 
-  /**
-   * The session, once every caller queued before has released it. A caller due to let the event loop turn does so
-   * before it queues, not while it holds the session; and since PGlite answers the statements queued ahead as
-   * microtasks, a turn that was short when the caller queued may be long once its wait is over: then a caller outside
-   * any request gives the session to the next in line and queues again in the next turn, so its statements do not
-   * lengthen that turn.
-   */
+  /** The session, once every caller queued before has released it; a caller due to let the event loop turn does so before it queues, not while it holds the session. */
   async acquireConnection(): Promise<DatabaseConnection> {
-    for (;;) {
-      if (this.turns.due()) await this.turns.nextTurn();
-      let release!: () => void;
-      const previous = this.queue;
-      this.queue = new Promise<void>((resolve) => (release = resolve));
-      await previous;
-      if (this.turns.dueAfterWait()) {
-        release();
-        continue;
-      }
-      this.connection.acquired(release);
-      return this.connection;
-    }
+    if (this.turns.due()) await this.turns.nextTurn();
+    let release!: () => void;
+    const previous = this.queue;
+    this.queue = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    this.connection.acquired(release);
+    return this.connection;
   }
 
   async beginTransaction(connection: DatabaseConnection) {
@@ -146,15 +134,6 @@ class FairTurns {
     if (this.requests.size > 256) this.requests.clear();
     this.requests.set(request, { turn, since: now });
     return false;
-  }
-
-  /**
-   * Whether a caller whose wait for the session ran into a long turn should give way: work outside any request
-   * (the sync path, background passes). A request's time waiting for others is not its own running, and giving
-   * way would put it behind everything queued meanwhile.
-   */
-  dueAfterWait(): boolean {
-    return currentRequestId() === undefined && this.turns.isLong();
   }
 
   nextTurn(): Promise<void> {

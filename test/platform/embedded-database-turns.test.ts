@@ -85,37 +85,4 @@ describe.skipIf(onPostgres)('the embedded database under long turns of the event
       await sync;
     }
   });
-
-  it('a statement queued behind a holder that made the turn long waits for the next turn, then answers', async () => {
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    let turnAtRelease = -1;
-    let turnAtAnswer = -1;
-    try {
-      // Both queue in the same turn: the first holds the session and, like a long statement's answer, makes the turn long before it lets go.
-      const holder = handle.db.connection().execute(async (connection) => {
-        await sql`select 1`.execute(connection);
-        const until = performance.now() + 25;
-        while (performance.now() < until);
-        turnAtRelease = turns;
-      });
-      const queued = (async () => {
-        const { rows } = await sql<{ n: number }>`select 3 as n`.execute(handle.db);
-        turnAtAnswer = turns;
-        return rows[0]!.n;
-      })();
-      await holder;
-      expect(await queued).toBe(3);
-    } finally {
-      counting = false;
-    }
-    // It used to run in the turn it was let in, lengthening it by its own statement.
-    expect(turnAtAnswer).toBeGreaterThan(turnAtRelease);
-  });
 });
