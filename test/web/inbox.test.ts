@@ -161,9 +161,16 @@ describe('mentions and the inbox in the browser', () => {
     });
     try {
       const staleDelivered = cora.page.waitForResponse((response) => mentionsOfThisWorkspace(new URL(response.url())));
-      await cora.page.getByRole('button', { name: 'Inbox', exact: true }).click();
+      // Bounded, so that a failure names the step: the suite on Postgres once hung here for the test's whole 120 s (docs/PERFORMANCE.md, session 12 stop).
+      await cora.page.getByRole('button', { name: 'Inbox', exact: true }).click(POLL);
       const dialog = cora.page.getByRole('dialog', { name: 'Inbox' });
-      await staleAnswerRead;
+      let noRead: NodeJS.Timeout | undefined;
+      await Promise.race([
+        staleAnswerRead,
+        new Promise((_, reject) => {
+          noRead = setTimeout(() => reject(new Error("opening the list sent no read of this workspace's mentions (a refresh already in flight?)")), POLL.timeout);
+        }),
+      ]).finally(() => clearTimeout(noRead));
       const fourth = await t.request('POST', `${api}/comments`, {
         as: { cookie: annCookie },
         body: { target: { type: 'workspace' }, body: '@cora the venue is booked.', mentions: [{ kind: 'user', id: coraId, label: 'cora' }] },
