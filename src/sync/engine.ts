@@ -27,6 +27,7 @@ import { authorOf, type ConnectionContext, type ServerOrigin } from './origins';
 import { documentChangeOf, documentUpdateOf, isSyncStep1 } from './update-message';
 import { suggestionOnlyRefusal } from './suggestion-check';
 import { repairMessageText } from './update-text';
+import { writeFramesPerTurn } from './turn-writes';
 import { SyncCeilings } from './ceilings';
 import { DocumentQueues } from './document-queues';
 import { HeldDocuments } from './held-documents';
@@ -298,11 +299,12 @@ export class SyncEngine implements DocumentSync {
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = (request.url ?? '').split('?')[0];
       if (path !== SYNC_PATH) return;
-      this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, request));
+      this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, request, socket));
     });
   }
 
-  private accept(ws: WebSocket, request: IncomingMessage) {
+  private accept(ws: WebSocket, request: IncomingMessage, socket: Duplex) {
+    writeFramesPerTurn(ws, socket);
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) {
       if (typeof value === 'string') headers.set(name, value);
