@@ -45,6 +45,7 @@ import {
   rowAsRead,
   rowsAsRead,
   seedColumnsFor,
+  sheetColumns,
   setRowPosition,
   sheetOfExistingRow,
   sheetOfRow,
@@ -174,7 +175,7 @@ type AttachmentKeys = (surfaceId: string) => readonly string[];
  */
 export function attachmentKeysIn(doc: Y.Doc, sheetIds: Iterable<string>, known?: { sheetId: string; columns: readonly ColumnDef[] }): AttachmentKeys {
   const keysOf = (columns: readonly ColumnDef[]) => columns.flatMap((column) => (column.type === 'attachment' ? [column.key] : []));
-  const keys = new Map([...new Set(sheetIds)].map((id) => [id, keysOf(id === known?.sheetId ? known.columns : readColumns(doc, id))]));
+  const keys = new Map([...new Set(sheetIds)].map((id) => [id, keysOf(id === known?.sheetId ? known.columns : sheetColumns(doc, id))]));
   return (surfaceId) => keys.get(surfaceId) ?? [];
 }
 
@@ -242,7 +243,7 @@ export function linkChecks(doc: Y.Doc, surfaces: readonly Surface[]): NonNullabl
 
 /** Normalizes the link cells of `data` (one id → an array of one) and checks every cell; 422 with details. */
 export function checkValues(
-  columns: ColumnDef[],
+  columns: readonly ColumnDef[],
   data: Record<string, unknown>,
   path: string[],
   links?: CellValidationOptions['links'],
@@ -511,11 +512,11 @@ export async function createRow(services: Services, actor: Actor, resolved: Reso
     resolved,
     () => 1,
     (doc) => {
-      const columns = readColumns(doc, surface.id);
+      const columns = sheetColumns(doc, surface.id);
       const data = checkValues(columns, input.data, ['data'], linkChecks(doc, surfaces), files);
       ensureSheet(doc, surface.id, null);
       // The columns seeded here are text columns: the attachment columns are those read before.
-      seedColumnsFor(doc, surface.id, Object.keys(data), null);
+      seedColumnsFor(doc, surface.id, Object.keys(data), null, columns);
       return { row: seenAs(services, doc, insertRow(doc, { id, surfaceId: surface.id, data: data as RowData }, null)), attachments: attachmentKeysIn(doc, [surface.id], { sheetId: surface.id, columns }) };
     },
   );
@@ -557,11 +558,11 @@ export async function updateRow(
       // A row that did not exist at the base (made in between) has nothing to merge against.
       const data = input.data && baseData ? mergeCells(baseData, input.data, getRow(doc, rowId)!.data) : { data: input.data, conflicts: [] };
       conflicts = data.conflicts;
-      let columns: ColumnDef[] | undefined;
+      let columns: readonly ColumnDef[] | undefined;
       if (data.data) {
-        columns = readColumns(doc, sheetId);
+        columns = sheetColumns(doc, sheetId);
         const cells = checkValues(columns, data.data, ['data'], linkChecks(doc, surfaces), files);
-        seedColumnsFor(doc, sheetId, Object.keys(cells), null);
+        seedColumnsFor(doc, sheetId, Object.keys(cells), null, columns);
         updateRows(doc, [{ id: rowId, data: cells as RowData }], null);
       }
       if (target && target.id !== currentSheet) {

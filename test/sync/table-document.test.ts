@@ -23,6 +23,7 @@ import {
   scaffoldDefaultColumns,
   seedColumnsFor,
   setRowPosition,
+  sheetColumns,
   TableDocumentError,
   updateRowCells,
   updateRows,
@@ -228,6 +229,57 @@ describe('columns', () => {
       { key: 'owner', label: 'owner', type: 'text', position: 4 },
     ]);
     expect(seedColumnsFor(doc, SHEET_A, ['title'], ME)).toEqual([]);
+  });
+
+  describe('sheetColumns (kept between transactions, for row writes)', () => {
+    const keysAndTypes = (doc: Y.Doc, surfaceId = SHEET_A) => sheetColumns(doc, surfaceId).map((column) => `${column.key}:${column.type}`);
+
+    it('reads columns added earlier in the same transaction, not the ones kept before it', () => {
+      const doc = newTable();
+      expect(keysAndTypes(doc)).toEqual(['title:text', 'status:status', 'notes:longtext']);
+      doc.transact(() => {
+        addColumn(doc, SHEET_A, { key: 'estimate', label: 'Estimate', type: 'number' }, ME);
+        expect(keysAndTypes(doc)).toEqual(['title:text', 'status:status', 'notes:longtext', 'estimate:number']);
+        seedColumnsFor(doc, SHEET_A, ['owner'], ME, sheetColumns(doc, SHEET_A));
+        expect(keysAndTypes(doc)).toEqual(['title:text', 'status:status', 'notes:longtext', 'estimate:number', 'owner:text']);
+      }, ME);
+      expect(keysAndTypes(doc)).toEqual(readColumns(doc, SHEET_A).map((column) => `${column.key}:${column.type}`));
+      expect(keysAndTypes(doc)).toHaveLength(5);
+    });
+
+    it('reads a column field changed earlier in the same transaction (a type, in place)', () => {
+      const doc = newTable();
+      const before = readColumns(doc, SHEET_A);
+      expect(keysAndTypes(doc)).toEqual(['title:text', 'status:status', 'notes:longtext']);
+      doc.transact(() => {
+        replaceColumns(doc, SHEET_A, before.map((column) => (column.key === 'notes' ? { ...column, type: 'number' as const } : column)), ME);
+        expect(keysAndTypes(doc)).toEqual(['title:text', 'status:status', 'notes:number']);
+      }, ME);
+      expect(keysAndTypes(doc)).toEqual(['title:text', 'status:status', 'notes:number']);
+    });
+
+    it('reads a sheet removed and made again in the same transaction as empty, and a removed sheet as empty after', () => {
+      const doc = newTable();
+      expect(keysAndTypes(doc)).toHaveLength(3);
+      doc.transact(() => {
+        removeSheet(doc, SHEET_A, ME);
+        ensureSheet(doc, SHEET_A, ME);
+        expect(keysAndTypes(doc)).toEqual([]);
+      }, ME);
+      scaffoldDefaultColumns(doc, SHEET_A, ME);
+      expect(keysAndTypes(doc)).toHaveLength(3);
+      removeSheet(doc, SHEET_A, ME);
+      expect(keysAndTypes(doc)).toEqual([]);
+    });
+
+    it("reads a peer's column change once it is applied", () => {
+      const doc = newTable();
+      const peer = peerOf(doc);
+      expect(keysAndTypes(doc)).toHaveLength(3);
+      peerColumns(peer, SHEET_A).get(0).set('type', 'longtext');
+      deliver(peer, doc);
+      expect(keysAndTypes(doc)[0]).toBe('title:longtext');
+    });
   });
 
   describe('replaceColumns', () => {

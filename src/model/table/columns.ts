@@ -262,9 +262,11 @@ export function addColumn(doc: Y.Doc, surfaceId: string, column: NewColumn, orig
 /**
  * Adds a `text` column for each key that has none (the auto-seed for cell
  * keys a row write brings), in one transaction. Returns the columns added.
+ * `columns`: the sheet's columns as read in the same transaction with no
+ * change since (a row write has them already), instead of reading them again.
  */
-export function seedColumnsFor(doc: Y.Doc, surfaceId: string, keys: Iterable<string>, origin: unknown): ColumnDef[] {
-  const known = storedKeys(doc, surfaceId);
+export function seedColumnsFor(doc: Y.Doc, surfaceId: string, keys: Iterable<string>, origin: unknown, columns?: ReadonlyArray<{ key: string }>): ColumnDef[] {
+  const known = columns ? new Set(columns.map((column) => column.key)) : storedKeys(doc, surfaceId);
   const missing = [...new Set(keys)].filter((key) => key !== '' && !known.has(key));
   return addMissingColumns(doc, surfaceId, missing.map((key) => ({ key, label: key, type: 'text' })), origin);
 }

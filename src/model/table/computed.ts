@@ -16,7 +16,7 @@
 import * as Y from 'yjs';
 import { readColumns } from './columns.js';
 import { transactionChanges } from './changes.js';
-import { canonicalSheetIds, readRowData, rowMapOf } from './layout.js';
+import { COLUMNS_FIELD, canonicalSheetIds, existingRoots, readRowData, rowMapOf } from './layout.js';
 import { linkColumnKeys, linkIdsOf } from './links.js';
 import { rowTitle, visibleLinks } from './link-reads.js';
 import { tableIndex, whenTableCachesForgotten } from './row-index.js';
@@ -42,7 +42,7 @@ export interface ReadOptions {
 export type ReadCell = CellValue | LookupValue | ComputedCell | undefined;
 
 interface SheetPlan {
-  columns: ColumnDef[];
+  columns: readonly ColumnDef[];
   byKey: Map<string, ColumnDef>;
   /** Link columns: a read shows only the linked rows the reader may see. */
   links: ColumnDef[];
@@ -101,15 +101,12 @@ class Engine {
   }
 
   plan(surfaceId: string): SheetPlan {
+    // Plans are dropped when a transaction that changed columns ends: inside one, they may be older than its changes.
+    const open = this.doc._transaction;
+    if (open !== null && changesColumns(open)) return planOf(readColumns(this.doc, surfaceId));
     let plan = this.plans.get(surfaceId);
     if (!plan) {
-      const columns = readColumns(this.doc, surfaceId);
-      plan = {
-        columns,
-        byKey: new Map(columns.map((column) => [column.key, column])),
-        links: columns.filter((column) => column.type === 'link'),
-        computed: columns.filter(isComputed),
-      };
+      plan = planOf(readColumns(this.doc, surfaceId));
       this.plans.set(surfaceId, plan);
     }
     return plan;
@@ -153,7 +150,9 @@ class Engine {
   private forgetChanged(transaction: Y.Transaction): void {
     if (this.plans.size === 0 && this.values.size === 0 && !this.linkers) return;
     const changes = transactionChanges(transaction);
-    if (changes.some((change) => change.kind === 'columns.updated')) {
+    const sheets = existingRoots(this.doc).sheets;
+    // A sheet added or removed reports no `columns.updated` (its columns report themselves only while it lives).
+    if (changes.some((change) => change.kind === 'columns.updated') || (sheets !== undefined && transaction.changed.has(sheets))) {
       // Compared at the next read: a label or a width changes no value.
       this.plans.clear();
       this.signature = null;
@@ -218,12 +217,59 @@ class Engine {
   }
 }
 
+function planOf(columns: readonly ColumnDef[]): SheetPlan {
+  return {
+    columns,
+    byKey: new Map(columns.map((column) => [column.key, column])),
+    links: columns.filter((column) => column.type === 'link'),
+    computed: columns.filter(isComputed),
+  };
+}
+
+/**
+ * Whether the transaction has so far changed any sheet's columns (a column
+ * map's field, a columns array, a sheet's `columns` field, or a sheet added
+ * or removed). A change to a type made in the same transaction is recorded
+ * on the nearest older type it is under, so walking up from each recorded
+ * type finds it.
+ */
+function changesColumns(transaction: Y.Transaction): boolean {
+  const sheets = existingRoots(transaction.doc).sheets;
+  if (!sheets) return false;
+  for (const [type, fields] of transaction.changed) {
+    if (type === sheets) return true;
+    let item: Y.Item | null = type._item;
+    if (item?.parent === sheets) {
+      if (fields.has(COLUMNS_FIELD)) return true;
+      continue;
+    }
+    while (item && item.parent instanceof Y.AbstractType) {
+      const parentItem: Y.Item | null = item.parent._item;
+      if (parentItem?.parent === sheets) {
+        if (item.parentSub === COLUMNS_FIELD) return true;
+        break;
+      }
+      item = parentItem;
+    }
+  }
+  return false;
+}
+
 const engines = new WeakMap<Y.Doc, Engine>();
 
 function engineOf(doc: Y.Doc): Engine {
   let engine = engines.get(doc);
   if (!engine) engines.set(doc, (engine = new Engine(doc)));
   return engine;
+}
+
+/**
+ * A sheet's columns as `readColumns` reads them, kept with the computed
+ * cells' plan of the sheet (a row write reads them to check its cells, seed
+ * new keys and find attachment columns): read-only, shared by every caller.
+ */
+export function sheetColumns(doc: Y.Doc, surfaceId: string): readonly ColumnDef[] {
+  return engineOf(doc).plan(surfaceId).columns;
 }
 
 /**

@@ -78,7 +78,7 @@ export { diffTableTransaction, sheetsOfRowCreations, transactionChanges } from '
 export { normalizeAttachmentCells, normalizeLinkCells, validateCellValues, type CellValidationOptions } from './validation.js';
 export { dropLinksTo, dropLinksToDeleted, holdsLinksTo, linkIdsOf } from './links.js';
 export { linkColumnIssues, lookupText, rowTitle, sheetOfRow, visibleLinks, type LinkColumnContext } from './link-reads.js';
-export { CellReading, openReading, rowAsRead, rowsAsRead, type ReadCell, type ReadOptions } from './computed.js';
+export { CellReading, openReading, rowAsRead, rowsAsRead, sheetColumns, type ReadCell, type ReadOptions } from './computed.js';
 export { columnsAfterReplacement, type ReplaceColumnsOptions } from './columns.js';
 export { computedColumnIssues, isComputedColumn, tryFormula, type FormulaTry, type SheetContext } from './computed-columns.js';
 export { compactDecodedContent } from './memory.js';
