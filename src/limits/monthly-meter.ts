@@ -19,12 +19,21 @@ export type MeterSubject = { orgId: string } | { ip: string };
 
 export type MonthlyUsage = { plan: PlanName; cap: number; used: number; period: string; resetAt: Date };
 
-/** The calendar UTC month holding `at`: `YYYY-MM`, and the instant the next month starts. */
+/**
+ * The calendar UTC month holding `at`: `YYYY-MM`, and the instant the next
+ * month starts. The last month answered is kept (every metered request asks
+ * twice, nearly always of the same month); `resetAt` is a fresh Date each time.
+ */
 export function monthOf(at: Date): { period: string; resetAt: Date } {
-  const year = at.getUTCFullYear();
-  const month = at.getUTCMonth();
-  return { period: `${year}-${String(month + 1).padStart(2, '0')}`, resetAt: new Date(Date.UTC(year, month + 1, 1)) };
+  const ms = at.getTime();
+  if (!(ms >= lastMonth.startMs && ms < lastMonth.endMs)) {
+    const year = at.getUTCFullYear();
+    const month = at.getUTCMonth();
+    lastMonth = { startMs: Date.UTC(year, month, 1), endMs: Date.UTC(year, month + 1, 1), period: `${year}-${String(month + 1).padStart(2, '0')}` };
+  }
+  return { period: lastMonth.period, resetAt: new Date(lastMonth.endMs) };
 }
+let lastMonth = { startMs: 0, endMs: 0, period: '' };
 
 /** Running totals keyed `<period>|<subject>`. `load` gives the stored total the first time a key is seen. */
 export interface UsageCounter {

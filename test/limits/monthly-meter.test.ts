@@ -37,6 +37,26 @@ describe('calendar month', () => {
     expect(monthOf(new Date('2027-03-31T23:59:59.999Z'))).toEqual({ period: '2027-03', resetAt: new Date('2027-04-01T00:00:00.000Z') });
     expect(monthOf(new Date('2027-12-15T10:00:00Z'))).toEqual({ period: '2027-12', resetAt: new Date('2028-01-01T00:00:00.000Z') });
   });
+
+  it('answers each instant with its own month when asked back and forth across a month end', () => {
+    const sequence: Array<[string, string]> = [
+      ['2027-03-01T00:00:00.000Z', '2027-03'],
+      ['2027-03-31T23:59:59.999Z', '2027-03'],
+      ['2027-04-01T00:00:00.000Z', '2027-04'],
+      ['2027-03-31T23:59:59.999Z', '2027-03'],
+      ['2027-02-28T23:59:59.999Z', '2027-02'],
+      ['2027-03-01T00:00:00.000Z', '2027-03'],
+      ['2027-04-30T12:00:00.000Z', '2027-04'],
+    ];
+    for (const [at, period] of sequence) {
+      const month = monthOf(new Date(at));
+      expect(month.period, at).toBe(period);
+      expect(month.resetAt.getTime(), at).toBe(Date.UTC(Number(period.slice(0, 4)), Number(period.slice(5)), 1));
+    }
+    // Each answer's reset instant is its own: changing one changes no later answer.
+    monthOf(new Date('2027-04-02T00:00:00Z')).resetAt.setUTCFullYear(1999);
+    expect(monthOf(new Date('2027-04-02T00:00:00Z')).resetAt.toISOString()).toBe('2027-05-01T00:00:00.000Z');
+  });
 });
 
 function meterContract(makeCounter: () => UsageCounter) {
