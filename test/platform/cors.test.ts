@@ -171,6 +171,24 @@ describe('credentialed CORS', () => {
     expect(await stream(SIBLING)).toEqual({ status: 404, origin: '*', credentials: null });
   });
 
+  it('answers a preflight in full before any route: methods, the asked headers reflected, Vary, and 400 when it is not one', async () => {
+    for (const origin of [APP, FOREIGN]) {
+      const pre = await preflight(origin, `/api/orgs/${owner.orgSlug}/workspaces/plans/rows/row_none`, 'PATCH', 'authorization, if-match');
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('content-length')).toBe('0');
+      expect(pre.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+      expect(pre.headers.get('access-control-allow-headers')).toBe('authorization, if-match');
+      expect((pre.headers.get('vary') ?? '').toLowerCase().split(/\s*,\s*/)).toEqual(['origin', 'access-control-request-headers']);
+      expect(cors(pre)).toEqual(origin === APP ? { origin, credentials: 'true' } : { origin: '*', credentials: null });
+    }
+    // Not a preflight: without the method asked for, or without an Origin.
+    const noMethod = await t.request('OPTIONS', '/api/workspaces', { headers: { origin: FOREIGN } });
+    expect(noMethod.status).toBe(400);
+    expect(noMethod.text).toBe('Invalid Preflight Request');
+    const noOrigin = await t.request('OPTIONS', '/api/workspaces', { headers: { 'access-control-request-method': 'POST' } });
+    expect(noOrigin.status).toBe(400);
+  });
+
   it('serves the web app without CORS headers or Vary: Origin, but unknown API paths with them', async () => {
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(readFileSync(new URL('../../web/dist/index.html', import.meta.url), 'utf8'))![1]!;
     for (const path of ['/', `/${owner.orgSlug}/plans`, script, '/sw.js']) {
