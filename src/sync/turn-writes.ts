@@ -19,6 +19,12 @@ export function writeFramesPerTurn(ws: WebSocket, socket: Duplex): void {
     corked = false;
     socket.uncork();
   };
+  // Shutdown closes every connection and terminates it in the same turn: what was corked leaves first (the close frame).
+  const terminate = ws.terminate.bind(ws);
+  ws.terminate = () => {
+    if (corked) uncork();
+    terminate();
+  };
   ws.send = ((...args: unknown[]) => {
     if (!corked && !socket.destroyed) {
       corked = true;

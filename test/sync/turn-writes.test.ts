@@ -95,4 +95,17 @@ describe('frames sent to a sync connection', () => {
     expect(await received(ws, 1)).toEqual(['last words']);
     expect(await closed).toEqual([4000, 'bye']);
   });
+
+  it('leave before the connection is terminated in the same turn (shutdown closes, then terminates)', async () => {
+    const ws = await connection((serverSide, _writes, socket) => {
+      writeFramesPerTurn(serverSide, socket);
+      serverSide.send('last words');
+      serverSide.close(1001, 'shutting down');
+      serverSide.terminate();
+    });
+    const messages: string[] = [];
+    ws.on('message', (data) => messages.push(data.toString()));
+    const closed = await new Promise<[number, string]>((resolve) => ws.on('close', (code, reason) => resolve([code, reason.toString()])));
+    expect({ messages, closed }).toEqual({ messages: ['last words'], closed: [1001, 'shutting down'] });
+  });
 });
