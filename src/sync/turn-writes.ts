@@ -15,14 +15,16 @@ import type { WebSocket } from 'ws';
 export function writeFramesPerTurn(ws: WebSocket, socket: Duplex): void {
   const send = ws.send.bind(ws) as (...args: unknown[]) => void;
   let corked = false;
+  // Only what this corked: the turn's tick finds nothing to undo when a terminate already uncorked.
   const uncork = () => {
+    if (!corked) return;
     corked = false;
     socket.uncork();
   };
   // Shutdown closes every connection and terminates it in the same turn: what was corked leaves first (the close frame).
   const terminate = ws.terminate.bind(ws);
   ws.terminate = () => {
-    if (corked) uncork();
+    uncork();
     terminate();
   };
   ws.send = ((...args: unknown[]) => {
