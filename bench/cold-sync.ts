@@ -92,11 +92,11 @@ export async function runColdSyncBench(options: { rows?: number } = {}): Promise
   }
 }
 
-type RestInfo = Info & { token: string; dataDir: string };
+export type RestInfo = Info & { token: string; dataDir: string };
 type Usage = { cpuMs: number; mainCpuMs?: number; rssMb: number; peakRssMb: number };
 
 /** Fresh providers one after another: each one's time from connecting to holding every row, the server's CPU meanwhile; the last one's document. */
-async function syncs(
+export async function syncs(
   info: { url: string; stats: string },
   documentName: string,
   credential: { token?: string; cookie?: string },
@@ -135,7 +135,7 @@ async function syncs(
   return { ms, cpuMs, waitMs, applyMs, received, doc };
 }
 
-const usageOf = async (info: { stats: string }): Promise<Usage> => (await fetch(`${info.stats}/usage`)).json() as Promise<Usage>;
+export const usageOf = async (info: { stats: string }): Promise<Usage> => (await fetch(`${info.stats}/usage`)).json() as Promise<Usage>;
 
 /**
  * Waits until the server's CPU over a 2-s window is under 5 % of a core;
@@ -145,7 +145,7 @@ const usageOf = async (info: { stats: string }): Promise<Usage> => (await fetch(
  * count also holds V8's GC helper threads and libuv's pool, which work on
  * a large heap without holding back any request.
  */
-async function settle(info: { stats: string }, since: { at: number; cpuMs: number }, limitMs = 600_000): Promise<{ idleAfterMs: number; cpuMs: number; mainIdleAfterMs?: number }> {
+export async function settle(info: { stats: string }, since: { at: number; cpuMs: number }, limitMs = 600_000): Promise<{ idleAfterMs: number; cpuMs: number; mainIdleAfterMs?: number }> {
   let last = await usageOf(info);
   let lastAt = performance.now();
   let mainIdleAfterMs: number | undefined;

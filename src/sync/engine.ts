@@ -195,9 +195,11 @@ export class SyncEngine implements DocumentSync {
           }
           throw error;
         });
-        answers.loaded(document);
+        const sentCopy = answers.loaded(document);
         // Later fresh clients of the loaded document share one encoding of it while it is unchanged (full-state-answers.ts).
         this.fullStates.serve(document);
+        // Nothing ran between the load and here: the copy its first client was sent is the whole document.
+        if (sentCopy) this.fullStates.keepLoaded(document, sentCopy);
         this.compaction.loaded(documentName, loaded);
         this.ceilings.track(documentName, document, loaded.snapshotBytes + loaded.tailBytes); // ceilings
         this.rederivation.loaded(documentName, loaded.underived);

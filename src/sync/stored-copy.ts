@@ -33,11 +33,15 @@ type Waiting = { queue: Uint8Array[]; index: number; message: Uint8Array; addres
 export type LoadAnswers = {
   /** The stored state was read and is about to be applied: answer the fresh clients waiting from it. */
   read(stored: StoredDocument): Promise<void>;
-  /** The document now holds exactly the stored state: their queued step 1 asks only for what comes after the copy. */
-  loaded(doc: Y.Doc): void;
+  /**
+   * The document now holds exactly the stored state: their queued step 1
+   * asks only for what comes after the copy. Returns the copy that was
+   * sent (the document's whole state as one V1 update), null when none was.
+   */
+  loaded(doc: Y.Doc): Uint8Array | null;
 };
 
-const NOTHING: LoadAnswers = { read: async () => {}, loaded: () => {} };
+const NOTHING: LoadAnswers = { read: async () => {}, loaded: () => null };
 
 /**
  * Answers a fresh client's sync step 1 from the stored state while the
@@ -73,6 +77,7 @@ export class StoredCopies {
     const entry = this.clients.get(socketId);
     if (!entry) return NOTHING;
     let answered: Waiting[] = [];
+    let sent: Uint8Array | null = null;
     return {
       read: async (stored) => {
         const waiting = freshSyncRequests(entry.client, documentName);
@@ -81,17 +86,19 @@ export class StoredCopies {
         // Not decodable: the load fails the same way, and nothing was served.
         if (!copy) return;
         answered = waiting;
+        sent = copy;
         const flushed = waiting.map(({ address }) => new Promise<void>((resolve) => entry.socket.send(syncStep2(address, copy), () => resolve())));
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([Promise.all(flushed), new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_WAIT_MS).unref()))]);
         clearTimeout(timer);
       },
       loaded: (doc) => {
-        if (answered.length === 0) return;
+        if (answered.length === 0) return null;
         const stateVector = Y.encodeStateVector(doc);
         for (const { queue, index, message, address } of answered) {
           if (queue[index] === message) queue[index] = syncStep1(address, stateVector);
         }
+        return sent;
       },
     };
   }

@@ -3,6 +3,7 @@ import { tablesDocumentName } from '../../src/model/document-names';
 import * as Y from 'yjs';
 import { countRows, getRow, insertRow, listRows } from '../../src/model/table/document';
 import { loadStoredDocument } from '../../src/persistence/documents';
+import { fullStateEncodes } from '../../src/sync/full-state-answers';
 import { startTestApp } from '../helpers/app';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
 import { addMember, signInPerson, type Person } from '../keys/fixtures';
@@ -96,6 +97,47 @@ describe('the first sync client of a document nothing has loaded', () => {
     } finally {
       release();
       client?.destroy();
+    }
+  });
+
+  it('the next fresh client of the document it loaded is sent the same stored state, tail included, without encoding the document again; a later write reaches the one after', async () => {
+    expect((await create('in the snapshot')).status).toBe(200);
+    await t.services.sync.compactNow(name);
+    expect((await create('in the tail')).status).toBe(200);
+    expect((await loadStoredDocument(t.services.db, name)).updates.length).toBeGreaterThan(0);
+    const expected = await storedRows();
+    await unloadAll();
+
+    const release = t.services.failpoints.hold('document.load');
+    const clients: SyncClient[] = [];
+    try {
+      const first = connectClient(t.url, name, { cookie: owner.cookie });
+      clients.push(first);
+      await synced(first);
+      release();
+      await eventually(() => isLoaded(t, name));
+      expect(rowsOf(first)).toEqual(expected);
+
+      const encodes = fullStateEncodes.count;
+      const second = connectClient(t.url, name, { cookie: owner.cookie });
+      clients.push(second);
+      await synced(second);
+      // Answered with the copy the first client was sent: the load's document was not encoded for it.
+      expect(fullStateEncodes.count).toBe(encodes);
+      expect(rowsOf(second)).toEqual(expected);
+      expect(Y.encodeStateVector(second.doc)).toEqual(Y.encodeStateVector((t.services.sync as unknown as { hocuspocus: { documents: Map<string, Y.Doc> } }).hocuspocus.documents.get(name)!));
+
+      expect((await create('after the load')).status).toBe(200);
+      const written = await storedRows();
+      const third = connectClient(t.url, name, { cookie: owner.cookie });
+      clients.push(third);
+      await synced(third);
+      expect(rowsOf(third)).toEqual(written);
+      await eventually(() => rowsOf(second).length === written.length);
+      expect(rowsOf(second)).toEqual(written);
+    } finally {
+      release();
+      for (const client of clients) client.destroy();
     }
   });
 
