@@ -40,8 +40,9 @@ type Kept = { doc: Y.Doc; store: Y.Doc['store']; update: Uint8Array };
  * update leaves the store as it was, except for updates Yjs holds back
  * for missing dependencies (pending structs or deletions, which an
  * encoding includes): a document holding any is encoded every time, as
- * before. Yjs encodes the same store to the same bytes, so a kept answer
- * is byte for byte what Hocuspocus would encode at that moment; and it is
+ * before. Yjs encodes the same store to the same bytes, so a kept encoding
+ * is byte for byte what Hocuspocus would encode at that moment (a copy
+ * kept at load, `keepLoaded`, is the same state in other bytes); and it is
  * served at that very moment (`answerFreshStep1`), so what the client
  * receives, and its order against every later update on its connection,
  * are what they were.
@@ -71,10 +72,10 @@ export class FullStateAnswers {
    * keeps deleted content the document collected), which a client applies
    * to the same document. Not kept while the document holds pending
    * updates (the copy would hold them as they were read, an encoding as
-   * they are now) or when an answer is already kept.
+   * they are now).
    */
   keepLoaded(document: Document, update: Uint8Array) {
-    if (this.kept.has(document.name) || update.byteLength > this.maxBytes || holdsPending(document)) return;
+    if (update.byteLength > this.maxBytes || holdsPending(document)) return;
     this.keep(document, update);
   }
 
@@ -95,7 +96,9 @@ export class FullStateAnswers {
     return update;
   }
 
+  /** Replaces what was kept for the document's name, then drops the longest unused past the cap. */
   private keep(document: Document, update: Uint8Array) {
+    this.forget(document.name);
     this.kept.set(document.name, { doc: document, store: document.store, update });
     this.keptBytes += update.byteLength;
     for (const [oldest, { update: bytes }] of this.kept) {

@@ -76,8 +76,7 @@ export class StoredCopies {
   forLoad(socketId: string, documentName: string): LoadAnswers {
     const entry = this.clients.get(socketId);
     if (!entry) return NOTHING;
-    let answered: Waiting[] = [];
-    let sent: Uint8Array | null = null;
+    let served: { waiting: Waiting[]; copy: Uint8Array } | null = null;
     return {
       read: async (stored) => {
         const waiting = freshSyncRequests(entry.client, documentName);
@@ -85,20 +84,19 @@ export class StoredCopies {
         const copy = copyOf(stored);
         // Not decodable: the load fails the same way, and nothing was served.
         if (!copy) return;
-        answered = waiting;
-        sent = copy;
+        served = { waiting, copy };
         const flushed = waiting.map(({ address }) => new Promise<void>((resolve) => entry.socket.send(syncStep2(address, copy), () => resolve())));
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([Promise.all(flushed), new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_WAIT_MS).unref()))]);
         clearTimeout(timer);
       },
       loaded: (doc) => {
-        if (answered.length === 0) return null;
+        if (!served) return null;
         const stateVector = Y.encodeStateVector(doc);
-        for (const { queue, index, message, address } of answered) {
+        for (const { queue, index, message, address } of served.waiting) {
           if (queue[index] === message) queue[index] = syncStep1(address, stateVector);
         }
-        return sent;
+        return served.copy;
       },
     };
   }
