@@ -231,7 +231,7 @@ describe('the saved indicator', () => {
       uplink.frames.slice(seen).some((f) => f.direction === 'toClient' && f.document === document && f.type === type && (syncType === undefined || f.syncType === syncType));
     // With the first change through, the server's acknowledgement can reach the proxy before the page's next
     // frames do: the page sends its queued changes in one go, but a loaded browser's network process writes
-    // them one at a time (14-52 ms apart seen here, against acknowledgements 18-36 ms after the first change
+    // them one at a time (14-52 ms apart seen here, against acknowledgements 18-31 ms after the first change
     // at the quickest), and they are held when they come. So the wait is for a held change too, not a look
     // at the moment of the acknowledgement (which found nothing held yet: the session 14 failure).
     const ready = () =>
