@@ -27,7 +27,8 @@ const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex
  * database's serving thread, every time any section of the doc changed
  * (docs/PERFORMANCE.md, issue 38 goal 2, session 10). Unchanged rows only
  * take `now` as their `updated_at`, as a rewrite gave them: search reads
- * the same rows either way.
+ * the same rows either way. When no row differs, none is written: the
+ * sections' text did not change since their time.
  */
 export async function replaceDocSections(db: Executor, workspaceId: string, surfaceId: string, sections: readonly DocSectionRow[], now: Date) {
   const rows = sections.map((s) => ({
@@ -53,13 +54,17 @@ export async function replaceDocSections(db: Executor, workspaceId: string, surf
     if (same) unchanged.push(row.idx);
     return !same;
   });
+  // Every stored row is wanted as it is (a change of formatting only, a projection again of the same text): nothing is written, not even the time.
+  if (written.length === 0 && unchanged.length === stored.length) return;
   // One array parameter, not one per section: a doc may keep more unchanged sections than a statement may have parameters.
   const kept = sql<number>`any(${`{${unchanged.join(',')}}`}::int[])`;
-  await db
-    .deleteFrom('docSections')
-    .where('surfaceId', '=', surfaceId)
-    .where((eb) => eb.not(eb('idx', '=', kept)))
-    .execute();
+  if (unchanged.length < stored.length) {
+    await db
+      .deleteFrom('docSections')
+      .where('surfaceId', '=', surfaceId)
+      .where((eb) => eb.not(eb('idx', '=', kept)))
+      .execute();
+  }
   if (unchanged.length > 0) await db.updateTable('docSections').set({ updatedAt: now }).where('surfaceId', '=', surfaceId).where('idx', '=', kept).execute();
   // Chunked: Postgres allows 65,535 parameters per statement, a long doc can have thousands of headings.
   for (let from = 0; from < written.length; from += INSERT_CHUNK) {
