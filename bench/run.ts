@@ -9,9 +9,13 @@
  * machine, `0,1` lets a server's own threads (the embedded database's,
  * `EMBEDDED_DATABASE_THREAD`) run beside its serving thread, which pinning
  * to one core withholds.
+ *
+ * Servers run compiled by esbuild, as `npm start` runs them
+ * (bench/spawn-server.ts); `BENCH_SERVERS=source` runs them through tsx,
+ * for CPU profiles grouped by source file.
  */
 import os from 'node:os';
-import { setServerCores } from './spawn-server';
+import { benchServers, setServerCores } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 
@@ -95,6 +99,7 @@ if (cores) setServerCores(cores);
 const wanted = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
 console.log(`# Trellis benchmarks, ${new Date().toISOString()}`);
 console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(`servers: ${benchServers}`);
 for (const part of parts) {
   if (wanted.length > 0 ? !wanted.includes(part.name) : part.optIn) continue;
   const started = performance.now();

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 /** Whether `taskset` is there to pin processes to cores (util-linux). */
@@ -60,8 +60,45 @@ export function pinThisProcess(core: number): boolean {
 }
 
 /**
+ * Whether bench servers run as production does, compiled by esbuild (the
+ * default), or from the TypeScript sources through tsx (`BENCH_SERVERS=source`,
+ * for CPU profiles that bench/profile-summary.ts can group by source file).
+ * Through tsx, each worker thread the server starts in a timed run (the
+ * history pass's, the embedded database's) compiled its sources in that run:
+ * 2.5-2.8 s of CPU on the server's core, which production does not spend.
+ */
+const compiledServers = process.env.BENCH_SERVERS !== 'source';
+
+/** How bench servers run, for the heading of a bench's figures. */
+export const benchServers = compiledServers ? 'compiled by esbuild, as `npm start` runs' : 'from the sources through tsx (BENCH_SERVERS=source)';
+
+const bundles = new Map<string, Promise<string>>();
+
+/**
+ * The compiled `script`, bundled once a bench process into
+ * dist/bench/<script>-<pid>/ with the worker scripts beside it: a directory
+ * of its own, so that two benches at once do not replace each other's
+ * chunks, removed when the bench ends.
+ */
+function compiledServer(script: string): Promise<string> {
+  let bundle = bundles.get(script);
+  if (!bundle) {
+    const name = path.basename(script, '.ts');
+    const outdir = path.resolve(import.meta.dirname, '../dist/bench', `${name}-${process.pid}`);
+    process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
+    bundle = import('../scripts/build').then(async ({ bundleServer }) => {
+      await bundleServer({ [name]: path.resolve(import.meta.dirname, script) }, outdir);
+      return path.join(outdir, `${name}.js`);
+    });
+    bundles.set(script, bundle);
+  }
+  return bundle;
+}
+
+/**
  * Starts a benchmark server script in its own process (so it does not share
- * the clients' core) and resolves with the JSON line it prints when ready.
+ * the clients' core) and resolves with the JSON line it prints when ready;
+ * compiled, unless `BENCH_SERVERS=source`.
  * `pinned` puts it on the servers' cores (core 0 unless `--server-cores`). `BENCH_SERVER_NODE_OPTIONS="--cpu-prof
  * --cpu-prof-dir=/tmp/prof"` profiles it (the profile is written when the
  * child exits on SIGTERM).
@@ -73,7 +110,8 @@ export async function spawnBenchServer<Info>(
   options: { pinned?: boolean; env?: Record<string, string> } = {},
 ): Promise<{ info: Info; child: ChildProcess }> {
   const extra = process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
-  const node = [process.execPath, ...extra, '--import', 'tsx', path.resolve(import.meta.dirname, script), mode];
+  const entry = compiledServers ? [await compiledServer(script)] : ['--import', 'tsx', path.resolve(import.meta.dirname, script)];
+  const node = [process.execPath, ...extra, ...entry, mode];
   const command = options.pinned ? onServerCores(node) : node;
   const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'pipe', 'inherit'],

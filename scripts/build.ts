@@ -66,20 +66,25 @@ const externalPackages: import('esbuild').Plugin = {
   },
 };
 
-export async function buildServer(options: { ifStale?: boolean } = {}): Promise<{ built: boolean }> {
-  if (options.ifStale && serverBuildIsFresh()) return { built: false };
+/** The worker threads' scripts, each an entry of its own that src/lib/worker-pool.ts finds beside the compiled module that starts it: conversions (docs/IMPORT-EXPORT.md), the history pass and the embedded database (docs/ARCHITECTURE.md). */
+export const WORKER_ENTRIES: Record<string, string> = {
+  'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts'),
+  'history-worker': path.join(root, 'src/sync/history-worker.ts'),
+  'pglite-thread-worker': path.join(root, 'src/persistence/pglite-thread-worker.ts'),
+};
+
+/**
+ * Bundles `entryPoints` (and the worker scripts) into `outdir` the way
+ * production runs the server; bench/spawn-server.ts compiles its servers
+ * with it so that benches measure that code, not tsx's.
+ */
+export async function bundleServer(entryPoints: Record<string, string>, outdir: string) {
   // Chunks of an earlier build go: their names change with their content.
-  rmSync(path.join(path.dirname(SERVER_BUNDLE), 'chunks'), { recursive: true, force: true });
-  mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
-  const result = await build({
-    // Each worker is a script of its own that src/lib/worker-pool.ts finds beside main.js: conversions (docs/IMPORT-EXPORT.md), the history pass and the embedded database (docs/ARCHITECTURE.md).
-    entryPoints: {
-      main: path.join(root, 'src/main.ts'),
-      'doc-conversion-worker': path.join(root, 'src/files/doc-conversion-worker.ts'),
-      'history-worker': path.join(root, 'src/sync/history-worker.ts'),
-      'pglite-thread-worker': path.join(root, 'src/persistence/pglite-thread-worker.ts'),
-    },
-    outdir: path.dirname(SERVER_BUNDLE),
+  rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });
+  mkdirSync(outdir, { recursive: true });
+  return build({
+    entryPoints: { ...entryPoints, ...WORKER_ENTRIES },
+    outdir,
     bundle: true,
     // Modules the sources import only when needed (the S3 store, ...) stay in chunks of their own: inlined, their packages would load at start.
     splitting: true,
@@ -96,6 +101,11 @@ export async function buildServer(options: { ifStale?: boolean } = {}): Promise<
     metafile: true,
     logLevel: 'warning',
   });
+}
+
+export async function buildServer(options: { ifStale?: boolean } = {}): Promise<{ built: boolean }> {
+  if (options.ifStale && serverBuildIsFresh()) return { built: false };
+  const result = await bundleServer({ main: path.join(root, 'src/main.ts') }, path.dirname(SERVER_BUNDLE));
   const sources = Object.keys(result.metafile.inputs).map((file) => path.relative(root, path.resolve(root, file)));
   writeFileSync(STAMP, JSON.stringify({ sources, fingerprint: fingerprint(sources) }));
   return { built: true };
