@@ -17,6 +17,9 @@ export type DocSectionRow = {
 
 const INSERT_CHUNK = 1000;
 
+/** The seed of the surface's hash that names its projection's advisory lock (a number no other lock of the project uses). */
+const SECTIONS_LOCK_SEED = 0x5ec7;
+
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
 /**
@@ -29,6 +32,13 @@ const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex
  * take `now` as their `updated_at`, as a rewrite gave them: search reads
  * the same rows either way. When no row differs, none is written: the
  * sections' text did not change since their time.
+ *
+ * Two commits of one doc can project at once (a sync client's update and a
+ * REST write, or two instances): each would read the stored rows, then both
+ * insert the section they found missing, and the second failed on the
+ * primary key, so its write answered 500 and did not commit. A lock on the
+ * surface for the rest of the transaction, taken before the read, has the
+ * second wait and read what the first committed.
  */
 export async function replaceDocSections(db: Executor, workspaceId: string, surfaceId: string, sections: readonly DocSectionRow[], now: Date) {
   const rows = sections.map((s) => ({
@@ -40,6 +50,7 @@ export async function replaceDocSections(db: Executor, workspaceId: string, surf
     text: storableText(s.text),
     updatedAt: now,
   }));
+  await sql`select pg_advisory_xact_lock(hashtextextended(${surfaceId}, ${SECTIONS_LOCK_SEED}))`.execute(db);
   // md5 in the database: the stored text is not read back, only its hash.
   const stored = await db
     .selectFrom('docSections')

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { InsertQueryNode } from 'kysely';
+import { InsertQueryNode, sql } from 'kysely';
 import { statementRecorder } from '../helpers/statements';
 import { listDocSections, replaceDocSections } from '../../src/persistence/doc-sections';
 import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown';
@@ -314,6 +314,30 @@ describe('the sections projection, written section by section', () => {
     // A section added at the end, the text of the first in another script (md5 of its UTF-8, as the database hashes it).
     expect(await project([{ ...edited[0]!, text: 'älpha ✓' }, edited[1]!, { index: 2, heading: 'Four', level: 2, text: 'delta' }], '2026-01-01T00:00:04Z')).toBe(2);
     expect(await project([{ ...edited[0]!, text: 'älpha ✓' }, edited[1]!, { index: 2, heading: 'Four', level: 2, text: 'delta' }], '2026-01-01T00:00:05Z', '2026-01-01T00:00:04Z')).toBe(0);
+  });
+});
+
+describe('the sections projection, two commits at once', () => {
+  it('a second projection of the same surface while the first is uncommitted waits for it and then replaces its rows, instead of failing on the first one\'s new section', async () => {
+    const ws = await docWorkspace('sections-race', '# One\n\nalpha\n');
+    const first = [{ index: 0, heading: 'One', level: 1, text: 'alpha' }, { index: 1, heading: 'Two', level: 2, text: 'from the first commit' }];
+    const second = [{ index: 0, heading: 'One', level: 1, text: 'alpha' }, { index: 1, heading: 'Two', level: 2, text: 'from the second commit' }];
+    const db = t.services.db;
+    let secondDone: Promise<unknown> | undefined;
+    await db.transaction().execute(async (tx) => {
+      await replaceDocSections(tx, ws.id, ws.surfaceId, first, new Date('2026-01-01T00:00:01Z'));
+      secondDone = db.transaction().execute((other) => replaceDocSections(other, ws.id, ws.surfaceId, second, new Date('2026-01-01T00:00:02Z')));
+      // On Postgres the second runs on its own connection: wait until it is blocked behind this transaction (on the
+      // section's key without the lock, on the lock with it). The embedded database's one session runs it after this one.
+      if (t.services.database.kind === 'postgres') {
+        await eventually(async () => {
+          const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`.execute(db);
+          return rows[0]!.waiting > 0;
+        }, 10_000);
+      }
+    });
+    await secondDone;
+    expect((await listDocSections(db, ws.surfaceId)).map(({ updatedAt: _, ...row }) => row)).toEqual(second);
   });
 });
 
