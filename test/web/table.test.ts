@@ -225,6 +225,39 @@ describe('table grid in the browser', () => {
     await expect.poll(() => ben.page.getByTestId('row-count').textContent()).toBe('3 rows');
   });
 
+  /**
+   * A busy browser draws its next frame late (hundreds of milliseconds on a
+   * loaded machine), and keys typed right after New row must not wait for
+   * it: they went to the New row button until a frame moved the focus, so
+   * each space typed clicked it again (one full-suite run counted 7 rows for
+   * 5). The late frame is made here by holding requestAnimationFrame back.
+   */
+  it('puts what is typed at once after New row into the new row, however late the next frame', async () => {
+    await ann.page.evaluate(() => {
+      const w = window as unknown as { heldFrames?: typeof requestAnimationFrame };
+      w.heldFrames = window.requestAnimationFrame.bind(window);
+      window.requestAnimationFrame = (callback) => window.setTimeout(() => w.heldFrames!(callback), 800);
+    });
+    await ann.page.getByRole('button', { name: 'New row' }).first().click();
+    await ann.page.keyboard.type('Later: a blog post');
+    await ann.page.keyboard.press('Enter');
+    await ann.page.evaluate(() => {
+      const w = window as unknown as { heldFrames?: typeof requestAnimationFrame };
+      window.requestAnimationFrame = w.heldFrames!;
+    });
+    const listed = async () => (await t.request('GET', `/api/orgs/${workspace.org.slug}/workspaces/${workspace.slug}/rows?surface=table`, { as: { cookie: annCookie } })).body.rows.map((row: { data: { title?: string } }) => row.data.title ?? '');
+    // One new row, holding every key typed (the first row's title is whichever of the two typed last won, above). Her
+    // edits reach the server in the order she made them, so no row she added can come after the title did.
+    await expect.poll(listed).toEqual([expect.stringMatching(/^(Publish|Ship) the post$/), 'Book the launch call', 'Draft the FAQ (agent)', 'Later: a blog post']);
+    await expect.poll(() => ben.page.getByTestId('row-count').textContent()).toBe('4 rows');
+    await expect.poll(() => ann.page.getByTestId('row-count').textContent()).toBe('4 rows');
+    // The row goes again, so the screenshot below shows the table as before.
+    const added = await ann.page.locator('.grid-row', { hasText: 'Later: a blog post' }).getAttribute('data-row-id');
+    await openRowMenu(ann, added!);
+    await ann.page.getByRole('menuitem', { name: 'Delete row' }).click();
+    await expect.poll(() => ben.page.getByTestId('row-count').textContent()).toBe('3 rows');
+  });
+
   it('looks right', async () => {
     await ann.page.setViewportSize({ width: 1280, height: 720 });
     await cell(ann, rows['Write the announcement']!, 'title').click();

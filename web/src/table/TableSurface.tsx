@@ -181,10 +181,17 @@ export function TableSurface(props: SurfaceViewProps) {
       const id = newRow({}, position);
       const first = columns[0];
       if (first) setActive({ rowId: id, key: first.key });
+      // The grid takes the keys at once, not at the next frame: until then they went to the New row button, and a
+      // space or Enter typed in that gap (a busy browser draws its next frame late) clicked it again, adding a row
+      // for each. The grid has rendered the new row, active, before the next key arrives (a render is a microtask).
+      window.document.querySelector<HTMLElement>('.grid-scroll')?.focus({ preventScroll: true });
       requestAnimationFrame(() => {
         const scroller = window.document.querySelector<HTMLElement>('.grid-scroll');
         if (scroller && position === undefined && !sorted) scroller.scrollTop = scroller.scrollHeight;
-        scroller?.focus({ preventScroll: true });
+        // Focus lost since (the menu or the empty sheet's button it was in went away): back to the grid. Focus
+        // anywhere else stays, above all in the cell editor the keys typed meanwhile have opened.
+        const focused = window.document.activeElement;
+        if (!focused || focused === window.document.body) scroller?.focus({ preventScroll: true });
       });
     });
 
