@@ -7,7 +7,7 @@ import type { Db } from '../persistence/database';
 import type { EventDeps } from './emit';
 import type { DocMention } from '../model/doc/mentions';
 import { docTransactionDelta, MentionTracker, summarizeDelta, type DocDelta } from '../sync/doc-delta';
-import { bodySections } from '../model/doc/body-sections';
+import { bodySections, settleBodySections } from '../model/doc/body-sections';
 import { surfaceDocumentName, type ParsedDocumentName } from '../model/document-names';
 import { isConnectionOrigin, isServerOrigin } from '../sync/origins';
 import { markUpdatesDerived } from '../persistence/document-log';
@@ -93,8 +93,13 @@ export type DocDerived = {
   /** What the transaction did, for `doc.updated`'s one-line summary (made only where an event shows it). */
   delta: DocDelta;
   mentionsAdded: DocMention[];
-  /** Sections to project with this change (server-made changes to doc bodies), else null. */
-  sections: { generation: number; rows: DocSectionRow[] } | null;
+  /**
+   * Sections to project with this change (server-made changes to doc
+   * bodies), else null: `read` reads the live document's, called under the
+   * projection's lock (src/persistence/doc-sections.ts), not when the change
+   * was made.
+   */
+  sections: { generation: number; read: () => DocSectionRow[] } | null;
   /** Made by a sync client (typing): its `doc.updated` is coalesced into the burst. */
   fromClient: boolean;
   /** Suggestions the transaction marked: recorded (once each) with the change. */
@@ -143,7 +148,8 @@ export class DocChanges {
       // REST and MCP writes project at once; this also covers any client edit still waiting for the debounce.
       if (state.timer) clearTimeout(state.timer);
       state.timer = null;
-      sections = { generation: state.generation, rows: bodySections(doc, transaction) };
+      settleBodySections(doc, transaction);
+      sections = { generation: state.generation, read: () => this.readSections(doc, state) };
     } else {
       this.scheduleProjection(documentName, doc, workspaceId, surfaceId, state);
     }
@@ -184,9 +190,9 @@ export class DocChanges {
     }
     if (derived.sections) {
       const state = this.projectionOf(surfaceDocumentName(derived.workspaceId, { id: derived.surfaceId, kind: derived.kind })!);
+      // Skipped when a projection has read the document since this change (it read this change too).
       if (derived.sections.generation >= state.projected) {
-        state.projected = derived.sections.generation;
-        await replaceDocSections(tx, derived.workspaceId, derived.surfaceId, derived.sections.rows, this.services.clock.now());
+        await replaceDocSections(tx, derived.workspaceId, derived.surfaceId, derived.sections.read, this.services.clock.now());
       }
     }
     return drafts;
@@ -261,8 +267,7 @@ export class DocChanges {
     if (parsed.kind !== 'doc' || !parsed.surfaceId) return;
     const state = this.projectionOf(documentName);
     state.generation++;
-    state.projected = state.generation;
-    await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, bodySections(doc), this.services.clock.now());
+    await replaceDocSections(tx, parsed.workspaceId, parsed.surfaceId, () => this.readSections(doc, state), this.services.clock.now());
   }
 
   /** Emits the pending typing bursts now: of one document (compaction is about to fold its log), or all (shutdown, tests). */
@@ -304,13 +309,21 @@ export class DocChanges {
     state.timer.unref();
   }
 
+  /**
+   * The live document's sections, read under the projection's lock: the
+   * projection that commits last read it last, so search ends with the
+   * newest text (read when the debounce fired, an older reading could
+   * commit after a REST write's newer one).
+   */
+  private readSections(doc: Y.Doc, state: ProjectionState): DocSectionRow[] {
+    state.projected = Math.max(state.projected, state.generation);
+    return bodySections(doc);
+  }
+
   private async project(doc: Y.Doc, workspaceId: string, surfaceId: string, state: ProjectionState) {
-    const generation = state.generation;
-    if (generation <= state.projected) return;
+    if (state.generation <= state.projected) return;
     try {
-      const rows = bodySections(doc);
-      state.projected = generation;
-      await this.services.db.transaction().execute((tx) => replaceDocSections(tx, workspaceId, surfaceId, rows, this.services.clock.now()));
+      await this.services.db.transaction().execute((tx) => replaceDocSections(tx, workspaceId, surfaceId, () => this.readSections(doc, state), this.services.clock.now()));
     } catch (error) {
       // The projection is rebuilt on the next change; the document itself is safe in the log.
       this.services.log.warn({ err: error, surfaceId }, 'could not project doc sections');

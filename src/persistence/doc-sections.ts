@@ -39,9 +39,18 @@ const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex
  * primary key, so its write answered 500 and did not commit. A lock on the
  * surface for the rest of the transaction, taken before the read, has the
  * second wait and read what the first committed.
+ *
+ * `sections` may be a function, called once the lock is held: a projection
+ * of a live document reads it then. Read before (when a sync client's
+ * debounced projection fired, or when a REST write changed the doc), the
+ * older reading could wait for the lock behind a newer one, commit after
+ * it, and leave search with the older text until the next edit. Read under
+ * the lock, each projection of an instance reads the document after the
+ * one before it committed, so the last to commit read the newest state.
  */
-export async function replaceDocSections(db: Executor, workspaceId: string, surfaceId: string, sections: readonly DocSectionRow[], now: Date) {
-  const rows = sections.map((s) => ({
+export async function replaceDocSections(db: Executor, workspaceId: string, surfaceId: string, sections: readonly DocSectionRow[] | (() => readonly DocSectionRow[]), now: Date) {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${surfaceId}, ${SECTIONS_LOCK_SEED}))`.execute(db);
+  const rows = (typeof sections === 'function' ? sections() : sections).map((s) => ({
     workspaceId,
     surfaceId,
     idx: s.index,
@@ -50,7 +59,6 @@ export async function replaceDocSections(db: Executor, workspaceId: string, surf
     text: storableText(s.text),
     updatedAt: now,
   }));
-  await sql`select pg_advisory_xact_lock(hashtextextended(${surfaceId}, ${SECTIONS_LOCK_SEED}))`.execute(db);
   // md5 in the database: the stored text is not read back, only its hash.
   const stored = await db
     .selectFrom('docSections')

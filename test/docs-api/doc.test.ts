@@ -6,6 +6,9 @@ import { listDocSections, replaceDocSections } from '../../src/persistence/doc-s
 import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown';
 import { docSections, readDocBody, replaceDocBody } from '../../src/model/doc/body';
 import { append } from '../../src/sync/document-store';
+import { DocChanges, type DocDerived } from '../../src/events/doc-changes';
+import { parseDocumentName } from '../../src/model/document-names';
+import { serverOrigin } from '../../src/sync/origins';
 import { startTestApp } from '../helpers/app';
 import { openSse } from '../helpers/sse';
 import { acknowledged, connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
@@ -338,6 +341,59 @@ describe('the sections projection, two commits at once', () => {
     });
     await secondDone;
     expect((await listDocSections(db, ws.surfaceId)).map(({ updatedAt: _, ...row }) => row)).toEqual(second);
+  });
+});
+
+describe('the sections projection, the newest last', () => {
+  it("a sync client's debounced projection whose transaction starts after a REST write's projection committed writes the doc as it is then, not as it was when the debounce fired", async () => {
+    const ws = await docWorkspace('sections-order', '# One\n\nalpha\n');
+    const documentName = ws.documentName;
+    const parsed = parseDocumentName(documentName)!;
+    // The projection's transaction starts late (a busy pool, the embedded database's one session taken): held here until `start`.
+    let start!: () => void;
+    const started = new Promise<void>((resolve) => (start = resolve));
+    let asked = false;
+    let projecting: Promise<unknown> | undefined;
+    const db = t.services.db;
+    const late = new Proxy(db, {
+      get(target, key) {
+        if (key === 'transaction') {
+          return () => ({
+            execute: <T>(work: (tx: Parameters<Parameters<ReturnType<typeof db.transaction>['execute']>[0]>[0]) => Promise<T>) => {
+              asked = true;
+              const run = started.then(() => db.transaction().execute(work));
+              projecting = run;
+              return run;
+            },
+          });
+        }
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const changes = new DocChanges({ clock: t.services.clock, events: t.services.events, webhooks: t.services.webhooks, log: t.services.log, db: late as typeof db });
+    // A stand-in for the live document, observed as the engine does.
+    const doc = new Y.Doc();
+    const derived: DocDerived[] = [];
+    doc.on('afterTransaction', (transaction: Y.Transaction) => {
+      const made = changes.derive(documentName, parsed, doc, transaction, null);
+      if (made) derived.push(made);
+    });
+    const by = { principalType: 'user' as const, id: ada.userId, name: 'ada', avatarUrl: null };
+    // A sync client types: the projection runs after the debounce, and its transaction waits.
+    replaceDocBody(doc, markdownToDoc('# One\n\ntyped by the client\n'), { client: 'sync' });
+    await eventually(() => asked, 10_000);
+    // Meanwhile a REST write changes the doc, and its commit projects it.
+    replaceDocBody(doc, markdownToDoc('# One\n\nwritten over REST\n'), serverOrigin(by, 'system'));
+    const rest = derived.at(-1)!;
+    expect(rest.fromClient).toBe(false);
+    const context = { id: ws.id, slug: 'sections-order', orgId: '', orgSlug: '', surfaces: new Map() };
+    await db.transaction().execute(async (tx) => changes.persist(tx, context, rest, by, { documentName, seqs: [], deferred: [], run: null, runWrites: [] }, []));
+    expect(await sections(ws.surfaceId)).toEqual([{ idx: 0, heading: 'One', level: 1, text: 'written over REST' }]);
+    // The debounced projection commits last: search keeps the newest text.
+    start();
+    await projecting;
+    expect(await sections(ws.surfaceId)).toEqual([{ idx: 0, heading: 'One', level: 1, text: 'written over REST' }]);
   });
 });
 

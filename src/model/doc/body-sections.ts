@@ -89,6 +89,17 @@ export function bodySections(ydoc: Y.Doc, transaction?: Y.Transaction): DocSecti
   return sectionsOfParts(parts);
 }
 
+/**
+ * Takes in a transaction's changes without reading the sections: for a
+ * caller that reads them later (a projection reads under its lock), so the
+ * parts a doc import brought in the transaction's meta are still taken.
+ * Inside an `afterTransaction` handler.
+ */
+export function settleBodySections(ydoc: Y.Doc, transaction: Y.Transaction): void {
+  watch(ydoc);
+  settle(ydoc, transaction);
+}
+
 /** Each top-level block's section parts, in order: what a change computed on a copy of the state hands over (`BODY_SECTION_PARTS`). */
 export function bodySectionParts(ydoc: Y.Doc): SectionPart[][] {
   return bodyFragment(ydoc)
