@@ -100,11 +100,26 @@ async function insertEntries(db: Executor, rows: readonly IndexedRow[]): Promise
     }
     for (const fileId of named) files.push({ workspaceId: row.workspaceId, rowId: row.id, fileId });
   }
+  // On conflict: two commits of one row at once (two instances over Redis, two people on one row). The second's delete,
+  // its snapshot older than the first's commit, leaves the entries the first inserted, and its insert met them on the
+  // primary key: its whole commit failed. Its entries now replace them. An entry of a cell only the first commit's
+  // row had stays until the row's next write: a date window's rows are a superset its caller checks against the
+  // document, and a file named too long is kept, never lost.
   for (let from = 0; from < dates.length; from += ENTRIES_PER_INSERT) {
-    await db.insertInto('rowDates').values(dates.slice(from, from + ENTRIES_PER_INSERT)).execute();
+    await db
+      .insertInto('rowDates')
+      .values(dates.slice(from, from + ENTRIES_PER_INSERT))
+      .onConflict((oc) =>
+        oc.columns(['workspaceId', 'rowId', 'columnKey']).doUpdateSet((eb) => ({ at: eb.ref('excluded.at'), reachDays: eb.ref('excluded.reachDays'), spanClass: eb.ref('excluded.spanClass') })),
+      )
+      .execute();
   }
   for (let from = 0; from < files.length; from += ENTRIES_PER_INSERT) {
-    await db.insertInto('rowFiles').values(files.slice(from, from + ENTRIES_PER_INSERT)).execute();
+    await db
+      .insertInto('rowFiles')
+      .values(files.slice(from, from + ENTRIES_PER_INSERT))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 }
 

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { updateRowCells } from '../../src/model/table/document';
 import { startTestApp, type TestResponse } from '../helpers/app';
-import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
+import { sql } from 'kysely';
+import { upsertRows } from '../../src/persistence/table-rows';
+import { unindexRows } from '../../src/persistence/row-indexes';
+import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
@@ -161,5 +164,41 @@ describe('calendar and timeline windows', () => {
     const grid = await makeView({ name: 'Turned' });
     expect((await t.request('PATCH', `${base}/views/${grid.id}`, { as: ada.as, body: { kind: 'calendar' } })).status).toBe(422);
     expect(ok(await t.request('PATCH', `${base}/views/${grid.id}`, { as: ada.as, body: { kind: 'calendar', dateColumn: 'end' } })).view).toMatchObject({ kind: 'calendar', dateColumn: 'end', endDateColumn: null });
+  });
+});
+
+describe('the date and file indexes, two commits of one row at once', () => {
+  /**
+   * Two instances over Redis can each commit a change to the same row (two
+   * people on one row): each commit deletes the row's index entries, then
+   * inserts what its cells hold. The second's delete cannot see entries the
+   * first inserted and committed while it waited, so its insert met them on
+   * the primary key, and its whole commit failed.
+   */
+  it("a second projection of a row while the first is uncommitted waits, then stands, instead of failing on the first one's entries", async () => {
+    const db = t.services.db;
+    const surfaceId = (await db.selectFrom('surfaces').select('id').where('workspaceId', '=', workspaceId).where('kind', '=', 'table').executeTakeFirstOrThrow()).id;
+    const row = (start: string) => ({ id: 'row_raced', workspaceId, surfaceId, position: 99, data: { title: 'Raced', start, files: ['fil_raced'] }, createdBy: null, updatedBy: null });
+    let second: Promise<unknown> | undefined;
+    await db.transaction().execute(async (tx) => {
+      await upsertRows(tx, [row('2031-03-01')], new Date());
+      second = db.transaction().execute((other) => upsertRows(other, [row('2031-03-05')], new Date()));
+      // On Postgres the second runs on its own connection: wait until it is blocked behind this transaction (on the row).
+      // The embedded database's one session runs it after this one.
+      if (t.services.database.kind === 'postgres') {
+        await eventually(async () => {
+          const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`.execute(db);
+          return rows[0]!.waiting > 0;
+        }, 10_000);
+      }
+    });
+    await second;
+    const dates = await db.selectFrom('rowDates').select(['columnKey', 'at']).where('workspaceId', '=', workspaceId).where('rowId', '=', 'row_raced').execute();
+    expect(dates).toEqual([{ columnKey: 'start', at: new Date('2031-03-05T00:00:00Z') }]);
+    const files = await db.selectFrom('rowFiles').select('fileId').where('workspaceId', '=', workspaceId).where('rowId', '=', 'row_raced').execute();
+    expect(files).toEqual([{ fileId: 'fil_raced' }]);
+    // Not a row of the table document: out of the projection again.
+    await unindexRows(db, workspaceId, ['row_raced']);
+    await db.deleteFrom('tableRows').where('workspaceId', '=', workspaceId).where('id', '=', 'row_raced').execute();
   });
 });
