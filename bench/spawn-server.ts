@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 /** Whether `taskset` is there to pin processes to cores (util-linux). */
@@ -101,7 +101,7 @@ function compiledServer(script: string): Promise<string> {
  * compiled, unless `BENCH_SERVERS=source`.
  * `pinned` puts it on the servers' cores (core 0 unless `--server-cores`). `BENCH_SERVER_NODE_OPTIONS="--cpu-prof
  * --cpu-prof-dir=/tmp/prof"` profiles it (the profile is written when the
- * child exits on SIGTERM).
+ * child exits on SIGTERM); `BENCH_SERVER_LOG_DIR` keeps its standard output.
  */
 export async function spawnBenchServer<Info>(
   script: string,
@@ -118,6 +118,9 @@ export async function spawnBenchServer<Info>(
     // Underscores only: the id becomes part of a Postgres template database name.
     env: { ...process.env, ...options.env, TRELLIS_TEST_RUN_ID: runId },
   });
+  // BENCH_SERVER_LOG_DIR: each server's standard output (`--trace-gc` lines, say) kept as stdout.<pid>.log.
+  const logDir = process.env.BENCH_SERVER_LOG_DIR;
+  if (logDir && child.pid) child.stdout!.pipe(createWriteStream(path.join(logDir, `stdout.${child.pid}.log`)));
   const info = await new Promise<Info>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
