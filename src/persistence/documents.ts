@@ -1,5 +1,5 @@
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
-import { BYTEA_ROWS } from './pglite-bytes';
+import { BYTEA_ROWS, readsRawBytes } from './pglite-bytes';
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
 import { listUnderivedSeqs, type UpdateAuthor } from './document-log';
@@ -56,12 +56,17 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
 
 /**
  * The stored state of a document's snapshot (its V1 copy when kept), as
- * bytes: on PGlite as the raw value (no text encoding either side), on
- * Postgres as node-postgres parses a `bytea`.
+ * bytes: on PGlite as the raw value (no text encoding either side,
+ * pglite-bytes.ts), on Postgres as base64 (bytea.ts; cheaper there than
+ * node-postgres's hex).
  */
 async function readSnapshotBytes(db: Executor, document: string): Promise<Uint8Array | null> {
-  const { rows } = await sql<{ state: Uint8Array | null }>`${sql.raw(BYTEA_ROWS)} select coalesce(sync_state, state) as state from document_snapshots where document = ${document}`.execute(db);
-  return rows[0]?.state ?? null;
+  if (readsRawBytes(db)) {
+    const { rows } = await sql<{ state: Uint8Array | null }>`${sql.raw(BYTEA_ROWS)} select coalesce(sync_state, state) as state from document_snapshots where document = ${document}`.execute(db);
+    return rows[0]?.state ?? null;
+  }
+  const row = await db.selectFrom('documentSnapshots').select(sql<string>`encode(coalesce(sync_state, state), 'base64')`.as('state')).where('document', '=', document).executeTakeFirst();
+  return row ? fromBase64(row.state) : null;
 }
 
 /**

@@ -1,6 +1,5 @@
 import {
   CompiledQuery,
-  PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
   type DatabaseConnection,
@@ -12,7 +11,7 @@ import {
 import { EventLoopTurns } from '../lib/event-loop-turns';
 import { currentRequestId } from '../lib/request-context';
 import type { PGlite } from '@electric-sql/pglite';
-import { BYTEA_ROWS, queryByteaRows } from './pglite-bytes';
+import { BYTEA_ROWS, PGliteAdapter, queryByteaRows } from './pglite-bytes';
 import type { PGliteSession } from './pglite-thread';
 
 /**
@@ -24,7 +23,7 @@ import type { PGliteSession } from './pglite-thread';
 export class PGliteDialect implements Dialect {
   constructor(private readonly pglite: PGliteSession) {}
   createAdapter() {
-    return new PostgresAdapter();
+    return new PGliteAdapter();
   }
   createDriver(): Driver {
     return new PGliteDriver(this.pglite);

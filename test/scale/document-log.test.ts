@@ -3,7 +3,7 @@ import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
 import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, type LoggedUpdate } from '../../src/persistence/document-log';
 import { foldSlice, loadStoredDocument, writeSnapshot, writeSyncCopy } from '../../src/persistence/documents';
-import { BYTEA_ROWS } from '../../src/persistence/pglite-bytes';
+import { BYTEA_ROWS, readsRawBytes } from '../../src/persistence/pglite-bytes';
 import { compact, loadInto } from '../../src/sync/document-store';
 import { CompiledQuery, DeleteQueryNode, sql } from 'kysely';
 import { statementRecorder } from '../helpers/statements';
@@ -271,6 +271,10 @@ describe('the stored state read as bytes', () => {
   }
 
   const readsBack = async (db: DatabaseHandle['db']) => {
+    // PGlite takes the raw path, in the load's transaction too; Postgres reads base64.
+    const embedded = !store.databaseUrl;
+    expect(readsRawBytes(db)).toBe(embedded);
+    expect(await db.transaction().execute(async (tx) => readsRawBytes(tx))).toBe(embedded);
     const document = `test:bytes:${Date.now()}:${Math.random()}`;
     const state = bytesOf(1_500_000, 7);
     await appendUpdates(db, [{ document, update: Uint8Array.of(0, 0), author: null, derived: true }]);
