@@ -28,11 +28,13 @@ export async function actorFromBearer(services: Services, token: string): Promis
   if (actor?.key) {
     const { id: keyId } = actor.key;
     const agentId = actor.principal.id;
-    noteUse(services, `key:${keyId}`, () => touchKeyLastUsed(services.db, { keyId, agentId, at: services.clock.now() }));
+    const at = services.clock.now();
+    noteUse(services, `key:${keyId}`, () => touchKeyLastUsed(services.db, { keyId, agentId, at }));
   }
   if (actor?.oauth) {
     const { grantId } = actor.oauth;
-    noteUse(services, `grant:${grantId}`, () => touchGrantLastUsed(services.db, grantId, services.clock.now()));
+    const at = services.clock.now();
+    noteUse(services, `grant:${grantId}`, () => touchGrantLastUsed(services.db, grantId, at));
   }
   return actor;
 }
@@ -94,15 +96,23 @@ async function actorFromSession(services: Services, token: string): Promise<Acto
 }
 
 const USE_RESOLUTION_MS = 60_000;
+/**
+ * How long the stamp waits. It is a write and, on PGlite, a flush to disk in
+ * the one session every statement queues for: stamped at once, a sync
+ * client's first connect after a restart had its document's load wait
+ * behind it (docs/PERFORMANCE.md, issue 38, "The first client's read as
+ * bytes"). The time stamped is the use's, not the write's.
+ */
+const USE_STAMP_DELAY_MS = 1_000;
 const lastTouch = new Map<string, number>();
 
-/** `lastUsedAt` to the minute, without a write on every request. */
+/** `lastUsedAt` to the minute, without a write on every request, and after the request's own statements. */
 function noteUse(services: Services, key: string, touch: () => Promise<unknown>) {
   const now = services.clock.now().getTime();
   if (now - (lastTouch.get(key) ?? 0) < USE_RESOLUTION_MS) return;
   if (lastTouch.size > 50_000) lastTouch.clear();
   lastTouch.set(key, now);
-  touch().catch((error) => services.log.warn({ err: error }, 'could not record credential use'));
+  setTimeout(() => void touch().catch((error) => services.log.warn({ err: error }, 'could not record credential use')), USE_STAMP_DELAY_MS).unref();
 }
 
 /** For operations, which REST and MCP share: writes need a caller. */

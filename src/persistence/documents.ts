@@ -1,4 +1,5 @@
 import { bytea, byteaAsBase64, fromBase64 } from './bytea';
+import { BYTEA_ROWS, readsRawBytes } from './pglite-bytes';
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
 import { listUnderivedSeqs, type UpdateAuthor } from './document-log';
@@ -26,10 +27,11 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
   if (!db.isTransaction) return (db as Db).transaction().setIsolationLevel('repeatable read').execute((tx) => loadStoredDocument(tx, document));
   const snapshot = await db
     .selectFrom('documentSnapshots')
-    // The V1 copy when there is one: it serves a first sync client as read, and loads as fast as the V2 state.
-    .select([sql<string>`encode(coalesce(sync_state, state), 'base64')`.as('state'), sql<boolean>`sync_state is not null`.as('isV1'), 'uptoSeq'])
+    .select([sql<boolean>`sync_state is not null`.as('isV1'), 'uptoSeq'])
     .where('document', '=', document)
     .executeTakeFirst();
+  // The V1 copy when there is one: it serves a first sync client as read, and loads as fast as the V2 state. Read as raw bytes (pglite-bytes.ts): it is megabytes.
+  const state = snapshot ? await readSnapshotBytes(db, document) : null;
   const uptoSeq = snapshot?.uptoSeq ?? 0;
   const updates = await db
     .selectFrom('documentUpdates')
@@ -46,10 +48,25 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
     author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
   }));
   return {
-    snapshot: snapshot ? { state: fromBase64(snapshot.state), encoding: snapshot.isV1 ? 'v1' : 'v2', uptoSeq: Number(snapshot.uptoSeq) } : null,
+    snapshot: snapshot && state ? { state, encoding: snapshot.isV1 ? 'v1' : 'v2', uptoSeq: Number(snapshot.uptoSeq) } : null,
     updates: tail,
     tailBytes: tail.reduce((sum, u) => sum + u.update.byteLength, 0),
   };
+}
+
+/**
+ * The stored state of a document's snapshot (its V1 copy when kept), as
+ * bytes: on PGlite as the raw value (no text encoding either side,
+ * pglite-bytes.ts), on Postgres as base64 (bytea.ts; cheaper there than
+ * node-postgres's hex).
+ */
+async function readSnapshotBytes(db: Executor, document: string): Promise<Uint8Array | null> {
+  if (readsRawBytes(db)) {
+    const { rows } = await sql<{ state: Uint8Array | null }>`${sql.raw(BYTEA_ROWS)} select coalesce(sync_state, state) as state from document_snapshots where document = ${document}`.execute(db);
+    return rows[0]?.state ?? null;
+  }
+  const row = await db.selectFrom('documentSnapshots').select(sql<string>`encode(coalesce(sync_state, state), 'base64')`.as('state')).where('document', '=', document).executeTakeFirst();
+  return row ? fromBase64(row.state) : null;
 }
 
 /**

@@ -1,6 +1,5 @@
 import {
   CompiledQuery,
-  PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
   type DatabaseConnection,
@@ -11,6 +10,8 @@ import {
 } from 'kysely';
 import { EventLoopTurns } from '../lib/event-loop-turns';
 import { currentRequestId } from '../lib/request-context';
+import type { PGlite } from '@electric-sql/pglite';
+import { BYTEA_ROWS, PGliteAdapter, queryByteaRows } from './pglite-bytes';
 import type { PGliteSession } from './pglite-thread';
 
 /**
@@ -22,7 +23,7 @@ import type { PGliteSession } from './pglite-thread';
 export class PGliteDialect implements Dialect {
   constructor(private readonly pglite: PGliteSession) {}
   createAdapter() {
-    return new PostgresAdapter();
+    return new PGliteAdapter();
   }
   createDriver(): Driver {
     return new PGliteDriver(this.pglite);
@@ -189,12 +190,20 @@ class PGliteConnection implements DatabaseConnection {
       await this.pglite.query('begin', []);
       this.begun = true;
     }
+    if (compiledQuery.sql.startsWith(BYTEA_ROWS)) return { rows: (await this.byteaRows(compiledQuery.sql, compiledQuery.parameters as unknown[])) as R[] };
     const result = await this.pglite.query<R>(compiledQuery.sql, compiledQuery.parameters as unknown[]);
     const affected = result.affectedRows;
     return {
       rows: result.rows,
       numAffectedRows: affected === undefined ? undefined : BigInt(affected),
     };
+  }
+
+  /** A statement marked BYTEA_ROWS: its `bytea` columns as raw bytes (./pglite-bytes.ts), in this thread or the database's. */
+  private byteaRows(sql: string, parameters: unknown[]) {
+    return 'queryByteaRows' in this.pglite && typeof this.pglite.queryByteaRows === 'function'
+      ? this.pglite.queryByteaRows(sql, parameters)
+      : queryByteaRows(this.pglite as unknown as PGlite, sql, parameters);
   }
 
   // eslint-disable-next-line require-yield

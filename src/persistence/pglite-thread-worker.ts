@@ -3,6 +3,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { Failpoints } from '../lib/failpoints';
 import { ownsWholeBuffer } from '../lib/worker-pool';
 import { DurableNodeFS, durableStorage } from './durable-fs';
+import { queryByteaRows } from './pglite-bytes';
 import { createPGlite } from './pglite-instance';
 import type { ThreadReply, ThreadRequest } from './pglite-thread';
 
@@ -51,6 +52,11 @@ port.on('message', async (request: ThreadRequest) => {
     return;
   }
   try {
+    if (request.byteaRows) {
+      const rows = await queryByteaRows(pglite, request.sql!, request.parameters);
+      port.postMessage({ id: request.id, rows } satisfies ThreadReply, transferables(rows));
+      return;
+    }
     const result = await pglite.query(request.sql!, request.parameters);
     port.postMessage({ id: request.id, rows: result.rows, affectedRows: result.affectedRows } satisfies ThreadReply, transferables(result.rows));
   } catch (error) {

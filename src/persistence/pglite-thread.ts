@@ -1,12 +1,15 @@
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../lib/worker-pool';
+import type { ByteaRows } from './pglite-bytes';
 
-export type ThreadRequest = { id: number; sql?: string; parameters?: unknown[]; close?: true; arm?: string };
+export type ThreadRequest = { id: number; sql?: string; parameters?: unknown[]; byteaRows?: true; close?: true; arm?: string };
 export type ThreadReply = { id: number; rows?: unknown[]; affectedRows?: number; error?: Record<string, unknown> };
 
 /** What the Kysely dialect needs of PGlite (./pglite-dialect.ts): PGlite itself, or PGlite in its own thread. */
 export type PGliteSession = {
   query<R>(sql: string, parameters?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>;
+  /** A statement whose columns are all `bytea`, read as raw bytes (./pglite-bytes.ts); PGlite itself has none, the dialect calls it there. */
+  queryByteaRows?(sql: string, parameters?: unknown[]): Promise<ByteaRows>;
   close(): Promise<void>;
   readonly closed: boolean;
 };
@@ -75,6 +78,13 @@ export class PGliteThread implements PGliteSession {
     const reply = await this.send({ id: this.nextId++, sql, parameters });
     if (reply.error) throw rebuiltError(reply.error);
     return { rows: reply.rows as R[], affectedRows: reply.affectedRows };
+  }
+
+  async queryByteaRows(sql: string, parameters?: unknown[]): Promise<ByteaRows> {
+    if (this.closed) throw new Error('The embedded database is closed.');
+    const reply = await this.send({ id: this.nextId++, sql, parameters, byteaRows: true });
+    if (reply.error) throw rebuiltError(reply.error);
+    return reply.rows as ByteaRows;
   }
 
   async close(): Promise<void> {

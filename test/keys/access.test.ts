@@ -133,4 +133,18 @@ describe('what a key reaches, and revocation', () => {
     const listed = await t.request('GET', '/api/keys', { as: gus.as });
     expect(listed.body.keys[0].lastUsedAt).toBe(later.toISOString());
   });
+
+  it('a request with a key stamps its last use after the request, with the time of the use', async () => {
+    const hal = await signInPerson(t, 'hal@example.com');
+    await elevateForKeys(t, hal);
+    const { key, as } = await mint(t, hal, { agentName: 'late-stamped', role: 'viewer' });
+    const db = t.services.db;
+    const lastUsed = async () => (await db.selectFrom('apiKeys').select('lastUsedAt').where('id', '=', key.id).executeTakeFirstOrThrow()).lastUsedAt;
+    clock.advance(120_000);
+    const usedAt = clock.now();
+    expect((await t.request('GET', '/api/workspaces/welcome', { as })).status).toBe(200);
+    // The stamp is written a moment after the answer (it does not queue ahead of the request's own statements), still with the use's time.
+    clock.advance(5_000);
+    await expect.poll(lastUsed, { timeout: 10_000, interval: 100 }).toEqual(usedAt);
+  });
 });

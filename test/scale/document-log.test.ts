@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
 import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, type LoggedUpdate } from '../../src/persistence/document-log';
-import { foldSlice, loadStoredDocument, writeSnapshot } from '../../src/persistence/documents';
+import { foldSlice, loadStoredDocument, writeSnapshot, writeSyncCopy } from '../../src/persistence/documents';
+import { BYTEA_ROWS, readsRawBytes } from '../../src/persistence/pglite-bytes';
 import { compact, loadInto } from '../../src/sync/document-store';
 import { CompiledQuery, DeleteQueryNode, sql } from 'kysely';
 import { statementRecorder } from '../helpers/statements';
@@ -245,5 +246,73 @@ describe('document log heads', () => {
     const loaded = new Y.Doc();
     await loadInto(db, document, loaded);
     expect([...loaded.getMap('m').keys()].sort()).toEqual(Array.from({ length: count }, (_, i) => `fold-${i}`).sort());
+  });
+});
+
+/**
+ * The stored state is read as raw bytes (src/persistence/pglite-bytes.ts on
+ * PGlite, in the serving thread and in the database's own; node-postgres's
+ * `bytea` on Postgres): it must come back byte for byte, every byte value,
+ * over a megabyte, as the V2 state and as its V1 copy, inside the load's
+ * transaction.
+ */
+describe('the stored state read as bytes', () => {
+  /** Bytes with every value (0, the backslash, high bytes) and little to compress, so the database stores them out of line. */
+  function bytesOf(length: number, seed: number): Uint8Array {
+    const out = new Uint8Array(length);
+    let x = seed >>> 0 || 1;
+    for (let i = 0; i < length; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      out[i] = i < 256 ? i : x & 0xff;
+    }
+    return out;
+  }
+
+  const readsBack = async (db: DatabaseHandle['db']) => {
+    // PGlite takes the raw path, in the load's transaction too; Postgres reads base64.
+    const embedded = !store.databaseUrl;
+    expect(readsRawBytes(db)).toBe(embedded);
+    expect(await db.transaction().execute(async (tx) => readsRawBytes(tx))).toBe(embedded);
+    const document = `test:bytes:${Date.now()}:${Math.random()}`;
+    const state = bytesOf(1_500_000, 7);
+    await appendUpdates(db, [{ document, update: Uint8Array.of(0, 0), author: null, derived: true }]);
+    const seq = Number((await db.selectFrom('documentUpdates').select('seq').where('document', '=', document).executeTakeFirstOrThrow()).seq);
+    expect(await writeSnapshot(db, document, state, 0, seq, new Date())).toBe(1);
+    const v2 = await loadStoredDocument(db, document);
+    expect(v2.snapshot?.encoding).toBe('v2');
+    expect(v2.snapshot?.uptoSeq).toBe(seq);
+    expect(Buffer.compare(Buffer.from(v2.snapshot!.state), Buffer.from(state))).toBe(0);
+
+    const copy = bytesOf(2_300_000, 11);
+    expect(await writeSyncCopy(db, document, seq, copy)).toBe(true);
+    const v1 = await loadStoredDocument(db, document);
+    expect(v1.snapshot?.encoding).toBe('v1');
+    expect(v1.snapshot?.state.byteLength).toBe(copy.byteLength);
+    expect(Buffer.compare(Buffer.from(v1.snapshot!.state), Buffer.from(copy))).toBe(0);
+    // An empty value and no snapshot at all.
+    expect(await writeSyncCopy(db, document, seq, new Uint8Array(0))).toBe(true);
+    expect((await loadStoredDocument(db, document)).snapshot?.state.byteLength).toBe(0);
+    expect((await loadStoredDocument(db, `${document}:none`)).snapshot).toBeNull();
+  };
+
+  it('loads a snapshot over a megabyte byte for byte, its V1 copy too', async () => {
+    await readsBack(handles[0]!.db);
+  });
+
+  it.skipIf(Boolean(store?.databaseUrl) || Boolean(process.env.TEST_DATABASE_URL))('loads it byte for byte from the embedded database in its own thread, and passes on its refusals', async () => {
+    const own = await freshDataStore();
+    const threaded = await openDatabase({ dataDir: own.dataDir, pgliteThread: true });
+    try {
+      await readsBack(threaded.db);
+      await expect(sql`${sql.raw(BYTEA_ROWS)} select 'x'::bytea as a, 1 as b`.execute(threaded.db)).rejects.toThrow(/not bytea/);
+      await expect(sql`${sql.raw(BYTEA_ROWS)} select * from no_such_table`.execute(threaded.db)).rejects.toMatchObject({ code: '42P01' });
+      // The session is still usable after a refusal.
+      expect((await sql<{ a: Uint8Array }>`${sql.raw(BYTEA_ROWS)} select '\\x00ff'::bytea as a`.execute(threaded.db)).rows[0]!.a).toEqual(Uint8Array.of(0, 255));
+    } finally {
+      await threaded.close();
+      await own.dispose();
+    }
   });
 });
