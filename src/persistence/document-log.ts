@@ -8,9 +8,6 @@ import type { AuthorKind } from '../model/roles';
 
 /** Many Y updates appended to the durable log in one statement per chunk (group commit). */
 
-// Postgres (and PGlite) take at most 65,535 parameters a statement; past that the count wraps and the bind fails.
-const MAX_PARAMETERS = 65_535;
-
 export type UpdateAuthor = { principalType: AuthorKind; id: string } | null;
 
 export type LoggedUpdate = {
@@ -63,9 +60,7 @@ export async function appendStampedUpdates(db: Executor, rows: ReadonlyArray<Log
   if (rows.length === 0) return [];
   const locking = appendsNeedLock(db);
   const documents = locking ? [...new Set(rows.map((row) => row.document))].sort() : [];
-  // A parameter per column of each row (and two per locked head).
-  const maxRows = Math.min(APPEND_ROWS_PER_STATEMENT, Math.floor((MAX_PARAMETERS - 2 * documents.length) / COLUMNS_PER_ROW));
-  const ends = statementEnds(rows, maxRows);
+  const ends = statementEnds(rows, APPEND_ROWS_PER_STATEMENT);
   // All or nothing: more rows than one statement holds go in one transaction.
   if (ends.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => appendStampedUpdates(tx, rows));
   const appended: AppendedRow[] = [];
@@ -73,8 +68,8 @@ export async function appendStampedUpdates(db: Executor, rows: ReadonlyArray<Log
   for (const to of ends) {
     // The heads stay locked until the transaction ends: the first statement takes them for the rest.
     const { text, parameters } = appendStatement(from === 0 ? documents : [], rows, from, to);
-    const inserted = await runStatement<{ seq: number | string; createdAt: Date }>(db, text, parameters);
-    for (const row of inserted) appended.push({ seq: Number(row.seq), createdAt: row.createdAt });
+    const [inserted] = await runStatement<{ seqs: string; createdAt: Date }>(db, text, parameters);
+    for (const seq of inserted!.seqs.split(',')) appended.push({ seq: Number(seq), createdAt: inserted!.createdAt });
     from = to;
   }
   return appended;
@@ -99,21 +94,59 @@ function statementEnds(rows: ReadonlyArray<LoggedUpdate>, maxRows: number): numb
   return ends;
 }
 
-const COLUMNS_PER_ROW = 6;
+/** An array literal's element for a text value: quoted, its quotes and backslashes escaped; NULL for null. */
+function quotedElement(value: string | null): string {
+  if (value === null) return 'NULL';
+  return `"${value.includes('"') || value.includes('\\') ? value.replace(/["\\]/g, '\\$&') : value}"`;
+}
+
+/**
+ * `{a,b,c}`: an array literal of the rows' values of one column. A run of
+ * equal values (a group's one document and author) is quoted once.
+ */
+function columnArray(rows: ReadonlyArray<LoggedUpdate>, from: number, to: number, value: (row: LoggedUpdate) => string | null): string {
+  const elements: string[] = [];
+  let last: string | null | undefined;
+  let element = '';
+  for (let i = from; i < to; i++) {
+    const v = value(rows[i]!);
+    if (v !== last) {
+      element = quotedElement(v);
+      last = v;
+    }
+    elements.push(element);
+  }
+  return `{${elements.join(',')}}`;
+}
+
+/** The rows' updates as an array literal of base64 texts: base64's letters need no quotes (an empty update is quoted). */
+function updatesArray(rows: ReadonlyArray<LoggedUpdate>, from: number, to: number): string {
+  const elements: string[] = [];
+  for (let i = from; i < to; i++) elements.push(rows[i]!.update.byteLength === 0 ? '""' : base64Of(rows[i]!.update));
+  return `{${elements.join(',')}}`;
+}
 
 /**
  * The append as one statement, its SQL written here rather than built
- * through Kysely: a typist's updates are appended thousands a second, and
- * building and compiling a node tree for each row's six values cost more
- * than the statement's round trip.
+ * through Kysely: a typist's updates are appended thousands a second.
+ *
+ * The rows go as six parameters, one array a column (`unnest ... with
+ * ordinality`), not six parameters a row in a VALUES list: on PGlite, a
+ * statement of 128 rows bound, typed and planned 768 parameters and 128
+ * VALUES rows of casts and decodes, and the append cost about twice the
+ * floor's CPU an update (docs/PERFORMANCE.md, session 16, h16-append).
+ * Updates go as base64 text (bytea.ts says why), decoded row by row.
  *
  * With `documents`, the statement first locks their heads (in name order,
  * so two writers never wait on each other crosswise; lockDocumentLogs says
  * why), then inserts the rows in order. The insert reads the count of
  * locked heads as a one-time filter, so Postgres runs the lock to
  * completion before it draws the first sequence number; the rows then take
- * the identity in VALUES order and come back in that order, as a plain
- * multi-row insert's do. Updates go as base64 text (bytea.ts says why).
+ * the identity in the arrays' order (`order by` their ordinality).
+ *
+ * One row comes back, not one a logged update: the sequence numbers as one
+ * text in order, and the rows' `created_at`, which is the transaction's
+ * `now()` for every row of a statement (the column's default).
  *
  * Rows still to derive (a sync client's, committed before their events)
  * are recorded by the same statement in `underived_updates`, their numbers
@@ -121,36 +154,33 @@ const COLUMNS_PER_ROW = 6;
  * later rewrites that small row, not each logged update.
  */
 function appendStatement(documents: readonly string[], rows: ReadonlyArray<LoggedUpdate>, from: number, to: number): { text: string; parameters: unknown[] } {
-  const parameters: unknown[] = [];
-  const values: string[] = [];
-  for (let i = from; i < to; i++) {
-    const r = rows[i]!;
-    const n = parameters.length;
-    parameters.push(r.document, base64Of(r.update), r.author?.principalType ?? null, r.author?.id ?? null, r.writer ?? null, r.runId ?? null);
-    values.push(`($${n + 1}::text, decode($${n + 2}, 'base64'), $${n + 3}::text, $${n + 4}::text, $${n + 5}::integer, $${n + 6}::text)`);
-  }
-  const columns = '(document, update, principal_type, principal_id, writer, run_id)';
-  const heads: string[] = [];
-  for (const document of documents) {
-    const n = parameters.length;
-    parameters.push(document, INSTANCE_ID);
-    heads.push(`($${n + 1}, $${n + 2})`);
-  }
+  const parameters: unknown[] = [
+    columnArray(rows, from, to, (r) => r.document),
+    updatesArray(rows, from, to),
+    columnArray(rows, from, to, (r) => r.author?.principalType ?? null),
+    columnArray(rows, from, to, (r) => r.author?.id ?? null),
+    columnArray(rows, from, to, (r) => (r.writer === null || r.writer === undefined ? null : String(r.writer))),
+    columnArray(rows, from, to, (r) => r.runId ?? null),
+  ];
+  // The heads to lock, in name order, as one more array (their instance id beside it).
+  if (documents.length > 0) parameters.push(`{${documents.map(quotedElement).join(',')}}`, INSTANCE_ID);
   const locking =
-    heads.length === 0
+    documents.length === 0
       ? ''
-      : `heads as (insert into document_log_heads (document, writer) values ${heads.join(', ')} ` +
-        'on conflict (document) do update set writer = excluded.writer, updated_at = now() returning document)';
+      : 'heads as (insert into document_log_heads (document, writer) select document, $8 from unnest($7::text[]) with ordinality as head (document, n) order by n ' +
+        'on conflict (document) do update set writer = excluded.writer, updated_at = now() returning document), ';
   const insert =
-    heads.length === 0
-      ? `insert into document_updates ${columns} values ${values.join(', ')}`
-      : `insert into document_updates ${columns} select * from (values ${values.join(', ')}) as logged ${columns} where (select count(*) from heads) > 0`;
-  if (rows[from]!.derived) return { text: `${locking ? `with ${locking} ` : ''}${insert} returning seq, created_at`, parameters };
+    'insert into document_updates (document, update, principal_type, principal_id, writer, run_id) ' +
+    "select document, decode(update, 'base64'), principal_type, principal_id, writer, run_id " +
+    'from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[]) with ordinality as logged (document, update, principal_type, principal_id, writer, run_id, n) ' +
+    `${documents.length === 0 ? '' : 'where (select count(*) from heads) > 0 '}order by n`;
+  const pending = rows[from]!.derived
+    ? ''
+    : ', pending as (insert into underived_updates (document, writer, seqs) select document, writer, array_agg(seq order by seq) from appended group by document, writer)';
   return {
     text:
-      `with ${locking ? `${locking}, ` : ''}appended as (${insert} returning seq, created_at, document, writer), ` +
-      'pending as (insert into underived_updates (document, writer, seqs) select document, writer, array_agg(seq order by seq) from appended group by document, writer) ' +
-      'select seq, created_at from appended order by seq',
+      `with ${locking}appended as (${insert} returning seq, created_at, document, writer)${pending} ` +
+      "select string_agg(seq::text, ',' order by seq) as seqs, min(created_at) as created_at from appended",
     parameters,
   };
 }

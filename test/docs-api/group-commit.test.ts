@@ -20,13 +20,29 @@ function message(document: string, kind: 'update' | 'step2' | 'awareness', paylo
   return encoding.toUint8Array(encoder);
 }
 
-/** The log rows of an append statement (src/persistence/document-log.ts): six parameters a row, the update as base64 text. */
-function rowsOf(statement: CompiledQuery): Array<{ document: string; update: Uint8Array }> {
-  const rows: Array<{ document: string; update: Uint8Array }> = [];
-  for (let i = 0; i + 6 <= statement.parameters.length; i += 6) {
-    rows.push({ document: statement.parameters[i] as string, update: new Uint8Array(Buffer.from(statement.parameters[i + 1] as string, 'base64')) });
+/** The elements of a one-dimensional array literal as the append writes them (quoted, or bare base64). */
+function elementsOf(literal: string): string[] {
+  const elements: string[] = [];
+  let i = 1;
+  while (i < literal.length - 1) {
+    let element = '';
+    if (literal[i] === '"') {
+      for (i++; literal[i] !== '"'; i++) element += literal[i] === '\\' ? literal[++i] : literal[i];
+      i++;
+    } else {
+      while (literal[i] !== ',' && literal[i] !== '}') element += literal[i++];
+    }
+    elements.push(element);
+    i++; // the comma
   }
-  return rows;
+  return elements;
+}
+
+/** The log rows of an append statement (src/persistence/document-log.ts): one array a column, the updates as base64 text. */
+function rowsOf(statement: CompiledQuery): Array<{ document: string; update: Uint8Array }> {
+  const documents = elementsOf(statement.parameters[0] as string);
+  const updates = elementsOf(statement.parameters[1] as string);
+  return documents.map((document, i) => ({ document, update: new Uint8Array(Buffer.from(updates[i]!, 'base64')) }));
 }
 
 /** A database that records each INSERT into the log as one commit, and can hold or fail commits. */
@@ -45,7 +61,7 @@ function fakeDb() {
       }
       const rows = rowsOf(statement);
       commits.push(rows);
-      return { rows: rows.map(() => ({ seq: ++seq })) };
+      return { rows: [{ seqs: rows.map(() => ++seq).join(','), createdAt: new Date() }] };
     },
     transaction: () => ({ execute: (fn: (tx: unknown) => Promise<unknown>) => fn(db) }),
   };

@@ -119,6 +119,40 @@ describe('document log heads', () => {
   });
 
   /**
+   * An append sends each column of its rows as one array literal (session
+   * 16): values that an array literal must quote or escape, and null, come
+   * back as they went in, row by row, with the statement's one `created_at`.
+   */
+  it('keeps documents, authors and runs that an array literal must quote, each on its own row', async () => {
+    const db = handles[0]!.db;
+    const stamp = Date.now();
+    const odd = ['a "quoted", {braced} name', 'back\\slash\\', 'NULL', '', ' spaced ', 'ü,é'];
+    const [one, two] = updatesOf('odd', 2);
+    const rows: LoggedUpdate[] = odd.flatMap((name, i) => [
+      { document: `test:log-odd:${stamp}:${name}`, update: one!, author: { principalType: 'user', id: name }, runId: name, derived: false, writer: i },
+      { document: `test:log-odd:${stamp}:${name}`, update: two!, author: null, runId: null, derived: false, writer: null },
+    ]);
+    const seqs = await appendUpdates(db, rows);
+    expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
+    const stored = await sql<{ seq: string; document: string; update: Uint8Array; principalType: string | null; principalId: string | null; runId: string | null; writer: number | null; createdAt: Date }>`
+      select seq::text, document, update, principal_type, principal_id, run_id, writer, created_at from document_updates where document like ${`test:log-odd:${stamp}:%`} order by seq`.execute(db);
+    expect(stored.rows.map((row) => ({ ...row, seq: Number(row.seq), update: [...row.update], createdAt: undefined }))).toEqual(
+      rows.map((row, i) => ({
+        seq: seqs[i],
+        document: row.document,
+        update: [...row.update],
+        principalType: row.author?.principalType ?? null,
+        principalId: row.author?.id ?? null,
+        runId: row.runId ?? null,
+        writer: row.writer ?? null,
+        createdAt: undefined,
+      })),
+    );
+    expect(new Set(stored.rows.map((row) => row.createdAt.getTime())).size).toBe(1);
+    for (const name of odd) expect((await listUnderivedUpdates(db, `test:log-odd:${stamp}:${name}`)).map((u) => u.principalId)).toEqual([name, null]);
+  });
+
+  /**
    * Issue 38: a sync client's update was appended underived and rewritten
    * when its events committed (every typed update written twice, a new heap
    * tuple and index entries each). What is still to derive is now kept
