@@ -32,7 +32,7 @@
  *
  *   npm run bench -- write-path [--edits 20000] [--seconds 5] [--prefill 100000] [--database-url postgres://...]
  *     [--server-cores 0,1] [--database-thread off,on]
- *   npx tsx bench/write-path.ts --only footprint|trace|rest
+ *   npx tsx bench/write-path.ts --only footprint|trace|rest|typist (typist: only REST creates beside a typist)
  *
  * `--database-thread off,on` runs the Trellis servers on PGlite once with
  * the embedded database in the serving thread and once in its own
@@ -49,6 +49,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import { buildServer, buildTemplate, SERVER_BUNDLE } from '../scripts/build';
 import { connectClient, eventually, synced, type SyncClient } from '../test/helpers/sync';
@@ -99,6 +100,7 @@ export async function runWritePathBench(options: WritePathOptions = {}): Promise
   const wanted = (part: string) => !options.only || options.only.includes(part);
   if (wanted('trace')) for (const database of databases) Object.assign(figures, await traceRows(database, options));
   if (wanted('rest')) for (const database of databases) Object.assign(figures, await restRows(database, options));
+  if (wanted('typist') && !wanted('rest')) for (const database of databases) Object.assign(figures, await typistRows(database, options));
   if (wanted('footprint')) Object.assign(figures, await footprint(url, options));
   figures['load average at end'] = load();
   return figures;
@@ -186,6 +188,38 @@ async function restRows(database: Database, options: WritePathOptions): Promise<
     figures[`${label}: row create with a sync client typing the trace: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(trellis.createTyping.rps)}, ${round(trellis.createTyping.p99, 1)}`;
     figures[`${label}: row create with a sync client typing: ${name} / floor req/s; keystrokes acknowledged meanwhile`] = `${round(trellis.createTyping.rps / floors.create.rps, 2)}; ${trellis.typed.toLocaleString('en')}`;
   }
+  return figures;
+}
+
+/**
+ * Only REST creates, alone and then beside a typist, in one Trellis server (`--only typist`): no floors, no patches.
+ * The bench's own event-loop delay is printed too: the REST connections and the typist's client share it.
+ */
+async function typistRows(database: Database, options: WritePathOptions): Promise<Figures> {
+  const seconds = options.seconds ?? 5;
+  const label = `REST, 10 connections, ${database.name}`;
+  const figures: Figures = { [`${label}: load average`]: load() };
+  for (const variant of trellisVariants(database, options)) {
+    const { alone, createTyping, typed, typingMs, benchDelay } = await withServer('trellis', variant.env, async (info) => {
+      const scenario = trellisScenarios(info).find((s) => s.key === 'create')!.scenario;
+      const alone = await drive(info, scenario, seconds);
+      const typist = await startTypist(info, loadTrace());
+      const started = performance.now();
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      const createTyping = await drive(info, scenario, seconds);
+      delay.disable();
+      const typed = await typist.stop();
+      return { alone, createTyping, typed, typingMs: performance.now() - started, benchDelay: delay };
+    });
+    const name = `Trellis${variant.suffix}`;
+    figures[`${label}: row create alone, the same server just before: ${name} req/s, p99 ms`] = `${Math.round(alone.rps)}, ${round(alone.p99, 1)} (p50 ${round(alone.p50, 1)})`;
+    figures[`${label}: row create with a sync client typing the trace: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(createTyping.rps)}, ${round(createTyping.p99, 1)} (p50 ${round(createTyping.p50, 1)})`;
+    figures[`${label}: row create with a sync client typing: ${name} keystrokes acknowledged, a second until the last acknowledgement`] = `${typed.toLocaleString('en')}, ${Math.round((typed * 1000) / typingMs)}`;
+    figures[`${label}: row create with a sync client typing: ${name} server CPU µs per request`] = Math.round(createTyping.cpuMicrosPerRequest);
+    figures[`${label}: row create with a sync client typing: the bench's own event-loop delay p50, p99, max ms`] = `${round(benchDelay.percentile(50) / 1e6, 1)}, ${round(benchDelay.percentile(99) / 1e6, 1)}, ${round(benchDelay.max / 1e6, 1)}`;
+  }
+  figures[`${label}: load average at end`] = load();
   return figures;
 }
 

@@ -9,15 +9,24 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
  * steps pays one clock reading each.
  */
 export class EventLoopTurns {
-  private turnStarted = performance.now();
+  private turnStarted: number;
   private markerPending = false;
 
-  constructor(private readonly budgetMs: number) {}
+  constructor(
+    private readonly budgetMs: number,
+    /** A shorter budget for while `when()` says other work waits (asked only once a turn is past `budgetMs` of this). */
+    private readonly urgent?: { budgetMs: number; when: () => boolean },
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.turnStarted = now();
+  }
 
   /** Whether this turn has run past the budget (then `await nextTurn()`); a plain call, for loops that should not make a promise per step. */
   isLong(): boolean {
     this.markTurn();
-    return performance.now() - this.turnStarted > this.budgetMs;
+    const elapsed = this.now() - this.turnStarted;
+    if (elapsed > this.budgetMs) return true;
+    return this.urgent !== undefined && elapsed > this.urgent.budgetMs && this.urgent.when();
   }
 
   /** When the current turn began (as far as it has been noted): identifies the turn. */
@@ -41,7 +50,7 @@ export class EventLoopTurns {
     this.markerPending = true;
     setImmediate(() => {
       this.markerPending = false;
-      this.turnStarted = performance.now();
+      this.turnStarted = this.now();
     });
   }
 }

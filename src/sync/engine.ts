@@ -35,13 +35,14 @@ import { CompactionSchedule } from './compaction-schedule';
 import { DocumentRecovery } from './recovery';
 import { Rederivation } from './rederivation';
 import { ChangeCommits } from './change-commits';
+import { WaitingRequests } from './waiting-requests';
 
 export const SYNC_PATH = '/api/sync';
 
 /** What the engine needs of the app's services; the full bag (src/domain/services.ts) satisfies it. */
 export type SyncEngineDeps = {
   db: Db;
-  config: Pick<Config, 'documentLoadBudgetBytes' | 'compactAfterUpdates' | 'syncCeilings'>;
+  config: Pick<Config, 'documentLoadBudgetBytes' | 'compactAfterUpdates' | 'syncCeilings' | 'databaseUrl'>;
   log: Logger;
   clock: Clock;
   failpoints: Failpoints;
@@ -59,6 +60,21 @@ const SWEEP_INTERVAL_MS = 10_000;
  * backlog (over a second under the typing trace).
  */
 const MESSAGE_TURN_BUDGET_MS = 10;
+
+/**
+ * The same while an HTTP request of this server waits for its answer
+ * (waiting-requests.ts). Each step of a REST request (its body, every
+ * database round trip, the commit) resumes in a turn of its own, and behind
+ * a typist's backlog each such turn came after up to 10 ms of queued
+ * messages: a create of ten steps waited ~100 ms for turns alone.
+ * On Postgres only: there the statements run in another process and the
+ * turns are the serving thread's to give. On the embedded database the
+ * typist's statements run on the serving thread too, the dialect already
+ * serves a request's statements first (pglite-dialect.ts), and shorter
+ * slices slowed the typist in two pairs of runs without a better p99
+ * (docs/PERFORMANCE.md, session 16, h16-typist).
+ */
+const MESSAGE_TURN_BUDGET_WITH_REQUESTS_MS = 1;
 
 /**
  * Y documents over Hocuspocus at `/api/sync`, made durable: a client's
@@ -94,7 +110,8 @@ export class SyncEngine implements DocumentSync {
   /** The last answer to a fresh client's sync step 1, per loaded document, while it is unchanged. */
   private readonly fullStates = new FullStateAnswers();
   /** Breaks in the handling of queued messages (MESSAGE_TURN_BUDGET_MS). */
-  private readonly messageTurns = new EventLoopTurns(MESSAGE_TURN_BUDGET_MS);
+  private readonly waitingRequests = new WaitingRequests();
+  private readonly messageTurns: EventLoopTurns;
   private sweeper: NodeJS.Timeout | undefined;
   private attachedTo: HttpServer | undefined;
   private observer: TransactionObserver | undefined;
@@ -111,6 +128,8 @@ export class SyncEngine implements DocumentSync {
     },
   ) {
     const extensions = options.extensions ?? [];
+    const requestsFirst = services.config.databaseUrl ? { budgetMs: MESSAGE_TURN_BUDGET_WITH_REQUESTS_MS, when: () => this.waitingRequests.any() } : undefined;
+    this.messageTurns = new EventLoopTurns(MESSAGE_TURN_BUDGET_MS, requestsFirst);
     const { db, log, failpoints, metrics } = services;
     const enqueue = (name: string, task: () => Promise<unknown>) => this.queues.enqueue(name, task);
     const document = (name: string) => this.hocuspocus.documents.get(name);
@@ -298,6 +317,7 @@ export class SyncEngine implements DocumentSync {
     this.rederivation.start();
     if (this.attachedTo === server) return;
     this.attachedTo = server;
+    this.waitingRequests.watch(server);
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = (request.url ?? '').split('?')[0];
       if (path !== SYNC_PATH) return;

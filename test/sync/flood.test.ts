@@ -44,7 +44,9 @@ function engineState(documentName: string) {
 }
 
 describe('a sync client flooding a doc with pipelined updates', () => {
-  it('does not hold the server: a request is answered while the flood is applied, and every update is logged, applied and acknowledged in order', async () => {
+  it('does not hold the server: a request and a REST write to another document are answered while the flood is applied, and every update is logged, applied and acknowledged in order', async () => {
+    const table = await t.request('POST', '/api/workspaces', { as: { cookie }, body: { name: 'Beside', slug: 'beside', mode: 'table' } });
+    expect(table.status, table.text).toBe(200);
     const created = await t.request('POST', '/api/workspaces', { as: { cookie }, body: { name: 'Flood', slug: 'flood', mode: 'doc' } });
     expect(created.status).toBe(200);
     const documentName = created.body.primarySurface.syncDocument as string;
@@ -77,19 +79,24 @@ describe('a sync client flooding a doc with pipelined updates', () => {
     await eventually(() => engineState(documentName).waiting === FLOOD + 1);
     expect(FLOOD).toBeGreaterThan(2 * APPEND_ROWS_PER_STATEMENT);
 
-    // As soon as the first update of the flood is acknowledged, another request goes out; the flood must not finish first.
+    // As soon as the first update of the flood is acknowledged, a request and a REST write (a row of a table: another
+    // document, its own commit) go out; the flood must not finish first. The write waits on the database several times,
+    // and each time its next step is served while queued messages remain (src/sync/engine.ts, waiting-requests.ts).
     let unacknowledgedWhenAnswered = -1;
+    let unacknowledgedWhenWritten = -1;
     const answered = new Promise<void>((resolve, reject) => {
       const onChange = ({ number }: { number: number }) => {
         if (number >= FLOOD) return;
         client.provider.off('unsyncedChanges', onChange);
-        fetch(`${t.url}/api/health`)
-          .then((response) => {
-            expect(response.status).toBe(200);
-            unacknowledgedWhenAnswered = client.provider.unsyncedChanges;
-            resolve();
-          })
-          .catch(reject);
+        const health = fetch(`${t.url}/api/health`).then((response) => {
+          expect(response.status).toBe(200);
+          unacknowledgedWhenAnswered = client.provider.unsyncedChanges;
+        });
+        const write = t.request('POST', '/api/workspaces/beside/rows', { as: { cookie }, body: { data: { title: 'written beside the flood' } } }).then((response) => {
+          expect(response.status, response.text).toBe(200);
+          unacknowledgedWhenWritten = client.provider.unsyncedChanges;
+        });
+        Promise.all([health, write]).then(() => resolve(), reject);
       };
       client.provider.on('unsyncedChanges', onChange);
     });
@@ -98,6 +105,9 @@ describe('a sync client flooding a doc with pipelined updates', () => {
     await answered;
     await acknowledged(client, 60_000);
     expect(unacknowledgedWhenAnswered).toBeGreaterThan(0);
+    expect(unacknowledgedWhenWritten).toBeGreaterThan(0);
+    const rows = await t.request('GET', '/api/workspaces/beside/rows', { as: { cookie } });
+    expect(rows.body.rows.map((row: { data: { title: string } }) => row.data.title)).toContain('written beside the flood');
 
     const expected = '>' + Array.from({ length: FLOOD }, (_, i) => typed(i)).join('');
     expect(text.toString()).toBe(expected);
