@@ -117,6 +117,4 @@ export const historyThread = {
   syncCopy: (state: Uint8Array) => thread().run<Uint8Array>('syncCopy', { state }),
   /** A scratch state encoded (V2), and dropped. */
   encodeScratch: (name: string) => thread().run<Uint8Array>('encodeScratch', { name }),
-  /** The thread's id where Linux says it (null elsewhere); starts the thread if it is not running. */
-  threadId: () => thread().run<number | null>('threadId', {}),
 };

@@ -1,5 +1,4 @@
 import * as Y from 'yjs';
-import { currentThreadId, lowerThisThreadPriority } from '../lib/thread-priority';
 import { ownsWholeBuffer, serveWorkerTasks } from '../lib/worker-pool';
 import { updateRanges } from '../model/attribution';
 import { listSheetIds } from '../model/table/document';
@@ -190,15 +189,7 @@ async function versions(input: { document: string; references: Array<[string, Ui
   return { result, transfer: result.map((version) => version.encoded.bytes.buffer as ArrayBuffer) };
 }
 
-// Nothing a client waits on runs here (history passes, compaction's states, sync copies kept ahead): on a
-// contended core the serving thread goes first (../lib/thread-priority.ts).
-lowerThisThreadPriority();
-
 serveWorkerTasks({
-  /** The thread's id where Linux says it, for a test that reads its priority. */
-  async threadId() {
-    return { result: currentThreadId() };
-  },
   async replay(input: ReplayInput) {
     return replay(input);
   },
