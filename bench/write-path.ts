@@ -146,6 +146,7 @@ async function traceRows(database: Database, options: WritePathOptions): Promise
     figures[`${label}: ${name} (s)`] = seconds(run);
     figures[`${label}: ${name} / floor (goal <= 1.3)`] = round(run.ackedMs / floor.ackedMs, 2);
     figures[`${label}: ${name}: last tenth / first (goal <= 1.2)`] = tenths(run);
+    figures[`${label}: ${name}: each tenth acknowledged, s`] = run.tenthsMs.map((ms) => (ms / 1000).toFixed(2)).join(' ');
     figures[`${label}: ${name}: longest event-loop pause ms (goal <= 50; floor ${pause(floor)})`] = pause(run);
     // The same pause less other processes' turns: what load does not inflate.
     figures[`${label}: ${name}: serving thread's most CPU between two turns ms (floor ${cpuPause(floor)})`] = cpuPause(run);
