@@ -25,13 +25,7 @@ export type StoredDocument = {
  */
 export async function loadStoredDocument(db: Executor, document: string): Promise<StoredDocument> {
   if (!db.isTransaction) return (db as Db).transaction().setIsolationLevel('repeatable read').execute((tx) => loadStoredDocument(tx, document));
-  const snapshot = await db
-    .selectFrom('documentSnapshots')
-    .select([sql<boolean>`sync_state is not null`.as('isV1'), 'uptoSeq'])
-    .where('document', '=', document)
-    .executeTakeFirst();
-  // The V1 copy when there is one: it serves a first sync client as read, and loads as fast as the V2 state. Read as raw bytes (pglite-bytes.ts): it is megabytes.
-  const state = snapshot ? await readSnapshotBytes(db, document) : null;
+  const snapshot = await readSnapshot(db, document);
   const uptoSeq = snapshot?.uptoSeq ?? 0;
   const updates = await db
     .selectFrom('documentUpdates')
@@ -48,25 +42,39 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
     author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
   }));
   return {
-    snapshot: snapshot && state ? { state, encoding: snapshot.isV1 ? 'v1' : 'v2', uptoSeq: Number(snapshot.uptoSeq) } : null,
+    snapshot: snapshot ? { state: snapshot.state, encoding: snapshot.isV1 ? 'v1' : 'v2', uptoSeq: snapshot.uptoSeq } : null,
     updates: tail,
     tailBytes: tail.reduce((sum, u) => sum + u.update.byteLength, 0),
   };
 }
 
 /**
- * The stored state of a document's snapshot (its V1 copy when kept), as
- * bytes: on PGlite as the raw value (no text encoding either side,
- * pglite-bytes.ts), on Postgres as base64 (bytea.ts; cheaper there than
+ * A document's snapshot: its stored state (the V1 copy when there is one:
+ * it serves a first sync client as read, and loads as fast as the V2
+ * state), whether that is the V1 copy, and the log position it folds. The
+ * state is megabytes: on PGlite it is read as the raw value by a statement
+ * of its own (no text encoding either side, pglite-bytes.ts); on Postgres
+ * as base64 in the same statement (bytea.ts; cheaper there than
  * node-postgres's hex).
  */
-async function readSnapshotBytes(db: Executor, document: string): Promise<Uint8Array | null> {
+async function readSnapshot(db: Executor, document: string): Promise<{ state: Uint8Array; isV1: boolean; uptoSeq: number } | null> {
   if (readsRawBytes(db)) {
+    const found = await db
+      .selectFrom('documentSnapshots')
+      .select([sql<boolean>`sync_state is not null`.as('isV1'), 'uptoSeq'])
+      .where('document', '=', document)
+      .executeTakeFirst();
+    if (!found) return null;
     const { rows } = await sql<{ state: Uint8Array | null }>`${sql.raw(BYTEA_ROWS)} select coalesce(sync_state, state) as state from document_snapshots where document = ${document}`.execute(db);
-    return rows[0]?.state ?? null;
+    const state = rows[0]?.state;
+    return state ? { state, isV1: found.isV1, uptoSeq: Number(found.uptoSeq) } : null;
   }
-  const row = await db.selectFrom('documentSnapshots').select(sql<string>`encode(coalesce(sync_state, state), 'base64')`.as('state')).where('document', '=', document).executeTakeFirst();
-  return row ? fromBase64(row.state) : null;
+  const row = await db
+    .selectFrom('documentSnapshots')
+    .select([sql<string>`encode(coalesce(sync_state, state), 'base64')`.as('state'), sql<boolean>`sync_state is not null`.as('isV1'), 'uptoSeq'])
+    .where('document', '=', document)
+    .executeTakeFirst();
+  return row ? { state: fromBase64(row.state), isV1: row.isV1, uptoSeq: Number(row.uptoSeq) } : null;
 }
 
 /**
