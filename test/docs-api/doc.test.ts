@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { InsertQueryNode, sql } from 'kysely';
+import { InsertQueryNode } from 'kysely';
 import { statementRecorder } from '../helpers/statements';
 import { listDocSections, replaceDocSections } from '../../src/persistence/doc-sections';
 import { docToMarkdown, markdownToDoc } from '../../src/model/doc/markdown';
@@ -12,6 +12,7 @@ import { serverOrigin } from '../../src/sync/origins';
 import { startTestApp } from '../helpers/app';
 import { openSse } from '../helpers/sse';
 import { acknowledged, connectClient, eventually, paragraphText, synced, type SyncClient } from '../helpers/sync';
+import { untilBlockedBehindLock } from '../helpers/database';
 import { addMembership, createWorkspace, insertKey, signInUser, type TestUser } from '../workspaces/helpers';
 
 let t: Awaited<ReturnType<typeof startTestApp>>;
@@ -332,12 +333,7 @@ describe('the sections projection, two commits at once', () => {
       secondDone = db.transaction().execute((other) => replaceDocSections(other, ws.id, ws.surfaceId, second, new Date('2026-01-01T00:00:02Z')));
       // On Postgres the second runs on its own connection: wait until it is blocked behind this transaction (on the
       // section's key without the lock, on the lock with it). The embedded database's one session runs it after this one.
-      if (t.services.database.kind === 'postgres') {
-        await eventually(async () => {
-          const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`.execute(db);
-          return rows[0]!.waiting > 0;
-        }, 10_000);
-      }
+      await untilBlockedBehindLock(t.services);
     });
     await secondDone;
     expect((await listDocSections(db, ws.surfaceId)).map(({ updatedAt: _, ...row }) => row)).toEqual(second);

@@ -2,7 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { openDatabase } from '../../src/persistence/database';
+import { sql } from 'kysely';
+import { openDatabase, type Db } from '../../src/persistence/database';
+import { eventually } from './sync';
 import { copyTree } from '../../src/persistence/pglite-template';
 
 /**
@@ -79,4 +81,18 @@ async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promis
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A test's second transaction, started while its first holds what the
+ * second needs: on Postgres the second runs on a connection of its own, and
+ * this waits until it shows in `pg_locks` as waiting for a lock. The
+ * embedded database's one session runs the two in turn: nothing to wait for.
+ */
+export async function untilBlockedBehindLock(services: { db: Db; database: { kind: string } }): Promise<void> {
+  if (services.database.kind !== 'postgres') return;
+  await eventually(async () => {
+    const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`.execute(services.db);
+    return rows[0]!.waiting > 0;
+  }, 10_000);
 }

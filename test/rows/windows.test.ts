@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { updateRowCells } from '../../src/model/table/document';
 import { startTestApp, type TestResponse } from '../helpers/app';
-import { sql } from 'kysely';
 import { upsertRows } from '../../src/persistence/table-rows';
 import { unindexRows } from '../../src/persistence/row-indexes';
-import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
+import { acknowledged, connectClient, synced, type SyncClient } from '../helpers/sync';
+import { untilBlockedBehindLock } from '../helpers/database';
 import { createWorkspace, signInUser, type TestUser } from '../workspaces/helpers';
 
 /**
@@ -185,12 +185,7 @@ describe('the date and file indexes, two commits of one row at once', () => {
       second = db.transaction().execute((other) => upsertRows(other, [row('2031-03-05')], new Date()));
       // On Postgres the second runs on its own connection: wait until it is blocked behind this transaction (on the row).
       // The embedded database's one session runs it after this one.
-      if (t.services.database.kind === 'postgres') {
-        await eventually(async () => {
-          const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`.execute(db);
-          return rows[0]!.waiting > 0;
-        }, 10_000);
-      }
+      await untilBlockedBehindLock(t.services);
     });
     await second;
     const dates = await db.selectFrom('rowDates').select(['columnKey', 'at']).where('workspaceId', '=', workspaceId).where('rowId', '=', 'row_raced').execute();
