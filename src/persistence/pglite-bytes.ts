@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { PostgresAdapter, type Kysely } from 'kysely';
+import { serialize } from 'pg-protocol';
 
 /**
  * A statement whose result columns are all `bytea`, read from PGlite as raw
@@ -48,28 +49,16 @@ export async function queryByteaRows(pglite: PGlite, sql: string, parameters: un
   return rowsOf(chunks.length === 1 ? chunks[0]! : concat(chunks));
 }
 
-const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
-/** Parse, Bind (every result column binary), Describe the portal (for the column names), Execute, Sync. */
+/**
+ * Parse, Bind (parameters as text, every result column binary), Describe
+ * the portal (for the column names), Execute, Sync: written by pg-protocol,
+ * node-postgres's own serializer.
+ */
 export function binaryQueryMessages(sql: string, parameters: unknown[]): Uint8Array {
-  const values = parameters.map((p) => (p === null || p === undefined ? null : encoder.encode(p instanceof Date ? p.toISOString() : String(p))));
-  const bind = new Writer()
-    .cstring('')
-    .cstring('')
-    .int16(0)
-    .int16(values.length);
-  for (const value of values) {
-    if (value === null) bind.int32(-1);
-    else bind.int32(value.byteLength).bytes(value);
-  }
-  bind.int16(1).int16(1);
-  return concat([
-    message('P', new Writer().cstring('').cstring(sql).int16(0).done()),
-    message('B', bind.done()),
-    message('D', new Writer().bytes(Uint8Array.of(0x50)).cstring('').done()),
-    message('E', new Writer().cstring('').int32(0).done()),
-    message('S', new Uint8Array(0)),
-  ]);
+  const values = parameters.map((p) => (p === null || p === undefined ? null : p instanceof Date ? p.toISOString() : String(p)));
+  return concat([serialize.parse({ text: sql }), serialize.bind({ values, binary: true }), serialize.describe({ type: 'P' }), serialize.execute(), serialize.sync()]);
 }
 
 /** The rows of a reply to binaryQueryMessages, each value its own copy (so it can move to another thread); an ErrorResponse thrown as PGlite would. */
@@ -88,7 +77,7 @@ export function rowsOf(reply: Uint8Array): ByteaRows {
       names = [];
       for (let i = 0; i < count; i++) {
         const nameEnd = reply.indexOf(0, p);
-        names.push(new TextDecoder().decode(reply.subarray(p, nameEnd)));
+        names.push(decoder.decode(reply.subarray(p, nameEnd)));
         const typeOid = view.getInt32(nameEnd + 1 + 6);
         if (typeOid !== BYTEA_OID) error ??= new Error(`queryByteaRows: column ${names[i]} is not bytea (type ${typeOid})`);
         p = nameEnd + 1 + 18;
@@ -117,7 +106,6 @@ export function rowsOf(reply: Uint8Array): ByteaRows {
 function errorOf(body: Uint8Array): Error {
   const names: Record<string, string> = { S: 'severity', C: 'code', D: 'detail', H: 'hint', s: 'schema', t: 'table', c: 'column', n: 'constraint', P: 'position', W: 'where' };
   const fields: Record<string, string> = {};
-  const decoder = new TextDecoder();
   for (let p = 0; p < body.byteLength && body[p] !== 0; ) {
     const end = body.indexOf(0, p + 1);
     fields[String.fromCharCode(body[p]!)] = decoder.decode(body.subarray(p + 1, end));
@@ -128,14 +116,6 @@ function errorOf(body: Uint8Array): Error {
   return error;
 }
 
-function message(type: string, body: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + body.byteLength);
-  out[0] = type.charCodeAt(0);
-  new DataView(out.buffer).setInt32(1, 4 + body.byteLength);
-  out.set(body, 5);
-  return out;
-}
-
 function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
   let at = 0;
@@ -144,28 +124,4 @@ function concat(parts: Uint8Array[]): Uint8Array {
     at += part.byteLength;
   }
   return out;
-}
-
-class Writer {
-  private readonly parts: Uint8Array[] = [];
-  bytes(value: Uint8Array) {
-    this.parts.push(value);
-    return this;
-  }
-  cstring(value: string) {
-    return this.bytes(encoder.encode(value)).bytes(Uint8Array.of(0));
-  }
-  int16(value: number) {
-    const b = new Uint8Array(2);
-    new DataView(b.buffer).setInt16(0, value);
-    return this.bytes(b);
-  }
-  int32(value: number) {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setInt32(0, value);
-    return this.bytes(b);
-  }
-  done() {
-    return concat(this.parts);
-  }
 }
