@@ -12,8 +12,7 @@
  * the server's queued work, compacts the document's log and answers the
  * server document's text and sizes.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -35,15 +34,6 @@ import { listenBare } from './bare-hocuspocus';
 import { databaseThreadFromBench } from './spawn-server';
 
 const mode = process.argv[2];
-
-// BENCH_NICE_V8=<nice>: an experiment (docs/PERFORMANCE.md, h16-pauses) lowering V8's platform threads (its
-// concurrent compiler and GC helpers). Node starts them right after the main thread, before any script runs:
-// the process's first threads after its delayed-task scheduler. Not a way to find them in production.
-if (process.env.BENCH_NICE_V8 && mode === 'trellis' && process.platform === 'linux') {
-  const tids = readdirSync('/proc/self/task').map(Number).filter((tid) => tid > process.pid).sort((a, b) => a - b);
-  for (const tid of tids.slice(1, 5)) os.setPriority(tid, Number(process.env.BENCH_NICE_V8));
-  console.error(`bench: V8 platform threads ${tids.slice(1, 5).join(',')} at nice ${process.env.BENCH_NICE_V8}`);
-}
 // Exit cleanly on the parent's SIGTERM (a --cpu-prof profile is written on exit).
 process.on('SIGTERM', () => process.exit(0));
 
