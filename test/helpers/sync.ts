@@ -12,6 +12,24 @@ export type SyncClient = {
 };
 
 /**
+ * Node's WebSocket for a provider, sending a session cookie as a browser would (with the page's
+ * `origin` when given).
+ */
+export function cookieWebSocket({ cookie, origin }: { cookie?: string; origin?: string }) {
+  return class CookieWebSocket extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      // `origin`: the page a browser would name in the handshake.
+      super(url, protocols, { headers: { ...(cookie ? { cookie: `svc-session=${cookie}` } : {}) }, ...(origin ? { origin } : {}) });
+      // The provider takes its own 'error' listener off before it closes a socket. A socket still in
+      // its handshake (a provider reconnecting after the server closed it) then emits the close's
+      // error with no listener, an uncaught exception that fails the run. The provider still sees
+      // every error while it listens; this one only keeps the late one from escaping.
+      this.on('error', () => {});
+    }
+  };
+}
+
+/**
  * A real @hocuspocus/provider in Node (which has no global WebSocket): the
  * token is an API key, or a session cookie is sent as a browser would
  * (with the page's `origin` when given).
@@ -23,16 +41,9 @@ export function connectClient(
   /** Query parameters of the connection URL (the run a connection's writes join: `{ run }`). */
   parameters: Record<string, string> = {},
 ): SyncClient {
-  const { cookie, origin } = credential;
-  class CookieWebSocket extends WebSocket {
-    constructor(url: string, protocols?: string | string[]) {
-      // `origin`: the page a browser would name in the handshake.
-      super(url, protocols, { headers: { ...(cookie ? { cookie: `svc-session=${cookie}` } : {}) }, ...(origin ? { origin } : {}) });
-    }
-  }
   const socket = new HocuspocusProviderWebsocket({
     url: baseUrl.replace(/^http/, 'ws') + '/api/sync' + (Object.keys(parameters).length > 0 ? `?${new URLSearchParams(parameters)}` : ''),
-    WebSocketPolyfill: CookieWebSocket,
+    WebSocketPolyfill: cookieWebSocket(credential),
     maxAttempts: 1,
   });
   const doc = new Y.Doc();

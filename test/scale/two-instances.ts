@@ -3,9 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
-import WebSocket from 'ws';
 import type * as Y from 'yjs';
-import { eventually } from '../helpers/sync';
+import { cookieWebSocket, eventually } from '../helpers/sync';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { freshDataStore } from '../helpers/database';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
@@ -67,13 +66,7 @@ export async function startTwoInstances(env: Record<string, string> = {}): Promi
  * answer closes the provider and its socket.
  */
 export async function reconnectDocument(baseUrl: string, documentName: string, doc: Y.Doc, cookie: string, timeoutMs: number): Promise<() => void> {
-  class CookieWebSocket extends WebSocket {
-    constructor(url: string, protocols?: string | string[]) {
-      super(url, protocols, { headers: { cookie: `svc-session=${cookie}` } });
-      this.on('error', () => {});
-    }
-  }
-  const socket = new HocuspocusProviderWebsocket({ url: `${baseUrl.replace(/^http/, 'ws')}/api/sync`, WebSocketPolyfill: CookieWebSocket });
+  const socket = new HocuspocusProviderWebsocket({ url: `${baseUrl.replace(/^http/, 'ws')}/api/sync`, WebSocketPolyfill: cookieWebSocket({ cookie }) });
   const provider = new HocuspocusProvider({ websocketProvider: socket, name: documentName, document: doc, token: '' });
   provider.attach();
   await eventually(() => provider.isSynced && provider.unsyncedChanges === 0, timeoutMs);
