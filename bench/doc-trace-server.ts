@@ -127,6 +127,8 @@ async function trellis() {
     routes: (app, services) => {
       app.get('/bench/mark', { config: { auth: 'none', metered: false } }, async () => {
         cpuMark = process.cpuUsage();
+        // In the kept standard output (BENCH_SERVER_LOG_DIR): where the trace starts among `--trace-opt` / `--trace-gc` lines.
+        if (process.env.BENCH_SERVER_LOG_DIR) console.log('[bench mark]');
         loopDelay.reset();
         loopMaxCpuMs = 0;
         pauses = [];
@@ -134,6 +136,7 @@ async function trellis() {
       });
       app.get('/bench/stats', { config: { auth: 'none', metered: false } }, async () => {
         const cpuMs = cpuSinceMark();
+        if (process.env.BENCH_SERVER_LOG_DIR) console.log('[bench stats]');
         const loopMax = loopMaxMs();
         stopRecordingPauses();
         const started = performance.now();

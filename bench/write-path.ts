@@ -73,6 +73,8 @@ export type WritePathOptions = {
   only?: string[];
   docs?: number;
   connections?: number;
+  /** Only these of the databases (pglite, postgres; both by default, Postgres where a URL is given): `--databases postgres` for a shorter run. */
+  databases?: string[];
   /** PGlite's Trellis servers once per entry, the database in its own thread or not; [] for the server's default. */
   databaseThread?: Array<'on' | 'off'>;
 };
@@ -97,6 +99,7 @@ export async function runWritePathBench(options: WritePathOptions = {}): Promise
   const url = options.databaseUrl ?? process.env.TEST_DATABASE_URL;
   const databases: Database[] = [{ name: 'pglite', env: { TEST_DATABASE_URL: '' } }];
   if (url) databases.push({ name: 'postgres', env: { TEST_DATABASE_URL: url }, url });
+  if (options.databases) databases.splice(0, databases.length, ...databases.filter((database) => options.databases!.includes(database.name)));
   const wanted = (part: string) => !options.only || options.only.includes(part);
   if (wanted('trace')) for (const database of databases) Object.assign(figures, await traceRows(database, options));
   if (wanted('rest')) for (const database of databases) Object.assign(figures, await restRows(database, options));
@@ -456,6 +459,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
     connections: number('--connections'),
     databaseUrl: arg('--database-url'),
     only: arg('--only')?.split(','),
+    databases: arg('--databases')?.split(','),
     databaseThread: parseDatabaseThread(arg('--database-thread')),
   });
   for (const [name, value] of Object.entries(figures)) console.log(`${name.padEnd(100)} ${value}`);
