@@ -72,9 +72,24 @@ export function recordLogged(db: Db, document: string, updates: readonly History
 /** The held updates of `document` after `afterSeq`, in seq order (maybe not all of the log's: check against `logTailAfter`). */
 export function loggedAfter(db: Db, document: string, afterSeq: number): HistoryUpdate[] {
   const list = held.get(db)?.documents.get(document)?.updates ?? [];
-  let from = list.length;
-  while (from > 0 && list[from - 1]!.seq > afterSeq) from--;
+  const from = firstAfter(list, afterSeq);
   return from === 0 ? list : list.slice(from);
+}
+
+/**
+ * The index of the first held update after `seq` (the list is in seq order), by halves. A scan back from the end
+ * ran thousands of turns once a pass: V8 compiled it for the loop alone (OSR) before the slice after the loop had
+ * ever run, and entered that compile again at later passes to fall out of it at the slice (PERFORMANCE.md "h17-deopt").
+ */
+function firstAfter(list: readonly HistoryUpdate[], seq: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]!.seq > seq) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }
 
 /** Drops what is held of `document` up to `seq` (a fold took that far into the snapshot). */
@@ -82,8 +97,7 @@ export function forgetLoggedThrough(db: Db, document: string, seq: number): void
   const store = held.get(db);
   const entry = store?.documents.get(document);
   if (!store || !entry) return;
-  let kept = 0;
-  while (kept < entry.updates.length && entry.updates[kept]!.seq <= seq) kept++;
+  const kept = firstAfter(entry.updates, seq);
   if (kept === 0) return;
   const dropped = entry.updates.splice(0, kept);
   const bytes = dropped.reduce((sum, update) => sum + sizeOf(update), 0);
