@@ -8,7 +8,9 @@
  * only the load core.
  *
  * Spoken to over the IPC channel of `fork`:
- *   parent -> { url, session }    create the workspace, connect, sync, start typing;
+ *   parent -> { url, session, rate? }  create the workspace, connect, sync, start typing
+ *                                 (`rate` keystrokes a second at most; without it, as fast as the
+ *                                 acknowledgements allow);
  *   child  -> { ready: true }     typing has started;
  *   parent -> { stop: true }      stop typing, wait for every acknowledgement;
  *   child  -> TypistReport        then exits.
@@ -37,7 +39,7 @@ export type TypistReport = {
 
 const percentile = (sorted: Float64Array, p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 
-async function type(url: string, session: string): Promise<void> {
+async function type(url: string, session: string, rate: number | undefined): Promise<void> {
   const trace = loadTrace();
   const headers = { 'content-type': 'application/json', cookie: session };
   const created = await fetch(`${url}/api/workspaces`, { method: 'POST', headers, body: JSON.stringify({ name: 'typist', slug: 'typist', mode: 'doc' }) });
@@ -68,6 +70,12 @@ async function type(url: string, session: string): Promise<void> {
       if (stopped) break outer;
       while (client.provider.unsyncedChanges >= TYPIST_AHEAD && !stopped) await new Promise((resolve) => setTimeout(resolve, 1));
       if (stopped) break outer;
+      // Paced: keystroke n is due at n / rate seconds after the start; one behind its time goes at once.
+      if (rate !== undefined) {
+        const due = started + (sent * 1000) / rate;
+        while (!stopped && performance.now() < due) await new Promise((resolve) => setTimeout(resolve, Math.max(1, due - performance.now())));
+        if (stopped) break outer;
+      }
       sentAt[sent] = performance.now();
       sent++;
       client.doc.transact(() => {
@@ -97,8 +105,8 @@ async function type(url: string, session: string): Promise<void> {
 
 // Only as the script of its own process (write-path.ts imports this module's constant and type).
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.once('message', (message: { url: string; session: string }) => {
-    type(message.url, message.session).catch((error) => {
+  process.once('message', (message: { url: string; session: string; rate?: number }) => {
+    type(message.url, message.session, message.rate).catch((error) => {
       console.error(error);
       process.exit(1);
     });

@@ -76,6 +76,8 @@ export type WritePathOptions = {
   only?: string[];
   docs?: number;
   connections?: number;
+  /** `--only typist`: the typist's keystrokes a second at most (a person types about 5-10); without it, as fast as acknowledgements come (200 in flight). */
+  typistRate?: number;
   /** PGlite's Trellis servers once per entry, the database in its own thread or not; [] for the server's default. */
   databaseThread?: Array<'on' | 'off'>;
 };
@@ -211,7 +213,7 @@ async function typistRows(database: Database, options: WritePathOptions): Promis
       aloneDelay.enable();
       const alone = await drive(info, scenario, seconds);
       aloneDelay.disable();
-      const typist = await startTypist(info);
+      const typist = await startTypist(info, options.typistRate);
       const delay = monitorEventLoopDelay({ resolution: 1 });
       delay.enable();
       const createTyping = await drive(info, scenario, seconds);
@@ -224,7 +226,7 @@ async function typistRows(database: Database, options: WritePathOptions): Promis
       `${round(histogram.percentile(50) / 1e6, 1)}, ${round(histogram.percentile(99) / 1e6, 1)}, ${round(histogram.max / 1e6, 1)}`;
     figures[`${label}: row create alone, the same server just before: ${name} req/s, p99 ms`] = `${Math.round(alone.rps)}, ${round(alone.p99, 1)} (p50 ${round(alone.p50, 1)})`;
     figures[`${label}: row create alone: the bench's own event-loop delay p50, p99, max ms`] = ms(aloneDelay);
-    figures[`${label}: row create with a sync client typing the trace: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(createTyping.rps)}, ${round(createTyping.p99, 1)} (p50 ${round(createTyping.p50, 1)})`;
+    figures[`${label}: row create with a sync client typing the trace${options.typistRate ? ` at ${options.typistRate} keystrokes a second at most` : ''}: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(createTyping.rps)}, ${round(createTyping.p99, 1)} (p50 ${round(createTyping.p50, 1)})`;
     figures[`${label}: row create with a sync client typing: ${name} keystrokes acknowledged, a second until the last acknowledgement`] = `${typed.typed.toLocaleString('en')}, ${Math.round((typed.typed * 1000) / typed.typingMs)}`;
     figures[`${label}: row create with a sync client typing: a keystroke's time to acknowledgement p50, p99, max ms (${TYPIST_AHEAD} in flight at most)`] = `${round(typed.ackP50, 1)}, ${round(typed.ackP99, 1)}, ${round(typed.ackMax, 1)}`;
     figures[`${label}: row create with a sync client typing: ${name} server CPU µs per request`] = Math.round(createTyping.cpuMicrosPerRequest);
@@ -245,7 +247,7 @@ type Typed = TypistReport;
  * loop no longer takes turns with its Yjs work. `stop` ends the typing, waits
  * for every keystroke's acknowledgement and answers the typist's report.
  */
-async function startTypist(info: RestServerInfo): Promise<{ stop(): Promise<Typed> }> {
+async function startTypist(info: RestServerInfo, rate?: number): Promise<{ stop(): Promise<Typed> }> {
   const node = [process.execPath, '--import', 'tsx', path.resolve(import.meta.dirname, 'typist-client.ts')];
   const command = canPin ? ['taskset', '-c', '1', ...node] : node;
   const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -253,7 +255,7 @@ async function startTypist(info: RestServerInfo): Promise<{ stop(): Promise<Type
   exited.catch(() => {});
   const next = <T>() => Promise.race([new Promise<T>((resolve) => child.once('message', (message) => resolve(message as T))), exited]);
   const ready = next<{ ready: true }>();
-  child.send({ url: info.url, session: info.session! });
+  child.send({ url: info.url, session: info.session!, rate });
   await ready;
   return {
     async stop() {
