@@ -226,15 +226,26 @@ async function typistRows(database: Database, options: WritePathOptions): Promis
       `${round(histogram.percentile(50) / 1e6, 1)}, ${round(histogram.percentile(99) / 1e6, 1)}, ${round(histogram.max / 1e6, 1)}`;
     figures[`${label}: row create alone, the same server just before: ${name} req/s, p99 ms`] = `${Math.round(alone.rps)}, ${round(alone.p99, 1)} (p50 ${round(alone.p50, 1)})`;
     figures[`${label}: row create alone: the bench's own event-loop delay p50, p99, max ms`] = ms(aloneDelay);
+    figures[`${label}: row create alone: ${SERVER_VIEW}`] = serverView(alone);
     figures[`${label}: row create with a sync client typing the trace${options.typistRate ? ` at ${options.typistRate} keystrokes a second at most` : ''}: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(createTyping.rps)}, ${round(createTyping.p99, 1)} (p50 ${round(createTyping.p50, 1)})`;
     figures[`${label}: row create with a sync client typing: ${name} keystrokes acknowledged, a second until the last acknowledgement`] = `${typed.typed.toLocaleString('en')}, ${Math.round((typed.typed * 1000) / typed.typingMs)}`;
     figures[`${label}: row create with a sync client typing: a keystroke's time to acknowledgement p50, p99, max ms (${TYPIST_AHEAD} in flight at most)`] = `${round(typed.ackP50, 1)}, ${round(typed.ackP99, 1)}, ${round(typed.ackMax, 1)}`;
+    figures[`${label}: row create with a sync client typing: ${SERVER_VIEW}`] = serverView(createTyping);
     figures[`${label}: row create with a sync client typing: ${name} server CPU µs per request`] = Math.round(createTyping.cpuMicrosPerRequest);
     figures[`${label}: row create with a sync client typing: the bench's own event-loop delay p50, p99, max ms`] = ms(benchDelay);
     figures[`${label}: row create with a sync client typing: the typist process's event-loop delay p50, p99, max ms`] = `${round(typed.loopP50, 1)}, ${round(typed.loopP99, 1)}, ${round(typed.loopMax, 1)}`;
   }
   figures[`${label}: load average at end`] = load();
   return figures;
+}
+
+const SERVER_VIEW = "in the server: a request's time p50, p99 ms; the server's CPU over it p50, p99 ms; its event-loop delay p99, max ms";
+
+/** A run's requests as the server saw them (bench/rest-server.ts `CpuReading`): load inflates the times, not the CPU. */
+function serverView(result: Result): string {
+  const server = result.server;
+  if (!server) return 'not reported';
+  return `${server.wall[0]}, ${server.wall[2]}; ${server.cpu[0]}, ${server.cpu[2]}; ${server.loopDelay[1]}, ${server.loopDelay[2]}`;
 }
 
 /** What the typist's process reported, as `stop` answers it. */
