@@ -105,6 +105,8 @@ async function type(url: string, session: string, rate: number | undefined): Pro
 
 // Only as the script of its own process (write-path.ts imports this module's constant and type).
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // A bench that ended (or died) without `stop` leaves no typist behind.
+  process.once('disconnect', () => process.exit(0));
   process.once('message', (message: { url: string; session: string; rate?: number }) => {
     type(message.url, message.session, message.rate).catch((error) => {
       console.error(error);
