@@ -26,10 +26,12 @@
  * to the Trellis server (by count, the tables document's first compaction
  * falls in the patch window of a quiet write-path run: PERFORMANCE.md, h9-rest).
  */
+import diagnostics from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { CompiledQuery } from 'kysely';
 import { createTableId } from '../src/model/table/ids';
@@ -60,8 +62,10 @@ async function startCpuCounter(): Promise<string> {
   let mark = process.cpuUsage();
   let mainMark = mainThreadCpuMs();
   let profiles = 0;
+  const requests = new RequestTimes();
   const server = http.createServer(async (request, response) => {
     if (request.url === '/mark') {
+      requests.reset();
       mark = process.cpuUsage();
       mainMark = mainThreadCpuMs();
       await session?.post('Profiler.start');
@@ -77,10 +81,81 @@ async function startCpuCounter(): Promise<string> {
         writeFileSync(path.join(profileDir!, `${process.argv[2]}-${process.pid}-${profiles}.heapprofile`), JSON.stringify(sampled.profile));
       }
     }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ cpuMs: (used.user + used.system) / 1000, mainCpuMs: main === null || mainMark === null ? undefined : main - mainMark }));
+    const figures: CpuReading = { cpuMs: (used.user + used.system) / 1000, mainCpuMs: main === null || mainMark === null ? undefined : main - mainMark, server: requests.read() };
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(figures));
   });
+  requests.skip(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+/** What `GET {cpu}/cpu` answers: CPU since the mark, and the server's own view of the requests answered since. */
+export type CpuReading = {
+  cpuMs: number;
+  mainCpuMs?: number;
+  /**
+   * Percentiles (p50, p90, p99, max; ms) over the requests answered since the mark, as this server saw them: `wall`
+   * from its `request` event to the response's finish (what the client's time holds less the client's own
+   * event loop and the connection), `cpu` this process's CPU over the same span (its own work and whatever
+   * else the process ran meanwhile: the other connections' requests, a typist's messages; a busy machine
+   * inflates `wall`, not `cpu`); and this process's event-loop delay over the window (p50, p99, max).
+   */
+  server: { requests: number; wall: number[]; cpu: number[]; loopDelay: number[] };
+};
+
+/**
+ * Each request's time in this server (Node's `http.server.request.start` and
+ * `http.server.response.finish` diagnostics channels, so no app code is
+ * touched) and the process's CPU over it, between the bench's mark and reading.
+ */
+class RequestTimes {
+  private walls: number[] = [];
+  private cpus: number[] = [];
+  private readonly started = new WeakMap<object, [number, NodeJS.CpuUsage]>();
+  private readonly delay = monitorEventLoopDelay({ resolution: 1 });
+  private readonly skipped = new WeakSet<object>();
+
+  constructor() {
+    this.delay.enable();
+    diagnostics.subscribe('http.server.request.start', (message) => {
+      const { server, response } = message as { server: object; response: object };
+      if (!this.skipped.has(server)) this.started.set(response, [performance.now(), process.cpuUsage()]);
+    });
+    diagnostics.subscribe('http.server.response.finish', (message) => {
+      const { response } = message as { response: object };
+      const start = this.started.get(response);
+      if (!start) return;
+      this.walls.push(performance.now() - start[0]);
+      const cpu = process.cpuUsage(start[1]);
+      this.cpus.push((cpu.user + cpu.system) / 1000);
+    });
+  }
+
+  /** The CPU counter's own server: its calls are not the bench's requests. */
+  skip(server: object) {
+    this.skipped.add(server);
+  }
+
+  reset() {
+    this.walls = [];
+    this.cpus = [];
+    this.delay.reset();
+  }
+
+  read(): CpuReading['server'] {
+    const round = (n: number) => Math.round(n * 10) / 10;
+    const percentiles = (values: number[]) => {
+      const sorted = values.slice().sort((a, b) => a - b);
+      const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+      return [at(50), at(90), at(99), sorted.at(-1) ?? 0].map(round);
+    };
+    return {
+      requests: this.walls.length,
+      wall: percentiles(this.walls),
+      cpu: percentiles(this.cpus),
+      loopDelay: [this.delay.percentile(50) / 1e6, this.delay.percentile(99) / 1e6, this.delay.max / 1e6].map(round),
+    };
+  }
 }
 
 /** COMPACT_AFTER_UPDATES from the bench's environment: a run can move the tables document's compaction into or out of a window. */
@@ -90,7 +165,7 @@ function compactionFromBench(): Record<string, string> {
 
 export type RestServerInfo = {
   url: string;
-  /** `GET {cpu}/mark` starts counting; `GET {cpu}/cpu` answers `{ cpuMs, mainCpuMs }` since the mark (the process's CPU, and its main thread's alone: the rest is V8's GC and compiler threads). */
+  /** `GET {cpu}/mark` starts counting; `GET {cpu}/cpu` answers a `CpuReading` since the mark (the process's CPU, its main thread's alone: the rest is V8's GC and compiler threads; and the requests' times as the server saw them). */
   cpu: string;
   database: string;
   /** `Authorization` header values. */

@@ -28,12 +28,21 @@ import { Agent, request as undiciRequest } from 'undici';
 import * as Y from 'yjs';
 import { orderOf, rowsRoot, sheetMapOf } from '../src/model/table/layout';
 import type { CellValue } from '../src/model/table/types';
-import type { RestServerInfo } from './rest-server';
+import type { CpuReading, RestServerInfo } from './rest-server';
 import { pinThisProcess, spawnBenchServer, stopBenchServer } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 export type Scenario = { method: 'GET' | 'POST' | 'PATCH'; path: (i: number) => string; headers: Record<string, string>; body?: (i: number) => string };
-export type Result = { rps: number; p50: number; p99: number; cpuMicrosPerRequest: number; mainCpuMicrosPerRequest?: number; statuses: Record<string, number> };
+export type Result = {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuMicrosPerRequest: number;
+  mainCpuMicrosPerRequest?: number;
+  statuses: Record<string, number>;
+  /** The server's own view of the same requests (bench/rest-server.ts `CpuReading`). */
+  server?: CpuReading['server'];
+};
 
 const CONNECTIONS = 10;
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -78,10 +87,10 @@ export async function drive(info: RestServerInfo, scenario: Scenario, seconds: n
     ),
   );
   const elapsed = (performance.now() - started) / 1000;
-  const { cpuMs, mainCpuMs } = (await (await fetch(`${info.cpu}/cpu`)).json()) as { cpuMs: number; mainCpuMs?: number };
+  const { cpuMs, mainCpuMs, server } = (await (await fetch(`${info.cpu}/cpu`)).json()) as CpuReading;
   await dispatcher.close();
   times.sort((a, b) => a - b);
-  return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, mainCpuMicrosPerRequest: mainCpuMs === undefined ? undefined : (mainCpuMs * 1000) / times.length, statuses };
+  return { rps: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99), cpuMicrosPerRequest: (cpuMs * 1000) / times.length, mainCpuMicrosPerRequest: mainCpuMs === undefined ? undefined : (mainCpuMs * 1000) / times.length, statuses, server };
 }
 
 export function describe(name: string, result: Result, bare?: Result, anchors: Array<[string, Result]> = []): Figures {

@@ -65,6 +65,7 @@ const parts: Part[] = [
         seconds: flag('seconds'),
         docs: flag('docs'),
         connections: flag('connections'),
+        typistRate: flag('typist-rate'),
         databaseUrl: text('database-url'),
         only: text('only')?.split(','),
         databases: text('databases')?.split(','),
@@ -88,7 +89,7 @@ if (process.argv.includes('--help')) {
 
 parts: ${parts.map((part) => part.name + (part.optIn ? ' (only when named)' : '')).join(', ')}
 --server-cores LIST   the cores (taskset -c LIST) servers and their floors run on; 0 by default, the load on core 1
-write-path:           --only trace,rest,footprint (or typist: REST creates beside a typist only) --edits N --prefill N --seconds N --database-url URL --databases pglite,postgres
+write-path:           --only trace,rest,footprint (or typist: REST creates beside a typist only; --typist-rate N: N keystrokes a second at most) --edits N --prefill N --seconds N --database-url URL --databases pglite,postgres
                       --database-thread off,on (PGlite's Trellis servers with the database in the serving thread, then in its own)
 see each part's file in bench/ for its flags`);
   process.exit(0);

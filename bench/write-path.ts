@@ -22,7 +22,9 @@
  *   projection row) in one transaction a request (bench/rest-server.ts
  *   `bare-db`). Printed: req/s, p99, ratio, server CPU per request; then
  *   creates again while one sync client types the trace into a doc of the
- *   same server (a transaction a keystroke, at most 200 unacknowledged).
+ *   same server (a transaction a keystroke, at most 200 unacknowledged), the
+ *   typist in a process of its own on the load core (bench/typist-client.ts)
+ *   so that its Yjs work does not delay this process's REST connections.
  * - Footprint: the compiled server (dist/server/main.js, built if stale) on
  *   an empty DATA_DIR and again on the same one, on an empty Postgres
  *   database too: seconds to health, resident memory at health, 5 s later
@@ -52,12 +54,13 @@ import { pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import { buildServer, buildTemplate, SERVER_BUNDLE } from '../scripts/build';
-import { connectClient, eventually, synced, type SyncClient } from '../test/helpers/sync';
+import { connectClient, synced, type SyncClient } from '../test/helpers/sync';
 import { freePort, signInThroughOutboxFile } from '../test/helpers/server-process';
-import { expectedText, loadTrace, makeMarkdown, replay, traceParagraph, type Trace } from './doc';
+import { expectedText, loadTrace, makeMarkdown, replay } from './doc';
 import { bareScenario, drive, trellisScenarios, withServer, type Result, type Scenario } from './rest';
 import type { RestServerInfo } from './rest-server';
-import { onServerCores, pinnedServerCores, pinThisProcess, setServerCores } from './spawn-server';
+import { canPin, onServerCores, pinnedServerCores, pinThisProcess, setServerCores } from './spawn-server';
+import { TYPIST_AHEAD, type TypistReport } from './typist-client';
 
 type Figures = Record<string, number | string>;
 type Database = { name: 'pglite' | 'postgres'; env: Record<string, string>; url?: string };
@@ -75,6 +78,8 @@ export type WritePathOptions = {
   connections?: number;
   /** Only these of the databases (pglite, postgres; both by default, Postgres where a URL is given): `--databases postgres` for a shorter run. */
   databases?: string[];
+  /** `--only typist`: the typist's keystrokes a second at most (a person types about 5-10); without it, as fast as acknowledgements come (200 in flight). */
+  typistRate?: number;
   /** PGlite's Trellis servers once per entry, the database in its own thread or not; [] for the server's default. */
   databaseThread?: Array<'on' | 'off'>;
 };
@@ -175,7 +180,7 @@ async function restRows(database: Database, options: WritePathOptions): Promise<
       const run = async (key: string) => drive(info, scenarios.find((s) => s.key === key)!.scenario, seconds);
       const create = await run('create');
       const patch = await run('patch');
-      const typist = await startTypist(info, loadTrace());
+      const typist = await startTypist(info);
       const createTyping = await run('create');
       const typed = await typist.stop();
       return { create, patch, createTyping, typed };
@@ -190,81 +195,89 @@ async function restRows(database: Database, options: WritePathOptions): Promise<
     row('create', floors.create, trellis.create);
     row('patch', floors.patch, trellis.patch);
     figures[`${label}: row create with a sync client typing the trace: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(trellis.createTyping.rps)}, ${round(trellis.createTyping.p99, 1)}`;
-    figures[`${label}: row create with a sync client typing: ${name} / floor req/s; keystrokes acknowledged meanwhile`] = `${round(trellis.createTyping.rps / floors.create.rps, 2)}; ${trellis.typed.toLocaleString('en')}`;
+    figures[`${label}: row create with a sync client typing: ${name} / floor req/s; keystrokes acknowledged meanwhile`] = `${round(trellis.createTyping.rps / floors.create.rps, 2)}; ${trellis.typed.typed.toLocaleString('en')}`;
   }
   return figures;
 }
 
 /**
  * Only REST creates, alone and then beside a typist, in one Trellis server (`--only typist`): no floors, no patches.
- * The bench's own event-loop delay is printed too: the REST connections and the typist's client share it.
+ * The typist runs in a process of its own on the load core; this process's event-loop delay while it drives
+ * the REST connections is printed, and the typist's own, with its keystrokes' time to acknowledgement.
  */
 async function typistRows(database: Database, options: WritePathOptions): Promise<Figures> {
   const seconds = options.seconds ?? 5;
   const label = `REST, 10 connections, ${database.name}`;
   const figures: Figures = { [`${label}: load average`]: load() };
   for (const variant of trellisVariants(database, options)) {
-    const { alone, createTyping, typed, typingMs, benchDelay } = await withServer('trellis', variant.env, async (info) => {
+    const { alone, aloneDelay, createTyping, typed, benchDelay } = await withServer('trellis', variant.env, async (info) => {
       const scenario = trellisScenarios(info).find((s) => s.key === 'create')!.scenario;
+      // Unmeasured: the server is fresh, and V8 compiles its hot paths in the first seconds of load; the two windows below should both run warm.
+      await drive(info, scenario, 2);
+      const aloneDelay = monitorEventLoopDelay({ resolution: 1 });
+      aloneDelay.enable();
       const alone = await drive(info, scenario, seconds);
-      const typist = await startTypist(info, loadTrace());
-      const started = performance.now();
+      aloneDelay.disable();
+      const typist = await startTypist(info, options.typistRate);
       const delay = monitorEventLoopDelay({ resolution: 1 });
       delay.enable();
       const createTyping = await drive(info, scenario, seconds);
       delay.disable();
       const typed = await typist.stop();
-      return { alone, createTyping, typed, typingMs: performance.now() - started, benchDelay: delay };
+      return { alone, aloneDelay, createTyping, typed, benchDelay: delay };
     });
     const name = `Trellis${variant.suffix}`;
+    const ms = (histogram: ReturnType<typeof monitorEventLoopDelay>) =>
+      `${round(histogram.percentile(50) / 1e6, 1)}, ${round(histogram.percentile(99) / 1e6, 1)}, ${round(histogram.max / 1e6, 1)}`;
     figures[`${label}: row create alone, the same server just before: ${name} req/s, p99 ms`] = `${Math.round(alone.rps)}, ${round(alone.p99, 1)} (p50 ${round(alone.p50, 1)})`;
-    figures[`${label}: row create with a sync client typing the trace: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(createTyping.rps)}, ${round(createTyping.p99, 1)} (p50 ${round(createTyping.p50, 1)})`;
-    figures[`${label}: row create with a sync client typing: ${name} keystrokes acknowledged, a second until the last acknowledgement`] = `${typed.toLocaleString('en')}, ${Math.round((typed * 1000) / typingMs)}`;
+    figures[`${label}: row create alone: the bench's own event-loop delay p50, p99, max ms`] = ms(aloneDelay);
+    figures[`${label}: row create alone: ${SERVER_VIEW}`] = serverView(alone);
+    figures[`${label}: row create with a sync client typing the trace${options.typistRate ? ` at ${options.typistRate} keystrokes a second at most` : ''}: ${name} req/s, p99 ms (goal p99 < 50)`] = `${Math.round(createTyping.rps)}, ${round(createTyping.p99, 1)} (p50 ${round(createTyping.p50, 1)})`;
+    figures[`${label}: row create with a sync client typing: ${name} keystrokes acknowledged, a second until the last acknowledgement`] = `${typed.typed.toLocaleString('en')}, ${Math.round((typed.typed * 1000) / typed.typingMs)}`;
+    figures[`${label}: row create with a sync client typing: a keystroke's time to acknowledgement p50, p99, max ms (${TYPIST_AHEAD} in flight at most)`] = `${round(typed.ackP50, 1)}, ${round(typed.ackP99, 1)}, ${round(typed.ackMax, 1)}`;
+    figures[`${label}: row create with a sync client typing: ${SERVER_VIEW}`] = serverView(createTyping);
     figures[`${label}: row create with a sync client typing: ${name} server CPU µs per request`] = Math.round(createTyping.cpuMicrosPerRequest);
-    figures[`${label}: row create with a sync client typing: the bench's own event-loop delay p50, p99, max ms`] = `${round(benchDelay.percentile(50) / 1e6, 1)}, ${round(benchDelay.percentile(99) / 1e6, 1)}, ${round(benchDelay.max / 1e6, 1)}`;
+    figures[`${label}: row create with a sync client typing: the bench's own event-loop delay p50, p99, max ms`] = ms(benchDelay);
+    figures[`${label}: row create with a sync client typing: the typist process's event-loop delay p50, p99, max ms`] = `${round(typed.loopP50, 1)}, ${round(typed.loopP99, 1)}, ${round(typed.loopMax, 1)}`;
   }
   figures[`${label}: load average at end`] = load();
   return figures;
 }
 
-/** Keystrokes a typist may have sent and not yet had acknowledged: a fast, steady typist rather than a firehose. */
-const TYPIST_AHEAD = 200;
+const SERVER_VIEW = "in the server: a request's time p50, p99 ms; the server's CPU over it p50, p99 ms; its event-loop delay p99, max ms";
+
+/** A run's requests as the server saw them (bench/rest-server.ts `CpuReading`): load inflates the times, not the CPU. */
+function serverView(result: Result): string {
+  const server = result.server;
+  if (!server) return 'not reported';
+  return `${server.wall[0]}, ${server.wall[2]}; ${server.cpu[0]}, ${server.cpu[2]}; ${server.loopDelay[1]}, ${server.loopDelay[2]}`;
+}
+
+/** What the typist's process reported, as `stop` answers it. */
+type Typed = TypistReport;
 
 /**
- * One sync client typing the trace (as bench/doc.ts replays it, a
- * transaction a patch) into a doc workspace of the server, made by the
- * owner, for as long as the REST load runs. `stop` ends the typing, waits
- * for every keystroke's acknowledgement and answers how many it typed.
+ * One sync client typing the trace into a doc workspace of the server, made
+ * by the owner, for as long as the REST load runs, in a process of its own
+ * (bench/typist-client.ts) on the load core: the REST connections' event
+ * loop no longer takes turns with its Yjs work. `stop` ends the typing, waits
+ * for every keystroke's acknowledgement and answers the typist's report.
  */
-async function startTypist(info: RestServerInfo, trace: Trace): Promise<{ stop(): Promise<number> }> {
-  const headers = { 'content-type': 'application/json', cookie: info.session! };
-  const created = await fetch(`${info.url}/api/workspaces`, { method: 'POST', headers, body: JSON.stringify({ name: 'typist', slug: 'typist', mode: 'doc' }) });
-  if (created.status !== 200) throw new Error(`POST /api/workspaces answered ${created.status}: ${await created.text()}`);
-  const { primarySurface } = (await created.json()) as { primarySurface: { syncDocument: string } };
-  const client = connectClient(info.url, primarySurface.syncDocument, { cookie: info.session!.replace(/^svc-session=/, '') });
-  const text = await traceParagraph(client, trace);
-  let stopped = false;
-  let typed = 0;
-  const typing = (async () => {
-    for (const txn of trace.txns) {
-      for (const [pos, del, ins] of txn.patches) {
-        if (stopped) return;
-        while (client.provider.unsyncedChanges >= TYPIST_AHEAD) await new Promise((resolve) => setTimeout(resolve, 1));
-        client.doc.transact(() => {
-          if (del > 0) text.delete(pos, del);
-          if (ins) text.insert(pos, ins);
-        });
-        typed++;
-      }
-    }
-  })();
+async function startTypist(info: RestServerInfo, rate?: number): Promise<{ stop(): Promise<Typed> }> {
+  const node = [process.execPath, '--import', 'tsx', path.resolve(import.meta.dirname, 'typist-client.ts')];
+  const command = canPin ? ['taskset', '-c', '1', ...node] : node;
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the typist's process exited ${code}`))));
+  exited.catch(() => {});
+  const next = <T>() => Promise.race([new Promise<T>((resolve) => child.once('message', (message) => resolve(message as T))), exited]);
+  const ready = next<{ ready: true }>();
+  child.send({ url: info.url, session: info.session!, rate });
+  await ready;
   return {
     async stop() {
-      stopped = true;
-      await typing;
-      await eventually(() => client.provider.unsyncedChanges === 0, 600_000, 5);
-      client.destroy();
-      return typed;
+      const report = next<Typed>();
+      child.send({ stop: true });
+      return report;
     },
   };
 }
