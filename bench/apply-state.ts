@@ -38,7 +38,7 @@ function structure(update: Uint8Array): string {
     for (const item of list) deleted += item.len;
   }
   contentKinds = new Map([...contentKinds].sort((a, b) => b[1] - a[1]));
-  return `${bytes.byteLength === update.byteLength ? '' : ''}${update.byteLength} bytes; ${clients.size} clients; structs ${structs.length} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); content ${[...contentKinds].map(([k, n]) => `${k} ${n}`).join(', ')}; delete set ${ranges} ranges, ${deleted} ids`;
+  return `${update.byteLength} bytes; ${clients.size} clients; structs ${structs.length} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); content ${[...contentKinds].map(([k, n]) => `${k} ${n}`).join(', ')}; delete set ${ranges} ranges, ${deleted} ids`;
 }
 
 function applyCpu(update: Uint8Array, v2 = false, listened = false): number[] {
