@@ -9,6 +9,11 @@
  *   the first client's sync loads it (cold).
  * - `bare`: an in-memory Hocuspocus (`flushDelay: false`) holding the same
  *   state already loaded, with the same websocket wiring.
+ * - `bare-load`: the same Hocuspocus with nothing loaded: a connection's
+ *   `onLoadDocument` reads the state from the file and applies it, as a
+ *   bare Hocuspocus with a storage extension loads a document before it
+ *   answers (the file standing in for the cheapest possible store); it
+ *   unloads when its last client leaves, so each sync loads.
  *
  * - `trellis-rest`: the real app, empty (a welcome workspace, an editor
  *   key), for the parent to seed over REST (`POST /rows/import`) and sync;
@@ -21,6 +26,7 @@
  * peak (no GC).
  */
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -116,4 +122,15 @@ async function bare() {
   console.log(JSON.stringify({ url, documentName, stats: await startStats() }));
 }
 
-await (mode === 'bare' ? bare() : mode === 'trellis-rest' ? trellisRest() : trellis());
+async function bareLoad() {
+  const hocuspocus = new Hocuspocus({
+    quiet: true,
+    flushDelay: false,
+    onLoadDocument: async ({ document }) => Y.applyUpdate(document, new Uint8Array(await readFile(stateFile))),
+  });
+  const server = http.createServer();
+  const url = await listenBare(hocuspocus, server);
+  console.log(JSON.stringify({ url, documentName: 'bench/tables', stats: await startStats() }));
+}
+
+await (mode === 'bare' ? bare() : mode === 'bare-load' ? bareLoad() : mode === 'trellis-rest' ? trellisRest() : trellis());

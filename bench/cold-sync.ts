@@ -15,7 +15,13 @@
  * the same data (cold: the first loads it). Each sync with the server's CPU
  * time meanwhile (less disturbed by a loaded machine than wall time). The bare Hocuspocus serves the state the
  * Trellis client received, from memory, three providers in a fresh process
- * (its first sync is its cold one).
+ * (its first sync is its cold one); then a bare Hocuspocus that loads that
+ * state from storage (a file) at each sync, the cold sync of a bare server
+ * with a store, against which Trellis's first cold sync is also set. Each
+ * sync's client apply is printed with the client's own CPU for it: the
+ * same document from either server, so the same work (bench/apply-state.ts
+ * measures it alone). `BENCH_KEEP_STATE=FILE` keeps the state the warm
+ * client held.
  *
  *   npx tsx bench/cold-sync.ts [--rows 50000] [--rest]
  */
@@ -102,12 +108,14 @@ export async function syncs(
   credential: { token?: string; cookie?: string },
   rows: number,
   count: number,
-): Promise<{ ms: number[]; cpuMs: number[]; waitMs: number[]; applyMs: number[]; received: string[]; doc: Y.Doc }> {
+): Promise<{ ms: number[]; cpuMs: number[]; waitMs: number[]; applyMs: number[]; applyCpuMs: number[]; received: string[]; doc: Y.Doc }> {
   const ms: number[] = [];
   const received: string[] = [];
   const cpuMs: number[] = [];
   const waitMs: number[] = [];
   const applyMs: number[] = [];
+  // The client's own CPU for its apply (this process's; it runs nothing else meanwhile): steadier than wall time on a loaded machine.
+  const applyCpuMs: number[] = [];
   let doc = new Y.Doc();
   for (let i = 0; i < count; i++) {
     const before = await usageOf(info);
@@ -116,8 +124,16 @@ export async function syncs(
     // The client's first transaction is the state it is sent (the sync step 2): until it begins the client waits on the server, then it decodes.
     let applying: number | undefined;
     let applied: number | undefined;
-    client.doc.on('beforeTransaction', () => void (applying ??= performance.now()));
-    client.doc.on('afterTransaction', () => void (applied ??= performance.now()));
+    let applyingCpu: NodeJS.CpuUsage | undefined;
+    let appliedCpu: NodeJS.CpuUsage | undefined;
+    client.doc.on('beforeTransaction', () => {
+      applying ??= performance.now();
+      applyingCpu ??= process.cpuUsage();
+    });
+    client.doc.on('afterTransaction', () => {
+      applied ??= performance.now();
+      appliedCpu ??= process.cpuUsage(applyingCpu);
+    });
     // What the server sent until the client synced: the same state should be the same bytes from either server.
     const sizes: number[] = [];
     client.provider.on('message', ({ event }: { event: { data: ArrayBuffer | Uint8Array } }) => void sizes.push(event.data.byteLength));
@@ -126,13 +142,14 @@ export async function syncs(
     ms.push(performance.now() - started);
     waitMs.push((applying ?? started) - started);
     applyMs.push((applied ?? started) - (applying ?? started));
+    applyCpuMs.push(appliedCpu ? (appliedCpu.user + appliedCpu.system) / 1000 : 0);
     cpuMs.push((await usageOf(info)).cpuMs - before.cpuMs);
     const held = countRows(client.doc);
     if (held !== rows) throw new Error(`the client holds ${held} rows, not ${rows}`);
     doc = client.doc;
     client.provider.destroy();
   }
-  return { ms, cpuMs, waitMs, applyMs, received, doc };
+  return { ms, cpuMs, waitMs, applyMs, applyCpuMs, received, doc };
 }
 
 export const usageOf = async (info: { stats: string }): Promise<Usage> => (await fetch(`${info.stats}/usage`)).json() as Promise<Usage>;
@@ -160,8 +177,9 @@ export async function settle(info: { stats: string }, since: { at: number; cpuMs
   return { idleAfterMs: limitMs, cpuMs: last.cpuMs - since.cpuMs, mainIdleAfterMs };
 }
 
-/** Each sync's wait for its state and its decode on the client: `wait / apply` a sync. */
-const phasesOf = (run: { waitMs: number[]; applyMs: number[] }) => run.waitMs.map((wait, i) => `${Math.round(wait)} / ${Math.round(run.applyMs[i]!)}`).join(', ');
+/** Each sync's wait for its state and its decode on the client: `wait / apply (the apply's client CPU)` a sync. */
+const phasesOf = (run: { waitMs: number[]; applyMs: number[]; applyCpuMs: number[] }) =>
+  run.waitMs.map((wait, i) => `${Math.round(wait)} / ${Math.round(run.applyMs[i]!)} (${Math.round(run.applyCpuMs[i]!)})`).join(', ');
 
 const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -188,9 +206,11 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
     const synced_ = await syncs(info, info.documentName, { token: info.token }, rows, 3);
     warm = synced_.ms;
     warmCpu = synced_.cpuMs;
-    figures['Trellis warm: client waits for its state / applies it ms'] = phasesOf(synced_);
+    figures['Trellis warm: client waits for its state / applies it ms (client CPU)'] = phasesOf(synced_);
     figures['Trellis warm: received until synced'] = synced_.received.join('; ');
     state = Y.encodeStateAsUpdate(synced_.doc);
+    // For a look at what a client applies (bench/apply-state.ts): the state the warm client holds.
+    if (process.env.BENCH_KEEP_STATE) writeFileSync(process.env.BENCH_KEEP_STATE, state);
     const settled = await settle(info, seeded_);
     const after = await usageOf(info);
     figures['after the seed: busy for s, syncs included (until a 2-s window under 5 % of a core)'] = round(settled.idleAfterMs / 1000, 1);
@@ -207,7 +227,7 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
     const coldRun = await syncs(restarted.info, info.documentName, { token: info.token }, rows, 3);
     cold = coldRun.ms;
     coldCpu = coldRun.cpuMs;
-    figures['Trellis cold: client waits for its state / applies it ms'] = phasesOf(coldRun);
+    figures['Trellis cold: client waits for its state / applies it ms (client CPU)'] = phasesOf(coldRun);
     figures['Trellis cold: received until synced'] = coldRun.received.join('; ');
     figures['restarted server RSS peak after cold syncs MB'] = Math.round((await usageOf(restarted.info)).peakRssMb);
   } finally {
@@ -217,6 +237,8 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
   const dir = mkdtempSync(path.join(tmpdir(), 'trellis-coldrest-'));
   let bare: number[];
   let bareCpu: number[];
+  let bareLoad: number[];
+  let bareLoadCpu: number[];
   try {
     const stateFile = path.join(dir, 'state.bin');
     writeFileSync(stateFile, state);
@@ -225,21 +247,33 @@ export async function runColdSyncRestBench(options: { rows?: number } = {}): Pro
       const bareRun = await syncs(server.info, server.info.documentName, {}, rows, 3);
       bare = bareRun.ms;
       bareCpu = bareRun.cpuMs;
-      figures['bare: client waits for its state / applies it ms'] = phasesOf(bareRun);
+      figures['bare: client waits for its state / applies it ms (client CPU)'] = phasesOf(bareRun);
       figures['bare: received until synced'] = bareRun.received.join('; ');
     } finally {
       await stopBenchServer(server.child);
+    }
+    // Cold against cold: a bare Hocuspocus that loads the document from storage (here the file) before it answers, as each of its syncs does.
+    const loading = await spawnBenchServer<Info>('cold-sync-server.ts', 'bare-load', `${runId}_bareload`, { pinned: true, env: { BENCH_STATE_FILE: stateFile } });
+    try {
+      const loadRun = await syncs(loading.info, loading.info.documentName, {}, rows, 3);
+      bareLoad = loadRun.ms;
+      bareLoadCpu = loadRun.cpuMs;
+      figures['bare loading from storage: client waits for its state / applies it ms (client CPU)'] = phasesOf(loadRun);
+    } finally {
+      await stopBenchServer(loading.child);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   const list = (values: number[]) => values.map((v) => Math.round(v)).join(', ');
   figures['bare Hocuspocus, fresh process: syncs ms (server CPU ms)'] = `${list(bare)} (${list(bareCpu)})`;
+  figures['bare Hocuspocus loading from storage at each sync: syncs ms (server CPU ms)'] = `${list(bareLoad)} (${list(bareLoadCpu)})`;
   figures['Trellis warm (right after the seed): syncs ms (server CPU ms)'] = `${list(warm)} (${list(warmCpu)})`;
   figures['Trellis cold (restarted, nothing loaded): syncs ms (server CPU ms)'] = `${list(cold)} (${list(coldCpu)})`;
   // The bare server's first sync in its process is its cold one; its later ones are its warm ones.
   figures['cold: Trellis first / bare first'] = round(cold[0]! / bare[0]!, 2);
   figures['cold: p50 Trellis / p50 bare'] = round(p50(cold) / p50(bare), 2);
+  figures['cold against cold: Trellis first / bare loading from storage first'] = round(cold[0]! / bareLoad[0]!, 2);
   figures['warm: p50 Trellis / p50 bare (its later syncs)'] = round(p50(warm) / p50(bare.slice(1)), 2);
   figures['worst single sync / bare p50'] = round(Math.max(...cold, ...warm) / p50(bare), 2);
   figures['load average at end'] = os.loadavg().map((l) => l.toFixed(1)).join(' ');
