@@ -21,6 +21,7 @@ import { trackedUnpassedRows } from '../sync/table-passed';
 import { getView, type ViewDef } from '../model/table/views';
 import { recordTableTransaction, type TableRunRecord } from '../model/table/runs';
 import type { RunChangeWrite } from '../persistence/runs';
+import type { AppendedRow, AppendHead } from '../persistence/document-log';
 import { DocChanges, type DocChangesDeps, type DocDerived } from './doc-changes';
 import { recordSeenSuggestions, type SeenSuggestion } from './suggestion-records';
 import { rowSuggestionsSeen } from './suggestion-stamps';
@@ -139,8 +140,16 @@ export class DocumentObserver implements TransactionObserver<Derived> {
    * it again (after a crash) records them once.
    * Each table change gets a receipt: its rows as stored.
    */
-  async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined> }> {
-    const none = { publish: () => {}, deferred: [] };
+  async persist(
+    tx: Tx,
+    documentName: string,
+    changes: ObservedChange<Derived>[],
+    append: AppendHead | null = null,
+  ): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null }> {
+    // The commit's log append rides in the projection's upsert when nothing before it writes: server changes of a table, no suggestion among them (their records are written first).
+    const rides = append !== null && changes.every(({ derived, origin }) => derived.kind === 'tables' && derived.suggestions.length === 0 && isServerOrigin(origin));
+    const appendedFirst = append && !rides ? await append.alone() : null;
+    const none = { publish: () => {}, deferred: [], appended: appendedFirst };
     if (changes.length === 0) return none;
     const context = await this.contextFor(tx, changes[0]!.derived.workspaceId, changes.map((c) => c.derived));
     if (!context) return none;
@@ -177,9 +186,11 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     drafts.push(...replayedTyping.values());
     // The runs' changes and the first events ride in the projection's upsert: two round trips fewer in the commit.
     const at = this.services.clock.now();
+    let appended = appendedFirst;
     const records = await recordEvents(this.services, tx, drafts.slice(0, EVENTS_PER_INSERT), async (_, events, now) => {
-      const written = await rows.write(tx, context.id, at, runWrites, { drafts: events, now });
+      const written = await rows.write(tx, context.id, at, runWrites, { drafts: events, now }, rides ? append : null);
       for (const [id, meta] of written.stored) stored.set(id, meta);
+      appended ??= written.appended;
       return written.events;
     });
     for (let from = EVENTS_PER_INSERT; from < drafts.length; from += EVENTS_PER_INSERT) {
@@ -198,6 +209,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       },
       deferred,
       receipts,
+      appended,
     };
   }
 
@@ -435,7 +447,7 @@ class RowWrites {
   }
 
   /** Writes what was collected (and `runChanges`, what runs changed in the batch, and `events`, its events) and starts afresh. */
-  async write(tx: Tx, workspaceId: string, at: Date, runChanges: readonly RunChangeWrite[] = [], events?: { drafts: EventDraft[]; now: Date }) {
+  async write(tx: Tx, workspaceId: string, at: Date, runChanges: readonly RunChangeWrite[] = [], events?: { drafts: EventDraft[]; now: Date }, append: AppendHead | null = null) {
     const upserts: RowWrite[] = [];
     const deleted: string[] = [];
     for (const [id, row] of this.rows) {
@@ -443,8 +455,11 @@ class RowWrites {
       else deleted.push(id);
     }
     this.rows.clear();
+    // A commit's append goes before its first write: ahead of the deletes, or in the upsert.
+    const appendedFirst = append && deleted.length > 0 ? await append.alone() : null;
     await deleteRowProjections(tx, workspaceId, deleted);
-    return upsertRows(tx, upserts, at, runChanges, events);
+    const written = await upsertRows(tx, upserts, at, runChanges, events, appendedFirst ? null : append);
+    return { ...written, appended: appendedFirst ?? written.appended };
   }
 }
 

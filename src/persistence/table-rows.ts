@@ -8,6 +8,7 @@ import { runStatement, valueTuples, withHeads } from './raw-statements';
 import { recordRunChanges, runChangesHead, type RunChangeWrite } from './runs';
 import { eventsHead, insertEvents, LOGGED_EVENTS, recordsOfLogged } from './events';
 import type { EventDraft, EventRecord } from '../model/event-record';
+import type { AppendedRow, AppendHead } from './document-log';
 
 /** The row projection the observer keeps: attribution, timestamps, counts, search, and the date and file indexes beside it (row-indexes.ts). */
 
@@ -46,18 +47,25 @@ export async function upsertRows(
   at: Date,
   runChanges: readonly RunChangeWrite[] = [],
   events: { drafts: EventDraft[]; now: Date } = { drafts: [], now: at },
-): Promise<{ stored: Map<string, RowMeta>; events: EventRecord[] }> {
+  append: AppendHead | null = null,
+): Promise<{ stored: Map<string, RowMeta>; events: EventRecord[]; appended: AppendedRow[] | null }> {
   const stored = new Map<string, RowMeta>();
+  let appended: AppendedRow[] | null = null;
   // A commit's rows, the usual batch: the upsert deletes their old index entries, and records the runs' changes and the events, in the same statement.
   const single = rows.length > 0 && rows.length <= ROWS_PER_UPSERT;
   const unindex = single ? unindexHead(rows, rows.length * UPSERT_COLUMNS + 1) : null;
   let used = rows.length * UPSERT_COLUMNS + (unindex?.parameters.length ?? 0);
   const head = single ? runChangesHead(runChanges, at, used + 1) : null;
   const runs = head && used + head.parameters.length <= MAX_PARAMETERS ? head : null;
-  if (!runs) await recordRunChanges(db, runChanges, at);
   used += runs?.parameters.length ?? 0;
   const logging = single && events.drafts.length > 0 ? eventsHead(events.drafts, events.now, used + 1) : null;
   const logged = logging && used + logging.parameters.length <= MAX_PARAMETERS ? logging : null;
+  used += logged?.parameters.length ?? 0;
+  // The commit's log append (document-log.ts `appendHead`), numbered after the rest: one round trip fewer.
+  const appendedHere = single && append && used + append.parameters.length <= MAX_PARAMETERS ? { text: append.textFrom(used + 1), parameters: append.parameters } : null;
+  // One that cannot ride goes first, before this function's other writes.
+  if (append && !appendedHere) appended = await append.alone();
+  if (!runs) await recordRunChanges(db, runChanges, at);
   let recorded: EventRecord[] | null = null;
   for (let from = 0; from < rows.length; from += ROWS_PER_UPSERT) {
     const chunk = rows.slice(from, from + ROWS_PER_UPSERT);
@@ -81,23 +89,39 @@ export async function upsertRows(
     if (unindex) parameters.push(...unindex.parameters);
     if (runs) parameters.push(...runs.parameters);
     if (logged) parameters.push(...logged.parameters);
-    const returning = logged ? `${UPSERT_RETURNING}, ${LOGGED_EVENTS}` : UPSERT_RETURNING;
-    const text = `${withHeads([unindex, runs, logged])}${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}${UPSERT_TAIL}${returning}`;
+    if (appendedHere) parameters.push(...appendedHere.parameters);
+    const returning = `${UPSERT_RETURNING}${logged ? `, ${LOGGED_EVENTS}` : ''}${appendedHere ? `, ${append!.returning}` : ''}`;
+    // With the append's lock of the log heads, the rows are selected once it is taken (before any row of table_rows is): the order of the append's own statement.
+    const values =
+      appendedHere && append!.locks
+        ? `${UPSERT_COLUMNS_HEAD} select * from (values ${valueTuples(chunk.length, UPSERT_COLUMNS, 1, UPSERT_CASTS)}) as v where ${append!.lockedFirst}`
+        : `${UPSERT_HEAD}${valueTuples(chunk.length, UPSERT_COLUMNS)}`;
+    const text = `${withHeads([appendedHere, unindex, runs, logged])}${values}${UPSERT_TAIL}${returning}`;
     const returned = await runStatement<RowMeta & { loggedEvents?: unknown }>(db, text, parameters);
     if (logged) {
       recorded = recordsOfLogged(events.drafts, returned[0]?.loggedEvents, events.now);
       for (const row of returned) delete row.loggedEvents;
     }
+    if (appendedHere) {
+      appended = append!.appendedOf(returned[0] as unknown as Record<string, unknown>);
+      for (const row of returned as unknown as Array<Record<string, unknown>>) {
+        delete row.appendedSeqs;
+        delete row.appendedAt;
+      }
+    }
     for (const row of returned) stored.set(row.id, row);
   }
   if (unindex) await indexUnindexedRows(db, rows);
   else await indexRows(db, rows);
-  return { stored, events: recorded ?? (await insertEvents(db, events.drafts, events.now)) };
+  return { stored, events: recorded ?? (await insertEvents(db, events.drafts, events.now)), appended };
 }
 
 const UPSERT_COLUMNS = 11;
-const UPSERT_HEAD =
-  'insert into table_rows (id, workspace_id, surface_id, position, data, created_by_id, created_by_type, updated_by_id, updated_by_type, created_at, updated_at) values ';
+const UPSERT_COLUMNS_HEAD =
+  'insert into table_rows (id, workspace_id, surface_id, position, data, created_by_id, created_by_type, updated_by_id, updated_by_type, created_at, updated_at)';
+const UPSERT_HEAD = `${UPSERT_COLUMNS_HEAD} values `;
+// The column types a `values` list in a subquery does not take from its target.
+const UPSERT_CASTS = ['', '', '', '::integer', '::jsonb', '', '', '', '', '::timestamptz', '::timestamptz'];
 // A row is its workspace's: another workspace may hold the same (client-chosen) id. The batch's last writer is the editor, or the creator when it only created the row.
 const UPSERT_TAIL =
   ' on conflict (workspace_id, id) do update set surface_id = excluded.surface_id, position = excluded.position, data = excluded.data,' +

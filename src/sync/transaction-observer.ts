@@ -1,5 +1,6 @@
 import type * as Y from 'yjs';
 import type { Tx } from '../persistence/database';
+import type { AppendedRow, AppendHead } from '../persistence/document-log';
 import type { CommitReceipt } from './document-sync';
 
 export type ObservedChange<Derived = unknown> = { derived: Derived; origin: unknown; seqs: readonly number[]; run: string | null };
@@ -24,8 +25,18 @@ export interface TransactionObserver<Derived = unknown> {
    * `deferred` (it then marks them itself when it records their events,
    * e.g. coalesced typing). `receipts` (by position in `changes`) is what
    * each change's caller gets back from `transactWithReceipt`.
+   *
+   * `append`, the commit's log append of its server changes (document-log.ts
+   * `appendHead`): the observer writes it before any other write of its
+   * own, in one of its statements where it can, and returns the rows it
+   * appended as `appended` (absent or null: the caller appends them).
    */
-  persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[]): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined> }>;
+  persist(
+    tx: Tx,
+    documentName: string,
+    changes: ObservedChange<Derived>[],
+    append?: AppendHead | null,
+  ): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null }>;
   /** After a client's change is durable: enforce caps that a CRDT cannot refuse up front. */
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
   /** Records whatever it holds back (coalesced typing events) before shutdown. */

@@ -1,0 +1,113 @@
+import * as Y from 'yjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tablesDocumentName } from '../../src/model/document-names';
+import { getRow, listRows } from '../../src/model/table/document';
+import { startTestApp } from '../helpers/app';
+import { signIn } from '../helpers/sign-in';
+
+/**
+ * A REST write's commit carries its log append in the row projection's
+ * statement where it can (document-log.ts `appendHead`), and appends on its
+ * own first where it cannot (a delete, a change with no row to write). Either
+ * way the answer means the update is in the log, the row in the projection
+ * and the event in the audit log, all from one commit.
+ */
+let t: Awaited<ReturnType<typeof startTestApp>>;
+let owner: { cookie: string; orgSlug: string };
+let workspaceId: string;
+const base = '/api/workspaces/welcome';
+const as = () => ({ as: { cookie: owner.cookie } });
+
+beforeAll(async () => {
+  t = await startTestApp();
+  owner = await signIn(t, 'commit-append@example.com');
+  workspaceId = (await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'welcome').executeTakeFirstOrThrow()).id;
+});
+afterAll(async () => {
+  await t.close();
+  await t.store.dispose();
+});
+
+/** The table document as its log alone rebuilds it (snapshot, then every logged update in order). */
+async function fromLog(): Promise<Y.Doc> {
+  const document = tablesDocumentName(workspaceId);
+  const doc = new Y.Doc();
+  const snapshot = await t.services.db.selectFrom('documentSnapshots').select('state').where('document', '=', document).executeTakeFirst();
+  if (snapshot) Y.applyUpdateV2(doc, snapshot.state);
+  const log = await t.services.db.selectFrom('documentUpdates').select('update').where('document', '=', document).orderBy('seq').execute();
+  for (const { update } of log) Y.applyUpdate(doc, update);
+  return doc;
+}
+
+async function logged(): Promise<number> {
+  const row = await t.services.db
+    .selectFrom('documentUpdates')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('document', '=', tablesDocumentName(workspaceId))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function events(event: string, subjectId?: string): Promise<number> {
+  let query = t.services.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('workspaceId', '=', workspaceId).where('event', '=', event);
+  if (subjectId) query = query.where('subjectId', '=', subjectId);
+  return Number((await query.executeTakeFirstOrThrow()).n);
+}
+
+async function projected(ids: string[]): Promise<string[]> {
+  const rows = await t.services.db.selectFrom('tableRows').select('id').where('workspaceId', '=', workspaceId).where('id', 'in', ids).execute();
+  return rows.map((r) => r.id).sort();
+}
+
+describe("a REST write's log append", () => {
+  it('concurrent creates sharing commits: each answered row is in the log, the projection and the audit log, once', async () => {
+    const before = await logged();
+    const createdBefore = await events('row.created');
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => t.request('POST', `${base}/rows`, { body: { data: { title: `burst ${i}`, status: 'todo' } }, ...as() })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const ids = answers.map((a) => a.body.id as string);
+    // Every answer names its creator and a stored time: read back from the statement that also appended.
+    for (const answer of answers) {
+      expect(answer.body.createdAt).toEqual(expect.any(String));
+      expect(answer.body.createdByPrincipalId).not.toBeNull();
+    }
+    expect(await logged()).toBe(before + 24);
+    expect(await events('row.created')).toBe(createdBefore + 24);
+    expect(await projected(ids)).toEqual([...ids].sort());
+    const rebuilt = await fromLog();
+    for (const [i, id] of ids.entries()) expect(getRow(rebuilt, id)?.data.title).toBe(`burst ${i}`);
+  });
+
+  it('a patch and a delete are logged with their events; the log rebuilds what REST reads', async () => {
+    const created = await t.request('POST', `${base}/rows`, { body: { data: { title: 'to change' } }, ...as() });
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    const before = await logged();
+    const patched = await t.request('PATCH', `${base}/rows/${id}`, { body: { data: { title: 'changed' } }, ...as() });
+    expect(patched.status).toBe(200);
+    expect(await logged()).toBe(before + 1);
+    expect(await events('row.updated', id)).toBe(1);
+    expect(getRow(await fromLog(), id)?.data.title).toBe('changed');
+
+    // A delete writes the projection before any upsert: its append goes first, on its own.
+    const deleted = await t.request('DELETE', `${base}/rows/${id}`, as());
+    expect(deleted.status).toBe(200);
+    expect(await logged()).toBe(before + 2);
+    expect(await events('row.deleted', id)).toBe(1);
+    expect(await projected([id])).toEqual([]);
+    const rebuilt = await fromLog();
+    expect(getRow(rebuilt, id)).toBeNull();
+    const listed = await t.request('GET', `${base}/rows?limit=500`, as());
+    expect(listRows(rebuilt).rows.map((r) => r.id).sort()).toEqual(listed.body.rows.map((r: { id: string }) => r.id).sort());
+  });
+
+  it('a change with no row to write (a new column) is logged with its event', async () => {
+    const before = await logged();
+    const added = await t.request('POST', `${base}/columns`, { body: { column: { key: 'estimate', label: 'Estimate', type: 'number' } }, ...as() });
+    expect(added.status).toBeLessThan(300);
+    expect(await logged()).toBe(before + 1);
+    expect(await events('columns.updated')).toBeGreaterThan(0);
+  });
+});
