@@ -146,8 +146,10 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     changes: ObservedChange<Derived>[],
     append: AppendHead | null = null,
   ): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null }> {
-    // The commit's log append rides in the projection's upsert when nothing before it writes: server changes of a table, no suggestion among them (their records are written first).
-    const rides = append !== null && changes.every(({ derived, origin }) => derived.kind === 'tables' && derived.suggestions.length === 0 && isServerOrigin(origin));
+    // The commit's log append rides in the projection's upsert when nothing before it writes: server changes of a table, no suggestion among
+    // them (their records are written first), none whose created rows are capped (a replay's: tableEvents writes them before the upsert).
+    const rides =
+      append !== null && changes.every(({ derived, origin }) => derived.kind === 'tables' && derived.suggestions.length === 0 && isServerOrigin(origin) && !capsSyncWrites(origin));
     const appendedFirst = append && !rides ? await append.alone() : null;
     const none = { publish: () => {}, deferred: [], appended: appendedFirst };
     if (changes.length === 0) return none;

@@ -225,13 +225,7 @@ export function appendHead(db: Executor, rows: ReadonlyArray<LoggedUpdate>): App
     lockedFirst: '(select count(*) from heads) > 0',
     // On every row of the statement alike: the appended rows' numbers and their (one) logged time, as the append's own statement returns them.
     returning: "(select string_agg(seq::text, ',' order by seq) from appended) as appended_seqs, (select min(created_at) from appended) as appended_at",
-    appendedOf: (row) => {
-      const seqs = String(row.appendedSeqs);
-      const createdAt = row.appendedAt as Date;
-      delete row.appendedSeqs;
-      delete row.appendedAt;
-      return seqs.split(',').map((seq) => ({ seq: Number(seq), createdAt }));
-    },
+    appendedOf: (row) => String(row.appendedSeqs).split(',').map((seq) => ({ seq: Number(seq), createdAt: row.appendedAt as Date })),
     alone: () => appendStampedUpdates(db, rows),
   };
 }
