@@ -6,6 +6,7 @@ import { decodeContent, encodeContent } from '../persistence/version-content';
 import type { EditorCount, LogEntry } from '../persistence/versions';
 import { countChanges, diffContents } from './content-diff';
 import { principalKey, type Capture, type EncodedVersion, type PackedUpdates, type ReplayInput, type ReplayOutput, type StartState } from './history-thread';
+import { replayRun } from './replay-run';
 import { isEmptyContent, readSurfaceContent, surfacesChangedBy, type HistorySurface, type SurfaceContent } from './surface-content';
 
 /**
@@ -138,22 +139,47 @@ function replay(input: ReplayInput): { result: ReplayOutput; transfer?: ArrayBuf
     // Each update's clock ranges, for compaction's attribution (pass-attribution.ts): index, client, from, to.
     let claims: number[] | null = [];
     let index = 0;
+    const updates = [...unpack(input.tail)];
+    const rangesOf = (update: Uint8Array): Array<{ client: number; from: number; to: number }> | null => {
+      if (!claims) return null;
+      try {
+        const ranges = updateRanges(update);
+        for (const range of ranges) claims.push(index, range.client, range.from, range.to);
+        return ranges;
+      } catch {
+        claims = null; // compaction reads the log for attribution, as before
+        return null;
+      }
+    };
+    const isCapturePoint = (seq: number) => startPoints.has(seq) || endPoints.has(seq);
     doc.on('afterTransaction', onTransaction);
     try {
-      for (const update of unpack(input.tail)) {
-        if (claims) {
-          try {
-            for (const range of updateRanges(update.update)) claims.push(index, range.client, range.from, range.to);
-          } catch {
-            claims = null; // compaction reads the log for attribution, as before
+      let i = 0;
+      while (i < updates.length) {
+        const update = updates[i]!;
+        if (own && claims && !isCapturePoint(update.seq) && i + 1 < updates.length) {
+          // A run of updates up to the next capture point, applied in one transaction: Yjs's cleanup (merges, observers,
+          // the afterTransaction call) once a run instead of once a keystroke. Each update still counts as its author's
+          // edit when it changed the document on its own: it integrated structs (its clients' clocks moved) or deleted.
+          const end = replayRun(doc, updates, i, isCapturePoint, rangesOf, (edited) => {
+            index++;
+            if (edited) addEdits(pending, own.id, edited.author, 1);
+          }, HISTORY_REPLAY);
+          if (end > i) {
+            i = end;
+            head = updates[i - 1]!.seq;
+            if (isCapturePoint(head)) capture(head);
+            continue;
           }
         }
+        rangesOf(update.update);
         index++;
         author = update.author;
         Y.applyUpdate(doc, update.update, HISTORY_REPLAY);
         author = undefined;
         head = update.seq;
-        if (startPoints.has(update.seq) || endPoints.has(update.seq)) capture(update.seq);
+        if (isCapturePoint(update.seq)) capture(update.seq);
+        i++;
       }
     } finally {
       doc.off('afterTransaction', onTransaction);
@@ -209,7 +235,10 @@ serveWorkerTasks({
   async extendScratch(input: { name: string; updates: PackedUpdates }) {
     const scratch = scratches.get(input.name);
     if (!scratch) throw new Error(`The history thread holds no state named ${input.name}.`);
-    for (const update of unpack(input.updates)) Y.applyUpdate(scratch.doc, update.update, HISTORY_LOAD);
+    // One transaction a page: nothing observes a scratch state, so Yjs's cleanup runs once, not once an update.
+    scratch.doc.transact(() => {
+      for (const update of unpack(input.updates)) Y.applyUpdate(scratch.doc, update.update, HISTORY_LOAD);
+    }, HISTORY_LOAD);
     scratch.bytes += input.updates.bytes.byteLength;
     return { result: null };
   },
