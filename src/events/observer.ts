@@ -101,8 +101,12 @@ export class DocumentObserver implements TransactionObserver<Derived> {
     await this.docs.flushBursts(documentName);
   }
 
+  /** The last document name derive parsed: a typist's keystrokes are one transaction each, all in one document. */
+  private parsedName: { name: string; parsed: ReturnType<typeof parseDocumentName> } | null = null;
+
   derive(documentName: string, doc: Y.Doc, transaction: Y.Transaction, run: string | null): Derived | null {
-    const parsed = parseDocumentName(documentName);
+    if (this.parsedName?.name !== documentName) this.parsedName = { name: documentName, parsed: parseDocumentName(documentName) };
+    const parsed = this.parsedName.parsed;
     if (!parsed) return null;
     if (parsed.kind !== 'tables') return this.docs.derive(documentName, parsed, doc, transaction, run);
     // The diff the caches that drop what a transaction changed took in the same cleanup (computed.ts), not taken again.

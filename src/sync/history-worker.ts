@@ -99,10 +99,23 @@ function* unpack(updates: PackedUpdates) {
   }
 }
 
+/** The last author's key: a replay's updates come in runs of one author (each entry its own object, from the thread's message). */
+let lastAuthor: LogEntry['author'] | undefined;
+let lastAuthorKey = '';
+
+function authorKey(author: LogEntry['author']): string {
+  const same = author === lastAuthor || (author && lastAuthor && author.id === lastAuthor.id && author.principalType === lastAuthor.principalType);
+  if (!same) {
+    lastAuthor = author;
+    lastAuthorKey = principalKey(author);
+  }
+  return lastAuthorKey;
+}
+
 function addEdits(pending: Map<string, Map<string, EditorCount>>, surfaceId: string, author: LogEntry['author'], edits: number) {
   let editors = pending.get(surfaceId);
   if (!editors) pending.set(surfaceId, (editors = new Map()));
-  const key = principalKey(author);
+  const key = authorKey(author);
   const editor = editors.get(key) ?? { principalType: author?.principalType ?? null, id: author?.id ?? null, edits: 0 };
   editor.edits += edits;
   editors.set(key, editor);

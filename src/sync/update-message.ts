@@ -25,13 +25,33 @@ export function syncMessage(address: string, messageType: number, syncType: numb
  * matters: it carries edits a client made offline.
  */
 export function documentUpdateOf(message: Uint8Array): Uint8Array | null {
+  return readMessage(message).update;
+}
+
+/**
+ * The last message read, and what it carries: the message hook asks about
+ * one message three or four times (its size, whether it is a step 1, its
+ * change, the log's append), each a decode of its address string. A
+ * message's bytes are not changed once received.
+ */
+let lastMessage: Uint8Array | null = null;
+let lastRead: { update: Uint8Array | null; step1: boolean } = { update: null, step1: false };
+
+function readMessage(message: Uint8Array): { update: Uint8Array | null; step1: boolean } {
+  if (message === lastMessage) return lastRead;
   const decoder = decoding.createDecoder(message);
   decoding.readVarString(decoder);
   const type = decoding.readVarUint(decoder);
-  if (type !== MESSAGE_SYNC && type !== MESSAGE_SYNC_REPLY) return null;
-  const syncType = decoding.readVarUint(decoder);
-  if (syncType !== SYNC_STEP_2 && syncType !== SYNC_UPDATE) return null;
-  return decoding.readVarUint8Array(decoder);
+  let read: { update: Uint8Array | null; step1: boolean };
+  if (type !== MESSAGE_SYNC && type !== MESSAGE_SYNC_REPLY) read = { update: null, step1: false };
+  else {
+    const syncType = decoding.readVarUint(decoder);
+    if (syncType !== SYNC_STEP_2 && syncType !== SYNC_UPDATE) read = { update: null, step1: syncType === SYNC_STEP_1 };
+    else read = { update: decoding.readVarUint8Array(decoder), step1: false };
+  }
+  lastMessage = message;
+  lastRead = read;
+  return read;
 }
 
 /**
@@ -52,11 +72,7 @@ export function documentChangeOf(message: Uint8Array): Uint8Array | null {
 /** A client's sync step 1: it asks for the document's state (the server answers with step 2). */
 export function isSyncStep1(message: Uint8Array): boolean {
   try {
-    const decoder = decoding.createDecoder(message);
-    decoding.readVarString(decoder);
-    const type = decoding.readVarUint(decoder);
-    if (type !== MESSAGE_SYNC && type !== MESSAGE_SYNC_REPLY) return false;
-    return decoding.readVarUint(decoder) === SYNC_STEP_1;
+    return readMessage(message).step1;
   } catch {
     return false;
   }
