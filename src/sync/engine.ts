@@ -332,7 +332,12 @@ export class SyncEngine implements DocumentSync {
       if (typeof value === 'string') headers.set(name, value);
       else if (Array.isArray(value)) headers.set(name, value.join(', '));
     }
-    const webRequest = new Request(`http://localhost${request.url ?? SYNC_PATH}`, { headers });
+    const path = request.url ?? SYNC_PATH;
+    const webRequest = new Request(`http://localhost${path}`, { headers });
+    // Hocuspocus reads the request's parameters for every message's two hook payloads, parsing an absolute URL each
+    // time (getParameters: `new URL(url).searchParams`); from the path it only splits the query off. The same
+    // parameters either way, and nothing else reads the request's URL.
+    Object.defineProperty(webRequest, 'url', { value: path });
     const client = this.hocuspocus.handleConnection(ws as never, webRequest, { remoteAddress: request.socket.remoteAddress });
     const forget = this.storedCopies.track(client, ws);
     // Text inside updates is made well-formed before Hocuspocus logs, applies or relays anything (update-text.ts).
