@@ -59,6 +59,9 @@ type TableDerived = {
 
 type Derived = TableDerived | DocDerived;
 
+/** Thrown inside `persistAlone`'s write when the commit needs more than one statement: nothing was written (or it was rolled back). */
+const DECLINED = new Error('the commit needs a transaction');
+
 type Persisted = { publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null };
 
 type WorkspaceEventContext = NonNullable<Awaited<ReturnType<typeof findWorkspaceEventContext>>>;
@@ -205,23 +208,26 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
-    if (alone && drafts.length > EVENTS_PER_INSERT) return null;
+    // Alone: a webhook that wants these events has its deliveries written with them, a statement more (the outbox answers from its cache).
+    if (alone && (drafts.length > EVENTS_PER_INSERT || (await this.services.webhooks.outbox.wants(tx, drafts)))) return null;
     // The runs' changes and the first events ride in the projection's upsert: two round trips fewer in the commit.
     const at = this.services.clock.now();
     let appended = appendedFirst;
-    let declined = false;
-    const records = await recordEvents(this.services, tx, drafts.slice(0, EVENTS_PER_INSERT), async (executor, events, now) => {
-      // Alone, a webhook's deliveries still open a transaction (recordEvents): in it, the write may take several statements.
-      const written = await rows.write(executor, context.id, at, runWrites, { drafts: events, now }, rides ? append : null, alone && !executor.isTransaction);
-      if (!written) {
-        declined = true;
-        return [];
-      }
-      for (const [id, meta] of written.stored) stored.set(id, meta);
-      appended ??= written.appended;
-      return written.events;
-    });
-    if (declined) return null;
+    let records: EventRecord[];
+    try {
+      records = await recordEvents(this.services, tx, drafts.slice(0, EVENTS_PER_INSERT), async (executor, events, now) => {
+        // Alone, recordEvents opens a transaction only for deliveries (a webhook added since the check above): declined, rolled back.
+        if (alone && executor.isTransaction) throw DECLINED;
+        const written = await rows.write(executor, context.id, at, runWrites, { drafts: events, now }, rides ? append : null, alone);
+        if (!written) throw DECLINED;
+        for (const [id, meta] of written.stored) stored.set(id, meta);
+        appended ??= written.appended;
+        return written.events;
+      });
+    } catch (error) {
+      if (error === DECLINED) return null;
+      throw error;
+    }
     for (let from = EVENTS_PER_INSERT; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
