@@ -270,7 +270,11 @@ export class ChangeCommits {
     try {
       // Server changes alone, each observed, nothing else to mark derived: the observer may write the whole commit in one statement,
       // atomic without `begin` and `commit` (two round trips fewer). The failpoint stands where the transaction's would, before any write.
-      const aloneHead = observer?.persistAlone && idle.length === 0 && server.length === changes.length && observed.length === changes.length ? appendHead(this.deps.db, appending) : null;
+      // (Tables only: a doc's or html body's commit always writes more than one statement.)
+      const aloneHead =
+        observer?.persistAlone && idle.length === 0 && server.length === changes.length && observed.length === changes.length && parseDocumentName(documentName)?.kind === 'tables'
+          ? appendHead(this.deps.db, appending)
+          : null;
       let alone = false;
       if (aloneHead) {
         this.deps.failpoints.hit('document.commit');
