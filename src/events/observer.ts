@@ -1,7 +1,7 @@
 import type * as Y from 'yjs';
 import type { Author } from '../model/schemas/common';
 import { capsFor } from '../limits/plans';
-import type { Tx } from '../persistence/database';
+import type { Executor, Tx } from '../persistence/database';
 import {
   countWorkspaceRows,
   deleteRowProjections,
@@ -58,6 +58,11 @@ type TableDerived = {
 };
 
 type Derived = TableDerived | DocDerived;
+
+/** Thrown inside `persistAlone`'s write when the commit needs more than one statement: nothing was written (or it was rolled back). */
+const DECLINED = new Error('the commit needs a transaction');
+
+type Persisted = { publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null };
 
 type WorkspaceEventContext = NonNullable<Awaited<ReturnType<typeof findWorkspaceEventContext>>>;
 
@@ -144,21 +149,38 @@ export class DocumentObserver implements TransactionObserver<Derived> {
    * it again (after a crash) records them once.
    * Each table change gets a receipt: its rows as stored.
    */
-  async persist(
-    tx: Tx,
-    documentName: string,
-    changes: ObservedChange<Derived>[],
-    append: AppendHead | null = null,
-  ): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null }> {
+  async persist(tx: Tx, documentName: string, changes: ObservedChange<Derived>[], append: AppendHead | null = null): Promise<Persisted> {
+    return (await this.persistIn(tx, documentName, changes, append, false))!;
+  }
+
+  /**
+   * `persist` with no transaction open: the commit's whole write (the append
+   * riding in the projection's upsert, with the runs' changes and the
+   * events) as one statement, atomic on its own, so the commit needs no
+   * `begin` and `commit` (two round trips). Null, with nothing written, when
+   * the changes need more than one statement; the caller then persists them
+   * in a transaction. A read before it (the event context, the webhook
+   * filters) may still be sent; an organisation with a matching webhook
+   * gets its deliveries in a transaction of their own with the events
+   * (emit.ts `recordEvents`).
+   */
+  persistAlone(db: Executor, documentName: string, changes: ObservedChange<Derived>[], append: AppendHead): Promise<Persisted | null> {
+    return this.persistIn(db, documentName, changes, append, true);
+  }
+
+  private async persistIn(tx: Executor, documentName: string, changes: ObservedChange<Derived>[], append: AppendHead | null, alone: boolean): Promise<Persisted | null> {
     // The commit's log append rides in the projection's upsert when nothing before it writes: server changes of a table, no suggestion among
     // them (their records are written first), none whose created rows are capped (a replay's: tableEvents writes them before the upsert).
     const rides =
       append !== null && changes.every(({ derived, origin }) => derived.kind === 'tables' && derived.suggestions.length === 0 && isServerOrigin(origin) && !capsSyncWrites(origin));
+    // Alone, only changes whose events and rows are all written by the upsert: nothing before it writes (tableEvents writes only for suggestions and capped rows).
+    if (alone && (!rides || changes.length === 0)) return null;
     const appendedFirst = append && !rides ? await append.alone() : null;
     const none = { publish: () => {}, deferred: [], appended: appendedFirst };
     if (changes.length === 0) return none;
     const context = await this.contextFor(tx, changes[0]!.derived.workspaceId, changes.map((c) => c.derived));
-    if (!context) return none;
+    // No context (the workspace is gone): the caller appends the update on its own, a statement more.
+    if (!context) return alone ? null : none;
     const drafts: EventDraft[] = [];
     const deferred: number[] = [];
     const rows = new RowWrites();
@@ -172,8 +194,8 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       const principal = principalOfOrigin(origin);
       const making =
         derived.kind === 'tables'
-          ? this.tableEvents(tx, context, derived, principal, { rows, stored, origin, ledger, notify })
-          : this.docs.persist(tx, context, derived, principal, { documentName, seqs, deferred, run, runWrites }, notify);
+          ? this.tableEvents(tx as Tx, context, derived, principal, { rows, stored, origin, ledger, notify })
+          : this.docs.persist(tx as Tx, context, derived, principal, { documentName, seqs, deferred, run, runWrites }, notify);
       // A keystroke joining its burst answers without a promise: no await (a microtask and a promise) for each of thousands.
       const made = Array.isArray(making) ? making : await making;
       if (run && derived.kind === 'tables') runWrites.push(...tableRunWrites(run, documentName, derived, ledger.refusedNow));
@@ -190,15 +212,26 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       }
     }
     drafts.push(...replayedTyping.values());
+    // Alone: a webhook that wants these events has its deliveries written with them, a statement more (the outbox answers from its cache).
+    if (alone && (drafts.length > EVENTS_PER_INSERT || (await this.services.webhooks.outbox.wants(tx, drafts)))) return null;
     // The runs' changes and the first events ride in the projection's upsert: two round trips fewer in the commit.
     const at = this.services.clock.now();
     let appended = appendedFirst;
-    const records = await recordEvents(this.services, tx, drafts.slice(0, EVENTS_PER_INSERT), async (_, events, now) => {
-      const written = await rows.write(tx, context.id, at, runWrites, { drafts: events, now }, rides ? append : null);
-      for (const [id, meta] of written.stored) stored.set(id, meta);
-      appended ??= written.appended;
-      return written.events;
-    });
+    let records: EventRecord[];
+    try {
+      records = await recordEvents(this.services, tx, drafts.slice(0, EVENTS_PER_INSERT), async (executor, events, now) => {
+        // Alone, recordEvents opens a transaction only for deliveries (a webhook added since the check above): declined, rolled back.
+        if (alone && executor.isTransaction) throw DECLINED;
+        const written = await rows.write(executor, context.id, at, runWrites, { drafts: events, now }, rides ? append : null, alone);
+        if (!written) throw DECLINED;
+        for (const [id, meta] of written.stored) stored.set(id, meta);
+        appended ??= written.appended;
+        return written.events;
+      });
+    } catch (error) {
+      if (error === DECLINED) return null;
+      throw error;
+    }
     for (let from = EVENTS_PER_INSERT; from < drafts.length; from += EVENTS_PER_INSERT) {
       records.push(...(await recordEvents(this.services, tx, drafts.slice(from, from + EVENTS_PER_INSERT))));
     }
@@ -238,7 +271,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
    * not know (just created) forces a fresh lookup; a renamed slug shows in
    * events within CONTEXT_TTL_MS.
    */
-  private async contextFor(tx: Tx, workspaceId: string, derived: Derived[]): Promise<WorkspaceEventContext | null> {
+  private async contextFor(tx: Executor, workspaceId: string, derived: Derived[]): Promise<WorkspaceEventContext | null> {
     const cached = this.contexts.get(workspaceId);
     const surfaceIds = derived.flatMap(surfaceIdsOf);
     if (cached && Date.now() - cached.at < CONTEXT_TTL_MS && surfaceIds.every((id) => cached.context.surfaces.has(id))) return cached.context;
@@ -314,7 +347,7 @@ export class DocumentObserver implements TransactionObserver<Derived> {
       drafts.push({ event: change.kind, orgId: context.orgId, workspace, ...surfaceRef(row.surfaceId), principal, subjectId: row.id, data });
     }
     if (!capsSyncWrites(origin) || created.size === 0) return drafts;
-    for (const [id, meta] of (await rows.write(tx, context.id, this.services.clock.now())).stored) stored.set(id, meta);
+    for (const [id, meta] of (await rows.write(tx, context.id, this.services.clock.now()))!.stored) stored.set(id, meta);
     const { refused, cap, plan } = await this.rowsOverCap(tx, context.id, created, derived.docRows);
     if (refused.length === 0) return drafts;
     const out = new Set(refused);
@@ -452,13 +485,22 @@ class RowWrites {
     this.rows.set(id, null);
   }
 
-  /** Writes what was collected (and `runChanges`, what runs changed in the batch, and `events`, its events) and starts afresh. */
-  async write(tx: Tx, workspaceId: string, at: Date, runChanges: readonly RunChangeWrite[] = [], events?: { drafts: EventDraft[]; now: Date }, append: AppendHead | null = null) {
+  /**
+   * Writes what was collected (and `runChanges`, what runs changed in the batch, and `events`, its events) and starts afresh.
+   * `alone` (no transaction): all of it in one statement, or nothing written and null.
+   */
+  async write(tx: Executor, workspaceId: string, at: Date, runChanges: readonly RunChangeWrite[] = [], events?: { drafts: EventDraft[]; now: Date }, append: AppendHead | null = null, alone = false) {
     const upserts: RowWrite[] = [];
     const deleted: string[] = [];
     for (const [id, row] of this.rows) {
       if (row) upserts.push(row);
       else deleted.push(id);
+    }
+    if (alone) {
+      if (deleted.length > 0) return null;
+      const written = await upsertRows(tx, upserts, at, runChanges, events ?? { drafts: [], now: at }, append, true);
+      if (written) this.rows.clear();
+      return written;
     }
     this.rows.clear();
     // A commit's append goes before its first write: ahead of the deletes, or in the upsert.

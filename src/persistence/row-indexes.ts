@@ -80,8 +80,14 @@ export function indexUnindexedRows(db: Executor, rows: readonly IndexedRow[]): P
   return insertEntries(db, rows);
 }
 
-/** The entries of rows that have none yet (their old ones deleted by the caller). */
-async function insertEntries(db: Executor, rows: readonly IndexedRow[]): Promise<void> {
+/** Whether `indexRows` or `indexUnindexedRows` would write an entry for these rows (a date or a file id in a cell): a statement of its own. */
+export function holdsIndexEntries(rows: readonly IndexedRow[]): boolean {
+  const { dates, files } = entriesOf(rows);
+  return dates.length > 0 || files.length > 0;
+}
+
+/** The date and file entries of rows, as `insertEntries` writes them. */
+function entriesOf(rows: readonly IndexedRow[]) {
   const dates: Array<{ workspaceId: string; rowId: string; columnKey: string; at: Date; reachDays: number; spanClass: number }> = [];
   const files: Array<{ workspaceId: string; rowId: string; fileId: string }> = [];
   for (const row of rows) {
@@ -100,6 +106,12 @@ async function insertEntries(db: Executor, rows: readonly IndexedRow[]): Promise
     }
     for (const fileId of named) files.push({ workspaceId: row.workspaceId, rowId: row.id, fileId });
   }
+  return { dates, files };
+}
+
+/** The entries of rows that have none yet (their old ones deleted by the caller). */
+async function insertEntries(db: Executor, rows: readonly IndexedRow[]): Promise<void> {
+  const { dates, files } = entriesOf(rows);
   // On conflict: two commits of one row at once (two instances over Redis, two people on one row). The second's delete,
   // its snapshot older than the first's commit, leaves the entries the first inserted, and its insert met them on the
   // primary key: its whole commit failed. Its entries now replace them. An entry of a cell only the first commit's

@@ -3,7 +3,7 @@ import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 import type { PlanName } from './schema';
 import type { AuthorKind } from '../model/roles';
-import { indexRows, indexUnindexedRows, reindexWorkspace, unindexHead, unindexRows } from './row-indexes';
+import { holdsIndexEntries, indexRows, indexUnindexedRows, reindexWorkspace, unindexHead, unindexRows } from './row-indexes';
 import { runStatement, valueTuples, withHeads } from './raw-statements';
 import { recordRunChanges, runChangesHead, type RunChangeWrite } from './runs';
 import { eventsHead, insertEvents, LOGGED_EVENTS, recordsOfLogged } from './events';
@@ -40,7 +40,27 @@ const MAX_PARAMETERS = 65_535;
  * the same commit, are recorded too (runs.ts `recordRunChanges`), and so are
  * `events.drafts`, the commit's events, returned as recorded (events.ts
  * `insertEvents`).
+ *
+ * `alone`: outside a transaction, the whole write in one statement (atomic
+ * on its own) or none; null when it would take more (nothing written).
  */
+export async function upsertRows(
+  db: Executor,
+  rows: ReadonlyArray<RowWrite>,
+  at: Date,
+  runChanges: readonly RunChangeWrite[],
+  events: { drafts: EventDraft[]; now: Date },
+  append: AppendHead | null,
+  alone: true,
+): Promise<{ stored: Map<string, RowMeta>; events: EventRecord[]; appended: AppendedRow[] | null } | null>;
+export async function upsertRows(
+  db: Executor,
+  rows: ReadonlyArray<RowWrite>,
+  at: Date,
+  runChanges?: readonly RunChangeWrite[],
+  events?: { drafts: EventDraft[]; now: Date },
+  append?: AppendHead | null,
+): Promise<{ stored: Map<string, RowMeta>; events: EventRecord[]; appended: AppendedRow[] | null }>;
 export async function upsertRows(
   db: Executor,
   rows: ReadonlyArray<RowWrite>,
@@ -48,7 +68,8 @@ export async function upsertRows(
   runChanges: readonly RunChangeWrite[] = [],
   events: { drafts: EventDraft[]; now: Date } = { drafts: [], now: at },
   append: AppendHead | null = null,
-): Promise<{ stored: Map<string, RowMeta>; events: EventRecord[]; appended: AppendedRow[] | null }> {
+  alone = false,
+): Promise<{ stored: Map<string, RowMeta>; events: EventRecord[]; appended: AppendedRow[] | null } | null> {
   const stored = new Map<string, RowMeta>();
   let appended: AppendedRow[] | null = null;
   // A commit's rows, the usual batch: the upsert deletes their old index entries, and records the runs' changes and the events, in the same statement.
@@ -63,6 +84,9 @@ export async function upsertRows(
   used += logged?.parameters.length ?? 0;
   // The commit's log append (document-log.ts `appendHead`), numbered after the rest: one round trip fewer.
   const appendedHere = single && append && used + append.parameters.length <= MAX_PARAMETERS ? { text: append.textFrom(used + 1), parameters: append.parameters } : null;
+  // Alone, every other statement this function could send is one too many: the append's, the runs', the index entries', the events'.
+  const indexed = !alone || holdsIndexEntries(rows);
+  if (alone && (!unindex || (append && !appendedHere) || (runChanges.length > 0 && !runs) || (events.drafts.length > 0 && !logged) || indexed)) return null;
   // One that cannot ride goes first, before this function's other writes.
   if (append && !appendedHere) appended = await append.alone();
   if (!runs) await recordRunChanges(db, runChanges, at);
@@ -111,8 +135,9 @@ export async function upsertRows(
     }
     for (const row of returned) stored.set(row.id, row);
   }
-  if (unindex) await indexUnindexedRows(db, rows);
-  else await indexRows(db, rows);
+  // Alone, the rows were found to hold no entry (and the upsert's head deleted their old ones).
+  if (unindex && indexed) await indexUnindexedRows(db, rows);
+  else if (!unindex) await indexRows(db, rows);
   return { stored, events: recorded ?? (await insertEvents(db, events.drafts, events.now)), appended };
 }
 

@@ -1,5 +1,5 @@
 import type * as Y from 'yjs';
-import type { Tx } from '../persistence/database';
+import type { Executor, Tx } from '../persistence/database';
 import type { AppendedRow, AppendHead } from '../persistence/document-log';
 import type { CommitReceipt } from './document-sync';
 
@@ -37,6 +37,18 @@ export interface TransactionObserver<Derived = unknown> {
     changes: ObservedChange<Derived>[],
     append?: AppendHead | null,
   ): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null }>;
+  /**
+   * `persist` with no transaction open, for a commit of server changes
+   * only: the observer writes everything, the append included, in one
+   * statement (atomic on its own), or writes nothing and answers null (the
+   * engine then persists the changes in a transaction).
+   */
+  persistAlone?(
+    db: Executor,
+    documentName: string,
+    changes: ObservedChange<Derived>[],
+    append: AppendHead,
+  ): Promise<{ publish(): void; deferred: number[]; receipts?: Array<CommitReceipt | undefined>; appended?: AppendedRow[] | null } | null>;
   /** After a client's change is durable: enforce caps that a CRDT cannot refuse up front. */
   afterClientChange?(documentName: string, derived: Derived): Promise<void>;
   /** Records whatever it holds back (coalesced typing events) before shutdown. */

@@ -80,6 +80,47 @@ describe("a REST write's log append", () => {
     for (const [i, id] of ids.entries()) expect(getRow(rebuilt, id)?.data.title).toBe(`burst ${i}`);
   });
 
+  it('creates that commit in one statement and creates whose commit needs more (a date cell to index) in one burst: each is logged, projected, indexed and in the audit log, once', async () => {
+    // A commit of plain creates is written alone, without a transaction (observer.ts `persistAlone`); one that holds a date
+    // cell needs an index insert too and is committed in a transaction. Interleaved, some commits hold both kinds.
+    const before = await logged();
+    const createdBefore = await events('row.created');
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        t.request('POST', `${base}/rows`, { body: { data: i % 3 === 0 ? { title: `dated ${i}`, due: `2027-01-${String(i + 1).padStart(2, '0')}` } : { title: `plain ${i}` } }, ...as() }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const ids = answers.map((a) => a.body.id as string);
+    for (const answer of answers) expect(answer.body.createdByPrincipalId).not.toBeNull();
+    expect(await logged()).toBe(before + 24);
+    expect(await events('row.created')).toBe(createdBefore + 24);
+    expect(await projected(ids)).toEqual([...ids].sort());
+    const dated = ids.filter((_, i) => i % 3 === 0);
+    const indexed = await t.services.db.selectFrom('rowDates').select(['rowId', 'columnKey']).where('workspaceId', '=', workspaceId).where('rowId', 'in', ids).execute();
+    expect(indexed.map((entry) => entry.rowId).sort()).toEqual([...dated].sort());
+    expect(new Set(indexed.map((entry) => entry.columnKey))).toEqual(new Set(['due']));
+    const rebuilt = await fromLog();
+    for (const [i, id] of ids.entries()) expect(getRow(rebuilt, id)?.data.title).toBe(i % 3 === 0 ? `dated ${i}` : `plain ${i}`);
+  });
+
+  it('a commit written alone that fails leaves nothing: the caller hears the failure, and the row is in neither the log, the projection nor the audit log', async () => {
+    const before = await logged();
+    const createdBefore = await events('row.created');
+    t.services.failpoints.arm('document.commit');
+    const failed = await t.request('POST', `${base}/rows`, { body: { data: { title: 'never' } }, ...as() });
+    t.services.failpoints.disarm('document.commit');
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(await logged()).toBe(before);
+    expect(await events('row.created')).toBe(createdBefore);
+    const listed = await t.request('GET', `${base}/rows?limit=500`, as());
+    expect(listed.body.rows.some((r: { data: { title?: string } }) => r.data.title === 'never')).toBe(false);
+    // The next write commits (the document was rebuilt from its log).
+    const next = await t.request('POST', `${base}/rows`, { body: { data: { title: 'after' } }, ...as() });
+    expect(next.status).toBe(200);
+    expect(await logged()).toBe(before + 1);
+  });
+
   it('a patch and a delete are logged with their events; the log rebuilds what REST reads', async () => {
     const created = await t.request('POST', `${base}/rows`, { body: { data: { title: 'to change' } }, ...as() });
     expect(created.status).toBe(200);
