@@ -5,13 +5,13 @@ import type { Services } from './services';
 
 /**
  * When a timed pass analyzes: each table once the serving thread has had a
- * quiet second (busy under a fifth of it), or after five minutes of waiting
+ * quiet second (busy under a fifth of it), or after fifteen minutes of waiting
  * anyway. PGlite runs ANALYZE in the serving thread, in one synchronous
  * call: on a server that has just taken 100,000 rows, `analyze events`
  * held it 0.2-2 s and `analyze table_rows` 0.4-1 s (load 6-7), a stall
  * for every client typing then (docs/PERFORMANCE.md "h18-stall").
  */
-export const ANALYZE_WHEN: QuietMoment = { windowMs: 1_000, busyShare: 0.2, maxWaitMs: 5 * 60 * 1000 };
+export const ANALYZE_WHEN: QuietMoment = { windowMs: 1_000, busyShare: 0.2, maxWaitMs: 15 * 60 * 1000 };
 
 /**
  * Keeps the embedded database's planner statistics fresh, as autovacuum
