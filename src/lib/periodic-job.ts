@@ -9,20 +9,26 @@ export class PeriodicJob<T> {
   private running: Promise<T> | null = null;
 
   constructor(
-    private readonly pass: () => Promise<T>,
+    /** `scheduled`: the timer started it (not `runOnce`). */
+    private readonly pass: (run: { scheduled: boolean }) => Promise<T>,
     private readonly onError: (error: unknown) => void,
     private readonly timing: { intervalMs: number; firstRunAfterMs: number },
   ) {}
 
   start() {
     if (this.timer) return;
-    const tick = () => void this.runOnce().catch(this.onError);
+    const tick = () => void this.runPass(true).catch(this.onError);
     this.first = setTimeout(tick, this.timing.firstRunAfterMs).unref();
     this.timer = setInterval(tick, this.timing.intervalMs).unref();
   }
 
   runOnce(): Promise<T> {
-    this.running ??= this.pass().finally(() => {
+    return this.runPass(false);
+  }
+
+  /** A pass as the timer starts it (`scheduled`) or as `runOnce` does; joins one under way. */
+  protected runPass(scheduled: boolean): Promise<T> {
+    this.running ??= this.pass({ scheduled }).finally(() => {
       this.running = null;
     });
     return this.running;
