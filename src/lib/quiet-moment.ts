@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export type QuietMoment = {
   /** How long each look at the event loop lasts. */
@@ -23,25 +24,10 @@ export async function quietMoment(options: QuietMoment, signal?: AbortSignal): P
   for (;;) {
     if (signal?.aborted) return false;
     const from = performance.eventLoopUtilization();
-    const slept = await sleep(options.windowMs, signal);
+    // Unreferenced: a job waiting for quiet keeps no process alive.
+    const slept = await sleep(options.windowMs, true, { signal, ref: false }).catch(() => false);
     if (!slept) return false;
     const busy = performance.eventLoopUtilization(from).utilization;
     if (busy <= options.busyShare || performance.now() >= deadline) return true;
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', aborted);
-      resolve(true);
-    }, ms);
-    // A job waiting for quiet keeps no process alive.
-    timer.unref();
-    const aborted = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal?.addEventListener('abort', aborted, { once: true });
-  });
 }

@@ -85,8 +85,9 @@ export async function upsertRows(
   // The commit's log append (document-log.ts `appendHead`), numbered after the rest: one round trip fewer.
   const appendedHere = single && append && used + append.parameters.length <= MAX_PARAMETERS ? { text: append.textFrom(used + 1), parameters: append.parameters } : null;
   // Alone, every other statement this function could send is one too many: the append's, the runs', the index entries', the events'.
-  const indexed = !alone || holdsIndexEntries(rows);
-  if (alone && (!unindex || (append && !appendedHere) || (runChanges.length > 0 && !runs) || (events.drafts.length > 0 && !logged) || indexed)) return null;
+  // (Not alone, the entries are not looked at here: `indexUnindexedRows` finds them itself, writing nothing when there are none.)
+  const holdsEntries = !alone || holdsIndexEntries(rows);
+  if (alone && (!unindex || (append && !appendedHere) || (runChanges.length > 0 && !runs) || (events.drafts.length > 0 && !logged) || holdsEntries)) return null;
   // One that cannot ride goes first, before this function's other writes.
   if (append && !appendedHere) appended = await append.alone();
   if (!runs) await recordRunChanges(db, runChanges, at);
@@ -136,7 +137,7 @@ export async function upsertRows(
     for (const row of returned) stored.set(row.id, row);
   }
   // Alone, the rows were found to hold no entry (and the upsert's head deleted their old ones).
-  if (unindex && indexed) await indexUnindexedRows(db, rows);
+  if (unindex && holdsEntries) await indexUnindexedRows(db, rows);
   else if (!unindex) await indexRows(db, rows);
   return { stored, events: recorded ?? (await insertEvents(db, events.drafts, events.now)), appended };
 }

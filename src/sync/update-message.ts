@@ -29,16 +29,17 @@ export function documentUpdateOf(message: Uint8Array): Uint8Array | null {
 }
 
 /**
- * The last message read, and what it carries: the message hook asks about
- * one message three or four times (its size, whether it is a step 1, its
+ * What each message carries, once read: the message hook asks about one
+ * message three or four times (its size, whether it is a step 1, its
  * change, the log's append), each a decode of its address string. A
- * message's bytes are not changed once received.
+ * message's bytes are not changed once received. Weakly held, so a large
+ * message is not kept alive after it is handled.
  */
-let lastMessage: Uint8Array | null = null;
-let lastRead: { update: Uint8Array | null; step1: boolean } = { update: null, step1: false };
+const readMessages = new WeakMap<Uint8Array, { update: Uint8Array | null; step1: boolean }>();
 
 function readMessage(message: Uint8Array): { update: Uint8Array | null; step1: boolean } {
-  if (message === lastMessage) return lastRead;
+  const known = readMessages.get(message);
+  if (known) return known;
   const decoder = decoding.createDecoder(message);
   decoding.readVarString(decoder);
   const type = decoding.readVarUint(decoder);
@@ -49,8 +50,7 @@ function readMessage(message: Uint8Array): { update: Uint8Array | null; step1: b
     if (syncType !== SYNC_STEP_2 && syncType !== SYNC_UPDATE) read = { update: null, step1: syncType === SYNC_STEP_1 };
     else read = { update: decoding.readVarUint8Array(decoder), step1: false };
   }
-  lastMessage = message;
-  lastRead = read;
+  readMessages.set(message, read);
   return read;
 }
 
