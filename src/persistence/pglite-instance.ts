@@ -5,6 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { PGliteStorage } from './durable-fs';
 import { copyTemplate } from './pglite-template';
 
+const BYTEA_OID = 17;
 const INT8_OID = 20;
 
 /**
@@ -59,6 +60,8 @@ export async function createPGlite(dir: string, template: string | undefined, st
     extensions: { pg_trgm },
     // Counts and identities are int8; they stay far below 2^53, so plain numbers are safe.
     parsers: { [INT8_OID]: (value: string) => Number(value) },
+    // A `bytea` parameter goes as the bytes themselves, in binary (PGlite's own serializer writes hex text, byte by byte, that Postgres then parses): ./bytea.ts.
+    serializers: { [BYTEA_OID]: (bytes: Uint8Array) => bytes as unknown as string },
   }).finally(() => setFlagsFromString(`--wasm-tiering-budget=${V8_TIERING_BUDGET}`));
   // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
   if (fresh) await store.syncNewDataDir?.(dir);
