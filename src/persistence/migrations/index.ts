@@ -28,6 +28,7 @@ import * as m0130 from './0130_imports';
 import * as m0140 from './0140_workspace_time_zone';
 import * as m0150 from './0150_snapshot_sync_copy';
 import * as m0160 from './0160_underived_updates';
+import * as m0170 from './0170_payload_statistics';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '0140_workspace_time_zone': m0140,
   '0150_snapshot_sync_copy': m0150,
   '0160_underived_updates': m0160,
+  '0170_payload_statistics': m0170,
 };
