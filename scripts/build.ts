@@ -114,13 +114,15 @@ export async function buildServer(options: { ifStale?: boolean } = {}): Promise<
 /** Creates the template database in a scratch directory, then moves it into place with its stamp. */
 export async function buildTemplate(options: { ifStale?: boolean } = {}): Promise<{ built: boolean }> {
   const { installedPGliteVersion, readTemplateStamp, stampFileOf } = await import('../src/persistence/pglite-template');
-  const { knownMigrations, openDatabase } = await import('../src/persistence/database');
-  const wanted = { pglite: installedPGliteVersion(), migrations: knownMigrations() };
+  const { dropTemplateDatabases, knownMigrations, openDatabase } = await import('../src/persistence/database');
+  // trimmed: made without initdb's template databases (a template made before is made again).
+  const wanted = { pglite: installedPGliteVersion(), migrations: knownMigrations(), trimmed: true };
   const current = readTemplateStamp(PGLITE_TEMPLATE);
   if (options.ifStale && current && JSON.stringify(current) === JSON.stringify(wanted)) return { built: false };
   const scratch = `${PGLITE_TEMPLATE}.building`;
   rmSync(scratch, { recursive: true, force: true });
   const database = await openDatabase({ dataDir: scratch });
+  await dropTemplateDatabases(database.db);
   await database.close();
   rmSync(PGLITE_TEMPLATE, { recursive: true, force: true });
   rmSync(stampFileOf(PGLITE_TEMPLATE), { force: true });
