@@ -87,7 +87,7 @@ describe('the compiled start', () => {
 
   // The build compiles the packages of sync, Markdown and metrics into the bundle (scripts/build.ts): a sync client's
   // edit through Hocuspocus and ws, read back as Markdown (prosemirror-markdown, markdown-it), and a metrics scrape (prom-client).
-  it('syncs a doc over WebSocket and reads it back as Markdown, with the packages the build bundled', async () => {
+  it('syncs a doc over WebSocket, reads it back as Markdown and exports it to Word and PDF, with the packages the build bundled', async () => {
     const cookie = await signInThroughOutboxFile(server.url, dataDir, 'bundled@example.com');
     const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
     const created = await fetch(`${server.url}/api/workspaces`, {
@@ -109,6 +109,12 @@ describe('the compiled start', () => {
         return text.includes('Synced. First line.') ? text : null;
       });
       expect(markdown).toContain('# Bundled');
+      // Word and PDF come from the conversion thread's script, bundled beside main.js.
+      for (const [format, magic] of [['docx', 'PK'], ['pdf', '%PDF']] as const) {
+        const exported = await fetch(`${server.url}/api/workspaces/bundled/doc?format=${format}`, { headers });
+        expect(exported.status, format).toBe(200);
+        expect(Buffer.from(await exported.arrayBuffer()).subarray(0, magic.length).toString('latin1'), format).toBe(magic);
+      }
     } finally {
       client.destroy();
     }
