@@ -161,7 +161,11 @@ export const WORKER_ENTRIES: Record<string, string> = {
  * production runs the server; bench/spawn-server.ts compiles its servers
  * with it so that benches measure that code, not tsx's.
  */
-export async function bundleServer(entryPoints: Record<string, string>, outdir: string) {
+export async function bundleServer(entryPoints: Record<string, string>, outdir: string, options: { devPackages?: boolean } = {}) {
+  // A bench server may import the test helpers, and with them the development packages (vitest, vite and its native
+  // parts): those stay in node_modules too, with what they depend on. The server's own bundle leaves them out.
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { devDependencies?: Record<string, string> };
+  const roots = options.devPackages ? [...EXTERNAL_ROOTS, ...Object.keys(manifest.devDependencies ?? {})] : EXTERNAL_ROOTS;
   // Chunks of an earlier build go: their names change with their content.
   rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
@@ -175,7 +179,7 @@ export async function bundleServer(entryPoints: Record<string, string>, outdir: 
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    plugins: [externalPackages(externalPackageNames())],
+    plugins: [externalPackages(externalPackageNames(roots))],
     // Bundled CommonJS packages `require` Node's own modules; an ES module has no `require` of its own.
     banner: { js: "import{createRequire as __trellisCreateRequire}from'node:module';const require=__trellisCreateRequire(import.meta.url);" },
     // Whitespace and comments out (names stay, for stack traces): Node keeps a module's source in the heap, and one
