@@ -87,7 +87,7 @@ function compiledServer(script: string): Promise<string> {
     const outdir = path.resolve(import.meta.dirname, '../dist/bench', `${name}-${process.pid}`);
     process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
     bundle = import('../scripts/build').then(async ({ bundleServer }) => {
-      await bundleServer({ [name]: path.resolve(import.meta.dirname, script) }, outdir);
+      await bundleServer({ [name]: path.resolve(import.meta.dirname, script) }, outdir, { devPackages: true });
       return path.join(outdir, `${name}.js`);
     });
     bundles.set(script, bundle);

@@ -22,7 +22,7 @@
  * template when it was made by the installed PGlite with this build's
  * migrations. `npm start`, `npm ci` (prepare) and the Docker image call it.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 // esbuild comes with tsx (a dependency), which is what compiled these sources before.
@@ -48,23 +48,106 @@ export function serverBuildIsFresh(): boolean {
 }
 
 /**
- * Packages compiled into the bundle rather than loaded from node_modules.
- * Kysely's ES build is 264 files that Node resolves, reads and compiles one
- * by one at every start (~0.1 s); bundled, it is the part the server uses.
- * Only a package no other package imports goes here: bundled, it would be a
- * second copy beside the one node_modules gives them.
+ * Packages left in node_modules, loaded there at run time; every other
+ * package the sources import is compiled into the bundle. Node resolves,
+ * reads and compiles an unbundled package file by file at every start
+ * (~860 files before health); bundled, the server's start took ~0.4 s
+ * less CPU (docs/PERFORMANCE.md, "h19-start"). Left out:
+ * - packages with files of their own beside their code: PGlite (its wasm
+ *   and data), sharp and ws's optional helpers (native), pino (its
+ *   transports' worker scripts), @fastify/swagger (reads its package.json);
+ * - packages src/lib/when-needed.ts loads with `require` at first use (a
+ *   name esbuild cannot follow);
+ * - the heavy ones only some requests import (S3, MCP, OpenID, the
+ *   conversions' libraries, file-type): they load at first use either way.
+ * And with them every package any of these depends on
+ * (`externalPackageNames`): a package both bundled and loaded from
+ * node_modules by one of them would be two copies (two Yjs, two zod).
  */
-const BUNDLED_PACKAGES = new Set(['kysely']);
+const EXTERNAL_ROOTS = [
+  '@electric-sql/pglite',
+  'sharp',
+  'bufferutil',
+  'utf-8-validate',
+  'pino',
+  '@fastify/swagger',
+  'pg',
+  'ioredis',
+  'nodemailer',
+  'jsdom',
+  'dompurify',
+  'yazl',
+  'yauzl',
+  'csv-parse',
+  'csv-stringify',
+  'mime-types',
+  '@aws-sdk/client-s3',
+  '@aws-sdk/lib-storage',
+  '@aws-sdk/s3-request-presigner',
+  '@modelcontextprotocol/sdk',
+  'openid-client',
+  'docx',
+  'mammoth',
+  'pdfkit',
+  'file-type',
+];
+
+/** The roots and everything they depend on (dependencies, peer and optional ones), by package name, from the installed manifests. */
+export function externalPackageNames(roots: readonly string[] = EXTERNAL_ROOTS): Set<string> {
+  const names = new Set<string>();
+  const visit = (name: string, from: string) => {
+    // Node's lookup: node_modules beside the dependent, then in each directory above it.
+    let manifest: string | undefined;
+    for (let dir = from; ; dir = path.dirname(dir)) {
+      const candidate = path.join(dir, 'node_modules', name, 'package.json');
+      if (existsSync(candidate)) {
+        manifest = candidate;
+        break;
+      }
+      if (path.dirname(dir) === dir) break;
+    }
+    const key = `${name}@${manifest ?? ''}`;
+    if (visited.has(key)) return;
+    visited.add(key);
+    names.add(name);
+    if (!manifest) return;
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, Record<string, string> | undefined>;
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
+      for (const dependency of Object.keys(pkg[field] ?? {})) visit(dependency, path.dirname(manifest));
+    }
+  };
+  const visited = new Set<string>();
+  for (const name of roots) visit(name, root);
+  return names;
+}
 
 const packageOf = (specifier: string) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
-/** Every other package stays in node_modules (esbuild's `packages: 'external'`, less these). */
-const externalPackages: import('esbuild').Plugin = {
-  name: 'external-packages',
-  setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED_PACKAGES.has(packageOf(args.path)) ? undefined : { path: args.path, external: true }));
-  },
-};
+/**
+ * The external packages stay imports, resolved from node_modules at run
+ * time; a package esbuild finds in a nested node_modules (a private copy of
+ * another version, used only by the package beside it) is bundled whatever
+ * its name, since at run time the bundle's import would find the top-level
+ * copy instead.
+ */
+function externalPackages(external: Set<string>): import('esbuild').Plugin {
+  return {
+    name: 'external-packages',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.path.startsWith('node:') || !external.has(packageOf(args.path))) return undefined;
+        if (args.pluginData === 'resolving') return undefined;
+        const resolved = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'resolving' });
+        // Not installed (an optional dependency): left to its importer's own handling at run time.
+        if (resolved.errors.length > 0) return { path: args.path, external: true };
+        // node_modules may be a link (a worktree's); esbuild gives real paths.
+        const fromTop = path.relative(realpathSync(path.join(root, 'node_modules')), resolved.path);
+        const nested = fromTop.startsWith('..') || fromTop.includes(`${path.sep}node_modules${path.sep}`);
+        return nested && !resolved.external ? resolved : { path: args.path, external: true };
+      });
+    },
+  };
+}
 
 /** The worker threads' scripts, each an entry of its own that src/lib/worker-pool.ts finds beside the compiled module that starts it: conversions (docs/IMPORT-EXPORT.md), the history pass and the embedded database (docs/ARCHITECTURE.md). */
 export const WORKER_ENTRIES: Record<string, string> = {
@@ -78,7 +161,11 @@ export const WORKER_ENTRIES: Record<string, string> = {
  * production runs the server; bench/spawn-server.ts compiles its servers
  * with it so that benches measure that code, not tsx's.
  */
-export async function bundleServer(entryPoints: Record<string, string>, outdir: string) {
+export async function bundleServer(entryPoints: Record<string, string>, outdir: string, options: { devPackages?: boolean } = {}) {
+  // A bench server may import the test helpers, and with them the development packages (vitest, vite and its native
+  // parts): those stay in node_modules too, with what they depend on. The server's own bundle leaves them out.
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { devDependencies?: Record<string, string> };
+  const roots = options.devPackages ? [...EXTERNAL_ROOTS, ...Object.keys(manifest.devDependencies ?? {})] : EXTERNAL_ROOTS;
   // Chunks of an earlier build go: their names change with their content.
   rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
@@ -92,7 +179,9 @@ export async function bundleServer(entryPoints: Record<string, string>, outdir: 
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    plugins: [externalPackages],
+    plugins: [externalPackages(externalPackageNames(roots))],
+    // Bundled CommonJS packages `require` Node's own modules; an ES module has no `require` of its own.
+    banner: { js: "import{createRequire as __trellisCreateRequire}from'node:module';const require=__trellisCreateRequire(import.meta.url);" },
     // Whitespace and comments out (names stay, for stack traces): Node keeps a module's source in the heap, and one
     // non-ASCII character in a comment made the whole bundle a two-byte string (2.5 MB for 1.3 MB of source).
     minifyWhitespace: true,
@@ -114,13 +203,15 @@ export async function buildServer(options: { ifStale?: boolean } = {}): Promise<
 /** Creates the template database in a scratch directory, then moves it into place with its stamp. */
 export async function buildTemplate(options: { ifStale?: boolean } = {}): Promise<{ built: boolean }> {
   const { installedPGliteVersion, readTemplateStamp, stampFileOf } = await import('../src/persistence/pglite-template');
-  const { knownMigrations, openDatabase } = await import('../src/persistence/database');
-  const wanted = { pglite: installedPGliteVersion(), migrations: knownMigrations() };
+  const { dropTemplateDatabases, knownMigrations, openDatabase } = await import('../src/persistence/database');
+  // trimmed: made without initdb's template databases (a template made before is made again).
+  const wanted = { pglite: installedPGliteVersion(), migrations: knownMigrations(), trimmed: true };
   const current = readTemplateStamp(PGLITE_TEMPLATE);
   if (options.ifStale && current && JSON.stringify(current) === JSON.stringify(wanted)) return { built: false };
   const scratch = `${PGLITE_TEMPLATE}.building`;
   rmSync(scratch, { recursive: true, force: true });
   const database = await openDatabase({ dataDir: scratch });
+  await dropTemplateDatabases(database.db);
   await database.close();
   rmSync(PGLITE_TEMPLATE, { recursive: true, force: true });
   rmSync(stampFileOf(PGLITE_TEMPLATE), { force: true });

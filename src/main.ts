@@ -1,7 +1,5 @@
-import { buildApp } from './app';
-import { createServices } from './bootstrap';
 import { ConfigError, loadConfig } from './config';
-import { BUILT_TEMPLATE } from './persistence/pglite-template';
+import { BUILT_TEMPLATE, seedDataDir } from './persistence/pglite-template';
 
 /**
  * A compiled start (dist/server/main.js, scripts/build.ts) copies the
@@ -22,6 +20,13 @@ async function main() {
     }
     throw error;
   }
+  // The template's copy starts before the server's modules load (imported here, not at the top, for that):
+  // its disk work runs in the thread pool while they compile on this thread. The database opens after both.
+  const seeding = compiled && !config.databaseUrl ? seedDataDir(config.dataDir, BUILT_TEMPLATE) : undefined;
+  // A failed copy is reported below, where opening the database would have reported it, not as an unhandled rejection meanwhile.
+  seeding?.catch(() => {});
+  const [{ createServices }, { buildApp }] = await Promise.all([import('./bootstrap'), import('./app')]);
+  await seeding;
   const { services, close } = await createServices(config, { pgliteTemplate: compiled ? BUILT_TEMPLATE : undefined });
   const { log, database } = services;
   const app = await buildApp(services);

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import type pg from 'pg';
 import { whenNeeded } from '../lib/when-needed';
@@ -6,6 +5,7 @@ import { markSingleSession } from './document-log-heads';
 import { leaseEmbeddedInstance, leaseSharedInstance, type InstanceLease } from './instances';
 import type { PGliteStorage } from './durable-fs';
 import { createPGlite } from './pglite-instance';
+import { pgliteDirOf } from './pglite-template';
 import { PGliteThread } from './pglite-thread';
 import { migrations } from './migrations/index';
 import { PGliteDialect } from './pglite-dialect';
@@ -39,7 +39,7 @@ const INT8_OID = 20;
 export async function openDatabase(options: { databaseUrl?: string; dataDir: string; migrate?: boolean; pgliteTemplate?: string; pgliteThread?: boolean }): Promise<DatabaseHandle> {
   const handle = options.databaseUrl
     ? openPostgres(options.databaseUrl)
-    : await openPGlite(path.join(options.dataDir, 'pglite'), options.pgliteTemplate, options.pgliteThread);
+    : await openPGlite(pgliteDirOf(options.dataDir), options.pgliteTemplate, options.pgliteThread);
   // A restore migrates itself: first to the archive's schema, then on (src/domain/backup.ts).
   if (options.migrate === false) return handle;
   try {
@@ -138,6 +138,20 @@ async function upToDate(db: Kysely<any>): Promise<boolean> {
 }
 
 /** The names of every migration this build knows. */
+/**
+ * For the build's template (scripts/build.ts) only: drops initdb's template0
+ * and template1, which Trellis never uses (it runs in the `postgres`
+ * database and never creates one). They are 600 of the template's 1,366
+ * files, and a fresh DATA_DIR's first start creates every file it copies:
+ * ~0.5 ms of system CPU a file on the machine measured (docs/PERFORMANCE.md, "h19-start").
+ */
+export async function dropTemplateDatabases(db: Db): Promise<void> {
+  for (const name of ['template0', 'template1']) {
+    await sql`alter database ${sql.id(name)} with is_template false`.execute(db);
+    await sql`drop database ${sql.id(name)}`.execute(db);
+  }
+}
+
 export function knownMigrations(): string[] {
   return Object.keys(migrations).sort();
 }

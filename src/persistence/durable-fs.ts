@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-import { flushPath } from '../lib/flush';
-import { eachSideBySide } from '../lib/side-by-side';
+import { flushPath, syncTree } from '../lib/flush';
 
 /**
  * Embedded PGlite that keeps what it acknowledged across a power cut.
@@ -124,25 +123,3 @@ export const shippedStorage: PGliteStorage = {
   startParams: [...PGlite.defaultStartParams],
 };
 
-/**
- * Every file and directory under `root`, then `root`'s own entry in its
- * parent. The files are flushed several at a time (the flushes wait on the
- * disk, not on the CPU: 1,337 files of a new data directory took 0.5 s one
- * after another), each directory after the files in it.
- */
-export async function syncTree(root: string): Promise<void> {
-  const files: string[] = [];
-  const directories: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) files.push(full);
-    }
-    directories.push(dir);
-  };
-  walk(root);
-  await eachSideBySide(files, (file) => flushPath(file, false));
-  await eachSideBySide(directories, (dir) => flushPath(dir, true));
-  await flushPath(path.dirname(root), true);
-}

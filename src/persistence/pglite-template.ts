@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { flushPath } from '../lib/flush';
+import { flushPath, syncTree } from '../lib/flush';
 import { repositoryRoot } from '../lib/repository-root';
 import { eachSideBySide } from '../lib/side-by-side';
 
@@ -22,7 +22,28 @@ import { eachSideBySide } from '../lib/side-by-side';
 /** Where a build puts it, found from this module wherever the bundle placed it (main.js or a shared chunk). */
 export const BUILT_TEMPLATE = path.join(repositoryRoot(import.meta.dirname), 'dist/pglite-template');
 
-export type TemplateStamp = { pglite: string; migrations: string[] };
+/** Where embedded PGlite keeps its database under DATA_DIR. */
+export const pgliteDirOf = (dataDir: string) => path.join(dataDir, 'pglite');
+
+/**
+ * At a compiled start on embedded PGlite: copies the template into
+ * `DATA_DIR/pglite` when that holds no database yet, flushed as the durable
+ * file layer flushes a new data directory (`syncTree`). src/main.ts starts it
+ * before it loads the server's modules, so the copy's disk work (1,366 files,
+ * ~0.7 s, mostly in the thread pool) runs beside their loading and compiling
+ * on the main thread instead of after them; the database is opened only once
+ * it is done (docs/PERFORMANCE.md, "h19-start"). Nothing is copied when
+ * the directory holds a database, or anything at all, or the template is
+ * not this PGlite's: opening the database then decides, as before.
+ */
+export async function seedDataDir(dataDir: string, template: string): Promise<void> {
+  const dir = pgliteDirOf(dataDir);
+  await fs.mkdir(dir, { recursive: true });
+  if (existsSync(path.join(dir, 'PG_VERSION'))) return;
+  await copyTemplate(template, dir, syncTree);
+}
+
+export type TemplateStamp = { pglite: string; migrations: string[]; trimmed?: boolean };
 
 /** The stamp of the template at `dir`, kept beside it (`<dir>.json`): Postgres keeps its own directory. */
 export const stampFileOf = (dir: string) => `${dir}.json`;

@@ -5,6 +5,7 @@ import { BUILT_TEMPLATE } from '../../src/persistence/pglite-template';
 import { startCompiledServer, type CompiledServer } from '../helpers/compiled-server';
 import { testDatabaseUrl } from '../helpers/database';
 import { signInThroughOutboxFile, type ServerProcess } from '../helpers/server-process';
+import { acknowledged, connectClient, eventually, paragraphText, synced } from '../helpers/sync';
 
 /**
  * Production runs what `npm start` builds (scripts/build.ts): the server
@@ -82,5 +83,43 @@ describe('the compiled start', () => {
     const shown = await fetch(`${server.url}/api/workspaces/history/surfaces/doc/versions/${versions[0]!.id}?format=markdown`, { headers });
     expect(shown.status).toBe(200);
     expect(((await shown.json()) as { markdown: string }).markdown).toContain('Kept in its own thread.');
+  });
+
+  // The build compiles the packages of sync, Markdown and metrics into the bundle (scripts/build.ts): a sync client's
+  // edit through Hocuspocus and ws, read back as Markdown (prosemirror-markdown, markdown-it), and a metrics scrape (prom-client).
+  it('syncs a doc over WebSocket, reads it back as Markdown and exports it to Word and PDF, with the packages the build bundled', async () => {
+    const cookie = await signInThroughOutboxFile(server.url, dataDir, 'bundled@example.com');
+    const headers = { 'content-type': 'application/json', cookie: `svc-session=${cookie}` };
+    const created = await fetch(`${server.url}/api/workspaces`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Bundled', slug: 'bundled', mode: 'doc', initialMarkdown: '# Bundled\n\nFirst line.\n' }),
+    });
+    expect(created.status, await created.clone().text()).toBe(200);
+    const { primarySurface } = (await created.json()) as { primarySurface: { syncDocument: string } };
+    const client = connectClient(server.url, primarySurface.syncDocument, { cookie });
+    try {
+      await synced(client);
+      expect(paragraphText(client.doc, 1).toString()).toBe('First line.');
+      paragraphText(client.doc, 1).insert(0, 'Synced. ');
+      await acknowledged(client);
+      const markdown = await eventually(async () => {
+        const res = await fetch(`${server.url}/api/workspaces/bundled/doc?format=markdown`, { headers });
+        const text = await res.text();
+        return text.includes('Synced. First line.') ? text : null;
+      });
+      expect(markdown).toContain('# Bundled');
+      // Word and PDF come from the conversion thread's script, bundled beside main.js.
+      for (const [format, magic] of [['docx', 'PK'], ['pdf', '%PDF']] as const) {
+        const exported = await fetch(`${server.url}/api/workspaces/bundled/doc?format=${format}`, { headers });
+        expect(exported.status, format).toBe(200);
+        expect(Buffer.from(await exported.arrayBuffer()).subarray(0, magic.length).toString('latin1'), format).toBe(magic);
+      }
+    } finally {
+      client.destroy();
+    }
+    const metrics = await fetch(`${server.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^# HELP /m);
   });
 });
