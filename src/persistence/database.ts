@@ -137,7 +137,6 @@ async function upToDate(db: Kysely<any>): Promise<boolean> {
   }
 }
 
-/** The names of every migration this build knows. */
 /**
  * For the build's template (scripts/build.ts) only: drops initdb's template0
  * and template1, which Trellis never uses (it runs in the `postgres`
@@ -152,6 +151,7 @@ export async function dropTemplateDatabases(db: Db): Promise<void> {
   }
 }
 
+/** The names of every migration this build knows. */
 export function knownMigrations(): string[] {
   return Object.keys(migrations).sort();
 }
