@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { storableText } from '../lib/text';
 import { dateInstant } from '../model/table/windows';
 import type { Executor } from './database';
-import { parameterList, runStatement, type StatementHead } from './raw-statements';
+import { parameterList, runStatement, valueTuples, type StatementHead } from './raw-statements';
 
 /**
  * Two indexes beside the row projection, kept in the same statements'
@@ -31,6 +31,8 @@ const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
 // Six parameters a date entry; Postgres allows 65,535 a statement.
 const ENTRIES_PER_INSERT = 5_000;
 const IDS_PER_STATEMENT = 30_000;
+// The column types a `values` list in a subquery does not take from its target (reindexHead).
+const DATE_CASTS = ['::text', '::text', '::timestamptz', '::integer', '::smallint'];
 
 export type IndexedRow = { id: string; workspaceId: string; data: Record<string, unknown> };
 
@@ -73,6 +75,54 @@ export function unindexHead(rows: readonly IndexedRow[], first: number): Stateme
     text: `dates as (delete from row_dates where workspace_id = $${first} and row_id in (${list})), files as (delete from row_files where workspace_id = $${first} and row_id in (${list}))`,
     parameters: [workspaceId, ...rows.map((row) => row.id)],
   };
+}
+
+/**
+ * The whole of `indexRows` for these rows as the head of another statement on
+ * the same rows (the row projection's upsert), its parameters numbered from
+ * `first`: the old entries a cell no longer holds are deleted, and the
+ * entries the cells hold now are inserted or updated in place. The delete
+ * spares the entries the inserts write, so no entry is touched twice in the
+ * one statement (its parts share one snapshot and may not modify one row
+ * twice). Null where `unindexHead` is (rows of several workspaces, too many
+ * ids) or when the entries would take more than `room` parameters:
+ * `unindexHead` and `indexUnindexedRows` then; 'no entries' when the rows
+ * hold none (`unindexHead` alone is their whole reindex). Rows the head
+ * wrote need no `indexUnindexedRows`.
+ */
+export function reindexHead(rows: readonly IndexedRow[], first: number, room: number): StatementHead | 'no entries' | null {
+  const workspaceId = rows[0]?.workspaceId;
+  if (workspaceId === undefined || rows.length > IDS_PER_STATEMENT || rows.some((row) => row.workspaceId !== workspaceId)) return null;
+  const { dates, files } = entriesOf(rows);
+  if (dates.length === 0 && files.length === 0) return 'no entries';
+  const count = 1 + rows.length + dates.length * 5 + files.length * 2;
+  if (count > room) return null;
+  const parameters: unknown[] = [workspaceId, ...rows.map((row) => row.id)];
+  const ws = `$${first}`;
+  const list = parameterList(rows.length, first + 1);
+  let next = first + 1 + rows.length;
+  const heads: string[] = [];
+  if (dates.length > 0) {
+    // (row_id, column_key, at, reach_days, span_class): the kept pairs are the first two of each tuple.
+    const tuples = valueTuples(dates.length, 5, next, DATE_CASTS);
+    const kept = dates.map((_, n) => `($${next + n * 5}, $${next + n * 5 + 1})`).join(', ');
+    for (const entry of dates) parameters.push(entry.rowId, entry.columnKey, entry.at, entry.reachDays, entry.spanClass);
+    next += dates.length * 5;
+    heads.push(
+      `dates as (delete from row_dates where workspace_id = ${ws} and row_id in (${list}) and (row_id, column_key) not in (${kept}))`,
+      `dated as (insert into row_dates (workspace_id, row_id, column_key, at, reach_days, span_class) select ${ws}::text, v.* from (values ${tuples}) as v (row_id, column_key, at, reach_days, span_class)` +
+        ' on conflict (workspace_id, row_id, column_key) do update set at = excluded.at, reach_days = excluded.reach_days, span_class = excluded.span_class)',
+    );
+  } else heads.push(`dates as (delete from row_dates where workspace_id = ${ws} and row_id in (${list}))`);
+  if (files.length > 0) {
+    const tuples = valueTuples(files.length, 2, next);
+    for (const entry of files) parameters.push(entry.rowId, entry.fileId);
+    heads.push(
+      `files as (delete from row_files where workspace_id = ${ws} and row_id in (${list}) and (row_id, file_id) not in (${tuples}))`,
+      `filed as (insert into row_files (workspace_id, row_id, file_id) select ${ws}::text, v.* from (values ${tuples}) as v (row_id, file_id) on conflict do nothing)`,
+    );
+  } else heads.push(`files as (delete from row_files where workspace_id = ${ws} and row_id in (${list}))`);
+  return { text: heads.join(', '), parameters };
 }
 
 /** `indexRows` for rows whose old entries a statement headed by `unindexHead` deleted. */

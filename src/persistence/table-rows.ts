@@ -3,7 +3,7 @@ import { storableJson } from '../lib/text';
 import type { Executor } from './database';
 import type { PlanName } from './schema';
 import type { AuthorKind } from '../model/roles';
-import { holdsIndexEntries, indexRows, indexUnindexedRows, reindexWorkspace, unindexHead, unindexRows } from './row-indexes';
+import { holdsIndexEntries, indexRows, indexUnindexedRows, reindexHead, reindexWorkspace, unindexHead, unindexRows } from './row-indexes';
 import { runStatement, valueTuples, withHeads } from './raw-statements';
 import { recordRunChanges, runChangesHead, type RunChangeWrite } from './runs';
 import { eventsHead, insertEvents, LOGGED_EVENTS, recordsOfLogged } from './events';
@@ -74,7 +74,11 @@ export async function upsertRows(
   let appended: AppendedRow[] | null = null;
   // A commit's rows, the usual batch: the upsert deletes their old index entries, and records the runs' changes and the events, in the same statement.
   const single = rows.length > 0 && rows.length <= ROWS_PER_UPSERT;
-  const unindex = single ? unindexHead(rows, rows.length * UPSERT_COLUMNS + 1) : null;
+  // Rows with a date or a file in a cell: their entries ride too (delete, insert), within a tenth of the statement's parameters.
+  // ('no entries': the unindex head is the whole of it; the entries were looked for once, here.)
+  const reindexed = single ? reindexHead(rows, rows.length * UPSERT_COLUMNS + 1, Math.min(Math.floor(MAX_PARAMETERS / 10), MAX_PARAMETERS - rows.length * UPSERT_COLUMNS)) : null;
+  const reindex = reindexed === 'no entries' ? null : reindexed;
+  const unindex = reindex ?? (single ? unindexHead(rows, rows.length * UPSERT_COLUMNS + 1) : null);
   let used = rows.length * UPSERT_COLUMNS + (unindex?.parameters.length ?? 0);
   const head = single ? runChangesHead(runChanges, at, used + 1) : null;
   const runs = head && used + head.parameters.length <= MAX_PARAMETERS ? head : null;
@@ -85,8 +89,8 @@ export async function upsertRows(
   // The commit's log append (document-log.ts `appendHead`), numbered after the rest: one round trip fewer.
   const appendedHere = single && append && used + append.parameters.length <= MAX_PARAMETERS ? { text: append.textFrom(used + 1), parameters: append.parameters } : null;
   // Alone, every other statement this function could send is one too many: the append's, the runs', the index entries', the events'.
-  // (Not alone, the entries are not looked at here: `indexUnindexedRows` finds them itself, writing nothing when there are none.)
-  const holdsEntries = !alone || holdsIndexEntries(rows);
+  // (Not alone and past reindexHead's bounds, `indexUnindexedRows` finds the entries itself.)
+  const holdsEntries = !reindex && reindexed !== 'no entries' && (!alone || holdsIndexEntries(rows));
   if (alone && (!unindex || (append && !appendedHere) || (runChanges.length > 0 && !runs) || (events.drafts.length > 0 && !logged) || holdsEntries)) return null;
   // One that cannot ride goes first, before this function's other writes.
   if (append && !appendedHere) appended = await append.alone();
@@ -136,7 +140,7 @@ export async function upsertRows(
     }
     for (const row of returned) stored.set(row.id, row);
   }
-  // Alone, the rows were found to hold no entry (and the upsert's head deleted their old ones).
+  // Alone, the rows were found to hold no entry, or the upsert's head wrote them (and it deleted their old ones).
   if (unindex && holdsEntries) await indexUnindexedRows(db, rows);
   else if (!unindex) await indexRows(db, rows);
   return { stored, events: recorded ?? (await insertEvents(db, events.drafts, events.now)), appended };

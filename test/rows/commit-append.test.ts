@@ -144,6 +144,44 @@ describe("a REST write's log append", () => {
     expect(listRows(rebuilt).rows.map((r) => r.id).sort()).toEqual(listed.body.rows.map((r: { id: string }) => r.id).sort());
   });
 
+  it("a dated row's index entries follow its cells through patches: a date kept is updated in place, a new one added, one no cell holds any more gone", async () => {
+    // The entries ride in the projection's upsert (row-indexes.ts `reindexHead`): the delete spares what the insert writes.
+    const entries = async (id: string) =>
+      (await t.services.db.selectFrom('rowDates').select(['columnKey', 'at', 'reachDays']).where('workspaceId', '=', workspaceId).where('rowId', '=', id).execute())
+        .map((entry) => ({ key: entry.columnKey, at: new Date(entry.at).toISOString().slice(0, 10), reach: entry.reachDays }))
+        .sort((a, b) => a.key.localeCompare(b.key));
+    const created = await t.request('POST', `${base}/rows`, { body: { data: { title: 'dated', due: '2027-01-05' } }, ...as() });
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    expect(await entries(id)).toEqual([{ key: 'due', at: '2027-01-05', reach: 0 }]);
+    // Another cell holds a date (any cell is read, whatever its column's type): its entry comes, and due's reach grows to it.
+    expect((await t.request('PATCH', `${base}/rows/${id}`, { body: { data: { title: '2027-01-15' } }, ...as() })).status).toBe(200);
+    expect(await entries(id)).toEqual([
+      { key: 'due', at: '2027-01-05', reach: 10 },
+      { key: 'title', at: '2027-01-15', reach: 0 },
+    ]);
+    // due moves past title: both entries are updated in place.
+    expect((await t.request('PATCH', `${base}/rows/${id}`, { body: { data: { due: '2027-02-14' } }, ...as() })).status).toBe(200);
+    expect(await entries(id)).toEqual([
+      { key: 'due', at: '2027-02-14', reach: 0 },
+      { key: 'title', at: '2027-01-15', reach: 30 },
+    ]);
+    // title is no date any more: its entry goes, due's stays.
+    expect((await t.request('PATCH', `${base}/rows/${id}`, { body: { data: { title: 'plain again' } }, ...as() })).status).toBe(200);
+    expect(await entries(id)).toEqual([{ key: 'due', at: '2027-02-14', reach: 0 }]);
+    // A dated commit that fails writes no entry, and leaves the old ones as they were.
+    const before = await logged();
+    t.services.failpoints.arm('document.commit');
+    const failed = await t.request('PATCH', `${base}/rows/${id}`, { body: { data: { due: '2027-03-01', title: '2027-03-02' } }, ...as() });
+    t.services.failpoints.disarm('document.commit');
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(await logged()).toBe(before);
+    expect(await entries(id)).toEqual([{ key: 'due', at: '2027-02-14', reach: 0 }]);
+    // The log holds what the projection does.
+    const rebuilt = await fromLog();
+    expect(getRow(rebuilt, id)?.data).toMatchObject({ title: 'plain again', due: '2027-02-14' });
+  });
+
   it('a change with no row to write (a new column) is logged with its event', async () => {
     const before = await logged();
     const added = await t.request('POST', `${base}/columns`, { body: { column: { key: 'estimate', label: 'Estimate', type: 'number' } }, ...as() });
