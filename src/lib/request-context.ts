@@ -21,25 +21,37 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 const storage = new AsyncLocalStorage<string>();
 
-/** HTTP requests entered and not yet closed. */
+/** HTTP requests entered and not yet closed (or turned into a stream). */
 let open = 0;
+/** Their responses. */
+const counted = new WeakSet<object>();
 
 export function runWithRequestId<T>(requestId: string, fn: () => T): T {
   return storage.run(requestId, fn);
 }
+
+type Response = { once(event: 'close', listener: () => void): unknown };
 
 /**
  * Runs `fn` (the rest of the request's handling) in the request's store,
  * counted open until `response` closes (its answer sent, or its connection
  * gone); the last one to close turns the store, and so the promise hooks, off.
  */
-export function enterRequest<T>(requestId: string, response: { once(event: 'close', listener: () => void): unknown }, fn: () => T): T {
+export function enterRequest<T>(requestId: string, response: Response, fn: () => T): T {
   open++;
-  response.once('close', closeRequest);
+  counted.add(response);
+  response.once('close', () => leaveRequest(response));
   return storage.run(requestId, fn);
 }
 
-function closeRequest() {
+/**
+ * The request answering on `response` no longer counts as open: it closed,
+ * or it became a long-lived stream (Server-Sent Events, src/http/sse.ts),
+ * whose later statements wait their turn as background work does; else one
+ * browser tab holding a stream would keep the promise hooks on for good.
+ */
+export function leaveRequest(response: object) {
+  if (!counted.delete(response)) return;
   open--;
   if (open === 0) storage.disable();
 }
