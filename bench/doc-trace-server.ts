@@ -111,6 +111,49 @@ const cpuSinceMark = () => {
   return (used.user + used.system) / 1000;
 };
 
+// BENCH_COUNT_STATEMENTS=1: every statement the server sends to its database between `/bench/mark` and
+// `/bench/stats`, by its first words, with the process's CPU milliseconds from send to answer (on PGlite, the
+// statement's own run in the serving thread, plus whatever ran ahead of its answer). Counts beat wall time on a shared machine.
+type StatementCount = { count: number; ms: number };
+let statementCounts: Map<string, StatementCount> | null = null;
+async function countStatements() {
+  if (process.env.BENCH_COUNT_STATEMENTS !== '1') return;
+  statementCounts = new Map();
+  const shapeOf = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 90);
+  const wrap = (owner: { query: (...args: any[]) => any }) => {
+    const original = owner.query;
+    owner.query = function (this: unknown, ...args: any[]) {
+      const text = typeof args[0] === 'string' ? args[0] : String(args[0]?.text ?? '');
+      const started = process.cpuUsage();
+      const result = original.apply(this, args);
+      const counts = statementCounts;
+      if (counts && result && typeof result.then === 'function') {
+        void result.then(
+          () => {
+            const shape = shapeOf(text);
+            const entry = counts.get(shape) ?? { count: 0, ms: 0 };
+            entry.count++;
+            const used = process.cpuUsage(started);
+            entry.ms += (used.user + used.system) / 1000;
+            counts.set(shape, entry);
+          },
+          () => {},
+        );
+      }
+      return result;
+    };
+  };
+  const { PGlite } = await import('@electric-sql/pglite');
+  let proto = PGlite.prototype as object | null;
+  while (proto && !Object.prototype.hasOwnProperty.call(proto, 'query')) proto = Object.getPrototypeOf(proto);
+  if (proto) wrap(proto as never);
+  const pg = (await import('pg')).default;
+  wrap(pg.Client.prototype as never);
+}
+const statementFigures = () =>
+  statementCounts ? { statements: Object.fromEntries([...statementCounts].sort((a, b) => b[1].count - a[1].count).map(([shape, entry]) => [shape, { count: entry.count, ms: Math.round(entry.ms) }])) } : {};
+await countStatements();
+
 function docStats(doc: Y.Doc): Stats {
   return { text: readDocBody(doc).textContent, stateV1Bytes: Y.encodeStateAsUpdate(doc).byteLength, stateV2Bytes: Y.encodeStateAsUpdateV2(doc).byteLength };
 }
@@ -132,10 +175,12 @@ async function trellis() {
         loopDelay.reset();
         loopMaxCpuMs = 0;
         pauses = [];
+        statementCounts?.clear();
         return {};
       });
       app.get('/bench/stats', { config: { auth: 'none', metered: false } }, async () => {
         const cpuMs = cpuSinceMark();
+        const statements = statementFigures();
         if (process.env.BENCH_SERVER_LOG_DIR) console.log('[bench stats]');
         const loopMax = loopMaxMs();
         stopRecordingPauses();
@@ -159,7 +204,8 @@ async function trellis() {
           loopMaxMs: loopMax,
           loopMaxCpuMs,
           prefilledRows: prefilled,
-        } satisfies Stats;
+          ...statements,
+        } satisfies Stats & { statements?: object };
       });
     },
   });
@@ -256,13 +302,14 @@ async function bare(beforeApply?: (message: Uint8Array) => Promise<void> | null,
       loopDelay.reset();
       loopMaxCpuMs = 0;
       pauses = [];
+      statementCounts?.clear();
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       return;
     }
     const cpuMs = cpuSinceMark();
     stopRecordingPauses();
     const doc = hocuspocus.documents.get(documentName);
-    response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs, loopMaxMs: loopMaxMs(), loopMaxCpuMs, ...extra() }) : '{}');
+    response.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(doc ? JSON.stringify({ ...docStats(doc), cpuMs, loopMaxMs: loopMaxMs(), loopMaxCpuMs, ...extra(), ...statementFigures() }) : '{}');
   });
   const url = await listenBare(hocuspocus, server, { maxPayload: 32 * 1024 * 1024, beforeApply });
   console.log(JSON.stringify({ url, documentName }));

@@ -199,6 +199,8 @@ type ServerStats = {
   /** bare-durable: group commits and the updates they held. */
   commits?: number;
   updates?: number;
+  /** BENCH_COUNT_STATEMENTS=1: the statements sent between mark and stats, by their first words. */
+  statements?: Record<string, { count: number; ms: number }>;
 };
 
 export function loadTrace(): Trace {

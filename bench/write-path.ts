@@ -159,6 +159,13 @@ async function traceRows(database: Database, options: WritePathOptions): Promise
     // The same pause less other processes' turns: what load does not inflate.
     figures[`${label}: ${name}: serving thread's most CPU between two turns ms (floor ${cpuPause(floor)})`] = cpuPause(run);
     figures[`${label}: ${name}: server CPU µs per edit (floor ${Math.round((floor.stats.cpuMs * 1000) / floor.patches)})`] = Math.round((run.stats.cpuMs * 1000) / run.patches);
+    if (run.stats.statements) {
+      // BENCH_COUNT_STATEMENTS=1: the floor sends one statement a commit.
+      const shapes = Object.entries(run.stats.statements);
+      const total = shapes.reduce((sum, [, entry]) => sum + entry.count, 0);
+      figures[`${label}: ${name}: statements an edit (floor ${round((floor.stats.commits ?? 0) / floor.patches, 4)})`] = round(total / run.patches, 4);
+      for (const [shape, entry] of shapes.slice(0, 30)) figures[`${label}: ${name}: statement ${shape}`] = `${entry.count}, ${entry.ms} ms CPU`;
+    }
   }
   return figures;
 }

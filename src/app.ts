@@ -22,7 +22,7 @@ import type { App } from './http/types';
 import { dropOrgSlugOnBarePaths } from './operations/workspace-routes';
 import { declarePlatformErrors } from './http/declared-errors';
 import { directUploadOrigins, registerWebApp } from './http/web-app';
-import { runWithRequestId } from './lib/request-context';
+import { enterRequest } from './lib/request-context';
 import { actorOfRequest, answerRunScope } from './http/run-header';
 import { MAX_JSON_DEPTH, storableJson, TooDeepError } from './lib/text';
 import { ToolRegistry } from './mcp/registry';
@@ -67,7 +67,8 @@ export async function buildApp(services: Services): Promise<App> {
     done();
   });
   // Only the embedded database's driver reads the request id from a context (src/lib/request-context.ts); on Postgres no store is entered, so promise hooks stay off.
-  if (services.database.kind === 'pglite') app.addHook('onRequest', (request, _reply, done) => runWithRequestId(request.id, done));
+  // On PGlite the store (and the promise hooks) is on only while a request is open: a typist's keystrokes alone pay none.
+  if (services.database.kind === 'pglite') app.addHook('onRequest', (request, reply, done) => enterRequest(request.id, reply.raw, done));
   // The run the request's writes join (docs/RUNS.md): named by `Trellis-Run`, carried by the request's actor, decided by access, answered in `Trellis-Run`.
   app.addHook('onSend', (request, reply, payload, done) => {
     answerRunScope(request, reply);

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { corsHeadersOf } from './cors';
+import { leaveRequest } from '../lib/request-context';
 
 /** Keep-alive comment interval of every Server-Sent Events stream. */
 export const SSE_PING_MS = 15_000;
@@ -22,6 +23,8 @@ export function openEventStream(request: FastifyRequest, reply: FastifyReply): S
     ...corsHeadersOf(reply),
   });
   raw.write(': connected\n\n');
+  // A stream lives as long as its client: it does not keep the embedded database's request-id store (and its promise hooks) on.
+  leaveRequest(raw);
   return raw;
 }
 

@@ -45,18 +45,25 @@ export async function lockDocumentLogs(tx: Tx, names: Iterable<string>): Promise
     .execute();
 }
 
-/** Databases only one session can use at a time (embedded PGlite): statements never interleave there. */
+/**
+ * Databases only one session can use at a time (embedded PGlite): statements
+ * never interleave there, and the driver holds its one session from a
+ * transaction's first statement to its commit, so no other append can draw
+ * a sequence number between. Kept by the query adapter, which a transaction
+ * shares with the database it runs on.
+ */
 const singleSession = new WeakSet<object>();
 
-export function markSingleSession(db: object) {
-  singleSession.add(db);
+export function markSingleSession(db: Executor) {
+  singleSession.add(db.getExecutor().adapter);
 }
 
 /**
- * Whether appending through `db` (outside a transaction) needs the head
- * lock: not on a single-session database, where a plain insert commits in
- * sequence order anyway (and the group-commit hot path saves a transaction).
+ * Whether appending through `db` needs the head lock: not on a
+ * single-session database, where appends commit in sequence order anyway,
+ * in a transaction or not (the group-commit hot path saves a transaction,
+ * and a commit's append an upsert of the head).
  */
 export function appendsNeedLock(db: Executor): boolean {
-  return db.isTransaction || !singleSession.has(db);
+  return !singleSession.has(db.getExecutor().adapter);
 }

@@ -64,9 +64,11 @@ function fakeDb() {
       return { rows: [{ seqs: rows.map(() => ++seq).join(','), createdAt: new Date() }] };
     },
     transaction: () => ({ execute: (fn: (tx: unknown) => Promise<unknown>) => fn(db) }),
+    getExecutor: () => executor,
   };
+  const executor = { adapter: {} };
   // One session, like embedded PGlite: appends need no log-head lock (document-log-heads.ts).
-  markSingleSession(db);
+  markSingleSession(db as unknown as Db);
   return {
     db: db as unknown as Db,
     commits,

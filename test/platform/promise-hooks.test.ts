@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { tablesDocumentName } from '../../src/model/document-names';
 import { testDatabaseUrl } from '../helpers/database';
+import { openSse } from '../helpers/sse';
 import { acknowledged, synced } from '../helpers/sync';
 import { bearerOf, ok, tool, useRunsApp } from '../runs/helpers';
 import { createWorkspace, insertKey } from '../workspaces/helpers';
@@ -79,5 +80,33 @@ describe('the request id and the run, carried by the actor', () => {
     expect(rows.rows.map((row: { data: { title: string } }) => row.data.title)).toEqual(['by ada, in sync']);
 
     expect(await promiseHooksOn()).toBe(false);
+  });
+
+  it.skipIf(onPostgres)('on the embedded database, turn the promise hooks off once every request has answered, with an event stream still open, and serve writes and a sync edit after', async () => {
+    const { t, ada } = r;
+    const s = await workspace('hooks-embedded');
+    const created = await ok(r.call('POST', `${s.base}/rows`, ada.as, { data: { title: 'by ada' } }));
+    // Answered: no request open any more (the server counts each until its response closes).
+    await expect.poll(() => promiseHooksOn()).toBe(false);
+
+    // An event stream stays open; it does not count as a request in flight.
+    const sse = openSse(`${t.url}${s.base}/subscribe`, { cookie: `svc-session=${ada.cookie}` });
+    expect(await sse.ready).toBe(200);
+    await ok(r.call('PATCH', `${s.base}/rows/${created.id}`, ada.as, { data: { status: 'doing' } }));
+    await expect.poll(() => promiseHooksOn()).toBe(false);
+
+    // A sync edit with the hooks off, then a write with a request open again: each stored and seen.
+    const client = r.connect(tablesDocumentName(s.ws.id), { cookie: ada.cookie });
+    await synced(client);
+    (client.doc.getMap('rows').get(created.id) as Y.Map<unknown>).set('title', 'by ada, in sync');
+    await acknowledged(client);
+    expect(await promiseHooksOn()).toBe(false);
+    const second = await ok(r.call('POST', `${s.base}/rows`, ada.as, { data: { title: 'second' } }));
+    const rows = await ok(r.call('GET', `${s.base}/rows`, ada.as));
+    expect(rows.rows.map((row: { data: { title: string } }) => row.data.title).sort()).toEqual(['by ada, in sync', 'second']);
+    // The stream, open all along, still hears what was written.
+    await expect.poll(() => sse.frames.some((frame) => frame.event === 'row.created' && frame.data.data.id === second.id)).toBe(true);
+    sse.close();
+    await expect.poll(() => promiseHooksOn()).toBe(false);
   });
 });
