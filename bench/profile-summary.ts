@@ -135,7 +135,8 @@ export function pausesOf(profile: Profile, pauses: Array<[number, number, number
       const seen = new Set<string>();
       for (let id: number | undefined = profile.samples[i]; id !== undefined; id = parent.get(id)) {
         const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-        if (!url.includes('/src/') && !url.includes('node_modules') && !functionName.startsWith('(garbage') && functionName !== '(idle)') continue;
+        // A compiled bench server (bench/spawn-server.ts) bundles Trellis, Yjs and Hocuspocus into one file under dist/bench.
+        if (!url.includes('/src/') && !url.includes('node_modules') && !url.includes('/dist/') && !functionName.startsWith('(garbage') && functionName !== '(idle)') continue;
         const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\//, '').replace(/.*\/(src|bench|test)\//, '$1/')}:${lineNumber + 1}`;
         if (seen.has(key)) continue;
         seen.add(key);
