@@ -3,6 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import { flushPath, syncTree } from '../lib/flush';
+import { WalPreallocation } from './wal-preallocation';
 
 /**
  * Embedded PGlite that keeps what it acknowledged across a power cut.
@@ -47,6 +48,9 @@ export abstract class PatchedNodeFS extends NodeFS {
  * failed flush just before Postgres gets the errno (and fails the commit).
  */
 export class DurableNodeFS extends PatchedNodeFS {
+  /** The next WAL segment made ahead of time, off this thread (./wal-preallocation.ts). */
+  readonly walSegments = new WalPreallocation();
+
   constructor(
     dataDir: string,
     private readonly onFailure: (error: unknown) => void = failStop,
@@ -55,6 +59,12 @@ export class DurableNodeFS extends PatchedNodeFS {
   }
 
   protected patch({ NODEFS, FS }: EmscriptenModule): void {
+    const open = NODEFS.stream_ops.open!;
+    NODEFS.stream_ops.open = (stream: EmscriptenStream) => {
+      const opened = open(stream);
+      if (FS.isFile(stream.node.mode)) this.walSegments.opened(NODEFS.realPath(stream.node));
+      return opened;
+    };
     NODEFS.stream_ops.fsync = (stream: EmscriptenStream) => {
       // A Node error becomes an Emscripten errno (tryFSOperation), which fd_sync returns to Postgres.
       NODEFS.tryFSOperation(() => {
