@@ -31,9 +31,11 @@ export async function syncTree(root: string): Promise<void> {
   };
   walk(root);
   // A file gone since the listing needs no flush (a database running over the directory may remove a temporary file of its own).
-  await eachSideBySide(files, (file) => flushPath(file, false).catch((error: { code?: string }) => {
-    if (error.code !== 'ENOENT') throw error;
-  }));
+  await eachSideBySide(files, (file) =>
+    flushPath(file, false).catch((error: { code?: string }) => {
+      if (error.code !== 'ENOENT') throw error;
+    }),
+  );
   await eachSideBySide(directories, (dir) => flushPath(dir, true));
   await flushPath(path.dirname(root), true);
 }

@@ -82,6 +82,12 @@ export class DurableNodeFS extends PatchedNodeFS {
     };
   }
 
+  /** Closing waits for a segment being made ahead (the shutdown checkpoint opens segments too): a closed directory is still, for a copy of it. */
+  override async closeFs(): Promise<void> {
+    await this.walSegments.settled();
+    await super.closeFs();
+  }
+
   /** Flushes one open file or directory to stable storage (a test replaces it to make a flush fail). */
   protected flush(fd: number, directory: boolean): void {
     syncDescriptor(fd, directory);
