@@ -99,6 +99,8 @@ const envSchema = z.object({
   BACKUP_KEEP: z.coerce.number().int().min(1).max(10_000).default(7),
   /** Recovery tests only (src/lib/failpoints.ts). */
   TRELLIS_FAILPOINTS: z.string().max(1000).optional(),
+  /** Prints when each phase of the start ended, to stderr once the server listens (src/lib/start-marks.ts). */
+  TRELLIS_START_TRACE: booleanString.optional(),
 });
 
 export type Config = {
@@ -151,6 +153,8 @@ export type Config = {
   /** Answers one address may send to one public form in a minute (docs/TABLES.md "Forms"). */
   formSubmissionsPerMinute: number;
   logLevel: string;
+  /** TRELLIS_START_TRACE: print the start's phases (src/lib/start-marks.ts). */
+  startTrace: boolean;
   /** Updates since the last compaction of a document that make the next one due. */
   compactAfterUpdates: number;
   /** Estimated heap a document load may take, in bytes; a larger one is refused. */
@@ -252,6 +256,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiWritesPerMinute: e.API_WRITES_PER_MINUTE,
     formSubmissionsPerMinute: e.FORM_SUBMISSIONS_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
+    startTrace: e.TRELLIS_START_TRACE ?? false,
     compactAfterUpdates: e.COMPACT_AFTER_UPDATES,
     documentLoadBudgetBytes: e.DOCUMENT_LOAD_BUDGET_MB * 1024 * 1024,
     syncCeilings: {

@@ -1,3 +1,4 @@
+import { startMark, startMarkLines } from './lib/start-marks';
 import { ConfigError, loadConfig } from './config';
 import { BUILT_TEMPLATE, seedDataDir } from './persistence/pglite-template';
 
@@ -10,6 +11,7 @@ const compiled = import.meta.url.endsWith('/dist/server/main.js');
 
 /** Wires configuration, database, mail and the app, then listens. Nothing else. */
 async function main() {
+  startMark('entry module evaluated');
   let config;
   try {
     config = loadConfig();
@@ -25,11 +27,18 @@ async function main() {
   const seeding = compiled && !config.databaseUrl ? seedDataDir(config.dataDir, BUILT_TEMPLATE) : undefined;
   // A failed copy is reported below, where opening the database would have reported it, not as an unhandled rejection meanwhile.
   seeding?.catch(() => {});
+  startMark('config read, copy started');
   const [{ createServices }, { buildApp }] = await Promise.all([import('./bootstrap'), import('./app')]);
-  await seeding;
+  startMark('server modules loaded');
+  if (seeding) {
+    await seeding;
+    startMark('template copied');
+  }
   const { services, close } = await createServices(config, { pgliteTemplate: compiled ? BUILT_TEMPLATE : undefined });
+  startMark('services created');
   const { log, database } = services;
   const app = await buildApp(services);
+  startMark('app built');
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -49,6 +58,8 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
+  startMark('listening');
+  if (config.startTrace) process.stderr.write(startMarkLines());
   log.info({ url: config.publicUrl, database: database.kind, dataDir: config.dataDir }, 'Trellis is listening');
 }
 

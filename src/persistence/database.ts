@@ -1,6 +1,7 @@
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import type pg from 'pg';
 import { whenNeeded } from '../lib/when-needed';
+import { startMark } from '../lib/start-marks';
 import { markSingleSession } from './document-log-heads';
 import { leaseEmbeddedInstance, leaseSharedInstance, type InstanceLease } from './instances';
 import type { PGliteStorage } from './durable-fs';
@@ -44,6 +45,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   if (options.migrate === false) return handle;
   try {
     await migrateToLatest(handle.db);
+    startMark('migrations checked');
   } catch (error) {
     await handle.close();
     throw error;

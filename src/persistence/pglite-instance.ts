@@ -4,6 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PGliteStorage } from './durable-fs';
 import { copyTemplate } from './pglite-template';
+import { startMark } from '../lib/start-marks';
 
 const BYTEA_OID = 17;
 const INT8_OID = 20;
@@ -50,6 +51,7 @@ export async function createPGlite(dir: string, template: string | undefined, st
     import('./durable-fs'),
   ]);
   const store = storage ?? durableStorage;
+  startMark('PGlite modules loaded');
   let fresh = !(await fs.stat(path.join(dir, 'PG_VERSION')).catch(() => null));
   if (fresh && template && (await copyTemplate(template, dir, store.syncNewDataDir))) fresh = false;
   setFlagsFromString(`--wasm-tiering-budget=${OPENING_TIERING_BUDGET}`);
@@ -63,6 +65,7 @@ export async function createPGlite(dir: string, template: string | undefined, st
     // A `bytea` parameter goes as the bytes themselves, in binary (PGlite's own serializer writes hex text, byte by byte, that Postgres then parses): ./bytea.ts.
     serializers: { [BYTEA_OID]: (bytes: Uint8Array) => bytes as unknown as string },
   }).finally(() => setFlagsFromString(`--wasm-tiering-budget=${V8_TIERING_BUDGET}`));
+  startMark('PGlite open');
   // initdb's files reach the directory without fsync; the first commit must not stand on them unflushed.
   if (fresh) await store.syncNewDataDir?.(dir);
   return pglite;

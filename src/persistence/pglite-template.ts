@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { flushPath, syncTree } from '../lib/flush';
 import { repositoryRoot } from '../lib/repository-root';
+import { startMark } from '../lib/start-marks';
 import { eachSideBySide } from '../lib/side-by-side';
 
 /**
@@ -78,7 +79,9 @@ export async function copyTemplate(template: string, target: string, flush?: (di
   const staging = `${target}.copying`;
   await fs.rm(staging, { recursive: true, force: true });
   await copyTree(template, staging);
+  startMark('template files written');
   await flush?.(staging);
+  startMark('template files flushed');
   await fs.rmdir(target);
   await fs.rename(staging, target);
   // The files are flushed already; the rename is an entry of the parent directory.

@@ -26,7 +26,7 @@ function residentBytes(pid: number): number {
 }
 
 beforeAll(async () => {
-  compiled = await startCompiledServer();
+  compiled = await startCompiledServer({ TRELLIS_START_TRACE: '1' });
   ({ server, dataDir } = compiled);
 }, 300_000);
 
@@ -56,6 +56,26 @@ describe('the compiled start', () => {
     // server could not find ran initdb: 711 MB resident and 7.8 s to health).
     const systemIdentifier = (dir: string) => readFileSync(path.join(dir, 'global', 'pg_control')).subarray(0, 8).toString('hex');
     expect(systemIdentifier(path.join(dataDir, 'pglite'))).toBe(systemIdentifier(BUILT_TEMPLATE));
+  });
+
+  // Where a start's time goes, for an operator or a bench (src/lib/start-marks.ts, docs/PERFORMANCE.md "session 20").
+  it('prints each phase of its start with TRELLIS_START_TRACE=1, in order, once it listens', async () => {
+    await eventually(() => / ms listening\n/.test(server.output()));
+    const marks = [...server.output().matchAll(/^start +(\d+) ms (.+)$/gm)].map(([, at, phase]) => ({ at: Number(at), phase }));
+    const phases = marks.map((mark) => mark.phase);
+    const embedded = !testDatabaseUrl();
+    expect(phases).toEqual([
+      'entry module evaluated',
+      'config read, copy started',
+      'server modules loaded',
+      ...(embedded ? ['template files written', 'template files flushed', 'template copied', 'PGlite modules loaded', 'PGlite open'] : []),
+      'migrations checked',
+      'services created',
+      'app built',
+      'listening',
+    ]);
+    const times = marks.map((mark) => mark.at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
   });
 
   // On Postgres the goal is 150 MB (issue 38, open): the routes of issues 35-39 brought an empty server to 150-173 MB,
