@@ -46,6 +46,8 @@ type Stats = {
   storedBytes?: number;
   storedRows?: number;
   drainMs?: number;
+  /** CPU time the process spent in that drain (work the server put off past the trace: queued commits, compactions, folded rows' deletes). */
+  drainCpuMs?: number;
   events?: number;
   /** The event loop's longest pause since `/bench/mark` (ms). */
   loopMaxMs?: number;
@@ -185,8 +187,11 @@ async function trellis() {
         const loopMax = loopMaxMs();
         stopRecordingPauses();
         const started = performance.now();
+        const drainCpu = process.cpuUsage();
         await services.sync.drain();
         const drainMs = performance.now() - started;
+        const drainUsed = process.cpuUsage(drainCpu);
+        const drainCpuMs = (drainUsed.user + drainUsed.system) / 1000;
         await (compactWhenAsked ?? ((name: string) => services.sync.compactNow(name)))(documentName);
         const stats = await services.sync.read(documentName, docStats);
         const updates = await sql<{ bytes: number | null; rows: number }>`
@@ -200,6 +205,7 @@ async function trellis() {
           storedBytes: Number(updates.rows[0]!.bytes) + Number(snapshot.rows[0]!.bytes),
           storedRows: Number(updates.rows[0]!.rows),
           drainMs,
+          drainCpuMs,
           events: Number(events.rows[0]!.n),
           loopMaxMs: loopMax,
           loopMaxCpuMs,

@@ -192,6 +192,7 @@ type ServerStats = {
   storedBytes?: number;
   storedRows?: number;
   drainMs?: number;
+  drainCpuMs?: number;
   events?: number;
   loopMaxMs?: number;
   loopMaxCpuMs?: number;

@@ -159,6 +159,8 @@ async function traceRows(database: Database, options: WritePathOptions): Promise
     // The same pause less other processes' turns: what load does not inflate.
     figures[`${label}: ${name}: serving thread's most CPU between two turns ms (floor ${cpuPause(floor)})`] = cpuPause(run);
     figures[`${label}: ${name}: server CPU µs per edit (floor ${Math.round((floor.stats.cpuMs * 1000) / floor.patches)})`] = Math.round((run.stats.cpuMs * 1000) / run.patches);
+    // What the server put off past the trace (its drain at /bench/stats): not in the figure above, so shown beside it.
+    if (run.stats.drainCpuMs !== undefined) figures[`${label}: ${name}: server CPU µs per edit put off to the drain after the trace (floor ${Math.round(((floor.stats.drainCpuMs ?? 0) * 1000) / floor.patches)})`] = Math.round((run.stats.drainCpuMs * 1000) / run.patches);
     if (run.stats.statements) {
       // BENCH_COUNT_STATEMENTS=1: the floor sends one statement a commit.
       const shapes = Object.entries(run.stats.statements);
