@@ -6,6 +6,7 @@ import { registerRoutes } from './api/index';
 import { SESSION_TTL_MS } from './domain/accounts';
 import { FileTrashJob } from './domain/file-trash';
 import { PlannerStatisticsJob } from './domain/planner-statistics';
+import { EmbeddedCheckpointJob } from './domain/embedded-checkpoint';
 import { Backups } from './domain/backup-job';
 import { VersionRetention } from './domain/version-retention';
 import { startWebhookDelivery } from './domain/webhooks';
@@ -139,6 +140,10 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorate('plannerStatistics', plannerStatistics);
   app.addHook('onReady', async () => plannerStatistics.start());
   app.addHook('preClose', async () => plannerStatistics.stop());
+  const embeddedCheckpoints = new EmbeddedCheckpointJob(services);
+  app.decorate('embeddedCheckpoints', embeddedCheckpoints);
+  app.addHook('onReady', async () => embeddedCheckpoints.start());
+  app.addHook('preClose', async () => embeddedCheckpoints.stop());
 
   const versionRetention = new VersionRetention(services);
   app.decorate('versionRetention', versionRetention);

@@ -1,4 +1,4 @@
-import { PeriodicJob } from '../lib/periodic-job';
+import { WaitingPeriodicJob } from '../lib/periodic-job';
 import { quietMoment, type QuietMoment } from '../lib/quiet-moment';
 import { analyzeTable, tablesDueForAnalyze } from '../persistence/statistics';
 import type { Services } from './services';
@@ -21,20 +21,18 @@ export const ANALYZE_WHEN: QuietMoment = { windowMs: 1_000, busyShare: 0.2, maxW
  * of the serving thread (`ANALYZE_WHEN`; `runOnce`, asked for, does not
  * wait). A pass answers the tables it analyzed.
  */
-export class PlannerStatisticsJob extends PeriodicJob<string[]> {
-  /** Only the embedded database needs it: Postgres runs autovacuum. */
-  readonly enabled: boolean;
-  private stopping = new AbortController();
-
+export class PlannerStatisticsJob extends WaitingPeriodicJob<string[]> {
   constructor(services: Services, timing = { intervalMs: 60 * 1000, firstRunAfterMs: 10 * 1000 }, when: QuietMoment = ANALYZE_WHEN) {
+    // Only the embedded database needs it: Postgres runs autovacuum.
     const enabled = services.config.databaseUrl === undefined;
     super(
-      async ({ scheduled }) => {
+      enabled,
+      async ({ scheduled, stopping }) => {
         if (!enabled) return [];
         const due = await tablesDueForAnalyze(services.db);
         const analyzed: string[] = [];
         for (const table of due) {
-          if (scheduled && !(await quietMoment(when, this.stopping.signal))) break;
+          if (scheduled && !(await quietMoment(when, stopping))) break;
           await analyzeTable(services.db, table);
           analyzed.push(table);
         }
@@ -44,23 +42,5 @@ export class PlannerStatisticsJob extends PeriodicJob<string[]> {
       (error) => services.log.warn({ err: error }, 'planner statistics pass failed'),
       timing,
     );
-    this.enabled = enabled;
-  }
-
-  override start() {
-    if (!this.enabled) return;
-    if (this.stopping.signal.aborted) this.stopping = new AbortController();
-    super.start();
-  }
-
-  /** A pass as the timer runs it: each table waits for a quiet moment of the serving thread. */
-  runWhenQuiet(): Promise<string[]> {
-    return this.runPass(true);
-  }
-
-  /** A pass waiting for a quiet moment ends at once, analyzing nothing more. */
-  override async stop() {
-    this.stopping.abort();
-    await super.stop();
   }
 }

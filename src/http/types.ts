@@ -39,6 +39,7 @@ declare module 'fastify' {
     fileTrash: import('../domain/file-trash').FileTrashJob;
     /** ANALYZE of the embedded database's changed tables (PGlite runs no autovacuum; `runOnce` for tests). */
     plannerStatistics: import('../domain/planner-statistics').PlannerStatisticsJob;
+    embeddedCheckpoints: import('../domain/embedded-checkpoint').EmbeddedCheckpointJob;
     /** Backups taken by this server: the admin route's and, with BACKUP_DIR, scheduled ones (`runScheduled` for tests). */
     backups: import('../domain/backup-job').Backups;
   }

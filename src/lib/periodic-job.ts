@@ -41,3 +41,37 @@ export class PeriodicJob<T> {
     await this.running?.catch(() => {});
   }
 }
+
+/**
+ * A periodic pass that may wait (for a quiet moment of the serving thread,
+ * say) before its work, and is switched off where it has nothing to do:
+ * `stop` aborts `stopping`, so a pass still waiting ends at once.
+ */
+export class WaitingPeriodicJob<T> extends PeriodicJob<T> {
+  private controller = new AbortController();
+
+  constructor(
+    readonly enabled: boolean,
+    pass: (run: { scheduled: boolean; stopping: AbortSignal }) => Promise<T>,
+    onError: (error: unknown) => void,
+    timing: { intervalMs: number; firstRunAfterMs: number },
+  ) {
+    super((run) => pass({ ...run, stopping: this.controller.signal }), onError, timing);
+  }
+
+  override start() {
+    if (!this.enabled) return;
+    if (this.controller.signal.aborted) this.controller = new AbortController();
+    super.start();
+  }
+
+  /** A pass as the timer runs it (waiting where it waits). */
+  runWhenQuiet(): Promise<T> {
+    return this.runPass(true);
+  }
+
+  override async stop() {
+    this.controller.abort();
+    await super.stop();
+  }
+}

@@ -24,3 +24,20 @@ export async function tablesDueForAnalyze(db: Executor): Promise<string[]> {
 export async function analyzeTable(db: Executor, table: string): Promise<void> {
   await sql`analyze ${sql.id(table)}`.execute(db);
 }
+
+/**
+ * Bytes of WAL written since the last checkpoint's redo point: what a crash
+ * would replay, and what `pg_wal` must keep. PGlite runs Postgres as a
+ * single-user backend, which checkpoints only when asked (or at a clean
+ * shutdown): neither the WAL volume nor a timer starts one there.
+ */
+export async function walSinceCheckpoint(db: Executor): Promise<number> {
+  const { rows } = await sql<{ bytes: string | number }>`
+    select (pg_current_wal_lsn() - redo_lsn)::int8 as bytes from pg_control_checkpoint()`.execute(db);
+  return Number(rows[0]!.bytes);
+}
+
+/** A checkpoint: the data files brought up to the WAL and flushed, older WAL segments removed or recycled. */
+export async function checkpoint(db: Executor): Promise<void> {
+  await sql`checkpoint`.execute(db);
+}

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlannerStatisticsJob } from '../../src/domain/planner-statistics';
 import { startTestApp } from '../helpers/app';
 import { signIn } from '../helpers/sign-in';
+import { keepThreadBusy, waitWindows } from '../helpers/busy-thread';
 
 /**
  * PGlite runs no autovacuum: the server analyzes the embedded database's
@@ -73,23 +74,16 @@ describe('planner statistics', () => {
       const analyzedBefore = await lastAnalyze();
 
       // The serving thread busy: every turn runs 20 ms of work.
-      let busy = true;
-      const spin = () => {
-        if (!busy) return;
-        const end = performance.now() + 20;
-        while (performance.now() < end);
-        setImmediate(spin);
-      };
-      spin();
+      const stopBusy = keepThreadBusy();
       let settled = false;
       const pass = job.runWhenQuiet().finally(() => (settled = true));
       // Several quiet windows' worth of busy turns: the pass has not analyzed (nor ended, on the embedded database).
-      for (let i = 0; i < 10; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitWindows(10);
       if (embedded) {
         expect(settled).toBe(false);
         expect(await lastAnalyze()).toEqual(analyzedBefore);
       }
-      busy = false;
+      stopBusy();
       const analyzed = await pass;
       if (embedded) {
         expect(analyzed).toContain('table_rows');
