@@ -62,7 +62,8 @@ export class DurableNodeFS extends PatchedNodeFS {
     const open = NODEFS.stream_ops.open!;
     NODEFS.stream_ops.open = (stream: EmscriptenStream) => {
       const opened = open(stream);
-      if (FS.isFile(stream.node.mode)) this.walSegments.opened(NODEFS.realPath(stream.node));
+      // Only a WAL segment's open asks for its path: relation files open far more often.
+      if (FS.isFile(stream.node.mode) && stream.node.parent.name === 'pg_wal') this.walSegments.opened(NODEFS.realPath(stream.node));
       return opened;
     };
     NODEFS.stream_ops.fsync = (stream: EmscriptenStream) => {

@@ -27,8 +27,8 @@ import path from 'node:path';
  * makes the segment itself.
  */
 export class WalPreallocation {
-  /** Whether a segment is being made (one at a time). */
-  private running = false;
+  /** The segment being made (one at a time), until it is done or given up. */
+  private making: Promise<void> | null = null;
   /** Segments made here (a test's and a bench's count). */
   made = 0;
 
@@ -38,18 +38,17 @@ export class WalPreallocation {
   opened(file: string): void {
     const name = path.basename(file);
     if (!SEGMENT_NAME.test(name) || path.basename(path.dirname(file)) !== 'pg_wal') return;
-    if (this.running) return;
-    this.running = true;
-    void this.make(path.dirname(file), name)
+    if (this.making) return;
+    this.making = this.make(path.dirname(file), name)
       .catch((error) => this.onError(error))
       .finally(() => {
-        this.running = false;
+        this.making = null;
       });
   }
 
   /** Resolves once no segment is being made. */
   async settled(): Promise<void> {
-    while (this.running) await new Promise((resolve) => setTimeout(resolve, 5));
+    await this.making;
   }
 
   private async make(dir: string, current: string): Promise<void> {
