@@ -4,6 +4,7 @@ import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
 import type { AuthorKind } from '../model/roles';
 import { readsOfTheLog } from './versions';
+import { FIRST_SEQ, MAX_RUN_SPAN, updatesOfLogRows } from './document-log';
 import { ClockRanges, parsePrincipalKey, principalKey } from '../model/attribution';
 
 /**
@@ -20,15 +21,15 @@ const PAGE_ROWS = 500;
 // Six parameters a row; Postgres allows 65,535 parameters per statement.
 const INSERT_ROWS = 10_000;
 
-type LogPage = Array<{ seq: number; update: string; principalType: AuthorKind | null; principalId: string | null }>;
+type LogPage = Array<{ seq: number; firstSeq: number | string | null; update: string; principalType: AuthorKind | null; principalId: string | null }>;
 
 async function logPage(db: Executor, document: string, afterSeq: number, uptoSeq: number | null): Promise<LogPage> {
   let query = db
     .selectFrom('documentUpdates')
-    .select(['seq', byteaAsBase64('update').as('update'), 'principalType', 'principalId'])
+    .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'principalType', 'principalId'])
     .where('document', '=', document)
     .where('seq', '>', afterSeq);
-  if (uptoSeq !== null) query = query.where('seq', '<=', uptoSeq);
+  if (uptoSeq !== null) query = query.where('seq', '<=', uptoSeq + MAX_RUN_SPAN).where(FIRST_SEQ, '<=', uptoSeq);
   return query.orderBy('seq').limit(PAGE_ROWS).execute();
 }
 
@@ -39,8 +40,11 @@ async function claimLog(db: Executor, document: string, ranges: ClockRanges, aft
   for (;;) {
     const page = await logPage(db, document, after, uptoSeq);
     readsOfTheLog.attribution++;
-    for (const row of page) ranges.claimUpdate(fromBase64(row.update), principalKey(row.principalType, row.principalId));
-    if (page.length > 0) last = after = Number(page[page.length - 1]!.seq);
+    for (const { row, seq, update } of updatesOfLogRows(page, (row) => fromBase64(row.update), after, uptoSeq ?? undefined)) {
+      ranges.claimUpdate(update, principalKey(row.principalType, row.principalId));
+      last = seq;
+    }
+    if (page.length > 0) after = Number(page[page.length - 1]!.seq);
     if (page.length < PAGE_ROWS) return last;
   }
 }
@@ -119,7 +123,8 @@ export async function loadAttribution(db: Executor, document: string, earlier?: 
   const from = earlier && earlier.uptoSeq === uptoSeq ? earlier : null;
   const ranges = from?.ranges ?? new ClockRanges();
   if (!from) await claimFolded(db, document, ranges);
-  const lastSeq = await claimLog(db, document, ranges, from?.lastSeq ?? 0, null);
+  // From the snapshot on: what it folded is in the table (a run reaching past it stays in the log whole).
+  const lastSeq = await claimLog(db, document, ranges, from?.lastSeq ?? uptoSeq, null);
   return { ranges, uptoSeq, lastSeq: Math.max(lastSeq, from?.lastSeq ?? 0) };
 }
 

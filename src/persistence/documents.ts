@@ -2,7 +2,7 @@ import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import { BYTEA_ROWS, readsRawBytes } from './pglite-bytes';
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
-import { listUnderivedSeqs, type UpdateAuthor } from './document-log';
+import { FIRST_SEQ, listUnderivedSeqs, updatesOfLogRows, type UpdateAuthor } from './document-log';
 import { foldAttribution, rangesOfLog } from './attribution';
 import type { ClockRanges } from '../model/attribution';
 
@@ -29,16 +29,16 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
   const uptoSeq = snapshot?.uptoSeq ?? 0;
   const updates = await db
     .selectFrom('documentUpdates')
-    .select(['seq', byteaAsBase64('update').as('update'), 'principalType', 'principalId'])
+    .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'principalType', 'principalId'])
     .where('document', '=', document)
     .where('seq', '>', uptoSeq)
     .orderBy('seq')
     .execute();
   const underived = new Set(await listUnderivedSeqs(db, document));
-  const tail = updates.map((u) => ({
-    seq: Number(u.seq),
-    update: fromBase64(u.update),
-    derived: !underived.has(Number(u.seq)),
+  const tail = updatesOfLogRows(updates, (u) => fromBase64(u.update), uptoSeq).map(({ row: u, seq, update }) => ({
+    seq,
+    update,
+    derived: !underived.has(seq),
     author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
   }));
   return {
@@ -120,12 +120,12 @@ export async function writeSnapshot(
   if (!replaced) return null;
   await foldAttribution(db, document, attribution ?? (await rangesOfLog(db, document, 0, uptoSeq)));
   // In slices: on the embedded database each statement holds the event loop while it runs.
+  // A run (document-log.ts) reaching past `uptoSeq` stays whole, its updates up to there read past by every reader.
   let folded = 0;
   for (;;) {
-    const deleted = await foldSlice(db, document, uptoSeq).executeTakeFirst();
-    const n = Number(deleted.numDeletedRows);
-    folded += n;
-    if (n < DELETE_SLICE_ROWS) return folded;
+    const deleted = await foldSlice(db, document, uptoSeq).returning(sql<number>`seq - coalesce(first_seq, seq) + 1`.as('updates')).execute();
+    for (const row of deleted) folded += Number(row.updates);
+    if (deleted.length < DELETE_SLICE_ROWS) return folded;
   }
 }
 
@@ -141,8 +141,8 @@ export async function writeSnapshot(
 const DELETE_SLICE_ROWS = 500;
 
 /**
- * The last seq of the next slice to fold: the DELETE_SLICE_ROWS-th logged
- * update of the document, or `uptoSeq` when fewer are left. A range, not
+ * The last seq of the next slice to fold: the DELETE_SLICE_ROWS-th log row
+ * of the document, or `uptoSeq` when fewer are left. A range, not
  * `seq in (select ... limit)`: for a document newer than the table's
  * statistics the planner expects one row and joins the two as a nested
  * loop that runs the subquery again for every row of the document (1,096
@@ -178,11 +178,11 @@ export async function writeSyncCopy(db: Executor, document: string, uptoSeq: num
 export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
   const row = await db
     .selectFrom('documentUpdates')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .select(sql<number | string | null>`sum(seq - greatest(${FIRST_SEQ}, ${afterSeq + 1}) + 1)`.as('n'))
     .where('document', '=', document)
     .where('seq', '>', afterSeq)
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return Number(row.n ?? 0);
 }
 
 export type StoredSize = { snapshotBytes: number; tailUpdates: number; tailBytes: number };
@@ -194,7 +194,8 @@ export async function storedSize(db: Executor, document: string): Promise<Stored
   `.execute(db);
   const snapshot = row.rows[0];
   const tail = await sql<{ n: number | string; bytes: number | string | null }>`
-    select count(*) as n, sum(octet_length(update)) as bytes from document_updates where document = ${document} and seq > ${Number(snapshot?.upto ?? 0)}
+    select coalesce(sum(seq - greatest(coalesce(first_seq, seq), ${Number(snapshot?.upto ?? 0) + 1}) + 1), 0) as n, sum(octet_length(update)) as bytes
+    from document_updates where document = ${document} and seq > ${Number(snapshot?.upto ?? 0)}
   `.execute(db);
   return { snapshotBytes: Number(snapshot?.snapshot_bytes ?? 0), tailUpdates: Number(tail.rows[0]?.n ?? 0), tailBytes: Number(tail.rows[0]?.bytes ?? 0) };
 }

@@ -250,6 +250,8 @@ export interface DocumentUpdatesTable {
   writer: ColumnType<number | null, number | null | undefined, never>;
   /** Migration 0100: the run the update joined (docs/RUNS.md), null for none. */
   runId: ColumnType<string | null, string | null | undefined, never>;
+  /** Migration 0180: a run's first sequence number (null: the row is one update, at `seq`); read a row with `updatesOfLogRow`. */
+  firstSeq: ColumnType<number | string | null, number | null | undefined, never>;
 }
 
 /** Migration 0160: sync clients' updates whose events and projections are still to commit, a row per append statement (per document and writer). */

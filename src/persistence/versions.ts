@@ -5,6 +5,7 @@ import type { PrincipalKind } from './schema';
 import type { AuthorKind } from '../model/roles';
 import { principalKey, type PrincipalKey } from '../model/attribution';
 import { decodeContent, encodeContent, type EncodedContent } from './version-content';
+import { FIRST_SEQ, MAX_RUN_SPAN, updatesOfLogRows } from './document-log';
 
 /**
  * Stored versions of surfaces, the per-document cursor of the version
@@ -406,22 +407,17 @@ export async function loadHistorySource(db: Db, document: string, uptoSeq?: numb
         .select([byteaAsBase64('state').as('state'), 'uptoSeq', 'updatedAt'])
         .where('document', '=', document)
         .executeTakeFirst();
+      const afterSeq = Number(snapshot?.uptoSeq ?? 0);
       let query = tx
         .selectFrom('documentUpdates')
-        .select(['seq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
+        .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
         .where('document', '=', document)
-        .where('seq', '>', Number(snapshot?.uptoSeq ?? 0));
-      if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
+        .where('seq', '>', afterSeq);
+      if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq + MAX_RUN_SPAN).where(FIRST_SEQ, '<=', uptoSeq);
       const rows = await query.orderBy('seq').execute();
       return {
         snapshot: snapshot ? { state: fromBase64(snapshot.state), uptoSeq: Number(snapshot.uptoSeq), storedAt: snapshot.updatedAt } : null,
-        updates: rows.map((r) => ({
-          seq: Number(r.seq),
-          update: fromBase64(r.update),
-          createdAt: r.createdAt,
-          author: logAuthor(r),
-          attributedTo: principalKey(r.principalType, r.principalId),
-        })),
+        updates: historyUpdatesOf(rows, afterSeq, uptoSeq),
       };
     });
 }
@@ -449,15 +445,23 @@ export async function snapshotState(db: Executor, document: string): Promise<{ u
 export async function readLogAfter(db: Executor, document: string, afterSeq: number, limit: number, uptoSeq?: number): Promise<HistoryUpdate[]> {
   let query = db
     .selectFrom('documentUpdates')
-    .select(['seq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
+    .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
     .where('document', '=', document)
     .where('seq', '>', afterSeq);
-  if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq);
+  if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq + MAX_RUN_SPAN).where(FIRST_SEQ, '<=', uptoSeq);
+  // `limit` rows hold at least `limit` updates (a row holds one or a run).
   const rows = await query.orderBy('seq').limit(limit).execute();
   readsOfTheLog.history++;
-  return rows.map((r) => ({
-    seq: Number(r.seq),
-    update: fromBase64(r.update),
+  return historyUpdatesOf(rows, afterSeq, uptoSeq).slice(0, limit);
+}
+
+type HistoryRow = { seq: number | string; firstSeq: number | string | null; update: string; createdAt: Date; principalType: AuthorKind | null; principalId: string | null };
+
+/** Log rows read for history as its updates in `(afterSeq, uptoSeq]`, a run's each with the run's author and time. */
+function historyUpdatesOf(rows: readonly HistoryRow[], afterSeq: number, uptoSeq?: number): HistoryUpdate[] {
+  return updatesOfLogRows(rows, (r) => fromBase64(r.update), afterSeq, uptoSeq).map(({ row: r, seq, update }) => ({
+    seq,
+    update,
     createdAt: r.createdAt,
     author: logAuthor(r),
     attributedTo: principalKey(r.principalType, r.principalId),
@@ -487,9 +491,11 @@ export async function logTailAfter(
   uptoSeq = Number.MAX_SAFE_INTEGER,
 ): Promise<{ rows: number; head: number; foldedUpTo: number; earliest: Date | null; latest: Date | null }> {
   const row = await sql<{ rows: number | string; head: number | string | null; folded: number | string | null; earliest: Date | null; latest: Date | null }>`
-    select count(*) as rows, max(seq) as head, min(created_at) as earliest, max(created_at) as latest,
+    select coalesce(sum(least(seq, ${uptoSeq}) - greatest(coalesce(first_seq, seq), ${afterSeq + 1}) + 1), 0) as rows, max(least(seq, ${uptoSeq})) as head,
+      min(created_at) as earliest, max(created_at) as latest,
       (select upto_seq from document_snapshots where document = ${document}) as folded
-    from document_updates where document = ${document} and seq > ${afterSeq} and seq <= ${uptoSeq}
+    from document_updates
+    where document = ${document} and seq > ${afterSeq} and seq <= ${uptoSeq + MAX_RUN_SPAN} and coalesce(first_seq, seq) <= ${uptoSeq}
   `.execute(db);
   const found = row.rows[0];
   return { rows: Number(found?.rows ?? 0), head: Number(found?.head ?? afterSeq), foldedUpTo: Number(found?.folded ?? 0), earliest: found?.earliest ?? null, latest: found?.latest ?? null };
@@ -499,11 +505,16 @@ export async function logTailAfter(
 export async function logEntryAt(db: Executor, document: string, seq: number): Promise<LogEntry | null> {
   const row = await db
     .selectFrom('documentUpdates')
-    .select(['seq', 'createdAt', 'principalType', 'principalId'])
+    .select(['createdAt', 'principalType', 'principalId'])
     .where('document', '=', document)
-    .where('seq', '=', seq)
+    // The row that holds it: itself, or the run that reaches back to it.
+    .where('seq', '>=', seq)
+    .where('seq', '<=', seq + MAX_RUN_SPAN)
+    .where(FIRST_SEQ, '<=', seq)
+    .orderBy('seq')
+    .limit(1)
     .executeTakeFirst();
-  return row ? { seq: Number(row.seq), createdAt: row.createdAt, author: logAuthor(row) } : null;
+  return row ? { seq, createdAt: row.createdAt, author: logAuthor(row) } : null;
 }
 
 /** The first logged update after `afterSeq` whose events are not derived yet (compaction folds only up to it), or null. */

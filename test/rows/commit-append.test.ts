@@ -1,6 +1,7 @@
 import * as Y from 'yjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tablesDocumentName } from '../../src/model/document-names';
+import { readLoggedUpdates } from '../../src/persistence/document-log';
 import { getRow, listRows } from '../../src/model/table/document';
 import { startTestApp } from '../helpers/app';
 import { signIn } from '../helpers/sign-in';
@@ -34,18 +35,12 @@ async function fromLog(): Promise<Y.Doc> {
   const doc = new Y.Doc();
   const snapshot = await t.services.db.selectFrom('documentSnapshots').select('state').where('document', '=', document).executeTakeFirst();
   if (snapshot) Y.applyUpdateV2(doc, snapshot.state);
-  const log = await t.services.db.selectFrom('documentUpdates').select('update').where('document', '=', document).orderBy('seq').execute();
-  for (const { update } of log) Y.applyUpdate(doc, update);
+  for (const { update } of await readLoggedUpdates(t.services.db, document)) Y.applyUpdate(doc, update);
   return doc;
 }
 
 async function logged(): Promise<number> {
-  const row = await t.services.db
-    .selectFrom('documentUpdates')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('document', '=', tablesDocumentName(workspaceId))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return (await readLoggedUpdates(t.services.db, tablesDocumentName(workspaceId))).length;
 }
 
 async function events(event: string, subjectId?: string): Promise<number> {

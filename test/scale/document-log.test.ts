@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
-import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, type LoggedUpdate } from '../../src/persistence/document-log';
+import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, readLoggedUpdates, type LoggedUpdate } from '../../src/persistence/document-log';
+import { countTail } from '../../src/persistence/documents';
+import { loadHistorySource, logEntryAt, logTailAfter, readLogAfter } from '../../src/persistence/versions';
+import { loadAttribution } from '../../src/persistence/attribution';
 import { foldSlice, loadStoredDocument, writeSnapshot, writeSyncCopy } from '../../src/persistence/documents';
 import { BYTEA_ROWS, readsRawBytes } from '../../src/persistence/pglite-bytes';
 import { compact, loadInto } from '../../src/sync/document-store';
@@ -159,6 +162,73 @@ describe('document log heads', () => {
    * beside the log: the log's rows stay the versions their append wrote,
    * while what is underived still reads the same, a burst at a time.
    */
+  it('logs a statement\'s updates of one author, writer and run as one row on the embedded database, each read back with its own number, bytes and author, and folded only whole', async () => {
+    const db = handles[0]!.db;
+    const document = `test:log-runs:${Date.now()}`;
+    const ada = { principalType: 'user' as const, id: 'usr_ada' };
+    const bob = { principalType: 'agent' as const, id: 'agt_bob' };
+    const updates = updatesOf('runs', 10);
+    // Ada's first four, Bob's next three, Ada's last three: three runs.
+    const authors = [ada, ada, ada, ada, bob, bob, bob, ada, ada, ada];
+    const seqs = await appendUpdates(db, updates.map((update, i) => ({ document, update, author: authors[i]!, derived: false, writer: 1, runId: i < 7 ? null : 'run_1' })));
+    expect(seqs).toHaveLength(10);
+    expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
+
+    const rows = (await sql<{ seq: string; first: string | null }>`select seq::text, first_seq::text as first from document_updates where document = ${document} order by seq`.execute(db)).rows;
+    if (appendsNeedLock(db)) {
+      // Postgres: other sessions draw numbers meanwhile, so every row is one update.
+      expect(rows.map((row) => row.first)).toEqual(Array(10).fill(null));
+    } else {
+      expect(rows.map((row) => [Number(row.first), Number(row.seq)])).toEqual([
+        [seqs[0], seqs[3]],
+        [seqs[4], seqs[6]],
+        [seqs[7], seqs[9]],
+      ]);
+      // Consecutive: a run's numbers are its own.
+      expect(seqs).toEqual(Array.from({ length: 10 }, (_, i) => seqs[0]! + i));
+    }
+
+    // Every reader sees one update a number, with its bytes, author and run.
+    const read = await readLoggedUpdates(db, document);
+    expect(read.map((u) => u.seq)).toEqual(seqs);
+    expect(read.map((u) => [...u.update])).toEqual(updates.map((u) => [...u]));
+    expect(read.map((u) => u.author?.id)).toEqual(authors.map((a) => a.id));
+    expect(read.map((u) => u.runId)).toEqual([...Array(7).fill(null), 'run_1', 'run_1', 'run_1']);
+    expect((await listUnderivedUpdates(db, document)).map((u) => [u.seq, u.principalId, u.runId])).toEqual(seqs.map((seq, i) => [seq, authors[i]!.id, i < 7 ? null : 'run_1']));
+    expect((await loadStoredDocument(db, document)).updates.map((u) => u.seq)).toEqual(seqs);
+    expect((await readLogAfter(db, document, seqs[1]!, 3)).map((u) => u.seq)).toEqual(seqs.slice(2, 5));
+    expect((await readLogAfter(db, document, seqs[1]!, 100, seqs[5]!)).map((u) => u.seq)).toEqual(seqs.slice(2, 6));
+    expect((await loadHistorySource(db, document, seqs[5]!)).updates.map((u) => [u.seq, u.attributedTo])).toEqual(seqs.slice(0, 6).map((seq, i) => [seq, `${authors[i]!.principalType}:${authors[i]!.id}`]));
+    expect(await logEntryAt(db, document, seqs[5]!)).toMatchObject({ seq: seqs[5], author: bob });
+    expect(await logEntryAt(db, document, seqs[9]! + 1)).toBeNull();
+    expect(await logTailAfter(db, document, seqs[1]!, seqs[5]!)).toMatchObject({ rows: 4, head: seqs[5] });
+    expect(await countTail(db, document, seqs[2]!)).toBe(7);
+    await markUpdatesDerived(db, document, seqs);
+
+    // A fold up to a number inside Bob's run deletes Ada's first run and keeps Bob's whole; every read starts after the fold.
+    const upto = new Y.Doc();
+    for (const update of updates.slice(0, 6)) Y.applyUpdate(upto, update);
+    expect(await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(upto), 0, seqs[5]!, new Date())).toBe(appendsNeedLock(db) ? 6 : 4);
+    const stored = await loadStoredDocument(db, document);
+    expect(stored.snapshot?.uptoSeq).toBe(seqs[5]);
+    expect(stored.updates.map((u) => u.seq)).toEqual(seqs.slice(6));
+    expect(await countTail(db, document, seqs[5]!)).toBe(4);
+    const loaded = new Y.Doc();
+    await loadInto(db, document, loaded);
+    expect([...loaded.getMap('m').keys()].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `runs-${i}`).sort());
+    // Who made each item, Bob's run being both folded and still logged.
+    const attribution = await loadAttribution(db, document);
+    const writerOf = (i: number) => {
+      const item = (loaded.getMap('m') as Y.Map<number>)._map.get(`runs-${i}`)!;
+      return attribution.ranges.lookup(item.id.client, item.id.clock).key;
+    };
+    expect(Array.from({ length: 10 }, (_, i) => writerOf(i))).toEqual(authors.map((a) => `${a.principalType}:${a.id}`));
+
+    // The next fold, past the run, deletes it.
+    expect(await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(loaded), seqs[5]!, seqs[9]!, new Date())).toBe(appendsNeedLock(db) ? 4 : 6);
+    expect(await readLoggedUpdates(db, document)).toEqual([]);
+  });
+
   it('writes a client update to the log once: marking it derived rewrites no row of the log', async () => {
     const db = handles[0]!.db;
     const document = `test:log-once:${Date.now()}`;
@@ -167,7 +237,7 @@ describe('document log heads', () => {
     const versions = async () =>
       (await sql<{ seq: string; version: string }>`select seq::text, ctid::text || '/' || xmin::text as version from document_updates where document = ${document} order by seq`.execute(db)).rows;
     const appended = await versions();
-    expect(appended).toHaveLength(count);
+    expect((await readLoggedUpdates(db, document)).map((u) => u.seq)).toEqual(seqs);
     expect((await listUnderivedUpdates(db, document)).map((u) => u.seq)).toEqual(seqs);
 
     // A burst's commit marks part of the log, crossing an append statement's end; then the rest.
@@ -224,7 +294,8 @@ describe('document log heads', () => {
     const log = async (document: string) => {
       const updates = updatesOf(document, count);
       for (let i = 0; i < updates.length; i += APPEND_ROWS_PER_STATEMENT) {
-        await appendUpdates(db, updates.slice(i, i + APPEND_ROWS_PER_STATEMENT).map((update) => ({ document, update, author: null, derived: true })));
+        // Two authors in turn: no two neighbours share a row (on the embedded database a statement's updates of one author are one row, a run).
+        await appendUpdates(db, updates.slice(i, i + APPEND_ROWS_PER_STATEMENT).map((update, j) => ({ document, update, author: j % 2 === 0 ? null : { principalType: 'user' as const, id: 'usr_fold' }, derived: true })));
       }
     };
     await log(`test:fold-known:${Date.now()}`);
@@ -253,22 +324,23 @@ describe('document log heads', () => {
    * most 500 updates, all in its one transaction, and leaves nothing it
    * folded behind.
    */
-  it('folds a long log in statements of at most 500 updates', async () => {
+  it('folds a long log in statements of at most 500 rows', async () => {
     const db = handles[0]!.db;
     const document = `test:fold-slices:${Date.now()}`;
     const count = 1_300;
     const updates = updatesOf('fold', count);
     for (let i = 0; i < updates.length; i += APPEND_ROWS_PER_STATEMENT) {
-      await appendUpdates(db, updates.slice(i, i + APPEND_ROWS_PER_STATEMENT).map((update) => ({ document, update, author: null, derived: true })));
+      // Two authors in turn: no two neighbours share a row (on the embedded database a statement's updates of one author are one row, a run).
+      await appendUpdates(db, updates.slice(i, i + APPEND_ROWS_PER_STATEMENT).map((update, j) => ({ document, update, author: j % 2 === 0 ? null : { principalType: 'user' as const, id: 'usr_fold' }, derived: true })));
     }
     const state = new Y.Doc();
     for (const update of updates) Y.applyUpdate(state, update);
     const last = await db.selectFrom('documentUpdates').select((eb) => eb.fn.max('seq').as('seq')).where('document', '=', document).executeTakeFirstOrThrow();
 
-    // Rows each delete statement of the fold removed.
+    // Rows each delete statement of the fold removed (it returns each row's count of updates).
     const deletes: number[] = [];
     const recording = statementRecorder((node, result) => {
-      if (DeleteQueryNode.is(node) && foldsTheLog(node)) deletes.push(Number(result.numAffectedRows));
+      if (DeleteQueryNode.is(node) && foldsTheLog(node)) deletes.push(result.rows.length);
     });
     const folded = await writeSnapshot(db.withPlugin(recording), document, Y.encodeStateAsUpdateV2(state), 0, Number(last.seq), new Date());
 

@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { appendUpdates } from '../../src/persistence/document-log';
+import { appendUpdates, readLoggedUpdates } from '../../src/persistence/document-log';
 import { startTestApp } from '../helpers/app';
 import { freshDataStore } from '../helpers/database';
 import { acknowledged, connectClient, eventually, synced, type SyncClient } from '../helpers/sync';
@@ -44,8 +43,7 @@ function client(url: string, documentName: string, cookie: string) {
 }
 
 async function unfolded(t: { services: { db: any } }, documentName: string): Promise<number> {
-  const row = await sql<{ n: number | string }>`select count(*) as n from document_updates where document = ${documentName}`.execute(t.services.db);
-  return Number(row.rows[0]!.n);
+  return (await readLoggedUpdates(t.services.db, documentName)).length;
 }
 
 /** A client synced to the document with one empty paragraph acknowledged, to type into. */

@@ -29,6 +29,7 @@ import * as m0140 from './0140_workspace_time_zone';
 import * as m0150 from './0150_snapshot_sync_copy';
 import * as m0160 from './0160_underived_updates';
 import * as m0170 from './0170_payload_statistics';
+import * as m0180 from './0180_log_runs';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '0150_snapshot_sync_copy': m0150,
   '0160_underived_updates': m0160,
   '0170_payload_statistics': m0170,
+  '0180_log_runs': m0180,
 };
