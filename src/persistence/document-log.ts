@@ -39,6 +39,20 @@ export const APPEND_ROWS_PER_STATEMENT = 128;
 const APPEND_BYTES_PER_STATEMENT = 128 * 1024;
 
 /**
+ * The most updates one append statement carries on a database one session
+ * uses, where a statement's updates of one author are one row (a run,
+ * below): a run of 1,024 keystrokes is a row of about 25 KB, and its
+ * statement costs about what one of 128 did (1.5-2 ms on PGlite), so the
+ * group commit of a pipelining typist takes an eighth of the statements.
+ */
+const RUN_UPDATES_PER_STATEMENT = 1024;
+
+/** The most updates one append statement carries on `db`. */
+export function appendUpdatesPerStatement(db: Executor): number {
+  return appendsNeedLock(db) ? APPEND_ROWS_PER_STATEMENT : RUN_UPDATES_PER_STATEMENT;
+}
+
+/**
  * Log rows and runs. On a database only one session uses (embedded PGlite,
  * `appendsNeedLock` false), consecutive updates of one statement that share
  * their document, author, writer and run go in one row, a run: `first_seq`
@@ -47,14 +61,14 @@ const APPEND_BYTES_PER_STATEMENT = 128 * 1024;
  * between drawn by anything else. PGlite runs Postgres inside the serving
  * thread, where each inserted row (its heap tuple, two index entries and its
  * WAL record) cost 25-35 µs of the typist's CPU and each row compaction
- * deleted 12 µs more; a run of 128 updates is one row. Every update keeps
+ * deleted 12 µs more; a run of up to 1,024 updates is one row. Every update keeps
  * its own sequence number, bytes, author and time: readers expand a run
  * (`updatesOfLogRow`) and see what single rows would have shown. On
  * Postgres, where other sessions draw numbers at the same time, a run's
  * numbers could not be kept contiguous, the rows' cost is the database's
  * process's rather than the serving thread's, and every row is one update.
  */
-export const MAX_RUN_SPAN = APPEND_ROWS_PER_STATEMENT - 1;
+export const MAX_RUN_SPAN = RUN_UPDATES_PER_STATEMENT - 1;
 
 /** The identity sequence of `document_updates.seq` (migration 0005), which a run's statement advances by its length. */
 const LOG_SEQUENCE = 'document_updates_seq_seq';
@@ -172,7 +186,7 @@ export async function appendStampedUpdates(db: Executor, rows: ReadonlyArray<Log
   if (rows.length === 0) return [];
   const locking = appendsNeedLock(db);
   const documents = locking ? [...new Set(rows.map((row) => row.document))].sort() : [];
-  const ends = statementEnds(rows, APPEND_ROWS_PER_STATEMENT);
+  const ends = statementEnds(rows, appendUpdatesPerStatement(db));
   // All or nothing: more rows than one statement holds go in one transaction.
   if (ends.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => appendStampedUpdates(tx, rows));
   const appended: AppendedRow[] = [];
@@ -358,7 +372,7 @@ export type AppendHead = {
 
 export function appendHead(db: Executor, rows: ReadonlyArray<LoggedUpdate>): AppendHead | null {
   if (rows.length === 0 || rows.some((row) => !row.derived)) return null;
-  if (statementEnds(rows, APPEND_ROWS_PER_STATEMENT).length > 1) return null;
+  if (statementEnds(rows, appendUpdatesPerStatement(db)).length > 1) return null;
   const locking = appendsNeedLock(db);
   const documents = locking ? [...new Set(rows.map((row) => row.document))].sort() : [];
   return {

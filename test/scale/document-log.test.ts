@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
-import { APPEND_ROWS_PER_STATEMENT, appendUpdates, listUnderivedUpdates, markUpdatesDerived, readLoggedUpdates, type LoggedUpdate } from '../../src/persistence/document-log';
+import { APPEND_ROWS_PER_STATEMENT, appendUpdates, appendUpdatesPerStatement, listUnderivedUpdates, markUpdatesDerived, readLoggedUpdates, type LoggedUpdate } from '../../src/persistence/document-log';
 import { countTail } from '../../src/persistence/documents';
 import { loadHistorySource, logEntryAt, logTailAfter, readLogAfter } from '../../src/persistence/versions';
 import { loadAttribution } from '../../src/persistence/attribution';
@@ -101,7 +101,7 @@ describe('document log heads', () => {
   it('appends a batch bigger than one statement in order and all or nothing, and marks it derived', async () => {
     const db = handles[0]!.db;
     const document = `test:log-batch:${Date.now()}`;
-    const count = 2 * APPEND_ROWS_PER_STATEMENT + 44;
+    const count = 2 * appendUpdatesPerStatement(db) + 44;
     const rows: LoggedUpdate[] = updatesOf('batch', count).map((update) => ({ document, update, author: null, derived: false }));
 
     // A row the last statement refuses takes every statement before it down with it.
@@ -232,7 +232,7 @@ describe('document log heads', () => {
   it('writes a client update to the log once: marking it derived rewrites no row of the log', async () => {
     const db = handles[0]!.db;
     const document = `test:log-once:${Date.now()}`;
-    const count = APPEND_ROWS_PER_STATEMENT + 72;
+    const count = appendUpdatesPerStatement(db) + 72;
     const seqs = await appendUpdates(db, updatesOf('once', count).map((update) => ({ document, update, author: null, derived: false, writer: 1 })));
     const versions = async () =>
       (await sql<{ seq: string; version: string }>`select seq::text, ctid::text || '/' || xmin::text as version from document_updates where document = ${document} order by seq`.execute(db)).rows;
@@ -241,7 +241,7 @@ describe('document log heads', () => {
     expect((await listUnderivedUpdates(db, document)).map((u) => u.seq)).toEqual(seqs);
 
     // A burst's commit marks part of the log, crossing an append statement's end; then the rest.
-    const burst = seqs.slice(50, APPEND_ROWS_PER_STATEMENT + 20);
+    const burst = seqs.slice(50, appendUpdatesPerStatement(db) + 20);
     await markUpdatesDerived(db, document, burst);
     const marked = new Set(burst);
     expect((await listUnderivedUpdates(db, document)).map((u) => u.seq)).toEqual(seqs.filter((seq) => !marked.has(seq)));

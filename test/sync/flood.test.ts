@@ -23,7 +23,8 @@ afterAll(async () => {
 /**
  * A flood that all waits in the server (below message-queue.ts HIGH_WATER)
  * and is derived in one batch (ChangeBatches maxBatch), and that one commit
- * logs in several statements (document-log.ts APPEND_ROWS_PER_STATEMENT).
+ * logs in several statements on Postgres (document-log.ts
+ * APPEND_ROWS_PER_STATEMENT; on the embedded database one, its updates a run).
  */
 const FLOOD = 600;
 
