@@ -1,10 +1,8 @@
 import { sql } from 'kysely';
-import { byteaAsBase64, fromBase64 } from './bytea';
 import type { Db, Executor } from './database';
 import type { PrincipalKind } from './schema';
-import type { AuthorKind } from '../model/roles';
 import { readsOfTheLog } from './versions';
-import { FIRST_SEQ, MAX_RUN_SPAN, updatesOfLogRows } from './document-log';
+import { readLogPage } from './document-log';
 import { ClockRanges, parsePrincipalKey, principalKey } from '../model/attribution';
 
 /**
@@ -15,36 +13,23 @@ import { ClockRanges, parsePrincipalKey, principalKey } from '../model/attributi
  * delete). A read is that table plus the log still unfolded, read together.
  */
 
-// Log rows decoded per query while folding or reading: bounds the memory of one page of updates, and the
+// Logged updates decoded per query while folding or reading (at most one run more): bounds the memory of one page of updates, and the
 // serving thread's work between two statements (2,000 rows decoded in one go held the event loop 25-45 ms).
 const PAGE_ROWS = 500;
 // Six parameters a row; Postgres allows 65,535 parameters per statement.
 const INSERT_ROWS = 10_000;
 
-type LogPage = Array<{ seq: number; firstSeq: number | string | null; update: string; principalType: AuthorKind | null; principalId: string | null }>;
-
-async function logPage(db: Executor, document: string, afterSeq: number, uptoSeq: number | null): Promise<LogPage> {
-  let query = db
-    .selectFrom('documentUpdates')
-    .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'principalType', 'principalId'])
-    .where('document', '=', document)
-    .where('seq', '>', afterSeq);
-  if (uptoSeq !== null) query = query.where('seq', '<=', uptoSeq + MAX_RUN_SPAN).where(FIRST_SEQ, '<=', uptoSeq);
-  return query.orderBy('seq').limit(PAGE_ROWS).execute();
-}
-
-/** Claims every logged update of `document` in `(afterSeq, uptoSeq]` (to the head when null), in log order; the last seq claimed (0 for none). */
+/** Claims every logged update of `document` in `(afterSeq, uptoSeq]` (to the head when null), in log order, a page at a time; the last seq claimed (0 for none). */
 async function claimLog(db: Executor, document: string, ranges: ClockRanges, afterSeq: number, uptoSeq: number | null): Promise<number> {
   let after = afterSeq;
   let last = 0;
   for (;;) {
-    const page = await logPage(db, document, after, uptoSeq);
+    const page = await readLogPage(db, document, after, PAGE_ROWS, uptoSeq ?? undefined);
     readsOfTheLog.attribution++;
-    for (const { row, seq, update } of updatesOfLogRows(page, (row) => fromBase64(row.update), after, uptoSeq ?? undefined)) {
+    for (const { row, seq, update } of page) {
       ranges.claimUpdate(update, principalKey(row.principalType, row.principalId));
-      last = seq;
+      last = after = seq;
     }
-    if (page.length > 0) after = Number(page[page.length - 1]!.seq);
     if (page.length < PAGE_ROWS) return last;
   }
 }

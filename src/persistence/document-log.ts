@@ -106,6 +106,38 @@ export function updatesOfLogRows<R extends { seq: number | string; firstSeq: num
   return updates;
 }
 
+/** A log row as `readLogPage` reads it: what a run's updates share. */
+export type LogPageRow = { seq: number | string; firstSeq: number | string | null; update: string; createdAt: Date; principalType: AuthorKind | null; principalId: string | null };
+
+/**
+ * The logged updates of `document` after `afterSeq` (up to `uptoSeq`), in
+ * order, a page of at least `limit` of them unless the log ends first: the
+ * rows are read while the updates they hold in the range come to fewer than
+ * `limit` before them, so a page of runs decodes at most `limit` plus one
+ * run's updates, and a page with fewer than `limit` is the log's last.
+ */
+export async function readLogPage(
+  db: Executor,
+  document: string,
+  afterSeq: number,
+  limit: number,
+  uptoSeq = Number.MAX_SAFE_INTEGER,
+): Promise<Array<{ row: LogPageRow; seq: number; update: Uint8Array }>> {
+  const { rows } = await sql<LogPageRow>`
+    select seq, first_seq, encode(update, 'base64') as update, created_at, principal_type, principal_id from (
+      select *, sum(held) over (order by seq) - held as held_before from (
+        select seq, first_seq, update, created_at, principal_type, principal_id,
+          least(seq, ${uptoSeq}) - greatest(coalesce(first_seq, seq), ${afterSeq + 1}) + 1 as held
+        from document_updates
+        where document = ${document} and seq > ${afterSeq} and seq <= ${uptoSeq + MAX_RUN_SPAN} and coalesce(first_seq, seq) <= ${uptoSeq}
+        order by seq limit ${limit}
+      ) as page
+    ) as counted
+    where held_before < ${limit}
+    order by seq`.execute(db);
+  return updatesOfLogRows(rows, (row) => fromBase64(row.update), afterSeq, uptoSeq);
+}
+
 /** A logged update as `readLoggedUpdates` gives it, a run's each with the run's columns. */
 export type LogEntryRead = { seq: number; update: Uint8Array; author: UpdateAuthor; writer: number | null; runId: string | null; createdAt: Date };
 

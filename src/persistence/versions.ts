@@ -5,7 +5,7 @@ import type { PrincipalKind } from './schema';
 import type { AuthorKind } from '../model/roles';
 import { principalKey, type PrincipalKey } from '../model/attribution';
 import { decodeContent, encodeContent, type EncodedContent } from './version-content';
-import { FIRST_SEQ, MAX_RUN_SPAN, updatesOfLogRows } from './document-log';
+import { FIRST_SEQ, MAX_RUN_SPAN, readLogPage, updatesOfLogRows } from './document-log';
 
 /**
  * Stored versions of surfaces, the per-document cursor of the version
@@ -443,16 +443,15 @@ export async function snapshotState(db: Executor, document: string): Promise<{ u
  * a time, never the whole log.
  */
 export async function readLogAfter(db: Executor, document: string, afterSeq: number, limit: number, uptoSeq?: number): Promise<HistoryUpdate[]> {
-  let query = db
-    .selectFrom('documentUpdates')
-    .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
-    .where('document', '=', document)
-    .where('seq', '>', afterSeq);
-  if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq + MAX_RUN_SPAN).where(FIRST_SEQ, '<=', uptoSeq);
-  // `limit` rows hold at least `limit` updates (a row holds one or a run).
-  const rows = await query.orderBy('seq').limit(limit).execute();
+  const page = await readLogPage(db, document, afterSeq, limit, uptoSeq);
   readsOfTheLog.history++;
-  return historyUpdatesOf(rows, afterSeq, uptoSeq).slice(0, limit);
+  return page.slice(0, limit).map(({ row: r, seq, update }) => ({
+    seq,
+    update,
+    createdAt: r.createdAt,
+    author: logAuthor(r),
+    attributedTo: principalKey(r.principalType, r.principalId),
+  }));
 }
 
 type HistoryRow = { seq: number | string; firstSeq: number | string | null; update: string; createdAt: Date; principalType: AuthorKind | null; principalId: string | null };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
-import { APPEND_ROWS_PER_STATEMENT, appendUpdates, appendUpdatesPerStatement, listUnderivedUpdates, markUpdatesDerived, readLoggedUpdates, type LoggedUpdate } from '../../src/persistence/document-log';
+import { APPEND_ROWS_PER_STATEMENT, appendUpdates, appendUpdatesPerStatement, listUnderivedUpdates, markUpdatesDerived, readLoggedUpdates, readLogPage, type LoggedUpdate } from '../../src/persistence/document-log';
 import { countTail } from '../../src/persistence/documents';
 import { loadHistorySource, logEntryAt, logTailAfter, readLogAfter } from '../../src/persistence/versions';
 import { loadAttribution } from '../../src/persistence/attribution';
@@ -227,6 +227,28 @@ describe('document log heads', () => {
     // The next fold, past the run, deletes it.
     expect(await writeSnapshot(db, document, Y.encodeStateAsUpdateV2(loaded), seqs[5]!, seqs[9]!, new Date())).toBe(appendsNeedLock(db) ? 4 : 6);
     expect(await readLoggedUpdates(db, document)).toEqual([]);
+  });
+
+  it('reads the log a page of at least as many updates as asked, and at most one row more, whether its rows are runs or single updates', async () => {
+    const db = handles[0]!.db;
+    const document = `test:log-pages:${Date.now()}`;
+    const perStatement = appendUpdatesPerStatement(db);
+    const updates = updatesOf('pages', 3 * perStatement);
+    const seqs: number[] = [];
+    for (let i = 0; i < updates.length; i += perStatement) {
+      seqs.push(...(await appendUpdates(db, updates.slice(i, i + perStatement).map((update) => ({ document, update, author: null, derived: true })))));
+    }
+    for (const [after, limit] of [[0, 10], [seqs[5]!, 10], [seqs[perStatement - 3]!, 10], [0, perStatement + 1]] as const) {
+      const page = await readLogPage(db, document, after, limit);
+      const from = seqs.indexOf(page[0]!.seq);
+      expect(page[0]!.seq).toBeGreaterThan(after);
+      expect(page.map((u) => u.seq)).toEqual(seqs.slice(from, from + page.length));
+      expect(page.length).toBeGreaterThanOrEqual(limit);
+      expect(page.length).toBeLessThan(limit + perStatement);
+    }
+    // Fewer than asked: the log's last page.
+    expect((await readLogPage(db, document, seqs[seqs.length - 4]!, 10)).map((u) => u.seq)).toEqual(seqs.slice(-3));
+    expect((await readLogPage(db, document, seqs[2]!, 10, seqs[6]!)).map((u) => u.seq)).toEqual(seqs.slice(3, 7));
   });
 
   it('writes a client update to the log once: marking it derived rewrites no row of the log', async () => {
