@@ -1,5 +1,6 @@
 import type { CompiledQuery } from 'kysely';
 import * as encoding from 'lib0/encoding';
+import * as decoding from 'lib0/decoding';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/persistence/database';
 import { markSingleSession } from '../../src/persistence/document-log-heads';
@@ -38,11 +39,21 @@ function elementsOf(literal: string): string[] {
   return elements;
 }
 
-/** The log rows of an append statement (src/persistence/document-log.ts): one array a column, the updates as base64 text. */
+/**
+ * The updates of an append statement (src/persistence/document-log.ts): one
+ * array a column, the updates as base64 text; on one session a row is a run,
+ * its updates framed and its length in the seventh array.
+ */
 function rowsOf(statement: CompiledQuery): Array<{ document: string; update: Uint8Array }> {
   const documents = elementsOf(statement.parameters[0] as string);
   const updates = elementsOf(statement.parameters[1] as string);
-  return documents.map((document, i) => ({ document, update: new Uint8Array(Buffer.from(updates[i]!, 'base64')) }));
+  const lengths = statement.parameters.length === 7 ? elementsOf(statement.parameters[6] as string).map(Number) : null;
+  return documents.flatMap((document, i) => {
+    const bytes = new Uint8Array(Buffer.from(updates[i]!, 'base64'));
+    if (!lengths || lengths[i] === 1) return [{ document, update: bytes }];
+    const decoder = decoding.createDecoder(bytes);
+    return Array.from({ length: lengths[i]! }, () => ({ document, update: decoding.readVarUint8Array(decoder) }));
+  });
 }
 
 /** A database that records each INSERT into the log as one commit, and can hold or fail commits. */
