@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
-import { base64Of, fromBase64 } from './bytea';
+import { base64Of, byteaAsBase64, fromBase64 } from './bytea';
 import { runStatement } from './raw-statements';
 import type { Executor, Tx } from './database';
 import { appendsNeedLock } from './document-log-heads';
@@ -85,6 +85,16 @@ export function updatesOfLogRow(seq: number, firstSeq: number | null, bytes: Uin
 /** A log row's first sequence number: a run's `first_seq`, a single update's `seq`. */
 export const FIRST_SEQ = sql<number>`coalesce(first_seq, seq)`;
 
+/** How many of a log row's updates are in `(afterSeq, uptoSeq]`, for a row that reaches into that range. */
+export function updatesHeldIn(afterSeq: number, uptoSeq = Number.MAX_SAFE_INTEGER) {
+  return sql<number>`least(seq, ${uptoSeq}) - greatest(${FIRST_SEQ}, ${afterSeq + 1}) + 1`;
+}
+
+/** The log rows holding an update at or before `uptoSeq` (with `seq >` a bound, those reaching into a range), still a range of the index: a run reaches back at most MAX_RUN_SPAN. */
+export function reachingBackTo(uptoSeq: number) {
+  return sql<boolean>`seq <= ${uptoSeq + MAX_RUN_SPAN} and ${FIRST_SEQ} <= ${uptoSeq}`;
+}
+
 /**
  * The updates of log rows (`seq`, `firstSeq`, the `update` bytes, and
  * whatever else was selected, shared by a run's updates) in `(afterSeq,
@@ -126,16 +136,20 @@ export async function readLogPage(
   const { rows } = await sql<LogPageRow>`
     select seq, first_seq, encode(update, 'base64') as update, created_at, principal_type, principal_id from (
       select *, sum(held) over (order by seq) - held as held_before from (
-        select seq, first_seq, update, created_at, principal_type, principal_id,
-          least(seq, ${uptoSeq}) - greatest(coalesce(first_seq, seq), ${afterSeq + 1}) + 1 as held
+        select seq, first_seq, update, created_at, principal_type, principal_id, ${updatesHeldIn(afterSeq, uptoSeq)} as held
         from document_updates
-        where document = ${document} and seq > ${afterSeq} and seq <= ${uptoSeq + MAX_RUN_SPAN} and coalesce(first_seq, seq) <= ${uptoSeq}
+        where document = ${document} and seq > ${afterSeq} and ${reachingBackTo(uptoSeq)}
         order by seq limit ${limit}
       ) as page
     ) as counted
     where held_before < ${limit}
     order by seq`.execute(db);
   return updatesOfLogRows(rows, (row) => fromBase64(row.update), afterSeq, uptoSeq);
+}
+
+/** Who made a logged row's updates (null: the system or unknown). */
+export function rowAuthor(row: { principalType: AuthorKind | null; principalId: string | null }): UpdateAuthor {
+  return row.principalType && row.principalId ? { principalType: row.principalType, id: row.principalId } : null;
 }
 
 /** A logged update as `readLoggedUpdates` gives it, a run's each with the run's columns. */
@@ -145,7 +159,7 @@ export type LogEntryRead = { seq: number; update: Uint8Array; author: UpdateAuth
 export async function readLoggedUpdates(db: Executor, document: string, afterSeq = 0): Promise<LogEntryRead[]> {
   const rows = await db
     .selectFrom('documentUpdates')
-    .select(['seq', 'firstSeq', sql<string>`encode(update, 'base64')`.as('update'), 'principalType', 'principalId', 'writer', 'runId', 'createdAt'])
+    .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'principalType', 'principalId', 'writer', 'runId', 'createdAt'])
     .where('document', '=', document)
     .where('seq', '>', afterSeq)
     .orderBy('seq')
@@ -153,7 +167,7 @@ export async function readLoggedUpdates(db: Executor, document: string, afterSeq
   return updatesOfLogRows(rows, (row) => fromBase64(row.update), afterSeq).map(({ row, seq, update }) => ({
     seq,
     update,
-    author: row.principalType && row.principalId ? { principalType: row.principalType, id: row.principalId } : null,
+    author: rowAuthor(row),
     writer: row.writer,
     runId: row.runId,
     createdAt: row.createdAt,
@@ -333,10 +347,13 @@ const APPENDED_SEQS = "string_agg(case when first_seq is null then seq::text els
  * and no other session draws in between.
  */
 function appendCtes(documents: readonly string[], rows: ReadonlyArray<LoggedUpdate>, from: number, to: number, first: number, runs = false): { ctes: string; parameters: unknown[] } {
-  const $ = (n: number) => `$${first + n - 1}`;
+  return { ctes: appendText(documents.length > 0, runs, rows[from]!.derived, first), parameters: appendParameters(documents, rows, from, to, runs) };
+}
+
+/** The append's parameters: one array a column (a run's first update stands for its shared columns), the heads to lock, or the runs' lengths. */
+function appendParameters(documents: readonly string[], rows: ReadonlyArray<LoggedUpdate>, from: number, to: number, runs: boolean): unknown[] {
   const ends = runs ? runEnds(rows, from, to) : null;
   const starts = ends ? [from, ...ends.slice(0, -1)] : null;
-  // A run's first update stands for the run's shared columns.
   const heads = starts ? starts.map((i) => rows[i]!) : rows.slice(from, to);
   const parameters: unknown[] = [
     columnArray(heads, 0, heads.length, (r) => r.document),
@@ -348,34 +365,33 @@ function appendCtes(documents: readonly string[], rows: ReadonlyArray<LoggedUpda
   ];
   // The heads to lock, in name order, as one more array (their instance id beside it).
   if (documents.length > 0) parameters.push(`{${documents.map(quotedElement).join(',')}}`, INSTANCE_ID);
-  const locking =
-    documents.length === 0
-      ? ''
-      : `heads as (insert into document_log_heads (document, writer) select document, ${$(8)} from unnest(${$(7)}::text[]) with ordinality as head (document, n) order by n ` +
-        'on conflict (document) do update set writer = excluded.writer, updated_at = now() returning document), ';
+  if (ends && starts) parameters.push(`{${starts.map((start, i) => ends[i]! - start).join(',')}}`);
+  return parameters;
+}
+
+/** The append's common table expressions for `appendParameters`'s parameters numbered from `first` (runs never lock: one session only). */
+function appendText(locks: boolean, runs: boolean, derived: boolean, first: number): string {
+  const $ = (n: number) => `$${first + n - 1}`;
+  const locking = locks
+    ? `heads as (insert into document_log_heads (document, writer) select document, ${$(8)} from unnest(${$(7)}::text[]) with ordinality as head (document, n) order by n ` +
+      'on conflict (document) do update set writer = excluded.writer, updated_at = now() returning document), '
+    : '';
   const columns = `${$(1)}::text[], ${$(2)}::text[], ${$(3)}::text[], ${$(4)}::text[], ${$(5)}::integer[], ${$(6)}::text[]`;
-  let insert: string;
-  if (ends && starts) {
-    parameters.push(`{${starts.map((start, i) => ends[i]! - start).join(',')}}`);
-    const lengths = $(parameters.length);
-    // A subquery with a volatile output is not flattened: each run draws its numbers once, in the arrays' order.
-    insert =
-      'insert into document_updates (seq, first_seq, document, update, principal_type, principal_id, writer, run_id) overriding system value ' +
+  // A subquery with a volatile output is not flattened: each run draws its numbers once, in the arrays' order.
+  const insert = runs
+    ? 'insert into document_updates (seq, first_seq, document, update, principal_type, principal_id, writer, run_id) overriding system value ' +
       "select last, case when length > 1 then last - length + 1 end, document, decode(update, 'base64'), principal_type, principal_id, writer, run_id from (" +
       `select *, case when length = 1 then nextval('${LOG_SEQUENCE}') else setval('${LOG_SEQUENCE}', nextval('${LOG_SEQUENCE}') + length - 1) end as last ` +
-      `from unnest(${columns}, ${lengths}::integer[]) with ordinality as logged (document, update, principal_type, principal_id, writer, run_id, length, n) order by n` +
-      ') as numbered order by n';
-  } else {
-    insert =
-      'insert into document_updates (document, update, principal_type, principal_id, writer, run_id) ' +
+      `from unnest(${columns}, ${$(7)}::integer[]) with ordinality as logged (document, update, principal_type, principal_id, writer, run_id, length, n) order by n` +
+      ') as numbered order by n'
+    : 'insert into document_updates (document, update, principal_type, principal_id, writer, run_id) ' +
       "select document, decode(update, 'base64'), principal_type, principal_id, writer, run_id " +
       `from unnest(${columns}) with ordinality as logged (document, update, principal_type, principal_id, writer, run_id, n) ` +
-      `${documents.length === 0 ? '' : 'where (select count(*) from heads) > 0 '}order by n`;
-  }
-  const pending = rows[from]!.derived
+      `${locks ? 'where (select count(*) from heads) > 0 ' : ''}order by n`;
+  const pending = derived
     ? ''
     : ', pending as (insert into underived_updates (document, writer, seqs) select document, writer, array_agg(number order by number) from appended, generate_series(coalesce(first_seq, seq), seq) as number group by document, writer)';
-  return { ctes: `${locking}appended as (${insert} returning seq, first_seq, created_at, document, writer)${pending}`, parameters };
+  return `${locking}appended as (${insert} returning seq, first_seq, created_at, document, writer)${pending}`;
 }
 
 /**
@@ -408,8 +424,9 @@ export function appendHead(db: Executor, rows: ReadonlyArray<LoggedUpdate>): App
   const locking = appendsNeedLock(db);
   const documents = locking ? [...new Set(rows.map((row) => row.document))].sort() : [];
   return {
-    parameters: appendCtes(documents, rows, 0, rows.length, 1, !locking).parameters,
-    textFrom: (first) => appendCtes(documents, rows, 0, rows.length, first, !locking).ctes,
+    // Built once: `textFrom` only numbers them.
+    parameters: appendParameters(documents, rows, 0, rows.length, !locking),
+    textFrom: (first) => appendText(documents.length > 0, !locking, true, first),
     locks: documents.length > 0,
     lockedFirst: '(select count(*) from heads) > 0',
     // On every row of the statement alike: the appended rows' numbers and their (one) logged time, as the append's own statement returns them.

@@ -2,7 +2,7 @@ import { bytea, byteaAsBase64, fromBase64 } from './bytea';
 import { BYTEA_ROWS, readsRawBytes } from './pglite-bytes';
 import { sql } from 'kysely';
 import type { Db, Executor } from './database';
-import { FIRST_SEQ, listUnderivedSeqs, updatesOfLogRows, type UpdateAuthor } from './document-log';
+import { rowAuthor, listUnderivedSeqs, updatesHeldIn, updatesOfLogRows, type UpdateAuthor } from './document-log';
 import { foldAttribution, rangesOfLog } from './attribution';
 import type { ClockRanges } from '../model/attribution';
 
@@ -39,7 +39,7 @@ export async function loadStoredDocument(db: Executor, document: string): Promis
     seq,
     update,
     derived: !underived.has(seq),
-    author: u.principalType && u.principalId ? { principalType: u.principalType, id: u.principalId } : null,
+    author: rowAuthor(u),
   }));
   return {
     snapshot: snapshot ? { state: snapshot.state, encoding: snapshot.isV1 ? 'v1' : 'v2', uptoSeq: snapshot.uptoSeq } : null,
@@ -123,7 +123,7 @@ export async function writeSnapshot(
   // A run (document-log.ts) reaching past `uptoSeq` stays whole, its updates up to there read past by every reader.
   let folded = 0;
   for (;;) {
-    const deleted = await foldSlice(db, document, uptoSeq).returning(sql<number>`seq - coalesce(first_seq, seq) + 1`.as('updates')).execute();
+    const deleted = await foldSlice(db, document, uptoSeq).returning(updatesHeldIn(0).as('updates')).execute();
     for (const row of deleted) folded += Number(row.updates);
     if (deleted.length < DELETE_SLICE_ROWS) return folded;
   }
@@ -178,7 +178,7 @@ export async function writeSyncCopy(db: Executor, document: string, uptoSeq: num
 export async function countTail(db: Executor, document: string, afterSeq: number): Promise<number> {
   const row = await db
     .selectFrom('documentUpdates')
-    .select(sql<number | string | null>`sum(seq - greatest(${FIRST_SEQ}, ${afterSeq + 1}) + 1)`.as('n'))
+    .select(sql<number | string | null>`sum(${updatesHeldIn(afterSeq)})`.as('n'))
     .where('document', '=', document)
     .where('seq', '>', afterSeq)
     .executeTakeFirstOrThrow();
@@ -194,7 +194,7 @@ export async function storedSize(db: Executor, document: string): Promise<Stored
   `.execute(db);
   const snapshot = row.rows[0];
   const tail = await sql<{ n: number | string; bytes: number | string | null }>`
-    select coalesce(sum(seq - greatest(coalesce(first_seq, seq), ${Number(snapshot?.upto ?? 0) + 1}) + 1), 0) as n, sum(octet_length(update)) as bytes
+    select coalesce(sum(${updatesHeldIn(Number(snapshot?.upto ?? 0))}), 0) as n, sum(octet_length(update)) as bytes
     from document_updates where document = ${document} and seq > ${Number(snapshot?.upto ?? 0)}
   `.execute(db);
   return { snapshotBytes: Number(snapshot?.snapshot_bytes ?? 0), tailUpdates: Number(tail.rows[0]?.n ?? 0), tailBytes: Number(tail.rows[0]?.bytes ?? 0) };

@@ -5,7 +5,7 @@ import type { PrincipalKind } from './schema';
 import type { AuthorKind } from '../model/roles';
 import { principalKey, type PrincipalKey } from '../model/attribution';
 import { decodeContent, encodeContent, type EncodedContent } from './version-content';
-import { FIRST_SEQ, MAX_RUN_SPAN, readLogPage, updatesOfLogRows } from './document-log';
+import { reachingBackTo, readLogPage, rowAuthor, updatesHeldIn, updatesOfLogRows } from './document-log';
 
 /**
  * Stored versions of surfaces, the per-document cursor of the version
@@ -413,11 +413,11 @@ export async function loadHistorySource(db: Db, document: string, uptoSeq?: numb
         .select(['seq', 'firstSeq', byteaAsBase64('update').as('update'), 'createdAt', 'principalType', 'principalId'])
         .where('document', '=', document)
         .where('seq', '>', afterSeq);
-      if (uptoSeq !== undefined) query = query.where('seq', '<=', uptoSeq + MAX_RUN_SPAN).where(FIRST_SEQ, '<=', uptoSeq);
+      if (uptoSeq !== undefined) query = query.where(reachingBackTo(uptoSeq));
       const rows = await query.orderBy('seq').execute();
       return {
         snapshot: snapshot ? { state: fromBase64(snapshot.state), uptoSeq: Number(snapshot.uptoSeq), storedAt: snapshot.updatedAt } : null,
-        updates: historyUpdatesOf(rows, afterSeq, uptoSeq),
+        updates: updatesOfLogRows(rows, (r) => fromBase64(r.update), afterSeq, uptoSeq).map(({ row, seq, update }) => historyUpdateOf(seq, row.createdAt, update, rowAuthor(row))),
       };
     });
 }
@@ -445,27 +445,9 @@ export async function snapshotState(db: Executor, document: string): Promise<{ u
 export async function readLogAfter(db: Executor, document: string, afterSeq: number, limit: number, uptoSeq?: number): Promise<HistoryUpdate[]> {
   const page = await readLogPage(db, document, afterSeq, limit, uptoSeq);
   readsOfTheLog.history++;
-  return page.slice(0, limit).map(({ row: r, seq, update }) => ({
-    seq,
-    update,
-    createdAt: r.createdAt,
-    author: logAuthor(r),
-    attributedTo: principalKey(r.principalType, r.principalId),
-  }));
+  return page.slice(0, limit).map(({ row, seq, update }) => historyUpdateOf(seq, row.createdAt, update, rowAuthor(row)));
 }
 
-type HistoryRow = { seq: number | string; firstSeq: number | string | null; update: string; createdAt: Date; principalType: AuthorKind | null; principalId: string | null };
-
-/** Log rows read for history as its updates in `(afterSeq, uptoSeq]`, a run's each with the run's author and time. */
-function historyUpdatesOf(rows: readonly HistoryRow[], afterSeq: number, uptoSeq?: number): HistoryUpdate[] {
-  return updatesOfLogRows(rows, (r) => fromBase64(r.update), afterSeq, uptoSeq).map(({ row: r, seq, update }) => ({
-    seq,
-    update,
-    createdAt: r.createdAt,
-    author: logAuthor(r),
-    attributedTo: principalKey(r.principalType, r.principalId),
-  }));
-}
 
 /**
  * Statements that read logged updates back for history (`readLogAfter`)
@@ -490,11 +472,11 @@ export async function logTailAfter(
   uptoSeq = Number.MAX_SAFE_INTEGER,
 ): Promise<{ rows: number; head: number; foldedUpTo: number; earliest: Date | null; latest: Date | null }> {
   const row = await sql<{ rows: number | string; head: number | string | null; folded: number | string | null; earliest: Date | null; latest: Date | null }>`
-    select coalesce(sum(least(seq, ${uptoSeq}) - greatest(coalesce(first_seq, seq), ${afterSeq + 1}) + 1), 0) as rows, max(least(seq, ${uptoSeq})) as head,
+    select coalesce(sum(${updatesHeldIn(afterSeq, uptoSeq)}), 0) as rows, max(least(seq, ${uptoSeq})) as head,
       min(created_at) as earliest, max(created_at) as latest,
       (select upto_seq from document_snapshots where document = ${document}) as folded
     from document_updates
-    where document = ${document} and seq > ${afterSeq} and seq <= ${uptoSeq + MAX_RUN_SPAN} and coalesce(first_seq, seq) <= ${uptoSeq}
+    where document = ${document} and seq > ${afterSeq} and ${reachingBackTo(uptoSeq)}
   `.execute(db);
   const found = row.rows[0];
   return { rows: Number(found?.rows ?? 0), head: Number(found?.head ?? afterSeq), foldedUpTo: Number(found?.folded ?? 0), earliest: found?.earliest ?? null, latest: found?.latest ?? null };
@@ -508,8 +490,7 @@ export async function logEntryAt(db: Executor, document: string, seq: number): P
     .where('document', '=', document)
     // The row that holds it: itself, or the run that reaches back to it.
     .where('seq', '>=', seq)
-    .where('seq', '<=', seq + MAX_RUN_SPAN)
-    .where(FIRST_SEQ, '<=', seq)
+    .where(reachingBackTo(seq))
     .orderBy('seq')
     .limit(1)
     .executeTakeFirst();
