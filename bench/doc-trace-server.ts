@@ -67,7 +67,7 @@ const loopMaxMs = () => loopDelay.max / 1e6;
 // The serving thread's own CPU where Linux says it (schedstat): with a second core, the process's also
 // counts its other threads (the embedded database's, the history pass's), which hold no turn.
 // BENCH_PAUSES_DIR: every pause of the event loop over 40 ms since `/bench/mark`, written at exit as
-// [start, end, CPU ms] in the monotonic microseconds a --cpu-prof profile's timestamps use
+// [start, end, CPU ms, ms waiting for the core] in the monotonic microseconds a --cpu-prof profile's timestamps use
 // (`npx tsx bench/profile-summary.ts CPU...<pid>...cpuprofile --pauses pauses.<pid>.json` says what each was made of).
 const schedstat = `/proc/self/task/${process.pid}/schedstat`;
 const threadCpuKnown = (() => {
@@ -83,21 +83,28 @@ function servingThreadCpuMs(): number {
   const cpu = process.cpuUsage();
   return (cpu.user + cpu.system) / 1000;
 }
-let pauses: Array<[number, number, number]> = [];
+/** How long the serving thread was ready to run but waited for the core (schedstat's second field), in ms. */
+function servingThreadRunQueueMs(): number {
+  return threadCpuKnown ? Number(readFileSync(schedstat, 'utf8').split(' ')[1]) / 1e6 : 0;
+}
+let pauses: Array<[number, number, number, number]> = [];
 let loopMaxCpuMs = 0;
 let stopRecordingPauses = () => {};
 {
   const recordPauses = Boolean(process.env.BENCH_PAUSES_DIR);
   let last = process.hrtime.bigint();
   let lastCpu = servingThreadCpuMs();
+  let lastWait = servingThreadRunQueueMs();
   const recorder = setInterval(() => {
     const now = process.hrtime.bigint();
     const cpu = servingThreadCpuMs();
+    const wait = servingThreadRunQueueMs();
     const used = cpu - lastCpu;
     loopMaxCpuMs = Math.max(loopMaxCpuMs, used);
-    if (recordPauses && now - last > 40_000_000n) pauses.push([Number(last / 1000n), Number(now / 1000n), used]);
+    if (recordPauses && now - last > 40_000_000n) pauses.push([Number(last / 1000n), Number(now / 1000n), used, wait - lastWait]);
     last = now;
     lastCpu = cpu;
+    lastWait = wait;
   }, 5).unref();
   // The stats request's own work (reading the whole document) is not the trace's.
   stopRecordingPauses = () => clearInterval(recorder);
@@ -114,9 +121,9 @@ const cpuSinceMark = () => {
 };
 
 // BENCH_COUNT_STATEMENTS=1: every statement the server sends to its database between `/bench/mark` and
-// `/bench/stats`, by its first words, with the process's CPU milliseconds from send to answer (on PGlite, the
+// `/bench/stats`, by its first words, with the serving thread's CPU milliseconds from send to answer (on PGlite, the
 // statement's own run in the serving thread, plus whatever ran ahead of its answer). Counts beat wall time on a shared machine.
-type StatementCount = { count: number; ms: number };
+type StatementCount = { count: number; ms: number; max: number };
 let statementCounts: Map<string, StatementCount> | null = null;
 async function countStatements() {
   if (process.env.BENCH_COUNT_STATEMENTS !== '1') return;
@@ -126,17 +133,18 @@ async function countStatements() {
     const original = owner.query;
     owner.query = function (this: unknown, ...args: any[]) {
       const text = typeof args[0] === 'string' ? args[0] : String(args[0]?.text ?? '');
-      const started = process.cpuUsage();
+      const started = servingThreadCpuMs();
       const result = original.apply(this, args);
       const counts = statementCounts;
       if (counts && result && typeof result.then === 'function') {
         void result.then(
           () => {
             const shape = shapeOf(text);
-            const entry = counts.get(shape) ?? { count: 0, ms: 0 };
+            const entry = counts.get(shape) ?? { count: 0, ms: 0, max: 0 };
             entry.count++;
-            const used = process.cpuUsage(started);
-            entry.ms += (used.user + used.system) / 1000;
+            const ms = servingThreadCpuMs() - started;
+            entry.ms += ms;
+            entry.max = Math.max(entry.max, ms);
             counts.set(shape, entry);
           },
           () => {},
@@ -153,7 +161,7 @@ async function countStatements() {
   wrap(pg.Client.prototype as never);
 }
 const statementFigures = () =>
-  statementCounts ? { statements: Object.fromEntries([...statementCounts].sort((a, b) => b[1].count - a[1].count).map(([shape, entry]) => [shape, { count: entry.count, ms: Math.round(entry.ms) }])) } : {};
+  statementCounts ? { statements: Object.fromEntries([...statementCounts].sort((a, b) => b[1].count - a[1].count).map(([shape, entry]) => [shape, { count: entry.count, ms: Math.round(entry.ms), max: Math.round(entry.max * 10) / 10 }])) } : {};
 await countStatements();
 
 function docStats(doc: Y.Doc): Stats {

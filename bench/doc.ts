@@ -201,7 +201,7 @@ type ServerStats = {
   commits?: number;
   updates?: number;
   /** BENCH_COUNT_STATEMENTS=1: the statements sent between mark and stats, by their first words. */
-  statements?: Record<string, { count: number; ms: number }>;
+  statements?: Record<string, { count: number; ms: number; max: number }>;
 };
 
 export function loadTrace(): Trace {

@@ -166,7 +166,7 @@ async function traceRows(database: Database, options: WritePathOptions): Promise
       const shapes = Object.entries(run.stats.statements);
       const total = shapes.reduce((sum, [, entry]) => sum + entry.count, 0);
       figures[`${label}: ${name}: statements an edit (floor ${round((floor.stats.commits ?? 0) / floor.patches, 4)})`] = round(total / run.patches, 4);
-      for (const [shape, entry] of shapes.slice(0, 30)) figures[`${label}: ${name}: statement ${shape}`] = `${entry.count}, ${entry.ms} ms CPU`;
+      for (const [shape, entry] of shapes.slice(0, 40)) figures[`${label}: ${name}: statement ${shape}`] = `${entry.count}, ${entry.ms} ms CPU, longest ${entry.max} ms`;
     }
   }
   return figures;
