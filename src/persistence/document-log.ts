@@ -41,11 +41,13 @@ const APPEND_BYTES_PER_STATEMENT = 128 * 1024;
 /**
  * The most updates one append statement carries on a database one session
  * uses, where a statement's updates of one author are one row (a run,
- * below): a run of 1,024 keystrokes is a row of about 25 KB, and its
- * statement costs about what one of 128 did (1.5-2 ms on PGlite), so the
- * group commit of a pipelining typist takes an eighth of the statements.
+ * below): a run of 512 keystrokes is a row of about 12 KB, and its
+ * statement costs about what one of 128 did, so the group commit of a
+ * pipelining typist takes a quarter of the statements. At 1,024 the
+ * longest append held the serving thread 18 ms, most of a turn's budget
+ * (docs/PERFORMANCE.md, issue 38, session 22).
  */
-const RUN_UPDATES_PER_STATEMENT = 1024;
+const RUN_UPDATES_PER_STATEMENT = 512;
 
 /** The most updates one append statement carries on `db`. */
 export function appendUpdatesPerStatement(db: Executor): number {
@@ -61,14 +63,18 @@ export function appendUpdatesPerStatement(db: Executor): number {
  * between drawn by anything else. PGlite runs Postgres inside the serving
  * thread, where each inserted row (its heap tuple, two index entries and its
  * WAL record) cost 25-35 µs of the typist's CPU and each row compaction
- * deleted 12 µs more; a run of up to 1,024 updates is one row. Every update keeps
+ * deleted 12 µs more; a run of up to 512 updates is one row. Every update keeps
  * its own sequence number, bytes, author and time: readers expand a run
  * (`updatesOfLogRow`) and see what single rows would have shown. On
  * Postgres, where other sessions draw numbers at the same time, a run's
  * numbers could not be kept contiguous, the rows' cost is the database's
  * process's rather than the serving thread's, and every row is one update.
+ *
+ * MAX_RUN_SPAN: how far a run's last number may lie past its first, the
+ * longest run any version wrote (runs of 1,024 until session 22), not the
+ * statement size now: readers look that far past a bound on the index.
  */
-export const MAX_RUN_SPAN = RUN_UPDATES_PER_STATEMENT - 1;
+export const MAX_RUN_SPAN = 1023;
 
 /** The identity sequence of `document_updates.seq` (migration 0005), which a run's statement advances by its length. */
 const LOG_SEQUENCE = 'document_updates_seq_seq';

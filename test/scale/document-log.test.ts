@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type DatabaseHandle } from '../../src/persistence/database';
-import { APPEND_ROWS_PER_STATEMENT, appendUpdates, appendUpdatesPerStatement, listUnderivedUpdates, markUpdatesDerived, readLoggedUpdates, readLogPage, type LoggedUpdate } from '../../src/persistence/document-log';
+import { APPEND_ROWS_PER_STATEMENT, appendUpdates, appendUpdatesPerStatement, listUnderivedUpdates, MAX_RUN_SPAN, markUpdatesDerived, readLoggedUpdates, readLogPage, type LoggedUpdate } from '../../src/persistence/document-log';
 import { countTail } from '../../src/persistence/documents';
 import { loadHistorySource, logEntryAt, logTailAfter, readLogAfter } from '../../src/persistence/versions';
 import { loadAttribution } from '../../src/persistence/attribution';
@@ -249,6 +249,31 @@ describe('document log heads', () => {
     // Fewer than asked: the log's last page.
     expect((await readLogPage(db, document, seqs[seqs.length - 4]!, 10)).map((u) => u.seq)).toEqual(seqs.slice(-3));
     expect((await readLogPage(db, document, seqs[2]!, 10, seqs[6]!)).map((u) => u.seq)).toEqual(seqs.slice(3, 7));
+  });
+
+  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))('reads runs of 1,024 updates that an earlier version wrote, now that a statement holds fewer', async () => {
+    const db = handles[0]!.db;
+    const document = `test:log-long-runs:${Date.now()}`;
+    const perStatement = appendUpdatesPerStatement(db);
+    expect(perStatement).toBeLessThan(MAX_RUN_SPAN + 1);
+    const updates = updatesOf('long-runs', MAX_RUN_SPAN + 1);
+    const seqs: number[] = [];
+    for (let i = 0; i < updates.length; i += perStatement) {
+      seqs.push(...(await appendUpdates(db, updates.slice(i, i + perStatement).map((update) => ({ document, update, author: null, derived: true })))));
+    }
+    expect(seqs).toEqual(Array.from({ length: updates.length }, (_, i) => seqs[0]! + i));
+    // What the earlier version wrote: the whole batch as one run (a run's framed updates concatenate).
+    await sql`update document_updates set update = (select string_agg(update, ''::bytea order by seq) from document_updates where document = ${document}), first_seq = ${seqs[0]!}
+      where document = ${document} and seq = ${seqs.at(-1)!}`.execute(db);
+    await sql`delete from document_updates where document = ${document} and seq < ${seqs.at(-1)!}`.execute(db);
+    expect((await sql<{ n: number }>`select count(*)::int as n from document_updates where document = ${document}`.execute(db)).rows[0]!.n).toBe(1);
+
+    expect((await readLoggedUpdates(db, document)).map((u) => [...u.update])).toEqual(updates.map((u) => [...u]));
+    expect(await logEntryAt(db, document, seqs[0]!)).toMatchObject({ seq: seqs[0] });
+    expect((await readLogAfter(db, document, seqs[0]!, 3)).map((u) => u.seq)).toEqual(seqs.slice(1, 4));
+    expect((await loadHistorySource(db, document, seqs[2]!)).updates.map((u) => u.seq)).toEqual(seqs.slice(0, 3));
+    expect(await countTail(db, document, seqs[0]!)).toBe(MAX_RUN_SPAN);
+    expect((await loadStoredDocument(db, document)).updates).toHaveLength(MAX_RUN_SPAN + 1);
   });
 
   it('writes a client update to the log once: marking it derived rewrites no row of the log', async () => {
