@@ -103,7 +103,7 @@ class PGliteDriver implements Driver {
  * before it takes the session; a turn of short queries pays nothing. The
  * turn is the serving thread's, counted from its start whoever ran first
  * (src/lib/event-loop-turns.ts): at 20 ms from where the statements began,
- * after 10 ms of sync messages, a turn under a typist held 40-56 ms of the
+ * after 10 ms of sync messages, a turn under a typist held 33-56 ms of the
  * serving thread's CPU (docs/PERFORMANCE.md, issue 38, session 22).
  */
 const TURN_BUDGET_MS = 10;

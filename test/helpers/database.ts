@@ -41,9 +41,23 @@ export async function prepareTemplate(): Promise<void> {
   await handle.close();
 }
 
+/** This run's test databases (freshDataStore), in a LIKE pattern: the run's id with its underscores taken literally. */
+const RUN_DATABASES = `trellis\\_test\\_${RUN_ID.replace(/_/g, '\\_')}\\_%`;
+
+/**
+ * The template and every database of this run that a test left behind (one
+ * that failed before its dispose, or never disposed): a developer's cluster
+ * kept hundreds of them, which autovacuum then visits.
+ */
 export async function removeTemplate(): Promise<void> {
   const url = testDatabaseUrl();
-  if (url) await withAdminClient(url, (client) => client.query(`drop database if exists ${TEMPLATE_DB} with (force)`)).catch(() => {});
+  if (url) {
+    await withAdminClient(url, async (client) => {
+      const left = await client.query<{ datname: string }>('select datname from pg_database where datname like $1', [RUN_DATABASES]);
+      for (const { datname } of left.rows) await client.query(`drop database if exists ${datname} with (force)`);
+      await client.query(`drop database if exists ${TEMPLATE_DB} with (force)`);
+    }).catch(() => {});
+  }
   await fs.rm(TEMPLATE_DIR, { recursive: true, force: true });
 }
 
@@ -52,7 +66,8 @@ export async function freshDataStore(): Promise<{ dataDir: string; databaseUrl?:
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-test-'));
   const url = testDatabaseUrl();
   if (url) {
-    const name = `trellis_test_${path.basename(dataDir).replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+    // The run's id in the name: global teardown drops what a test left (removeTemplate).
+    const name = `trellis_test_${RUN_ID}_${path.basename(dataDir).slice(-6).replace(/[^a-z0-9]/gi, 'x').toLowerCase()}`;
     await withAdminClient(url, (client) => client.query(`create database ${name} template ${TEMPLATE_DB}`));
     return {
       dataDir,
