@@ -15,7 +15,7 @@
  * for CPU profiles grouped by source file.
  */
 import os from 'node:os';
-import { benchServers, setServerCores } from './spawn-server';
+import { benchServers, benchServersCleanedUp, setServerCores } from './spawn-server';
 
 type Figures = Record<string, number | string>;
 
@@ -113,4 +113,5 @@ for (const part of parts) {
   }
   console.log(`(${part.name} took ${Math.round((performance.now() - started) / 1000)} s)`);
 }
+await benchServersCleanedUp();
 process.exit(process.exitCode ?? 0);

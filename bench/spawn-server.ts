@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { removeRunDatabases } from '../test/helpers/database';
 
 /** Whether `taskset` is there to pin processes to cores (util-linux). */
 function hasTaskset(): boolean {
@@ -121,6 +122,8 @@ export async function spawnBenchServer<Info>(
   // BENCH_SERVER_LOG_DIR: each server's standard output (`--trace-gc` lines, say) kept as stdout.<pid>.log.
   const logDir = process.env.BENCH_SERVER_LOG_DIR;
   if (logDir && child.pid) child.stdout!.pipe(createWriteStream(path.join(logDir, `stdout.${child.pid}.log`)));
+  // The Postgres template and databases the server made under its run id go when it stops (awaited by bench/run.ts).
+  child.once('exit', () => cleanups.add(removeRunDatabases(runId)));
   const info = await new Promise<Info>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -131,6 +134,13 @@ export async function spawnBenchServer<Info>(
     child.once('exit', (code) => reject(new Error(`${script} ${mode} exited ${code}`)));
   });
   return { info, child };
+}
+
+const cleanups = new Set<Promise<void>>();
+
+/** Every stopped bench server's databases dropped. */
+export async function benchServersCleanedUp(): Promise<void> {
+  await Promise.all(cleanups);
 }
 
 /** Stops a benchmark server and waits for it (so a --cpu-prof profile is complete). */

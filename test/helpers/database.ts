@@ -41,24 +41,27 @@ export async function prepareTemplate(): Promise<void> {
   await handle.close();
 }
 
-/** This run's test databases (freshDataStore), in a LIKE pattern: the run's id with its underscores taken literally. */
-const RUN_DATABASES = `trellis\\_test\\_${RUN_ID.replace(/_/g, '\\_')}\\_%`;
+export async function removeTemplate(): Promise<void> {
+  await removeRunDatabases(RUN_ID);
+  await fs.rm(TEMPLATE_DIR, { recursive: true, force: true });
+}
 
 /**
- * The template and every database of this run that a test left behind (one
- * that failed before its dispose, or never disposed): a developer's cluster
- * kept hundreds of them, which autovacuum then visits.
+ * On Postgres, a run's template and every database of it that a test left
+ * behind (one that failed before its dispose, or never disposed), or that a
+ * bench server left when it stopped: a developer's cluster kept hundreds of
+ * them, which autovacuum then visits.
  */
-export async function removeTemplate(): Promise<void> {
+export async function removeRunDatabases(runId: string): Promise<void> {
   const url = testDatabaseUrl();
-  if (url) {
-    await withAdminClient(url, async (client) => {
-      const left = await client.query<{ datname: string }>('select datname from pg_database where datname like $1', [RUN_DATABASES]);
-      for (const { datname } of left.rows) await client.query(`drop database if exists ${datname} with (force)`);
-      await client.query(`drop database if exists ${TEMPLATE_DB} with (force)`);
-    }).catch(() => {});
-  }
-  await fs.rm(TEMPLATE_DIR, { recursive: true, force: true });
+  if (!url) return;
+  // freshDataStore's names, in a LIKE pattern: the run's id with its underscores taken literally.
+  const pattern = `trellis\\_test\\_${runId.replace(/_/g, '\\_')}\\_%`;
+  await withAdminClient(url, async (client) => {
+    const left = await client.query<{ datname: string }>('select datname from pg_database where datname like $1', [pattern]);
+    for (const { datname } of left.rows) await client.query(`drop database if exists ${datname} with (force)`);
+    await client.query(`drop database if exists trellis_test_template_${runId} with (force)`);
+  }).catch(() => {});
 }
 
 /** A data dir (always) and, on Postgres, a database URL for one test app. */
