@@ -78,27 +78,26 @@ const threadCpuKnown = (() => {
     return false;
   }
 })();
-function servingThreadCpuMs(): number {
-  if (threadCpuKnown) return Number(readFileSync(schedstat, 'utf8').split(' ')[0]) / 1e6;
+/** The serving thread's CPU and how long it was ready to run but waited for the core (schedstat's first two fields), in ms; one read. */
+function servingThreadTimes(): { cpuMs: number; waitMs: number } {
+  if (threadCpuKnown) {
+    const [cpu, wait] = readFileSync(schedstat, 'utf8').split(' ');
+    return { cpuMs: Number(cpu) / 1e6, waitMs: Number(wait) / 1e6 };
+  }
   const cpu = process.cpuUsage();
-  return (cpu.user + cpu.system) / 1000;
+  return { cpuMs: (cpu.user + cpu.system) / 1000, waitMs: 0 };
 }
-/** How long the serving thread was ready to run but waited for the core (schedstat's second field), in ms. */
-function servingThreadRunQueueMs(): number {
-  return threadCpuKnown ? Number(readFileSync(schedstat, 'utf8').split(' ')[1]) / 1e6 : 0;
-}
+const servingThreadCpuMs = () => servingThreadTimes().cpuMs;
 let pauses: Array<[number, number, number, number]> = [];
 let loopMaxCpuMs = 0;
 let stopRecordingPauses = () => {};
 {
   const recordPauses = Boolean(process.env.BENCH_PAUSES_DIR);
   let last = process.hrtime.bigint();
-  let lastCpu = servingThreadCpuMs();
-  let lastWait = servingThreadRunQueueMs();
+  let { cpuMs: lastCpu, waitMs: lastWait } = servingThreadTimes();
   const recorder = setInterval(() => {
     const now = process.hrtime.bigint();
-    const cpu = servingThreadCpuMs();
-    const wait = servingThreadRunQueueMs();
+    const { cpuMs: cpu, waitMs: wait } = servingThreadTimes();
     const used = cpu - lastCpu;
     loopMaxCpuMs = Math.max(loopMaxCpuMs, used);
     if (recordPauses && now - last > 40_000_000n) pauses.push([Number(last / 1000n), Number(now / 1000n), used, wait - lastWait]);

@@ -17,7 +17,8 @@ import { copyTree } from '../../src/persistence/pglite-template';
 // One template per test run (named by the runner's pid), so concurrent runs never share one.
 const RUN_ID = process.env.TRELLIS_TEST_RUN_ID ?? String(process.pid);
 export const TEMPLATE_DIR = path.resolve(`.test-data/template-${RUN_ID}`);
-const TEMPLATE_DB = `trellis_test_template_${RUN_ID}`;
+const templateDatabase = (runId: string) => `trellis_test_template_${runId}`;
+const TEMPLATE_DB = templateDatabase(RUN_ID);
 
 export function testDatabaseUrl(): string | undefined {
   return process.env.TEST_DATABASE_URL || undefined;
@@ -60,7 +61,7 @@ export async function removeRunDatabases(runId: string): Promise<void> {
   await withAdminClient(url, async (client) => {
     const left = await client.query<{ datname: string }>('select datname from pg_database where datname like $1', [pattern]);
     for (const { datname } of left.rows) await client.query(`drop database if exists ${datname} with (force)`);
-    await client.query(`drop database if exists trellis_test_template_${runId} with (force)`);
+    await client.query(`drop database if exists ${templateDatabase(runId)} with (force)`);
   }).catch(() => {});
 }
 
