@@ -49,13 +49,15 @@ export abstract class PatchedNodeFS extends NodeFS {
  */
 export class DurableNodeFS extends PatchedNodeFS {
   /** The next WAL segment made ahead of time, off this thread (./wal-preallocation.ts). */
-  readonly walSegments = new WalPreallocation();
+  readonly walSegments: WalPreallocation;
 
   constructor(
     dataDir: string,
     private readonly onFailure: (error: unknown) => void = failStop,
+    walStartDelayMs?: number,
   ) {
     super(dataDir);
+    this.walSegments = new WalPreallocation(undefined, walStartDelayMs);
   }
 
   protected patch({ NODEFS, FS }: EmscriptenModule): void {
@@ -85,7 +87,7 @@ export class DurableNodeFS extends PatchedNodeFS {
 
   /** Closing waits for a segment being made ahead (the shutdown checkpoint opens segments too): a closed directory is still, for a copy of it. */
   override async closeFs(): Promise<void> {
-    await this.walSegments.settled();
+    await this.walSegments.stop();
     await super.closeFs();
   }
 

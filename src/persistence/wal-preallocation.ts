@@ -25,30 +25,69 @@ import path from 'node:path';
  * temporary file is named `xlogtemp.*`, which Postgres deletes at start if a
  * crash left one. Any failure leaves things as they were: Postgres then
  * makes the segment itself.
+ *
+ * The segment after the one a database opens with is made a few seconds
+ * later, not while the server starts: 16 MB allocated, written and flushed
+ * there took ~0.25 s of a start's CPU on one core (page faults and the
+ * write), for a segment that a starting server does not reach
+ * (docs/PERFORMANCE.md, issue 38, session 23).
  */
 export class WalPreallocation {
   /** The segment being made (one at a time), until it is done or given up. */
   private making: Promise<void> | null = null;
   /** Segments made here (a test's and a bench's count). */
   made = 0;
+  /** The segment Postgres opened last. */
+  private latest = '';
+  /** Whether a segment was opened yet: the first is the one the database opened with. */
+  private openedBefore = false;
+  /** Cancels the wait before the first segment's successor is made (closing does not wait for it). */
+  private cancelStartDelay: (() => void) | null = null;
 
-  constructor(private readonly onError: (error: unknown) => void = () => {}) {}
+  constructor(
+    private readonly onError: (error: unknown) => void = () => {},
+    /** How long after the database opens its first segment's successor is made (a test's is longer than its open). */
+    private readonly startDelayMs = START_DELAY_MS,
+  ) {}
 
   /** Postgres opened `file`: when it is a WAL segment, makes the one after it ahead of time. */
   opened(file: string): void {
     const name = path.basename(file);
     if (!SEGMENT_NAME.test(name) || path.basename(path.dirname(file)) !== 'pg_wal') return;
+    this.latest = file;
     if (this.making) return;
-    this.making = this.make(path.dirname(file), name)
+    const due = this.openedBefore ? Promise.resolve(true) : this.afterStart();
+    this.openedBefore = true;
+    // After the wait, the successor of the segment open then (Postgres may have moved on meanwhile).
+    this.making = due
+      .then((go) => (go ? this.make(path.dirname(this.latest), path.basename(this.latest)) : undefined))
       .catch((error) => this.onError(error))
       .finally(() => {
         this.making = null;
       });
   }
 
-  /** Resolves once no segment is being made. */
+  /** Resolves once no segment is being made (or waits to be). */
   async settled(): Promise<void> {
     await this.making;
+  }
+
+  /** Closing: a segment that waits to be made is not made; one being made is finished. */
+  async stop(): Promise<void> {
+    this.cancelStartDelay?.();
+    await this.making;
+  }
+
+  private afterStart(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(true), this.startDelayMs);
+      this.cancelStartDelay = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+    }).finally(() => {
+      this.cancelStartDelay = null;
+    }) as Promise<boolean>;
   }
 
   private async make(dir: string, current: string): Promise<void> {
@@ -62,8 +101,11 @@ export class WalPreallocation {
     const temporary = path.join(dir, `xlogtemp.trellis-${process.pid}`);
     const file = await fs.open(temporary, 'w', 0o600);
     try {
-      // One write of the whole segment: each call's answer waits for a turn of this thread's event loop.
-      await file.write(Buffer.alloc(size), 0, size, 0);
+      // A few large writes (each call's answer waits for a turn of this thread's event loop) from one small buffer: one
+      // 16 MB buffer counted as 16 MB of external memory toward V8's next full collection, a 60 ms turn of the serving
+      // thread when it fell under load (session 23).
+      const zeros = Buffer.alloc(Math.min(size, ZERO_WRITE_BYTES));
+      for (let offset = 0; offset < size; offset += zeros.length) await file.write(zeros, 0, Math.min(zeros.length, size - offset), offset);
       await file.datasync();
     } finally {
       await file.close();
@@ -84,6 +126,12 @@ export class WalPreallocation {
     }
   }
 }
+
+/** The zeros written at a time. */
+const ZERO_WRITE_BYTES = 2 * 1024 * 1024;
+
+/** How long after the database opens its first segment's successor is made: past a start (~3 s on one core). */
+const START_DELAY_MS = 5_000;
 
 /** A WAL segment's name: timeline, then the segment number as two 8-digit hex halves. */
 const SEGMENT_NAME = /^[0-9A-F]{24}$/;

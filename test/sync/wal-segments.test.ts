@@ -82,6 +82,32 @@ describe.skipIf(onPostgres)('WAL segments of the embedded database', () => {
     await pg.close();
   }, 180_000);
 
+  it("makes the successor of the segment it opened with only after a start's time, not during the open; closed before then, it makes none and leaves nothing behind", async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'trellis-wal-start-'));
+    dirs.push(dir);
+    // A wait far longer than any open: what the open itself made shows, whatever the machine's load.
+    const watched = new WatchedFS(dir, undefined, 600_000);
+    const pg = await createPGlite(dir, undefined, { ...durableStorage, filesystem: () => watched });
+    const opened = await segmentsIn(dir);
+    await pg.query('select 1');
+    expect(watched.walSegments.made).toBe(0);
+    // Closing does not wait out the 10 minutes (the test's own timeout is 60 s), and makes nothing meanwhile.
+    await pg.close();
+    expect(watched.walSegments.made).toBe(0);
+    expect(await segmentsIn(dir)).toEqual(opened);
+    expect((await fs.readdir(path.join(dir, 'pg_wal'))).filter((name) => name.startsWith('xlogtemp.'))).toEqual([]);
+
+    // Reopened with a short wait: once it is over, the successor is there, made here rather than by Postgres.
+    const again = new WatchedFS(dir, undefined, 200);
+    const reopened = await createPGlite(dir, undefined, { ...durableStorage, filesystem: () => again });
+    await again.walSegments.settled();
+    expect(again.walSegments.made).toBe(1);
+    const current = opened.at(-1)!;
+    expect(await segmentsIn(dir)).toContain(nextSegmentName(current, 256));
+    expect(again.madeByPostgres).toEqual([]);
+    await reopened.close();
+  }, 60_000);
+
   it('names the segment after a given one as Postgres does', () => {
     expect(nextSegmentName('000000010000000000000001', 256)).toBe('000000010000000000000002');
     expect(nextSegmentName('0000000100000000000000FF', 256)).toBe('000000010000000100000000');
