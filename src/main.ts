@@ -1,6 +1,4 @@
-import { startMark, startMarkLines } from './lib/start-marks';
-import { ConfigError, loadConfig } from './config';
-import { BUILT_TEMPLATE, seedDataDir } from './persistence/pglite-template';
+import { raiseTieringBudgetForStart, restoreTieringBudget } from './lib/start-tiering';
 
 /**
  * A compiled start (dist/server/main.js, scripts/build.ts) copies the
@@ -11,6 +9,13 @@ const compiled = import.meta.url.endsWith('/dist/server/main.js');
 
 /** Wires configuration, database, mail and the app, then listens. Nothing else. */
 async function main() {
+  // Before any other module of the server is evaluated (they are imported here, not at the top, for that): ./lib/start-tiering.ts.
+  raiseTieringBudgetForStart();
+  const [{ startMark, startMarkLines }, { ConfigError, loadConfig }, { BUILT_TEMPLATE, seedDataDir }] = await Promise.all([
+    import('./lib/start-marks'),
+    import('./config'),
+    import('./persistence/pglite-template'),
+  ]);
   startMark('entry module evaluated');
   let config;
   try {
@@ -59,6 +64,7 @@ async function main() {
 
   await app.listen({ port: config.port, host: config.host });
   startMark('listening');
+  restoreTieringBudget();
   if (config.startTrace) process.stderr.write(startMarkLines());
   log.info({ url: config.publicUrl, database: database.kind, dataDir: config.dataDir }, 'Trellis is listening');
 }
