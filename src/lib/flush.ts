@@ -28,14 +28,14 @@ export async function syncTree(root: string): Promise<void> {
 }
 
 /**
- * syncfs(2) through coreutils' `sync --file-system` (Node has no binding for
- * it). Linux waits for the writes and the disk's cache flush, and since 5.8
+ * syncfs(2) through `sync -f` (coreutils' `--file-system`, BusyBox's too;
+ * Node has no binding for it). Linux waits for the writes and the disk's cache flush, and since 5.8
  * reports a write-back error of the file system; false on any failure, and
  * where there is no such command.
  */
 function syncFileSystem(root: string): Promise<boolean> {
   if (process.platform !== 'linux') return Promise.resolve(false);
-  return new Promise((resolve) => execFile('sync', ['--file-system', root], (error) => resolve(error === null)));
+  return new Promise((resolve) => execFile('sync', ['-f', root], (error) => resolve(error === null)));
 }
 
 async function syncEachPath(root: string): Promise<void> {

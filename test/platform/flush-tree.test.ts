@@ -7,7 +7,7 @@ import { syncTree } from '../../src/lib/flush';
 /**
  * A new data directory is flushed before the server stands on it
  * (src/lib/flush.ts `syncTree`, used for the template's copy and a new
- * database's files): with one syncfs(2) through `sync --file-system` where the
+ * database's files): with one syncfs(2) through `sync -f` where the
  * system has it, file by file where it has not or it fails.
  */
 const onLinux = process.platform === 'linux';
@@ -47,7 +47,7 @@ describe.runIf(onLinux)('a new data directory flushed (syncTree)', () => {
     const root = await tree();
     const calls = await syncCommand('system');
     await syncTree(root);
-    expect((await fs.readFile(calls, 'utf8')).trim().split('\n')).toEqual([`--file-system ${root}`]);
+    expect((await fs.readFile(calls, 'utf8')).trim().split('\n')).toEqual([`-f ${root}`]);
     expect((await fs.readdir(path.join(root, 'base', '5'))).length).toBe(20);
     expect(await fs.readFile(path.join(root, 'base', '5', '1007'))).toEqual(Buffer.alloc(8192, 7));
   });
@@ -56,7 +56,7 @@ describe.runIf(onLinux)('a new data directory flushed (syncTree)', () => {
     const root = await tree();
     const calls = await syncCommand('fail');
     await expect(syncTree(root)).resolves.toBeUndefined();
-    expect(await fs.readFile(calls, 'utf8')).toBe(`--file-system ${root}\n`);
+    expect(await fs.readFile(calls, 'utf8')).toBe(`-f ${root}\n`);
 
     process.env.PATH = path.join(root, 'no-such-dir');
     await expect(syncTree(root)).resolves.toBeUndefined();
