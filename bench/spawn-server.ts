@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { removeRunDatabases } from '../test/helpers/database';
+import { removeRunDatabases, testDatabaseUrl } from '../test/helpers/database';
 
 /** Whether `taskset` is there to pin processes to cores (util-linux). */
 function hasTaskset(): boolean {
@@ -123,7 +123,8 @@ export async function spawnBenchServer<Info>(
   const logDir = process.env.BENCH_SERVER_LOG_DIR;
   if (logDir && child.pid) child.stdout!.pipe(createWriteStream(path.join(logDir, `stdout.${child.pid}.log`)));
   // The Postgres template and databases the server made under its run id go when it stops (awaited by bench/run.ts).
-  child.once('exit', () => cleanups.add(removeRunDatabases(runId)));
+  // The server's own database URL: a bench given `--database-url` has none in its environment (session 23 found seven left).
+  child.once('exit', () => cleanups.add(removeRunDatabases(runId, options.env?.TEST_DATABASE_URL ?? testDatabaseUrl())));
   const info = await new Promise<Info>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {

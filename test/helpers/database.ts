@@ -51,10 +51,10 @@ export async function removeTemplate(): Promise<void> {
  * On Postgres, a run's template and every database of it that a test left
  * behind (one that failed before its dispose, or never disposed), or that a
  * bench server left when it stopped: a developer's cluster kept hundreds of
- * them, which autovacuum then visits.
+ * them, which autovacuum then visits. `url`: the cluster, where it is not
+ * this process's TEST_DATABASE_URL (a bench given `--database-url`).
  */
-export async function removeRunDatabases(runId: string): Promise<void> {
-  const url = testDatabaseUrl();
+export async function removeRunDatabases(runId: string, url: string | undefined = testDatabaseUrl()): Promise<void> {
   if (!url) return;
   // freshDataStore's names, in a LIKE pattern: the run's id with its underscores taken literally.
   const pattern = `trellis\\_test\\_${runId.replace(/_/g, '\\_')}\\_%`;
