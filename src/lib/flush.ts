@@ -29,9 +29,9 @@ export async function syncTree(root: string): Promise<void> {
 
 /**
  * syncfs(2) through `sync -f` (coreutils' `--file-system`, BusyBox's too;
- * Node has no binding for it). Linux waits for the writes and the disk's cache flush, and since 5.8
- * reports a write-back error of the file system; false on any failure, and
- * where there is no such command.
+ * Node has no binding for it). Linux waits for the writes and the disk's
+ * cache flush, and since 5.8 reports a write-back error of the file system.
+ * False on any failure, and where there is no such command.
  */
 function syncFileSystem(root: string): Promise<boolean> {
   if (process.platform !== 'linux') return Promise.resolve(false);

@@ -79,15 +79,16 @@ export class WalPreallocation {
   }
 
   private afterStart(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(true), this.startDelayMs);
+    return new Promise<boolean>((resolve) => {
+      // The wait alone does not keep a process alive (a tool that opened the database and is done).
+      const timer = setTimeout(() => resolve(true), this.startDelayMs).unref();
       this.cancelStartDelay = () => {
         clearTimeout(timer);
         resolve(false);
       };
     }).finally(() => {
       this.cancelStartDelay = null;
-    }) as Promise<boolean>;
+    });
   }
 
   private async make(dir: string, current: string): Promise<void> {
