@@ -37,10 +37,8 @@ export class WalPreallocation {
   private making: Promise<void> | null = null;
   /** Segments made here (a test's and a bench's count). */
   made = 0;
-  /** The segment Postgres opened last. */
+  /** The segment Postgres opened last; none yet until the one the database opens with. */
   private latest = '';
-  /** Whether a segment was opened yet: the first is the one the database opened with. */
-  private openedBefore = false;
   /** Cancels the wait before the first segment's successor is made (closing does not wait for it). */
   private cancelStartDelay: (() => void) | null = null;
 
@@ -54,10 +52,10 @@ export class WalPreallocation {
   opened(file: string): void {
     const name = path.basename(file);
     if (!SEGMENT_NAME.test(name) || path.basename(path.dirname(file)) !== 'pg_wal') return;
+    const first = this.latest === '';
     this.latest = file;
     if (this.making) return;
-    const due = this.openedBefore ? Promise.resolve(true) : this.afterStart();
-    this.openedBefore = true;
+    const due = first ? this.afterStart() : Promise.resolve(true);
     // After the wait, the successor of the segment open then (Postgres may have moved on meanwhile).
     this.making = due
       .then((go) => (go ? this.make(path.dirname(this.latest), path.basename(this.latest)) : undefined))
