@@ -57,7 +57,7 @@ describe('import and export in the browser', () => {
     expect(await warnings.locator('li').allTextContents()).toEqual(['1 × underlined text is kept without its underline']);
     await page.screenshot({ path: `${SCREENSHOT_DIR}doc-import-warnings.png` });
     await page.getByTestId('doc-import-done').click();
-    expect(await page.getByTestId('doc-import-warnings').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('doc-import-warnings').count()).toBe(0);
     await expect.poll(() => editorText(page)).toContain('Überschrift – 報告');
     expect(await editorText(page)).not.toContain('To be replaced');
     await expect.poll(() => page.locator('.doc-page img[src*="/api/blobs/"]').count()).toBe(1);
