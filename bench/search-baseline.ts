@@ -6,8 +6,8 @@ import type { Executor } from '../src/persistence/database';
  * kept for `npm run bench -- search` to time against the bounded one in the same run.
  *
  * Search over the projections: workspace names, row cell text and doc
- * sections (heading and text), the last two through their `search_text`
- * columns (migration 0040). Matching is `ILIKE '%q%'`, served by the trigram indexes; the
+ * sections (heading and text), through `table_rows.search_text` and the
+ * sections' searched parts (migrations 0040 and 0190: short queries only). Matching is `ILIKE '%q%'`, served by the trigram indexes; the
  * caller has already decided which workspaces may be searched.
  */
 
@@ -94,11 +94,11 @@ export async function searchProjectionsExact(db: Executor, query: SearchQuery): 
   }
   if (query.kinds.has('doc-section')) {
     parts.push(sql`
-      select 'doc-section' as kind, ds.surface_id || ':' || ds.idx as ref, ds.workspace_id, ds.surface_id, s.slug as surface_slug, ds.idx, ds.search_text as text, ds.updated_at
+      select 'doc-section' as kind, ds.surface_id || ':' || ds.idx as ref, ds.workspace_id, ds.surface_id, s.slug as surface_slug, ds.idx, coalesce(ds.heading, '') || chr(10) || ds.text as text, ds.updated_at
       from doc_sections ds
       join ${allowed} on allowed.id = ds.workspace_id
       join surfaces s on s.id = ds.surface_id and s.deleted_at is null
-      where ds.search_text ilike ${pattern}`);
+      where exists (select 1 from doc_section_parts p where p.surface_id = ds.surface_id and p.idx = ds.idx and p.search_text ilike ${pattern})`);
   }
 
   const result = await sql<SearchMatch & { total: number }>`

@@ -13,6 +13,7 @@ import { request as undiciRequest } from 'undici';
 import { ManualClock, startTestApp } from '../test/helpers/app';
 import { prepareTemplate } from '../test/helpers/database';
 import { signIn } from '../test/helpers/sign-in';
+import { replaceDocSections } from '../src/persistence/doc-sections';
 import { searchProjections } from '../src/persistence/search';
 import { searchProjectionsExact } from './search-baseline';
 
@@ -82,10 +83,13 @@ export async function runSearchBench(): Promise<Figures> {
         updatedAt: new Date(Date.UTC(2027, 0, 1) + (w * ROWS_PER_WORKSPACE + i) * 1000),
       }));
       await db.insertInto('tableRows').values(rows).execute();
-      await db
-        .insertInto('docSections')
-        .values(Array.from({ length: SECTIONS_PER_WORKSPACE }, (_, idx) => ({ workspaceId, surfaceId: docId, idx, heading: sentence(3), level: 2, text: sentence(60) })))
-        .execute();
+      await replaceDocSections(
+        db,
+        workspaceId,
+        docId,
+        Array.from({ length: SECTIONS_PER_WORKSPACE }, (_, index) => ({ index, heading: sentence(3), level: 2, text: sentence(60) })),
+        new Date(),
+      );
     }
     await sql`analyze`.execute(db);
     const loadSeconds = (performance.now() - loadStart) / 1000;

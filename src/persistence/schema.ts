@@ -370,6 +370,16 @@ export interface DocSectionsTable {
   updatedAt: Timestamp;
 }
 
+/** A doc section's searched text in parts (src/persistence/doc-sections.ts `searchParts`), the trigram index's rows. */
+export interface DocSectionPartsTable {
+  workspaceId: string;
+  surfaceId: string;
+  idx: number;
+  /** md5 (hex) of `searchText`. */
+  hash: string;
+  searchText: string;
+}
+
 export interface SurfaceVersionsTable {
   id: string;
   workspaceId: string;
@@ -810,6 +820,7 @@ export interface Database {
   rowFiles: RowFilesTable;
   formLinks: FormLinksTable;
   docSections: DocSectionsTable;
+  docSectionParts: DocSectionPartsTable;
   surfaceVersions: SurfaceVersionsTable;
   versionCursors: VersionCursorsTable;
   documentHolds: DocumentHoldsTable;

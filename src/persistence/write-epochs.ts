@@ -33,6 +33,7 @@ const CONTENT_TABLES = new Set([
   'row_files',
   'form_links',
   'doc_sections',
+  'doc_section_parts',
   'events',
   'api_usage',
   'idempotency_keys',

@@ -30,6 +30,7 @@ import * as m0150 from './0150_snapshot_sync_copy';
 import * as m0160 from './0160_underived_updates';
 import * as m0170 from './0170_payload_statistics';
 import * as m0180 from './0180_log_runs';
+import * as m0190 from './0190_doc_section_parts';
 
 /**
  * Every migration, in order. Listed statically (not read from the disk) so the
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '0160_underived_updates': m0160,
   '0170_payload_statistics': m0170,
   '0180_log_runs': m0180,
+  '0190_doc_section_parts': m0190,
 };
