@@ -4,7 +4,7 @@ import * as decoding from 'lib0/decoding';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/persistence/database';
 import { markSingleSession } from '../../src/persistence/document-log-heads';
-import { ChangeBatches, UpdateLog } from '../../src/sync/group-commit';
+import { ChangeBatches, LOG_AHEAD_MESSAGES, UpdateLog } from '../../src/sync/group-commit';
 
 /** A Hocuspocus wire message: document name, sync message, update (or an awareness message). */
 function message(document: string, kind: 'update' | 'step2' | 'awareness', payload: Uint8Array = new Uint8Array([1, 2, 3])): Uint8Array {
@@ -63,6 +63,7 @@ function fakeDb() {
   let release = () => {};
   let failNext = false;
   let seq = 0;
+  let open: Array<{ document: string; update: Uint8Array }> | null = null;
   const db = {
     executeQuery: async (statement: CompiledQuery) => {
       if (hold) await hold;
@@ -71,10 +72,22 @@ function fakeDb() {
         throw new Error('disk full');
       }
       const rows = rowsOf(statement);
-      commits.push(rows);
+      if (open) open.push(...rows);
+      else commits.push(rows);
       return { rows: [{ seqs: rows.map(() => ++seq).join(','), createdAt: new Date() }] };
     },
-    transaction: () => ({ execute: (fn: (tx: unknown) => Promise<unknown>) => fn(db) }),
+    // A transaction's statements are one commit.
+    transaction: () => ({
+      execute: async (fn: (tx: unknown) => Promise<unknown>) => {
+        open = [];
+        try {
+          return await fn(Object.assign(Object.create(db), { isTransaction: true }));
+        } finally {
+          commits.push(open);
+          open = null;
+        }
+      },
+    }),
     getExecutor: () => executor,
   };
   const executor = { adapter: {} };
@@ -143,6 +156,24 @@ describe('UpdateLog (group commit of the update log)', () => {
       connection.messageQueue.shift();
     }
     expect(fake.commits).toHaveLength(1);
+  });
+
+  it(`logs at most ${LOG_AHEAD_MESSAGES} waiting messages ahead in one pass; the first not logged ahead looks ahead again at its turn, and every update is logged once, in order`, async () => {
+    const fake = fakeDb();
+    const log = new UpdateLog(fake.db, 1, () => {});
+    const total = LOG_AHEAD_MESSAGES * 2 + 10;
+    const messages = Array.from({ length: total }, (_, i) => message('d', 'update', new Uint8Array([1, i & 0xff, i >> 8])));
+    const connection = { messageQueue: [...messages] };
+    await log.logMessage(connection, 'd', messages[0]!, null);
+    expect(fake.commits).toHaveLength(1);
+    expect(fake.commits[0]!).toHaveLength(LOG_AHEAD_MESSAGES + 1);
+    connection.messageQueue.shift();
+    for (const next of messages.slice(1)) {
+      await log.logMessage(connection, 'd', next, null);
+      connection.messageQueue.shift();
+    }
+    expect(fake.commits.map((rows) => rows.length)).toEqual([LOG_AHEAD_MESSAGES + 1, LOG_AHEAD_MESSAGES + 1, total - 2 * (LOG_AHEAD_MESSAGES + 1)]);
+    expect(fake.commits.flat().map((row) => row.update[1]! + row.update[2]! * 256)).toEqual(messages.map((_, i) => i));
   });
 
   it('a failed commit rejects every append in it, and the next commit works', async () => {
