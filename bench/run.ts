@@ -16,6 +16,7 @@
  */
 import os from 'node:os';
 import { benchServers, benchServersCleanedUp, setServerCores } from './spawn-server';
+import { removeTemplate } from '../test/helpers/database';
 
 type Figures = Record<string, number | string>;
 
@@ -114,4 +115,6 @@ for (const part of parts) {
   console.log(`(${part.name} took ${Math.round((performance.now() - started) / 1000)} s)`);
 }
 await benchServersCleanedUp();
+// The template the in-process benches made (test/helpers/database.ts prepareTemplate), under this process's run.
+await removeTemplate();
 process.exit(process.exitCode ?? 0);

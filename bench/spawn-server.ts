@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { removeRunDatabases, testDatabaseUrl } from '../test/helpers/database';
+import { removeRun, testDatabaseUrl } from '../test/helpers/database';
 
 /** Whether `taskset` is there to pin processes to cores (util-linux). */
 function hasTaskset(): boolean {
@@ -122,9 +122,9 @@ export async function spawnBenchServer<Info>(
   // BENCH_SERVER_LOG_DIR: each server's standard output (`--trace-gc` lines, say) kept as stdout.<pid>.log.
   const logDir = process.env.BENCH_SERVER_LOG_DIR;
   if (logDir && child.pid) child.stdout!.pipe(createWriteStream(path.join(logDir, `stdout.${child.pid}.log`)));
-  // The Postgres template and databases the server made under its run id go when it stops (awaited by bench/run.ts).
+  // The template and the Postgres databases the server made under its run id go when it stops (awaited by bench/run.ts).
   // The server's own database URL: a bench given `--database-url` has none in its environment (session 23 found seven left).
-  child.once('exit', () => cleanups.add(removeRunDatabases(runId, options.env?.TEST_DATABASE_URL ?? testDatabaseUrl())));
+  child.once('exit', () => cleanups.add(removeRun(runId, options.env?.TEST_DATABASE_URL ?? testDatabaseUrl())));
   const info = await new Promise<Info>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {

@@ -16,7 +16,8 @@ import { copyTree } from '../../src/persistence/pglite-template';
 
 // One template per test run (named by the runner's pid), so concurrent runs never share one.
 const RUN_ID = process.env.TRELLIS_TEST_RUN_ID ?? String(process.pid);
-export const TEMPLATE_DIR = path.resolve(`.test-data/template-${RUN_ID}`);
+const templateDirOf = (runId: string) => path.resolve(`.test-data/template-${runId}`);
+export const TEMPLATE_DIR = templateDirOf(RUN_ID);
 const templateDatabase = (runId: string) => `trellis_test_template_${runId}`;
 const TEMPLATE_DB = templateDatabase(RUN_ID);
 
@@ -43,8 +44,19 @@ export async function prepareTemplate(): Promise<void> {
 }
 
 export async function removeTemplate(): Promise<void> {
-  await removeRunDatabases(RUN_ID);
-  await fs.rm(TEMPLATE_DIR, { recursive: true, force: true });
+  await removeRun(RUN_ID);
+}
+
+/**
+ * What a run made and may have left: its embedded database template
+ * (`.test-data/template-<run>`, tens of MB) and, on Postgres, its databases
+ * (`removeRunDatabases`). Benches start runs of their own (each bench
+ * server, and the in-process benches' one): a developer's checkout kept
+ * 36 templates, 1.5 GB, that nothing removed (session 24).
+ */
+export async function removeRun(runId: string, url: string | undefined = testDatabaseUrl()): Promise<void> {
+  await removeRunDatabases(runId, url);
+  await fs.rm(templateDirOf(runId), { recursive: true, force: true });
 }
 
 /**
