@@ -3,6 +3,7 @@ import type { SearchHit, SearchKind, SearchResult } from '../model/schemas/searc
 import { searchProjections, type SearchMatch } from '../persistence/search';
 import type { Services } from './services';
 import { reachableWorkspaces } from './workspaces';
+import { isLowSurrogate } from '../lib/text';
 
 /**
  * Search across the workspaces a caller can read (the same set the
@@ -107,10 +108,6 @@ function snippetOf(text: string, query: string): string {
   if (isLowSurrogate(line.charCodeAt(start))) start -= 1;
   if (isLowSurrogate(line.charCodeAt(end))) end += 1;
   return `${start > 0 ? '…' : ''}${line.slice(start, end)}${end < line.length ? '…' : ''}`;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 function clip(text: string, length: number): string {

@@ -13,6 +13,11 @@
 
 export const REPLACEMENT_CHARACTER = '\uFFFD';
 
+/** The second half of a UTF-16 surrogate pair: a cut before it splits a character. */
+export function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
 /** Deeper JSON than this is refused at the HTTP entrance (400): no route takes anything near it. */
 export const MAX_JSON_DEPTH = 128;
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { storableText } from '../lib/text';
+import { isLowSurrogate, storableText } from '../lib/text';
 import type { Executor } from './database';
 
 /** The doc sections projection: the text under each top-level heading of a doc surface, for search. */
@@ -25,11 +25,12 @@ const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex
 /**
  * How much of the text before a part its searched text repeats, in UTF-16
  * units: an occurrence of a query that starts in the previous part and is
- * no longer than this lies whole in one part's searched text. Search looks
- * for a longer query's first `PART_OVERLAP - 10` characters in the parts
- * (persistence/search.ts), then for the whole query in the section.
+ * no longer than this lies whole in one part's searched text
+ * (`searchedInParts`).
  */
 export const PART_OVERLAP = 100;
+/** The longest query looked for whole in the parts: under `PART_OVERLAP` by a margin. */
+const PART_QUERY = PART_OVERLAP - 10;
 /** A part's length, in UTF-16 units: no cut sooner than the first after the previous cut, and one by the second. */
 const PART_MIN = 1024;
 const PART_MAX = 4096;
@@ -47,8 +48,17 @@ function windowHash(text: string, end: number): number {
 
 /** `at`, moved back one unit when it would fall between the two halves of a surrogate pair. */
 function codePointBoundary(text: string, at: number): number {
-  const code = text.charCodeAt(at);
-  return at > 0 && code >= 0xdc00 && code <= 0xdfff ? at - 1 : at;
+  return at > 0 && isLowSurrogate(text.charCodeAt(at)) ? at - 1 : at;
+}
+
+/**
+ * What of a query one part's searched text holds wherever the query is in
+ * the section: the whole query up to 90 UTF-16 units, else its first 90
+ * (never half a character), and search then matches the whole query
+ * against the sections those parts belong to.
+ */
+export function searchedInParts(query: string): string {
+  return query.length > PART_QUERY ? query.slice(0, codePointBoundary(query, PART_QUERY)) : query;
 }
 
 /**

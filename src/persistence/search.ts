@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { SearchKind } from '../model/schemas/search';
 import type { Executor } from './database';
-import { PART_OVERLAP } from './doc-sections';
+import { searchedInParts } from './doc-sections';
 
 /**
  * Search over the projections: workspace names, row cell text and doc
@@ -50,24 +50,6 @@ export function escapeLike(text: string): string {
 }
 
 const NL = sql`chr(10)`;
-
-/**
- * The longest query looked for whole in a doc section's parts (UTF-16
- * units, as `PART_OVERLAP`): under the parts' repeated start by a margin,
- * so an occurrence that starts in the previous part lies in one part's
- * searched text.
- */
-const PART_PREFIX = PART_OVERLAP - 10;
-
-/** The first code points of `text` that fit in `units` UTF-16 units (a surrogate pair is never split). */
-function leadingUnits(text: string, units: number): string {
-  let out = '';
-  for (const char of text) {
-    if (out.length + char.length > units) break;
-    out += char;
-  }
-  return out;
-}
 
 /**
  * 1 when a whole field (name, cell, heading or line) equals the query, 0.9
@@ -129,7 +111,7 @@ export async function searchProjections(
   if (query.kinds.has('doc-section')) {
     // A section is found by its parts (doc_section_parts): a query no longer than a part's repeated start lies whole in one
     // part; a longer one's start does, and the section's whole text is then matched against all of it.
-    const prefix = query.text.length > PART_PREFIX ? leadingUnits(query.text, PART_PREFIX) : null;
+    const inParts = searchedInParts(query.text);
     const sectionText = sql`coalesce(ds.heading, '') || ${NL} || ds.text`;
     parts.push(sql`(
       select 'doc-section' as kind, ds.surface_id || ':' || ds.idx as ref, ds.workspace_id, ds.surface_id, s.slug as surface_slug, ds.idx, ${sectionText} as text, ds.updated_at
@@ -138,8 +120,8 @@ export async function searchProjections(
       join surfaces s on s.id = ds.surface_id and s.workspace_id = ds.workspace_id and s.deleted_at is null
       where exists (
         select 1 from doc_section_parts p
-        where p.surface_id = ds.surface_id and p.idx = ds.idx and p.search_text ilike ${prefix === null ? pattern : `%${escapeLike(prefix)}%`}
-      )${prefix === null ? sql`` : sql` and ${sectionText} ilike ${pattern}`}
+        where p.surface_id = ds.surface_id and p.idx = ds.idx and p.search_text ilike ${`%${escapeLike(inParts)}%`}
+      )${inParts === query.text ? sql`` : sql` and ${sectionText} ilike ${pattern}`}
       limit ${take})`);
   }
 
