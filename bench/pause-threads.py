@@ -38,7 +38,7 @@ with open(os.path.join(d,'perf.txt'),errors='replace') as f:
             if 'node::worker::Worker::Run' in ' '.join(cur[2]) and cur[1]!=pid: workers.add(cur[1])
             allw.append((cur[0],cur[1],classify(cur[2]))); cur=None
 pauses=json.load(open(os.path.join(d,f'pauses.{pid}.json')))
-iv=sorted((a/1e6,b/1e6) for a,b,c in pauses)
+iv=sorted((a/1e6,b/1e6) for a,b,*_ in pauses)
 starts=[a for a,b in iv]
 def inpause(t):
     i=bisect.bisect_right(starts,t)-1
